@@ -1,0 +1,210 @@
+"""rag-ci.yml (DESIGN §2): the config models and their parsing, with file:line errors.
+
+Pure: takes text, returns models. Reading files and scanning `corpora_dir` is the
+caller's job (rag_ci.loading).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, model_validator
+
+from rag_ci.core.hashing import stable_hash
+from rag_ci.core.yamlsrc import load_yaml, to_plain, where
+from rag_ci.errors import ValidationError
+
+RETRIEVAL_METRICS = ("hit_at_k", "mrr", "ndcg", "source_precision", "source_recall", "keyword_coverage", "refusal")
+JUDGE_METRICS = ("faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall", "correctness", "completeness")
+
+# Defaults when `metrics:` is absent. threshold None = reported, not gating.
+DEFAULT_RETRIEVAL_METRICS: dict[str, dict[str, Any]] = {
+    "hit_at_k": {"k": 5, "threshold": 1.0},
+    "mrr": {"threshold": None},
+    "ndcg": {"k": 5, "threshold": None},
+    "source_recall": {"k": 5, "threshold": None},
+    "keyword_coverage": {"threshold": 0.6},
+    "refusal": {"threshold": 1.0},
+}
+DEFAULT_JUDGE_METRICS: dict[str, dict[str, Any]] = {
+    "faithfulness": {"threshold": 0.7},
+    "answer_relevancy": {"threshold": 0.7},
+    "contextual_precision": {"threshold": 0.5},
+    "contextual_recall": {"threshold": 0.7},
+    "correctness": {"threshold": 1.0},
+    "completeness": {"threshold": 1.0},
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CorpusSpec(_Strict):
+    description: str = ""
+    path: str | None = None  # folder of the corpus, when scanned from corpora_dir
+
+
+class _TargetBase(_Strict):
+    build: list[str] = Field(default_factory=list)
+    generator_model: str | None = None
+    generator_family: str | None = None
+    timeout_s: float = Field(60.0, gt=0)
+    concurrency: int = Field(8, ge=1, le=256)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class PythonTargetConfig(_TargetBase):
+    kind: Literal["python"]
+    entry: str = Field(pattern=r"^[\w.]+:[\w.]+$")
+    path: list[str] = Field(default_factory=list)  # extra sys.path entries, relative to the config
+
+
+class CommandTargetConfig(_TargetBase):
+    kind: Literal["command"]
+    command: list[str] = Field(min_length=1)
+    restart_limit: int = Field(3, ge=0)
+
+
+class HttpTargetConfig(_TargetBase):
+    kind: Literal["http"]
+    url: str
+    start: list[str] | None = None
+    health: str | None = None  # URL (or path on `url`'s host) that answers 2xx when ready
+    startup_timeout_s: float = Field(60.0, gt=0)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class DockerResources(_Strict):
+    cpus: float | None = None
+    memory: str | None = None  # "2g"
+
+
+class DockerTargetConfig(_TargetBase):
+    kind: Literal["docker"]
+    dockerfile: str = "Dockerfile"
+    context: str = "."
+    build_args: dict[str, str] = Field(default_factory=dict)
+    target: str | None = None  # build stage
+    port: int = 8000
+    path: str = "/query"
+    health: str = "/health"
+    startup_timeout_s: float = Field(120.0, gt=0)
+    resources: DockerResources = Field(default_factory=DockerResources)
+
+
+TargetConfig = Annotated[
+    PythonTargetConfig | CommandTargetConfig | HttpTargetConfig | DockerTargetConfig,
+    Field(discriminator="kind"),
+]
+
+
+class JudgePrices(_Strict):
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+class JudgeConfig(_Strict):
+    provider: Literal["openai", "anthropic", "gemini", "ollama", "openai-compatible", "none"] = "none"
+    model: str | None = None
+    temperature: float = 0.0
+    base_url: str | None = None
+    api_key_env: str | None = None  # name of the env var holding the key (defaults per provider)
+    family: str | None = None
+    allow_alias: bool = False
+    concurrency: int = Field(8, ge=1, le=256)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(6, ge=0)
+    prices: JudgePrices | None = None
+
+    @model_validator(mode="after")
+    def _model_required(self) -> "JudgeConfig":
+        if self.provider != "none" and not self.model:
+            raise ValueError(f"judge.model is required for provider '{self.provider}'")
+        return self
+
+
+class MetricConfig(_Strict):
+    threshold: float | None = None
+    k: int | None = Field(None, ge=1)
+    criteria: str | None = None  # GEval criteria override (correctness / completeness)
+
+
+class GateConfig(_Strict):
+    fail_on: Literal["any_regression", "never"] = "any_regression"
+    confirm_runs: int = Field(3, ge=0, le=15)
+
+
+class Config(_Strict):
+    questions: str = "questions.yml"
+    corpora: dict[str, CorpusSpec] = Field(default_factory=dict)
+    corpora_dir: str | None = None
+    target: TargetConfig
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    metrics: dict[str, MetricConfig] | None = None
+    gate: GateConfig = Field(default_factory=GateConfig)
+
+    @model_validator(mode="after")
+    def _check(self) -> "Config":
+        if self.metrics is not None:
+            unknown = sorted(set(self.metrics) - set(RETRIEVAL_METRICS) - set(JUDGE_METRICS))
+            if unknown:
+                known = ", ".join(RETRIEVAL_METRICS + JUDGE_METRICS)
+                raise ValueError(f"unknown metric(s) {', '.join(unknown)}; known: {known}")
+        if self.corpora and self.corpora_dir:
+            raise ValueError("give either `corpora:` or `corpora_dir:`, not both")
+        return self
+
+    @property
+    def judge_enabled(self) -> bool:
+        return self.judge.provider != "none"
+
+    def metric_configs(self) -> dict[str, MetricConfig]:
+        """The metrics in force, with defaults filled in (judge metrics only with a judge)."""
+        if self.metrics is None:
+            chosen = dict(DEFAULT_RETRIEVAL_METRICS)
+            if self.judge_enabled:
+                chosen.update(DEFAULT_JUDGE_METRICS)
+            return {name: MetricConfig(**cfg) for name, cfg in chosen.items()}
+        result: dict[str, MetricConfig] = {}
+        for name, cfg in self.metrics.items():
+            if name in JUDGE_METRICS and not self.judge_enabled:
+                continue
+            defaults = {**DEFAULT_RETRIEVAL_METRICS, **DEFAULT_JUDGE_METRICS}.get(name, {})
+            merged = {**defaults, **cfg.model_dump(exclude_unset=True)}
+            result[name] = MetricConfig(**merged)
+        return result
+
+    def thresholds(self) -> dict[str, float | None]:
+        return {name: m.threshold for name, m in sorted(self.metric_configs().items())}
+
+    def fingerprint(self) -> str:
+        return stable_hash(self.model_dump(mode="json"))
+
+
+def parse_config(text: str, filename: str) -> Config:
+    """Parse rag-ci.yml text into a Config; every problem names file and line."""
+    node = load_yaml(text, filename)
+    if not isinstance(node, dict):
+        raise ValidationError([f"{filename}:1: expected a mapping at the top level"])
+    try:
+        return Config.model_validate(to_plain(node))
+    except PydanticError as exc:
+        raise ValidationError(pydantic_problems(exc, node, filename)) from None
+
+
+def pydantic_problems(exc: PydanticError, node: Any, filename: str, label: str = "") -> list[str]:
+    """One line per pydantic error: `file:line: [label] field.path: message`."""
+    problems = []
+    for err in exc.errors():
+        # Discriminated unions add the tag ('command') to the location: drop it.
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("python", "command", "http", "docker") and "target" in err["loc"][:1]))
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        prefix = f"{label}: " if label else ""
+        problems.append(f"{where(filename, node, loc)}: {prefix}{field}: {msg}")
+    return problems

@@ -1,0 +1,128 @@
+"""questions.yml (DESIGN §2): the versioned question set, its hashes and its validation."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, field_validator
+
+from rag_ci.core.config import pydantic_problems
+from rag_ci.core.hashing import stable_hash
+from rag_ci.core.yamlsrc import line_of, load_yaml, to_plain
+from rag_ci.errors import ValidationError
+
+
+class Question(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    question: str
+    reference: str | None = None
+    doc_id: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    expect: Literal["answer", "refusal"] = "answer"
+
+    @field_validator("question")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("question is empty")
+        return value
+
+    @field_validator("doc_id", "sources", "keywords", "tags", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        if isinstance(value, str):
+            return (value,)
+        return value
+
+    @property
+    def content_hash(self) -> str:
+        """Identity of what is asked and expected: a change here is a 'changed question'."""
+        return stable_hash(
+            {
+                "question": self.question,
+                "reference": self.reference,
+                "doc_id": sorted(self.doc_id),
+                "sources": list(self.sources),
+                "keywords": list(self.keywords),
+                "expect": self.expect,
+            }
+        )
+
+    @property
+    def is_refusal(self) -> bool:
+        return self.expect == "refusal"
+
+
+class QuestionSet(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    version: int | str
+    questions: tuple[Question, ...]
+    source: str = "questions.yml"
+
+    @property
+    def content_hash(self) -> str:
+        return stable_hash({"version": self.version, "questions": [q.content_hash for q in self.questions]})
+
+    def by_id(self) -> dict[str, Question]:
+        return {q.id: q for q in self.questions}
+
+
+_TOP_LEVEL = {"version", "questions"}
+
+
+def parse_question_set(text: str, filename: str, known_corpora: set[str] | None = None) -> QuestionSet:
+    """Parse and validate questions.yml; all problems are reported at once.
+
+    `known_corpora` is the routing table's corpus names: a `doc_id` outside it is an error.
+    """
+    root = load_yaml(text, filename)
+    if not isinstance(root, dict):
+        raise ValidationError([f"{filename}:1: expected a mapping with `version` and `questions`"])
+    problems: list[str] = []
+    for key in root:
+        if key not in _TOP_LEVEL:
+            problems.append(f"{filename}:{line_of(root, key)}: unknown top-level field '{key}'")
+    version = root.get("version")
+    if version is None:
+        problems.append(f"{filename}:1: missing `version` (bump it when references change)")
+    items = root.get("questions")
+    if not isinstance(items, list) or not items:
+        problems.append(f"{filename}:{line_of(root, 'questions') or 1}: `questions` must be a non-empty list")
+        raise ValidationError(problems)
+
+    questions: list[Question] = []
+    first_line: dict[str, int | None] = {}
+    for index, item in enumerate(items):
+        line = line_of(items, index)
+        qid = item.get("id") if isinstance(item, dict) else None
+        label = f"question {qid}" if qid else f"question #{index + 1}"
+        if not isinstance(item, dict):
+            problems.append(f"{filename}:{line}: {label}: expected a mapping")
+            continue
+        try:
+            question = Question.model_validate(to_plain(item))
+        except PydanticError as exc:
+            problems.extend(pydantic_problems(exc, item, filename, label))
+            continue
+        if question.id in first_line:
+            problems.append(f"{filename}:{line}: {label}: duplicate id (first at line {first_line[question.id]})")
+            continue
+        first_line[question.id] = line
+        if known_corpora is not None:
+            if not question.doc_id and not question.is_refusal:
+                problems.append(f"{filename}:{line}: {label}: doc_id is required (one of: {', '.join(sorted(known_corpora))})")
+            for doc_id in question.doc_id:
+                if doc_id not in known_corpora:
+                    known = ", ".join(sorted(known_corpora)) or "none"
+                    problems.append(
+                        f"{filename}:{line_of(item, 'doc_id') or line}: {label}: unknown doc_id '{doc_id}' (corpora: {known})"
+                    )
+        questions.append(question)
+    if problems:
+        raise ValidationError(problems)
+    return QuestionSet(version=version, questions=tuple(questions), source=filename)

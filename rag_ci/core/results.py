@@ -1,0 +1,176 @@
+"""The results.json artifact (DESIGN §4): a versioned pydantic schema.
+
+A run writes one `RunResult`; the baseline on main is the same file. Everything
+that compare, the report and the verdict cache need is here, so a results.json
+is self-contained.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Bump when a field changes meaning or is removed; compare refuses other versions.
+SCHEMA_VERSION = 1
+# The questions.yml format understood by this version of rag-ci.
+QUESTION_SET_SCHEMA = 1
+
+Verdict = Literal["pass", "fail", "error", "routing_error"]
+MetricKind = Literal["retrieval", "judge"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=False)
+
+
+class Usage(_Model):
+    """What the generator consumed for one answer, as the target reported it."""
+
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class Context(_Model):
+    """One retrieved chunk, in the order the target returned it."""
+
+    text: str
+    doc_id: str | None = None
+    source: str | None = None
+    score: float | None = None
+
+
+class MetricResult(_Model):
+    """One metric on one question. `passed is None` means informative only (no threshold)."""
+
+    name: str
+    kind: MetricKind
+    score: float | None = None
+    threshold: float | None = None
+    passed: bool | None = None
+    reason: str | None = None
+    error: str | None = None
+    judge_cost_usd: float = 0.0
+    # Verdict cache (DESIGN §7): the key this verdict was stored under, and whether
+    # it was reused from the cache instead of asking the judge.
+    cache_key: str | None = None
+    cached: bool = False
+    # Confirmation runs (DESIGN §7.2): each re-judged pass/fail, majority decides.
+    confirm_runs: list[bool] = Field(default_factory=list)
+    unstable: bool = False
+
+
+class QuestionResult(_Model):
+    """Everything about one question in one run."""
+
+    id: str
+    question: str
+    question_hash: str
+    corpora: list[str]
+    tags: list[str] = Field(default_factory=list)
+    expect: str | None = None
+    reference: str | None = None
+    request: dict[str, Any]
+    answer: str | None = None
+    contexts: list[Context] = Field(default_factory=list)
+    latency_s: float | None = None
+    usage: Usage | None = None
+    error: str | None = None
+    leaks: list[str] = Field(default_factory=list)  # doc_ids outside the routed corpora
+    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    verdict: Verdict
+    # Where a failing question broke: "retrieval", "generation" or "both" (None when passing).
+    failure_stage: Literal["retrieval", "generation", "both"] | None = None
+    unstable: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    @property
+    def cost_usd(self) -> float:
+        return (self.usage.cost_usd or 0.0) if self.usage else 0.0
+
+    @property
+    def judge_cost_usd(self) -> float:
+        return sum(m.judge_cost_usd for m in self.metrics.values())
+
+
+class JudgeFingerprint(_Model):
+    """Identity of the judge: two runs are comparable only when these are equal."""
+
+    provider: str
+    model: str
+    temperature: float
+    deepeval_version: str
+    metrics: dict[str, dict[str, Any]]  # name -> threshold, criteria, strict...
+    prompt_hash: str  # hash of the installed DeepEval's metric prompt templates
+
+    def digest(self) -> str:
+        from rag_ci.core.hashing import stable_hash
+
+        return stable_hash(self.model_dump())
+
+
+class RunMeta(_Model):
+    schema_version: int = SCHEMA_VERSION
+    question_set_schema: int = QUESTION_SET_SCHEMA
+    rag_ci_version: str
+    git_sha: str | None = None
+    git_ref: str | None = None
+    pr_number: int | None = None
+    started_at: str
+    finished_at: str | None = None
+    question_set_version: int | str
+    question_set_hash: str
+    config_fingerprint: str
+    target_kind: str
+    generator_models: list[str] = Field(default_factory=list)
+    judge: JudgeFingerprint | None = None
+    # Thresholds of every metric in force (judge-free and judge): part of compatibility.
+    metric_thresholds: dict[str, float | None] = Field(default_factory=dict)
+    shard: str | None = None  # "i/n" when this file holds one shard
+    full: bool = False  # the cache was ignored
+    diagnostics: str | None = None  # tail of the target's stderr/logs when questions errored
+
+
+class GroupAggregate(_Model):
+    n: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    routing_errors: int = 0
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.n if self.n else 0.0
+
+
+class MetricAggregate(_Model):
+    n: int = 0
+    mean: float | None = None
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+
+
+class Aggregates(_Model):
+    overall: GroupAggregate = Field(default_factory=GroupAggregate)
+    per_metric: dict[str, MetricAggregate] = Field(default_factory=dict)
+    per_corpus: dict[str, GroupAggregate] = Field(default_factory=dict)
+    per_tag: dict[str, GroupAggregate] = Field(default_factory=dict)
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+    generator_cost_usd: float = 0.0
+    judge_cost_usd: float = 0.0
+
+
+class RunResult(_Model):
+    meta: RunMeta
+    questions: list[QuestionResult]
+    aggregates: Aggregates = Field(default_factory=Aggregates)
+
+    def by_id(self) -> dict[str, QuestionResult]:
+        return {q.id: q for q in self.questions}

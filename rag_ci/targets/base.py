@@ -1,0 +1,62 @@
+"""The target contract (DESIGN §3): how rag-ci talks to the user's RAG.
+
+A target receives `{"id", "question", "corpora"}` and returns the raw JSON reply;
+`parse_reply` checks it against the contract. Latency, time-outs and error
+capture are the runner's job, so every target stays a thin transport.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rag_ci.core.results import Context, Usage
+from rag_ci.errors import TargetError
+
+
+@runtime_checkable
+class Target(Protocol):
+    """A started RAG that answers one request at a time per call (calls may overlap)."""
+
+    async def start(self) -> None:
+        """Launch and wait until ready. Raise TargetError when it cannot start."""
+
+    async def query(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send one request, return the decoded JSON reply. Raise TargetError on failure."""
+
+    async def stop(self) -> None:
+        """Release everything (processes, containers). Safe to call twice."""
+
+    def diagnostics(self) -> str:
+        """The last lines of the target's stderr or logs, for the report."""
+
+
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    answer: str
+    contexts: list[Context] = Field(default_factory=list)
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class TargetReply:
+    answer: str
+    contexts: tuple[Context, ...]
+    usage: Usage | None
+
+
+def parse_reply(raw: Any) -> TargetReply:
+    """Validate a reply against the contract; a malformed one raises TargetError."""
+    if not isinstance(raw, dict):
+        raise TargetError(f"malformed response: expected a JSON object, got {type(raw).__name__}")
+    if "error" in raw and "answer" not in raw:
+        raise TargetError(f"target reported an error: {str(raw['error'])[:300]}")
+    try:
+        reply = _Reply.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise TargetError(f"malformed response: {field}: {first['msg']}") from None
+    return TargetReply(answer=reply.answer, contexts=tuple(reply.contexts), usage=reply.usage)
