@@ -63,7 +63,8 @@ class PythonTargetConfig(_TargetBase):
 class CommandTargetConfig(_TargetBase):
     kind: Literal["command"]
     command: list[str] = Field(min_length=1)
-    restart_limit: int = Field(3, ge=0)
+    processes: int = Field(1, ge=1, le=64)  # parallel copies; each answers one line at a time
+    restart_limit: int = Field(10, ge=0)
 
 
 class HttpTargetConfig(_TargetBase):

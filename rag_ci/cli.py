@@ -1,0 +1,186 @@
+"""Command line: the same engine as the GitHub Action, on any machine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from rag_ci import __version__
+from rag_ci.core.compare import Comparison, compare
+from rag_ci.core.render import render_html, render_markdown
+from rag_ci.core.results import RunResult
+from rag_ci.errors import RagCiError
+from rag_ci.storage import load_results, write_text_atomic
+
+EXIT_CODES = """\b
+Exit codes:
+  0  success; no regression against the baseline
+  1  at least one regression (the gate fails)
+  2  unusable input: invalid config or question set, missing/corrupt/
+     incompatible baseline, target that cannot be built or started
+"""
+
+
+class UserError(click.ClickException):
+    """A problem the user can fix; exit code 2 (1 is reserved for regressions)."""
+
+    exit_code = 2
+
+
+def _user_errors(func):
+    """Turn RagCiError into a clean message and exit code 2."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except RagCiError as exc:
+            raise UserError(str(exc)) from None
+
+    return wrapper
+
+
+def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        index, count = (int(part) for part in value.split("/"))
+    except ValueError:
+        raise click.BadParameter("use i/n, e.g. 2/4") from None
+    if not 1 <= index <= count:
+        raise click.BadParameter("i must be between 1 and n")
+    return index, count
+
+
+@click.group(epilog=EXIT_CODES)
+@click.version_option(__version__, prog_name="rag-ci")
+def cli() -> None:
+    """rag-ci: gate pull requests on the quality of a RAG application.
+
+    Replay a versioned question set against your RAG, routing each question to
+    its corpus; score the answers (judge-free retrieval metrics, DeepEval metrics
+    with a pinned judge); compare with the baseline from main, question by
+    question; fail on any regression.
+    """
+
+
+config_option = click.option(
+    "--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml", show_default=True, help="rag-ci.yml to use."
+)
+
+
+@cli.command(epilog=EXIT_CODES)
+@config_option
+@_user_errors
+def validate(config_path: Path) -> None:
+    """Check the config, the question set and the routing, without calling anything."""
+    from rag_ci.engine import load_project
+
+    project = load_project(config_path)
+    questions = project.questions.questions
+    cross = sum(1 for q in questions if len(q.doc_id) > 1)
+    refusals = sum(1 for q in questions if q.is_refusal)
+    click.echo(
+        f"ok: {len(questions)} questions (v{project.questions.version}, {project.questions.content_hash}), "
+        f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope; "
+        f"target {project.config.target.kind}; judge {project.config.judge.provider}"
+    )
+
+
+def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: Path | None) -> None:
+    if fmt == "json":
+        text = json.dumps(comparison.to_dict(), indent=2, default=str) + "\n"
+    elif fmt == "html":
+        text = render_html(head, comparison)
+    else:
+        text = render_markdown(head, comparison)
+    if output is not None:
+        write_text_atomic(output, text)
+        click.echo(f"{comparison.verdict}: {len(comparison.regressions)} regressions, {len(comparison.gains)} gains; report in {output}", err=True)
+    else:
+        click.echo(text)
+
+
+@cli.command(epilog=EXIT_CODES)
+@config_option
+@click.option("--output", "-o", type=click.Path(path_type=Path), default="results.json", show_default=True, help="Where to write results.json.")
+@click.option("--baseline", type=click.Path(path_type=Path), help="A baseline results.json: compare with it and exit like `compare`.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run; finished questions are not asked again.")
+@click.option("--full", "--no-cache", "full", is_flag=True, help="Ignore the verdict cache: re-judge every answer.")
+@click.option("--judge", "judge_spec", metavar="PROVIDER:MODEL[@BASE_URL]", help="Override the config's judge, e.g. openai-compatible:qwen2.5-7b-instruct@http://127.0.0.1:8000/v1")
+@click.option("--shard", callback=_parse_shard, metavar="I/N", help="Run a deterministic 1/N slice of the questions (merge shards with `rag-ci merge`).")
+@click.option("--no-build", is_flag=True, help="Skip the target's build steps.")
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True, help="Format of the comparison printed with --baseline.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar on a terminal, periodic lines otherwise.")
+@_user_errors
+def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
+        shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool) -> None:
+    """Build and start the target, replay every question, score, write results.json."""
+    from rag_ci.engine import load_project, run_project
+
+    project = load_project(config_path)
+    if judge_spec:
+        from rag_ci.judges import parse_judge_option
+        from rag_ci.core.config import JudgeConfig
+
+        project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
+    base = load_results(baseline, what="baseline") if baseline else None
+    head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress, shard=shard, build=not no_build))
+    agg = head.aggregates
+    click.echo(
+        f"[rag-ci] {agg.overall.passed}/{agg.overall.n} pass, {agg.overall.failed} fail, {agg.overall.errors} error, "
+        f"{agg.overall.routing_errors} routing_error; p50 {((agg.latency_p50_s or 0) * 1000):.0f} ms; results in {output}",
+        err=True,
+    )
+    if base is None:
+        return
+    comparison = compare(base, head, fail_on=project.config.gate.fail_on)
+    _emit_comparison(comparison, head, fmt, None)
+    sys.exit(1 if comparison.verdict == "fail" else 0)
+
+
+@cli.command("compare", epilog=EXIT_CODES)
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("head", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True)
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@click.option("--fail-on", type=click.Choice(["any_regression", "never"]), default="any_regression", show_default=True)
+@_user_errors
+def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str) -> None:
+    """Compare HEAD results with BASE results, question by question."""
+    base_result = load_results(base, what="baseline")
+    head_result = load_results(head, what="results file")
+    comparison = compare(base_result, head_result, fail_on=fail_on)
+    _emit_comparison(comparison, head_result, fmt, output)
+    sys.exit(1 if comparison.verdict == "fail" else 0)
+
+
+@cli.command(epilog=EXIT_CODES)
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option("--baseline", type=click.Path(path_type=Path), help="Compare with this baseline in the report.")
+@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@_user_errors
+def report(results: Path, baseline: Path | None, fmt: str, output: Path | None) -> None:
+    """Render the human report (markdown for PR comments, standalone HTML)."""
+    head = load_results(results)
+    comparison = compare(load_results(baseline, what="baseline"), head) if baseline else None
+    text = render_html(head, comparison) if fmt == "html" else render_markdown(head, comparison)
+    if output is not None:
+        write_text_atomic(output, text)
+        click.echo(f"report written to {output}", err=True)
+    else:
+        click.echo(text)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+"""Comparison with the baseline (DESIGN §6): regressions, gains, changes, deltas.
+
+Questions are joined by id. A regression is a question that passed on the
+baseline and does not pass now; a question whose content hash changed is
+reported as changed instead, because it no longer asks the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from rag_ci.core.results import GroupAggregate, QuestionResult, RunResult
+from rag_ci.errors import IncompatibleBaseline
+
+REBASELINE_HINT = (
+    "Re-baseline: run the rag-ci workflow on the base branch with `workflow_dispatch` and "
+    "`rebaseline: true` (or run `rag-ci run` on main and replace the baseline artifact)."
+)
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    name: str
+    old: float | None
+    new: float | None
+    threshold: float | None
+    old_passed: bool | None
+    new_passed: bool | None
+
+    @property
+    def crossed_down(self) -> bool:
+        return self.old_passed is True and self.new_passed is False
+
+    @property
+    def crossed_up(self) -> bool:
+        return self.old_passed is False and self.new_passed is True
+
+
+@dataclass(frozen=True)
+class QuestionChange:
+    """One question seen in both runs (or in one of them, for new/removed)."""
+
+    id: str
+    question: str
+    corpora: tuple[str, ...]
+    tags: tuple[str, ...]
+    old_verdict: str | None
+    new_verdict: str | None
+    metrics: tuple[MetricChange, ...] = ()  # the metrics that crossed their threshold
+    reason: str | None = None  # why it fails now (or failed before, for gains)
+    failure_stage: str | None = None
+    answer: str | None = None  # untrusted: escape when rendering
+    old_latency_s: float | None = None
+    new_latency_s: float | None = None
+    unstable: bool = False
+
+    @property
+    def latency_delta_s(self) -> float | None:
+        if self.old_latency_s is None or self.new_latency_s is None:
+            return None
+        return self.new_latency_s - self.old_latency_s
+
+
+@dataclass(frozen=True)
+class Delta:
+    old: float | None
+    new: float | None
+
+    @property
+    def change(self) -> float | None:
+        return None if self.old is None or self.new is None else self.new - self.old
+
+
+@dataclass(frozen=True)
+class Comparison:
+    regressions: tuple[QuestionChange, ...]
+    gains: tuple[QuestionChange, ...]
+    changed: tuple[QuestionChange, ...]
+    new: tuple[QuestionChange, ...]
+    removed: tuple[QuestionChange, ...]
+    metric_regressions: tuple[QuestionChange, ...]  # crossings on questions still failing
+    unstable: tuple[str, ...]
+    metric_means: dict[str, Delta]
+    latency_p50_s: Delta
+    latency_p95_s: Delta
+    generator_cost_usd: Delta
+    judge_cost_usd: Delta
+    largest_latency_changes: tuple[QuestionChange, ...]
+    per_corpus_pass_rate: dict[str, Delta]
+    per_tag_pass_rate: dict[str, Delta]
+    fail_on: str = "any_regression"
+    base_sha: str | None = None
+    head_sha: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def verdict(self) -> Literal["pass", "fail"]:
+        if self.fail_on == "never":
+            return "pass"
+        return "fail" if self.regressions else "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        def changes(items: tuple[QuestionChange, ...]) -> list[dict[str, Any]]:
+            return [{**asdict(c), "latency_delta_s": c.latency_delta_s} for c in items]
+
+        def delta(d: Delta) -> dict[str, Any]:
+            return {"old": d.old, "new": d.new, "change": d.change}
+
+        return {
+            "verdict": self.verdict,
+            "regressions": changes(self.regressions),
+            "gains": changes(self.gains),
+            "changed": changes(self.changed),
+            "new": changes(self.new),
+            "removed": changes(self.removed),
+            "metric_regressions": changes(self.metric_regressions),
+            "unstable": list(self.unstable),
+            "metric_means": {k: delta(v) for k, v in self.metric_means.items()},
+            "latency": {"p50_s": delta(self.latency_p50_s), "p95_s": delta(self.latency_p95_s)},
+            "cost": {"generator_usd": delta(self.generator_cost_usd), "judge_usd": delta(self.judge_cost_usd)},
+            "largest_latency_changes": changes(self.largest_latency_changes),
+            "per_corpus_pass_rate": {k: delta(v) for k, v in self.per_corpus_pass_rate.items()},
+            "per_tag_pass_rate": {k: delta(v) for k, v in self.per_tag_pass_rate.items()},
+            "base_sha": self.base_sha,
+            "head_sha": self.head_sha,
+            "notes": list(self.notes),
+        }
+
+
+def incompatibilities(base: RunResult, head: RunResult) -> list[str]:
+    """What makes the two runs incomparable; empty when they can be compared."""
+    problems: list[str] = []
+    b, h = base.meta, head.meta
+    if b.schema_version != h.schema_version:
+        problems.append(f"results schema: baseline v{b.schema_version}, this run v{h.schema_version}")
+    if b.question_set_schema != h.question_set_schema:
+        problems.append(f"question-set schema: baseline v{b.question_set_schema}, this run v{h.question_set_schema}")
+    if b.metric_thresholds != h.metric_thresholds:
+        names = sorted(set(b.metric_thresholds) | set(h.metric_thresholds))
+        diffs = [
+            f"{n}: {b.metric_thresholds.get(n, 'absent')} → {h.metric_thresholds.get(n, 'absent')}"
+            for n in names
+            if b.metric_thresholds.get(n, "absent") != h.metric_thresholds.get(n, "absent")
+        ]
+        problems.append("metric thresholds differ (" + "; ".join(diffs) + ")")
+    if (b.judge is None) != (h.judge is None):
+        problems.append(
+            f"judge: baseline {'none' if b.judge is None else b.judge.provider + ':' + b.judge.model}, "
+            f"this run {'none' if h.judge is None else h.judge.provider + ':' + h.judge.model}"
+        )
+    elif b.judge is not None and h.judge is not None and b.judge.digest() != h.judge.digest():
+        bj, hj = b.judge.model_dump(), h.judge.model_dump()
+        diffs = [f"{k}: {bj[k]!r} → {hj[k]!r}" for k in bj if k != "metrics" and bj[k] != hj[k]]
+        if bj["metrics"] != hj["metrics"]:
+            diffs.append("judge metric configuration (thresholds or GEval criteria)")
+        problems.append("judge fingerprint differs (" + "; ".join(diffs) + ")")
+    return problems
+
+
+def check_compatible(base: RunResult, head: RunResult) -> None:
+    problems = incompatibilities(base, head)
+    if problems:
+        raise IncompatibleBaseline(
+            "The baseline cannot be compared with this run:\n  - " + "\n  - ".join(problems) + "\n" + REBASELINE_HINT
+        )
+
+
+def _why(record: QuestionResult) -> str | None:
+    if record.error:
+        return record.error
+    if record.leaks:
+        return "routing leak: contexts from " + ", ".join(record.leaks)
+    failing = [m for m in record.metrics.values() if m.passed is False or m.error]
+    return "; ".join(f"{m.name}: {m.error or m.reason or 'failed'}" for m in failing) or None
+
+
+def _change(old: QuestionResult | None, new: QuestionResult | None) -> QuestionChange:
+    subject = new or old
+    assert subject is not None
+    crossings: list[MetricChange] = []
+    if old is not None and new is not None:
+        for name in sorted(set(old.metrics) | set(new.metrics)):
+            o, n = old.metrics.get(name), new.metrics.get(name)
+            change = MetricChange(
+                name=name,
+                old=o.score if o else None,
+                new=n.score if n else None,
+                threshold=(n or o).threshold,  # type: ignore[union-attr]
+                old_passed=o.passed if o else None,
+                new_passed=n.passed if n else None,
+            )
+            if change.crossed_down or change.crossed_up:
+                crossings.append(change)
+    reason_source = new if new is not None and not new.passed else old
+    return QuestionChange(
+        id=subject.id,
+        question=subject.question,
+        corpora=tuple(subject.corpora),
+        tags=tuple(subject.tags),
+        old_verdict=old.verdict if old else None,
+        new_verdict=new.verdict if new else None,
+        metrics=tuple(crossings),
+        reason=_why(reason_source) if reason_source is not None else None,
+        failure_stage=new.failure_stage if new is not None else None,
+        answer=new.answer if new is not None else None,
+        old_latency_s=old.latency_s if old else None,
+        new_latency_s=new.latency_s if new else None,
+        unstable=new.unstable if new is not None else False,
+    )
+
+
+def _rates(groups: dict[str, GroupAggregate]) -> dict[str, float]:
+    return {k: g.pass_rate for k, g in groups.items()}
+
+
+def _rate_deltas(old: dict[str, GroupAggregate], new: dict[str, GroupAggregate]) -> dict[str, Delta]:
+    o, n = _rates(old), _rates(new)
+    return {k: Delta(o.get(k), n.get(k)) for k in sorted(set(o) | set(n))}
+
+
+def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression", top_latency: int = 5) -> Comparison:
+    """Compare two runs question by question; raises IncompatibleBaseline when they can't be."""
+    check_compatible(base, head)
+    old_by_id, new_by_id = base.by_id(), head.by_id()
+    regressions, gains, changed, metric_regressions, both = [], [], [], [], []
+    for qid, new in new_by_id.items():
+        old = old_by_id.get(qid)
+        if old is None:
+            continue
+        change = _change(old, new)
+        both.append(change)
+        if old.question_hash != new.question_hash:
+            changed.append(change)
+        elif old.passed and not new.passed:
+            regressions.append(change)
+        elif not old.passed and new.passed:
+            gains.append(change)
+        elif any(m.crossed_down for m in change.metrics):
+            metric_regressions.append(change)
+    new_only = [_change(None, r) for qid, r in new_by_id.items() if qid not in old_by_id]
+    removed = [_change(r, None) for qid, r in old_by_id.items() if qid not in new_by_id]
+    with_latency = [c for c in both if c.latency_delta_s is not None]
+    largest = sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top_latency]
+    ba, ha = base.aggregates, head.aggregates
+    return Comparison(
+        regressions=tuple(regressions),
+        gains=tuple(gains),
+        changed=tuple(changed),
+        new=tuple(new_only),
+        removed=tuple(removed),
+        metric_regressions=tuple(metric_regressions),
+        unstable=tuple(q.id for q in head.questions if q.unstable),
+        metric_means={
+            name: Delta(ba.per_metric[name].mean if name in ba.per_metric else None, ha.per_metric[name].mean if name in ha.per_metric else None)
+            for name in sorted(set(ba.per_metric) | set(ha.per_metric))
+        },
+        latency_p50_s=Delta(ba.latency_p50_s, ha.latency_p50_s),
+        latency_p95_s=Delta(ba.latency_p95_s, ha.latency_p95_s),
+        generator_cost_usd=Delta(ba.generator_cost_usd, ha.generator_cost_usd),
+        judge_cost_usd=Delta(ba.judge_cost_usd, ha.judge_cost_usd),
+        largest_latency_changes=tuple(largest),
+        per_corpus_pass_rate=_rate_deltas(ba.per_corpus, ha.per_corpus),
+        per_tag_pass_rate=_rate_deltas(ba.per_tag, ha.per_tag),
+        fail_on=fail_on,
+        base_sha=base.meta.git_sha,
+        head_sha=head.meta.git_sha,
+    )

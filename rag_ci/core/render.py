@@ -1,0 +1,199 @@
+"""The human report: markdown (PR comment, step summary) and standalone HTML.
+
+Templates live in rag_ci/templates/. Everything that came from the RAG (answers,
+reasons quoting them, question ids from the repo) is untrusted text and goes
+through `escape_md` / HTML autoescaping.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+
+from rag_ci.core.compare import Comparison, Delta, QuestionChange
+from rag_ci.core.results import RunResult
+
+COMMENT_MARKER = "<!-- rag-ci:comment -->"
+GITHUB_COMMENT_LIMIT = 65536
+_MD_SPECIALS = "\\`*_{}[]()#+!|~<>"
+STAGE_TITLES = {
+    "retrieval": "Retrieval miss (the expected context was not retrieved)",
+    "generation": "Generation failure (right context, wrong answer)",
+    "both": "Retrieval and generation",
+    None: "Errors and routing leaks",
+}
+
+
+def escape_md(text: Any, limit: int = 200) -> str:
+    """Untrusted text made inert for a GitHub markdown table cell.
+
+    One line, HTML-escaped, markdown punctuation backslashed, `@` written as an
+    entity so nobody gets mentioned, cut at `limit` characters.
+    """
+    if text is None:
+        return ""
+    flat = " ".join(str(text).split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    out = []
+    for char in flat:
+        if char == "&":
+            out.append("&amp;")
+        elif char == "<":
+            out.append("&lt;")
+        elif char == ">":
+            out.append("&gt;")
+        elif char == "@":
+            out.append("&#64;")
+        elif char in _MD_SPECIALS:
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def fmt_num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_delta(delta: Delta, digits: int = 2, unit: str = "") -> str:
+    if delta.change is None:
+        return "–"
+    sign = "+" if delta.change > 0 else ""
+    return f"{sign}{delta.change:.{digits}f}{unit}"
+
+
+def fmt_ms(seconds: float | None) -> str:
+    return "–" if seconds is None else f"{seconds * 1000:.0f} ms"
+
+
+def fmt_usd(value: float | None) -> str:
+    return "–" if value is None else f"${value:.4f}"
+
+
+def fmt_pct(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
+@lru_cache(maxsize=2)
+def _environment(autoescape: bool) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("rag_ci", "templates"),
+        autoescape=autoescape,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(u=escape_md, num=fmt_num, delta=fmt_delta, ms=fmt_ms, usd=fmt_usd, pct=fmt_pct)
+    return env
+
+
+def group_by_stage(changes: tuple[QuestionChange, ...]) -> list[tuple[str, list[QuestionChange]]]:
+    """Regressions grouped by the stage that broke, in a fixed order."""
+    groups: list[tuple[str, list[QuestionChange]]] = []
+    for stage in ("retrieval", "generation", "both", None):
+        members = [c for c in changes if (c.failure_stage if c.new_verdict == "fail" else None) == stage]
+        if members:
+            groups.append((STAGE_TITLES[stage], members))
+    return groups
+
+
+def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]:
+    if comparison is None:
+        return "bootstrap", "🟡 no baseline to compare with"
+    n = len(comparison.regressions)
+    if comparison.verdict == "fail":
+        return "fail", f"❌ {n} regression{'s' if n != 1 else ''}"
+    if n:
+        return "pass", f"⚠️ {n} regression{'s' if n != 1 else ''} (gate disabled)"
+    return "pass", "✅ no regression"
+
+
+def render_markdown(
+    head: RunResult,
+    comparison: Comparison | None = None,
+    *,
+    notice: str | None = None,
+    links: dict[str, str] | None = None,
+    trend: list[dict[str, Any]] | None = None,
+    max_chars: int = 60000,
+) -> str:
+    """The markdown report; shortened (row limits, then a hard cut with a note) to fit max_chars."""
+    verdict, headline = _headline(head, comparison)
+    template = _environment(False).get_template("report.md.j2")
+    text = ""
+    for row_limit in (None, 50, 20, 5, 0):
+        text = template.render(
+            head=head,
+            cmp=comparison,
+            verdict=verdict,
+            headline=headline,
+            notice=notice,
+            links=links or {},
+            trend=trend or [],
+            row_limit=row_limit,
+            failing=[q for q in head.questions if not q.passed],
+            regression_groups=group_by_stage(comparison.regressions) if comparison else [],
+        )
+        if len(text) <= max_chars:
+            return text
+    note = "\n\n_…report truncated to fit GitHub's comment limit; see the step summary or the HTML report._\n"
+    return text[: max_chars - len(note)] + note
+
+
+def score_delta_chart(comparison: Comparison | None, head: RunResult, width: int = 640) -> str:
+    """Inline SVG: one row per question, bar = change in passing metrics, dot = latency.
+
+    Built from numbers and escaped ids only, so it is safe to embed as markup.
+    """
+    rows = []
+    old_by_id = {}
+    if comparison is not None:
+        for change in comparison.regressions + comparison.gains + comparison.metric_regressions + comparison.changed:
+            old_by_id[change.id] = change
+    questions = head.questions
+    max_latency = max((q.latency_s or 0.0) for q in questions) or 1.0
+    row_h, label_w, mid = 14, 110, 110 + (width - 110) // 4
+    for i, q in enumerate(questions):
+        passed = sum(1 for m in q.metrics.values() if m.passed)
+        change = old_by_id.get(q.id)
+        delta = 0
+        if change is not None:
+            delta = sum(1 for m in change.metrics if m.crossed_up) - sum(1 for m in change.metrics if m.crossed_down)
+        y = i * row_h
+        colour = "#2da44e" if delta > 0 else "#cf222e" if delta < 0 else "#8c959f"
+        bar_w = abs(delta) * 12
+        bar_x = mid if delta >= 0 else mid - bar_w
+        lat_x = mid + 40 + int((width - mid - 60) * (q.latency_s or 0.0) / max_latency)
+        rows.append(
+            f'<text x="0" y="{y + 11}" font-size="10">{html.escape(q.id[:18])}</text>'
+            f'<rect x="{bar_x}" y="{y + 3}" width="{max(bar_w, 2)}" height="9" fill="{colour}">'
+            f"<title>{html.escape(q.id)}: {delta:+d} metrics, {passed} passing</title></rect>"
+            f'<circle cx="{lat_x}" cy="{y + 7}" r="3" fill="#0969da"><title>{html.escape(q.id)}: '
+            f'{fmt_ms(q.latency_s)}</title></circle>'
+        )
+    height = max(len(questions) * row_h, row_h)
+    axis = f'<line x1="{mid}" y1="0" x2="{mid}" y2="{height}" stroke="#d0d7de"/>'
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="per-question metric changes and latency">{axis}{"".join(rows)}</svg>'
+    )
+
+
+def render_html(head: RunResult, comparison: Comparison | None = None) -> str:
+    """A standalone HTML page (no external assets) with the same content and a chart."""
+    verdict, headline = _headline(head, comparison)
+    from markupsafe import Markup
+
+    return _environment(True).get_template("report.html.j2").render(
+        head=head,
+        cmp=comparison,
+        verdict=verdict,
+        headline=headline,
+        chart=Markup(score_delta_chart(comparison, head)),
+        regression_groups=group_by_stage(comparison.regressions) if comparison else [],
+    )

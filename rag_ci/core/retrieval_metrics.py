@@ -1,0 +1,159 @@
+"""Judge-free metrics: retrieval by `sources`, keyword coverage, refusal detection.
+
+Each function is pure and cheap; `score_retrieval` applies the configured ones to
+one answer and returns MetricResults with pass/fail against the thresholds.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from rag_ci.core.config import MetricConfig
+from rag_ci.core.questions import Question
+from rag_ci.core.results import Context, MetricResult
+
+_SOURCE_SEPARATORS = ("#", ":", "/")
+
+
+def source_matches(context_source: str | None, expected: str) -> bool:
+    """A context matches an expected source id exactly or as one of its chunks.
+
+    `mss60/evt.md` matches `mss60/evt.md`, `mss60/evt.md#3` and `mss60/evt.md:3`.
+    """
+    if not context_source:
+        return False
+    if context_source == expected:
+        return True
+    return context_source.startswith(expected) and context_source[len(expected)] in _SOURCE_SEPARATORS
+
+
+def relevance(contexts: Sequence[Context], sources: Sequence[str]) -> np.ndarray:
+    """Binary relevance per rank; a source counts once, at its first (best) rank.
+
+    Counting every chunk of a relevant document would let DCG exceed the ideal.
+    """
+    seen: set[str] = set()
+    rel = np.zeros(len(contexts), dtype=float)
+    for rank, context in enumerate(contexts):
+        for expected in sources:
+            if expected not in seen and source_matches(context.source, expected):
+                seen.add(expected)
+                rel[rank] = 1.0
+                break
+    return rel
+
+
+def hit_at_k(rel: np.ndarray, k: int) -> float:
+    return float(rel[:k].any())
+
+
+def reciprocal_rank(rel: np.ndarray) -> float:
+    hits = np.flatnonzero(rel)
+    return 1.0 / (hits[0] + 1) if hits.size else 0.0
+
+
+def ndcg_at_k(rel: np.ndarray, k: int, n_relevant: int) -> float:
+    if n_relevant == 0:
+        return 0.0
+    discounts = 1.0 / np.log2(np.arange(2, k + 2))
+    dcg = float((rel[:k] * discounts[: len(rel[:k])]).sum())
+    idcg = float(discounts[: min(k, n_relevant)].sum())
+    return dcg / idcg
+
+
+def source_recall_at_k(rel: np.ndarray, k: int, n_relevant: int) -> float:
+    return float(rel[:k].sum()) / n_relevant if n_relevant else 0.0
+
+
+def source_precision_at_k(rel: np.ndarray, k: int) -> float:
+    top = rel[:k]
+    return float(top.sum()) / len(top) if len(top) else 0.0
+
+
+def normalise_text(text: str) -> str:
+    """Casefolded, accent-free, single-spaced: what keyword matching compares."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return re.sub(r"\s+", " ", stripped.casefold()).strip()
+
+
+def keyword_coverage(answer: str, keywords: Sequence[str]) -> float:
+    if not keywords:
+        return 0.0
+    text = normalise_text(answer)
+    found = sum(1 for keyword in keywords if normalise_text(keyword) in text)
+    return found / len(keywords)
+
+
+_REFUSAL_PATTERNS = [
+    r"\b(not|isn't|is not|wasn't) (in|covered (in|by)|mentioned in|found in|part of) (the|these|my|our|provided) (documents?|documentation|context|sources?|manuals?)",
+    r"\b(could not|couldn't|cannot|can't|can not|unable to|did not|didn't) (find|locate|answer|determine|see)\b",
+    r"\bno (relevant )?(information|mention|answer|documentation)\b",
+    r"\b(i|we) (do not|don't) (know|have (that|this|enough) information)\b",
+    r"\bout of (the )?scope\b",
+    r"\b(the )?(documents?|context|sources?) (do|does) not (say|mention|contain|cover|specify)\b",
+]
+_REFUSAL_RE = re.compile("|".join(_REFUSAL_PATTERNS), re.IGNORECASE)
+
+
+def is_refusal(answer: str) -> bool:
+    """Heuristic: does the answer decline ("not in the documents") rather than answer?"""
+    return bool(_REFUSAL_RE.search(normalise_text(answer)))
+
+
+def _result(name: str, score: float, cfg: MetricConfig, reason: str) -> MetricResult:
+    passed = None if cfg.threshold is None else score >= cfg.threshold
+    return MetricResult(name=name, kind="retrieval", score=round(score, 6), threshold=cfg.threshold, passed=passed, reason=reason)
+
+
+def score_retrieval(
+    question: Question,
+    answer: str,
+    contexts: Sequence[Context],
+    configs: Mapping[str, MetricConfig],
+) -> dict[str, MetricResult]:
+    """The judge-free metrics that apply to this question.
+
+    Retrieval metrics need `sources` and do not apply to refusal questions;
+    keyword coverage needs `keywords`; refusal applies to every question: an
+    in-scope question must be answered, an out-of-scope one refused.
+    """
+    results: dict[str, MetricResult] = {}
+    sources = list(question.sources)
+    if sources and not question.is_refusal:
+        rel = relevance(contexts, sources)
+        found = int(rel.sum())
+        for name, cfg in configs.items():
+            k = cfg.k or 5
+            if name == "hit_at_k":
+                results[name] = _result(name, hit_at_k(rel, k), cfg, f"{found}/{len(sources)} expected sources retrieved; first at rank {_first_rank(rel)} (k={k})")
+            elif name == "mrr":
+                results[name] = _result(name, reciprocal_rank(rel), cfg, f"first expected source at rank {_first_rank(rel)}")
+            elif name == "ndcg":
+                results[name] = _result(name, ndcg_at_k(rel, k, len(sources)), cfg, f"nDCG@{k} over {len(sources)} expected sources")
+            elif name == "source_recall":
+                results[name] = _result(name, source_recall_at_k(rel, k, len(sources)), cfg, f"{int(rel[:k].sum())}/{len(sources)} expected sources in the top {k}")
+            elif name == "source_precision":
+                results[name] = _result(name, source_precision_at_k(rel, k), cfg, f"{int(rel[:k].sum())} of the top {min(k, len(contexts))} contexts are expected sources")
+    if "keyword_coverage" in configs and question.keywords:
+        cfg = configs["keyword_coverage"]
+        missing = [kw for kw in question.keywords if normalise_text(kw) not in normalise_text(answer)]
+        reason = "all keywords present" if not missing else "missing: " + ", ".join(missing)
+        results["keyword_coverage"] = _result("keyword_coverage", keyword_coverage(answer, question.keywords), cfg, reason)
+    if "refusal" in configs:
+        refused = is_refusal(answer)
+        if question.is_refusal:
+            score, reason = (1.0, "refused as expected") if refused else (0.0, "answered an out-of-scope question")
+        else:
+            score, reason = (0.0, "refused an in-scope question") if refused else (1.0, "answered")
+        results["refusal"] = _result("refusal", score, configs["refusal"], reason)
+    return results
+
+
+def _first_rank(rel: np.ndarray) -> str:
+    hits = np.flatnonzero(rel)
+    return str(hits[0] + 1) if hits.size else "none"

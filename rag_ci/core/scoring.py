@@ -1,0 +1,34 @@
+"""The seam between the engine and an LLM judge (DeepEval lives behind it, in rag_ci.judges)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from rag_ci.core.questions import Question
+from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
+
+
+class JudgeScorer(Protocol):
+    """Scores one answer with the judge metrics; never raises for a judge failure.
+
+    A judge failure (after retries) is a MetricResult with `error` set. Verdict
+    caching and confirmation re-runs happen inside the scorer, which was built
+    with the baseline it may reuse verdicts from.
+    """
+
+    fingerprint: JudgeFingerprint
+
+    def check_generator(self, model: str) -> None:
+        """Raise RagCiError when `model` (a generator) is of the judge's family."""
+
+    async def score(
+        self,
+        question: Question,
+        answer: str,
+        contexts: list[Context],
+        baseline: QuestionResult | None,
+    ) -> dict[str, MetricResult]:
+        """Judge metrics for one answer, keyed by metric name."""
+
+    async def aclose(self) -> None:
+        """Close provider clients."""

@@ -1,0 +1,315 @@
+"""One run, wired: load the project, build and start the target, replay, score, write.
+
+This is the I/O shell around the pure core. It owns concurrency (a slot per
+target call, the judge has its own limit), time-outs, the resume journal and
+the atomic write of results.json.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rag_ci import __version__
+from rag_ci.core.aggregate import aggregate
+from rag_ci.core.config import JUDGE_METRICS, Config, CorpusSpec, JudgeConfig, parse_config
+from rag_ci.core.hashing import stable_hash
+from rag_ci.core.questions import Question, QuestionSet, parse_question_set
+from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
+from rag_ci.core.retrieval_metrics import score_retrieval
+from rag_ci.core.routing import route, routing_leaks
+from rag_ci.core.scoring import JudgeScorer
+from rag_ci.core.verdict import failure_stage, question_verdict
+from rag_ci.errors import RagCiError, TargetError, ValidationError
+from rag_ci.progress import make_progress
+from rag_ci.storage import Journal, journal_path, save_results
+from rag_ci.targets import Target, build_target, parse_reply
+from rag_ci.targets.processes import OutputTail, process_env
+
+
+@dataclass(frozen=True)
+class Project:
+    """A loaded, validated rag-ci.yml with its question set and routing table."""
+
+    config_path: Path
+    config: Config
+    corpora: dict[str, CorpusSpec]
+    questions: QuestionSet
+
+    @property
+    def root(self) -> Path:
+        return self.config_path.parent
+
+    def with_judge(self, judge: JudgeConfig) -> "Project":
+        return dataclasses.replace(self, config=self.config.model_copy(update={"judge": judge}))
+
+
+@dataclass(frozen=True)
+class RunContext:
+    git_sha: str | None = None
+    git_ref: str | None = None
+    pr_number: int | None = None
+
+
+def _read(path: Path, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RagCiError(f"{what} not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RagCiError(f"cannot read {what} {path}: {exc}") from None
+
+
+def scan_corpora_dir(folder: Path) -> dict[str, CorpusSpec]:
+    """Each sub-folder holding a config.yml is one corpus, named after the folder."""
+    if not folder.is_dir():
+        raise RagCiError(f"corpora_dir not found: {folder}")
+    corpora: dict[str, CorpusSpec] = {}
+    for sub in sorted(p for p in folder.iterdir() if (p / "config.yml").is_file()):
+        from rag_ci.core.yamlsrc import load_yaml, to_plain
+
+        data = to_plain(load_yaml(_read(sub / "config.yml", "corpus config"), str(sub / "config.yml"))) or {}
+        description = str(data.get("description", "")) if isinstance(data, dict) else ""
+        corpora[sub.name] = CorpusSpec(description=description, path=str(sub))
+    if not corpora:
+        raise RagCiError(f"corpora_dir {folder} has no sub-folder with a config.yml")
+    return corpora
+
+
+def load_project(config_path: Path) -> Project:
+    """Read and validate rag-ci.yml, the routing table and the question set."""
+    config_path = Path(config_path).resolve()
+    config = parse_config(_read(config_path, "config"), str(config_path))
+    root = config_path.parent
+    corpora = dict(config.corpora) if config.corpora else scan_corpora_dir(root / config.corpora_dir) if config.corpora_dir else {}
+    if not corpora:
+        raise ValidationError([f"{config_path}: no corpora: add a `corpora:` table or `corpora_dir:`"])
+    questions_path = root / config.questions
+    questions = parse_question_set(_read(questions_path, "question set"), str(questions_path), set(corpora))
+    return Project(config_path=config_path, config=config, corpora=corpora, questions=questions)
+
+
+def select_shard(questions: Iterable[Question], shard: tuple[int, int] | None) -> list[Question]:
+    """A deterministic 1/n slice by id hash: stable when questions are added or removed."""
+    if shard is None:
+        return list(questions)
+    index, count = shard
+    return [q for q in questions if int(stable_hash(q.id), 16) % count == index - 1]
+
+
+async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr) -> None:
+    """Run the shell build steps in order; a failing step stops the run with its output."""
+    for step in steps:
+        print(f"[rag-ci] build: {step}", file=log, flush=True)
+        tail = OutputTail(40)
+        started = time.monotonic()
+        process = await asyncio.create_subprocess_shell(
+            step, cwd=cwd, env=process_env(env), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        assert process.stdout is not None
+        async for raw in process.stdout:
+            line = raw.decode("utf-8", "replace").rstrip()
+            tail.add(line)
+            print(f"[build] {line}", file=log, flush=True)
+        code = await process.wait()
+        if code != 0:
+            raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}")
+        print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s", file=log, flush=True)
+
+
+def git_context(root: Path) -> RunContext:
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() or None if out.returncode == 0 else None
+
+    return RunContext(git_sha=git("rev-parse", "HEAD"), git_ref=git("rev-parse", "--abbrev-ref", "HEAD"))
+
+
+class _Replay:
+    """State of one replay: target, judge, baseline records, journal, progress."""
+
+    def __init__(self, project: Project, target: Target, judge: JudgeScorer | None, baseline: RunResult | None):
+        self.project = project
+        self.config = project.config
+        self.target = target
+        self.judge = judge
+        self.baseline = baseline.by_id() if baseline else {}
+        self.metric_configs = {n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS}
+        parallel = min(self.config.target.concurrency, getattr(target, "max_parallel", None) or self.config.target.concurrency)
+        self.slots = asyncio.Semaphore(parallel)
+        self.generators: set[str] = set()
+
+    async def answer(self, question: Question) -> QuestionResult:
+        routed = route(question, self.project.corpora)
+        request = {"id": question.id, "question": question.question, "corpora": routed}
+        timeout = self.config.target.timeout_s
+        error = answer = usage = None
+        contexts: list = []
+        latency = None
+        async with self.slots:
+            started = time.perf_counter()
+            try:
+                raw = await asyncio.wait_for(self.target.query(request), timeout)
+                latency = time.perf_counter() - started
+                reply = parse_reply(raw)
+                answer, contexts, usage = reply.answer, list(reply.contexts), reply.usage
+            except asyncio.TimeoutError:
+                error = f"time-out: no answer within {timeout:g}s"
+            except TargetError as exc:
+                latency = latency or time.perf_counter() - started
+                error = str(exc)
+        leaks = routing_leaks(contexts, routed) if error is None else []
+        metrics: dict[str, MetricResult] = {}
+        if error is None and not leaks:  # a leaked context is never scored as if it were fine
+            metrics = score_retrieval(question, answer or "", contexts, self.metric_configs)
+            if self.judge is not None:
+                if usage is not None and usage.model and usage.model not in self.generators:
+                    self.judge.check_generator(usage.model)  # raises: same family stops the run
+                    self.generators.add(usage.model)
+                metrics.update(await self.judge.score(question, answer or "", contexts, self.baseline.get(question.id)))
+        elif usage is not None and usage.model:
+            self.generators.add(usage.model)
+        verdict = question_verdict(error, leaks, metrics)
+        return QuestionResult(
+            id=question.id,
+            question=question.question,
+            question_hash=question.content_hash,
+            corpora=routed,
+            tags=list(question.tags),
+            expect=question.expect,
+            reference=question.reference,
+            request=request,
+            answer=answer,
+            contexts=contexts,
+            latency_s=None if latency is None else round(latency, 6),
+            usage=usage,
+            error=error,
+            leaks=leaks,
+            metrics=metrics,
+            verdict=verdict,
+            failure_stage=failure_stage(metrics) if verdict == "fail" else None,
+            unstable=any(m.unstable for m in metrics.values()),
+        )
+
+
+async def run_project(
+    project: Project,
+    *,
+    output: Path,
+    baseline: RunResult | None = None,
+    resume: bool = False,
+    full: bool = False,
+    run_context: RunContext | None = None,
+    progress: bool = True,
+    shard: tuple[int, int] | None = None,
+    target: Target | None = None,
+    judge: JudgeScorer | None = None,
+    build: bool = True,
+) -> RunResult:
+    """Build, start, replay every question, score, and write results.json atomically.
+
+    `target` and `judge` are injectable (tests, benchmarks); by default they are
+    built from the config. One failing question never stops the run; a judge of
+    the generator's family does (before any judge call on that answer).
+    """
+    config = project.config
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    context = run_context or git_context(project.root)
+    questions = select_shard(project.questions.questions, shard)
+    header = {
+        "config": config.fingerprint(),
+        "questions": project.questions.content_hash,
+        "full": full,
+        "shard": list(shard) if shard else None,
+    }
+    journal = Journal(journal_path(output), header)
+    finished = journal.read_finished() if resume else {}
+    wanted = {q.id: q.content_hash for q in questions}
+    kept = [r for r in finished.values() if wanted.get(r.id) == r.question_hash]
+    done_ids = {r.id for r in kept}
+    todo = [q for q in questions if q.id not in done_ids]
+    if resume:
+        print(f"[rag-ci] resume: {len(kept)} questions already done, {len(todo)} to go", file=sys.stderr)
+
+    if judge is None and config.judge_enabled:
+        from rag_ci.judges import build_judge
+
+        judge = build_judge(config, baseline=baseline, full=full)
+    if build and config.target.build and todo:
+        await run_build_steps(config.target.build, project.root, config.target.env)
+    target = target or build_target(config.target, project.root)
+    replay = _Replay(project, target, judge, baseline)
+    records: dict[str, QuestionResult] = {r.id: r for r in kept}
+    bar = make_progress(len(todo), progress)
+    journal.open(kept)
+    completed = False
+    try:
+        if todo:
+            await target.start()
+
+        async def one(question: Question) -> None:
+            try:
+                record = await replay.answer(question)
+            except RagCiError:
+                raise
+            except Exception as exc:  # a bug on one question must not lose the others
+                record = QuestionResult(
+                    id=question.id, question=question.question, question_hash=question.content_hash,
+                    corpora=route(question, project.corpora), tags=list(question.tags), request={},
+                    error=f"internal error: {type(exc).__name__}: {exc}", verdict="error",
+                )
+            records[question.id] = record
+            journal.append(record)
+            bar.advance(record.verdict)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for question in todo:
+                    group.create_task(one(question))
+        except ExceptionGroup as group_error:
+            # Only a RagCiError escapes `one` (e.g. a same-family judge): report it plainly.
+            raise group_error.exceptions[0] from None
+        completed = True
+    finally:
+        bar.close()
+        diagnostics = target.diagnostics() if any(r.verdict == "error" for r in records.values()) else None
+        await target.stop()
+        if judge is not None:
+            await judge.aclose()
+        journal.close(remove=False)
+
+    ordered = [records[q.id] for q in questions if q.id in records]
+    generators = sorted({m for m in [config.target.generator_model, *replay.generators] if m})
+    meta = RunMeta(
+        rag_ci_version=__version__,
+        git_sha=context.git_sha,
+        git_ref=context.git_ref,
+        pr_number=context.pr_number,
+        started_at=started_at,
+        finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        question_set_version=project.questions.version,
+        question_set_hash=project.questions.content_hash,
+        config_fingerprint=config.fingerprint(),
+        target_kind=config.target.kind,
+        generator_models=generators,
+        judge=judge.fingerprint if judge is not None else None,
+        metric_thresholds=config.thresholds(),
+        shard=f"{shard[0]}/{shard[1]}" if shard else None,
+        full=full,
+        diagnostics=diagnostics[-4000:] if diagnostics else None,
+    )
+    result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
+    save_results(output, result)
+    if completed:
+        journal.close(remove=True)
+    return result

@@ -1,0 +1,134 @@
+"""The one REST client of the action: a PyGithub connection to one repository.
+
+`GitHubRepo` is what the action talks to. Its methods delegate to small modules
+(comments, artifacts, databranch, pulls), each about one kind of REST resource; this
+file only builds the connection and turns PyGithub's exceptions into ours.
+
+The base URL is `GITHUB_API_URL`, so GitHub Enterprise Server works the same as
+github.com. The connection is lazy: PyGithub objects are built from URLs and fetched
+only when an attribute is read, which keeps the number of calls per run small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import github
+from github import Auth, Github, GithubException
+
+from rag_ci import __version__
+from rag_ci.github import artifacts, comments, databranch, pulls
+from rag_ci.settings import Secret
+
+T = TypeVar("T")
+
+
+class GitHubError(Exception):
+    """A REST call failed; the message says which and what to do about it."""
+
+
+class CannotWrite(GitHubError):
+    """The token may not write here (a fork PR's read-only token, or missing `permissions:`)."""
+
+
+def connect(api_url: str, token: Secret, repository: str) -> GitHubRepo:
+    gh = Github(
+        auth=Auth.Token(token.reveal()) if token else None,
+        base_url=api_url,
+        user_agent=f"rag-ci/{__version__}",
+        per_page=100,  # fewer pages for comments and artifacts lists
+        timeout=30,
+        lazy=True,
+    )
+    return GitHubRepo(gh, repository)
+
+
+class GitHubRepo:
+    def __init__(self, gh: Github, repository: str):
+        self.gh = gh
+        self.repository = repository
+        self.repo = gh.get_repo(repository)  # lazy: no request
+        self._login: str | None = None
+
+    # --- comments ------------------------------------------------------------------
+    def login(self) -> str:
+        if self._login is None:
+            self._login = _call("read the token's user", lambda: comments.token_login(self.gh))
+        return self._login
+
+    def upsert_comment(self, pr_number: int, body: str, marker: str) -> str:
+        """Create or edit the one comment holding `marker`; returns its URL."""
+        me = self.login()
+        return _call(
+            f"post the comment on pull request #{pr_number}",
+            lambda: comments.upsert_sticky_comment(self.repo, pr_number, body, marker=marker, me=me),
+            write=True,
+        )
+
+    # --- baseline artifact ---------------------------------------------------------
+    def find_baseline(self, name: str, branch: str, prefer_sha: Callable[[], str | None]) -> artifacts.ArtifactRef | None:
+        return _call(
+            f"look for the baseline artifact '{name}' (needs `permissions: actions: read`)",
+            lambda: artifacts.find_baseline(self.repo, name=name, branch=branch, prefer_sha=prefer_sha),
+        )
+
+    def download_file(self, artifact: artifacts.ArtifactRef, filename: str, dest: Path) -> Path | None:
+        return _call(
+            f"download artifact {artifact.name} #{artifact.id}",
+            lambda: artifacts.download_file(self.gh.requester, artifact, filename, dest),
+        )
+
+    def run_artifact(self, run_id: int, name: str) -> artifacts.ArtifactRef | None:
+        return _call(
+            f"list the artifacts of run {run_id}",
+            lambda: artifacts.find_in_run(self.repo, run_id, name),
+        )
+
+    # --- pull requests -------------------------------------------------------------
+    def merge_base(self, base: str, head: str) -> str | None:
+        return _call(f"compare {base}...{head}", lambda: pulls.merge_base(self.repo, base, head), missing_ok=True)
+
+    def open_pr_for_head(self, owner: str, branch: str, head_sha: str | None) -> int | None:
+        return _call(
+            f"find the pull request of {owner}:{branch}",
+            lambda: pulls.open_pr_for_head(self.repo, owner, branch, head_sha),
+        )
+
+    # --- data branch ---------------------------------------------------------------
+    def read_data_file(self, branch: str, path: str) -> str | None:
+        result = _call(
+            f"read {path} on branch {branch}",
+            lambda: databranch.read_file(self.repo, branch, path),
+            missing_ok=True,
+        )
+        return result.text if result else None
+
+    def append_data_line(self, branch: str, path: str, line: str, message: str) -> None:
+        _call(
+            f"append to {path} on branch {branch} (needs `permissions: contents: write`)",
+            lambda: databranch.append_line(self.repo, branch, path, line, message=message),
+            write=True,
+        )
+
+
+def _call(what: str, fn: Callable[[], T], *, write: bool = False, missing_ok: bool = False) -> T:
+    """Run one adapter operation, turning PyGithub/requests errors into GitHubError
+    with a message that names the operation (never the token)."""
+    try:
+        return fn()
+    except GithubException as exc:
+        message = _message(exc)
+        if missing_ok and exc.status == 404:
+            return None  # type: ignore[return-value]
+        if write and exc.status in (403, 404):
+            raise CannotWrite(f"could not {what}: HTTP {exc.status} {message}") from None
+        raise GitHubError(f"could not {what}: HTTP {exc.status} {message}") from None
+    except (OSError, github.BadAttributeException) as exc:  # requests' errors are OSErrors
+        raise GitHubError(f"could not {what}: {type(exc).__name__}: {exc}") from None
+
+
+def _message(exc: GithubException) -> str:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return str(data.get("message") or "").strip()[:300]

@@ -1,0 +1,238 @@
+"""Everything the GitHub Action reads from its environment, in one place.
+
+The action's inputs reach the container as environment variables that action.yml maps
+explicitly (`RAG_CI_*`), next to the `GITHUB_*` variables the runner sets and the event
+payload at `GITHUB_EVENT_PATH`. `Settings.from_environ` turns all of it into one frozen
+object; no other module reads `os.environ` for the action.
+
+Secrets (the GitHub token, judge API keys) are held as `Secret`, whose repr and str never
+show the value, so a log line, a traceback or an f-string cannot leak them by accident.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from rag_ci.errors import RagCiError
+
+MODES = ("auto", "pr", "baseline", "full", "comment")
+
+# Judge keys: action input env var -> the variable the judge libraries read. The action
+# copies a non-empty input into the library's variable (and never overwrites a value the
+# workflow already set with `env:` when the input is empty).
+JUDGE_KEY_VARIABLES = {
+    "RAG_CI_OPENAI_API_KEY": "OPENAI_API_KEY",
+    "RAG_CI_ANTHROPIC_API_KEY": "ANTHROPIC_API_KEY",
+    "RAG_CI_GOOGLE_API_KEY": "GOOGLE_API_KEY",
+}
+
+# Where the GitHub token may sit in the environment. All of them are removed before the
+# user's RAG starts: the target is pull-request code and has no business with the token.
+# (`INPUT_GITHUB-TOKEN` is the copy the runner gives every Docker action for each input.)
+TOKEN_VARIABLES = ("RAG_CI_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN")
+
+
+class Secret:
+    """A credential. `str()`/`repr()` give '***'; only `reveal()` gives the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str):
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __repr__(self) -> str:
+        return "Secret('***')" if self._value else "Secret('')"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:  # pickling would write the value somewhere
+        raise TypeError("a Secret cannot be pickled")
+
+
+def _bool(name: str, value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("", "0", "false", "no", "off"):
+        return False
+    raise RagCiError(f"input {name}: expected true or false, got {value!r}")
+
+
+def _relative_path(name: str, value: str) -> PurePosixPath:
+    """A path inside the workspace: relative, and no `..` that climbs out of it."""
+    path = PurePosixPath(value.strip() or ".")
+    if path.is_absolute() or ".." in path.parts:
+        raise RagCiError(f"input {name}: give a path relative to the repository root, without '..' (got {value!r})")
+    return path
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings:
+    # --- action inputs -------------------------------------------------------------
+    config: PurePosixPath = PurePosixPath("rag-ci.yml")  # relative to working_directory
+    github_token: Secret = dataclasses.field(default_factory=lambda: Secret(""))
+    judge_keys: Mapping[str, Secret] = dataclasses.field(default_factory=dict)  # library var -> key
+    mode: str = "auto"
+    rebaseline: bool = False
+    fail_on_regression: bool = True
+    baseline_artifact: str = "rag-ci-baseline"
+    working_directory: PurePosixPath = PurePosixPath(".")
+    data_branch: str = "rag-ci-data"
+    output_dir: PurePosixPath = PurePosixPath("rag-ci-output")  # relative to the workspace
+    comment_artifact: str = "rag-ci-comment"
+    # --- the runner's variables ----------------------------------------------------
+    api_url: str = "https://api.github.com"
+    server_url: str = "https://github.com"
+    repository: str = ""
+    event_name: str = ""
+    event: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    sha: str | None = None
+    ref: str | None = None
+    run_id: str | None = None
+    run_attempt: str | None = None
+    workspace: Path = Path(".")
+    step_summary: Path | None = None
+    github_output: Path | None = None
+    in_actions: bool = False  # GITHUB_ACTIONS=true: workflow commands are read by a runner
+    debug: bool = False
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Settings:
+        def get(name: str, default: str = "") -> str:
+            value = environ.get(name, "")
+            return value if value.strip() else default
+
+        mode = get("RAG_CI_MODE", "auto").strip().lower()
+        if mode not in MODES:
+            raise RagCiError(f"input mode: expected one of {', '.join(MODES)}, got {mode!r}")
+        event_path = get("GITHUB_EVENT_PATH")
+        return cls(
+            config=_relative_path("config", get("RAG_CI_CONFIG", "rag-ci.yml")),
+            github_token=Secret(get("RAG_CI_GITHUB_TOKEN") or get("GITHUB_TOKEN")),
+            judge_keys={
+                library_var: Secret(environ[input_var].strip())
+                for input_var, library_var in JUDGE_KEY_VARIABLES.items()
+                if environ.get(input_var, "").strip()
+            },
+            mode=mode,
+            rebaseline=_bool("rebaseline", get("RAG_CI_REBASELINE")),
+            fail_on_regression=_bool("fail-on-regression", get("RAG_CI_FAIL_ON_REGRESSION", "true")),
+            baseline_artifact=get("RAG_CI_BASELINE_ARTIFACT", "rag-ci-baseline").strip(),
+            working_directory=_relative_path("working-directory", get("RAG_CI_WORKING_DIRECTORY", ".")),
+            data_branch=get("RAG_CI_DATA_BRANCH", "rag-ci-data").strip(),
+            output_dir=_relative_path("output-dir", get("RAG_CI_OUTPUT_DIR", "rag-ci-output")),
+            comment_artifact=get("RAG_CI_COMMENT_ARTIFACT", "rag-ci-comment").strip(),
+            api_url=get("GITHUB_API_URL", "https://api.github.com").rstrip("/"),
+            server_url=get("GITHUB_SERVER_URL", "https://github.com").rstrip("/"),
+            repository=get("GITHUB_REPOSITORY"),
+            event_name=get("GITHUB_EVENT_NAME"),
+            event=_read_event(event_path) if event_path else {},
+            sha=get("GITHUB_SHA") or None,
+            ref=get("GITHUB_REF") or None,
+            run_id=get("GITHUB_RUN_ID") or None,
+            run_attempt=get("GITHUB_RUN_ATTEMPT") or None,
+            workspace=Path(get("GITHUB_WORKSPACE", ".")),
+            step_summary=Path(get("GITHUB_STEP_SUMMARY")) if get("GITHUB_STEP_SUMMARY") else None,
+            github_output=Path(get("GITHUB_OUTPUT")) if get("GITHUB_OUTPUT") else None,
+            in_actions=get("GITHUB_ACTIONS") == "true",
+            debug=get("RUNNER_DEBUG") == "1",
+        )
+
+    # --- paths ---------------------------------------------------------------------
+    @property
+    def project_dir(self) -> Path:
+        return self.workspace / self.working_directory
+
+    @property
+    def config_path(self) -> Path:
+        return self.project_dir / self.config
+
+    @property
+    def output_path(self) -> Path:
+        return self.workspace / self.output_dir
+
+    def relative_to_workspace(self, path: Path) -> str:
+        """Paths in step outputs must be relative: the container's /github/workspace is a
+        different absolute path on the runner, where the next steps read them."""
+        try:
+            return path.relative_to(self.workspace).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    # --- the event -----------------------------------------------------------------
+    @property
+    def pull_request(self) -> Mapping[str, Any]:
+        return self.event.get("pull_request") or {}
+
+    @property
+    def pr_number(self) -> int | None:
+        number = self.pull_request.get("number")
+        return int(number) if number is not None else None
+
+    @property
+    def pr_base_ref(self) -> str | None:
+        return (self.pull_request.get("base") or {}).get("ref")
+
+    @property
+    def pr_head_sha(self) -> str | None:
+        return (self.pull_request.get("head") or {}).get("sha")
+
+    @property
+    def pr_is_from_fork(self) -> bool:
+        head_repo = (self.pull_request.get("head") or {}).get("repo") or {}
+        return bool(head_repo) and head_repo.get("full_name") != self.repository
+
+    @property
+    def default_branch(self) -> str | None:
+        return (self.event.get("repository") or {}).get("default_branch")
+
+    @property
+    def branch(self) -> str | None:
+        """The branch this run is on, for push / workflow_dispatch / schedule."""
+        if self.ref and self.ref.startswith("refs/heads/"):
+            return self.ref[len("refs/heads/"):]
+        return None
+
+    @property
+    def on_default_branch(self) -> bool:
+        return self.branch is not None and self.branch == self.default_branch
+
+    @property
+    def push_before_sha(self) -> str | None:
+        """The previous tip of the pushed branch: the baseline we want is from there."""
+        before = self.event.get("before")
+        return before if before and set(before) != {"0"} else None
+
+    @property
+    def run_url(self) -> str | None:
+        if not (self.repository and self.run_id):
+            return None
+        url = f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+        return f"{url}/attempts/{self.run_attempt}" if self.run_attempt and self.run_attempt != "1" else url
+
+    def secrets(self) -> list[Secret]:
+        return [s for s in (self.github_token, *self.judge_keys.values()) if s]
+
+
+def _read_event(path: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RagCiError(f"cannot read the event payload at GITHUB_EVENT_PATH={path}: {exc}") from None
+    return data if isinstance(data, dict) else {}

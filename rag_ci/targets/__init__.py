@@ -1,0 +1,67 @@
+"""Targets: the user's RAG behind one protocol, chosen by `target.kind`.
+
+A small registry, so that a new kind is one class and one line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from rag_ci.core.config import (
+    CommandTargetConfig,
+    DockerTargetConfig,
+    HttpTargetConfig,
+    PythonTargetConfig,
+    TargetConfig,
+)
+from rag_ci.targets.base import Target, TargetReply, parse_reply
+
+
+def _python(config: PythonTargetConfig, root: Path) -> Target:
+    from rag_ci.targets.python import PythonTarget
+
+    return PythonTarget(config.entry, search_path=[root, *(root / p for p in config.path)])
+
+
+def _command(config: CommandTargetConfig, root: Path) -> Target:
+    from rag_ci.targets.command import CommandTarget
+
+    return CommandTarget(config.command, cwd=root, env=config.env, processes=config.processes, restart_limit=config.restart_limit)
+
+
+def _http(config: HttpTargetConfig, root: Path) -> Target:
+    from rag_ci.targets.http import HttpTarget
+
+    return HttpTarget(
+        config.url,
+        timeout_s=config.timeout_s,
+        headers=config.headers,
+        health_url=config.health,
+        startup_timeout_s=config.startup_timeout_s,
+        start=config.start,
+        cwd=root,
+        env=config.env,
+        max_connections=config.concurrency,
+    )
+
+
+def _docker(config: DockerTargetConfig, root: Path) -> Target:
+    from rag_ci.targets.docker import DockerTarget
+
+    return DockerTarget(config, root)
+
+
+TARGET_KINDS: dict[str, Callable[..., Target]] = {
+    "python": _python,
+    "command": _command,
+    "http": _http,
+    "docker": _docker,
+}
+
+
+def build_target(config: TargetConfig, root: Path) -> Target:
+    return TARGET_KINDS[config.kind](config, root)
+
+
+__all__ = ["Target", "TargetReply", "build_target", "parse_reply", "TARGET_KINDS"]

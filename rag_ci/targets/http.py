@@ -1,0 +1,113 @@
+"""`kind: http`: POST each request to a URL; optionally launch the server first."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+
+from rag_ci.errors import RagCiError, TargetError
+from rag_ci.targets.processes import OutputTail, process_env, terminate
+
+
+class HttpTarget:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float,
+        headers: dict[str, str] | None = None,
+        health_url: str | None = None,
+        startup_timeout_s: float = 60.0,
+        start: list[str] | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        max_connections: int = 64,
+    ):
+        self.url = url
+        self.timeout_s = timeout_s
+        self.headers = headers or {}
+        # A relative health path ("/health") is taken on the query URL's host.
+        self.health_url = urljoin(url, health_url) if health_url else None
+        self.startup_timeout_s = startup_timeout_s
+        self.start_command = list(start) if start else None
+        self.cwd = cwd
+        self.env = process_env(env)
+        self.output = OutputTail()
+        self._process: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        )
+
+    async def start(self) -> None:
+        if self.start_command:
+            try:
+                self._process = await asyncio.create_subprocess_exec(
+                    *self.start_command,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                    cwd=self.cwd,
+                    env=self.env,
+                )
+            except OSError as exc:
+                raise RagCiError(f"cannot start target server {self.start_command}: {exc}") from exc
+            self._reader = asyncio.create_task(self.output.follow(self._process.stdout))
+        if self.health_url or self.start_command:
+            await self.wait_healthy(self.health_url or self.url)
+
+    async def wait_healthy(self, url: str) -> None:
+        """Poll until the URL answers (2xx for a health URL; anything but a refusal otherwise)."""
+        deadline = time.monotonic() + self.startup_timeout_s
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            if self._process is not None and self._process.returncode is not None:
+                await self._drain()
+                raise RagCiError(
+                    f"target server exited during start-up (code {self._process.returncode}):\n{self.output.text(20)}"
+                )
+            try:
+                response = await self._client.get(url, timeout=2.0)
+                if response.is_success or (url == self.url and response.status_code < 500):
+                    return
+                last = f"HTTP {response.status_code}"
+            except httpx.HTTPError as exc:
+                last = f"{type(exc).__name__}"
+            await asyncio.sleep(0.1)
+        await self.stop()
+        raise RagCiError(f"target not healthy after {self.startup_timeout_s:.0f}s at {url} ({last})\n{self.output.text(20)}")
+
+    async def query(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = await self._client.post(self.url, json=request, headers=self.headers)
+        except httpx.TimeoutException:
+            raise TargetError(f"target did not answer within {self.timeout_s:g}s") from None
+        except httpx.HTTPError as exc:
+            raise TargetError(f"target unreachable: {type(exc).__name__}: {exc}") from None
+        if response.status_code >= 400:
+            raise TargetError(f"target answered HTTP {response.status_code}: {response.text[:300]}")
+        try:
+            return response.json()
+        except ValueError:
+            raise TargetError(f"malformed response: not JSON: {response.text[:200]!r}") from None
+
+    async def stop(self) -> None:
+        await self._client.aclose()
+        await terminate(self._process)
+        await self._drain()
+
+    async def _drain(self) -> None:
+        if self._reader is not None:
+            try:
+                await asyncio.wait_for(self._reader, 2)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                self._reader.cancel()
+            self._reader = None
+
+    def diagnostics(self) -> str:
+        return self.output.text()
