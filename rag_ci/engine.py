@@ -175,9 +175,8 @@ class _Replay:
             if self.judge is not None:
                 if usage is not None and usage.model and usage.model not in self.generators:
                     self.judge.check_generator(usage.model)  # raises: same family stops the run
-                    self.generators.add(usage.model)
                 metrics.update(await self.judge.score(question, answer or "", contexts, self.baseline.get(question.id)))
-        elif usage is not None and usage.model:
+        if usage is not None and usage.model:
             self.generators.add(usage.model)
         verdict = question_verdict(error, leaks, metrics)
         return QuestionResult(

@@ -116,6 +116,7 @@ class JudgeConfig(_Strict):
     concurrency: int = Field(8, ge=1, le=256)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(6, ge=0)
+    backoff_s: float = Field(0.5, ge=0)  # first retry back-off (doubles per retry) when no Retry-After is sent
     prices: JudgePrices | None = None
 
     @model_validator(mode="after")

@@ -11,12 +11,16 @@ only when an attribute is read, which keeps the number of calls per run small.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import zipfile
+
 import github
-from github import Auth, Github, GithubException
+import httpx
+from github import Auth, Github, GithubException, GithubRetry
 
 from rag_ci import __version__
 from rag_ci.github import artifacts, comments, databranch, pulls
@@ -41,14 +45,19 @@ def connect(api_url: str, token: Secret, repository: str) -> GitHubRepo:
         per_page=100,  # fewer pages for comments and artifacts lists
         timeout=30,
         lazy=True,
+        # Retry 5xx and rate limits, but never wait for an hour-long primary rate-limit reset.
+        retry=GithubRetry(total=5, backoff_factor=1.0, max_rate_limit_wait=120),
     )
-    return GitHubRepo(gh, repository)
+    # PyGithub logs every expected 403 (GET /user with the Actions token) at INFO.
+    logging.getLogger("github").setLevel(logging.WARNING)
+    return GitHubRepo(gh, repository, token)
 
 
 class GitHubRepo:
-    def __init__(self, gh: Github, repository: str):
+    def __init__(self, gh: Github, repository: str, token: Secret):
         self.gh = gh
         self.repository = repository
+        self._token = token  # for the artifact download, which PyGithub cannot follow
         self.repo = gh.get_repo(repository)  # lazy: no request
         self._login: str | None = None
 
@@ -71,13 +80,13 @@ class GitHubRepo:
     def find_baseline(self, name: str, branch: str, prefer_sha: Callable[[], str | None]) -> artifacts.ArtifactRef | None:
         return _call(
             f"look for the baseline artifact '{name}' (needs `permissions: actions: read`)",
-            lambda: artifacts.find_baseline(self.repo, name=name, branch=branch, prefer_sha=prefer_sha),
+            lambda: artifacts.find_baseline(self.repo, self.repository, name=name, branch=branch, prefer_sha=prefer_sha),
         )
 
     def download_file(self, artifact: artifacts.ArtifactRef, filename: str, dest: Path) -> Path | None:
         return _call(
             f"download artifact {artifact.name} #{artifact.id}",
-            lambda: artifacts.download_file(self.gh.requester, artifact, filename, dest),
+            lambda: artifacts.download_file(artifact, self._token, filename, dest),
         )
 
     def run_artifact(self, run_id: int, name: str) -> artifacts.ArtifactRef | None:
@@ -125,8 +134,10 @@ def _call(what: str, fn: Callable[[], T], *, write: bool = False, missing_ok: bo
         if write and exc.status in (403, 404):
             raise CannotWrite(f"could not {what}: HTTP {exc.status} {message}") from None
         raise GitHubError(f"could not {what}: HTTP {exc.status} {message}") from None
-    except (OSError, github.BadAttributeException) as exc:  # requests' errors are OSErrors
+    except (OSError, httpx.HTTPError, github.BadAttributeException) as exc:  # requests' errors are OSErrors
         raise GitHubError(f"could not {what}: {type(exc).__name__}: {exc}") from None
+    except (ValueError, zipfile.BadZipFile) as exc:  # an artifact too large or not a zip
+        raise GitHubError(f"could not {what}: {exc}") from None
 
 
 def _message(exc: GithubException) -> str:

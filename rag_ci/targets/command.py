@@ -110,6 +110,7 @@ class CommandTarget:
         self.env = process_env(env)
         self.restart_limit = restart_limit
         self.restarts = 0
+        self.startup_grace_s = 0.5
         self.stderr = OutputTail()
         self._workers = [_Worker(self, i) for i in range(processes)]
         # The engine sends no more than this at once, so latency excludes queueing for a worker.
@@ -121,10 +122,13 @@ class CommandTarget:
             await worker.launch()
             self._idle.put_nowait(worker)
         # A command that dies at once (bad path, import error) is a start-up failure, not N question errors.
-        await asyncio.sleep(0.05)
-        dead = [w for w in self._workers if not w.alive]
-        if dead:
-            code = await dead[0]._exit_code()
+        first = self._workers[0].process
+        assert first is not None
+        try:
+            code = await asyncio.wait_for(first.wait(), self.startup_grace_s)
+        except asyncio.TimeoutError:
+            return
+        else:
             await self.stop()
             raise RagCiError(f"target command exited at start (code {code}): {' '.join(self.command)}\n{self.stderr.text(20)}")
 

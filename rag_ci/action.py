@@ -1,0 +1,307 @@
+"""The GitHub Action: decide what to do from the event, do it, report, set the exit code.
+
+`main()` wires the real things (environment, PyGithub, the engine); `action()` takes them
+as arguments so tests can hand it a GitHub connected to a fake server, or a canned run.
+
+    pull_request            -> pr:       run, compare with the baseline, comment, gate
+    push to default branch  -> baseline: run (verdict cache from the last baseline), history
+    workflow_dispatch/cron  -> full:     run without cache, compare, history; or re-baseline
+    workflow_run            -> comment:  post the comment a fork PR's run saved (fork-safe)
+
+Exit codes: 0 pass (also bootstrap, and a PR against an incompatible baseline, with a
+warning), 1 at least one regression (with `fail-on-regression`), 2 the action could not do
+its job (bad input, GitHub unreachable, a full run against an incompatible baseline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_ci.core.compare import Comparison, compare
+from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, parse_history, trend, trend_rows
+from rag_ci.core.render import COMMENT_MARKER, render_markdown
+from rag_ci.core.results import RunResult
+from rag_ci.engine import Project, RunContext, load_project, run_project
+from rag_ci.errors import IncompatibleBaseline, RagCiError
+from rag_ci.github import publish
+from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
+from rag_ci.github.workflow import Runner
+from rag_ci.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
+from rag_ci.storage import load_results
+
+EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
+TREND_POINTS = 10
+
+# (project, output, baseline, full, context) -> the run; the real one starts the user's RAG.
+Evaluate = Callable[[Project, Path, "RunResult | None", bool, RunContext], RunResult]
+
+
+def run_engine(project: Project, output: Path, baseline: RunResult | None, full: bool, context: RunContext) -> RunResult:
+    return asyncio.run(run_project(project, output=output, baseline=baseline, full=full, run_context=context, progress=True))
+
+
+def main() -> int:
+    runner = Runner(
+        step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,
+        github_output=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
+        in_actions=os.environ.get("GITHUB_ACTIONS") == "true",
+    )
+    try:
+        settings = Settings.from_environ(os.environ)
+    except RagCiError as exc:
+        runner.error(str(exc), title="rag-ci: invalid input")
+        return EXIT_ERROR
+    for secret in settings.secrets():
+        runner.mask(secret.reveal())
+    _prepare_process_environment(settings)
+    github = connect(settings.api_url, settings.github_token, settings.repository)
+    return action(settings, github, runner)
+
+
+def _prepare_process_environment(settings: Settings) -> None:
+    """Judge keys go where the judge libraries look; the GitHub token goes away before
+    the user's RAG (pull-request code) starts as a child of this process."""
+    for library_var, key in settings.judge_keys.items():
+        os.environ[library_var] = key.reveal()
+    for input_var in JUDGE_KEY_VARIABLES:
+        os.environ.pop(input_var, None)
+    for name in TOKEN_VARIABLES:
+        os.environ.pop(name, None)
+    os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
+
+
+def resolve_mode(settings: Settings) -> str | None:
+    """The mode to run, or None when this event has nothing to do (explained by the caller)."""
+    if settings.mode != "auto":
+        return settings.mode
+    event = settings.event_name
+    if event == "pull_request":
+        return "pr"
+    if event == "pull_request_target":
+        raise RagCiError(
+            "rag-ci does not run on `pull_request_target` by itself: that event has a write token and "
+            "secrets, and evaluating the PR's code there hands both to it. Run on `pull_request`, and post "
+            "fork comments from a `workflow_run` workflow (docs/action.md). Set `mode: pr` to override."
+        )
+    if event == "push":
+        return "baseline" if settings.on_default_branch else None
+    if event in ("workflow_dispatch", "schedule"):
+        return "full"
+    if event == "workflow_run":
+        return "comment"
+    raise RagCiError(f"rag-ci does not know what to do on `{event or 'no event'}`; set the `mode` input (pr, baseline, full, comment)")
+
+
+def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: Evaluate = run_engine) -> int:
+    try:
+        mode = resolve_mode(settings)
+        if mode is None:
+            runner.notice(f"rag-ci evaluates pushes to the default branch only; nothing to do on {settings.ref}.")
+            return EXIT_PASS
+        runner.info(f"[rag-ci] mode: {mode} (event: {settings.event_name})")
+        if mode == "comment":
+            return comment_mode(settings, github, runner)
+        return Evaluation(settings, github, runner, evaluate).run(mode)
+    except (RagCiError, GitHubError) as exc:
+        runner.error(str(exc), title="rag-ci")
+        runner.add_summary("## rag-ci: error\n\n```\n" + str(exc).replace("```", "'''") + "\n```")
+        runner.set_outputs({"verdict": "error"})
+        return EXIT_ERROR
+
+
+@dataclass
+class Outcome:
+    verdict: str  # pass | fail | bootstrap | incompatible | rebaseline | baseline
+    comparison: Comparison | None = None
+    notice: str | None = None
+
+
+class Evaluation:
+    """One evaluating run (pr, baseline or full): the steps they share, in order."""
+
+    def __init__(self, settings: Settings, github: GitHubRepo, runner: Runner, evaluate: Evaluate):
+        self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
+        self.output = settings.output_path
+        self.output.mkdir(parents=True, exist_ok=True)
+
+    def run(self, mode: str) -> int:
+        s = self.settings
+        project = load_project(s.config_path)
+        if mode == "pr":
+            if s.pr_number is None or not s.pr_base_ref:
+                raise RagCiError("mode pr needs a pull_request event (no pull_request in the event payload)")
+            base_branch = s.pr_base_ref
+            prefer = lambda: self.github.merge_base(base_branch, s.pr_head_sha) if s.pr_head_sha else None  # noqa: E731
+        else:
+            base_branch = s.default_branch or s.branch or "main"
+            prefer = lambda: s.push_before_sha  # noqa: E731
+        skip_baseline = mode == "full" and s.rebaseline
+        baseline, problem = (None, None) if skip_baseline else self.fetch_baseline(base_branch, prefer)
+        context = RunContext(git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number)
+        self.runner.group(f"rag-ci: replaying {len(project.questions.questions)} questions")
+        try:
+            # The baseline feeds the verdict cache, except in a full run (no cache by definition).
+            head = self.evaluate(project, self.output / publish.RESULTS_FILE, None if mode == "full" else baseline, mode == "full", context)
+        finally:
+            self.runner.end_group()
+
+        if mode == "baseline":
+            outcome = Outcome("baseline", notice=f"Baseline run on `{s.branch}`: this run's results.json becomes the baseline once the workflow uploads it as the `{s.baseline_artifact}` artifact.")
+        elif skip_baseline:
+            outcome = Outcome("rebaseline", notice=f"Re-baseline: full evaluation without comparison; this run's results.json becomes the baseline once the workflow uploads it as `{s.baseline_artifact}`.")
+        else:
+            outcome = self.judge(head, baseline, problem, project)
+        if mode in ("baseline", "full") and s.on_default_branch:
+            self.append_history(head)
+
+        markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(), trend=self.trend() if mode == "pr" else None)
+        reports = publish.write_reports(self.output, head, outcome.comparison, markdown)
+        self.runner.add_summary(markdown)
+        comment_url = self.post_comment(publish.comment_body(markdown)) if mode == "pr" else ""
+        if outcome.comparison is not None:
+            publish.annotate_regressions(self.runner, outcome.comparison)
+        if outcome.verdict == "incompatible":
+            self.runner.warning(outcome.notice or "", title="rag-ci: baseline not comparable")
+        self.runner.set_outputs(
+            {
+                "verdict": outcome.verdict,
+                "regressions": str(len(outcome.comparison.regressions) if outcome.comparison else 0),
+                "gains": str(len(outcome.comparison.gains) if outcome.comparison else 0),
+                "results-path": s.relative_to_workspace(self.output / publish.RESULTS_FILE),
+                "report-path": s.relative_to_workspace(reports.html),
+                "comment-url": comment_url,
+            }
+        )
+        return self.exit_code(mode, outcome)
+
+    def fetch_baseline(self, branch: str, prefer: Callable[[], str | None]) -> tuple[RunResult | None, str | None]:
+        """(baseline, None), (None, None) when there is none yet, (None, why) when unusable."""
+        s = self.settings
+        artifact = self.github.find_baseline(s.baseline_artifact, branch, prefer)
+        if artifact is None:
+            self.runner.info(f"[rag-ci] no baseline artifact '{s.baseline_artifact}' from a successful run on {branch}")
+            return None, None
+        self.runner.info(f"[rag-ci] baseline: artifact #{artifact.id} from run {artifact.run_id} at {(artifact.head_sha or '?')[:12]}")
+        with tempfile.TemporaryDirectory(prefix="rag-ci-baseline-") as tmp:
+            path = self.github.download_file(artifact, publish.RESULTS_FILE, Path(tmp) / publish.RESULTS_FILE)
+            if path is None:
+                return None, f"The artifact `{s.baseline_artifact}` (#{artifact.id}) holds no {publish.RESULTS_FILE}."
+            try:
+                return load_results(path, what="baseline"), None
+            except RagCiError as exc:  # another schema version, or a damaged file
+                return None, str(exc)
+
+    def judge(self, head: RunResult, baseline: RunResult | None, problem: str | None, project: Project) -> Outcome:
+        s = self.settings
+        if problem is not None:
+            from rag_ci.core.compare import REBASELINE_HINT
+
+            return Outcome("incompatible", notice=_quote(f"Not compared: {problem}\n{REBASELINE_HINT}"))
+        if baseline is None:
+            return Outcome(
+                "bootstrap",
+                notice=f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch). "
+                "This run passes; the next run on the default branch creates the baseline.",
+            )
+        try:
+            comparison = compare(baseline, head, fail_on=project.config.gate.fail_on)
+        except IncompatibleBaseline as exc:
+            return Outcome("incompatible", notice=_quote(f"Not compared: {exc}"))
+        return Outcome(comparison.verdict, comparison)
+
+    def exit_code(self, mode: str, outcome: Outcome) -> int:
+        if outcome.verdict == "fail":
+            if self.settings.fail_on_regression:
+                return EXIT_REGRESSION
+            self.runner.warning("regressions found; not failing because fail-on-regression is false")
+        if outcome.verdict == "incompatible" and mode == "full":
+            # A scheduled re-evaluation that cannot compare must not quietly become the new
+            # baseline: stop here, and let a human re-baseline on purpose.
+            return EXIT_ERROR
+        return EXIT_PASS
+
+    def links(self) -> dict[str, str]:
+        url = self.settings.run_url
+        return {"workflow run": url, "HTML report (artifact)": f"{url}#artifacts"} if url else {}
+
+    def trend(self) -> list[dict] | None:
+        try:
+            text = self.github.read_data_file(self.settings.data_branch, HISTORY_FILE)
+        except GitHubError as exc:
+            self.runner.warning(f"trend not shown: {exc}")
+            return None
+        return trend_rows(trend(parse_history(text), last=TREND_POINTS)) if text else None
+
+    def append_history(self, head: RunResult) -> None:
+        s = self.settings
+        line = dump_line(history_line(head, run_url=s.run_url, event=s.event_name))
+        try:
+            self.github.append_data_line(s.data_branch, HISTORY_FILE, line, message=f"rag-ci: history for {(s.sha or 'unknown')[:12]}")
+            self.runner.info(f"[rag-ci] appended a line to {HISTORY_FILE} on branch {s.data_branch}")
+        except GitHubError as exc:
+            self.runner.warning(f"history not recorded: {exc}", title="rag-ci: history")
+
+    def post_comment(self, body: str) -> str:
+        s = self.settings
+        assert s.pr_number is not None
+        try:
+            url = self.github.upsert_comment(s.pr_number, body, COMMENT_MARKER)
+            self.runner.info(f"[rag-ci] comment: {url}")
+            return url
+        except GitHubError as exc:
+            path = self.output / publish.COMMENT_FILE
+            path.write_text(body, encoding="utf-8")
+            why = "the token is read-only (a pull request from a fork?)" if isinstance(exc, CannotWrite) else str(exc)
+            self.runner.warning(
+                f"Could not comment on the pull request: {why}. The report is in the step summary, and the comment "
+                f"was saved to {s.relative_to_workspace(path)}: upload it as the `{s.comment_artifact}` artifact and "
+                "post it from a workflow_run workflow (docs/action.md, 'Pull requests from forks').",
+                title="rag-ci: comment not posted",
+            )
+            return ""
+
+
+def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
+    """workflow_run: post the comment that a PR run could not post (read-only fork token).
+
+    Trust: the run id, head owner/branch/sha come from the event GitHub wrote, never from
+    the artifact; the artifact's text is the fork's, so it is checked and defused."""
+    run = settings.event.get("workflow_run") or {}
+    if run.get("event") != "pull_request":
+        runner.notice("comment mode: the triggering run was not a pull_request run; nothing to post.")
+        return EXIT_PASS
+    artifact = github.run_artifact(int(run["id"]), settings.comment_artifact)
+    if artifact is None:
+        runner.info(f"[rag-ci] run {run['id']} saved no `{settings.comment_artifact}` artifact: it commented itself.")
+        return EXIT_PASS
+    numbers = [p.get("number") for p in run.get("pull_requests") or [] if p.get("number")]
+    head_repo = run.get("head_repository") or {}
+    pr_number = numbers[0] if numbers else github.open_pr_for_head(
+        (head_repo.get("owner") or {}).get("login", ""), run.get("head_branch", ""), run.get("head_sha")
+    )
+    if pr_number is None:
+        runner.warning("comment mode: no open pull request matches the triggering run; nothing posted.")
+        return EXIT_PASS
+    with tempfile.TemporaryDirectory(prefix="rag-ci-comment-") as tmp:
+        path = github.download_file(artifact, publish.COMMENT_FILE, Path(tmp) / publish.COMMENT_FILE)
+        if path is None:
+            runner.warning(f"the `{settings.comment_artifact}` artifact holds no {publish.COMMENT_FILE}; nothing posted.")
+            return EXIT_PASS
+        try:
+            body = publish.untrusted_comment_body(path.read_text(encoding="utf-8", errors="replace"))
+        except ValueError as exc:
+            raise RagCiError(str(exc)) from None
+    url = github.upsert_comment(int(pr_number), body, COMMENT_MARKER)
+    runner.info(f"[rag-ci] comment: {url}")
+    runner.set_outputs({"comment-url": url})
+    return EXIT_PASS
+
+
+def _quote(text: str) -> str:
+    """Keep a multi-line notice inside the report's `>` block quote."""
+    return "\n> ".join(line for line in text.splitlines() if line.strip())

@@ -1,0 +1,148 @@
+"""eval_history.jsonl: one line per evaluation of the default branch, and the trend.
+
+Pure: a RunResult in, a dict out; lines in, a trend out. The action appends the line on
+the data branch (rag_ci.github.databranch); `rag-ci history FILE` and the PR comment
+read the trend back.
+
+A line is a summary, not the results: enough to draw the trend (pass rate, metric means,
+latency, cost) and to tell when two points are not comparable (another question set or
+another judge), small enough that years of history stay one small file.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rag_ci.core.results import RunResult
+
+HISTORY_SCHEMA = 1
+HISTORY_FILE = "eval_history.jsonl"
+
+
+def history_line(result: RunResult, *, run_url: str | None = None, event: str | None = None) -> dict[str, Any]:
+    meta, agg = result.meta, result.aggregates
+    overall = agg.overall
+    return {
+        "schema": HISTORY_SCHEMA,
+        "timestamp": meta.finished_at or meta.started_at,
+        "git_sha": meta.git_sha,
+        "git_ref": meta.git_ref,
+        "event": event,
+        "run_url": run_url,
+        "rag_ci_version": meta.rag_ci_version,
+        "question_set_version": meta.question_set_version,
+        "question_set_hash": meta.question_set_hash,
+        "judge": f"{meta.judge.provider}:{meta.judge.model}" if meta.judge else None,
+        "judge_digest": meta.judge.digest() if meta.judge else None,
+        "full": meta.full,
+        "questions": overall.n,
+        "passed": overall.passed,
+        "failed": overall.failed,
+        "errors": overall.errors,
+        "routing_errors": overall.routing_errors,
+        "pass_rate": round(overall.pass_rate, 4),
+        "metrics": {name: _round(m.mean) for name, m in sorted(agg.per_metric.items())},
+        "latency_p50_s": _round(agg.latency_p50_s),
+        "latency_p95_s": _round(agg.latency_p95_s),
+        "generator_cost_usd": round(agg.generator_cost_usd, 6),
+        "judge_cost_usd": round(agg.judge_cost_usd, 6),
+    }
+
+
+def dump_line(entry: dict[str, Any]) -> str:
+    """One JSON object on one line (json.dumps escapes any newline inside strings)."""
+    return json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_history(text: str) -> list[dict[str, Any]]:
+    """The entries of an eval_history.jsonl, oldest first; unreadable lines are skipped
+    (a hand-edited or truncated line must not break every later PR comment)."""
+    entries = []
+    for raw in text.splitlines():
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("pass_rate"), (int, float)):
+            entries.append(entry)
+    return entries
+
+
+def trend(entries: list[dict[str, Any]], last: int = 10) -> list[dict[str, Any]]:
+    """The last `last` entries, each with `delta_pass_rate` against the one before and
+    `comparable` false when the question set or judge changed between the two."""
+    out = []
+    start = max(0, len(entries) - last)
+    for i in range(start, len(entries)):
+        entry = dict(entries[i])
+        previous = entries[i - 1] if i > 0 else None
+        entry["comparable"] = previous is None or (
+            previous.get("question_set_hash") == entry.get("question_set_hash")
+            and previous.get("judge_digest") == entry.get("judge_digest")
+        )
+        entry["delta_pass_rate"] = (
+            round(entry["pass_rate"] - previous["pass_rate"], 4) if previous is not None and entry["comparable"] else None
+        )
+        out.append(entry)
+    return out
+
+
+def trend_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows the markdown report's "Trend on main" table reads (render_markdown's `trend`)."""
+    return [
+        {
+            "date": str(e.get("timestamp") or "")[:10],
+            "sha": str(e.get("git_sha") or "")[:7],
+            "pass_rate": e.get("pass_rate"),
+            "latency_p95_s": e.get("latency_p95_s"),
+            "cost_usd": (e.get("generator_cost_usd") or 0.0) + (e.get("judge_cost_usd") or 0.0),
+        }
+        for e in entries
+    ]
+
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float]) -> str:
+    """Pass rates (0..1) as bars, e.g. ▅▆▆█; fixed scale so a flat line means no change."""
+    return "".join(SPARK[min(len(SPARK) - 1, max(0, int(v * (len(SPARK) - 1) + 0.5)))] for v in values)
+
+
+def render_trend_text(entries: list[dict[str, Any]]) -> str:
+    """A plain-text table of the trend, for `rag-ci history`."""
+    if not entries:
+        return "No history yet: the first evaluation of the default branch adds the first line."
+    rows = [("date", "commit", "questions", "pass rate", "change", "p95 latency", "cost (gen + judge)")]
+    for e in entries:
+        delta = e.get("delta_pass_rate")
+        change = "—" if delta is None else f"{delta * 100:+.1f} pt"
+        if not e.get("comparable", True):
+            change = "new set/judge"
+        cost = (e.get("generator_cost_usd") or 0.0) + (e.get("judge_cost_usd") or 0.0)
+        p95 = e.get("latency_p95_s")
+        rows.append(
+            (
+                str(e.get("timestamp") or "")[:10],
+                str(e.get("git_sha") or "")[:7],
+                str(e.get("questions", "")),
+                f"{e['pass_rate'] * 100:.1f}%",
+                change,
+                "—" if p95 is None else f"{p95:.2f} s",
+                f"${cost:.4f}",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("")
+    lines.append(f"pass rate: {sparkline([e['pass_rate'] for e in entries])}")
+    return "\n".join(lines)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

@@ -1,0 +1,168 @@
+"""Actions artifacts: finding the baseline from main, and reading one file out of a zip.
+
+Which artifact is the baseline (DESIGN §5): the newest one with the configured name that
+a *successful* run on the PR's base branch uploaded, preferring the run whose head sha is
+the merge-base of the PR, i.e. exactly the code the PR branched from.
+
+Artifacts can be uploaded by any workflow run, including a pull request from a fork whose
+branch happens to be called `main`. So a candidate counts only when its run belongs to
+this repository (not a fork), ran on a trusted event (push, dispatch, schedule) and
+concluded with success.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import zipfile
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+import httpx
+from github import GithubException
+from github.Artifact import Artifact
+from github.Repository import Repository
+
+from rag_ci import __version__
+from rag_ci.settings import Secret
+
+TRUSTED_EVENTS = frozenset({"push", "workflow_dispatch", "schedule"})
+MAX_CANDIDATES = 100  # one page of the artifacts list
+MAX_RUN_CHECKS = 5  # runs fetched to find a successful one before giving up
+MAX_ARTIFACT_BYTES = 256 * 1024 * 1024  # a results.json is megabytes; refuse zip bombs
+USER_AGENT = f"rag-ci/{__version__}"
+
+
+@dataclasses.dataclass(frozen=True)
+class ArtifactRef:
+    id: int
+    name: str
+    run_id: int | None
+    head_sha: str | None
+    head_branch: str | None
+    created_at: datetime | None
+    size_in_bytes: int
+    archive_download_url: str
+
+    @classmethod
+    def of(cls, artifact: Artifact) -> ArtifactRef:
+        # Typed attributes, not raw_data: on a lazy connection raw_data would fetch the
+        # artifact again, while the list already carries every field used here.
+        run = artifact.workflow_run
+        return cls(
+            id=artifact.id,
+            name=artifact.name,
+            run_id=run.id if run else None,
+            head_sha=run.head_sha if run else None,
+            head_branch=run.head_branch if run else None,
+            created_at=artifact.created_at,
+            size_in_bytes=artifact.size_in_bytes or 0,
+            archive_download_url=artifact.archive_download_url,
+        )
+
+
+def find_baseline(
+    repo: Repository, full_name: str, *, name: str, branch: str, prefer_sha: Callable[[], str | None]
+) -> ArtifactRef | None:
+    """The baseline artifact, or None when main never uploaded one (bootstrap).
+
+    Calls: GET artifacts?name= (one page), GET compare (only when there are candidates),
+    GET the run of each candidate tried (usually one).
+    """
+    candidates = []
+    for artifact in repo.get_artifacts(name=name):
+        if len(candidates) >= MAX_CANDIDATES:
+            break
+        run = artifact.workflow_run
+        if artifact.expired or run is None or run.head_branch != branch:
+            continue
+        if run.head_repository_id != run.repository_id:
+            continue  # uploaded by a run on a fork's branch with the same name
+        candidates.append(ArtifactRef.of(artifact))
+    if not candidates:
+        return None
+    candidates.sort(key=lambda a: a.created_at or datetime.min, reverse=True)
+    merge_base = prefer_sha()
+    if merge_base:
+        # Stable sort: the merge-base artifacts first, each group newest first.
+        candidates.sort(key=lambda a: a.head_sha != merge_base)
+    for candidate in candidates[:MAX_RUN_CHECKS]:
+        if candidate.run_id is not None and _trusted_successful_run(repo, full_name, candidate.run_id):
+            return candidate
+    return None
+
+
+def _trusted_successful_run(repo: Repository, full_name: str, run_id: int) -> bool:
+    run = repo.get_workflow_run(run_id)  # lazy; the first attribute read is one GET
+    head_repo = run.head_repository.full_name if run.head_repository else None
+    return run.conclusion == "success" and run.event in TRUSTED_EVENTS and head_repo == full_name
+
+
+def find_in_run(repo: Repository, run_id: int, name: str) -> ArtifactRef | None:
+    """The artifact called `name` that run `run_id` uploaded (calls: GET run artifacts)."""
+    for artifact in repo.get_artifacts(name=name):
+        run = artifact.workflow_run
+        if run is not None and run.id == run_id and not artifact.expired:
+            return ArtifactRef.of(artifact)
+    return None
+
+
+def download_file(artifact: ArtifactRef, token: Secret, filename: str, dest: Path, *, timeout: float = 60.0) -> Path | None:
+    """Download the artifact's zip and write its member `filename` to `dest`.
+
+    Calls: GET artifacts/{id}/zip, which answers 302 to short-lived blob storage (on
+    github.com an Azure host that PyGithub refuses to follow to), then the blob URL. The
+    token goes to the API only: the blob URL is signed and gets no Authorization header.
+    Returns None when the zip has no such file.
+    """
+    if artifact.size_in_bytes > MAX_ARTIFACT_BYTES:
+        raise ValueError(f"artifact {artifact.name} is {artifact.size_in_bytes} bytes, over the {MAX_ARTIFACT_BYTES} limit")
+    headers = {"Authorization": f"Bearer {token.reveal()}", "Accept": "application/vnd.github+json", "User-Agent": USER_AGENT}
+    with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+        response = client.get(artifact.archive_download_url, headers=headers)
+        if response.status_code in (301, 302, 303, 307, 308):
+            location = response.headers["location"]
+            response = _get_capped(client, location, {"User-Agent": USER_AGENT}, artifact.name)
+        elif response.status_code == 200:
+            response = _get_capped(client, artifact.archive_download_url, headers, artifact.name)
+        if response.status_code != 200:
+            raise GithubException(response.status_code, _json_or_text(response), dict(response.headers))
+        data = response.content
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        member = _find_member(archive, filename)
+        if member is None:
+            return None
+        if member.file_size > MAX_ARTIFACT_BYTES:
+            raise ValueError(f"{member.filename} in artifact {artifact.name} is too large to read")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        # Only this one member is read, into a path we chose: no extraction, no zip-slip.
+        dest.write_bytes(archive.read(member))
+    return dest
+
+
+def _get_capped(client: httpx.Client, url: str, headers: dict[str, str], name: str) -> httpx.Response:
+    """GET `url`, refusing to read more than MAX_ARTIFACT_BYTES."""
+    with client.stream("GET", url, headers=headers) as response:
+        if response.status_code != 200:
+            response.read()
+            return response
+        buffer = io.BytesIO()
+        for chunk in response.iter_bytes(1 << 16):
+            buffer.write(chunk)
+            if buffer.tell() > MAX_ARTIFACT_BYTES:
+                raise ValueError(f"artifact {name} is over the {MAX_ARTIFACT_BYTES}-byte limit")
+    return httpx.Response(200, content=buffer.getvalue(), headers=response.headers)
+
+
+def _json_or_text(response: httpx.Response) -> object:
+    try:
+        return response.json()
+    except ValueError:
+        return {"message": response.text[:300]}
+
+
+def _find_member(archive: zipfile.ZipFile, filename: str) -> zipfile.ZipInfo | None:
+    """The member named `filename` nearest the root (upload-artifact keeps sub-folders)."""
+    matches = [i for i in archive.infolist() if not i.is_dir() and PurePosixPath(i.filename).name == filename]
+    return min(matches, key=lambda i: (len(PurePosixPath(i.filename).parts), i.filename), default=None)

@@ -1,0 +1,107 @@
+"""Which lab trained a model: the judge must not be of the generator's family.
+
+A judge grades its own family's style more kindly (self-preference), so the run
+stops when judge and generator share a family. Model ids arrive in many shapes
+(`gpt-4.1-mini-2025-04-14`, `meta-llama/Llama-3.1-8B-Instruct`, `qwen2.5:7b`,
+`us.anthropic.claude-3-5-sonnet-20241022-v2:0`, `ft:gpt-4o-mini-...`), so the id is
+normalised first, then matched against an ordered table of name patterns.
+
+Pure: no I/O. Extend `FAMILY_PATTERNS` (or set `judge.family` /
+`target.generator_family` in rag-ci.yml) when a new lab appears.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Families rag-ci knows; an override in rag-ci.yml may name any of these (or a new one).
+FAMILIES = (
+    "openai", "anthropic", "google", "meta", "mistral", "alibaba", "deepseek", "microsoft",
+    "xai", "cohere", "amazon", "nvidia", "ibm", "ai21", "01-ai", "moonshot", "zhipu",
+    "minimax", "tii", "allenai", "huggingface", "upstage",
+)
+
+# Aliases accepted in overrides, mapped to the canonical family name.
+FAMILY_ALIASES = {
+    "qwen": "alibaba", "gemini": "google", "gemma": "google", "llama": "meta", "phi": "microsoft",
+    "grok": "xai", "claude": "anthropic", "gpt": "openai", "mixtral": "mistral", "kimi": "moonshot",
+    "glm": "zhipu", "falcon": "tii", "olmo": "allenai", "granite": "ibm", "nemotron": "nvidia",
+}
+
+# Hugging Face / router organisation prefixes ("meta-llama/Llama-3.1-8B") → family.
+ORG_FAMILIES = {
+    "openai": "openai", "anthropic": "anthropic", "google": "google", "meta-llama": "meta",
+    "meta": "meta", "facebook": "meta", "mistralai": "mistral", "mistral": "mistral",
+    "qwen": "alibaba", "alibaba": "alibaba", "deepseek-ai": "deepseek", "deepseek": "deepseek",
+    "microsoft": "microsoft", "x-ai": "xai", "xai": "xai", "cohere": "cohere", "cohereforai": "cohere",
+    "coherelabs": "cohere", "amazon": "amazon", "nvidia": "nvidia", "ibm-granite": "ibm", "ibm": "ibm",
+    "ai21labs": "ai21", "ai21": "ai21", "01-ai": "01-ai", "moonshotai": "moonshot", "thudm": "zhipu",
+    "zai-org": "zhipu", "z-ai": "zhipu", "minimaxai": "minimax", "tiiuae": "tii", "allenai": "allenai",
+    "huggingfaceh4": "huggingface", "huggingfacetb": "huggingface", "upstage": "upstage",
+}
+
+# Ordered (first match wins) patterns on the normalised model name.
+FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"^(gpt-|gpt\d|o\d(-|$)|chatgpt|text-(davinci|embedding)|davinci|babbage|codex|omni-moderation)", "openai"),
+    (r"^claude", "anthropic"),
+    (r"^(gemini|gemma|palm|bison|medgemma|codegemma|learnlm)", "google"),
+    (r"^(llama|meta-llama|codellama|llava)", "meta"),
+    (r"^(mistral|mixtral|codestral|ministral|magistral|pixtral|devstral|open-mistral|open-mixtral|voxtral)", "mistral"),
+    (r"^(qwen|qwq|qvq)", "alibaba"),
+    (r"^deepseek", "deepseek"),
+    (r"^(phi-?\d|phi$|orca)", "microsoft"),
+    (r"^grok", "xai"),
+    (r"^(command|c4ai|aya)", "cohere"),
+    (r"^(nova|titan|amazon)", "amazon"),
+    (r"^(nemotron|llama-\d.*nemotron|nvidia)", "nvidia"),
+    (r"^granite", "ibm"),
+    (r"^(jamba|j2-)", "ai21"),
+    (r"^yi-", "01-ai"),
+    (r"^(kimi|moonshot)", "moonshot"),
+    (r"^(glm|chatglm|codegeex)", "zhipu"),
+    (r"^(minimax|abab)", "minimax"),
+    (r"^falcon", "tii"),
+    (r"^(olmo|tulu)", "allenai"),
+    (r"^(zephyr|smollm)", "huggingface"),
+    (r"^solar", "upstage"),
+)
+_COMPILED = tuple((re.compile(p), f) for p, f in FAMILY_PATTERNS)
+
+# Bedrock-style ids: optional region prefix, then "vendor." ("us.anthropic.claude-…").
+_BEDROCK_VENDOR = re.compile(r"^(?:[a-z]{2}\.)?(anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai)\.")
+
+
+def normalise_model_id(model: str) -> tuple[str | None, str]:
+    """(organisation prefix or None, bare lower-case model name)."""
+    text = model.strip().lower()
+    if text.startswith("ft:"):  # OpenAI fine-tune: ft:gpt-4o-mini-2024-07-18:org::id
+        text = text[3:]
+    for prefix in ("models/", "accounts/fireworks/models/"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    org = None
+    if "/" in text:
+        parts = [p for p in text.split("/") if p]
+        org, text = (parts[-2] if len(parts) > 1 else None), parts[-1]
+    match = _BEDROCK_VENDOR.match(text)
+    if match:
+        org = org or match.group(1)
+        text = text[match.end():]
+    return org, text
+
+
+def canonical_family(name: str) -> str:
+    """The canonical spelling of a family given in an override ("Qwen" → "alibaba")."""
+    key = name.strip().lower()
+    return FAMILY_ALIASES.get(key, key)
+
+
+def family_of(model: str) -> str | None:
+    """The family of a model id, or None when rag-ci cannot tell (ask for an override)."""
+    org, name = normalise_model_id(model)
+    for pattern, family in _COMPILED:
+        if pattern.search(name):
+            return family
+    if org is not None and org in ORG_FAMILIES:
+        return ORG_FAMILIES[org]
+    return None

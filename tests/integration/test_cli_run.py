@@ -1,0 +1,145 @@
+"""The CLI end to end on a tiny project: run, compare, report, validate, resume."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write
+from rag_ci.cli import cli
+
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+COMMAND_TARGET = f"""
+target:
+  kind: command
+  command: [python, {FAKES / 'tiny_rag.py'}]
+  timeout_s: 2
+"""
+PYTHON_TARGET = f"""
+target:
+  kind: python
+  entry: tiny_rag:answer
+  path: [{FAKES}]
+"""
+
+
+def invoke(*args, env=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], env=env, catch_exceptions=False)
+
+
+def test_validate_reports_counts(tiny_project):
+    result = invoke("validate", "--config", tiny_project(COMMAND_TARGET))
+    assert result.exit_code == 0
+    assert "4 questions" in result.output and "1 cross-corpus" in result.output and "1 out-of-scope" in result.output
+
+
+def test_validate_error_exits_2_with_file_and_line(tiny_project, tmp_path):
+    config = tiny_project(COMMAND_TARGET, "version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: nope\n")
+    result = invoke("validate", "--config", config)
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'questions.yml'}:5: question A: unknown doc_id 'nope' (corpora: a, b)" in result.output
+
+
+def test_missing_config_exits_2(tmp_path):
+    result = invoke("validate", "--config", tmp_path / "nope.yml")
+    assert result.exit_code == 2 and "config not found" in result.output
+
+
+def test_run_writes_results_and_compare_finds_the_regression(tiny_project, tmp_path):
+    config = tiny_project(COMMAND_TARGET)
+    assert invoke("run", "--config", config, "-o", tmp_path / "base.json", "--no-progress").exit_code == 0
+    base = json.loads((tmp_path / "base.json").read_text())
+    assert [q["verdict"] for q in base["questions"]] == ["pass", "pass", "pass", "pass"]
+    assert base["meta"]["question_set_version"] == 1 and base["meta"]["generator_models"] == ["tiny-1"]
+    assert base["aggregates"]["per_corpus"]["a"]["n"] == 3  # Q1, Q3 and the refusal question
+
+    result = invoke("run", "--config", config, "-o", tmp_path / "head.json", "--baseline", tmp_path / "base.json", "--format", "json", "--no-progress", env={"TINY_RAG_BROKEN": "1"})
+    assert result.exit_code == 1
+    report = json.loads(result.output[result.output.index("{"):])
+    assert [r["id"] for r in report["regressions"]] == ["Q2"]
+    assert {m["name"] for m in report["regressions"][0]["metrics"]} >= {"hit_at_k", "keyword_coverage"}
+
+    assert invoke("compare", tmp_path / "base.json", tmp_path / "base.json").exit_code == 0
+    md = invoke("compare", tmp_path / "base.json", tmp_path / "head.json")
+    assert md.exit_code == 1 and "❌ 1 regression" in md.output
+    html = invoke("report", tmp_path / "head.json", "--baseline", tmp_path / "base.json", "--format", "html", "-o", tmp_path / "r.html")
+    assert html.exit_code == 0 and "<svg" in (tmp_path / "r.html").read_text()
+
+
+def test_compare_with_missing_or_corrupt_baseline_exits_2(tmp_path):
+    (tmp_path / "bad.json").write_text("{oops")
+    assert invoke("compare", tmp_path / "none.json", tmp_path / "bad.json").exit_code == 2
+    result = invoke("compare", tmp_path / "bad.json", tmp_path / "bad.json")
+    assert result.exit_code == 2 and "not valid JSON" in result.output
+
+
+QUESTIONS_WITH_FAILURES = """
+version: 1
+questions:
+  - {id: OK, question: What is the delay?, doc_id: a, sources: [a/x.md]}
+  - {id: LEAK, question: leak please, doc_id: a, sources: [a/x.md]}
+  - {id: CRASH, question: crash now, doc_id: a}
+  - {id: SLOW, question: sleep forever, doc_id: a}
+  - {id: JUNK, question: garbage out, doc_id: a}
+  - {id: AFTER, question: What is the delay on b?, doc_id: b, sources: [b/y.md]}
+"""
+
+
+def test_failing_questions_never_stop_the_run(tiny_project, tmp_path):
+    config = tiny_project(COMMAND_TARGET, QUESTIONS_WITH_FAILURES, "  concurrency: 1\n")
+    result = invoke("run", "--config", config, "-o", tmp_path / "r.json", "--no-progress")
+    assert result.exit_code == 0
+    records = {q["id"]: q for q in json.loads((tmp_path / "r.json").read_text())["questions"]}
+    assert {k: v["verdict"] for k, v in records.items()} == {
+        "OK": "pass", "LEAK": "routing_error", "CRASH": "error", "SLOW": "error", "JUNK": "error", "AFTER": "pass"
+    }
+    assert records["LEAK"]["leaks"] == ["zzz"] and records["LEAK"]["metrics"] == {}
+    assert "time-out" in records["SLOW"]["error"] and "not a JSON line" in records["JUNK"]["error"]
+    diagnostics = json.loads((tmp_path / "r.json").read_text())["meta"]["diagnostics"]
+    assert "crashing on purpose" in diagnostics
+
+
+def test_python_target_runs_in_process(tiny_project, tmp_path):
+    result = invoke("run", "--config", tiny_project(PYTHON_TARGET), "-o", tmp_path / "r.json", "--no-progress")
+    assert result.exit_code == 0
+    assert json.loads((tmp_path / "r.json").read_text())["aggregates"]["overall"]["passed"] == 4
+
+
+def test_failing_build_step_exits_2_with_its_output(tiny_project, tmp_path):
+    config = tiny_project(COMMAND_TARGET + "  build: ['echo compiling; exit 7']\n")
+    result = invoke("run", "--config", config, "-o", tmp_path / "r.json", "--no-progress")
+    assert result.exit_code == 2 and "build step failed (exit 7)" in result.output and "compiling" in result.output
+
+
+def test_killed_run_resumes_without_asking_finished_questions_again(tiny_project, tmp_path):
+    many = "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a}}\n" for i in range(20))
+    config = tiny_project(COMMAND_TARGET.replace("timeout_s: 2", "timeout_s: 5") + "  concurrency: 1\n", many)
+    log, output = tmp_path / "asked.log", tmp_path / "r.json"
+    env = {**os.environ, "TINY_RAG_LOG": str(log), "TINY_RAG_DELAY": "0.1"}
+    run = [sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(output), "--no-progress"]
+    process = subprocess.Popen(run, env=env, stderr=subprocess.DEVNULL, start_new_session=True)
+    journal = tmp_path / "r.json.partial.jsonl"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 6):
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not output.exists()
+    finished = len(journal.read_text().splitlines()) - 1
+    assert 5 <= finished < 20
+
+    log.write_text("")
+    resumed = subprocess.run(run + ["--resume"], env=env, capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resume: {finished} questions already done" in resumed.stderr
+    asked_again = log.read_text().split()
+    assert len(asked_again) == 20 - finished
+    result = json.loads(output.read_text())
+    assert [q["id"] for q in result["questions"]] == [f"Q{i:02d}" for i in range(20)]
+    assert not journal.exists()
