@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import re
 
-from retrieval import SearchResult, tokenize
+from retrieval import Hit, SearchResult, tokenize
 
 REFUSAL = "I could not find this in the documents."
 
-# Below this BM25 score the best chunk shares only a common word or two with the
-# question: the question is out of scope and we refuse rather than guess.
-MIN_SCORE = 4.0
+# Out-of-scope detection. The best chunk must score at least MIN_SCORE and
+# contain at least two *informative* question words (IDF >= 1, i.e. words that
+# are not in a third or more of the chunks). One shared word is a coincidence
+# ("What does a NEW DU-3 cost in Japan?" meets "stores the NEW offset"); two are
+# a topic. A one-word question ("E-07?") needs its one word.
+MIN_SCORE = 2.5
+MIN_INFORMATIVE_IDF = 1.0
 CHUNKS_PER_CORPUS = 3  # sentences are drawn from this many best chunks of each corpus
 SECOND_SENTENCE = 0.6  # a runner-up sentence is added when it scores >= 60 % of the best
 
@@ -23,8 +27,18 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 
 
 def sentences(text: str) -> list[str]:
-    """Chunk text -> sentences; every line (paragraph or list item) ends one."""
-    return [s.strip() for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()]
+    """Chunk text -> answer units: the sentences of each paragraph, and whole list items.
+
+    A list item ("- E-07: battery voltage below 30 V. Charge the battery.") is one
+    unit: the code, its meaning and its remedy belong together.
+    """
+    units = []
+    for line in text.splitlines():
+        if line.startswith("- "):
+            units.append(line[2:].strip())
+        else:
+            units.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return units
 
 
 def best_sentences(result: SearchResult, chunks: list[dict], corpus: str) -> list[str]:
@@ -32,9 +46,15 @@ def best_sentences(result: SearchResult, chunks: list[dict], corpus: str) -> lis
     rows = [hit.chunk for hit in result.hits if chunks[hit.chunk]["corpus"] == corpus][:CHUNKS_PER_CORPUS]
     candidates = []  # (overlap, chunk rank, position, sentence): sorts best-first, deterministically
     for rank, row in enumerate(rows):
+        # A sentence inherits the topic of its section: under "Pairing procedure",
+        # "Hold LIGHT and PLUS for 3 seconds" answers "How do I pair?".
+        heading_terms = set(tokenize(chunks[row]["heading"]))
         for position, sentence in enumerate(sentences(chunks[row]["text"])):
-            # Rare question words count more (IDF), each word once.
-            overlap = sum(result.idf.get(term, 0.0) for term in set(tokenize(sentence)) if term in result.idf)
+            # Rare question words count more (IDF), each word once. Summed in sorted
+            # order and rounded: a set's order varies per process (hash seed), and
+            # float sums in a different order would break ties differently.
+            terms = sorted(heading_terms | set(tokenize(sentence)))
+            overlap = round(sum(result.idf.get(term, 0.0) for term in terms), 9)
             if overlap > 0:
                 candidates.append((-overlap, rank, position, sentence))
     candidates.sort()
@@ -47,15 +67,24 @@ def best_sentences(result: SearchResult, chunks: list[dict], corpus: str) -> lis
     return chosen
 
 
+def in_scope(result: SearchResult, hit: Hit) -> bool:
+    """Does this hit answer the question, or merely share a word with it? (see MIN_SCORE)"""
+    # A question word the documents never use counts as informative: it is
+    # exactly what makes "sourdough bread" off-topic.
+    informative = [t for t in result.terms if result.idf.get(t, MIN_INFORMATIVE_IDF) >= MIN_INFORMATIVE_IDF]
+    found = [t for t in hit.matched if result.idf[t] >= MIN_INFORMATIVE_IDF]
+    return hit.score >= MIN_SCORE and len(found) >= min(2, len(informative))
+
+
 def compose_answer(result: SearchResult, chunks: list[dict], corpora: list[str]) -> str:
     """One answer from the searched corpora; refuse when nothing relevant was found.
 
     With several corpora (a cross-corpus question such as "DU-2 vs DU-3") each
     corpus gets its own labelled sentences: a comparison needs both sides.
     """
-    if not result.hits or result.hits[0].score < MIN_SCORE:
+    if not result.hits or not in_scope(result, result.hits[0]):
         return REFUSAL
-    present = [c for c in corpora if any(chunks[h.chunk]["corpus"] == c and h.score >= MIN_SCORE for h in result.hits)]
+    present = [c for c in corpora if any(chunks[h.chunk]["corpus"] == c and in_scope(result, h) for h in result.hits)]
     if len(present) == 1:
         return " ".join(best_sentences(result, chunks, present[0]))
     parts = [f"[{corpus}] " + " ".join(best_sentences(result, chunks, corpus)) for corpus in present]

@@ -8,7 +8,6 @@ millisecond and the whole algorithm fits on one screen.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -18,10 +17,10 @@ import numpy as np
 K1 = 1.5
 B = 0.75
 
-# Words that carry no meaning for retrieval. Dropping them keeps an off-topic
+# Words that carry no meaning for retrieval ("can" is missing on purpose: CAN bus). Dropping them keeps an off-topic
 # question ("What is the capital of ...?") from scoring on "what", "is", "the".
 STOPWORDS = frozenset(
-    """a about after all also an and any are as at be been before being between both but by can
+    """a about after all also an and any are as at be been before being between both but by
     could do does doing done during each else for from has have having how i if in into is it its
     me much must my no not of on once only or other our over should so some such than that the
     their them then there these they this those to too under until up very was we were what when
@@ -58,16 +57,22 @@ def stem(word: str) -> str:
     return word
 
 
-def tokenize(text: str) -> list[str]:
-    """Text -> stemmed content words. The same function runs on chunks and questions."""
+def words(text: str) -> list[str]:
+    """Text -> normalised content words, not yet stemmed."""
     joined = _JOINERS.sub("", normalise(text))
-    return [stem(w) for w in _WORD.findall(joined) if w not in STOPWORDS]
+    return [w for w in _WORD.findall(joined) if w not in STOPWORDS]
+
+
+def tokenize(text: str) -> list[str]:
+    """Text -> stemmed content words: the BM25 terms, for chunks and questions alike."""
+    return [stem(w) for w in words(text)]
 
 
 @dataclass(frozen=True)
 class Hit:
     chunk: int  # row in the index
     score: float
+    matched: tuple[str, ...]  # the query terms that occur in this chunk
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,12 @@ class SearchResult:
 
 
 class Bm25Index:
-    def __init__(self, chunk_tokens: list[list[str]], chunk_corpora: list[str]):
+    """Built at start-up from the chunk texts: a few milliseconds for the example corpus."""
+
+    def __init__(self, chunk_texts: list[str], chunk_corpora: list[str]):
+        chunk_words = [words(text) for text in chunk_texts]
+        self.spellings = sorted({w for ws in chunk_words for w in ws})  # for typo correction
+        chunk_tokens = [[stem(w) for w in ws] for ws in chunk_words]
         self.vocabulary = sorted({t for tokens in chunk_tokens for t in tokens})
         self.column = {term: i for i, term in enumerate(self.vocabulary)}
         self.corpora = np.array(chunk_corpora)
@@ -88,19 +98,26 @@ class Bm25Index:
                 self.tf[row, self.column[term]] += 1
         self.length = self.tf.sum(axis=1)
 
-    def correct(self, term: str) -> str:
-        """Map a misspelt query word to the closest indexed word ("torqe" -> "torqu").
+    def correct(self, word: str) -> str:
+        """Map a misspelt question word to the closest word in the documents ("torqe" -> "torque").
 
         Why this and not character n-grams: a corrected word is still one BM25
         term, so scores keep their meaning and the out-of-scope threshold in
         answer.py stays reliable; n-grams would give every question a partial
-        match with everything. Short words and numbers are never "corrected":
-        "E-07" must not turn into "E-03".
+        match with everything. To avoid "correcting" real words into others
+        ("cost" -> "coast", "brake" -> "bracket"), short words, words with digits
+        ("E-07" must not become "E-03") are left alone, and a correction keeps the
+        first letter and the length give or take one: that is what typos look like.
         """
-        if term in self.column or len(term) < 4 or any(ch.isdigit() for ch in term):
-            return term
-        close = difflib.get_close_matches(term, self.vocabulary, n=1, cutoff=0.8)
-        return close[0] if close else term
+        if word in self.spellings or len(word) < 5 or any(ch.isdigit() for ch in word):
+            return word
+        candidates = [w for w in self.spellings if w[0] == word[0] and abs(len(w) - len(word)) <= 1]
+        close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.8)
+        return close[0] if close else word
+
+    def query_terms(self, question: str) -> tuple[str, ...]:
+        """The question's BM25 terms after typo correction, each once, in question order."""
+        return tuple(dict.fromkeys(stem(self.correct(w)) for w in words(question)))
 
     def search(self, question: str, corpora: list[str]) -> SearchResult:
         """Rank the chunks of `corpora` only, as if they were the whole collection.
@@ -109,7 +126,7 @@ class Bm25Index:
         routed corpora: statistics from another product line must not change
         how this one is ranked.
         """
-        terms = tuple(dict.fromkeys(self.correct(t) for t in tokenize(question)))
+        terms = self.query_terms(question)
         rows = np.flatnonzero(np.isin(self.corpora, corpora))
         known = [t for t in terms if t in self.column]
         if rows.size == 0 or not known:
@@ -125,5 +142,9 @@ class Bm25Index:
 
         # Stable order: best score first, index order (corpus/file/chunk) on ties.
         order = sorted(range(n_chunks), key=lambda i: (-scores[i], rows[i]))
-        hits = tuple(Hit(int(rows[i]), float(scores[i])) for i in order if scores[i] > 0)
-        return SearchResult(terms, {t: float(v) for t, v in zip(known, idf) if math.isfinite(v)}, hits)
+        hits = tuple(
+            Hit(int(rows[i]), float(scores[i]), tuple(t for t, n in zip(known, tf[i]) if n > 0))
+            for i in order
+            if scores[i] > 0
+        )
+        return SearchResult(terms, {t: float(v) for t, v in zip(known, idf)}, hits)

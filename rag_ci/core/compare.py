@@ -27,6 +27,7 @@ class MetricChange:
     threshold: float | None
     old_passed: bool | None
     new_passed: bool | None
+    reason: str | None = None  # the metric's own explanation of its new score
 
     @property
     def crossed_down(self) -> bool:
@@ -189,6 +190,7 @@ def _change(old: QuestionResult | None, new: QuestionResult | None) -> QuestionC
                 threshold=(n or o).threshold,  # type: ignore[union-attr]
                 old_passed=o.passed if o else None,
                 new_passed=n.passed if n else None,
+                reason=(n.error or n.reason) if n else None,
             )
             if change.crossed_down or change.crossed_up:
                 crossings.append(change)

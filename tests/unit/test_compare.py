@@ -15,7 +15,7 @@ def test_pass_to_fail_is_a_regression_with_the_metric_that_crossed():
     assert result.verdict == "fail"
     (reg,) = result.regressions
     assert reg.id == "A" and [(m.name, m.old, m.new) for m in reg.metrics] == [("hit_at_k", 1.0, 0.0)]
-    assert reg.reason == "hit_at_k: hit_at_k=0.0"
+    assert reg.reason == "hit_at_k: hit_at_k=0.0" and reg.metrics[0].reason == "hit_at_k=0.0"
 
 
 def test_pass_to_error_and_routing_error_are_regressions():
