@@ -11,7 +11,7 @@ def test_plain_lines_every_tenth_and_at_the_end():
     for i in range(20):
         progress.advance("fail" if i % 5 == 0 else "pass")
     lines = stream.getvalue().splitlines()
-    assert len(lines) == 10
+    assert len(lines) == 11  # the first answer, then every tenth
     assert lines[-1] == "[rag-ci] 20/20 questions (4 not passing)"
     assert "\x1b" not in stream.getvalue()
 
