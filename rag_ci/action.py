@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_ci.core.compare import Comparison, compare
+from rag_ci.core.compare import REBASELINE_HINT, Comparison, compare
 from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, parse_history, trend, trend_rows
 from rag_ci.core.render import COMMENT_MARKER, render_markdown
 from rag_ci.core.results import RunResult
@@ -60,7 +61,12 @@ def main() -> int:
         runner.mask(secret.reveal())
     _prepare_process_environment(settings)
     github = connect(settings.api_url, settings.github_token, settings.repository)
-    return action(settings, github, runner)
+    try:
+        return action(settings, github, runner)
+    except Exception:  # a bug: show it, but exit 2, not 1, which means "regression"
+        traceback.print_exc()
+        runner.error("rag-ci stopped on an internal error (traceback above); please report it.", title="rag-ci")
+        return EXIT_ERROR
 
 
 def _prepare_process_environment(settings: Settings) -> None:
@@ -141,7 +147,12 @@ class Evaluation:
             base_branch = s.default_branch or s.branch or "main"
             prefer = lambda: s.push_before_sha  # noqa: E731
         skip_baseline = mode == "full" and s.rebaseline
-        baseline, problem = (None, None) if skip_baseline else self.fetch_baseline(base_branch, prefer)
+        if skip_baseline:
+            baseline, problem = None, None
+        elif mode == "baseline":
+            baseline, problem = self.cache_baseline(base_branch, prefer)
+        else:
+            baseline, problem = self.fetch_baseline(base_branch, prefer)
         context = RunContext(git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number)
         self.runner.group(f"rag-ci: replaying {len(project.questions.questions)} questions")
         try:
@@ -196,11 +207,21 @@ class Evaluation:
             except RagCiError as exc:  # another schema version, or a damaged file
                 return None, str(exc)
 
+    def cache_baseline(self, branch: str, prefer: Callable[[], str | None]) -> tuple[RunResult | None, None]:
+        """On main the previous baseline only saves judge calls: without it the run is
+        slower, not wrong, so a problem getting it is a warning."""
+        try:
+            baseline, problem = self.fetch_baseline(branch, prefer)
+        except GitHubError as exc:
+            self.runner.warning(f"previous baseline not used as verdict cache: {exc}")
+            return None, None
+        if problem:
+            self.runner.info(f"[rag-ci] previous baseline not used as verdict cache: {problem}")
+        return baseline, None
+
     def judge(self, head: RunResult, baseline: RunResult | None, problem: str | None, project: Project) -> Outcome:
         s = self.settings
         if problem is not None:
-            from rag_ci.core.compare import REBASELINE_HINT
-
             return Outcome("incompatible", notice=_quote(f"Not compared: {problem}\n{REBASELINE_HINT}"))
         if baseline is None:
             return Outcome(
@@ -208,17 +229,20 @@ class Evaluation:
                 notice=f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch). "
                 "This run passes; the next run on the default branch creates the baseline.",
             )
+        # `fail-on-regression: false` turns the gate off for this run; the report then says
+        # "gate disabled" instead of announcing a failure the check does not have.
+        fail_on = project.config.gate.fail_on if s.fail_on_regression else "never"
         try:
-            comparison = compare(baseline, head, fail_on=project.config.gate.fail_on)
+            comparison = compare(baseline, head, fail_on=fail_on)
         except IncompatibleBaseline as exc:
             return Outcome("incompatible", notice=_quote(f"Not compared: {exc}"))
         return Outcome(comparison.verdict, comparison)
 
     def exit_code(self, mode: str, outcome: Outcome) -> int:
         if outcome.verdict == "fail":
-            if self.settings.fail_on_regression:
-                return EXIT_REGRESSION
-            self.runner.warning("regressions found; not failing because fail-on-regression is false")
+            return EXIT_REGRESSION
+        if outcome.comparison is not None and outcome.comparison.regressions:
+            self.runner.warning("regressions found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
         if outcome.verdict == "incompatible" and mode == "full":
             # A scheduled re-evaluation that cannot compare must not quietly become the new
             # baseline: stop here, and let a human re-baseline on purpose.

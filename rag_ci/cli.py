@@ -178,6 +178,14 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None) 
         click.echo(text)
 
 
+# Commands that live next to their adapters; imported last so `cli` exists.
+from rag_ci.github.history_cli import history  # noqa: E402  (`rag-ci history`: trend on main)
+from rag_ci.merge_cli import merge  # noqa: E402  (`rag-ci merge`: shards -> one results.json)
+
+cli.add_command(history)
+cli.add_command(merge)
+
+
 def main() -> None:
     cli()
 

@@ -110,7 +110,6 @@ class Settings:
     step_summary: Path | None = None
     github_output: Path | None = None
     in_actions: bool = False  # GITHUB_ACTIONS=true: workflow commands are read by a runner
-    debug: bool = False
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Settings:
@@ -151,7 +150,6 @@ class Settings:
             step_summary=Path(get("GITHUB_STEP_SUMMARY")) if get("GITHUB_STEP_SUMMARY") else None,
             github_output=Path(get("GITHUB_OUTPUT")) if get("GITHUB_OUTPUT") else None,
             in_actions=get("GITHUB_ACTIONS") == "true",
-            debug=get("RUNNER_DEBUG") == "1",
         )
 
     # --- paths ---------------------------------------------------------------------
@@ -200,7 +198,10 @@ class Settings:
 
     @property
     def default_branch(self) -> str | None:
-        return (self.event.get("repository") or {}).get("default_branch")
+        default = (self.event.get("repository") or {}).get("default_branch")
+        if default is None and self.event_name == "schedule":
+            return self.branch  # scheduled runs are on the default branch; old payloads omit it
+        return default
 
     @property
     def branch(self) -> str | None:

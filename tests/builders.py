@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 from rag_ci.core.aggregate import aggregate
 from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
 
@@ -30,3 +33,13 @@ def run(*questions: QuestionResult, thresholds=None, sha="abc", judge=None) -> R
         judge=judge,
     )
     return RunResult(meta=meta, questions=list(questions), aggregates=aggregate(questions))
+
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path

@@ -12,15 +12,9 @@ import pytest
 os.environ["DEEPEVAL_TELEMETRY_OPT_OUT"] = "1"
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return path
+from builders import EXAMPLES, REPO, write  # noqa: E402,F401  (re-exported for tests)
 
 
 @pytest.fixture

@@ -100,7 +100,7 @@ def _trusted_successful_run(repo: Repository, full_name: str, run_id: int) -> bo
 
 
 def find_in_run(repo: Repository, run_id: int, name: str) -> ArtifactRef | None:
-    """The artifact called `name` that run `run_id` uploaded (calls: GET run artifacts)."""
+    """The artifact called `name` that run `run_id` uploaded (calls: GET artifacts?name=)."""
     for artifact in repo.get_artifacts(name=name):
         run = artifact.workflow_run
         if run is not None and run.id == run_id and not artifact.expired:

@@ -37,7 +37,9 @@ class CannotWrite(GitHubError):
     """The token may not write here (a fork PR's read-only token, or missing `permissions:`)."""
 
 
-def connect(api_url: str, token: Secret, repository: str) -> GitHubRepo:
+def connect(api_url: str, token: Secret, repository: str, *, seconds_between_requests: float = 0.25, retries: int = 5) -> GitHubRepo:
+    """A client for `repository` at `api_url`. Requests are spaced out as GitHub asks
+    integrations to (PyGithub's defaults); tests against a fake turn that off."""
     gh = Github(
         auth=Auth.Token(token.reveal()) if token else None,
         base_url=api_url,
@@ -46,7 +48,9 @@ def connect(api_url: str, token: Secret, repository: str) -> GitHubRepo:
         timeout=30,
         lazy=True,
         # Retry 5xx and rate limits, but never wait for an hour-long primary rate-limit reset.
-        retry=GithubRetry(total=5, backoff_factor=1.0, max_rate_limit_wait=120),
+        retry=GithubRetry(total=retries, backoff_factor=1.0, max_rate_limit_wait=120),
+        seconds_between_requests=seconds_between_requests,
+        seconds_between_writes=4 * seconds_between_requests,
     )
     # PyGithub logs every expected 403 (GET /user with the Actions token) at INFO.
     logging.getLogger("github").setLevel(logging.WARNING)

@@ -6,7 +6,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from conftest import EXAMPLES
+from builders import EXAMPLES
 from rag_ci.cli import cli
 
 

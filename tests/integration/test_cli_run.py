@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import write
+from builders import write
 from rag_ci.cli import cli
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"

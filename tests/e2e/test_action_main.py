@@ -1,0 +1,115 @@
+"""End to end: the action on the default branch (push, workflow_dispatch) and workflow_run."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import pytest
+
+from action_harness import REPOSITORY, assert_token_never_leaked, copy_example_repository, example_baseline, push_event, run_action
+from fakes.fake_github import FakeGitHubServer
+
+from rag_ci.core.render import COMMENT_MARKER
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def baseline_json(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return example_baseline(tmp_path_factory.mktemp("baseline"))
+
+
+@pytest.fixture
+def token() -> str:
+    return "ghs_" + secrets.token_hex(18)
+
+
+@pytest.fixture
+def fake(token: str):
+    with FakeGitHubServer(token=token) as server:
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return copy_example_repository(tmp_path / "workspace")
+
+
+def history_lines(fake: FakeGitHubServer) -> list[dict]:
+    data = fake.file_on_branch("rag-ci-data", "eval_history.jsonl") or b""
+    return [json.loads(line) for line in data.decode().splitlines()]
+
+
+def test_push_to_main_writes_results_and_appends_one_history_line_per_run(fake, workspace, token, baseline_json, tmp_path):
+    fake.add_baseline_artifact({"results.json": baseline_json}, head_sha="4" * 40)
+
+    first = run_action(fake, workspace, event_name="push", event=push_event(), token=token)
+    second = run_action(fake, workspace, event_name="push", event=push_event(before="5" * 40, after="6" * 40), token=token)
+
+    for run in (first, second):
+        assert run.returncode == 0, run.log
+        assert run.outputs["verdict"] == "baseline"
+        assert run.outputs["results-path"] == "rag-ci-output/results.json"
+    results = json.loads((workspace / "rag-ci-output" / "results.json").read_text())
+    assert results["meta"]["git_sha"] == "6" * 40  # ready for the workflow's upload step
+    lines = history_lines(fake)
+    assert [line["git_sha"] for line in lines] == ["5" * 40, "6" * 40]
+    assert lines[0]["pass_rate"] == 1.0 and lines[0]["questions"] == results["aggregates"]["overall"]["n"]
+    assert lines[0]["run_url"] == f"https://github.example/{REPOSITORY}/actions/runs/4242"
+    assert "README.md" in fake.branches["rag-ci-data"]  # created as an orphan data branch
+    routes = fake.routes()
+    assert not any("/comments" in r or r == "GET /user" for r in routes)  # posts nothing
+    assert "POST /repos/acme/rag/git/refs" in routes  # branch created once...
+    assert routes.count("PUT /repos/acme/rag/contents/{path}") == 1  # ...then appended through the contents API
+    assert_token_never_leaked(token, second, fake, tmp_path)
+
+
+def test_push_to_another_branch_does_nothing(fake, workspace, token, tmp_path):
+    event = {**push_event(), "ref": "refs/heads/feature"}
+
+    run = run_action(fake, workspace, event_name="push", event=event, token=token)
+
+    assert run.returncode == 0, run.log
+    assert "default branch only" in run.stdout
+    assert fake.requests == []
+
+
+def test_dispatch_with_rebaseline_runs_full_without_reading_the_old_baseline(fake, workspace, token, baseline_json, tmp_path):
+    fake.add_baseline_artifact({"results.json": baseline_json})
+    event = {"ref": "refs/heads/main", "inputs": {"rebaseline": "true"}, "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
+
+    run = run_action(fake, workspace, event_name="workflow_dispatch", event=event, token=token, inputs={"rebaseline": "true"})
+
+    assert run.returncode == 0, run.log
+    assert run.outputs["verdict"] == "rebaseline"
+    assert json.loads((workspace / "rag-ci-output" / "results.json").read_text())["meta"]["full"] is True
+    assert not any("artifacts" in r for r in fake.routes())
+    assert len(history_lines(fake)) == 1
+    assert "Re-baseline" in run.summary
+    assert_token_never_leaked(token, run, fake, tmp_path)
+
+
+def test_workflow_run_posts_the_saved_fork_comment_with_mentions_defused(fake, workspace, token, tmp_path):
+    saved = f"{COMMENT_MARKER}\n## rag-ci: ❌ 1 regression\n\nping @everyone and @acme/team"
+    artifact = fake.add_baseline_artifact({"comment.md": saved}, name="rag-ci-comment", branch="feature", event="pull_request")
+    fake.add_pull(12, head_owner="contributor", head_branch="feature", head_sha="7" * 40)
+    event = {
+        "action": "completed",
+        "workflow_run": {
+            "id": artifact.run_id, "event": "pull_request", "head_branch": "feature", "head_sha": "7" * 40,
+            "pull_requests": [],  # GitHub leaves this empty for pull requests from forks
+            "head_repository": {"full_name": "contributor/rag", "owner": {"login": "contributor"}},
+        },
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+    }
+
+    run = run_action(fake, workspace, event_name="workflow_run", event=event, token=token)
+
+    assert run.returncode == 0, run.log
+    [comment] = fake.comments[12]
+    assert comment["body"].startswith(COMMENT_MARKER)
+    assert "@everyone" not in comment["body"] and "@\u200beveryone" in comment["body"]
+    assert run.outputs["comment-url"] == comment["html_url"]
+    assert_token_never_leaked(token, run, fake, tmp_path)

@@ -1,0 +1,178 @@
+"""End to end: the action on pull_request events, against the example RAG and FakeGitHubServer."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import pytest
+
+from action_harness import (
+    HEAD_SHA,
+    MERGE_BASE_SHA,
+    assert_token_never_leaked,
+    copy_example_repository,
+    example_baseline,
+    pull_request_event,
+    run_action,
+)
+from fakes.fake_github import FakeGitHubServer
+
+from rag_ci.core.render import COMMENT_MARKER
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def baseline_json(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return example_baseline(tmp_path_factory.mktemp("baseline"))
+
+
+@pytest.fixture
+def token() -> str:
+    return "ghs_" + secrets.token_hex(18)
+
+
+@pytest.fixture
+def fake(token: str):
+    with FakeGitHubServer(token=token) as server:
+        server.merge_bases[HEAD_SHA] = MERGE_BASE_SHA
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return copy_example_repository(tmp_path / "workspace")
+
+
+def our_comments(fake: FakeGitHubServer, pr: int = 7) -> list[dict]:
+    return [c for c in fake.comments.get(pr, []) if COMMENT_MARKER in c["body"]]
+
+
+def test_pr_with_regressions_posts_one_comment_annotates_and_fails(fake, workspace, token, baseline_json, tmp_path):
+    fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
+
+    run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
+
+    assert run.returncode == 1, run.log
+    assert run.outputs["verdict"] == "fail"
+    regressions = int(run.outputs["regressions"])
+    assert regressions > 0
+    [comment] = our_comments(fake)
+    body = comment["body"]
+    assert body.startswith(COMMENT_MARKER)
+    assert "regression" in body and "| question | corpus | metric |" in body
+    assert "[workflow run](https://github.example/acme/rag/actions/runs/4242)" in body
+    assert len(body) <= 65536
+    assert "## rag-ci" in run.summary  # the same report in the step summary
+    assert run.log.count("::error title=RAG regression") == min(regressions, 50)
+    assert run.outputs["comment-url"] == comment["html_url"]
+    assert run.outputs["results-path"] == "rag-ci-output/results.json"  # relative: valid on the runner too
+    assert (workspace / "rag-ci-output" / "report.html").is_file()
+    assert json.loads((workspace / "rag-ci-output" / "comparison.json").read_text())["verdict"] == "fail"
+    # Every REST call of a PR run (docs/action.md lists them): 8 to the API, 1 to blob storage.
+    assert fake.routes() == [
+        "GET /repos/acme/rag/actions/artifacts",  # baseline candidates, by name
+        "GET /repos/acme/rag/compare/{basehead}",  # the PR's merge-base
+        "GET /repos/acme/rag/actions/runs/{n}",  # the candidate's run: successful, trusted
+        "GET /repos/acme/rag/actions/artifacts/{n}/zip",  # 302 to the signed blob URL
+        "GET /repos/acme/rag/contents/{path}",  # eval_history.jsonl on rag-ci-data, for the trend
+        "GET /user",  # whose comment is ours (403 for GITHUB_TOKEN: the Actions bot)
+        "GET /repos/acme/rag/issues/{n}/comments",  # find the sticky comment
+        "POST /repos/acme/rag/issues/{n}/comments",  # first run: create it
+    ]
+    assert len([r for r in fake.requests if r.path.startswith("/_blobs/")]) == 1
+    assert_token_never_leaked(token, run, fake, tmp_path)
+
+
+def test_rerun_edits_the_same_comment_even_past_the_first_page(fake, workspace, token, baseline_json, tmp_path):
+    fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
+    fake.add_comment(7, f"quoting the bot: {COMMENT_MARKER}", login="reviewer")  # not ours: never edited
+    for i in range(120):  # our comment lands on the second page of the comments list
+        fake.add_comment(7, f"discussion {i}", login="reviewer")
+
+    first = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"EXAMPLE_RAG_REGRESSION": "routing"})
+    assert first.returncode == 1, first.log
+    second = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token)
+
+    assert second.returncode == 0, second.log
+    [comment] = [c for c in our_comments(fake) if c["user"]["login"] == "github-actions[bot]"]
+    assert "no regression" in comment["body"]
+    assert comment["updated_at"] != comment["created_at"]
+    assert second.outputs["comment-url"] == first.outputs["comment-url"] == comment["html_url"]
+    routes = fake.routes()
+    assert routes.count("POST /repos/acme/rag/issues/{n}/comments") == 1
+    assert routes.count("PATCH /repos/acme/rag/issues/comments/{n}") == 1
+    pages = [r.query.get("page", "1") for r in fake.requests if r.route == "GET /repos/acme/rag/issues/{n}/comments"]
+    assert "2" in pages  # followed the Link header
+    assert fake.comments[7][0]["body"] == f"quoting the bot: {COMMENT_MARKER}"
+    assert_token_never_leaked(token, second, fake, tmp_path)
+
+
+def test_pr_without_regression_passes_against_the_merge_base_baseline(fake, workspace, token, baseline_json, tmp_path):
+    # The newest artifact on main is from a later commit whose RAG was broken; the one
+    # at the PR's merge-base is the right baseline, so the comparison shows no gains.
+    broken = json.loads(baseline_json)
+    for q in broken["questions"]:
+        q["verdict"] = "fail"
+    fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA, created_at="2025-01-01T00:00:00Z")
+    fake.add_baseline_artifact({"results.json": json.dumps(broken)}, head_sha="9" * 40, created_at="2025-01-02T00:00:00Z")
+
+    run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token)
+
+    assert run.returncode == 0, run.log
+    assert run.outputs["verdict"] == "pass"
+    assert run.outputs["regressions"] == "0" and run.outputs["gains"] == "0"
+    assert "no regression" in our_comments(fake)[0]["body"]
+    blob_requests = [r for r in fake.requests if r.path.startswith("/_blobs/")]
+    assert blob_requests and not any(r.had_authorization for r in blob_requests)  # token only to the API
+    assert_token_never_leaked(token, run, fake, tmp_path)
+
+
+def test_no_baseline_yet_is_a_passing_bootstrap(fake, workspace, token, baseline_json, tmp_path):
+    # An artifact uploaded by a fork's run on a branch named `main` must not count.
+    fake.add_baseline_artifact({"results.json": baseline_json}, from_fork=True)
+
+    run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
+
+    assert run.returncode == 0, run.log
+    assert run.outputs["verdict"] == "bootstrap"
+    body = our_comments(fake)[0]["body"]
+    assert "bootstrap" in body and "no baseline" in body
+    assert not any(r.path.startswith("/_blobs/") for r in fake.requests)
+    assert_token_never_leaked(token, run, fake, tmp_path)
+
+
+def test_incompatible_baseline_is_explained_with_how_to_rebaseline(fake, workspace, token, baseline_json, tmp_path):
+    other = json.loads(baseline_json)
+    other["meta"]["metric_thresholds"]["keyword_coverage"] = 0.9
+    fake.add_baseline_artifact({"results.json": json.dumps(other)}, head_sha=MERGE_BASE_SHA)
+
+    run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
+
+    assert run.returncode == 0, run.log
+    assert run.outputs["verdict"] == "incompatible"
+    body = our_comments(fake)[0]["body"]
+    assert "keyword_coverage: 0.9 → 0.6" in body
+    assert "workflow_dispatch" in body and "rebaseline: true" in body
+    assert "::warning title=rag-ci%3A baseline not comparable::" in run.stdout
+    assert_token_never_leaked(token, run, fake, tmp_path)
+
+
+def test_fork_pr_with_read_only_token_keeps_the_report_and_saves_the_comment(fake, workspace, token, baseline_json, tmp_path):
+    fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
+    fake.read_only = True
+
+    run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(fork=True), token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
+
+    assert run.returncode == 1, run.log  # the gate still holds; only the comment moved
+    assert "Traceback" not in run.stderr
+    assert fake.comments.get(7) is None
+    assert [r.status for r in fake.requests if r.method == "POST"] == [403]
+    saved = workspace / "rag-ci-output" / "comment.md"
+    assert saved.read_text().startswith(COMMENT_MARKER)
+    assert "## rag-ci" in run.summary
+    assert "comment not posted" in run.stdout and "workflow_run" in run.stdout
+    assert run.outputs["comment-url"] == ""
+    assert_token_never_leaked(token, run, fake, tmp_path)

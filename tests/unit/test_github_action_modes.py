@@ -1,0 +1,167 @@
+"""action(): which mode an event gets, and how each outcome maps to the exit code.
+
+The runs are canned (no RAG is started); GitHub is FakeGitHubServer.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from builders import metric, question, run
+from fakes.fake_github import FakeGitHubServer
+
+from rag_ci.action import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action, resolve_mode
+from rag_ci.core.render import COMMENT_MARKER
+from rag_ci.errors import RagCiError
+from rag_ci.github.client import connect
+from rag_ci.github.workflow import Runner
+from rag_ci.settings import Settings, Secret
+from rag_ci.storage import save_results
+
+PASSING = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), question("Q2", metrics=[metric("hit_at_k", 1.0)]))
+REGRESSED = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), question("Q2", "fail", metrics=[metric("hit_at_k", 0.0)]))
+
+
+def settings_for(event_name: str, event: dict, workspace: Path, **inputs) -> Settings:
+    ref = inputs.pop("ref", "refs/heads/main" if event_name != "pull_request" else "refs/pull/7/merge")
+    return Settings(
+        event_name=event_name, event=event, repository="acme/rag", ref=ref, sha="f" * 40, run_id="1",
+        workspace=workspace, step_summary=workspace / "summary.md", github_output=workspace / "output.txt",
+        github_token=Secret("t0ken"), **inputs,
+    )
+
+
+PR_EVENT = {"pull_request": {"number": 7, "head": {"sha": "h" * 40, "repo": {"full_name": "acme/rag"}}, "base": {"ref": "main"}}, "repository": {"default_branch": "main"}}
+PUSH_EVENT = {"ref": "refs/heads/main", "repository": {"default_branch": "main"}}
+
+
+@pytest.mark.parametrize(
+    "event_name,ref,mode",
+    [
+        ("pull_request", "refs/pull/7/merge", "pr"),
+        ("push", "refs/heads/main", "baseline"),
+        ("push", "refs/heads/feature", None),
+        ("workflow_dispatch", "refs/heads/main", "full"),
+        ("schedule", "refs/heads/main", "full"),
+        ("workflow_run", "refs/heads/main", "comment"),
+    ],
+)
+def test_auto_mode_follows_the_event(tmp_path, event_name, ref, mode):
+    assert resolve_mode(settings_for(event_name, PUSH_EVENT, tmp_path, ref=ref)) == mode
+
+
+def test_pull_request_target_is_refused_unless_asked_for_explicitly(tmp_path):
+    with pytest.raises(RagCiError, match="pull_request_target"):
+        resolve_mode(settings_for("pull_request_target", PR_EVENT, tmp_path))
+    assert resolve_mode(settings_for("pull_request_target", PR_EVENT, tmp_path, mode="pr")) == "pr"
+
+
+@pytest.fixture
+def fake():
+    with FakeGitHubServer(token="t0ken") as server:
+        yield server
+
+
+@pytest.fixture
+def project(tiny_project, tmp_path) -> Path:
+    tiny_project("target: {kind: python, entry: 'tiny_rag:answer'}")
+    return tmp_path
+
+
+def act(fake, settings: Settings, head, *, baseline=None):
+    """Run action() with `head` as the run's result and `baseline` as main's artifact."""
+    if baseline is not None:
+        fake.add_baseline_artifact({"results.json": baseline.model_dump_json()})
+    github = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0)
+    stream = io.StringIO()
+    runner = Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=True, stream=stream)
+    seen = {}
+
+    def evaluate(project, output, cache_baseline, full, context):
+        seen.update(cache_baseline=cache_baseline, full=full, context=context)
+        save_results(output, head)
+        return head
+
+    code = action(settings, github, runner, evaluate=evaluate)
+    return code, stream.getvalue(), seen
+
+
+def test_regressions_fail_the_pr_and_the_baseline_feeds_the_verdict_cache(fake, project):
+    code, out, seen = act(fake, settings_for("pull_request", PR_EVENT, project), REGRESSED, baseline=PASSING)
+    assert code == EXIT_REGRESSION
+    assert seen["cache_baseline"] == PASSING and seen["full"] is False
+    assert seen["context"].pr_number == 7 and seen["context"].git_sha == "f" * 40
+    assert "::error title=RAG regression%3A Q2::Q2 (a): hit_at_k 1.00 → 0.00" in out
+
+
+def test_with_fail_on_regression_false_the_pr_reports_but_passes(fake, project):
+    settings = settings_for("pull_request", PR_EVENT, project, fail_on_regression=False)
+    code, out, _ = act(fake, settings, REGRESSED, baseline=PASSING)
+    assert code == EXIT_PASS
+    assert "not failing because the gate is off" in out
+    body = fake.comments[7][0]["body"]
+    assert COMMENT_MARKER in body and "(gate disabled)" in body
+    assert "regressions<<" in (project / "output.txt").read_text()
+
+
+def test_a_full_run_ignores_the_cache_and_fails_on_drift(fake, project):
+    code, _, seen = act(fake, settings_for("workflow_dispatch", PUSH_EVENT, project, mode="full"), REGRESSED, baseline=PASSING)
+    assert code == EXIT_REGRESSION
+    assert seen["full"] is True and seen["cache_baseline"] is None
+    assert fake.comments == {}  # posts nothing
+    assert len((fake.file_on_branch("rag-ci-data", "eval_history.jsonl") or b"").splitlines()) == 1
+
+
+def test_a_full_run_against_an_incompatible_baseline_stops_for_a_human(fake, project):
+    other = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), thresholds={"hit_at_k": 0.5})
+    code, out, _ = act(fake, settings_for("schedule", {"schedule": "x"}, project), PASSING, baseline=other)
+    assert code == EXIT_ERROR
+    assert "rebaseline" in (project / "summary.md").read_text()
+
+
+def test_a_baseline_of_another_schema_version_is_reported_as_incompatible(fake, project):
+    data = json.loads(PASSING.model_dump_json())
+    data["meta"]["schema_version"] = 999
+    fake.add_baseline_artifact({"results.json": json.dumps(data)})
+    code, _, _ = act(fake, settings_for("pull_request", PR_EVENT, project), PASSING)
+    assert code == EXIT_PASS
+    assert "incompatible" in (project / "output.txt").read_text()
+    assert "schema_version 999" in fake.comments[7][0]["body"]
+
+
+def test_an_invalid_config_is_an_error_with_the_reason_in_the_summary(fake, tmp_path):
+    (tmp_path / "rag-ci.yml").write_text("target: {kind: nonsense}\n")
+    code, out, _ = act(fake, settings_for("pull_request", PR_EVENT, tmp_path), PASSING)
+    assert code == EXIT_ERROR
+    assert out.startswith("::error title=rag-ci::") or "::error title=rag-ci::" in out
+    assert "## rag-ci: error" in (tmp_path / "summary.md").read_text()
+    assert "verdict<<" in (tmp_path / "output.txt").read_text()
+
+
+def test_an_unreachable_github_is_an_error_not_a_traceback(project):
+    settings = settings_for("pull_request", PR_EVENT, project, api_url="http://127.0.0.1:9")
+    github = connect("http://127.0.0.1:9", Secret("t0ken"), "acme/rag", seconds_between_requests=0, retries=0)
+    stream = io.StringIO()
+    runner = Runner(step_summary=settings.step_summary, github_output=None, in_actions=True, stream=stream)
+    code = action(settings, github, runner, evaluate=lambda *a: pytest.fail("must not run without a baseline answer"))
+    assert code == EXIT_ERROR
+    assert "could not look for the baseline artifact" in stream.getvalue()
+
+
+def test_a_comment_artifact_without_the_marker_is_not_posted(fake, tmp_path):
+    artifact = fake.add_baseline_artifact({"comment.md": "hello @everyone"}, name="rag-ci-comment", branch="feature", event="pull_request")
+    event = {"workflow_run": {"id": artifact.run_id, "event": "pull_request", "pull_requests": [{"number": 7}], "head_branch": "feature"}}
+    code, out, _ = act(fake, settings_for("workflow_run", event, tmp_path), PASSING)
+    assert code == EXIT_ERROR and "marker" in out
+    assert fake.comments == {}
+
+
+def test_on_main_a_missing_artifact_permission_only_costs_the_cache(fake, project):
+    fake.inject("GET", "/repos/acme/rag/actions/artifacts", 403, "Resource not accessible by integration")
+    code, out, seen = act(fake, settings_for("push", PUSH_EVENT, project), PASSING)
+    assert code == EXIT_PASS and seen["cache_baseline"] is None
+    assert "previous baseline not used as verdict cache" in out and "actions: read" in out
