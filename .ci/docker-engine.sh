@@ -52,10 +52,20 @@ start_engine() {
             || unavailable "apt-get install docker.io failed: $(tail -n 3 "$LOG_DIR/apt-docker.log" | tr '\n' ' ')"
     fi
     command -v docker >/dev/null 2>&1 || unavailable "no docker CLI on PATH"
-    # A dockerd killed earlier leaves its pid file behind and the next one refuses to start.
-    if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then
-        rm -f /var/run/docker.pid
+    # A dockerd still starting or shutting down holds the pid file: wait for it either way.
+    local existing
+    existing=$(cat /var/run/docker.pid 2>/dev/null || true)
+    if [ -n "$existing" ] && kill -0 "$existing" 2>/dev/null; then
+        say "a dockerd (pid $existing) is already there: waiting for it to answer or exit"
+        for _ in $(seq 1 30); do
+            engine_up && { say "engine up"; return 0; }
+            kill -0 "$existing" 2>/dev/null || break
+            sleep 1
+        done
+        kill -0 "$existing" 2>/dev/null && unavailable "dockerd (pid $existing) is running but does not answer; see $DOCKERD_LOG"
     fi
+    # A dockerd killed earlier leaves its pid file behind and the next one refuses to start.
+    rm -f /var/run/docker.pid
     say "starting dockerd (vfs storage driver), log: $DOCKERD_LOG"
     # vfs: overlayfs is not available inside these VMs. setsid: the daemon must outlive
     # this script (and .ci/run) so later runs reuse its image cache.
@@ -100,6 +110,7 @@ make_rootfs_tarball() {
     # Keep the image small: the vfs driver copies the whole root file system per layer.
     rm -rf "$rootfs"/var/cache/apt/* "$rootfs"/var/lib/apt/lists/* "$rootfs"/usr/share/doc \
         "$rootfs"/usr/share/man "$rootfs"/usr/share/info "$rootfs"/usr/share/locale
+    chmod 755 "$rootfs"  # mktemp -d made it 0700: a non-root USER could not even reach /usr/bin
     mkdir -p "$CACHE_DIR"
     tar -C "$rootfs" -cf "$ROOTFS_TAR.tmp" . && mv "$ROOTFS_TAR.tmp" "$ROOTFS_TAR"
     local rc=$?

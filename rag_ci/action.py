@@ -32,6 +32,7 @@ from rag_ci.errors import IncompatibleBaseline, RagCiError
 from rag_ci.github import publish
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.workflow import Runner
+from rag_ci.signals import terminate_like_interrupt
 from rag_ci.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.storage import load_results
 
@@ -47,6 +48,7 @@ def run_engine(project: Project, output: Path, baseline: RunResult | None, full:
 
 
 def main() -> int:
+    terminate_like_interrupt()
     runner = Runner(
         step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,
         github_output=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,

@@ -187,6 +187,9 @@ cli.add_command(merge)
 
 
 def main() -> None:
+    from rag_ci.signals import terminate_like_interrupt
+
+    terminate_like_interrupt()
     cli()
 
 

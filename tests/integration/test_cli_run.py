@@ -143,3 +143,59 @@ def test_killed_run_resumes_without_asking_finished_questions_again(tiny_project
     result = json.loads(output.read_text())
     assert [q["id"] for q in result["questions"]] == [f"Q{i:02d}" for i in range(20)]
     assert not journal.exists()
+
+
+def _processes_running(marker: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in text:
+            found.append(text)
+    return found
+
+
+SLOW_HTTP_RAG = """
+import http.server, json, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self): self.send_response(200); self.end_headers()
+    def do_POST(self):
+        req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        time.sleep(0.2)
+        body = json.dumps({"answer": "10 ms", "contexts": [{"text": "t", "doc_id": "a", "source": "a/x.md"}]}).encode()
+        self.send_response(200); self.end_headers(); self.wfile.write(body)
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def test_sigterm_from_a_cancelled_job_stops_the_target_server(tiny_project, tmp_path):
+    import socket
+
+    rag = tmp_path / "cancelled_rag.py"
+    rag.write_text(SLOW_HTTP_RAG)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    many = "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a}}\n" for i in range(30))
+    config = tiny_project(
+        f"target:\n  kind: http\n  url: http://127.0.0.1:{port}/query\n  health: /health\n  start: [python, {rag}, '{port}']\n  concurrency: 1\n", many
+    )
+    journal = tmp_path / "r.json.partial.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(tmp_path / "r.json"), "--no-progress"], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
+        time.sleep(0.05)
+    assert _processes_running(str(rag)), "the target server should be running mid-run"
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=20)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _processes_running(str(rag)):
+        time.sleep(0.05)
+    leftovers = _processes_running(str(rag))
+    for _ in leftovers:
+        subprocess.run(["pkill", "-f", str(rag)])
+    assert leftovers == []
+    assert journal.exists()  # the interrupted run can be resumed

@@ -1,0 +1,156 @@
+"""The docker target against a real Docker engine: the example RAG's Dockerfile is
+built with the SDK, run, and replayed through rag-ci; the results must equal those
+of the `command` target running the same RAG.
+
+.ci/docker-engine.sh starts the engine and makes the offline base image; it writes
+a status file this test reads. The test is skipped only when no engine can be
+reached, and then says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+from rag_ci.engine import load_project, run_project
+from rag_ci.errors import TargetError
+from rag_ci.targets.docker import CONTAINER_PREFIX, RUN_LABEL, DockerTarget
+from rag_ci.targets.docker_image import (
+    CONFIG_HASH_LABEL,
+    SHA_LABEL,
+    build_spec,
+    config_hash,
+    context_files,
+    context_hash,
+    ensure_image,
+)
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(240)]
+
+STATUS_FILE = Path(os.environ.get("RAG_CI_DOCKER_STATUS", "/tmp/rag-ci/docker-engine.status"))
+SECRET = "e2e-secret-5f3a9c1d"
+
+
+def engine_status() -> dict[str, str]:
+    if not STATUS_FILE.is_file():
+        return {}
+    pairs = (line.split("=", 1) for line in STATUS_FILE.read_text().splitlines() if "=" in line)
+    return {key: value for key, value in pairs}
+
+
+@pytest.fixture(scope="module")
+def engine():
+    """(client, base image) or a skip that says why there is no engine."""
+    status = engine_status()
+    try:
+        import docker
+    except ImportError:
+        pytest.skip("the Docker SDK is not installed: pip install 'rag-ci[docker]'")
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # noqa: BLE001 - any failure to reach the engine is a reason to skip
+        why = status.get("reason") or f"{exc}; run .ci/docker-engine.sh (as root) to start one"
+        pytest.skip(f"no Docker engine reachable: {why}")
+    # The status file names the local base image; without it, the Dockerfile's default (needs a registry).
+    base_image = status.get("base_image", "python:3.12-slim") if status.get("status") == "ready" else "python:3.12-slim"
+    yield client, base_image
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("docker-example") / "examples"
+    shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns(".index", "out", "__pycache__"))
+    return folder
+
+
+def docker_project(example: Path, base_image: str):
+    project = load_project(example / "rag-ci.docker.yml")
+    target = project.config.target.model_copy(update={"build_args": {"BASE_IMAGE": base_image}})
+    return dataclasses.replace(project, config=project.config.model_copy(update={"target": target}))
+
+
+def example_spec(project):
+    t = project.config.target
+    return build_spec(project.root, t.dockerfile, t.context, t.build_args, t.target)
+
+
+def remove_example_image(client, project) -> None:
+    """Force a cold build: drop the image labelled for exactly this context and config."""
+    spec = example_spec(project)
+    labels = [f"{SHA_LABEL}={context_hash(spec, context_files(spec))}", f"{CONFIG_HASH_LABEL}={config_hash(spec)}"]
+    for image in client.images.list(filters={"label": labels}):
+        client.images.remove(image.id, force=True)
+
+
+def our_containers(client, run_id: str):
+    return client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"})
+
+
+def comparable(results_file: Path) -> list[tuple]:
+    data = json.loads(results_file.read_text())
+    return [(q["id"], q["answer"], q["contexts"], q["verdict"], q["leaks"], q["error"]) for q in data["questions"]]
+
+
+def test_the_example_built_and_run_in_docker_answers_like_the_command_target(engine, example, tmp_path, monkeypatch, capsys):
+    client, base_image = engine
+    monkeypatch.delenv("EXAMPLE_RAG_REGRESSION", raising=False)
+    project = docker_project(example, base_image)
+    remove_example_image(client, project)
+
+    target = DockerTarget(project.config.target, project.root, client=client)
+    result = asyncio.run(run_project(project, output=tmp_path / "docker.json", progress=False, target=target))
+    # Warm: the same context and config find the labelled image (no second container: vfs makes those slow).
+    warm = ensure_image(client, example_spec(project), log=io.StringIO())
+    command = asyncio.run(run_project(load_project(example / "rag-ci.yml"), output=tmp_path / "command.json", progress=False))
+
+    assert len(result.questions) == len(command.questions) >= 30
+    assert comparable(tmp_path / "docker.json") == comparable(tmp_path / "command.json")
+    assert all(q.verdict == "pass" for q in result.questions)
+    assert target.timings.image_reused is False and warm.reused is True
+    assert our_containers(client, target.run_id) == []
+    with capsys.disabled():
+        print(
+            f"\n[docker e2e] base {base_image}: cold build {target.timings.image_s:.1f}s, "
+            f"warm (label reuse) {warm.seconds:.2f}s, start-to-healthy {target.timings.start_to_healthy_s:.1f}s"
+        )
+
+
+def test_a_killed_container_is_restarted_once_its_logs_kept_and_it_is_removed(engine, example):
+    client, base_image = engine
+    project = docker_project(example, base_image)
+    config = project.config.target.model_copy(update={"env": {"API_TOKEN": "${RAG_CI_E2E_TOKEN}"}})
+    target = DockerTarget(config, project.root, client=client, environ={"RAG_CI_E2E_TOKEN": SECRET})
+    request = {"id": "DU2-TORQUE", "question": "What is the peak torque of the drive unit?", "corpora": ["du2"]}
+
+    async def scenario():
+        await target.start()
+        try:
+            container = client.containers.get(target.name)
+            assert container.exec_run("printenv API_TOKEN").output.decode().strip() == SECRET
+            first = await target.query(request)
+            container.kill()
+            container.wait(timeout=30)
+            with pytest.raises(TargetError) as died:
+                await target.query(request)
+            after = await target.query(request)  # waits for the one restart
+            return first, str(died.value), after, target.diagnostics()
+        finally:
+            await target.stop()
+
+    first, died, after, diagnostics = asyncio.run(scenario())
+    assert "60 Nm" in first["answer"] and after == first
+    assert "restarting it once" in died
+    assert "mid-run; restarted once" in diagnostics and "POST /query" in diagnostics
+    assert SECRET not in died + diagnostics
+    assert our_containers(client, target.run_id) == []
+    assert not [c for c in client.containers.list(all=True) if c.name == target.name and c.name.startswith(CONTAINER_PREFIX)]

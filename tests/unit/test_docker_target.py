@@ -1,0 +1,514 @@
+"""DockerTarget with the Docker SDK client injected: network choice, image reuse,
+build failures, clean-up on every path, log attachment and secret redaction.
+
+FakeDockerClient stands in for `docker.DockerClient`. A fake container "runs" a
+real HTTP server on 127.0.0.1 (a thread), so the HttpTarget the docker target
+delegates to is exercised for real; killing the container stops that server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from docker.errors import DockerException, NotFound
+
+from rag_ci.core.config import DockerTargetConfig
+from rag_ci.errors import RagCiError, TargetError
+from rag_ci.targets.docker import RUN_LABEL, DockerTarget, RunnerHost, choose_placement, resolve_env
+from rag_ci.targets.docker_image import CONFIG_HASH_LABEL, SHA_LABEL
+
+REQUEST = {"id": "Q1", "question": "What is the delay?", "corpora": ["a"]}
+OUTSIDE = RunnerHost(in_container=False, hostname="laptop")
+
+
+# ---- the fake SDK client ------------------------------------------------------
+
+
+class FakeImage:
+    def __init__(self, image_id: str, labels: dict[str, str]):
+        self.id, self.short_id, self.labels = image_id, image_id[:19], labels
+
+
+class FakeContainer:
+    """A container whose process is an HTTP server thread. `behaviour` scripts it:
+    healthy (default), "never_healthy", "exit_at_start", "dies_while_loading"."""
+
+    def __init__(self, client: "FakeDockerClient", name: str, kwargs: dict):
+        self.client, self.name, self.kwargs = client, name, kwargs
+        self.labels = kwargs.get("labels", {})
+        self.env = kwargs.get("environment", {})
+        self.status, self.exit_code = "created", None
+        self.log_lines: list[str] = []
+        self.server: ThreadingHTTPServer | None = None
+        self.starts = 0
+        self.attrs: dict = {}
+
+    # SDK surface
+    def reload(self) -> None:
+        if self.name not in self.client.containers.by_name:
+            raise NotFound("gone")
+
+    def start(self) -> None:
+        self.starts += 1
+        self.log_lines.append(f"server starting (start #{self.starts}), key={self.env.get('API_KEY', '')}")
+        if self.client.behaviour == "exit_at_start":
+            self.log_lines.append("Traceback: ImportError: no module named numpy")
+            self.status, self.exit_code = "exited", 1
+            # What docker reports for an exited container: no published port, no address.
+            self.attrs = {"NetworkSettings": {"Networks": {"bridge": {"IPAddress": ""}}, "Ports": {}}, "State": {"ExitCode": 1}}
+            return
+        network = self.kwargs.get("network")
+        port = self.client.network_port if network else 0  # a published port is random, like docker's
+        self.server = _serve(self, port)
+        self.status, self.exit_code = "running", None
+        bound = str(self.server.server_address[1])
+        if network:
+            self.attrs = {"NetworkSettings": {"Networks": {network: {"IPAddress": "127.0.0.1"}}, "Ports": {}}}
+        else:
+            self.attrs = {"NetworkSettings": {"Networks": {"bridge": {"IPAddress": "172.17.0.9"}},
+                                              "Ports": {"8000/tcp": [{"HostIp": "127.0.0.1", "HostPort": bound}]}}}
+        self.attrs["State"] = {"ExitCode": self.exit_code}
+        if self.client.behaviour == "dies_while_loading":
+            self.log_lines.append("loading the index...")
+            threading.Timer(0.3, self.die, args=(3,)).start()
+
+    def logs(self, stdout=True, stderr=True, tail=50) -> bytes:
+        return ("\n".join(self.log_lines[-tail:]) + "\n").encode()
+
+    def remove(self, force: bool = False) -> None:
+        self.die(137)
+        self.client.containers.by_name.pop(self.name, None)
+        self.client.removed.append(self.name)
+
+    # test controls
+    def die(self, code: int) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+        if self.status == "running":
+            self.log_lines.append(f"killed, exit {code}")
+            self.status, self.exit_code = "exited", code
+            self.attrs.setdefault("State", {})["ExitCode"] = code
+
+
+def _serve(container: FakeContainer, port: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def reply(self, status: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):  # noqa: N802
+            healthy = container.client.behaviour not in ("never_healthy", "dies_while_loading")
+            self.reply(200 if healthy else 503, {"status": "ok" if healthy else "loading"})
+
+        def do_POST(self):  # noqa: N802
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            container.log_lines.append(f"answering {request['id']}")
+            if "echo the key" in request["question"]:
+                self.reply(500, {"error": f"bad key {container.env.get('API_KEY')}"})
+            elif "crash" in request["question"]:
+                container.die(137)  # the process dies before it answers: the connection just closes
+                self.close_connection = True
+            else:
+                self.reply(200, {"answer": "10 ms", "contexts": [{"text": "10 ms", "doc_id": "a"}]})
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    return server
+
+
+class FakeContainers:
+    def __init__(self, client: "FakeDockerClient"):
+        self.client = client
+        self.by_name: dict[str, FakeContainer] = {}
+        self.run_calls: list[dict] = []
+        self.me: dict | None = None  # attrs of the container rag-ci runs in, when the engine knows it
+
+    def get(self, name: str):
+        if self.me is not None and name == "ci-job-1234":
+            me = FakeContainer(self.client, name, {})
+            me.attrs = self.me
+            return me
+        raise NotFound(f"No such container: {name}")
+
+    def run(self, image: str, **kwargs) -> FakeContainer:
+        time.sleep(self.client.run_delay_s)
+        self.run_calls.append({"image": image, **kwargs})
+        container = FakeContainer(self.client, kwargs["name"], kwargs)
+        self.by_name[container.name] = container
+        container.start()
+        return container
+
+    def list(self, all: bool = False, filters: dict | None = None) -> list[FakeContainer]:
+        key, _, value = filters["label"].partition("=")
+        return [c for c in self.by_name.values() if c.labels.get(key) == value]
+
+
+class FakeImages:
+    def __init__(self):
+        self.images: list[FakeImage] = []
+
+    def list(self, filters: dict) -> list[FakeImage]:
+        wanted = dict(item.split("=", 1) for item in filters["label"])
+        return [i for i in self.images if all(i.labels.get(k) == v for k, v in wanted.items())]
+
+
+class FakeApi:
+    def __init__(self, client: "FakeDockerClient"):
+        self.client = client
+        self.build_calls: list[dict] = []
+
+    def build(self, **kwargs):
+        self.build_calls.append(kwargs)
+        yield from self.client.build_output
+        if not any("error" in chunk for chunk in self.client.build_output):
+            image_id = f"sha256:{len(self.build_calls):064d}"
+            self.client.images.images.append(FakeImage(image_id, kwargs["labels"]))
+            yield {"aux": {"ID": image_id}}
+
+
+class FakeDockerClient:
+    def __init__(self, behaviour: str = "healthy", network_port: int = 0, run_delay_s: float = 0.0):
+        self.behaviour, self.network_port, self.run_delay_s = behaviour, network_port, run_delay_s
+        self.images = FakeImages()
+        self.containers = FakeContainers(self)
+        self.api = FakeApi(self)
+        self.removed: list[str] = []
+        self.build_output = [{"stream": "Step 1/2 : FROM base\n"}, {"stream": " ---> abc\n"}, {"stream": "Step 2/2 : COPY . /app\n"}]
+
+    def ping(self) -> bool:
+        return True
+
+
+# ---- helpers ------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "Dockerfile").write_text("FROM base\nCOPY . /app\n")
+    (tmp_path / "app.py").write_text("print('rag')\n")
+    (tmp_path / ".dockerignore").write_text("notes.txt\n")
+    return tmp_path
+
+
+def make_target(root: Path, client: FakeDockerClient, host: RunnerHost = OUTSIDE, environ=None, **config) -> DockerTarget:
+    settings = {"kind": "docker", "timeout_s": 5, "startup_timeout_s": 5, **config}
+    return DockerTarget(DockerTargetConfig(**settings), root, client=client, host=host, environ=environ or {}, log=io.StringIO())
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def started(target: DockerTarget) -> DockerTarget:
+    await target.start()
+    return target
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- network choice -----------------------------------------------------------
+
+
+def test_outside_a_container_the_port_is_published_on_localhost_only(project):
+    client = FakeDockerClient()
+
+    async def go():
+        target = await started(make_target(project, client))
+        try:
+            return await target.query(REQUEST)
+        finally:
+            await target.stop()
+
+    assert run(go())["answer"] == "10 ms"
+    call = client.containers.run_calls[0]
+    assert call["ports"] == {"8000/tcp": ("127.0.0.1", None)} and "network" not in call
+
+
+def test_inside_the_job_container_the_target_joins_the_jobs_network(project):
+    port = free_port()
+    client = FakeDockerClient(network_port=port)
+    client.containers.me = {"HostConfig": {"NetworkMode": "github_network_abc"},
+                            "NetworkSettings": {"Networks": {"bridge": {}, "github_network_abc": {}}}}
+    host = RunnerHost(in_container=True, hostname="ci-job-1234")
+
+    async def go():
+        target = await started(make_target(project, client, host=host, port=port))
+        try:
+            return target, await target.query(REQUEST)
+        finally:
+            await target.stop()
+
+    target, reply = run(go())
+    call = client.containers.run_calls[0]
+    assert call["network"] == "github_network_abc" and "ports" not in call
+    assert reply["answer"] == "10 ms" and target._http.url == f"http://127.0.0.1:{port}/query"
+
+
+def test_a_container_the_engine_does_not_know_or_host_networking_means_publishing():
+    client = FakeDockerClient()
+    assert choose_placement(client, RunnerHost(True, "some-vm")).network is None  # e.g. a VM with /.dockerenv
+    client.containers.me = {"HostConfig": {"NetworkMode": "host"}, "NetworkSettings": {"Networks": {"host": {}}}}
+    assert choose_placement(client, RunnerHost(True, "ci-job-1234")).network is None
+    client.containers.me = {"HostConfig": {"NetworkMode": "default"}, "NetworkSettings": {"Networks": {"bridge": {}}}}
+    assert choose_placement(client, RunnerHost(True, "ci-job-1234")).network == "bridge"
+
+
+# ---- image: labels, reuse, build failure ---------------------------------------
+
+
+def test_an_unchanged_context_reuses_the_labelled_image_and_a_change_rebuilds(project):
+    client = FakeDockerClient()
+
+    def start_and_stop():
+        async def go():
+            target = await started(make_target(project, client, build_args={"BASE_IMAGE": "local"}))
+            await target.stop()
+            return target.timings
+
+        return run(go())
+
+    first = start_and_stop()
+    labels = client.api.build_calls[0]["labels"]
+    assert set(labels) == {SHA_LABEL, CONFIG_HASH_LABEL} and client.api.build_calls[0]["buildargs"] == {"BASE_IMAGE": "local"}
+    second = start_and_stop()
+    assert (first.image_reused, second.image_reused, len(client.api.build_calls)) == (False, True, 1)
+
+    (project / "notes.txt").write_text("ignored by .dockerignore")
+    start_and_stop()
+    assert len(client.api.build_calls) == 1  # an ignored file is not part of the context
+
+    (project / "app.py").write_text("print('rag v2')\n")
+    start_and_stop()
+    assert len(client.api.build_calls) == 2 and client.api.build_calls[1]["labels"][SHA_LABEL] != labels[SHA_LABEL]
+
+
+def test_other_build_args_are_another_image(project):
+    client = FakeDockerClient()
+
+    async def go(args):
+        target = await started(make_target(project, client, build_args=args))
+        await target.stop()
+
+    run(go({"BASE_IMAGE": "a"}))
+    run(go({"BASE_IMAGE": "b"}))
+    assert len(client.api.build_calls) == 2
+
+
+def test_a_failed_build_says_why_with_the_last_lines_of_the_log_and_runs_nothing(project):
+    client = FakeDockerClient()
+    client.build_output = [
+        {"stream": "Step 1/2 : FROM base\n"},
+        {"stream": "Step 2/2 : RUN pip install numpy\n"},
+        {"stream": "ERROR: Could not find a version that satisfies the requirement numpy\n"},
+        {"error": "The command '/bin/sh -c pip install numpy' returned a non-zero code: 1"},
+    ]
+    target = make_target(project, client)
+    with pytest.raises(RagCiError) as caught:
+        run(target.start())
+    message = str(caught.value)
+    assert "docker build failed" in message and "returned a non-zero code: 1" in message
+    assert "Could not find a version that satisfies the requirement numpy" in message
+    assert client.containers.run_calls == []
+    assert "docker build: Step 2/2 : RUN pip install numpy" in target.log.getvalue()  # progress lines only
+    assert " ---> " not in target.log.getvalue()
+
+
+def test_a_missing_dockerfile_is_a_clear_error(project):
+    with pytest.raises(RagCiError, match="target.dockerfile: .*nope.Dockerfile does not exist"):
+        run(make_target(project, FakeDockerClient(), dockerfile="nope.Dockerfile").start())
+
+
+# ---- clean-up on every path ----------------------------------------------------
+
+
+def test_the_container_is_removed_after_a_successful_run_and_stop_is_idempotent(project):
+    client = FakeDockerClient()
+
+    async def go():
+        target = await started(make_target(project, client, resources={"cpus": 1.5, "memory": "512m"}))
+        await target.query(REQUEST)
+        await target.stop()
+        await target.stop()
+        return target
+
+    target = run(go())
+    assert client.containers.by_name == {} and client.removed == [target.name]
+    call = client.containers.run_calls[0]
+    assert call["nano_cpus"] == 1_500_000_000 and call["mem_limit"] == "512m"
+    assert call["name"].startswith("rag-ci-target-") and call["labels"] == {RUN_LABEL: target.run_id}
+
+
+def test_a_container_that_exits_at_start_up_fails_with_its_logs_and_is_removed(project):
+    client = FakeDockerClient(behaviour="exit_at_start")
+    target = make_target(project, client)
+    with pytest.raises(RagCiError, match=r"exited during start-up \(code 1\)[\s\S]*no module named numpy"):
+        run(target.start())
+    assert client.containers.by_name == {} and client.removed == [target.name]
+
+
+def test_a_container_dying_before_it_is_healthy_fails_fast_with_its_logs(project):
+    client = FakeDockerClient(behaviour="dies_while_loading")
+    target = make_target(project, client, startup_timeout_s=30)
+    began = time.monotonic()
+    with pytest.raises(RagCiError, match=r"exited during start-up \(code 3\)[\s\S]*loading the index"):
+        run(target.start())
+    assert time.monotonic() - began < 5 and client.removed == [target.name]
+
+
+def test_a_container_never_healthy_times_out_and_is_removed(project):
+    client = FakeDockerClient(behaviour="never_healthy")
+    target = make_target(project, client, startup_timeout_s=0.5)
+    with pytest.raises(RagCiError, match="not healthy after"):
+        run(target.start())
+    assert client.containers.by_name == {} and client.removed == [target.name]
+
+
+def test_ctrl_c_while_waiting_for_health_removes_the_container(project):
+    client = FakeDockerClient(behaviour="never_healthy")
+    target = make_target(project, client, startup_timeout_s=30)
+    with pytest.raises(asyncio.TimeoutError):  # wait_for cancels start(), as Ctrl-C does
+        run(asyncio.wait_for(target.start(), 1.0))
+    assert client.containers.by_name == {} and client.removed == [target.name]
+
+
+def test_cancel_while_the_engine_creates_the_container_still_removes_it(project):
+    client = FakeDockerClient(run_delay_s=0.6)  # cancelled at 0.2 s, created at 0.6 s
+    target = make_target(project, client)
+    with pytest.raises(asyncio.TimeoutError):
+        run(asyncio.wait_for(target.start(), 0.2))
+    assert client.containers.by_name == {} and client.removed == [target.name]
+
+
+# ---- death mid-run: restart once, logs attached ----------------------------------
+
+
+def test_a_container_dying_mid_run_is_restarted_once_and_its_logs_are_attached(project):
+    client = FakeDockerClient()
+
+    async def go():
+        target = await started(make_target(project, client))
+        outcomes = []
+        try:
+            for question in ["first", "crash", "after restart", "crash", "after second death", "again"]:
+                try:
+                    outcomes.append(await target.query({**REQUEST, "question": question}))
+                except TargetError as exc:
+                    outcomes.append(exc)
+                await asyncio.sleep(0.2)  # let the fake process die
+            return target, outcomes, target.diagnostics()
+        finally:
+            await target.stop()
+
+    target, outcomes, diagnostics = run(go())
+    ok, crash1, after, crash2, dead, dead_again = outcomes
+    assert ok["answer"] == after["answer"] == "10 ms"
+    assert isinstance(crash1, TargetError) and "restarting it once" in str(crash1)
+    assert isinstance(crash2, TargetError) and "after its one restart; not restarting" in str(crash2)
+    assert isinstance(dead, TargetError) and isinstance(dead_again, TargetError)
+    assert len(client.containers.run_calls) == 1 and client.removed == [target.name]
+    assert "exited (code 137) mid-run; restarted once" in diagnostics
+    assert "answering Q1" in diagnostics and "killed, exit 137" in diagnostics
+
+
+def test_concurrent_questions_hit_by_one_death_cause_one_restart(project):
+    client = FakeDockerClient()
+
+    async def go():
+        target = await started(make_target(project, client))
+        try:
+            client.containers.by_name[target.name].die(137)
+            failed = await asyncio.gather(*(target.query(REQUEST) for _ in range(6)), return_exceptions=True)
+            return failed, await target.query(REQUEST), client.containers.by_name[target.name].starts
+        finally:
+            await target.stop()
+
+    failed, after, starts = run(go())
+    assert all(isinstance(f, TargetError) for f in failed)
+    assert sum("restarting it once" in str(f) for f in failed) == 1
+    assert after["answer"] == "10 ms" and starts == 2
+
+
+def test_diagnostics_after_stop_keep_the_last_log_lines(project):
+    client = FakeDockerClient()
+
+    async def go():
+        target = await started(make_target(project, client))
+        await target.query(REQUEST)
+        await target.stop()
+        return target
+
+    target = run(go())
+    assert "answering Q1" in target.diagnostics() and target.name in target.diagnostics()
+
+
+# ---- secrets ----------------------------------------------------------------------
+
+
+def test_env_secrets_reach_the_container_but_never_logs_errors_or_diagnostics(project):
+    secret = "sk-live-0123456789"
+    client = FakeDockerClient()
+
+    async def go():
+        target = await started(make_target(project, client, env={"API_KEY": "${MY_KEY}", "MODE": "fast"}, environ={"MY_KEY": secret}))
+        try:
+            with pytest.raises(TargetError) as caught:
+                await target.query({**REQUEST, "question": "please echo the key"})
+            return target, str(caught.value), target.diagnostics()
+        finally:
+            await target.stop()
+
+    target, error, diagnostics = run(go())
+    assert client.containers.run_calls[0]["environment"] == {"API_KEY": secret, "MODE": "fast"}
+    assert "bad key ***" in error and "key=***" in diagnostics
+    assert secret not in error + diagnostics + target.log.getvalue()
+
+
+def test_env_redaction_rules():
+    env, secrets = resolve_env({"A": "${X}", "DB_PASSWORD": "hunter22", "LEVEL": "debug", "SHORT": "${Y}"}, {"X": "abcdef", "Y": "1"})
+    assert env == {"A": "abcdef", "DB_PASSWORD": "hunter22", "LEVEL": "debug", "SHORT": "1"}
+    assert secrets == ["hunter22", "abcdef"]  # literal 'debug' is no secret; '1' is too short to redact
+    with pytest.raises(RagCiError, match=r"target.env.A refers to \$\{NOPE\}"):
+        resolve_env({"A": "${NOPE}"}, {})
+
+
+# ---- the SDK itself ------------------------------------------------------------------
+
+
+def test_without_the_docker_package_the_error_says_what_to_install(project, monkeypatch):
+    monkeypatch.setitem(sys.modules, "docker", None)
+    target = DockerTarget(DockerTargetConfig(kind="docker"), project, host=OUTSIDE, environ={}, log=io.StringIO())
+    with pytest.raises(RagCiError, match=r"pip install 'rag-ci\[docker\]'"):
+        run(target.start())
+
+
+def test_an_unreachable_engine_is_a_clear_error(project, monkeypatch):
+    import docker
+
+    def refuse():
+        raise DockerException("Error while fetching server API version: Connection refused")
+
+    monkeypatch.setattr(docker, "from_env", refuse)
+    target = DockerTarget(DockerTargetConfig(kind="docker"), project, host=OUTSIDE, environ={}, log=io.StringIO())
+    with pytest.raises(RagCiError, match="cannot reach the Docker engine: .*Connection refused"):
+        run(target.start())
