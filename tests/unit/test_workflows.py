@@ -171,3 +171,11 @@ def test_the_lock_satisfies_every_requirement_of_the_action_extras():
         if pinned is None or not requirement.specifier.contains(pinned, prereleases=True):
             stale.append(f"{text} (lock: {pinned})")
     assert not stale, "re-run requirements/update-action-lock.sh: " + ", ".join(stale)
+
+
+def test_the_readme_shows_the_same_workflows_as_the_action_docs():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it in your repository", 1)[1].split("\n## ", 1)[0]
+    documented = DOC.split("## Use it in your repository", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```yaml\n(.*?)```", documented, flags=re.S)
+    assert len(blocks) >= 2 and all(block in section for block in blocks[:2])
