@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from rag_ci.core.fingerprint_diff import fingerprint_differences
 from rag_ci.core.results import GroupAggregate, QuestionResult, RunResult
 from rag_ci.errors import IncompatibleBaseline
 
@@ -151,11 +152,7 @@ def incompatibilities(base: RunResult, head: RunResult) -> list[str]:
             f"this run {'none' if h.judge is None else h.judge.provider + ':' + h.judge.model}"
         )
     elif b.judge is not None and h.judge is not None and b.judge.digest() != h.judge.digest():
-        bj, hj = b.judge.model_dump(), h.judge.model_dump()
-        diffs = [f"{k}: {bj[k]!r} → {hj[k]!r}" for k in bj if k != "metrics" and bj[k] != hj[k]]
-        if bj["metrics"] != hj["metrics"]:
-            diffs.append("judge metric configuration (thresholds or GEval criteria)")
-        problems.append("judge fingerprint differs (" + "; ".join(diffs) + ")")
+        problems.extend(fingerprint_differences(b.judge, h.judge))
     return problems
 
 

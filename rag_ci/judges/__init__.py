@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_ci.core.config import Config, JudgeConfig
 from rag_ci.errors import RagCiError
-from rag_ci.judges.families import canonical_family, family_of
+from rag_ci.judges.families import canonical_family, check_families, family_of
 from rag_ci.judges.pinning import alias_problem
 from rag_ci.judges.prices import Price, resolve_price
 from rag_ci.judges.providers import ProviderSpec, provider_spec
@@ -35,8 +35,9 @@ def parse_judge_option(value: str) -> dict[str, Any]:
 
     Model ids may contain ':' (Ollama tags, Bedrock ids), so only the first ':'
     separates the provider, and only an '@' followed by http(s):// starts the URL.
-    `base_url` is always returned (None when absent) so a URL from rag-ci.yml is not
-    silently reused with another provider.
+    The settings that belong to one model are reset so the ones in rag-ci.yml are not
+    silently applied to another: `base_url` (None when absent), `family` and `prices`.
+    Merge the result over the config's judge fields.
     """
     match = _JUDGE_OPTION.match(value.strip())
     usage = ("expected PROVIDER:MODEL[@BASE_URL], e.g. openai:gpt-4.1-mini-2025-04-14, "
@@ -47,11 +48,11 @@ def parse_judge_option(value: str) -> dict[str, Any]:
     if provider == "none":
         if model or url:
             raise RagCiError(f"--judge {value!r}: 'none' takes no model")
-        return {"provider": "none", "model": None, "base_url": None}
+        return {"provider": "none", "model": None, "base_url": None, "family": None, "prices": None}
     provider_spec(provider)  # unknown provider → RagCiError listing the known ones
     if not model:
         raise RagCiError(f"--judge {value!r}: the model is missing; {usage}")
-    return {"provider": provider, "model": model, "base_url": url}
+    return {"provider": provider, "model": model, "base_url": url, "family": None, "prices": None}
 
 
 def judge_family(judge: JudgeConfig) -> str:
@@ -83,8 +84,6 @@ def validate_judge(config: Config) -> str | None:
     family = judge_family(judge)
     target = config.target
     if target.generator_model or target.generator_family:
-        from rag_ci.judges.scorer import check_families
-
         generator_family = canonical_family(target.generator_family) if target.generator_family else None
         check_families(judge.model, family, target.generator_model or f"({generator_family})", generator_family)
     return family
@@ -109,7 +108,10 @@ def _price(judge: JudgeConfig, spec: ProviderSpec) -> Price:
         return Price(0.0, 0.0)
     from rag_ci.judges.deepeval_prices import deepeval_price
 
-    price = resolve_price(judge.model or "", override=override, self_hosted=spec.self_hosted, fallback=deepeval_price)
+    # DeepEval's tables price provider APIs only; asking them about a self-hosted model would
+    # just import DeepEval for nothing.
+    fallback = None if spec.self_hosted else deepeval_price
+    price = resolve_price(judge.model or "", override=override, self_hosted=spec.self_hosted, fallback=fallback)
     if price is None:
         raise RagCiError(
             f"rag-ci has no price for judge model '{judge.model}', so judge cost cannot be reported; set "
@@ -133,7 +135,7 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
 
     from rag_ci.judges.cache import VerdictCache
     from rag_ci.judges.fingerprint import build_fingerprint
-    from rag_ci.judges.llm import JudgeClient
+    from rag_ci.judges.client import JudgeClient
     from rag_ci.judges.metrics import metric_specs
     from rag_ci.judges.providers.base import ProviderSettings
     from rag_ci.judges.retry import RetryPolicy
@@ -144,7 +146,7 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     settings = ProviderSettings(model=judge.model, temperature=judge.temperature, base_url=judge.base_url,
                                 api_key=api_key, timeout_s=judge.timeout_s)
     policy = RetryPolicy(max_retries=judge.max_retries, backoff_s=judge.backoff_s, timeout_s=judge.timeout_s)
-    client = JudgeClient(spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price)
+    client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price)
     generator_family = canonical_family(config.target.generator_family) if config.target.generator_family else None
     return DeepEvalJudgeScorer(
         fingerprint=fingerprint,
@@ -155,4 +157,5 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
         cache=VerdictCache() if full else VerdictCache.from_run(baseline),
         full=full,
         confirm_runs=config.gate.confirm_runs,
+        preload=spec.sdk_modules,
     )

@@ -25,7 +25,24 @@ def prepare_deepeval_environment() -> None:
 
 
 def deepeval_version() -> str:
-    prepare_deepeval_environment()
-    import deepeval
+    """The installed DeepEval's version, read from its metadata (importing it takes seconds)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return deepeval.__version__
+    try:
+        return version("deepeval")
+    except PackageNotFoundError:
+        from rag_ci.errors import RagCiError
+
+        raise RagCiError("the DeepEval judge tier needs DeepEval: pip install 'rag-ci[openai]' "
+                         "(or the extra of your judge provider)") from None
+
+
+def deepeval_package_dir():
+    """Where DeepEval is installed, found without executing its (slow) `__init__`."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("deepeval")
+    if spec is None or not spec.submodule_search_locations:
+        deepeval_version()  # raises the "install the extra" error
+    return Path(list(spec.submodule_search_locations)[0])

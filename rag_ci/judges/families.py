@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from rag_ci.errors import RagCiError
+
 # Families rag-ci knows; an override in rag-ci.yml may name any of these (or a new one).
 FAMILIES = (
     "openai", "anthropic", "google", "meta", "mistral", "alibaba", "deepseek", "microsoft",
@@ -105,3 +107,21 @@ def family_of(model: str) -> str | None:
     if org is not None and org in ORG_FAMILIES:
         return ORG_FAMILIES[org]
     return None
+
+
+def check_families(judge_model: str, judge_family: str, generator_model: str, generator_family: str | None) -> None:
+    """Raise RagCiError when the generator's family is unknown or equals the judge's."""
+    family = generator_family or family_of(generator_model)
+    if family is None:
+        raise RagCiError(
+            f"rag-ci does not know which family the generator model '{generator_model}' belongs to, so it cannot "
+            f"check it against the judge '{judge_model}' ({judge_family}); set `target.generator_family` in "
+            f"rag-ci.yml (e.g. meta, alibaba, mistral, openai)"
+        )
+    if family == judge_family:
+        raise RagCiError(
+            f"the judge '{judge_model}' and the generator '{generator_model}' are both of the {family} family: "
+            f"a judge grades its own family's answers more kindly. Choose a judge from another family "
+            f"(judge.provider / judge.model), or correct `judge.family` / `target.generator_family` if rag-ci "
+            f"guessed a family wrong"
+        )

@@ -9,13 +9,12 @@ so a DeepEval upgrade that rewrites a prompt is caught even without a version bu
 from __future__ import annotations
 
 import json
-from importlib import resources
 
 from rag_ci.core.config import JudgeConfig
 from rag_ci.core.fingerprint_diff import describe_fingerprint_difference
 from rag_ci.core.hashing import stable_hash
 from rag_ci.core.results import JudgeFingerprint
-from rag_ci.judges.env import deepeval_version
+from rag_ci.judges.env import deepeval_package_dir, deepeval_version
 from rag_ci.judges.metrics import JudgeMetricSpec
 
 __all__ = ["build_fingerprint", "describe_fingerprint_difference", "prompt_templates_hash"]
@@ -23,8 +22,8 @@ __all__ = ["build_fingerprint", "describe_fingerprint_difference", "prompt_templ
 
 def prompt_templates_hash(class_names: list[str]) -> str:
     """Hash of DeepEval's prompt templates for these metric classes, plus the shared fragments."""
-    deepeval_version()  # prepares the environment and fails early if DeepEval is missing
-    raw = resources.files("deepeval.templates").joinpath("metrics", "templates.json").read_text(encoding="utf-8")
+    # Read the file rather than importing DeepEval: a fully cached run never needs the import.
+    raw = (deepeval_package_dir() / "templates" / "metrics" / "templates.json").read_text(encoding="utf-8")
     bundle = json.loads(raw)
     chosen = {name: bundle.get(name) for name in sorted(set(class_names)) + ["_fragments"]}
     return stable_hash(chosen, 32)

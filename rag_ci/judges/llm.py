@@ -1,152 +1,17 @@
-"""The judge LLM that DeepEval's metrics call: one client, one concurrency limit, retries, cost.
-
-`JudgeClient` owns the provider's SDK client for the whole run, a single semaphore
-bounding concurrent judge calls across all questions and metrics, the retry policy
-(429/5xx/time-outs, Retry-After honoured, the slot released while sleeping) and the
-pricing. `RagCiJudgeModel` is the `DeepEvalBaseLLM` adapter DeepEval's metrics
-receive; it only forwards to the client.
-
-Cost per metric: DeepEval records no cost for custom models, so each call adds its
-priced tokens to the `CostMeter` found in the calling task's context; the scorer
-sets a fresh meter around each metric measurement.
-"""
+"""The `DeepEvalBaseLLM` adapter DeepEval's metrics receive: it forwards to `JudgeClient`."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-import random
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from rag_ci.judges.client import JudgeClient
 from rag_ci.judges.env import prepare_deepeval_environment
-from rag_ci.judges.prices import Price
-from rag_ci.judges.providers.base import ChatProvider, Completion
-from rag_ci.judges.providers.schemas import parse_json_text
-from rag_ci.judges.retry import Failure, RetryPolicy
 
 prepare_deepeval_environment()
 
 from deepeval.models import DeepEvalBaseLLM  # noqa: E402  (after the environment is prepared)
-
-# A reply that is not valid JSON for the schema is asked again this many times
-# (temperature 0 often repeats itself, so more would only add cost).
-INVALID_OUTPUT_RETRIES = 1
-
-
-class JudgeCallError(RuntimeError):
-    """The judge failed for good (after retries); the metric is marked `error`."""
-
-
-@dataclass
-class CostMeter:
-    """Calls and cost of one metric measurement (mutable, task-local through a ContextVar)."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-@dataclass
-class JudgeStats:
-    """Totals over the scorer's life, for logs and benchmarks."""
-
-    calls: int = 0  # HTTP attempts, successful or not
-    retries: int = 0
-    failed_calls: int = 0  # calls that ended in JudgeCallError
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-current_meter: ContextVar[CostMeter | None] = ContextVar("rag_ci_judge_meter", default=None)
-
-
-class JudgeClient:
-    def __init__(self, provider: ChatProvider, *, policy: RetryPolicy, concurrency: int, price: Price,
-                 rng: random.Random | None = None):
-        self.provider = provider
-        self.policy = policy
-        self.price = price
-        self.stats = JudgeStats()
-        self._concurrency = concurrency
-        self._slots: asyncio.Semaphore | None = None  # created in the running loop
-        self._rng = rng or random.Random()
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._concurrency)
-        return self._slots
-
-    async def call(self, prompt: str, schema: type[BaseModel] | None) -> Any:
-        """The reply parsed into `schema` (or the text when no schema); raises JudgeCallError."""
-        invalid_left = INVALID_OUTPUT_RETRIES
-        for attempt in itertools.count(1):
-            completion, failure = await self._attempt(prompt, schema)
-            if completion is not None:
-                try:
-                    return _parse(completion, schema)
-                except (ValueError, ValidationError) as exc:
-                    failure = Failure(f"invalid JSON from the judge for {schema.__name__}: {_first_line(exc)}",
-                                      retryable=invalid_left > 0)
-                    if invalid_left > 0:
-                        invalid_left -= 1
-                        self.stats.retries += 1
-                        continue
-            assert failure is not None
-            delay = self.policy.delay(attempt, failure, self._rng)
-            if delay is None:
-                self.stats.failed_calls += 1
-                suffix = f" (gave up after {attempt} attempt{'s' if attempt > 1 else ''})"
-                raise JudgeCallError(failure.message + suffix)
-            self.stats.retries += 1
-            await asyncio.sleep(delay)  # outside the semaphore: a sleeping retry holds no slot
-        raise AssertionError("unreachable")
-
-    async def _attempt(self, prompt: str, schema: type[BaseModel] | None) -> tuple[Completion | None, Failure | None]:
-        async with self._semaphore():
-            self.stats.calls += 1
-            try:
-                completion = await asyncio.wait_for(self.provider.complete(prompt, schema), self.policy.timeout_s)
-            except asyncio.TimeoutError:
-                return None, Failure(f"time-out: the judge did not answer within {self.policy.timeout_s:g}s", retryable=True)
-            except Exception as exc:  # noqa: BLE001 - classified below; unknown errors re-raised
-                failure = self.provider.classify(exc)
-                if failure is None:
-                    raise
-                return None, failure
-        self._account(completion)
-        return completion, None
-
-    def _account(self, completion: Completion) -> None:
-        cost = self.price.cost(completion.input_tokens, completion.output_tokens)
-        self.stats.input_tokens += completion.input_tokens
-        self.stats.output_tokens += completion.output_tokens
-        self.stats.cost_usd += cost
-        meter = current_meter.get()
-        if meter is not None:
-            meter.calls += 1
-            meter.input_tokens += completion.input_tokens
-            meter.output_tokens += completion.output_tokens
-            meter.cost_usd += cost
-
-    async def aclose(self) -> None:
-        await self.provider.aclose()
-
-
-def _parse(completion: Completion, schema: type[BaseModel] | None) -> Any:
-    if schema is None:
-        return completion.text or ""
-    data = completion.data if completion.data is not None else parse_json_text(completion.text)
-    return schema.model_validate(data)
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
 
 
 class RagCiJudgeModel(DeepEvalBaseLLM):

@@ -17,21 +17,22 @@ import asyncio
 
 from rag_ci.core.questions import Question
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
-from rag_ci.errors import RagCiError
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
-from rag_ci.judges.families import family_of
-from rag_ci.judges.llm import CostMeter, JudgeClient, JudgeStats, RagCiJudgeModel, current_meter
+from rag_ci.judges.client import CostMeter, JudgeClient, JudgeStats, current_meter
+from rag_ci.judges.families import check_families
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
 
 
 class DeepEvalJudgeScorer:
     def __init__(self, *, fingerprint: JudgeFingerprint, specs: dict[str, JudgeMetricSpec], client: JudgeClient,
                  judge_family: str, generator_family: str | None, cache: VerdictCache, full: bool,
-                 confirm_runs: int):
+                 confirm_runs: int, preload: tuple[str, ...] = ()):
         self.fingerprint = fingerprint
         self.specs = specs
         self.client = client
-        self.model = RagCiJudgeModel(client, fingerprint.model)
+        self._model = None  # the DeepEval adapter, built on the first judge call
+        self._model_lock: asyncio.Lock | None = None
+        self._preload = preload  # the provider SDK's modules, imported with DeepEval off the loop
         self.judge_family = judge_family
         self.generator_family = generator_family  # target.generator_family: overrides lookups
         self.cache = cache
@@ -45,6 +46,22 @@ class DeepEvalJudgeScorer:
     @property
     def stats(self) -> JudgeStats:
         return self.client.stats
+
+    async def deepeval_model(self):
+        """The DeepEvalBaseLLM adapter, built when something must first be judged.
+
+        Importing DeepEval takes seconds of CPU; done on the event loop it would stall
+        every in-flight target request (and time them out), so it runs in a thread.
+        A fully cached run never imports it at all.
+        """
+        if self._model is None:
+            if self._model_lock is None:
+                self._model_lock = asyncio.Lock()
+            async with self._model_lock:
+                if self._model is None:
+                    self._model = await asyncio.to_thread(_load_deepeval_model, self.client, self.fingerprint.model,
+                                                          self._preload)
+        return self._model
 
     # -- family separation -------------------------------------------------
 
@@ -84,12 +101,13 @@ class DeepEvalJudgeScorer:
 
     async def _judge(self, spec: JudgeMetricSpec, question: Question, answer: str, contexts: list[Context],
                      key: str) -> MetricResult:
+        model = await self.deepeval_model()  # first: it prepares DeepEval's environment and imports it
         from deepeval.test_case import LLMTestCase
 
         meter = CostMeter()
         token = current_meter.set(meter)
         try:
-            metric = spec.build(self.model)
+            metric = spec.build(model)
             case = LLMTestCase(input=question.question, actual_output=answer,
                                expected_output=expected_output(question),
                                retrieval_context=[c.text for c in contexts])
@@ -105,22 +123,14 @@ class DeepEvalJudgeScorer:
         await self.client.aclose()
 
 
-def check_families(judge_model: str, judge_family: str, generator_model: str, generator_family: str | None) -> None:
-    """Raise RagCiError when the generator's family is unknown or equals the judge's."""
-    family = generator_family or family_of(generator_model)
-    if family is None:
-        raise RagCiError(
-            f"rag-ci does not know which family the generator model '{generator_model}' belongs to, so it cannot "
-            f"check it against the judge '{judge_model}' ({judge_family}); set `target.generator_family` in "
-            f"rag-ci.yml (e.g. meta, alibaba, mistral, openai)"
-        )
-    if family == judge_family:
-        raise RagCiError(
-            f"the judge '{judge_model}' and the generator '{generator_model}' are both of the {family} family: "
-            f"a judge grades its own family's answers more kindly. Choose a judge from another family "
-            f"(judge.provider / judge.model), or correct `judge.family` / `target.generator_family` if rag-ci "
-            f"guessed a family wrong"
-        )
+def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[str, ...]):
+    import importlib
+
+    from rag_ci.judges.llm import RagCiJudgeModel
+
+    for module in ("deepeval.metrics", "deepeval.test_case", *preload):  # slow imports, off the event loop
+        importlib.import_module(module)
+    return RagCiJudgeModel(client, model_name)
 
 
 def decide_by_majority(runs: list[MetricResult], baseline_passed: bool) -> MetricResult:

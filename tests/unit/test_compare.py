@@ -89,7 +89,7 @@ def judge(model="claude-haiku-4-5-20251001", **over):
 
 
 def test_different_judge_fingerprint_is_refused_naming_the_field():
-    with pytest.raises(IncompatibleBaseline, match="model: 'claude-haiku-4-5-20251001' → 'claude-sonnet-4-5-20250929'"):
+    with pytest.raises(IncompatibleBaseline, match="judge model: baseline 'claude-haiku-4-5-20251001', this run 'claude-sonnet-4-5-20250929'"):
         compare(run(question("A"), judge=judge()), run(question("A"), judge=judge("claude-sonnet-4-5-20250929")))
 
 

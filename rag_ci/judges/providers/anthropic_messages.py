@@ -39,8 +39,10 @@ class AnthropicMessages:
         response = await self._client.messages.create(
             model=self._model,
             max_tokens=MAX_TOKENS,
-            temperature=self._temperature,
             messages=[{"role": "user", "content": prompt}],
+            # Sent as a raw body field: recent SDKs dropped the `temperature` argument,
+            # the API still honours it for the models a judge uses.
+            extra_body={"temperature": self._temperature},
             **kwargs,
         )
         data = None

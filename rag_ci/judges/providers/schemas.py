@@ -9,6 +9,7 @@ tools, Gemini and Ollama accept it.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
@@ -17,7 +18,9 @@ from pydantic import BaseModel
 _DROP = ("title", "default", "description")
 
 
+@functools.lru_cache(maxsize=None)
 def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """Cached per class (metrics ask for the same few schemas thousands of times); do not mutate."""
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
     return _strict(_inline(raw, defs))

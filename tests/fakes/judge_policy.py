@@ -1,0 +1,219 @@
+"""How the fake judges decide: answers to DeepEval 4.3.1's metric prompts, as JSON.
+
+The fake judge servers (tests/fakes/judge_servers.py) speak the providers' wire
+protocols; this module is the "model" behind them. It recognises which DeepEval
+prompt it received (truths, claims, verdicts, statements, GEval results, reasons)
+and answers with a deterministic, term-overlap policy, so that a correct answer
+and a wrong answer get different verdicts:
+
+- "terms" are numbers and words of 4+ letters outside a stop list;
+- a statement is *supported* by a text when all its numbers occur in the text and at
+  least half its terms do;
+- faithfulness: a refusal sentence is no claim; a claim is "yes" when supported by the
+  retrieval context, else "no";
+- answer relevancy: a statement is "no" (irrelevant) only when it contains
+  "by the way" (the fakes' convention for padding);
+- contextual precision: a node is useful when it shares a number, or half the
+  terms, with the expected output; contextual recall: each expected-output
+  sentence is "yes" when supported by the joined contexts;
+- correctness (GEval, strict): refusal expected → 1 iff the answer refuses; otherwise
+  1 iff the answer states no number missing from the reference, contains one of
+  the reference's numbers (when it has any) and 30% of its terms;
+- completeness: every reference number and 70% of its terms are in the answer.
+
+A seeded *flipper* can invert GEval scores with a probability, deterministically
+per (prompt, occurrence), whatever order concurrent requests arrive in.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+STOP = frozenset("""
+that this with from what which when where have been were will would there their about into than then them
+they does your yours also only some such each many much more most very over under just like these those
+answer question documents document context output expected actual
+""".split())
+REFUSAL_MARKERS = ("not in the documents", "don't know", "do not know", "cannot find", "can't find", "could not find", "couldn't find",
+                   "no information", "not available", "do not contain", "does not contain", "not contained")
+IRRELEVANT_MARKER = "by the way"
+
+
+class UnknownPrompt(ValueError):
+    """The prompt is not one of DeepEval's metric prompts this policy knows (a DeepEval change?)."""
+
+
+def terms(text: str) -> set[str]:
+    words = (w.strip(".,;:!?()[]'\"") for w in re.findall(r"[\w.,\-]+", text.lower()))
+    return {w for w in words if w and (any(c.isdigit() for c in w) or (len(w) >= 4 and w not in STOP))}
+
+
+def numbers(found: set[str]) -> set[str]:
+    return {t for t in found if any(c.isdigit() for c in t)}
+
+
+def supported(statement: str, evidence: str) -> bool:
+    claim, known = terms(statement), terms(evidence)
+    if not claim:
+        return True
+    if numbers(claim) - known:
+        return False
+    return len(claim & known) / len(claim) >= 0.5
+
+
+def sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?])\s+|\n+", text.strip())
+    return [p.strip() for p in parts if p.strip()]
+
+
+def is_refusal(text: str) -> bool:
+    lowered = text.lower()
+    return any(marker in lowered for marker in REFUSAL_MARKERS)
+
+
+def between(prompt: str, start: str, end: str | None = None) -> str:
+    i = prompt.find(start)
+    if i == -1:
+        raise UnknownPrompt(f"marker {start!r} not in prompt")
+    i += len(start)
+    j = prompt.find(end, i) if end else -1
+    return prompt[i:] if j == -1 else prompt[i:j]
+
+
+def literal_list(text: str) -> list[Any]:
+    return list(ast.literal_eval(text.strip()))
+
+
+def correct(answer: str, reference: str) -> bool:
+    if is_refusal(reference):
+        return is_refusal(answer)
+    if is_refusal(answer):
+        return False
+    got, ref = terms(answer), terms(reference)
+    if numbers(got) - ref:
+        return False
+    if numbers(ref) and not (numbers(ref) & got):
+        return False
+    return not ref or len(ref & got) / len(ref) >= 0.3
+
+
+def complete(answer: str, reference: str) -> bool:
+    if is_refusal(reference):
+        return is_refusal(answer)
+    got, ref = terms(answer), terms(reference)
+    return not (numbers(ref) - got) and (not ref or len(ref & got) / len(ref) >= 0.7)
+
+
+@dataclass
+class JudgePolicy:
+    """Deterministic answers; optional seeded flipping of GEval verdicts."""
+
+    flip_probability: float = 0.0
+    seed: int = 0
+    _seen: Counter = field(default_factory=Counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def kind(self, prompt: str) -> str:
+        if "STRICTLY EITHER 1" in prompt:
+            return "geval_strict"
+        if "generate 3-4 concise evaluation steps" in prompt:
+            return "geval_steps"
+        if "whether EACH claim contradicts" in prompt:
+            return "faithfulness_verdicts"
+        if '"claims" key' in prompt:
+            return "claims"
+        if '"truths" key' in prompt:
+            return "truths"
+        if "determine whether each statement is relevant" in prompt:
+            return "relevancy_verdicts"
+        if '"statements" key' in prompt:
+            return "statements"
+        if "was remotely useful in arriving at the expected output" in prompt:
+            return "precision_verdicts"
+        if "can be attributed to the nodes of retrieval contexts" in prompt:
+            return "recall_verdicts"
+        if "'reason' key" in prompt or '"reason" key' in prompt:
+            return "reason"
+        raise UnknownPrompt(prompt[:200])
+
+    def answer(self, prompt: str) -> dict[str, Any]:
+        kind = self.kind(prompt)
+        return getattr(self, f"_{kind}")(prompt)
+
+    # -- extraction --------------------------------------------------------
+
+    def _truths(self, prompt: str) -> dict:
+        return {"truths": sentences(between(prompt, "\nText:\n", "\n\nJSON:"))}
+
+    def _claims(self, prompt: str) -> dict:
+        # "I could not find this in the documents." states no fact: like a real judge, extract no claim.
+        found = sentences(between(prompt, "AI Output:\n", "\n\nJSON:"))
+        return {"claims": [s for s in found if not is_refusal(s)]}
+
+    def _statements(self, prompt: str) -> dict:
+        return {"statements": sentences(between(prompt, "\nText:\n", "\n\nJSON:"))}
+
+    def _geval_steps(self, prompt: str) -> dict:
+        return {"steps": ["Compare the actual output with the expected output.", "Check the facts agree."]}
+
+    def _reason(self, prompt: str) -> dict:
+        return {"reason": "The score is as it is because the fake judge applied its term-overlap policy."}
+
+    # -- verdicts ------------------------------------------------------------
+
+    def _faithfulness_verdicts(self, prompt: str) -> dict:
+        context = between(prompt, "Retrieval Contexts:\n", "\n\nClaims:")
+        claims = literal_list(between(prompt, "\n\nClaims:\n", "\n\nJSON:"))
+        return {"verdicts": [_verdict(supported(c, context), "The context does not support this claim.") for c in claims]}
+
+    def _relevancy_verdicts(self, prompt: str) -> dict:
+        statements = literal_list(between(prompt, "\n\nStatements:\n", "\n\nJSON:"))
+        return {"verdicts": [_verdict(IRRELEVANT_MARKER not in s.lower(), "This statement is padding.") for s in statements]}
+
+    def _precision_verdicts(self, prompt: str) -> dict:
+        expected = between(prompt, "Expected output:\n", "\n\nRetrieval Context")
+        nodes_text = between(prompt, "documents):\n", "\n\nJSON:") if "documents):" in prompt else between(prompt, "document):\n", "\n\nJSON:")
+        ref = terms(expected)
+        verdicts = []
+        for node in literal_list(nodes_text):
+            found = terms(str(node)) & ref
+            useful = bool(numbers(found)) or (bool(ref) and len(found) / len(ref) >= 0.5)
+            verdicts.append(_verdict(useful, "This node does not help arrive at the expected output."))
+        return {"verdicts": verdicts}
+
+    def _recall_verdicts(self, prompt: str) -> dict:
+        expected = between(prompt, "Expected Output:\n", "\n\nRetrieval Context:")
+        context = " ".join(str(c) for c in literal_list(between(prompt, "\n\nRetrieval Context:\n", "\n\nJSON:")))
+        return {"verdicts": [_verdict(supported(s, context), "No node states this.") for s in sentences(expected)]}
+
+    def _geval_strict(self, prompt: str) -> dict:
+        steps = between(prompt, "Evaluation Steps:\n", "\n\nInput:")
+        actual = between(prompt, "Actual Output:\n", "\n\nExpected Output:").strip()
+        expected = between(prompt, "Expected Output:\n", "\n\n").strip()
+        check = complete if "is present in the Actual Output" in steps or "present in the Actual Output" in steps else correct
+        score = 1 if check(actual, expected) else 0
+        if self._flip(prompt):
+            score = 1 - score
+        reason = "The actual output agrees with the expected output." if score else "The actual output does not match the expected output."
+        return {"reason": reason, "score": score}
+
+    def _flip(self, prompt: str) -> bool:
+        if self.flip_probability <= 0:
+            return False
+        digest = hashlib.sha256(prompt.encode()).hexdigest()[:16]
+        with self._lock:
+            occurrence = self._seen[digest]
+            self._seen[digest] += 1
+        return random.Random(f"{self.seed}:{digest}:{occurrence}").random() < self.flip_probability
+
+
+def _verdict(ok: bool, reason: str) -> dict:
+    # Strict structured output always carries every field, so "reason" is always present.
+    return {"verdict": "yes", "reason": "Supported by the text."} if ok else {"verdict": "no", "reason": reason}

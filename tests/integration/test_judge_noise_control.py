@@ -1,0 +1,147 @@
+"""Noise control: the verdict cache, confirmation runs, and the judge fingerprint."""
+
+import asyncio
+
+import pytest
+
+from fakes.judge_setup import FAKE_KEYS, judge_config
+from fakes.judge_cases import cases, score_questions
+from fakes.judge_policy import JudgePolicy
+from rag_ci.core.compare import compare
+from rag_ci.core.fingerprint_diff import describe_fingerprint_difference
+from rag_ci.errors import IncompatibleBaseline
+from rag_ci.judges import build_judge
+
+CASES = cases(6)
+
+
+def run_once(config, items, baseline=None, full=False):
+    scorer = build_judge(config, baseline=baseline, full=full, env=FAKE_KEYS)
+
+    async def go():
+        try:
+            return await score_questions(scorer, items, baseline)
+        finally:
+            await scorer.aclose()
+
+    return asyncio.run(go()), scorer
+
+
+def correct_items(answers=None, contexts=None):
+    return [(c.question, (answers or {}).get(c.question.id, c.correct), (contexts or {}).get(c.question.id, c.contexts))
+            for c in CASES]
+
+
+def test_an_unchanged_target_is_not_judged_again(fake_judge):
+    server = fake_judge("openai")
+    config = judge_config("openai", server)
+    baseline, _ = run_once(config, correct_items())
+    assert server.requests == 6 * 13
+    server.reset()
+
+    again, scorer = run_once(config, correct_items(), baseline=baseline)
+    assert server.requests == 0
+    assert scorer.cache_hits == 6 * 6
+    metrics = [m for q in again.questions for m in q.metrics.values()]
+    assert all(m.cached and m.judge_cost_usd == 0.0 for m in metrics)
+    assert [(q.id, q.verdict) for q in again.questions] == [(q.id, q.verdict) for q in baseline.questions]
+    # The cache travels: a run built from a cached run still hits.
+    server.reset()
+    run_once(config, correct_items(), baseline=again)
+    assert server.requests == 0
+
+
+def test_full_mode_ignores_the_cache(fake_judge):
+    server = fake_judge("openai")
+    config = judge_config("openai", server)
+    baseline, _ = run_once(config, correct_items())
+    server.reset()
+    rerun, _ = run_once(config, correct_items(), baseline=baseline, full=True)
+    assert server.requests == 6 * 13
+    assert not any(m.cached for q in rerun.questions for m in q.metrics.values())
+
+
+def test_a_changed_answer_re_judges_only_the_metrics_that_read_the_answer(fake_judge):
+    server = fake_judge("openai")
+    config = judge_config("openai", server)
+    baseline, _ = run_once(config, correct_items())
+    server.reset()
+    changed = CASES[0]
+    rerun, _ = run_once(config, correct_items(answers={changed.question.id: changed.reworded}), baseline=baseline)
+    fresh = {n for n, m in rerun.by_id()[changed.question.id].metrics.items() if not m.cached}
+    assert fresh == {"faithfulness", "answer_relevancy", "correctness", "completeness"}
+    assert server.requests == 4 + 3 + 1 + 1
+
+
+def test_reordered_contexts_re_judge_the_metrics_that_read_contexts(fake_judge):
+    server = fake_judge("openai")
+    config = judge_config("openai", server)
+    baseline, _ = run_once(config, correct_items())
+    server.reset()
+    case = CASES[0]
+    rerun, _ = run_once(config, correct_items(contexts={case.question.id: tuple(reversed(case.contexts))}),
+                        baseline=baseline)
+    record = rerun.by_id()[case.question.id]
+    assert {n for n, m in record.metrics.items() if not m.cached} == {"faithfulness", "contextual_precision", "contextual_recall"}
+    assert record.metrics["contextual_precision"].score < baseline.by_id()[case.question.id].metrics["contextual_precision"].score
+
+
+# A judge that inverts 10% of GEval verdicts. Flips are seeded per (prompt, occurrence), so the
+# outcome is deterministic whatever order concurrent calls arrive in; with seed 5 it produces 4
+# false regressions on these 20 questions when nothing confirms them.
+FLIP = dict(flip_probability=0.1, seed=5)
+FLIP_CASES = cases(20)
+
+
+def flipping_runs(fake_judge, confirm_runs):
+    """Baseline from a steady judge; then reworded (still correct) answers judged by a seeded flipper."""
+    steady = fake_judge("openai")
+    base_items = [(c.question, c.correct, c.contexts) for c in FLIP_CASES]
+    baseline, _ = run_once(judge_config("openai", steady, metrics={"correctness": {}, "completeness": {}}), base_items)
+    flaky = fake_judge("openai", policy=JudgePolicy(**FLIP))
+    config = judge_config("openai", flaky, metrics={"correctness": {}, "completeness": {}},
+                          gate={"confirm_runs": confirm_runs})
+    head, scorer = run_once(config, [(c.question, c.reworded, c.contexts) for c in FLIP_CASES], baseline=baseline)
+    return baseline, head, scorer
+
+
+def test_without_confirmation_the_flipping_judge_produces_false_regressions(fake_judge):
+    baseline, head, _ = flipping_runs(fake_judge, confirm_runs=0)
+    assert all(q.verdict == "pass" for q in baseline.questions)
+    assert len(compare(baseline, head).regressions) == 4
+
+
+def test_confirmation_runs_outvote_a_flipping_judge(fake_judge):
+    baseline, head, scorer = flipping_runs(fake_judge, confirm_runs=3)
+    assert compare(baseline, head).regressions == ()
+    confirmed = [m for q in head.questions for m in q.metrics.values() if m.confirm_runs]
+    assert confirmed and all(len(m.confirm_runs) == 3 for m in confirmed)
+    assert all(m.unstable for m in confirmed)  # 2-1 splits: reported as unstable
+    assert scorer.confirmations == len(confirmed)
+    assert all(q.unstable for q in head.questions if any(m.confirm_runs for m in q.metrics.values()))
+
+
+def test_a_genuine_regression_survives_confirmation(fake_judge):
+    server = fake_judge("openai")
+    config = judge_config("openai", server, metrics={"correctness": {}})
+    baseline, _ = run_once(config, correct_items())
+    broken = CASES[1]
+    head, _ = run_once(config, correct_items(answers={broken.question.id: broken.wrong}), baseline=baseline)
+    regressions = compare(baseline, head).regressions
+    assert [r.id for r in regressions] == [broken.question.id]
+    metric = head.by_id()[broken.question.id].metrics["correctness"]
+    assert metric.confirm_runs == [False, False, False] and not metric.unstable
+
+
+def test_a_baseline_from_another_judge_is_refused_and_its_verdicts_are_not_reused(fake_judge):
+    server = fake_judge("openai")
+    baseline, _ = run_once(judge_config("openai", server), correct_items())
+    server.reset()
+    other = judge_config("openai", server, model="gpt-4.1-2025-04-14")
+    head, _ = run_once(other, correct_items(), baseline=baseline)
+    assert server.requests == 6 * 13  # no cache entry matches another judge's fingerprint
+    with pytest.raises(IncompatibleBaseline, match="gpt-4.1-2025-04-14"):
+        compare(baseline, head)
+    message = describe_fingerprint_difference(baseline.meta.judge, head.meta.judge)
+    assert "judge model: baseline 'gpt-4.1-mini-2025-04-14', this run 'gpt-4.1-2025-04-14'" in message
+    assert "re-baseline" in message

@@ -1,0 +1,123 @@
+"""Every provider path, end to end over HTTP against a fake server speaking its wire protocol."""
+
+import asyncio
+
+import pytest
+
+from fakes.judge_setup import FAKE_KEYS, judge_config
+from fakes.judge_cases import REFUSAL, cases, score_questions
+from rag_ci.judges import build_judge
+
+PROVIDERS = ["openai", "openai-compatible", "anthropic", "gemini", "ollama"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_correct_answer_passes_and_a_wrong_answer_fails(provider, fake_judge):
+    server = fake_judge(provider)
+    scorer = build_judge(judge_config(provider, server), env=FAKE_KEYS)
+    case = cases(1)[0]
+
+    async def go():
+        try:
+            return await score_questions(scorer, [(case.question, case.correct, case.contexts)]), \
+                await score_questions(scorer, [(case.question, case.wrong, case.contexts)])
+        finally:
+            await scorer.aclose()
+
+    good, bad = (r.questions[0] for r in asyncio.run(go()))
+    assert good.verdict == "pass", {n: (m.score, m.error) for n, m in good.metrics.items()}
+    assert set(good.metrics) == {"faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall",
+                                 "correctness", "completeness"}
+    assert bad.verdict == "fail"
+    assert {n for n, m in bad.metrics.items() if m.passed is False} == {"faithfulness", "correctness", "completeness"}
+    for m in good.metrics.values():
+        assert m.kind == "judge" and m.reason and m.error is None and m.cache_key and not m.cached
+    # 13 judge calls per answer: faithfulness 4, relevancy 3, precision 2, recall 2, GEval 1 each.
+    assert server.requests == 26
+    assert all(r.status == 200 for r in server.log)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_requests_ask_for_the_pinned_model_at_temperature_zero_with_a_json_schema(provider, fake_judge):
+    server = fake_judge(provider)
+    scorer = build_judge(judge_config(provider, server, metrics={"correctness": {}}), env=FAKE_KEYS)
+    case = cases(1)[0]
+
+    async def go():
+        try:
+            await score_questions(scorer, [(case.question, case.correct, case.contexts)])
+        finally:
+            await scorer.aclose()
+
+    asyncio.run(go())
+    body = server.log[0].body
+    if provider in ("openai", "openai-compatible"):
+        assert body["model"] == scorer.fingerprint.model and body["temperature"] == 0
+        schema = body["response_format"]["json_schema"]
+        assert body["response_format"]["type"] == "json_schema" and schema["strict"] is True
+        assert schema["schema"]["required"] == ["reason", "score"] and schema["schema"]["additionalProperties"] is False
+    elif provider == "anthropic":
+        assert body["model"] == scorer.fingerprint.model and body["temperature"] == 0
+        assert body["tool_choice"] == {"type": "tool", "name": "ReasonScore"}
+        assert body["tools"][0]["input_schema"]["required"] == ["reason", "score"]
+    elif provider == "gemini":
+        assert server.log[0].path.endswith(f"/models/{scorer.fingerprint.model}:generateContent")
+        config = body["generationConfig"]
+        assert config["temperature"] == 0 and config["responseMimeType"] == "application/json"
+        assert config["responseJsonSchema"]["required"] == ["reason", "score"]
+    else:
+        assert body["model"] == scorer.fingerprint.model and body["options"]["temperature"] == 0
+        assert body["format"]["required"] == ["reason", "score"]
+
+
+def test_judge_cost_is_priced_per_metric_from_token_usage(fake_judge):
+    server = fake_judge("openai")
+    scorer = build_judge(judge_config("openai", server, prices={"input_per_mtok": 1000.0, "output_per_mtok": 0.0}),
+                         env=FAKE_KEYS)
+    case = cases(1)[0]
+
+    async def go():
+        try:
+            return await score_questions(scorer, [(case.question, case.correct, case.contexts)])
+        finally:
+            await scorer.aclose()
+
+    record = asyncio.run(go()).questions[0]
+    # The fake bills len(prompt)//4 input tokens per call; 1000 $/Mtok = 0.001 $ per token.
+    assert all(m.judge_cost_usd > 0 for m in record.metrics.values())
+    assert sum(m.judge_cost_usd for m in record.metrics.values()) == pytest.approx(scorer.stats.cost_usd, rel=1e-6)
+    assert scorer.stats.cost_usd == pytest.approx(scorer.stats.input_tokens * 0.001)
+
+
+def test_refusal_questions_are_judged_on_correctness_not_on_relevancy_or_context(fake_judge):
+    server = fake_judge("openai")
+    scorer = build_judge(judge_config("openai", server), env=FAKE_KEYS)
+
+    async def go():
+        try:
+            return await score_questions(scorer, [(REFUSAL, "I could not find this in the documents.", [])]), \
+                await score_questions(scorer, [(REFUSAL, "Our CEO is Jane Smith.", [])])
+        finally:
+            await scorer.aclose()
+
+    refused, invented = (r.questions[0] for r in asyncio.run(go()))
+    assert set(refused.metrics) == {"faithfulness", "correctness", "completeness"}
+    assert refused.metrics["correctness"].passed is True
+    assert invented.metrics["correctness"].passed is False
+
+
+def test_an_empty_answer_fails_the_answer_metrics_without_a_judge_call(fake_judge):
+    server = fake_judge("openai")
+    scorer = build_judge(judge_config("openai", server, metrics={"correctness": {}, "answer_relevancy": {}}),
+                         env=FAKE_KEYS)
+    case = cases(1)[0]
+
+    async def go():
+        try:
+            return await score_questions(scorer, [(case.question, "", case.contexts)])
+        finally:
+            await scorer.aclose()
+
+    record = asyncio.run(go()).questions[0]
+    assert {m.passed for m in record.metrics.values()} == {False}
+    assert server.requests == 0

@@ -1,0 +1,84 @@
+"""build_judge refuses, before any call, what would make verdicts untrustworthy or the run fail later."""
+
+import pytest
+
+from rag_ci.core.config import Config
+from rag_ci.errors import RagCiError
+from rag_ci.judges import build_judge, validate_judge
+from rag_ci.judges.providers import ProviderSpec
+
+KEYS = {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant-x", "GOOGLE_API_KEY": "g-x"}
+
+
+def config(judge: dict, **target) -> Config:
+    return Config.model_validate({"target": {"kind": "python", "entry": "m:f", **target}, "judge": judge})
+
+
+def test_provider_none_keeps_the_judge_free_tier_only():
+    assert build_judge(config({"provider": "none"})) is None
+
+
+def test_a_floating_alias_is_refused_unless_allowed():
+    with pytest.raises(RagCiError, match=r"'gpt-4o' is an OpenAI alias.*judge.allow_alias: true"):
+        build_judge(config({"provider": "openai", "model": "gpt-4o"}), env=KEYS)
+    assert validate_judge(config({"provider": "openai", "model": "gpt-4o", "allow_alias": True})) == "openai"
+
+
+def test_a_judge_of_the_generators_family_is_refused_naming_both_models():
+    with pytest.raises(RagCiError) as excinfo:
+        build_judge(config({"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"},
+                           generator_model="gpt-4o-mini-2024-07-18"), env=KEYS)
+    message = str(excinfo.value)
+    assert "gpt-4.1-mini-2025-04-14" in message and "gpt-4o-mini-2024-07-18" in message and "openai family" in message
+
+
+def test_family_overrides_are_applied_both_ways():
+    same = config({"provider": "openai-compatible", "model": "my-judge-v1", "family": "Qwen"},
+                  generator_model="house-model-3", generator_family="alibaba")
+    with pytest.raises(RagCiError, match="both of the alibaba family"):
+        validate_judge(same)
+    apart = config({"provider": "openai-compatible", "model": "my-judge-v1", "family": "mistral"},
+                   generator_model="house-model-3", generator_family="alibaba")
+    assert validate_judge(apart) == "mistral"
+
+
+def test_an_unknown_judge_family_asks_for_judge_family():
+    with pytest.raises(RagCiError, match=r"judge model 'acme-judge-7b'.*set `judge.family`"):
+        validate_judge(config({"provider": "openai-compatible", "model": "acme-judge-7b"}))
+
+
+def test_an_unknown_generator_family_asks_for_target_generator_family():
+    with pytest.raises(RagCiError, match=r"generator model 'house-model-3'.*`target.generator_family`"):
+        validate_judge(config({"provider": "anthropic", "model": "claude-haiku-4-5-20251001"},
+                              generator_model="house-model-3"))
+
+
+def test_a_missing_api_key_names_the_environment_variable():
+    with pytest.raises(RagCiError, match="ANTHROPIC_API_KEY"):
+        build_judge(config({"provider": "anthropic", "model": "claude-haiku-4-5-20251001"}), env={})
+    with pytest.raises(RagCiError, match="MY_VLLM_KEY"):
+        build_judge(config({"provider": "openai-compatible", "model": "Qwen/Qwen2.5-7B-Instruct",
+                            "api_key_env": "MY_VLLM_KEY"}), env={})
+
+
+def test_a_paid_judge_without_a_known_price_asks_for_judge_prices():
+    with pytest.raises(RagCiError, match=r"no price for judge model 'claude-opus-9-20300101'.*judge.prices"):
+        build_judge(config({"provider": "anthropic", "model": "claude-opus-9-20300101"}), env=KEYS)
+
+
+def test_a_missing_sdk_names_the_pip_extra():
+    spec = ProviderSpec("acme", "acme", ("rag_ci_test_no_such_sdk",), "x:y", None, False, True)
+    with pytest.raises(RagCiError, match=r"pip install 'rag-ci\[acme\]'"):
+        spec.ensure_installed()
+
+
+def test_a_valid_config_builds_a_scorer_with_a_fingerprint_and_no_call():
+    scorer = build_judge(config({"provider": "openai", "model": "gpt-4.1-mini-2025-04-14",
+                                 "base_url": "http://127.0.0.1:9/v1"}, generator_model="llama3.1:8b"), env=KEYS)
+    fp = scorer.fingerprint
+    assert (fp.provider, fp.model, fp.temperature, fp.deepeval_version) == ("openai", "gpt-4.1-mini-2025-04-14", 0.0, "4.3.1")
+    assert set(fp.metrics) == {"faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall",
+                               "correctness", "completeness"}
+    assert fp.metrics["correctness"]["strict"] is True and fp.metrics["correctness"]["evaluation_steps"]
+    assert len(fp.prompt_hash) == 32
+    assert scorer.stats.calls == 0
