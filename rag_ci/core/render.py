@@ -157,7 +157,8 @@ def score_delta_chart(comparison: Comparison | None, head: RunResult, width: int
             old_by_id[change.id] = change
     questions = head.questions
     max_latency = max((q.latency_s or 0.0) for q in questions) or 1.0
-    row_h, label_w, mid = 14, 110, 110 + (width - 110) // 4
+    label_w, row_h = 110, 14
+    mid = label_w + (width - label_w) // 4
     for i, q in enumerate(questions):
         passed = sum(1 for m in q.metrics.values() if m.passed)
         change = old_by_id.get(q.id)

@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 
 import pytest
 
-from action_harness import REPOSITORY, assert_token_never_leaked, copy_example_repository, example_baseline, push_event, run_action
+from action_harness import REPOSITORY, assert_token_never_leaked, copy_example_repository, push_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
 from rag_ci.core.render import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def baseline_json(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    return example_baseline(tmp_path_factory.mktemp("baseline"))
-
-
-@pytest.fixture
-def token() -> str:
-    return "ghs_" + secrets.token_hex(18)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from action_harness import (
     MERGE_BASE_SHA,
     assert_token_never_leaked,
     copy_example_repository,
-    example_baseline,
     pull_request_event,
     run_action,
 )
@@ -22,16 +20,6 @@ from fakes.fake_github import FakeGitHubServer
 from rag_ci.core.render import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def baseline_json(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    return example_baseline(tmp_path_factory.mktemp("baseline"))
-
-
-@pytest.fixture
-def token() -> str:
-    return "ghs_" + secrets.token_hex(18)
 
 
 @pytest.fixture

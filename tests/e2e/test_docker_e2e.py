@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
+from builders import EXAMPLES
 from rag_ci.engine import load_project, run_project
 from rag_ci.errors import TargetError
 from rag_ci.targets.docker import CONTAINER_PREFIX, RUN_LABEL, DockerTarget

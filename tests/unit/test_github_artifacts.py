@@ -4,23 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.fake_github import FakeGitHubServer, zip_of
+from fakes.fake_github import zip_of
 
-from rag_ci.github.client import GitHubError, connect
-from rag_ci.settings import Secret
+from rag_ci.github.client import GitHubError
 
 NAME = "rag-ci-baseline"
-
-
-@pytest.fixture
-def fake():
-    with FakeGitHubServer(token="t0ken") as server:
-        yield server
-
-
-@pytest.fixture
-def github(fake):
-    return connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0)
 
 
 def no_preference():

@@ -4,23 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.fake_github import FakeGitHubServer
 
-from rag_ci.github.client import CannotWrite, connect
-from rag_ci.settings import Secret
+from rag_ci.github.client import CannotWrite
 
 BRANCH, FILE = "rag-ci-data", "eval_history.jsonl"
-
-
-@pytest.fixture
-def fake():
-    with FakeGitHubServer(token="t0ken") as server:
-        yield server
-
-
-@pytest.fixture
-def github(fake):
-    return connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0)
 
 
 def test_first_append_creates_an_orphan_data_branch(fake, github):
