@@ -97,7 +97,7 @@ def _api_key(judge: JudgeConfig, spec: ProviderSpec, env: Mapping[str, str]) -> 
     if not key and (spec.key_required or judge.api_key_env):
         raise RagCiError(
             f"judge provider '{spec.name}' needs an API key in the environment variable {name}, which is not set"
-            + ("" if judge.api_key_env else f" (or name another variable with `judge.api_key_env`)")
+            + ("" if judge.api_key_env else " (or name another variable with `judge.api_key_env`)")
         )
     return key or None
 

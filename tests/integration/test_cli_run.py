@@ -8,10 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
-from builders import write
 from rag_ci.cli import cli
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
