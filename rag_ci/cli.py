@@ -139,6 +139,10 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     )
     if base is None:
         return
+    if shard is not None:
+        from rag_ci.core.shards import restrict_to_shard
+
+        base = restrict_to_shard(base, shard)
     comparison = compare(base, head, fail_on=project.config.gate.fail_on)
     _emit_comparison(comparison, head, fmt, None)
     sys.exit(1 if comparison.verdict == "fail" else 0)

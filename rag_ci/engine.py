@@ -20,12 +20,12 @@ from pathlib import Path
 from rag_ci import __version__
 from rag_ci.core.aggregate import aggregate
 from rag_ci.core.config import JUDGE_METRICS, Config, CorpusSpec, JudgeConfig, parse_config
-from rag_ci.core.hashing import stable_hash
 from rag_ci.core.questions import Question, QuestionSet, parse_question_set
 from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
 from rag_ci.core.retrieval_metrics import score_retrieval
 from rag_ci.core.routing import route, routing_leaks
 from rag_ci.core.scoring import JudgeScorer
+from rag_ci.core.shards import shard_of
 from rag_ci.core.verdict import failure_stage, question_verdict
 from rag_ci.errors import RagCiError, TargetError, ValidationError
 from rag_ci.progress import make_progress
@@ -101,7 +101,7 @@ def select_shard(questions: Iterable[Question], shard: tuple[int, int] | None) -
     if shard is None:
         return list(questions)
     index, count = shard
-    return [q for q in questions if int(stable_hash(q.id), 16) % count == index - 1]
+    return [q for q in questions if shard_of(q.id, count) == index]
 
 
 async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr) -> None:
@@ -147,6 +147,11 @@ class _Replay:
         self.metric_configs = {n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS}
         parallel = min(self.config.target.concurrency, getattr(target, "max_parallel", None) or self.config.target.concurrency)
         self.slots = asyncio.Semaphore(parallel)
+        # Questions in flight (being answered or judged). Without a bound every question is
+        # answered at once and then waits for the judge: all finish at the very end, so the
+        # progress and the resume journal stay empty until then. Two judge-fulls of
+        # questions keep every judge slot busy (each question has several calls ready).
+        self.window = asyncio.Semaphore(parallel + 2 * (self.config.judge.concurrency if judge is not None else parallel))
         self.generators: set[str] = set()
 
     async def answer(self, question: Question) -> QuestionResult:
@@ -159,7 +164,10 @@ class _Replay:
         async with self.slots:
             started = time.perf_counter()
             try:
-                raw = await asyncio.wait_for(self.target.query(request), timeout)
+                # asyncio.timeout, not wait_for: the call runs in this task, with no extra task
+                # (and no extra trip through the event loop's queue) per question.
+                async with asyncio.timeout(timeout):
+                    raw = await self.target.query(request)
                 latency = time.perf_counter() - started
                 reply = parse_reply(raw)
                 answer, contexts, usage = reply.answer, list(reply.contexts), reply.usage
@@ -168,6 +176,10 @@ class _Replay:
             except TargetError as exc:
                 latency = latency or time.perf_counter() - started
                 error = str(exc)
+        # Answers of concurrent calls arrive together; yielding once lets the questions
+        # waiting for the slot just freed send their requests before this one is scored,
+        # so the target never idles while the event loop scores a batch of answers.
+        await asyncio.sleep(0)
         leaks = routing_leaks(contexts, routed) if error is None else []
         metrics: dict[str, MetricResult] = {}
         if error is None and not leaks:  # a leaked context is never scored as if it were fine
@@ -258,7 +270,8 @@ async def run_project(
 
         async def one(question: Question) -> None:
             try:
-                record = await replay.answer(question)
+                async with replay.window:
+                    record = await replay.answer(question)
             except RagCiError:
                 raise
             except Exception as exc:  # a bug on one question must not lose the others
@@ -304,6 +317,7 @@ async def run_project(
         judge=judge.fingerprint if judge is not None else None,
         metric_thresholds=config.thresholds(),
         shard=f"{shard[0]}/{shard[1]}" if shard else None,
+        question_ids=[q.id for q in project.questions.questions] if shard else None,
         full=full,
         diagnostics=diagnostics[-4000:] if diagnostics else None,
     )

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticEr
 
 from rag_ci.core.config import pydantic_problems
 from rag_ci.core.hashing import stable_hash
-from rag_ci.core.yamlsrc import line_of, load_yaml, to_plain
+from rag_ci.core.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
 from rag_ci.errors import ValidationError
 
 
@@ -79,8 +79,19 @@ def parse_question_set(text: str, filename: str, known_corpora: set[str] | None 
     """Parse and validate questions.yml; all problems are reported at once.
 
     `known_corpora` is the routing table's corpus names: a `doc_id` outside it is an error.
+    A valid set is read with the fast loader; only a set with problems is read again with
+    the round-trip loader, whose line numbers the messages need.
     """
-    root = load_yaml(text, filename)
+    fast = load_yaml_fast(text)
+    if isinstance(fast, dict):
+        try:
+            return _parse_question_set(fast, filename, known_corpora)
+        except ValidationError:
+            pass
+    return _parse_question_set(load_yaml(text, filename), filename, known_corpora)
+
+
+def _parse_question_set(root: object, filename: str, known_corpora: set[str] | None) -> QuestionSet:
     if not isinstance(root, dict):
         raise ValidationError([f"{filename}:1: expected a mapping with `version` and `questions`"])
     problems: list[str] = []

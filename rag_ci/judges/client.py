@@ -14,6 +14,7 @@ sets a fresh meter around each metric measurement.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import random
 from collections.abc import Callable
@@ -60,6 +61,40 @@ class JudgeStats:
 
 
 current_meter: ContextVar[CostMeter | None] = ContextVar("rag_ci_judge_meter", default=None)
+# Which answer a call belongs to, in the order answers reached the judge (set by the scorer).
+# Free slots go to the oldest answer's calls first, so answers finish one after the other
+# (steady progress, a useful resume journal) instead of all together at the end of the run.
+current_priority: ContextVar[int] = ContextVar("rag_ci_judge_priority", default=0)
+
+
+class PrioritySlots:
+    """A semaphore whose waiters are served lowest priority value first (FIFO among equals)."""
+
+    def __init__(self, slots: int):
+        self._free = slots
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    async def acquire(self, priority: int) -> None:
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (priority, next(self._order), future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # the slot was handed over just as this call was cancelled: pass it on
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            _, _, future = heapq.heappop(self._waiters)
+            if not future.done():  # skip waiters cancelled while queued
+                future.set_result(None)
+                return
+        self._free += 1
 
 
 class JudgeClient:
@@ -71,7 +106,8 @@ class JudgeClient:
         self.price = price
         self.stats = JudgeStats()
         self._concurrency = concurrency
-        self._slots: asyncio.Semaphore | None = None  # created in the running loop
+        self._slots = PrioritySlots(concurrency)
+        self._paused_until = 0.0  # loop time before which no call is sent (after a 429 with Retry-After)
         self._rng = rng or random.Random()
 
     @property
@@ -80,15 +116,12 @@ class JudgeClient:
             self._provider = self._make_provider()
         return self._provider
 
-    def _semaphore(self) -> asyncio.Semaphore:
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._concurrency)
-        return self._slots
-
     async def call(self, prompt: str, schema: type[BaseModel] | None) -> Any:
         """The reply parsed into `schema` (or the text when no schema); raises JudgeCallError."""
         invalid_left = INVALID_OUTPUT_RETRIES
-        for attempt in itertools.count(1):
+        told_to_wait = 0.0  # seconds this call spent waiting for a Retry-After
+        attempt = 0
+        while True:
             completion, failure = await self._attempt(prompt, schema)
             if completion is not None:
                 try:
@@ -101,6 +134,16 @@ class JudgeClient:
                         self.stats.retries += 1
                         continue
             assert failure is not None
+            told = failure.retry_after_s
+            if failure.retryable and told is not None and told_to_wait + told <= self.policy.max_retry_after_s:
+                # A rate limit, with the time to come back: the whole client pauses until then
+                # (the other calls would only collect more 429s), and the wait is not a failure,
+                # so it does not use up max_retries (only waits beyond max_retry_after_s do).
+                told_to_wait += told
+                self._pause(told)
+                self.stats.retries += 1
+                continue
+            attempt += 1
             delay = self.policy.delay(attempt, failure, self._rng)
             if delay is None:
                 self.stats.failed_calls += 1
@@ -108,20 +151,34 @@ class JudgeClient:
                 raise JudgeCallError(failure.message + suffix)
             self.stats.retries += 1
             await asyncio.sleep(delay)  # outside the semaphore: a sleeping retry holds no slot
-        raise AssertionError("unreachable")
+
+    def _pause(self, seconds: float) -> None:
+        self._paused_until = max(self._paused_until, asyncio.get_running_loop().time() + seconds)
+
+    async def _wait_if_paused(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (wait := self._paused_until - loop.time()) > 0:
+            await asyncio.sleep(wait)
 
     async def _attempt(self, prompt: str, schema: type[BaseModel] | None) -> tuple[Completion | None, Failure | None]:
-        async with self._semaphore():
+        await self._wait_if_paused()
+        await self._slots.acquire(current_priority.get())
+        try:
+            await self._wait_if_paused()  # a 429 may have paused the client while this call queued
             self.stats.calls += 1
             try:
-                completion = await asyncio.wait_for(self.provider.complete(prompt, schema), self.policy.timeout_s)
-            except asyncio.TimeoutError:
+                # asyncio.timeout, not wait_for: no extra task (and event-loop round trip) per call.
+                async with asyncio.timeout(self.policy.timeout_s):
+                    completion = await self.provider.complete(prompt, schema)
+            except TimeoutError:
                 return None, Failure(f"time-out: the judge did not answer within {self.policy.timeout_s:g}s", retryable=True)
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors re-raised
                 failure = self.provider.classify(exc)
                 if failure is None:
                     raise
                 return None, failure
+        finally:
+            self._slots.release()
         self._account(completion)
         return completion, None
 

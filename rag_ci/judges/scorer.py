@@ -14,11 +14,18 @@ client's semaphore). Per metric:
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from rag_ci.core.questions import Question
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
-from rag_ci.judges.client import CostMeter, JudgeClient, JudgeStats, current_meter
+from rag_ci.judges.client import (
+    CostMeter,
+    JudgeClient,
+    JudgeStats,
+    current_meter,
+    current_priority,
+)
 from rag_ci.judges.families import check_families
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
 
@@ -42,6 +49,7 @@ class DeepEvalJudgeScorer:
         self.confirmations = 0
         self._digest = fingerprint.digest()
         self._checked: set[str] = set()
+        self._arrivals = itertools.count()  # order in which answers reach the judge: their calls' priority
 
     @property
     def stats(self) -> JudgeStats:
@@ -76,6 +84,8 @@ class DeepEvalJudgeScorer:
     async def score(self, question: Question, answer: str, contexts: list[Context],
                     baseline: QuestionResult | None) -> dict[str, MetricResult]:
         specs = [s for s in self.specs.values() if s.applies_to(question)]
+        # This answer's judge calls queue behind those of answers that arrived earlier.
+        current_priority.set(next(self._arrivals))
         results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline) for s in specs))
         return {r.name: r for r in results}
 

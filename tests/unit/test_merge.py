@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import pytest
-
 from builders import metric, question
+
 from rag_ci.core.aggregate import aggregate
 from rag_ci.core.questions import Question
 from rag_ci.core.results import JudgeFingerprint, RunMeta, RunResult
 from rag_ci.engine import select_shard
-from rag_ci.merge import MergeError, merge_results, parse_shard, shard_of
+from rag_ci.core.shards import shard_of
+from rag_ci.merge import MergeError, merge_results, parse_shard
 
 IDS = [f"Q{i:03d}" for i in range(40)]
 
 
 def make_meta(shard: str | None, **changes) -> RunMeta:
-    values = dict(
-        rag_ci_version="test", started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:01:00+00:00",
-        question_set_version=3, question_set_hash="qs", config_fingerprint="cfg", target_kind="python",
-        metric_thresholds={"hit_at_k": 1.0}, git_sha="abc", shard=shard,
-        question_ids=list(IDS) if shard else None, generator_models=["gen-a"],
-    )
+    values = {
+        "rag_ci_version": "test", "started_at": "2026-01-01T00:00:00+00:00", "finished_at": "2026-01-01T00:01:00+00:00",
+        "question_set_version": 3, "question_set_hash": "qs", "config_fingerprint": "cfg", "target_kind": "python",
+        "metric_thresholds": {"hit_at_k": 1.0}, "git_sha": "abc", "shard": shard,
+        "question_ids": list(IDS) if shard else None, "generator_models": ["gen-a"],
+    }
     values.update(changes)
     return RunMeta(**values)
 
