@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.processes import OutputTail, process_env, terminate
+from rag_ci.targets.processes import OutputTail, finish_reader, process_env, terminate
 
 _LINE_LIMIT = 64 * 1024 * 1024  # replies with many contexts can be long
 
@@ -95,12 +95,8 @@ class _Worker:
         await self._drain_stderr()
 
     async def _drain_stderr(self) -> None:
-        if self._stderr_task is not None:
-            try:
-                await asyncio.wait_for(self._stderr_task, 2)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                self._stderr_task.cancel()
-            self._stderr_task = None
+        await finish_reader(self._stderr_task)
+        self._stderr_task = None
 
 
 class CommandTarget:

@@ -11,7 +11,7 @@ from urllib.parse import urljoin
 import httpx
 
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.processes import OutputTail, process_env, terminate
+from rag_ci.targets.processes import OutputTail, finish_reader, process_env, terminate
 
 
 class HttpTarget:
@@ -102,12 +102,8 @@ class HttpTarget:
         await self._drain()
 
     async def _drain(self) -> None:
-        if self._reader is not None:
-            try:
-                await asyncio.wait_for(self._reader, 2)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                self._reader.cancel()
-            self._reader = None
+        await finish_reader(self._reader)
+        self._reader = None
 
     def diagnostics(self) -> str:
         return self.output.text()

@@ -58,3 +58,13 @@ async def terminate(process: asyncio.subprocess.Process | None, grace_s: float =
     except asyncio.TimeoutError:
         process.kill()
         await process.wait()
+
+
+async def finish_reader(task: "asyncio.Task[None] | None", grace_s: float = 2.0) -> None:
+    """Let an output-following task read the last lines of an exited process, then drop it."""
+    if task is None:
+        return
+    try:
+        await asyncio.wait_for(task, grace_s)
+    except (asyncio.TimeoutError, asyncio.CancelledError):
+        task.cancel()
