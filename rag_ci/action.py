@@ -35,6 +35,7 @@ from rag_ci.github.workflow import Runner
 from rag_ci.signals import terminate_like_interrupt
 from rag_ci.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.storage import load_results
+from rag_ci.targets.processes import protect_output_dir, set_project_dir
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
 TREND_POINTS = 10
@@ -72,13 +73,13 @@ def main() -> int:
 
 
 def _prepare_process_environment(settings: Settings) -> None:
-    """Judge keys go where the judge libraries look; the GitHub token goes away before
-    the user's RAG (pull-request code) starts as a child of this process."""
-    for library_var, key in settings.judge_keys.items():
-        os.environ[library_var] = key.reveal()
-    for input_var in JUDGE_KEY_VARIABLES:
-        os.environ.pop(input_var, None)
-    for name in TOKEN_VARIABLES:
+    """Once `Settings` holds them, the credentials leave this process's environment: the
+    judge keys reach the judge's SDK client as arguments (RunContext.judge_keys), and
+    nothing the user's RAG (pull-request code) could inherit or find in os.environ is left.
+    The runner's INPUT_* copies of every input go too."""
+    for name in [n for n in os.environ if n.startswith("INPUT_")]:
+        os.environ.pop(name, None)
+    for name in (*JUDGE_KEY_VARIABLES, *TOKEN_VARIABLES):
         os.environ.pop(name, None)
     os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 
@@ -135,7 +136,8 @@ class Evaluation:
     def __init__(self, settings: Settings, github: GitHubRepo, runner: Runner, evaluate: Evaluate):
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
         self.output = settings.output_path
-        self.output.mkdir(parents=True, exist_ok=True)
+        set_project_dir(settings.project_dir)
+        protect_output_dir(self.output)
 
     def run(self, mode: str) -> int:
         s = self.settings
@@ -155,13 +157,21 @@ class Evaluation:
             baseline, problem = self.cache_baseline(base_branch, prefer)
         else:
             baseline, problem = self.fetch_baseline(base_branch, prefer)
-        context = RunContext(git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number)
+        context = RunContext(
+            git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number,
+            judge_keys={name: key.reveal() for name, key in s.judge_keys.items()},
+            secrets=tuple(secret.reveal() for secret in s.secrets()),
+        )
+        before = os.lstat(self.output)
         self.runner.group(f"rag-ci: replaying {len(project.questions.questions)} questions")
         try:
             # The baseline feeds the verdict cache, except in a full run (no cache by definition).
             head = self.evaluate(project, self.output / publish.RESULTS_FILE, None if mode == "full" else baseline, mode == "full", context)
         finally:
             self.runner.end_group()
+        after = os.lstat(self.output)
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+            raise RagCiError(f"the output folder {s.output_dir} was replaced while the target ran; not trusting what is in it")
 
         if mode == "baseline":
             outcome = Outcome("baseline", notice=f"Baseline run on `{s.branch}`: this run's results.json becomes the baseline once the workflow uploads it as the `{s.baseline_artifact}` artifact.")

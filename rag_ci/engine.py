@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,9 +30,10 @@ from rag_ci.core.shards import shard_of
 from rag_ci.core.verdict import failure_stage, question_verdict
 from rag_ci.errors import RagCiError, TargetError, ValidationError
 from rag_ci.progress import make_progress
+from rag_ci.redaction import Redactor
 from rag_ci.storage import Journal, journal_path, save_results
 from rag_ci.targets import Target, build_target, parse_reply
-from rag_ci.targets.processes import OutputTail, process_env
+from rag_ci.targets.processes import OutputTail, declared_secrets, set_project_dir, target_env, target_process_kwargs
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,11 @@ class RunContext:
     git_sha: str | None = None
     git_ref: str | None = None
     pr_number: int | None = None
+    # Judge keys handed over as arguments (the action's inputs), by the variable the provider
+    # reads (OPENAI_API_KEY...): they never enter os.environ, where the target could inherit them.
+    judge_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # Other values to redact from whatever the target says (the GitHub token).
+    secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
 def _read(path: Path, what: str) -> str:
@@ -104,20 +111,30 @@ def select_shard(questions: Iterable[Question], shard: tuple[int, int] | None) -
     return [q for q in questions if shard_of(q.id, count) == index]
 
 
-async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr) -> None:
-    """Run the shell build steps in order; a failing step stops the run with its output."""
+async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr, redact: Redactor | None = None) -> None:
+    """Run the shell build steps in order; a failing step stops the run with its output.
+
+    Their output is shown one line late: each line is redacted with the next one in view,
+    so a secret printed across a line break is masked in both halves."""
+    redact = redact or Redactor()
     for step in steps:
         print(f"[rag-ci] build: {step}", file=log, flush=True)
         tail = OutputTail(40)
         started = time.monotonic()
         process = await asyncio.create_subprocess_shell(
-            step, cwd=cwd, env=process_env(env), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+            step, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **target_process_kwargs(env)
         )
         assert process.stdout is not None
+        lines = redact.lines()
+
+        def show(ready: list[str]) -> None:
+            for line in ready:
+                tail.add(line)
+                print(f"[build] {line}", file=log, flush=True)
+
         async for raw in process.stdout:
-            line = raw.decode("utf-8", "replace").rstrip()
-            tail.add(line)
-            print(f"[build] {line}", file=log, flush=True)
+            show(lines.feed(raw.decode("utf-8", "replace").rstrip()))
+        show(lines.flush())
         code = await process.wait()
         if code != 0:
             raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}")
@@ -138,8 +155,10 @@ def git_context(root: Path) -> RunContext:
 class _Replay:
     """State of one replay: target, judge, baseline records, journal, progress."""
 
-    def __init__(self, project: Project, target: Target, judge: JudgeScorer | None, baseline: RunResult | None):
+    def __init__(self, project: Project, target: Target, judge: JudgeScorer | None, baseline: RunResult | None,
+                 redact: Redactor | None = None):
         self.project = project
+        self.redact = redact or Redactor()
         self.config = project.config
         self.target = target
         self.judge = judge
@@ -169,13 +188,14 @@ class _Replay:
                 async with asyncio.timeout(timeout):
                     raw = await self.target.query(request)
                 latency = time.perf_counter() - started
-                reply = parse_reply(raw)
+                # The redaction boundary: nothing the target said is kept, judged or shown unredacted.
+                reply = parse_reply(self.redact.tree(raw))
                 answer, contexts, usage = reply.answer, list(reply.contexts), reply.usage
             except asyncio.TimeoutError:
                 error = f"time-out: no answer within {timeout:g}s"
             except TargetError as exc:
                 latency = latency or time.perf_counter() - started
-                error = str(exc)
+                error = self.redact(str(exc))
         # Answers of concurrent calls arrive together; yielding once lets the questions
         # waiting for the slot just freed send their requests before this one is scored,
         # so the target never idles while the event loop scores a batch of answers.
@@ -211,6 +231,26 @@ class _Replay:
             failure_stage=failure_stage(metrics) if verdict == "fail" else None,
             unstable=any(m.unstable for m in metrics.values()),
         )
+
+
+def _redacted(exc: RagCiError, redact: Redactor) -> RagCiError:
+    text = str(exc)
+    clean = redact(text)
+    return exc if clean == text else RagCiError(clean)
+
+
+def run_redactor(config: Config, context: RunContext, environ: Mapping[str, str] | None = None) -> Redactor:
+    """The run's one redaction boundary (rag_ci.redaction): every secret rag-ci knows of."""
+    environ = os.environ if environ is None else environ
+    try:
+        declared = declared_secrets(config.target, environ)
+    except RagCiError:  # an unresolvable ${NAME}: reported where the target starts
+        declared = []
+    return Redactor.from_environment(
+        environ,
+        declared=[*context.judge_keys.values(), *context.secrets, *declared],
+        variables=[config.judge.api_key_env] if config.judge.api_key_env else [],
+    )
 
 
 async def run_project(
@@ -252,21 +292,29 @@ async def run_project(
     if resume:
         print(f"[rag-ci] resume: {len(kept)} questions already done, {len(todo)} to go", file=sys.stderr)
 
+    redact = run_redactor(config, context)
     if judge is None and config.judge_enabled:
         from rag_ci.judges import build_judge
 
-        judge = build_judge(config, baseline=baseline, full=full)
-    if build and config.target.build and todo:
-        await run_build_steps(config.target.build, project.root, config.target.env)
-    target = target or build_target(config.target, project.root)
-    replay = _Replay(project, target, judge, baseline)
+        judge = build_judge(config, baseline=baseline, full=full, env={**os.environ, **context.judge_keys})
+    set_project_dir(project.root)
+    try:
+        if build and config.target.build and todo:
+            await run_build_steps(config.target.build, project.root, target_env(config.target), redact=redact)
+        target = target or build_target(config.target, project.root)
+    except RagCiError as exc:
+        raise _redacted(exc, redact) from None
+    replay = _Replay(project, target, judge, baseline, redact)
     records: dict[str, QuestionResult] = {r.id: r for r in kept}
     bar = make_progress(len(todo), progress)
     journal.open(kept)
     completed = False
     try:
         if todo:
-            await target.start()
+            try:
+                await target.start()
+            except RagCiError as exc:  # its message carries the target's last output lines
+                raise _redacted(exc, redact) from None
 
         async def one(question: Question) -> None:
             try:
@@ -278,7 +326,7 @@ async def run_project(
                 record = QuestionResult(
                     id=question.id, question=question.question, question_hash=question.content_hash,
                     corpora=route(question, project.corpora), tags=list(question.tags), request={},
-                    error=f"internal error: {type(exc).__name__}: {exc}", verdict="error",
+                    error=redact(f"internal error: {type(exc).__name__}: {exc}"), verdict="error",
                 )
             records[question.id] = record
             journal.append(record)
@@ -294,7 +342,7 @@ async def run_project(
         completed = True
     finally:
         bar.close()
-        diagnostics = target.diagnostics() if any(r.verdict == "error" for r in records.values()) else None
+        diagnostics = redact(target.diagnostics()) if any(r.verdict == "error" for r in records.values()) else None
         await target.stop()
         if judge is not None:
             await judge.aclose()

@@ -11,6 +11,9 @@ import pytest
 
 os.environ["DEEPEVAL_TELEMETRY_OPT_OUT"] = "1"
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
+# Under root (this suite in a container), rag-ci starts targets as an unprivileged user that
+# cannot enter pytest's private tmp folders; the tests of that behaviour set their own user.
+os.environ.setdefault("RAG_CI_TARGET_USER", "root")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -51,7 +51,20 @@ class _TargetBase(_Strict):
     generator_family: str | None = None
     timeout_s: float = Field(60.0, gt=0)
     concurrency: int = Field(8, ge=1, le=256)
+    # The target's environment is an allow-list (rag_ci.targets.processes): the basics, then
+    # the variables named here (exact names or `PREFIX_*`), then `env` (values may say ${NAME}).
     env: dict[str, str] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
+    secret_env: list[str] = Field(default_factory=list)  # names in env/pass_env whose values are redacted
+
+    @model_validator(mode="after")
+    def _secret_env_named(self) -> "_TargetBase":
+        from fnmatch import fnmatchcase
+
+        for name in self.secret_env:
+            if name not in self.env and not any(fnmatchcase(name, p) for p in self.pass_env):
+                raise ValueError(f"secret_env names {name}, which is neither in target.env nor in target.pass_env")
+        return self
 
 
 class PythonTargetConfig(_TargetBase):

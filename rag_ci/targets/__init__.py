@@ -16,6 +16,7 @@ from rag_ci.core.config import (
     TargetConfig,
 )
 from rag_ci.targets.base import Target, TargetReply, parse_reply
+from rag_ci.targets.processes import target_env
 
 
 def _python(config: PythonTargetConfig, root: Path) -> Target:
@@ -27,7 +28,7 @@ def _python(config: PythonTargetConfig, root: Path) -> Target:
 def _command(config: CommandTargetConfig, root: Path) -> Target:
     from rag_ci.targets.command import CommandTarget
 
-    return CommandTarget(config.command, cwd=root, env=config.env, processes=config.processes, restart_limit=config.restart_limit)
+    return CommandTarget(config.command, cwd=root, env=target_env(config), processes=config.processes, restart_limit=config.restart_limit)
 
 
 def _http(config: HttpTargetConfig, root: Path) -> Target:
@@ -41,7 +42,7 @@ def _http(config: HttpTargetConfig, root: Path) -> Target:
         startup_timeout_s=config.startup_timeout_s,
         start=config.start,
         cwd=root,
-        env=config.env,
+        env=target_env(config),
         max_connections=config.concurrency,
     )
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.processes import OutputTail, finish_reader, process_env, terminate
+from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
 
 _LINE_LIMIT = 64 * 1024 * 1024  # replies with many contexts can be long
 
@@ -38,8 +38,8 @@ class _Worker:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.target.cwd,
-                env=self.target.env,
                 limit=_LINE_LIMIT,
+                **self.target.process_kwargs,
             )
         except OSError as exc:
             raise RagCiError(f"cannot start target command {self.target.command}: {exc}") from exc
@@ -103,7 +103,7 @@ class CommandTarget:
     def __init__(self, command: list[str], *, cwd: Path, env: dict[str, str] | None = None, processes: int = 1, restart_limit: int = 10):
         self.command = list(command)
         self.cwd = cwd
-        self.env = process_env(env)
+        self.process_kwargs = target_process_kwargs(env)  # env (allow-listed), and user under root
         self.restart_limit = restart_limit
         self.restarts = 0
         self.startup_grace_s = 0.5

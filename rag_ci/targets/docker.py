@@ -37,6 +37,7 @@ from rag_ci.core.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.docker_image import ImageRef, build_spec, ensure_image
 from rag_ci.targets.http import HttpTarget
+from rag_ci.targets.processes import passed_env
 
 CONTAINER_PREFIX = "rag-ci-target-"
 RUN_LABEL = "rag-ci.run"
@@ -137,7 +138,14 @@ class DockerTarget:
         self.root = Path(root)
         self.run_id = uuid.uuid4().hex
         self.name = f"{CONTAINER_PREFIX}{self.run_id[:12]}"
-        self.env, self._secrets = resolve_env(dict(config.env), dict(os.environ if environ is None else environ))
+        environ = dict(os.environ if environ is None else environ)
+        self.env, self._secrets = resolve_env(dict(config.env), environ)
+        # `pass_env` names variables of rag-ci's environment to hand over as they are.
+        passed = passed_env(config.pass_env, environ)
+        self.env = {**passed, **self.env}
+        extra = [v for k, v in passed.items() if _SECRET_NAME.search(k) or k in config.secret_env]
+        extra += [self.env[k] for k in config.secret_env if k in self.env]
+        self._secrets = sorted({*self._secrets, *(v for v in extra if len(v) >= 4)}, key=len, reverse=True)
         self.timings: DockerTimings | None = None
         self._client = client
         self._host = host

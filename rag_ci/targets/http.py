@@ -11,7 +11,7 @@ from urllib.parse import urljoin
 import httpx
 
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.processes import OutputTail, finish_reader, process_env, terminate
+from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
 
 
 class HttpTarget:
@@ -36,7 +36,7 @@ class HttpTarget:
         self.startup_timeout_s = startup_timeout_s
         self.start_command = list(start) if start else None
         self.cwd = cwd
-        self.env = process_env(env)
+        self.process_kwargs = target_process_kwargs(env)  # env (allow-listed), and user under root
         self.output = OutputTail()
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -53,7 +53,7 @@ class HttpTarget:
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.STDOUT,
                     cwd=self.cwd,
-                    env=self.env,
+                    **self.process_kwargs,
                 )
             except OSError as exc:
                 raise RagCiError(f"cannot start target server {self.start_command}: {exc}") from exc

@@ -1,31 +1,220 @@
-"""Shared helpers for targets that run the user's processes: env, interpreter, stderr tail."""
+"""Starting the user's processes (build steps, command and server targets) with least privilege.
+
+The target is the user's code, and in CI the pull request's. It gets:
+
+- an allow-listed environment (`process_env`): the basics (PATH, HOME, LANG, TMPDIR,
+  proxies, CA settings, CI, the GITHUB_* context minus tokens and the runner's
+  file-command paths) plus what the user names in `target.env` / `target.pass_env`
+  (`target_env`). Judge keys, the GitHub token and every INPUT_* / RAG_CI_* variable
+  reach it only when named exactly;
+- when rag-ci runs as root (the action's container), an unprivileged user
+  (`target_user`): it cannot read the secrets in /proc/1/environ or in rag-ci's own
+  /proc/<pid>/environ, nor write rag-ci's output folder.
+
+Every place that starts a target process does it in one line:
+
+    await asyncio.create_subprocess_exec(*argv, cwd=root, **target_process_kwargs(target_env(config)))
+
+Which user: `RAG_CI_TARGET_USER` (a name, `uid` or `uid:gid`; `root` keeps root) when set;
+else the owner of the project folder when that is not root (on GitHub's runners, the
+runner user that checked the repository out, so build steps can write in it); else
+`nobody`. The choice is the workflow's, never rag-ci.yml's: the config is the pull
+request's to edit.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import fnmatch
+import functools
 import os
+import pwd
+import re
+import shutil
 import sys
+import tempfile
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_ci.errors import RagCiError
+
+# What every process needs to run, and nothing that authorises anything.
+BASIC_VARIABLES = frozenset({
+    "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "TMP", "TEMP", "USER", "LOGNAME", "SHELL",
+    "CI", "VIRTUAL_ENV", "PYTHONPATH", "RUNNER_OS", "RUNNER_ARCH",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "PIP_CERT",
+})
+BASIC_PREFIXES = ("LC_", "GITHUB_")
+# GITHUB_* files through which a step talks to the runner: writing GITHUB_ENV sets variables
+# for every later step of the job. The target has no business with them.
+RUNNER_CHANNELS = frozenset({"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"})
+# Never passed by a wildcard in `pass_env`: only by their exact name.
+_PROTECTED_PREFIXES = ("INPUT_", "RAG_CI_", "ACTIONS_")
+_PROTECTED_NAMES = frozenset({"GITHUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"})
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+TARGET_USER_VARIABLE = "RAG_CI_TARGET_USER"
 
 
-def process_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    """The environment for the user's build steps and target processes.
+def _basic(name: str) -> bool:
+    if name in RUNNER_CHANNELS or "TOKEN" in name.upper():
+        return False
+    return name in BASIC_VARIABLES or name.startswith(BASIC_PREFIXES)
+
+
+def _protected(name: str) -> bool:
+    return name in _PROTECTED_NAMES or name.startswith(_PROTECTED_PREFIXES)
+
+
+def passed_env(patterns: list[str] | tuple[str, ...], environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables `target.pass_env` names: exact names, or `PREFIX_*` wildcards (which
+    never match judge keys, the GitHub token, INPUT_*, RAG_CI_* or ACTIONS_*)."""
+    passed: dict[str, str] = {}
+    for pattern in patterns:
+        if any(c in pattern for c in "*?["):
+            passed.update({k: v for k, v in environ.items() if fnmatch.fnmatchcase(k, pattern) and not _protected(k)})
+        elif pattern in environ:
+            passed[pattern] = environ[pattern]
+    return passed
+
+
+def resolve_env(env: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """`target.env` with `${NAME}` taken from rag-ci's environment (a missing one is an error)."""
+    resolved = {}
+    for key, value in env.items():
+        missing = [n for n in _ENV_REFERENCE.findall(value) if n not in environ]
+        if missing:
+            raise RagCiError(f"target.env.{key} refers to ${{{missing[0]}}}, which is not set in rag-ci's environment")
+        resolved[key] = _ENV_REFERENCE.sub(lambda m: environ[m.group(1)], value)
+    return resolved
+
+
+def target_env(config: Any, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What the user gives the target on top of the basics: `pass_env`, then `env`."""
+    environ = os.environ if environ is None else environ
+    return {**passed_env(getattr(config, "pass_env", []), environ), **resolve_env(config.env, environ)}
+
+
+def declared_secrets(config: Any, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of the target's environment that are secret: `${NAME}` references and the
+    names listed in `target.secret_env` (secret-looking names are caught by their name)."""
+    environ = os.environ if environ is None else environ
+    given = target_env(config, environ)
+    values = [given[n] for n in getattr(config, "secret_env", []) if n in given]
+    values += [resolve_env({k: v}, environ)[k] for k, v in config.env.items() if _ENV_REFERENCE.search(v)]
+    return values
+
+
+def process_env(extra: Mapping[str, str] | None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for the user's build steps and target processes: the allow-listed
+    basics of rag-ci's environment, then `extra` (what `target_env` resolved).
 
     The folder of the interpreter running rag-ci comes first on PATH, so that
     `python` in a build step or command is the one with the project installed
     (a virtualenv that was never activated, in CI).
     """
-    env = dict(os.environ)
+    environ = os.environ if environ is None else environ
+    env = {k: v for k, v in environ.items() if _basic(k)}
     bin_dir = os.path.dirname(sys.executable)
-    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    user = target_user()
+    if user is not None:  # root's HOME and TMPDIR are not the target user's to write
+        env["HOME"] = env["TMPDIR"] = str(user.home)
+        env["USER"] = env["LOGNAME"] = user.name
     env.update(extra or {})
     return env
 
 
+@dataclass(frozen=True)
+class TargetUser:
+    """The unprivileged account the target runs as, with a private writable home."""
+
+    uid: int
+    gid: int
+    name: str
+    home: Path
+
+    def kwargs(self) -> dict[str, Any]:
+        # extra_groups=[]: root's supplementary groups would otherwise stay with the child.
+        return {"user": self.uid, "group": self.gid, "extra_groups": []}
+
+
+def _lookup(spec: str) -> tuple[int, int, str]:
+    name, _, group = spec.partition(":")
+    try:
+        entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+        uid, gid, label = entry.pw_uid, entry.pw_gid, entry.pw_name
+    except KeyError:
+        if not name.isdigit():
+            raise RagCiError(f"{TARGET_USER_VARIABLE}={spec}: no such user") from None
+        uid, gid, label = int(name), int(name), name
+    return uid, int(group) if group.isdigit() else gid, label
+
+
+@functools.lru_cache(maxsize=None)
+def _choose_user(project_dir: str, setting: str) -> TargetUser | None:
+    if setting.strip() in ("root", "0"):
+        return None
+    if setting.strip():
+        uid, gid, name = _lookup(setting.strip())
+    else:
+        owner = os.stat(project_dir) if project_dir else None
+        if owner is not None and owner.st_uid != 0:
+            uid, gid = owner.st_uid, owner.st_gid
+            try:
+                name = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                name = str(uid)
+        else:
+            uid, gid, name = _lookup("nobody")
+    if uid == 0:
+        return None
+    home = Path(tempfile.mkdtemp(prefix="rag-ci-target-home-"))
+    os.chown(home, uid, gid)
+    atexit.register(shutil.rmtree, home, True)
+    return TargetUser(uid, gid, name, home)
+
+
+_project_dir: str = ""
+
+
+def set_project_dir(path: Path) -> None:
+    """The folder whose owner the target runs as (see the module docstring); set once per run."""
+    global _project_dir
+    _project_dir = str(Path(path).resolve())
+
+
+def target_user() -> TargetUser | None:
+    """The user to start target processes as, or None to keep rag-ci's (not root, or opted out)."""
+    if os.geteuid() != 0:
+        return None
+    return _choose_user(_project_dir, os.environ.get(TARGET_USER_VARIABLE, ""))
+
+
+def target_process_kwargs(extra: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`env=` plus, under root, `user=`/`group=`/`extra_groups=` for asyncio's or subprocess's
+    process creation: the one call every target-starting site makes."""
+    user = target_user()
+    return {"env": process_env(extra), **(user.kwargs() if user is not None else {})}
+
+
+def protect_output_dir(path: Path) -> None:
+    """rag-ci's output folder: a real folder, owned by rag-ci, that the target cannot write."""
+    if path.is_symlink():
+        raise RagCiError(f"the output folder {path} is a symbolic link; refusing to write through it")
+    path.mkdir(parents=True, exist_ok=True)
+    if target_user() is not None:
+        os.chown(path, os.geteuid(), os.getegid())
+        os.chmod(path, 0o755)
+
+
 class OutputTail:
-    """The last lines a process wrote, kept for the report."""
+    """The last lines a process wrote, kept for the report (redacted where it enters rag-ci)."""
 
     def __init__(self, max_lines: int = 200):
         self.lines: deque[str] = deque(maxlen=max_lines)

@@ -59,7 +59,7 @@ def example_baseline(tmp: Path) -> bytes:
 
 def clean_env() -> dict[str, str]:
     """The process environment without anything GitHub- or rag-ci-related from the host."""
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "SYSTEMROOT")
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "SYSTEMROOT", "RAG_CI_TARGET_USER")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env["DEEPEVAL_TELEMETRY_OPT_OUT"] = "1"
     env["PYTHONUNBUFFERED"] = "1"

@@ -17,6 +17,7 @@ COMMAND_TARGET = f"""
 target:
   kind: command
   command: [python, {FAKES / 'tiny_rag.py'}]
+  pass_env: ["TINY_RAG_*"]   # the fake's switches (the target's environment is an allow-list)
   timeout_s: 2
 """
 PYTHON_TARGET = f"""

@@ -1,0 +1,170 @@
+"""One redaction boundary: every secret rag-ci knows becomes `***` in whatever the target says.
+
+The target is the user's (in CI: the pull request's) code. Whatever it returns or prints
+(answers, contexts, error messages, stderr tails, build and container logs) passes through
+one `Redactor` before rag-ci stores, renders or posts it. The redactor is built once per
+run from the secrets rag-ci knows:
+
+- judge keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY, GEMINI_API_KEY, the
+  variable named by `judge.api_key_env`) and the GitHub token, wherever they came from;
+- values of `target.env` entries that are secret: written `${NAME}`, named in
+  `target.secret_env`, or under a secret-looking name;
+- every variable of rag-ci's environment whose name contains KEY, TOKEN, SECRET,
+  PASSWORD or PASSWD (the target may pass them on, or read them from its parent).
+
+Matching rules, and why:
+- A value shorter than 8 characters is never redacted: it is no credential, and
+  replacing every `true` or `1234` would shred answers (and their scores).
+- A value guessed from its variable's name only (not declared secret) must also look
+  like a credential: two kinds of characters at least (so `PIP_KEYRING_PROVIDER=disabled`
+  does not blank out the word "disabled"), and not an absolute path.
+- A line break may sit anywhere inside a secret (a key printed across two stderr lines).
+- A secret's first 12 characters or more are enough: rag-ci cuts long messages (a reply
+  shown in an error is cut at 200 characters), and the cut may fall inside a key.
+
+Redaction keeps accidents out of reports; it cannot stop a target that encodes a key on
+purpose (reversed, base64...). That is what the target's allow-listed environment and,
+when rag-ci runs as root, its unprivileged user are for (rag_ci.targets.processes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+MASK = "***"
+MIN_SECRET_CHARS = 8
+MIN_PREFIX_CHARS = 12  # a cut secret is still recognised from this many leading characters
+_NESTING_LIMIT = 100  # longer secrets: prefixes longer than this are not matched one by one
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
+_LINE_BREAK = r"(?:\r?\n)?"
+
+# The variables the judge providers and the GitHub integration read their credentials from.
+KNOWN_SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GITHUB_TOKEN")
+
+
+def secret_name(name: str) -> bool:
+    """A variable name that announces a credential (`OPENAI_API_KEY`, `INPUT_GITHUB-TOKEN`)."""
+    upper = name.upper()
+    return any(word in upper for word in _SECRET_WORDS)
+
+
+def looks_like_credential(value: str) -> bool:
+    """For values known only by their variable's name: `disabled` or `/home/me/.keys` are not."""
+    if len(value) < MIN_SECRET_CHARS or value.startswith("/") or any(c.isspace() for c in value):
+        return False
+    kinds = (any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value),
+             any(not c.isalnum() for c in value))
+    return sum(kinds) >= 2
+
+
+def _pattern(secret: str) -> str:
+    """The secret, a line break allowed between any two characters, its long prefixes too."""
+    chars = [re.escape(c) for c in secret]
+    head_len = min(len(chars), MIN_PREFIX_CHARS)
+    head = _LINE_BREAK.join(chars[:head_len])
+    rest = chars[head_len:]
+    # One optional group per further character, nested; past the nesting limit, per block
+    # of 8 characters (a cut there leaves at most 7 characters of a very long secret).
+    steps = [[c] for c in rest[:_NESTING_LIMIT]]
+    steps += [rest[i:i + 8] for i in range(_NESTING_LIMIT, len(rest), 8)]
+    tail = ""
+    for step in reversed(steps):
+        tail = f"(?:{''.join(_LINE_BREAK + c for c in step)}{tail})?"
+    return head + tail
+
+
+class Redactor:
+    """Replaces known secrets by `***`. Immutable; `Redactor()` redacts nothing."""
+
+    def __init__(self, secrets: Iterable[str] = ()):
+        values = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+        self._count = len(values)
+        self._regex = re.compile("|".join(_pattern(s) for s in values)) if values else None
+
+    def __bool__(self) -> bool:
+        return self._regex is not None
+
+    def __repr__(self) -> str:  # never the values
+        return f"Redactor({self._count} secrets)"
+
+    def __call__(self, text: str) -> str:
+        return text if self._regex is None or not text else self._regex.sub(MASK, text)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return [] if self._regex is None else [m.span() for m in self._regex.finditer(text)]
+
+    def tree(self, value: Any) -> Any:
+        """A decoded JSON value with every string (keys too) redacted."""
+        if self._regex is None:
+            return value
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return {self(k) if isinstance(k, str) else k: self.tree(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.tree(v) for v in value]
+        return value
+
+    def lines(self) -> "LineRedactor":
+        return LineRedactor(self)
+
+    @classmethod
+    def from_environment(
+        cls,
+        environ: Mapping[str, str],
+        *,
+        declared: Iterable[str] = (),
+        variables: Iterable[str] = (),
+    ) -> "Redactor":
+        """Secrets of a run: `declared` values, the named `variables` and the known credential
+        variables of `environ`, and every credential-looking value under a secret name."""
+        found = list(declared)
+        for name in (*KNOWN_SECRET_VARIABLES, *variables):
+            if environ.get(name):
+                found.append(environ[name])
+        found += [v for k, v in environ.items() if secret_name(k) and looks_like_credential(v)]
+        return cls(found)
+
+
+class LineRedactor:
+    """Redacts a stream read line by line. Each line is let out one line late, redacted with
+    its neighbours in view, so a secret cut across a line break is masked in both halves."""
+
+    def __init__(self, redactor: Redactor):
+        self._redactor = redactor
+        self._previous = ""
+        self._held: str | None = None
+
+    def feed(self, line: str) -> list[str]:
+        if self._held is None:
+            self._held = line
+            return []
+        out = self._middle(self._previous, self._held, line)
+        self._previous, self._held = self._held, line
+        return [out]
+
+    def flush(self) -> list[str]:
+        if self._held is None:
+            return []
+        out = self._middle(self._previous, self._held, "")
+        self._previous, self._held = "", None
+        return [out]
+
+    def _middle(self, before: str, line: str, after: str) -> str:
+        if not self._redactor:
+            return line
+        start = len(before) + 1
+        masked = [False] * len(line)
+        for lo, hi in self._redactor.spans(before + "\n" + line + "\n" + after):
+            for pos in range(max(lo, start), min(hi, start + len(line))):
+                masked[pos - start] = True
+        out, inside = [], False
+        for char, hidden in zip(line, masked):
+            if hidden and not inside:
+                out.append(MASK)
+            elif not hidden:
+                out.append(char)
+            inside = hidden
+        return "".join(out)
