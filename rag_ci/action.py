@@ -234,7 +234,7 @@ class Evaluation:
     def judge(self, head: RunResult, baseline: RunResult | None, problem: str | None, project: Project) -> Outcome:
         s = self.settings
         if problem is not None:
-            return Outcome("incompatible", notice=_quote(f"Not compared: {problem}\n{REBASELINE_HINT}"))
+            return Outcome("incompatible", notice=f"Not compared: {problem}\n{REBASELINE_HINT}")
         if baseline is None:
             return Outcome(
                 "bootstrap",
@@ -247,7 +247,7 @@ class Evaluation:
         try:
             comparison = compare(baseline, head, fail_on=fail_on)
         except IncompatibleBaseline as exc:
-            return Outcome("incompatible", notice=_quote(f"Not compared: {exc}"))
+            return Outcome("incompatible", notice=f"Not compared: {exc}")
         return Outcome(comparison.verdict, comparison)
 
     def exit_code(self, mode: str, outcome: Outcome) -> int:
@@ -337,7 +337,3 @@ def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
     runner.set_outputs({"comment-url": url})
     return EXIT_PASS
 
-
-def _quote(text: str) -> str:
-    """Keep a multi-line notice inside the report's `>` block quote."""
-    return "\n> ".join(line for line in text.splitlines() if line.strip())

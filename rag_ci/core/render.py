@@ -1,13 +1,23 @@
 """The human report: markdown (PR comment, step summary) and standalone HTML.
 
-Templates live in rag_ci/templates/. Everything that came from the RAG (answers,
-reasons quoting them, question ids from the repo) is untrusted text and goes
-through `escape_md` / HTML autoescaping.
+Templates live in rag_ci/templates/. Every string printed is untrusted (answers, reasons
+quoting them, ids and tags from the repository, model names and notices built from the
+pull request's rag-ci.yml or from the baseline): one escaping helper per output format
+makes it inert where it is printed:
+
+- markdown: `escape_md` (filter `u`), `escape_notice` (filter `quote`, a block quote that
+  keeps rag-ci's own `code` spans), `markdown_url` (filter `url`, link targets rag-ci made);
+  numbers go through the numeric filters. tests/unit/test_render.py walks the template and
+  fails on an expression printed without one of them.
+- HTML: Jinja's autoescaping; the only markup passed in is the chart, built by
+  `score_delta_chart` from numbers and `html.escape`d ids.
+- workflow commands (annotations) and step outputs: rag_ci.github.workflow.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -18,7 +28,8 @@ from rag_ci.core.results import RunResult
 
 COMMENT_MARKER = "<!-- rag-ci:comment -->"
 GITHUB_COMMENT_LIMIT = 65536
-_MD_SPECIALS = "\\`*_{}[]()#+!|~<>"
+# Brackets are escaped, so parentheses and `!` can never complete a link or an image.
+_MD_SPECIALS = "\\`*_{}[]#+|~<>"
 STAGE_TITLES = {
     "retrieval": "Retrieval miss (the expected context was not retrieved)",
     "generation": "Generation failure (right context, wrong answer)",
@@ -27,20 +38,78 @@ STAGE_TITLES = {
 }
 
 
+# What GitHub turns into a link by itself (GFM's extended autolinks).
+_BARE_URL = re.compile(r"(?i)(?:(?:https?|ftp)://|www\.)\S+")
+
+
+def code_span(text: str, *, in_table: bool = True) -> str:
+    """`text` as inline code: shown as typed, never a link, a mention or markup. The fence is
+    longer than any backtick run inside; in a table cell `|` would still end the cell."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    if in_table:
+        text = text.replace("|", "\\|")
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _escape_inline(text: str, *, in_table: bool = True) -> str:
+    out: list[str] = []
+    position = 0
+    for url in _BARE_URL.finditer(text):
+        out.append(_escape_chars(text[position:url.start()]))
+        out.append(code_span(url.group(), in_table=in_table))
+        position = url.end()
+    out.append(_escape_chars(text[position:]))
+    return "".join(out)
+
+
 def escape_md(text: Any, limit: int = 200) -> str:
     """Untrusted text made inert for a GitHub markdown table cell.
 
     One line, HTML-escaped, markdown punctuation backslashed, `@` written as an
-    entity so nobody gets mentioned, cut at `limit` characters.
+    entity so nobody gets mentioned, bare URLs as inline code so they are not
+    links, cut at `limit` characters.
     """
     if text is None:
         return ""
     flat = " ".join(str(text).split())
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
+    return _escape_inline(flat)
+
+
+def escape_notice(text: Any, limit: int = 2000) -> str:
+    """A notice (several lines, built from config values, error messages and the baseline)
+    for a `> ` block quote: each line escaped like `escape_md`, except that a `backticked`
+    part stays inline code (inert by itself), so rag-ci's own notices keep their formatting."""
+    if text is None:
+        return ""
+    lines = []
+    for line in str(text)[:limit].splitlines():
+        parts = " ".join(line.split()).split("`")
+        if len(parts) % 2 == 0:  # an unpaired backtick: the last one is plain text
+            parts[-2:] = [parts[-2] + "`" + parts[-1]]
+        rendered = [code_span(p, in_table=False) if i % 2 and p else _escape_inline(p, in_table=False) for i, p in enumerate(parts)]
+        if "".join(parts).strip():
+            lines.append("".join(rendered))
+    return "\n> ".join(lines)
+
+
+def markdown_url(url: Any) -> str:
+    """A link target rag-ci built (run and artifact URLs): http(s) only, nothing that ends it."""
+    text = str(url or "")
+    if not re.match(r"(?i)https?://", text):
+        return "#"
+    return re.sub(r"[\s()<>\[\]`\\\"']", lambda m: f"%{ord(m.group()):02X}", text)
+
+
+def _escape_chars(text: str) -> str:
     out = []
-    for char in flat:
-        if char == "&":
+    for i, char in enumerate(text):
+        if char == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
+            out.append(char)  # inside a word (hit_at_k) an underscore never starts emphasis
+        elif char == "&":
             out.append("&amp;")
         elif char == "<":
             out.append("&lt;")
@@ -88,7 +157,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(u=escape_md, num=fmt_num, delta=fmt_delta, ms=fmt_ms, usd=fmt_usd, pct=fmt_pct)
+    env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms, usd=fmt_usd, pct=fmt_pct)
     return env
 
 

@@ -12,7 +12,7 @@ def test_escape_md_makes_hostile_text_inert():
     assert "<script>" not in out and "&lt;script&gt;" in out
     assert "@everyone" not in out and "&#64;everyone" in out
     assert "|" not in out.replace("\\|", "")
-    assert "`" not in out.replace("\\`", "")
+    assert "`" not in out.replace("\\`", "").replace("`http://evil)`", "")
     assert "\n" not in out
 
 
@@ -57,3 +57,102 @@ def test_html_is_standalone_with_an_inline_chart():
     head = run(question("A"), question("B", "fail"))
     page = render_html(head, compare(run(question("A"), question("B")), head))
     assert page.startswith("<!doctype html>") and "<svg" in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+# --- every printed expression is escaped (issue: untrusted text never becomes markup) ---------
+
+import re  # noqa: E402
+
+import jinja2  # noqa: E402
+from jinja2 import nodes  # noqa: E402
+
+from rag_ci.core.render import escape_notice  # noqa: E402
+
+ESCAPING_FILTERS = {"u", "quote", "url"}
+NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count"}
+
+
+def _printed_safely(node: nodes.Node) -> bool:
+    if isinstance(node, nodes.TemplateData | nodes.Const):
+        return True  # the template's own text and literals
+    if isinstance(node, nodes.CondExpr):
+        return _printed_safely(node.expr1) and (node.expr2 is None or _printed_safely(node.expr2))
+    if isinstance(node, nodes.Filter):
+        if node.name in ESCAPING_FILTERS | NUMERIC_FILTERS:
+            return True
+        # "%+.0f" | format(number): a numeric conversion prints digits only
+        if node.name == "format" and isinstance(node.node, nodes.Const):
+            return not re.search(r"%[^%]*[sr]", node.node.value)
+    return False
+
+
+def raw_prints(template_name: str) -> list[str]:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("rag_ci", "templates"))
+    source = env.loader.get_source(env, template_name)[0]
+    tree = env.parse(source)
+    return [
+        f"line {child.lineno}: {source.splitlines()[child.lineno - 1].strip()[:120]}"
+        for output in tree.find_all(nodes.Output)
+        for child in output.nodes
+        if not _printed_safely(child)
+    ]
+
+
+def test_every_expression_printed_in_the_markdown_report_goes_through_an_escaping_or_numeric_filter():
+    assert raw_prints("report.md.j2") == []
+
+
+def test_the_raw_print_check_catches_a_raw_expression():
+    env = jinja2.Environment()
+    tree = env.parse("{{ notice }} {{ x | u }} {{ n | int }} {{ 's' if y }} {{ x | join(', ') }}")
+    unsafe = [c for o in tree.find_all(nodes.Output) for c in o.nodes if not _printed_safely(c)]
+    assert [type(c).__name__ for c in unsafe] == ["Name", "Filter"]
+
+
+def test_the_html_report_autoescapes_and_marks_nothing_safe_by_itself():
+    env = jinja2.Environment(loader=jinja2.PackageLoader("rag_ci", "templates"))
+    source = env.loader.get_source(env, "report.html.j2")[0]
+    tree = env.parse(source)
+    assert not [f for f in tree.find_all(nodes.Filter) if f.name == "safe"]
+    assert not list(tree.find_all(nodes.EvalContextModifier)), "an {% autoescape %} block in the HTML template"
+
+
+HOSTILE_MODEL = "gpt-4o-2024-08-06 @acme/maintainers ![x](https://evil.example/i.png) <img src=x onerror=alert(1)>"
+
+
+def test_a_notice_built_from_config_text_is_escaped_but_keeps_rag_cis_code_spans():
+    notice = f"Not compared: the judge changed (`judge.model`: `old` → {HOSTILE_MODEL})\nrun with `rebaseline: true`"
+    text = render_markdown(run(question("A")), notice=notice)
+    quoted = [line for line in text.splitlines() if line.startswith(">")]
+    assert len(quoted) == 2  # one block quote, line for line
+    for raw in ("@acme", "![x]", "<img", "](https"):
+        assert raw not in text, raw
+    assert "&#64;acme/maintainers" in text and "&lt;img" in text
+    assert "`https://evil.example/i.png)`" in text  # a bare URL is shown as code, not a link
+    assert "`judge.model`" in text and "`rebaseline: true`" in text
+
+
+def test_escape_notice_survives_backticks_the_attacker_chose():
+    out = escape_notice("a ``` b ` @x <b> ` `")
+    assert "<b>" not in out and "@x" not in out.replace("`@x", "")  # inside a code span @x is inert
+
+
+def test_bare_urls_in_reasons_are_code_not_links():
+    bad = question("A", "fail", metrics=[metric("kw", 0.0)])
+    bad.metrics["kw"].reason = "see https://evil.example/phish?a=1|2 and www.evil.example now"
+    head = run(bad)
+    md = render_markdown(head, compare(run(question("A", metrics=[metric("kw", 1.0)])), head))
+    assert "`https://evil.example/phish?a=1\\|2`" in md and "`www.evil.example`" in md
+    stripped = re.sub(r"`[^`]*`", "", md)
+    assert "https://evil" not in stripped and "www.evil" not in stripped
+
+
+def test_a_judge_model_from_the_config_cannot_mention_or_inject_in_the_footer():
+    from rag_ci.core.results import JudgeFingerprint
+
+    head = run(question("A"))
+    head.meta.judge = JudgeFingerprint(provider="openai", model=HOSTILE_MODEL, temperature=0.0, deepeval_version="x",
+                                       metrics={}, prompt_hash="x")
+    text = render_markdown(head)
+    footer = text.strip().splitlines()[-1]
+    assert "@acme" not in footer and "<img" not in footer and "![x]" not in footer
