@@ -18,7 +18,8 @@ Matching rules, and why:
 - A value guessed from its variable's name only (not declared secret) must also look
   like a credential: two kinds of characters at least (so `PIP_KEYRING_PROVIDER=disabled`
   does not blank out the word "disabled"), and not an absolute path.
-- A line break may sit anywhere inside a secret (a key printed across two stderr lines).
+- A line break (or `\\n`, as repr() writes it) may sit anywhere inside a secret: a key
+  printed across two stderr lines is still one secret.
 - A secret's first 12 characters or more are enough: rag-ci cuts long messages (a reply
   shown in an error is cut at 200 characters), and the cut may fall inside a key.
 
@@ -38,7 +39,8 @@ MIN_SECRET_CHARS = 8
 MIN_PREFIX_CHARS = 12  # a cut secret is still recognised from this many leading characters
 _NESTING_LIMIT = 100  # longer secrets: prefixes longer than this are not matched one by one
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
-_LINE_BREAK = r"(?:\r?\n)?"
+# A line break, or one written as `\n` (a tail of stderr lines quoted with repr()).
+_LINE_BREAK = r"(?:\r?\n|(?:\\r)?\\n)?"
 
 # The variables the judge providers and the GitHub integration read their credentials from.
 KNOWN_SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GITHUB_TOKEN")
