@@ -17,8 +17,9 @@ Every place that starts a target process does it in one line:
 
 Which user: `RAG_CI_TARGET_USER` (a name, `uid` or `uid:gid`; `root` keeps root) when set;
 else the owner of the project folder when that is not root (on GitHub's runners, the
-runner user that checked the repository out, so build steps can write in it); else
-`nobody`. The choice is the workflow's, never rag-ci.yml's: the config is the pull
+runner user that checked the repository out, so build steps can write in it); else, in
+Actions or in rag-ci's image (RAG_CI_IMAGE=1), `nobody`; else (a root-owned checkout on a
+developer's machine) root, with a note on stderr. The choice is the workflow's, never rag-ci.yml's: the config is the pull
 request's to edit.
 """
 
@@ -58,6 +59,8 @@ _PROTECTED_PREFIXES = ("INPUT_", "RAG_CI_", "ACTIONS_")
 _PROTECTED_NAMES = frozenset({"GITHUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"})
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TARGET_USER_VARIABLE = "RAG_CI_TARGET_USER"
+# Set in the action image: there, a root-owned checkout still gets `nobody` for the target.
+IMAGE_VARIABLE = "RAG_CI_IMAGE"
 
 
 def _basic(name: str) -> bool:
@@ -170,8 +173,17 @@ def _choose_user(project_dir: str, setting: str) -> TargetUser | None:
                 name = pwd.getpwuid(uid).pw_name
             except KeyError:
                 name = str(uid)
-        else:
+        elif os.environ.get("GITHUB_ACTIONS") == "true" or os.environ.get(IMAGE_VARIABLE) == "1":
             uid, gid, name = _lookup("nobody")
+        else:
+            # A root-owned checkout on a developer's or a CI machine: no unprivileged user
+            # could write the build's index into it, so the target keeps root, and says so.
+            print(
+                f"[rag-ci] note: running the target as root (the project folder belongs to root); "
+                f"set {TARGET_USER_VARIABLE}=<user> to run it unprivileged",
+                file=sys.stderr,
+            )
+            return None
     if uid == 0:
         return None
     home = Path(tempfile.mkdtemp(prefix="rag-ci-target-home-"))
