@@ -160,7 +160,7 @@ def _lookup(spec: str) -> tuple[int, int, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def _choose_user(project_dir: str, setting: str) -> TargetUser | None:
+def _choose_user(project_dir: str, setting: str, in_ci_container: bool) -> TargetUser | None:
     if setting.strip() in ("root", "0"):
         return None
     if setting.strip():
@@ -173,7 +173,7 @@ def _choose_user(project_dir: str, setting: str) -> TargetUser | None:
                 name = pwd.getpwuid(uid).pw_name
             except KeyError:
                 name = str(uid)
-        elif os.environ.get("GITHUB_ACTIONS") == "true" or os.environ.get(IMAGE_VARIABLE) == "1":
+        elif in_ci_container:
             uid, gid, name = _lookup("nobody")
         else:
             # A root-owned checkout on a developer's or a CI machine: no unprivileged user
@@ -205,7 +205,8 @@ def target_user() -> TargetUser | None:
     """The user to start target processes as, or None to keep rag-ci's (not root, or opted out)."""
     if os.geteuid() != 0:
         return None
-    return _choose_user(_project_dir, os.environ.get(TARGET_USER_VARIABLE, ""))
+    in_ci_container = os.environ.get("GITHUB_ACTIONS") == "true" or os.environ.get(IMAGE_VARIABLE) == "1"
+    return _choose_user(_project_dir, os.environ.get(TARGET_USER_VARIABLE, ""), in_ci_container)
 
 
 def target_process_kwargs(extra: Mapping[str, str] | None = None) -> dict[str, Any]:
