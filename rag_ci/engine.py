@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_ci import __version__
+from rag_ci.confirm_target import answer_with_noise_control
 from rag_ci.core.aggregate import aggregate
 from rag_ci.core.config import JUDGE_METRICS, Config, CorpusSpec, JudgeConfig, parse_config
 from rag_ci.core.questions import Question, QuestionSet, parse_question_set
@@ -173,7 +174,9 @@ class _Replay:
         self.window = asyncio.Semaphore(parallel + 2 * (self.config.judge.concurrency if judge is not None else parallel))
         self.generators: set[str] = set()
 
-    async def answer(self, question: Question) -> QuestionResult:
+    async def answer(self, question: Question, judged: dict | None = None) -> QuestionResult:
+        """Ask once, score. `judged` remembers this question's judge verdicts by answer and
+        contexts, so a re-asked question whose answer repeats costs no judge call."""
         routed = route(question, self.project.corpora)
         request = {"id": question.id, "question": question.question, "corpora": routed}
         timeout = self.config.target.timeout_s
@@ -207,7 +210,14 @@ class _Replay:
             if self.judge is not None:
                 if usage is not None and usage.model and usage.model not in self.generators:
                     self.judge.check_generator(usage.model)  # raises: same family stops the run
-                metrics.update(await self.judge.score(question, answer or "", contexts, self.baseline.get(question.id)))
+                seen = (answer or "", tuple(c.text for c in contexts))
+                if judged is not None and seen in judged:
+                    metrics.update({n: m.model_copy(update={"judge_cost_usd": 0.0}) for n, m in judged[seen].items()})
+                else:
+                    scored = await self.judge.score(question, answer or "", contexts, self.baseline.get(question.id))
+                    metrics.update(scored)
+                    if judged is not None:
+                        judged[seen] = scored
         if usage is not None and usage.model:
             self.generators.add(usage.model)
         verdict = question_verdict(error, leaks, metrics)
@@ -266,12 +276,18 @@ async def run_project(
     target: Target | None = None,
     judge: JudgeScorer | None = None,
     build: bool = True,
+    samples: int = 1,
 ) -> RunResult:
     """Build, start, replay every question, score, and write results.json atomically.
 
     `target` and `judge` are injectable (tests, benchmarks); by default they are
     built from the config. One failing question never stops the run; a judge of
     the generator's family does (before any judge call on that answer).
+
+    `baseline` is compared with and re-asked against even when `full` ignores its
+    verdict cache. `samples` > 1 answers every question that many times (the baseline's
+    pass rates, `baseline.samples`); otherwise a flip against the baseline is re-asked
+    (`gate.confirm_target_runs`, rag_ci/confirm_target.py).
     """
     config = project.config
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -281,6 +297,7 @@ async def run_project(
         "config": config.fingerprint(),
         "questions": project.questions.content_hash,
         "full": full,
+        **({"samples": samples} if samples > 1 else {}),
         "shard": list(shard) if shard else None,
     }
     journal = Journal(journal_path(output), header)
@@ -319,7 +336,8 @@ async def run_project(
         async def one(question: Question) -> None:
             try:
                 async with replay.window:
-                    record = await replay.answer(question)
+                    record = await answer_with_noise_control(replay, question, samples=samples,
+                                                             runs=config.gate.confirm_target_runs)
             except RagCiError:
                 raise
             except Exception as exc:  # a bug on one question must not lose the others

@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from collections.abc import Mapping
+
+from rag_ci.core.config import GateConfig
 from rag_ci.core.fingerprint_diff import fingerprint_differences
+from rag_ci.core.noise_review import review_noise
 from rag_ci.core.results import GroupAggregate, QuestionResult, RunResult
 from rag_ci.errors import IncompatibleBaseline
 
@@ -95,11 +99,30 @@ class Comparison:
     base_sha: str | None = None
     head_sha: str | None = None
     notes: tuple[str, ...] = field(default=())
+    # Noise control (rag_ci/core/noise_review.py, DESIGN §7.3-7.4).
+    flaky: tuple[Any, ...] = ()  # FlakyQuestion: flips the evidence does not support, not gating
+    significance: tuple[Any, ...] = ()  # SignificanceRow: paired tests of every pass-rate change
+    budgets: tuple[Any, ...] = ()  # BudgetCheck
+    alpha: float = 0.05
+    target_calls: int = 0  # calls to the RAG this run, re-asks included
+
+    @property
+    def budget_breaches(self) -> tuple[Any, ...]:
+        return tuple(b for b in self.budgets if b.breached)
+
+    @property
+    def significant_drop(self) -> bool:
+        """The overall pass rate fell, and McNemar says it is not noise."""
+        return any(row.scope == "overall" and row.test.significant_drop for row in self.significance)
 
     @property
     def verdict(self) -> Literal["pass", "fail"]:
         if self.fail_on == "never":
             return "pass"
+        if self.budget_breaches:
+            return "fail"
+        if self.fail_on == "significant_drop":
+            return "fail" if self.significant_drop else "pass"
         return "fail" if self.regressions else "pass"
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,6 +150,13 @@ class Comparison:
             "base_sha": self.base_sha,
             "head_sha": self.head_sha,
             "notes": list(self.notes),
+            "flaky": [{**asdict(f), "pass_rate": f.pass_rate} for f in self.flaky],
+            "significance": [
+                {"scope": r.scope, "name": r.name, **asdict(r.test), "delta": r.test.delta, "significant": r.test.significant}
+                for r in self.significance
+            ],
+            "budgets": [{**asdict(b), "breached": b.breached} for b in self.budgets],
+            "target_calls": self.target_calls,
         }
 
 
@@ -218,8 +248,20 @@ def _rate_deltas(old: dict[str, GroupAggregate], new: dict[str, GroupAggregate])
     return {k: Delta(o.get(k), n.get(k)) for k in sorted(set(o) | set(n))}
 
 
-def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression", top_latency: int = 5) -> Comparison:
-    """Compare two runs question by question; raises IncompatibleBaseline when they can't be."""
+def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression", top_latency: int = 5,
+            gate: GateConfig | None = None, known_flaky: Mapping[str, float] | None = None) -> Comparison:
+    """Compare two runs question by question; raises IncompatibleBaseline when they can't be.
+
+    `gate` (alpha, budgets) and `known_flaky` (question id -> pass rate on main, from the
+    history) feed the noise review: flaky questions, significance, budgets.
+    """
+    comparison = _compare(base, head, fail_on=fail_on, top_latency=top_latency)
+    gate = gate or GateConfig()
+    return review_noise(comparison, base, head, alpha=gate.alpha, budgets=gate.budgets.model_dump(),
+                        known_flaky=known_flaky)
+
+
+def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int) -> Comparison:
     check_compatible(base, head)
     old_by_id, new_by_id = base.by_id(), head.by_id()
     regressions, gains, changed, metric_regressions, both = [], [], [], [], []

@@ -6,9 +6,10 @@ caller's job (rag_ci.loading).
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, model_validator, field_validator
 
 from rag_ci.core.hashing import stable_hash
 from rag_ci.core.yamlsrc import load_yaml, to_plain, where
@@ -145,9 +146,46 @@ class MetricConfig(_Strict):
     criteria: str | None = None  # GEval criteria override (correctness / completeness)
 
 
+_RELATIVE = re.compile(r"^\+?(\d+(\.\d+)?)\s*%$")
+
+
+def _budget_limit(value: float | str | None) -> float | str | None:
+    """A budget is absolute (a number) or relative to the baseline ("+20%")."""
+    if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value is not None and value < 0:
+            raise ValueError("a budget must be >= 0")
+        return value
+    if isinstance(value, str) and _RELATIVE.match(value.strip()):
+        return value.strip()
+    raise ValueError(f"expected a number (absolute) or a relative limit like \"+20%\", got {value!r}")
+
+
+class BudgetsConfig(_Strict):
+    """Gates on latency and cost (DESIGN §7.4); a breach is listed with its numbers and fails."""
+
+    latency_p50: float | str | None = None  # seconds, or "+20%" of the baseline's
+    latency_p95: float | str | None = None
+    cost_per_question_usd: float | str | None = None  # generator cost per question
+    judge_cost_usd: float | str | None = None  # judge spend of the whole run, re-asks included
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> Any:
+        return _budget_limit(value)
+
+
 class GateConfig(_Strict):
-    fail_on: Literal["any_regression", "never"] = "any_regression"
+    fail_on: Literal["any_regression", "significant_drop", "never"] = "any_regression"
     confirm_runs: int = Field(3, ge=0, le=15)
+    # Generator noise (docs/noise.md): re-ask a flipped question up to this many times.
+    confirm_target_runs: int = Field(3, ge=0, le=15)
+    alpha: float = Field(0.05, gt=0, lt=1)  # significance level of every test in the report and gate
+    budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
+
+
+class BaselineConfig(_Strict):
+    # Answers per question on a run that is not for a pull request (the baseline on main).
+    samples: int = Field(1, ge=1, le=15)
 
 
 class Config(_Strict):
@@ -158,6 +196,7 @@ class Config(_Strict):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     metrics: dict[str, MetricConfig] | None = None
     gate: GateConfig = Field(default_factory=GateConfig)
+    baseline: BaselineConfig = Field(default_factory=BaselineConfig)
 
     @model_validator(mode="after")
     def _check(self) -> "Config":

@@ -47,7 +47,45 @@ def history_line(result: RunResult, *, run_url: str | None = None, event: str | 
         "latency_p95_s": _round(agg.latency_p95_s),
         "generator_cost_usd": round(agg.generator_cost_usd, 6),
         "judge_cost_usd": round(agg.judge_cost_usd, 6),
+        # Questions whose answers disagreed on this run of main (sampled baseline, or a
+        # re-asked flip): id -> pass rate. PRs need stronger evidence for them (docs/noise.md).
+        "flaky": flaky_on_run(result),
     }
+
+
+def flaky_on_run(result: RunResult) -> dict[str, list[int]]:
+    """id -> [passing samples, samples] of the questions whose answers disagreed on this run."""
+    return {
+        q.id: [sum(1 for s in q.samples if s.verdict == "pass"), len(q.samples)]
+        for q in result.questions
+        if q.samples and len({s.verdict == "pass" for s in q.samples}) > 1
+    }
+
+
+def known_flaky(entries: list[dict[str, Any]], last: int = 10) -> dict[str, float]:
+    """Questions that disagreed with themselves on main in the last `last` runs, with a
+    pooled estimate of their pass rate: the marked runs count their samples, every other
+    run of the window counts as one passing sample (the question did not flip there).
+
+    A mark lapses after `last` runs of main in which the question never disagreed.
+    """
+    window = entries[-last:]
+    marks: dict[str, list[tuple[int, int]]] = {}
+    for entry in window:
+        flaky = entry.get("flaky")
+        if not isinstance(flaky, dict):
+            continue
+        for qid, value in flaky.items():
+            if (isinstance(qid, str) and isinstance(value, list) and len(value) == 2
+                    and all(isinstance(v, int) for v in value) and 0 <= value[0] <= value[1] and value[1] > 0):
+                marks.setdefault(qid, []).append((value[0], value[1]))
+    rates = {}
+    for qid, runs in marks.items():
+        unmarked = len(window) - len(runs)
+        passes = sum(p for p, _ in runs) + unmarked
+        samples = sum(n for _, n in runs) + unmarked
+        rates[qid] = round(passes / samples, 4)
+    return rates
 
 
 def dump_line(entry: dict[str, Any]) -> str:

@@ -62,6 +62,17 @@ class MetricResult(_Model):
     unstable: bool = False
 
 
+class Sample(_Model):
+    """One answer to a question when it was asked more than once (DESIGN §7.3)."""
+
+    verdict: Verdict
+    metrics: dict[str, bool | None] = Field(default_factory=dict)  # each metric's pass/fail on this answer
+    answer_hash: str | None = None
+    latency_s: float | None = None
+    cost_usd: float = 0.0
+    judge_cost_usd: float = 0.0
+
+
 class QuestionResult(_Model):
     """Everything about one question in one run."""
 
@@ -84,10 +95,38 @@ class QuestionResult(_Model):
     # Where a failing question broke: "retrieval", "generation" or "both" (None when passing).
     failure_stage: Literal["retrieval", "generation", "both"] | None = None
     unstable: bool = False
+    # Generator noise (DESIGN §7.3): every answer when the question was asked more than once
+    # (baseline sampling or re-asking a flip), in the order asked; the fields above hold the
+    # representative sample (docs/noise.md). `pass_rate` = passing samples / samples.
+    samples: list[Sample] = Field(default_factory=list)
+    pass_rate: float | None = None
+    flaky: bool = False  # the samples disagreed
+    reasked: bool = False  # the samples come from re-asking a flip (biased: they follow a failure)
 
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
+
+    @property
+    def first_sample_passed(self) -> bool:
+        """The first answer's verdict: one unbiased draw per question, what the paired
+        statistics compare (re-asks only ever follow a failed first sample)."""
+        return self.samples[0].verdict == "pass" if self.samples else self.passed
+
+    def first_sample_metric(self, name: str) -> bool | None:
+        if self.samples:
+            return self.samples[0].metrics.get(name)
+        metric = self.metrics.get(name)
+        return None if metric is None or metric.error else metric.passed
+
+    @property
+    def target_calls(self) -> int:
+        return max(1, len(self.samples))
+
+    @property
+    def all_samples_judge_cost_usd(self) -> float:
+        """Judge spend on every sample (the representative's is `judge_cost_usd`)."""
+        return sum(s.judge_cost_usd for s in self.samples) if self.samples else self.judge_cost_usd
 
     @property
     def cost_usd(self) -> float:

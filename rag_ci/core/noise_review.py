@@ -1,0 +1,90 @@
+"""The noise part of a comparison: flaky questions, significance of every pass-rate change, budgets.
+
+`review_noise` takes the question-by-question Comparison and adds what DESIGN §7.3–7.4
+ask for, as separate fields, so the per-question semantics of compare.py stay as they are:
+- flaky: re-asked flips that a sample cleared, and regressions of known-flaky questions
+  whose failures are not significant (those leave `regressions`);
+- significance: exact McNemar and a seeded paired bootstrap CI of the pass-rate delta,
+  overall, per metric, per corpus and per tag, on the first sample of each question;
+- budgets: latency and cost limits, relative to the baseline or absolute.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rag_ci.core.budgets import check_budgets
+from rag_ci.core.noise import review_flips
+from rag_ci.core.results import QuestionResult, RunResult
+from rag_ci.core.stats import PairedTest, paired_test
+
+if TYPE_CHECKING:
+    from rag_ci.core.compare import Comparison
+
+
+@dataclass(frozen=True)
+class SignificanceRow:
+    scope: str  # "overall" | "metric" | "corpus" | "tag"
+    name: str
+    test: PairedTest
+
+    @property
+    def label(self) -> str:
+        return "pass rate" if self.scope == "overall" else f"{self.scope} {self.name} pass rate"
+
+
+def _paired(pairs: list[tuple[QuestionResult, QuestionResult]], outcome: Callable[[QuestionResult], bool | None],
+            alpha: float) -> PairedTest | None:
+    before, after = [], []
+    for old, new in pairs:
+        o, n = outcome(old), outcome(new)
+        if o is not None and n is not None:
+            before.append(o)
+            after.append(n)
+    return paired_test(before, after, alpha=alpha) if before else None
+
+
+def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[SignificanceRow, ...]:
+    """Paired tests on the questions both runs asked unchanged (same content hash).
+
+    Each question contributes its first sample on both sides: one independent draw per
+    question per run, the paired design McNemar assumes (re-asks follow only failed first
+    samples, counting them would bias the head towards passing).
+    """
+    old_by_id = base.by_id()
+    pairs = [(old_by_id[q.id], q) for q in head.questions
+             if q.id in old_by_id and old_by_id[q.id].question_hash == q.question_hash]
+    rows: list[SignificanceRow] = []
+    overall = _paired(pairs, lambda r: r.first_sample_passed, alpha)
+    if overall is not None:
+        rows.append(SignificanceRow("overall", "", overall))
+    metrics = sorted({m for _, q in pairs for m in q.metrics} | {m for q, _ in pairs for m in q.metrics})
+    for name in metrics:
+        test = _paired(pairs, lambda r, name=name: r.first_sample_metric(name), alpha)
+        if test is not None:
+            rows.append(SignificanceRow("metric", name, test))
+    for scope, keys in (("corpus", lambda r: r.corpora), ("tag", lambda r: r.tags)):
+        for name in sorted({k for _, q in pairs for k in keys(q)}):
+            members = [(o, n) for o, n in pairs if name in keys(n)]
+            test = _paired(members, lambda r: r.first_sample_passed, alpha)
+            if test is not None:
+                rows.append(SignificanceRow(scope, name, test))
+    return tuple(rows)
+
+
+def review_noise(comparison: "Comparison", base: RunResult, head: RunResult, *, alpha: float = 0.05,
+                 budgets: Mapping[str, Any] | None = None, known_flaky: Mapping[str, float] | None = None) -> "Comparison":
+    flaky, cleared = review_flips(base.by_id(), head.questions, [c.id for c in comparison.regressions],
+                                  known_flaky=known_flaky or {}, alpha=alpha)
+    return dataclasses.replace(
+        comparison,
+        regressions=tuple(c for c in comparison.regressions if c.id not in cleared),
+        flaky=tuple(flaky),
+        significance=significance(base, head, alpha),
+        budgets=check_budgets(budgets or {}, base, head),
+        alpha=alpha,
+        target_calls=sum(q.target_calls for q in head.questions),
+    )
