@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ci.core.compare import REBASELINE_HINT, Comparison, compare
-from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, parse_history, trend, trend_rows
+from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend, trend_rows
 from rag_ci.core.render import COMMENT_MARKER, render_markdown
 from rag_ci.core.results import RunResult
 from rag_ci.engine import Project, RunContext, load_project, run_project
@@ -45,7 +45,11 @@ Evaluate = Callable[[Project, Path, "RunResult | None", bool, RunContext], RunRe
 
 
 def run_engine(project: Project, output: Path, baseline: RunResult | None, full: bool, context: RunContext) -> RunResult:
-    return asyncio.run(run_project(project, output=output, baseline=baseline, full=full, run_context=context, progress=True))
+    # A run that is not for a pull request may become the baseline: it samples each
+    # question `baseline.samples` times so the baseline knows each pass rate (docs/noise.md).
+    samples = project.config.baseline.samples if context.pr_number is None else 1
+    return asyncio.run(run_project(project, output=output, baseline=baseline, full=full, run_context=context,
+                                   progress=True, samples=samples))
 
 
 def main() -> int:
@@ -165,8 +169,9 @@ class Evaluation:
         before = os.lstat(self.output)
         self.runner.group(f"rag-ci: replaying {len(project.questions.questions)} questions")
         try:
-            # The baseline feeds the verdict cache, except in a full run (no cache by definition).
-            head = self.evaluate(project, self.output / publish.RESULTS_FILE, None if mode == "full" else baseline, mode == "full", context)
+            # The baseline feeds the verdict cache (not in a full run: `full` turns the cache off)
+            # and the re-asking of flipped questions (in every mode).
+            head = self.evaluate(project, self.output / publish.RESULTS_FILE, baseline, mode == "full", context)
         finally:
             self.runner.end_group()
         after = os.lstat(self.output)
@@ -245,7 +250,7 @@ class Evaluation:
         # "gate disabled" instead of announcing a failure the check does not have.
         fail_on = project.config.gate.fail_on if s.fail_on_regression else "never"
         try:
-            comparison = compare(baseline, head, fail_on=fail_on)
+            comparison = compare(baseline, head, fail_on=fail_on, gate=project.config.gate, known_flaky=self.known_flaky())
         except IncompatibleBaseline as exc:
             return Outcome("incompatible", notice=f"Not compared: {exc}")
         return Outcome(comparison.verdict, comparison)
@@ -265,13 +270,23 @@ class Evaluation:
         url = self.settings.run_url
         return {"workflow run": url, "HTML report (artifact)": f"{url}#artifacts"} if url else {}
 
+    def history(self) -> list[dict] | None:
+        """The history on the data branch, read once per run; None when unreadable (warned)."""
+        if not hasattr(self, "_history"):
+            try:
+                text = self.github.read_data_file(self.settings.data_branch, HISTORY_FILE)
+            except GitHubError as exc:
+                self.runner.warning(f"history not read (no trend, no known-flaky questions): {exc}")
+                text = None
+            self._history = parse_history(text) if text else None
+        return self._history
+
     def trend(self) -> list[dict] | None:
-        try:
-            text = self.github.read_data_file(self.settings.data_branch, HISTORY_FILE)
-        except GitHubError as exc:
-            self.runner.warning(f"trend not shown: {exc}")
-            return None
-        return trend_rows(trend(parse_history(text), last=TREND_POINTS)) if text else None
+        entries = self.history()
+        return trend_rows(trend(entries, last=TREND_POINTS)) if entries else None
+
+    def known_flaky(self) -> dict[str, float]:
+        return known_flaky(self.history() or [])
 
     def append_history(self, head: RunResult) -> None:
         s = self.settings

@@ -117,9 +117,12 @@ def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: 
 @click.option("--no-build", is_flag=True, help="Skip the target's build steps.")
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True, help="Format of the comparison printed with --baseline.")
 @click.option("--progress/--no-progress", default=True, help="Progress bar on a terminal, periodic lines otherwise.")
+@click.option("--samples", type=click.IntRange(1, 15), default=None,
+              help="Answers per question, for a baseline that knows each pass rate (default: 1, or the config's "
+                   "baseline.samples without --baseline). See docs/noise.md.")
 @_user_errors
 def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
-        shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool) -> None:
+        shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None) -> None:
     """Build and start the target, replay every question, score, write results.json."""
     from rag_ci.engine import load_project, run_project
 
@@ -130,7 +133,10 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
     base = load_results(baseline, what="baseline") if baseline else None
-    head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress, shard=shard, build=not no_build))
+    if samples is None:  # a run compared with a baseline is a PR's run; one without may become the baseline
+        samples = 1 if base is not None else project.config.baseline.samples
+    head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress,
+                                   shard=shard, build=not no_build, samples=samples))
     agg = head.aggregates
     click.echo(
         f"[rag-ci] {agg.overall.passed}/{agg.overall.n} pass, {agg.overall.failed} fail, {agg.overall.errors} error, "
@@ -143,7 +149,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         from rag_ci.core.shards import restrict_to_shard
 
         base = restrict_to_shard(base, shard)
-    comparison = compare(base, head, fail_on=project.config.gate.fail_on)
+    comparison = compare(base, head, fail_on=project.config.gate.fail_on, gate=project.config.gate)
     _emit_comparison(comparison, head, fmt, None)
     sys.exit(1 if comparison.verdict == "fail" else 0)
 
@@ -153,13 +159,18 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 @click.argument("head", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True)
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
-@click.option("--fail-on", type=click.Choice(["any_regression", "never"]), default="any_regression", show_default=True)
+@click.option("--fail-on", type=click.Choice(["any_regression", "significant_drop", "never"]), default="any_regression", show_default=True)
+@click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="An eval_history.jsonl: its known-flaky questions need stronger evidence (docs/noise.md).")
 @_user_errors
-def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str) -> None:
+def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str, history_file: Path | None) -> None:
     """Compare HEAD results with BASE results, question by question."""
+    from rag_ci.core.history import known_flaky, parse_history
+
     base_result = load_results(base, what="baseline")
     head_result = load_results(head, what="results file")
-    comparison = compare(base_result, head_result, fail_on=fail_on)
+    flaky = known_flaky(parse_history(history_file.read_text(encoding="utf-8"))) if history_file else None
+    comparison = compare(base_result, head_result, fail_on=fail_on, known_flaky=flaky)
     _emit_comparison(comparison, head_result, fmt, output)
     sys.exit(1 if comparison.verdict == "fail" else 0)
 

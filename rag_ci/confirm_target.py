@@ -10,9 +10,12 @@ Two cases, per question:
 
 Each sample is a fresh target call, scored like any answer: the verdict cache and judge
 confirmation apply per sample, and an answer repeated within the question reuses its
-verdicts. The record's answer, contexts, metrics and latency are those of the
-representative sample: the first sample with the decided verdict (the clearing pass for
-a flaky question, the first failure for a regression).
+verdicts. The record's answer, contexts, metrics, latency and verdict are those of a
+representative sample, all samples are in `samples`:
+* re-asked: the first sample (the failure that triggered the re-asks). Keeping it keeps
+  the run's pass rates one draw per question, comparable with the baseline's; the
+  decision lives in `flaky` (a sample passed: compare lists it as flaky, not gating);
+* sampled baseline: the first sample with the majority verdict.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ async def answer_with_noise_control(replay: Any, question: Question, *, samples:
     records = [first]
     while (decision := reask_decision([r.passed for r in records], runs)) == "ask_again":
         records.append(await replay.answer(question, judged))
-    return _combine(records[-1] if decision == "flaky" else records[0], records, reasked=True)
+    return _combine(records[0], records, reasked=True)
 
 
 def _sample(record: QuestionResult) -> Sample:

@@ -61,5 +61,6 @@ def check_budgets(budgets: Mapping[str, float | str | None], base: RunResult, he
             allowed = old * (1 + float(match.group(1)) / 100) if old else None
         else:
             old, allowed = before.get(name), float(limit)
-        checks.append(BudgetCheck(name=name, limit=str(limit), baseline=old, value=now.get(name), allowed=allowed))
+        shown = limit if isinstance(limit, str) else format(float(limit), "f").rstrip("0").rstrip(".")
+        checks.append(BudgetCheck(name=name, limit=shown, baseline=old, value=now.get(name), allowed=allowed))
     return tuple(checks)

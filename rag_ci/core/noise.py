@@ -111,29 +111,28 @@ def review_flips(
     known_flaky: Mapping[str, float],
     alpha: float,
 ) -> tuple[list[FlakyQuestion], set[str]]:
-    """Flaky questions, and the regressions the known-flaky rule clears.
+    """Flaky questions, and the regressions they clear.
 
-    Flaky: re-asked questions that were cleared (a sample passed), and regressions of
-    known-flaky questions whose failures are not significant at `alpha`.
+    Flaky: re-asked flips that a sample cleared (the record keeps its failed first sample),
+    and regressions of known-flaky questions whose failures are not significant at `alpha`.
     """
-    head = list(head)
     by_id = {q.id: q for q in head}
     flaky: list[FlakyQuestion] = []
     cleared: set[str] = set()
-    for record in head:
-        old = base.get(record.id)
-        if record.flaky and record.samples and old is not None and old.question_hash == record.question_hash:
-            passed = sum(1 for s in record.samples if s.verdict == "pass")
-            flaky.append(FlakyQuestion(record.id, passed, len(record.samples), baseline_pass_rate(old, known_flaky),
-                                       f"re-asked: passed {passed} of {len(record.samples)} samples"))
     for qid in regression_ids:
         record, old = by_id.get(qid), base.get(qid)
-        rate = baseline_pass_rate(old, known_flaky)
-        if record is None or rate is None or rate >= 1.0 or record.verdict == "routing_error":
+        if record is None or record.verdict == "routing_error":
             continue
         samples = record.samples or []
         n = len(samples) or 1
         failures = sum(1 for s in samples if s.verdict != "pass") if samples else 1
+        rate = baseline_pass_rate(old, known_flaky)
+        if record.reasked and record.flaky:
+            cleared.add(qid)
+            flaky.append(FlakyQuestion(qid, n - failures, n, rate, f"re-asked: passed {n - failures} of {n} samples"))
+            continue
+        if rate is None or rate >= 1.0:
+            continue
         p = known_flaky_p_value(failures, n, rate)
         if p > alpha:
             cleared.add(qid)

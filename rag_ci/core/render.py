@@ -25,6 +25,7 @@ import jinja2
 
 from rag_ci.core.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.results import RunResult
+from rag_ci.core.stats import format_p as fmt_p, format_pp as fmt_pp
 
 COMMENT_MARKER = "<!-- rag-ci:comment -->"
 GITHUB_COMMENT_LIMIT = 65536
@@ -147,6 +148,12 @@ def fmt_pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
 
 
+def fmt_budget(value: float | None, unit: str) -> str:
+    if value is None:
+        return "–"
+    return fmt_ms(value) if unit == "s" else f"${value:.6f}".rstrip("0").rstrip(".") if value < 0.01 else fmt_usd(value)
+
+
 @lru_cache(maxsize=2)
 def _environment(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(
@@ -157,7 +164,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms, usd=fmt_usd, pct=fmt_pct)
+    env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms,
+                       usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p)
     return env
 
 
@@ -176,7 +184,13 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
         return "bootstrap", "🟡 no baseline to compare with"
     n = len(comparison.regressions)
     if comparison.verdict == "fail":
-        return "fail", f"❌ {n} regression{'s' if n != 1 else ''}"
+        reasons = [f"{n} regression{'s' if n != 1 else ''}"] if n and comparison.fail_on != "significant_drop" else []
+        if comparison.fail_on == "significant_drop":
+            reasons.append("significant pass-rate drop")
+        if comparison.budget_breaches:
+            k = len(comparison.budget_breaches)
+            reasons.append(f"{k} budget{'s' if k != 1 else ''} exceeded")
+        return "fail", "❌ " + ", ".join(reasons or [f"{n} regressions"])
     if n:
         return "pass", f"⚠️ {n} regression{'s' if n != 1 else ''} (gate disabled)"
     return "pass", "✅ no regression"

@@ -105,10 +105,10 @@ class PairedTest:
 
     def describe(self, label: str = "pass rate") -> str:
         """`pass rate −4.0 pp (95 % CI −7.1 … −1.2, McNemar p = 0.01)` or `… not significant`."""
-        change = f"{label} {_pp(self.delta)} pp"
+        change = f"{label} {format_pp(self.delta)} pp"
         if not self.significant:
-            return f"{change}, not significant (95 % CI {_pp(self.ci_low)} … {_pp(self.ci_high)}, McNemar p = {_p(self.p_value)})"
-        return f"{change} (95 % CI {_pp(self.ci_low)} … {_pp(self.ci_high)}, McNemar p = {_p(self.p_value)})"
+            return f"{change}, not significant (95 % CI {format_pp(self.ci_low)} … {format_pp(self.ci_high)}, McNemar p = {format_p(self.p_value)})"
+        return f"{change} (95 % CI {format_pp(self.ci_low)} … {format_pp(self.ci_high)}, McNemar p = {format_p(self.p_value)})"
 
 
 def paired_test(before: Sequence[bool], after: Sequence[bool], *, alpha: float = 0.05) -> PairedTest:
@@ -122,7 +122,7 @@ def paired_test(before: Sequence[bool], after: Sequence[bool], *, alpha: float =
     )
 
 
-def _pp(share: float) -> str:
+def format_pp(share: float) -> str:
     # A true minus sign: the report is read by humans, and "-0.0" reads as noise.
     value = round(share * 100, 1)
     if value == 0:
@@ -130,6 +130,6 @@ def _pp(share: float) -> str:
     return f"{'+' if value > 0 else '−'}{abs(value):.1f}"
 
 
-def _p(p: float) -> str:
+def format_p(p: float) -> str:
     # Three decimals below 0.1, so a p-value just under alpha never prints as alpha itself.
     return "< 0.001" if p < 0.001 else f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
