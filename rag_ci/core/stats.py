@@ -106,9 +106,9 @@ class PairedTest:
     def describe(self, label: str = "pass rate") -> str:
         """`pass rate −4.0 pp (95 % CI −7.1 … −1.2, McNemar p = 0.01)` or `… not significant`."""
         change = f"{label} {format_pp(self.delta)} pp"
-        if not self.significant:
-            return f"{change}, not significant (95 % CI {format_pp(self.ci_low)} … {format_pp(self.ci_high)}, McNemar p = {format_p(self.p_value)})"
-        return f"{change} (95 % CI {format_pp(self.ci_low)} … {format_pp(self.ci_high)}, McNemar p = {format_p(self.p_value)})"
+        p = format_p(self.p_value)
+        evidence = f"95 % CI {format_pp(self.ci_low)} … {format_pp(self.ci_high)}, McNemar p {p if p.startswith('<') else '= ' + p}"
+        return f"{change} ({evidence})" if self.significant else f"{change}, not significant ({evidence})"
 
 
 def paired_test(before: Sequence[bool], after: Sequence[bool], *, alpha: float = 0.05) -> PairedTest:
