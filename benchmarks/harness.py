@@ -1,11 +1,13 @@
-"""The benchmark: five figures, each a ratio of two quantities measured in the same run.
+"""The benchmark: six figures, each a ratio of two quantities measured in the same run.
 
 1. cold run ÷ ideal, ideal = N·(t_target + judge_calls_per_question·t_judge) / concurrency;
 2. rag-ci cold run ÷ `deepeval.evaluate` (AsyncConfig max_concurrent = the same
    concurrency) on the same test cases, metrics and judge;
 3. warm re-run of the unchanged target: judge calls (must be 0) and wall time ÷ cold;
 4. judge-free tier on N4 questions (a fresh process): peak RSS ÷ 1 GiB, wall ÷ ideal;
-5. judge throughput under a rate limit ÷ the limit.
+5. judge throughput under a rate limit ÷ the limit;
+6. generator noise: extra target calls per question spent re-asking flipped questions of a
+   RAG that garbles 15 % of its answers, with false regressions before/after (benchmarks/noise.py).
 
 The RAG and the judge are simulators (benchmarks/simulators.py,
 benchmarks/simulated_judge.py); everything between them is the real rag-ci path:
@@ -63,14 +65,16 @@ class Sizes:
     judge_free_latency_s: float = 0.02
     rate_limit: float = 40.0  # requests/s, figure 5
     rate_limited_questions: int = 60
+    noise_baselines: int = 10  # figure 6: baselines × noise_reruns unchanged re-runs of the flaky RAG
+    noise_reruns: int = 10
 
     @classmethod
     def preset(cls, name: str) -> Sizes:
         if name == "quick":
-            return cls(questions=48, judge_free_questions=1000, rate_limited_questions=16)
+            return cls(questions=48, judge_free_questions=1000, rate_limited_questions=16, noise_baselines=3)
         if name == "tiny":  # the CI smoke test: proves the harness runs, measures nothing
             return cls(questions=6, concurrency=4, target_latency_s=0.01, judge_latency_s=0.01, judge_free_questions=60,
-                       judge_free_latency_s=0.0, rate_limit=50.0, rate_limited_questions=4)
+                       judge_free_latency_s=0.0, rate_limit=50.0, rate_limited_questions=4, noise_baselines=1, noise_reruns=2)
         return cls()
 
 
@@ -222,7 +226,7 @@ def _judge_free(sizes: Sizes, folder: Path) -> dict[str, Any]:
     return data
 
 
-# -- the five figures ---------------------------------------------------------------------
+# -- the six figures ---------------------------------------------------------------------
 
 
 def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False) -> Report:
@@ -328,6 +332,11 @@ def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False) -
         "questions": m, "note": "throughput = answered judge calls / whole run wall time (ramp-up and drain included)",
     }
     _log(f"  {throughput:.1f} judge calls/s against a limit of {sizes.rate_limit:g}/s ({stats['rate_limited']} answered 429)")
+
+    from benchmarks.noise import noise_figure
+
+    _log(f"figure 6: generator noise, {sizes.noise_baselines}×{sizes.noise_reruns} unchanged re-runs of a RAG garbling 15 % of answers")
+    report.figures["6_generator_noise"] = noise_figure(sizes.noise_baselines, sizes.noise_reruns)
     return report
 
 
@@ -355,6 +364,13 @@ def format_table(report: Report) -> str:
         x = f["5_rate_limited_throughput"]
         rows.append(("5 throughput / rate limit", f"{x['ratio']:.3f}", "~1.0",
                      f"{x['throughput_rps']:.1f} vs {x['limit_rps']:g} req/s; {x['rejected_429']} × 429; {x['metric_errors']} metric errors"))
+    if "6_generator_noise" in f:
+        x, off = f["6_generator_noise"]["after"], f["6_generator_noise"]["before"]
+        rows.append(("6 re-ask: extra target calls / question", f"{x['extra_target_calls_per_question']:.3f}", "<= 0.5",
+                     f"false regressions per 10 runs {off['false_regressions_per_10_runs']:.1f} -> "
+                     f"{x['false_regressions_per_10_runs']:.2f}; green {off['green_share']:.0%} -> {x['green_share']:.0%}; "
+                     f"broken caught {x['broken_caught']}/{x['broken_passing_on_baseline']}; "
+                     f"extra judged answers {x['extra_distinct_answers_per_question']:.3f}/question ({x['runs']} runs)"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = []
     for k, row in enumerate(rows):

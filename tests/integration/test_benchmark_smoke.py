@@ -1,7 +1,7 @@
 """The benchmark harness runs end to end at a tiny size (it measures nothing here).
 
 Performance claims come from `python -m benchmarks` runs (docs/performance.md), never
-from timed tests: this only proves the harness works — all five figures come out,
+from timed tests: this only proves the harness works — all six figures come out,
 through the real judge path against the simulated judge — and that a warm re-run
 of an unchanged target makes no judge call.
 """
@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
-def test_tiny_benchmark_produces_the_five_figures(tmp_path):
+def test_tiny_benchmark_produces_the_six_figures(tmp_path):
     pytest.importorskip("deepeval")
     out = tmp_path / "figures.json"
     env = {**os.environ, "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "PYTHONPATH": str(REPO)}
@@ -30,7 +30,8 @@ def test_tiny_benchmark_produces_the_five_figures(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     figures = report["figures"]
-    assert set(figures) == {"1_cold_vs_ideal", "2_vs_deepeval", "3_warm_rerun", "4_judge_free_scale", "5_rate_limited_throughput"}
+    assert set(figures) == {"1_cold_vs_ideal", "2_vs_deepeval", "3_warm_rerun", "4_judge_free_scale", "5_rate_limited_throughput",
+                            "6_generator_noise"}
     assert all(isinstance(f["ratio"], float) and f["ratio"] > 0 for f in figures.values())
 
     # The real judge path was exercised: every question got its judge calls, none failed.
@@ -44,5 +45,8 @@ def test_tiny_benchmark_produces_the_five_figures(tmp_path):
 
     assert figures["4_judge_free_scale"]["questions"] == report["sizes"]["judge_free_questions"]
     assert figures["5_rate_limited_throughput"]["answered"] > 0
+    noise = figures["6_generator_noise"]
+    assert noise["before"]["false_regressions"] > noise["after"]["false_regressions"]
+    assert noise["after"]["broken_caught"] == noise["after"]["broken_passing_on_baseline"] > 0
     for line in ("1 cold run / ideal", "2 rag-ci / deepeval.evaluate", "3 warm re-run / cold", "5 throughput / rate limit"):
         assert line in done.stdout
