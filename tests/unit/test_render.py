@@ -1,5 +1,6 @@
 """The report: verdict first, tables, untrusted text escaped, size limit respected."""
 
+import pytest
 from builders import metric, question, run
 from rag_ci.core.compare import compare
 from rag_ci.core.render import escape_md, render_html, render_markdown
@@ -69,7 +70,7 @@ from jinja2 import nodes  # noqa: E402
 from rag_ci.core.render import escape_notice  # noqa: E402
 
 ESCAPING_FILTERS = {"u", "quote", "url"}
-NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count"}
+NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count", "budget", "pp", "pvalue"}
 
 
 def _printed_safely(node: nodes.Node) -> bool:
@@ -98,8 +99,9 @@ def raw_prints(template_name: str) -> list[str]:
     ]
 
 
-def test_every_expression_printed_in_the_markdown_report_goes_through_an_escaping_or_numeric_filter():
-    assert raw_prints("report.md.j2") == []
+@pytest.mark.parametrize("template", ["report.md.j2", "noise.md.j2"])
+def test_every_expression_printed_in_the_markdown_report_goes_through_an_escaping_or_numeric_filter(template):
+    assert raw_prints(template) == []
 
 
 def test_the_raw_print_check_catches_a_raw_expression():
