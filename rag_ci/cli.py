@@ -14,14 +14,16 @@ from rag_ci.core.compare import Comparison, compare
 from rag_ci.core.render import render_html, render_markdown
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
-from rag_ci.storage import load_results, write_text_atomic
+from rag_ci.storage import OutputLock, check_output_path, load_results, write_text_atomic
 
 EXIT_CODES = """\b
 Exit codes:
   0  success; no regression against the baseline
   1  at least one regression (the gate fails)
   2  unusable input: invalid config or question set, missing/corrupt/
-     incompatible baseline, target that cannot be built or started
+     incompatible baseline, target that cannot be built or started;
+     or an environment error: output not writable, disk full, another
+     run writing the same output
 """
 
 
@@ -130,7 +132,9 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
     base = load_results(baseline, what="baseline") if baseline else None
-    head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress, shard=shard, build=not no_build))
+    # Held for the whole run; also proves the output can be written before any question is asked.
+    with OutputLock(output):
+        head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress, shard=shard, build=not no_build))
     agg = head.aggregates
     click.echo(
         f"[rag-ci] {agg.overall.passed}/{agg.overall.n} pass, {agg.overall.failed} fail, {agg.overall.errors} error, "
@@ -157,6 +161,8 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 @_user_errors
 def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str) -> None:
     """Compare HEAD results with BASE results, question by question."""
+    if output is not None:
+        check_output_path(output)
     base_result = load_results(base, what="baseline")
     head_result = load_results(head, what="results file")
     comparison = compare(base_result, head_result, fail_on=fail_on)
@@ -172,6 +178,8 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
 @_user_errors
 def report(results: Path, baseline: Path | None, fmt: str, output: Path | None) -> None:
     """Render the human report (markdown for PR comments, standalone HTML)."""
+    if output is not None:
+        check_output_path(output)
     head = load_results(results)
     comparison = compare(load_results(baseline, what="baseline"), head) if baseline else None
     text = render_html(head, comparison) if fmt == "html" else render_markdown(head, comparison)
