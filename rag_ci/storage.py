@@ -63,6 +63,8 @@ def check_output_path(path: Path) -> Path:
         raise RagCiError(f"output {path} is not a regular file")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path.parent):  # can we create files there at all?
+            pass
     except OSError as exc:
         raise cannot_write(path, exc) from None
     return path
