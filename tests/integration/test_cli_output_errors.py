@@ -130,7 +130,7 @@ def test_a_second_run_on_the_same_output_is_refused_and_a_killed_run_does_not_bl
 
 
 def test_killing_a_resume_while_it_rewrites_the_journal_loses_no_finished_question(tiny_project, tmp_path):
-    n = 3000
+    n = 1000
     config = tiny_project(COMMAND_TARGET, _many_questions(n) + "  - {id: LAST, question: sleep forever, doc_id: a}\n")
     project = load_project(config)
     output = tmp_path / "r.json"
@@ -156,6 +156,7 @@ def test_killing_a_resume_while_it_rewrites_the_journal_loses_no_finished_questi
                     break
             except FileNotFoundError:
                 break
+            time.sleep(0.001)
         else:
             pytest.fail("the resume never started rewriting its journal")
     finally:
