@@ -23,7 +23,7 @@ from rag_ci.storage import Journal, journal_path, save_results
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 PYTHON_TARGET = f"target:\n  kind: python\n  entry: tiny_rag:answer\n  path: [{FAKES}]\n"
-COMMAND_TARGET = f"target:\n  kind: command\n  command: [python, {FAKES / 'tiny_rag.py'}]\n  timeout_s: 5\n  concurrency: 1\n"
+COMMAND_TARGET = f"target:\n  kind: command\n  command: [python, {FAKES / 'tiny_rag.py'}]\n  pass_env: ['TINY_RAG_*']\n  timeout_s: 5\n  concurrency: 1\n"
 
 
 def invoke(*args, env=None):
