@@ -14,14 +14,16 @@ from rag_ci.core.compare import Comparison, compare
 from rag_ci.core.render import render_html, render_markdown
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
-from rag_ci.storage import load_results, write_text_atomic
+from rag_ci.storage import OutputLock, check_output_path, load_results, write_text_atomic
 
 EXIT_CODES = """\b
 Exit codes:
   0  success; no regression against the baseline
   1  at least one regression (the gate fails)
   2  unusable input: invalid config or question set, missing/corrupt/
-     incompatible baseline, target that cannot be built or started
+     incompatible baseline, target that cannot be built or started;
+     or an environment error: output not writable, disk full, another
+     run writing the same output
 """
 
 
@@ -135,8 +137,10 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     base = load_results(baseline, what="baseline") if baseline else None
     if samples is None:  # a run compared with a baseline is a PR's run; one without may become the baseline
         samples = 1 if base is not None else project.config.baseline.samples
-    head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress,
-                                   shard=shard, build=not no_build, samples=samples))
+    # Held for the whole run; also proves the output can be written before any question is asked.
+    with OutputLock(output):
+        head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress,
+                                       shard=shard, build=not no_build, samples=samples))
     agg = head.aggregates
     click.echo(
         f"[rag-ci] {agg.overall.passed}/{agg.overall.n} pass, {agg.overall.failed} fail, {agg.overall.errors} error, "
@@ -167,6 +171,8 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     """Compare HEAD results with BASE results, question by question."""
     from rag_ci.core.history import known_flaky, parse_history
 
+    if output is not None:
+        check_output_path(output)
     base_result = load_results(base, what="baseline")
     head_result = load_results(head, what="results file")
     flaky = known_flaky(parse_history(history_file.read_text(encoding="utf-8"))) if history_file else None
@@ -183,6 +189,8 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
 @_user_errors
 def report(results: Path, baseline: Path | None, fmt: str, output: Path | None) -> None:
     """Render the human report (markdown for PR comments, standalone HTML)."""
+    if output is not None:
+        check_output_path(output)
     head = load_results(results)
     comparison = compare(load_results(baseline, what="baseline"), head) if baseline else None
     text = render_html(head, comparison) if fmt == "html" else render_markdown(head, comparison)

@@ -25,9 +25,10 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     order, with the aggregates recomputed. Compare or report it as usual.
     """
     from rag_ci.merge import merge_results
-    from rag_ci.storage import load_results, save_results
+    from rag_ci.storage import check_output_path, load_results, save_results
 
     try:
+        check_output_path(output)
         results = [load_results(path, what="shard") for path in shards]
         merged = merge_results(results, names=[str(path) for path in shards])
         save_results(output, merged)

@@ -2,38 +2,90 @@
 
 While a run is in progress every finished question is appended (and fsynced) to
 `<output>.partial.jsonl`; a killed run leaves it behind and `--resume` picks up
-where it stopped. The final results.json is written with temp file + rename, so
-a reader never sees half a file.
+where it stopped. The final results.json, and the journal when a resume starts
+it afresh, are written with temp file + rename, so a reader never sees half a file
+and a crash never loses finished work. `OutputLock` keeps a second run off an
+output that a run is writing. Write errors (read-only folder, full disk) become
+RagCiError: exit 2 with the cause.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic import ValidationError
 
 from rag_ci.core.results import SCHEMA_VERSION, QuestionResult, RunResult
+from rag_ci.core.yamlsrc import shape_problem
 from rag_ci.errors import RagCiError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, runs are not locked
+    fcntl = None  # type: ignore[assignment]
+
+# A results.json nests about six levels; the limit leaves room and stays far below
+# the recursion limits of json and pydantic.
+MAX_JSON_DEPTH = 64
+
+
+def cannot_write(path: Path, exc: OSError) -> RagCiError:
+    """An OSError while writing `path` as a user-facing error: the cause, not a traceback.
+
+    A read-only folder, a full disk or a missing permission is the environment's
+    problem: exit 2, never 1 (which means "regression").
+    """
+    cause = exc.strerror or str(exc)
+    hint = ""
+    if exc.errno == errno.ENOSPC:
+        hint = " (the disk is full)"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        hint = " (choose a writable folder with --output)"
+    return RagCiError(f"cannot write {path}: {cause}{hint}")
+
+
+def check_output_path(path: Path) -> Path:
+    """Refuse an output that can never be written (a folder, a device); create its folder.
+
+    Called before long work so that a run fails in a second, not after 500 questions.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise RagCiError(f"output {path} is a folder; give a file name, e.g. {path / 'results.json'}")
+    if path.exists() and not path.is_file():
+        raise RagCiError(f"output {path} is not a regular file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path.parent):  # can we create files there at all?
+            pass
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    return path
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` so that `path` is always either the old or the new file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    path = check_output_path(path)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise cannot_write(path, exc) from None
         raise
 
 
@@ -50,6 +102,15 @@ def load_results(path: Path, *, what: str = "results file") -> RunResult:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RagCiError(f"{what} {path} is not valid JSON ({exc}); is it a rag-ci results.json?") from None
+    except RecursionError:
+        data = None
+        problem: str | None = f"nested deeper than {MAX_JSON_DEPTH} levels"
+    except OSError as exc:
+        raise RagCiError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    else:
+        problem = shape_problem(data, MAX_JSON_DEPTH)
+    if problem is not None:
+        raise RagCiError(f"{what} {path} is not a rag-ci results.json: {problem}")
     if not isinstance(data, dict) or "meta" not in data or "questions" not in data:
         raise RagCiError(f"{what} {path} is not a rag-ci results.json (no `meta`/`questions`)")
     version = data["meta"].get("schema_version") if isinstance(data["meta"], dict) else None
@@ -63,7 +124,21 @@ def load_results(path: Path, *, what: str = "results file") -> RunResult:
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
-        raise RagCiError(f"{what} {path} is corrupt: {loc}: {first['msg']}") from None
+        got = f" (got {first['input']!r:.80})" if isinstance(first.get("input"), (int, float)) else ""
+        raise RagCiError(f"{what} {path} is corrupt: {loc}: {first['msg']}{got}") from None
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # not every system opens folders; the rename is still atomic
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def journal_path(output: Path) -> Path:
@@ -105,19 +180,44 @@ class Journal:
             finished[record.id] = record
         return finished
 
-    def open(self, keep: list[QuestionResult]) -> None:
-        """Start a fresh journal holding `keep` (the resumed records) and the header."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(self.path, "w", encoding="utf-8")
-        self._handle.write(json.dumps(self.header, sort_keys=True) + "\n")
-        for record in keep:
-            self._handle.write(record.model_dump_json() + "\n")
-        self._sync()
+    def open(self, keep: Iterable[QuestionResult]) -> None:
+        """Start a fresh journal holding the header and `keep` (the resumed records).
+
+        Written as a new file renamed over the old one: a run killed at any moment
+        leaves a complete journal, the old or the new, so a resume loses no finished work.
+        """
+        tmp = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            handle = os.fdopen(fd, "w", encoding="utf-8")
+            try:
+                handle.write(json.dumps(self.header, sort_keys=True) + "\n")
+                for record in keep:
+                    handle.write(record.model_dump_json() + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                handle.close()
+                raise
+            tmp = None
+            _fsync_folder(self.path.parent)  # the rename itself survives a machine crash
+        except OSError as exc:
+            raise cannot_write(self.path, exc) from None
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+        self._handle = handle  # the renamed file: appends go on in the same open file
+        self._last_fsync = time.monotonic()
 
     def append(self, record: QuestionResult) -> None:
         assert self._handle is not None, "journal not opened"
-        self._handle.write(record.model_dump_json() + "\n")
-        self._sync()
+        try:
+            self._handle.write(record.model_dump_json() + "\n")
+            self._sync()
+        except OSError as exc:
+            raise cannot_write(self.path, exc) from None
 
     def _sync(self) -> None:
         # flush() is enough to survive a killed process (the OS keeps the data);
@@ -135,3 +235,70 @@ class Journal:
             self._handle = None
         if remove:
             self.path.unlink(missing_ok=True)
+
+
+def lock_path(output: Path) -> Path:
+    return Path(output).with_name(Path(output).name + ".lock")
+
+
+class OutputLock:
+    """One rag-ci run at a time per output: a second run would mix its answers into
+    the first one's journal (and a later --resume would trust them).
+
+    An flock on `<output>.lock`: the OS releases it when the process dies, however it
+    dies, so a stale lock file never blocks a later run. The file holds the pid for
+    the message and is removed on release.
+    """
+
+    def __init__(self, output: Path):
+        self.output = Path(output)
+        self.path = lock_path(self.output)
+        self._fd: int | None = None
+
+    def acquire(self) -> "OutputLock":
+        check_output_path(self.output)
+        if fcntl is None:  # no flock on this system (Windows): run without the guard
+            return self
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise cannot_write(self.output, exc) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise RagCiError(
+                    f"another rag-ci run is writing {self.output} (pid {holder}); "
+                    "wait for it to finish, stop it, or choose another --output"
+                ) from None
+            # The holder may have released and removed the file between our open and
+            # flock: then we hold a lock on a file nobody else sees; take the new one.
+            try:
+                if os.fstat(fd).st_ino == os.stat(self.path).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as exc:
+            os.close(fd)
+            raise cannot_write(self.output, exc) from None
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        self.path.unlink(missing_ok=True)  # while still locked: see the inode check in acquire
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> "OutputLock":
+        return self.acquire()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()

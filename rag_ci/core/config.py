@@ -38,7 +38,9 @@ DEFAULT_JUDGE_METRICS: dict[str, dict[str, Any]] = {
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # NaN and infinity are never meaningful settings: a NaN threshold fails every
+    # question and, as NaN != NaN, makes every later baseline incompatible.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class CorpusSpec(_Strict):
@@ -122,7 +124,7 @@ class JudgePrices(_Strict):
 class JudgeConfig(_Strict):
     provider: Literal["openai", "anthropic", "gemini", "ollama", "openai-compatible", "none"] = "none"
     model: str | None = None
-    temperature: float = 0.0
+    temperature: float = Field(0.0, ge=0, le=2)  # the range every provider accepts
     base_url: str | None = None
     api_key_env: str | None = None  # name of the env var holding the key (defaults per provider)
     family: str | None = None
@@ -141,7 +143,7 @@ class JudgeConfig(_Strict):
 
 
 class MetricConfig(_Strict):
-    threshold: float | None = None
+    threshold: float | None = Field(None, ge=0, le=1)  # every metric's score is in [0, 1]
     k: int | None = Field(None, ge=1)
     criteria: str | None = None  # GEval criteria override (correctness / completeness)
 

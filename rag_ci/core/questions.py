@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError as PydanticError, field_validator
 
 from rag_ci.core.config import pydantic_problems
 from rag_ci.core.hashing import stable_hash
@@ -12,8 +12,12 @@ from rag_ci.core.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
 from rag_ci.errors import ValidationError
 
 
+# A positive integer or a non-empty string; strict, so `true` and `1.5` are refused.
+QuestionSetVersion = Annotated[int, Field(strict=True, gt=0)] | Annotated[str, Field(strict=True, pattern=r"\S")]
+
+
 class Question(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     id: str = Field(min_length=1)
     question: str
@@ -29,6 +33,14 @@ class Question(BaseModel):
     def _not_empty(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("question is empty")
+        return value
+
+    @field_validator("keywords")
+    @classmethod
+    def _keywords_not_empty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # An empty keyword is found in every answer: it would always count as covered.
+        if any(not keyword.strip() for keyword in value):
+            raise ValueError("an empty keyword matches every answer")
         return value
 
     @field_validator("doc_id", "sources", "keywords", "tags", mode="before")
@@ -60,7 +72,7 @@ class Question(BaseModel):
 class QuestionSet(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    version: int | str
+    version: QuestionSetVersion
     questions: tuple[Question, ...]
     source: str = "questions.yml"
 
@@ -73,6 +85,7 @@ class QuestionSet(BaseModel):
 
 
 _TOP_LEVEL = {"version", "questions"}
+_VERSION: TypeAdapter[int | str] = TypeAdapter(QuestionSetVersion)
 
 
 def parse_question_set(text: str, filename: str, known_corpora: set[str] | None = None) -> QuestionSet:
@@ -101,6 +114,13 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
     version = root.get("version")
     if version is None:
         problems.append(f"{filename}:1: missing `version` (bump it when references change)")
+    else:
+        try:
+            _VERSION.validate_python(version)
+        except PydanticError:
+            problems.append(
+                f"{filename}:{line_of(root, 'version') or 1}: `version` must be a positive integer or a non-empty string, got {version!r}"
+            )
     items = root.get("questions")
     if not isinstance(items, list) or not items:
         problems.append(f"{filename}:{line_of(root, 'questions') or 1}: `questions` must be a non-empty list")

@@ -21,16 +21,18 @@ MetricKind = Literal["retrieval", "judge"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=False)
+    # NaN and infinity are refused: JSON has neither, and a NaN latency or score in a
+    # results.json would poison every aggregate and comparison made with it.
+    model_config = ConfigDict(extra="ignore", frozen=False, allow_inf_nan=False)
 
 
 class Usage(_Model):
     """What the generator consumed for one answer, as the target reported it."""
 
     model: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
+    input_tokens: int | None = Field(None, ge=0)
+    output_tokens: int | None = Field(None, ge=0)
+    cost_usd: float | None = Field(None, ge=0)
 
 
 class Context(_Model):
@@ -52,7 +54,7 @@ class MetricResult(_Model):
     passed: bool | None = None
     reason: str | None = None
     error: str | None = None
-    judge_cost_usd: float = 0.0
+    judge_cost_usd: float = Field(0.0, ge=0)
     # Verdict cache (DESIGN §7): the key this verdict was stored under, and whether
     # it was reused from the cache instead of asking the judge.
     cache_key: str | None = None
@@ -86,7 +88,7 @@ class QuestionResult(_Model):
     request: dict[str, Any]
     answer: str | None = None
     contexts: list[Context] = Field(default_factory=list)
-    latency_s: float | None = None
+    latency_s: float | None = Field(None, ge=0)
     usage: Usage | None = None
     error: str | None = None
     leaks: list[str] = Field(default_factory=list)  # doc_ids outside the routed corpora

@@ -1,4 +1,10 @@
-"""YAML parsing that remembers where things are, so errors can name file and line."""
+"""YAML parsing that remembers where things are, so errors can name file and line.
+
+Hostile or broken YAML must give a clear error, quickly: the loaders refuse nesting
+deeper than MAX_DEPTH, aliases that refer to themselves, and aliases that expand to
+more nodes than the document itself holds (plus MAX_ALIAS_NODES): an "alias bomb"
+of a few hundred bytes otherwise expands to billions of nodes when validated.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +12,103 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import CollectionNode
+from ruamel.yaml.parser import Parser
+from ruamel.yaml.scanner import RoundTripScanner, Scanner, ScannerError
 
 from rag_ci.errors import ValidationError
 
+# No rag-ci file nests more than a handful of levels; 100 stays far below Python's
+# recursion limit in ruamel's recursive composer (about 3 frames per level).
+MAX_DEPTH = 100
+# Nodes that aliases may add beyond the document's own node count.
+MAX_ALIAS_NODES = 100_000
+
+
+class _GuardedComposer(Composer):
+    """ruamel's composer with limits on depth, recursive aliases and alias expansion.
+
+    `_expanded` counts the nodes of the document as if every alias were copied out;
+    a node's expanded size is how much `_expanded` grew while it was composed.
+    """
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader)
+        self._level = 0
+        self._own_nodes = 0
+        self._expanded = 0
+        self._sizes: dict[int, int] = {}  # id(anchored node) -> expanded size
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.parser.peek_event()
+        if isinstance(event, AliasEvent):
+            target = self.anchors.get(event.anchor)
+            if isinstance(target, CollectionNode) and target.end_mark is None:
+                raise ComposerError(None, None, f"recursive alias *{event.anchor} (it refers to a node that contains it)", event.start_mark)
+            self._expanded += self._sizes.get(id(target), 1)
+            if self._expanded - self._own_nodes > self._own_nodes + MAX_ALIAS_NODES:
+                raise ComposerError(
+                    None, None,
+                    f"aliases expand to more than {self._own_nodes + MAX_ALIAS_NODES:,} nodes (*{event.anchor}); "
+                    "refusing an alias bomb",
+                    event.start_mark,
+                )
+            return super().compose_node(parent, index)
+        if self._level >= MAX_DEPTH:
+            raise ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+        self._level += 1
+        self._own_nodes += 1
+        self._expanded += 1
+        before = self._expanded - 1
+        node = super().compose_node(parent, index)
+        self._level -= 1
+        if getattr(node, "anchor", None) is not None:
+            self._sizes[id(node)] = self._expanded - before
+        return node
+
+
+def _guarded_scanner(base: type) -> type:
+    """`base` refusing deep flow nesting (`[[[[...`) before it goes quadratic.
+
+    ruamel's scanner rescans every open flow level per token: 5,000 levels take seconds.
+    """
+
+    class GuardedScanner(base):  # type: ignore[misc, valid-type]
+        def fetch_flow_collection_start(self, *args: Any, **kwargs: Any) -> None:
+            if self.flow_level >= MAX_DEPTH:
+                raise ScannerError(None, None, f"nested deeper than {MAX_DEPTH} levels", self.reader.get_mark())
+            super().fetch_flow_collection_start(*args, **kwargs)
+
+    return GuardedScanner
+
+
+_GUARDED_SCANNERS = {"rt": _guarded_scanner(RoundTripScanner), "safe": _guarded_scanner(Scanner)}
+
+
+def _loader(typ: str) -> YAML:
+    yaml = YAML(typ=typ)
+    # The C parser of ruamel.yaml.clib, when installed, scans and composes by itself:
+    # its output is checked by `shape_problem` instead.
+    if yaml.Parser is None or issubclass(yaml.Parser, Parser):
+        yaml.Scanner = _GUARDED_SCANNERS[typ]
+        yaml.Composer = _GuardedComposer
+    return yaml
+
 
 def load_yaml(text: str, filename: str) -> Any:
-    """Parse YAML text; syntax errors become a ValidationError naming file and line."""
-    yaml = YAML(typ="rt")
+    """Parse YAML text; syntax errors and refused shapes become a ValidationError naming file and line."""
     try:
-        return yaml.load(text)
+        return _loader("rt").load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else "?"
         problem = exc.problem or exc.context or "invalid YAML"
         raise ValidationError([f"{filename}:{line}: invalid YAML: {problem}"]) from None
+    except RecursionError:  # a safety net: the composer's depth limit should come first
+        raise ValidationError([f"{filename}: invalid YAML: nested too deeply"]) from None
 
 
 def load_yaml_fast(text: str) -> Any:
@@ -30,12 +118,40 @@ def load_yaml_fast(text: str) -> Any:
     numbers: about 1.4x in pure Python, 4-5x with the C parser of `ruamel.yaml.clib`
     when installed (a 5,000-question set: 8-10 s -> 6-7 s, or 2-3 s). Same YAML 1.2
     resolver, so the same values. Callers validate this first and re-parse with
-    `load_yaml` only when there is a problem to report with its line.
+    `load_yaml` only when there is a problem to report with its line. Data that reuses
+    a list or mapping (an alias) or nests too deeply also takes that slow path: the C
+    parser does not apply the limits of `_GuardedComposer`.
     """
     try:
-        return YAML(typ="safe").load(text)
+        data = _loader("safe").load(text)
     except Exception:  # noqa: BLE001 - any failure: the caller takes the slow path, which reports it
         return None
+    return data if shape_problem(data) is None else None
+
+
+def shape_problem(data: Any, max_depth: int = MAX_DEPTH) -> str | None:
+    """Why loaded data (YAML or JSON) is not a plain tree of sane depth, or None.
+
+    Iterative, so that deep data cannot raise RecursionError here; a list or mapping
+    met twice (shared or cyclic, only possible through YAML aliases) stops the walk.
+    """
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth >= max_depth:
+            return f"nested deeper than {max_depth} levels"
+        if id(node) in seen:
+            return "a list or mapping appears more than once (YAML alias)"
+        seen.add(id(node))
+        stack.extend((child, depth + 1) for child in children)
+    return None
 
 
 def line_of(node: Any, key: Any = None) -> int | None:

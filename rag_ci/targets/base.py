@@ -58,5 +58,6 @@ def parse_reply(raw: Any) -> TargetReply:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise TargetError(f"malformed response: {field}: {first['msg']}") from None
+        got = f" (got {first['input']!r:.80})" if isinstance(first.get("input"), (int, float)) else ""
+        raise TargetError(f"malformed response: {field}: {first['msg']}{got}") from None
     return TargetReply(answer=reply.answer, contexts=tuple(reply.contexts), usage=reply.usage)

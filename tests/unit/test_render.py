@@ -158,3 +158,27 @@ def test_a_judge_model_from_the_config_cannot_mention_or_inject_in_the_footer():
     text = render_markdown(head)
     footer = text.strip().splitlines()[-1]
     assert "@acme" not in footer and "<img" not in footer and "![x]" not in footer
+
+
+def test_a_bootstrap_report_with_1200_failing_questions_fits_the_limit():
+    long_id = "checkout-flow-refund-policy-question-"  # ids of real sets are long: 1,200 rows > 60,000 chars
+    head = run(*(question(f"{long_id}{i:04d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]) for i in range(1200)))
+    text = render_markdown(head, None, max_chars=60000)
+    assert len(text) <= 60000 and "Failing questions (1200)" in text
+    assert f"{long_id}0000 |" in text and f"{long_id}1199 |" not in text  # rows cut to fit
+
+
+def test_a_report_with_10k_gains_fits_the_limit():
+    base = run(*(question(f"G{i:05d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]) for i in range(10000)))
+    head = run(*(question(f"G{i:05d}", metrics=[metric("hit_at_k", 1.0, 1.0)]) for i in range(10000)))
+    text = render_markdown(head, compare(base, head), max_chars=60000)
+    assert len(text) <= 60000 and "**10000** gains" in text
+    assert "| G00000 |" in text and "| G09999 |" not in text
+
+
+def test_a_report_with_many_regressions_lists_the_first_rows_and_counts_the_rest():
+    base = run(*(question(f"R{i:04d}", metrics=[metric("hit_at_k", 1.0, 1.0)]) for i in range(1500)))
+    head = run(*(question(f"R{i:04d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]) for i in range(1500)))
+    text = render_markdown(head, compare(base, head), max_chars=60000)
+    assert len(text) <= 60000 and text.startswith("## rag-ci: ❌ 1500 regressions")
+    assert "| R0000 |" in text and "more |" in text

@@ -1,11 +1,13 @@
 """results.json on disk: atomic writes, clear errors for bad files, the resume journal."""
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
 from builders import question, run
-from rag_ci.storage import Journal, journal_path, load_results, save_results, write_text_atomic
+from rag_ci.storage import Journal, OutputLock, cannot_write, journal_path, load_results, lock_path, save_results, write_text_atomic
 from rag_ci.errors import RagCiError
 
 
@@ -52,3 +54,62 @@ def test_journal_resumes_only_the_same_run_and_skips_a_torn_line(tmp_path):
     assert sorted(Journal(path, {"config": "c1"}).read_finished()) == ["A", "B"]
     assert Journal(path, {"config": "other"}).read_finished() == {}
     assert json.loads(path.read_text().splitlines()[0]) == {"config": "c1"}
+
+
+def test_a_resume_that_dies_while_rewriting_the_journal_loses_no_finished_question(tmp_path):
+    path = journal_path(tmp_path / "results.json")
+    first = Journal(path, {"config": "c1"})
+    first.open([])
+    for i in range(3000):
+        first.append(question(f"Q{i:04d}"))
+    first.close(remove=False)
+
+    def dies_halfway():  # the resumed records, then the process is killed mid-rewrite
+        for i, record in enumerate(Journal(path, {"config": "c1"}).read_finished().values()):
+            if i == 1500:
+                raise KeyboardInterrupt
+            yield record
+
+    with pytest.raises(KeyboardInterrupt):
+        Journal(path, {"config": "c1"}).open(dies_halfway())
+    assert len(Journal(path, {"config": "c1"}).read_finished()) == 3000
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temp file left behind
+
+
+def test_a_resumed_journal_keeps_the_old_records_and_takes_new_ones(tmp_path):
+    path = journal_path(tmp_path / "results.json")
+    journal = Journal(path, {"config": "c1"})
+    journal.open([question("A"), question("B")])
+    journal.append(question("C"))
+    journal.close(remove=False)
+    assert sorted(Journal(path, {"config": "c1"}).read_finished()) == ["A", "B", "C"]
+
+
+def test_a_second_lock_on_the_same_output_is_refused_with_the_holders_pid(tmp_path):
+    output = tmp_path / "out" / "results.json"
+    with OutputLock(output):
+        with pytest.raises(RagCiError, match=rf"another rag-ci run is writing {output} \(pid {os.getpid()}\)"):
+            OutputLock(output).acquire()
+        with OutputLock(tmp_path / "other.json"):  # another output is fine
+            pass
+    assert not lock_path(output).exists()
+    with OutputLock(output):  # released: the next run may start
+        assert lock_path(output).read_text().strip() == str(os.getpid())
+
+
+def test_an_output_that_is_a_folder_is_refused(tmp_path):
+    with pytest.raises(RagCiError, match="is a folder; give a file name"):
+        write_text_atomic(tmp_path, "text")
+    with pytest.raises(RagCiError, match="is a folder"):
+        OutputLock(tmp_path).acquire()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_reported_as_its_cause():
+    with pytest.raises(OSError) as caught:  # /dev/full answers every write with ENOSPC
+        with open("/dev/full", "w") as handle:
+            handle.write("x")
+    error = cannot_write(Path("results.json"), caught.value)
+    assert str(error) == "cannot write results.json: No space left on device (the disk is full)"
+    with pytest.raises(RagCiError, match="is not a regular file"):
+        write_text_atomic(Path("/dev/full"), "x")  # never replaces a device
