@@ -74,6 +74,8 @@ class PythonTargetConfig(_TargetBase):
     kind: Literal["python"]
     entry: str = Field(pattern=r"^[\w.]+:[\w.]+$")
     path: list[str] = Field(default_factory=list)  # extra sys.path entries, relative to the config
+    processes: int = Field(1, ge=1, le=64)  # worker processes; each imports the entry and answers one call at a time
+    restart_limit: int = Field(10, ge=0)
 
 
 class CommandTargetConfig(_TargetBase):

@@ -22,7 +22,13 @@ from rag_ci.targets.processes import target_env
 def _python(config: PythonTargetConfig, root: Path) -> Target:
     from rag_ci.targets.python import PythonTarget
 
-    return PythonTarget(config.entry, search_path=[root, *(root / p for p in config.path)])
+    return PythonTarget(
+        config.entry,
+        search_path=[root, *(root / p for p in config.path)],
+        env=config.env,
+        processes=config.processes,
+        restart_limit=config.restart_limit,
+    )
 
 
 def _command(config: CommandTargetConfig, root: Path) -> Target:

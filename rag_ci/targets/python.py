@@ -1,60 +1,63 @@
-"""`kind: python`: call `module:function` in-process with the request dict."""
+"""`kind: python`: call `module:function` with the request dict, in worker processes.
+
+The function runs in `python_worker.py`, started with rag-ci's interpreter and
+spoken to like a `kind: command` target, not in rag-ci's own process: there,
+`SystemExit(0)` would end rag-ci with exit 0 and no results, and a hung call
+would keep it alive for ever (a thread cannot be cancelled). In a worker, every
+exception is that question's error and `timeout_s` kills and restarts the worker.
+Concurrency is `processes` workers, each importing the entry once.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import importlib
-import inspect
+import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
+from rag_ci.targets.command import CommandTarget, _Worker
+
+WORKER = Path(__file__).with_name("python_worker.py")
 
 
-class PythonTarget:
-    def __init__(self, entry: str, *, search_path: list[Path]):
+class PythonTarget(CommandTarget):
+    def __init__(
+        self,
+        entry: str,
+        *,
+        search_path: list[Path],
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        processes: int = 1,
+        restart_limit: int = 10,
+    ):
+        # The working folder stays rag-ci's own, as when the function ran in-process.
+        command = [sys.executable, str(WORKER), entry, *(str(folder) for folder in search_path)]
+        super().__init__(command, cwd=cwd or Path.cwd(), env=env, processes=processes, restart_limit=restart_limit)
         self.entry = entry
-        self.search_path = search_path
-        self._function: Callable[[dict[str, Any]], Any] | None = None
-        self._last_error = ""
+        self.startup_grace_s = 0  # the worker says when it is ready (or why not)
 
-    async def start(self) -> None:
-        module_name, _, attr = self.entry.partition(":")
-        for folder in reversed(self.search_path):
-            if str(folder) not in sys.path:
-                sys.path.insert(0, str(folder))
+    def looks_like_reply(self, reply: dict[str, Any]) -> bool:
+        return "id" in reply and ("reply" in reply or "raised" in reply)
+
+    async def handshake(self, worker: _Worker) -> None:
+        """Wait for the worker to import the entry: no time limit, as loading a model may be slow."""
+        line = await worker.lines.get()
         try:
-            module = importlib.import_module(module_name)
-        except Exception as exc:  # the user's import may fail in any way
-            raise RagCiError(f"target entry {self.entry}: cannot import {module_name}: {exc!r}") from exc
-        function: Any = module
-        for part in attr.split("."):
-            function = getattr(function, part, None)
-            if function is None:
-                raise RagCiError(f"target entry {self.entry}: {module_name} has no attribute {attr}")
-        if not callable(function):
-            raise RagCiError(f"target entry {self.entry} is not callable")
-        self._function = function
+            ready = json.loads(line) if isinstance(line, bytes) and line else None
+        except ValueError:
+            ready = None
+        if isinstance(ready, dict) and ready.get("ready") is True:
+            return
+        await worker.kill()
+        if isinstance(ready, dict) and ready.get("error"):
+            raise RagCiError(f"{ready['error']}\n{self.stderr.text(20)}".rstrip())
+        code = worker.process.returncode if worker.process is not None else None
+        raise RagCiError(f"target entry {self.entry}: the python worker did not start (code {code})\n{self.stderr.text(20)}".rstrip())
 
     async def query(self, request: dict[str, Any]) -> dict[str, Any]:
-        assert self._function is not None, "target not started"
-        try:
-            if inspect.iscoroutinefunction(self._function):
-                reply = await self._function(request)
-            else:
-                # A sync RAG call must not block the event loop (other questions, the judge).
-                reply = await asyncio.to_thread(self._function, request)
-                if inspect.isawaitable(reply):
-                    reply = await reply
-        except Exception as exc:
-            self._last_error = f"{type(exc).__name__}: {exc}"
-            raise TargetError(f"target raised {type(exc).__name__}: {exc}") from exc
-        return reply
-
-    async def stop(self) -> None:
-        self._function = None
-
-    def diagnostics(self) -> str:
-        return self._last_error
+        message = await super().query(request)
+        if "raised" in message:
+            raise TargetError(f"target raised {message['raised']}"[:2000])
+        return message["reply"]
