@@ -5,6 +5,13 @@ of the `command` target running the same RAG.
 .ci/docker-engine.sh starts the engine and makes the offline base image; it writes
 a status file this test reads. The test is skipped only when no engine can be
 reached, and then says why.
+
+One engine serves every checkout on the machine, and rag-ci finds its image by
+labels derived from the context and build config alone: every checkout of the
+example has the same labels. A session that removed "its" image by those labels
+to force a cold build could remove the image another session had just built,
+whose warm look-up then found nothing. So each session builds with a build
+argument of its own (its labels and tag are its own) and removes only its images.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import io
 import json
 import os
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -73,9 +81,22 @@ def example(tmp_path_factory):
     return folder
 
 
-def docker_project(example: Path, base_image: str):
+SESSION_ARG = "RAG_CI_E2E_SESSION"  # not used by the Dockerfile: it only makes this session's labels its own
+
+
+@pytest.fixture(scope="module")
+def session(engine, example):
+    """This session's build argument; at the end, the images built with it are removed."""
+    client, base_image = engine
+    session_id = uuid.uuid4().hex[:12]
+    yield session_id
+    remove_session_images(client, docker_project(example, base_image, session_id))
+
+
+def docker_project(example: Path, base_image: str, session_id: str):
     project = load_project(example / "rag-ci.docker.yml")
-    target = project.config.target.model_copy(update={"build_args": {"BASE_IMAGE": base_image}})
+    build_args = {"BASE_IMAGE": base_image, SESSION_ARG: session_id}
+    target = project.config.target.model_copy(update={"build_args": build_args})
     return dataclasses.replace(project, config=project.config.model_copy(update={"target": target}))
 
 
@@ -84,11 +105,13 @@ def example_spec(project):
     return build_spec(project.root, t.dockerfile, t.context, t.build_args, t.target)
 
 
-def remove_example_image(client, project) -> None:
-    """Force a cold build: drop the image labelled for exactly this context and config."""
+def session_labels(project) -> list[str]:
     spec = example_spec(project)
-    labels = [f"{SHA_LABEL}={context_hash(spec, context_files(spec))}", f"{CONFIG_HASH_LABEL}={config_hash(spec)}"]
-    for image in client.images.list(filters={"label": labels}):
+    return [f"{SHA_LABEL}={context_hash(spec, context_files(spec))}", f"{CONFIG_HASH_LABEL}={config_hash(spec)}"]
+
+
+def remove_session_images(client, project) -> None:
+    for image in client.images.list(filters={"label": session_labels(project)}):
         client.images.remove(image.id, force=True)
 
 
@@ -101,14 +124,16 @@ def comparable(results_file: Path) -> list[tuple]:
     return [(q["id"], q["answer"], q["contexts"], q["verdict"], q["leaks"], q["error"]) for q in data["questions"]]
 
 
-def test_the_example_built_and_run_in_docker_answers_like_the_command_target(engine, example, tmp_path, monkeypatch, capsys):
+def test_the_example_built_and_run_in_docker_answers_like_the_command_target(engine, example, session, tmp_path, monkeypatch, capsys):
     client, base_image = engine
     monkeypatch.delenv("EXAMPLE_RAG_REGRESSION", raising=False)
-    project = docker_project(example, base_image)
-    remove_example_image(client, project)
+    project = docker_project(example, base_image, session)
+    assert client.images.list(filters={"label": session_labels(project)}) == []  # so the run builds
 
     target = DockerTarget(project.config.target, project.root, client=client)
     result = asyncio.run(run_project(project, output=tmp_path / "docker.json", progress=False, target=target))
+    # Another session on this engine (another checkout of the example) cleaning up leaves this image alone.
+    remove_session_images(client, docker_project(example, base_image, "another-session"))
     # Warm: the same context and config find the labelled image (no second container: vfs makes those slow).
     warm = ensure_image(client, example_spec(project), log=io.StringIO())
     command = asyncio.run(run_project(load_project(example / "rag-ci.yml"), output=tmp_path / "command.json", progress=False))
@@ -125,9 +150,9 @@ def test_the_example_built_and_run_in_docker_answers_like_the_command_target(eng
         )
 
 
-def test_a_killed_container_is_restarted_once_its_logs_kept_and_it_is_removed(engine, example):
+def test_a_killed_container_is_restarted_once_its_logs_kept_and_it_is_removed(engine, example, session):
     client, base_image = engine
-    project = docker_project(example, base_image)
+    project = docker_project(example, base_image, session)
     config = project.config.target.model_copy(update={"env": {"API_TOKEN": "${RAG_CI_E2E_TOKEN}"}})
     target = DockerTarget(config, project.root, client=client, environ={"RAG_CI_E2E_TOKEN": SECRET})
     request = {"id": "DU2-TORQUE", "question": "What is the peak torque of the drive unit?", "corpora": ["du2"]}

@@ -104,7 +104,7 @@ def test_failing_questions_never_stop_the_run(tiny_project, tmp_path):
     assert "crashing on purpose" in diagnostics
 
 
-def test_python_target_runs_in_process(tiny_project, tmp_path):
+def test_python_target_runs_in_a_worker_process(tiny_project, tmp_path):
     result = invoke("run", "--config", tiny_project(PYTHON_TARGET), "-o", tmp_path / "r.json", "--no-progress")
     assert result.exit_code == 0
     assert json.loads((tmp_path / "r.json").read_text())["aggregates"]["overall"]["passed"] == 4

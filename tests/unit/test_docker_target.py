@@ -315,6 +315,28 @@ def test_other_build_args_are_another_image(project):
     assert len(client.api.build_calls) == 2
 
 
+def test_checkouts_of_one_context_share_their_image_unless_a_build_arg_sets_them_apart(project, tmp_path_factory):
+    # The cause of a docker e2e flake: two test sessions on one engine (two checkouts) built
+    # images with identical labels, so one session removing "its" image by label to force
+    # a cold build removed the other's, whose warm look-up then found nothing. The e2e
+    # test now builds with a build argument of its own per session.
+    import shutil
+
+    from rag_ci.targets.docker_image import build_spec, ensure_image
+
+    other = tmp_path_factory.mktemp("other-checkout")
+    shutil.copytree(project, other, dirs_exist_ok=True)
+    client = FakeDockerClient()
+    for root in (project, other):
+        ensure_image(client, build_spec(root, "Dockerfile", ".", {"BASE_IMAGE": "local"}, None), log=io.StringIO())
+    assert len(client.images.images) == 1  # the second checkout reused the first one's image
+
+    for root, session in ((project, "s1"), (other, "s2")):
+        ensure_image(client, build_spec(root, "Dockerfile", ".", {"BASE_IMAGE": "local", "RAG_CI_E2E_SESSION": session}, None), log=io.StringIO())
+    sessions = [i.labels for i in client.images.images[1:]]
+    assert len(sessions) == 2 and sessions[0] != sessions[1]
+
+
 def test_a_failed_build_says_why_with_the_last_lines_of_the_log_and_runs_nothing(project):
     client = FakeDockerClient()
     client.build_output = [
