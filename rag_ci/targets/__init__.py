@@ -25,7 +25,7 @@ def _python(config: PythonTargetConfig, root: Path) -> Target:
     return PythonTarget(
         config.entry,
         search_path=[root, *(root / p for p in config.path)],
-        env=config.env,
+        env=target_env(config),
         processes=config.processes,
         restart_limit=config.restart_limit,
     )

@@ -114,7 +114,7 @@ SIX_ALIKE = "version: 1\nquestions:\n" + "".join(
 def test_a_stray_line_cannot_hide_a_real_regression_behind_shifted_answers(tiny_project, tmp_path):
     # Baseline: Q1 fails. PR: Q1 prints a stray line and Q6 really breaks. Read in lock-step
     # without a restart, Q2..Q6 would hold the answers of Q1..Q5: all good, "no regression".
-    config = tiny_project(f"target:\n  kind: command\n  command: [python, {FAKES / 'unruly_rag.py'}]\n  timeout_s: 5\n", SIX_ALIKE)
+    config = tiny_project(f"target:\n  kind: command\n  command: [python, {FAKES / 'unruly_rag.py'}]\n  pass_env: [UNRULY_RAG]\n  timeout_s: 5\n", SIX_ALIKE)
     base, head = tmp_path / "base.json", tmp_path / "head.json"
     assert invoke("run", "--config", config, "-o", base, "--no-progress", env={"UNRULY_RAG": "Q1=empty"}).exit_code == 0
     result = invoke(
