@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 CONFIG = """\
 questions: questions.yml
 corpora: {a: {description: A}, b: {description: B}}
-target: {kind: python, entry: "hostile_rag:answer", path: ["."], generator_model: hostile-1, generator_family: hostile}
+target: {kind: python, entry: "hostile_rag:answer", path: ["."], pass_env: [HOSTILE_RAG_BROKEN], generator_model: hostile-1, generator_family: hostile}
 metrics: {hit_at_k: {k: 5}, keyword_coverage: {threshold: 0.6}}
 """
 QUESTIONS = """\
