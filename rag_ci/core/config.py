@@ -135,6 +135,9 @@ class JudgeConfig(_Strict):
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(6, ge=0)
     backoff_s: float = Field(0.5, ge=0)  # first retry back-off (doubles per retry) when no Retry-After is sent
+    # Circuit breaker: once no judge call has succeeded for this long, the judge is given up
+    # for the rest of the run and its remaining metrics become `error` at once.
+    max_wait_s: float = Field(300.0, gt=0)
     prices: JudgePrices | None = None
 
     @model_validator(mode="after")

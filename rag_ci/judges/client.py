@@ -3,7 +3,13 @@
 `JudgeClient` owns the provider's SDK client for the whole run (created on the first
 call, so a fully cached run imports no SDK), a single semaphore bounding concurrent
 judge calls across all questions and metrics, the retry policy (429/5xx/time-outs,
-Retry-After honoured, the slot released while sleeping) and the pricing.
+Retry-After honoured, the slot released while sleeping), a circuit breaker and the pricing.
+
+The circuit breaker: per-call retries alone let a judge that is down for good (429 or
+500 forever) hold a run for max_retries back-offs per call, times every metric. So the
+client tracks how long the judge has gone without one successful reply, across all
+calls; past `max_wait_s` it gives the judge up for the rest of the run: every pending
+and later call fails at once, and those metrics become `error`.
 `rag_ci.judges.llm.RagCiJudgeModel` is the DeepEval-facing adapter over it.
 
 Cost per metric: DeepEval records no cost for custom models, so each call adds its
@@ -109,6 +115,9 @@ class JudgeClient:
         self._slots = PrioritySlots(concurrency)
         self._paused_until = 0.0  # loop time before which no call is sent (after a 429 with Retry-After)
         self._rng = rng or random.Random()
+        self._failing_since: float | None = None  # loop time of the first failure since the last reply
+        self._last_failure: Failure | None = None
+        self._given_up: str | None = None  # set when the breaker trips: why every call now fails
 
     @property
     def provider(self) -> ChatProvider:
@@ -122,6 +131,7 @@ class JudgeClient:
         told_to_wait = 0.0  # seconds this call spent waiting for a Retry-After
         attempt = 0
         while True:
+            self._check_breaker()
             completion, failure = await self._attempt(prompt, schema)
             if completion is not None:
                 try:
@@ -150,7 +160,7 @@ class JudgeClient:
                 suffix = f" (gave up after {attempt} attempt{'s' if attempt > 1 else ''})"
                 raise JudgeCallError(failure.message + suffix)
             self.stats.retries += 1
-            await asyncio.sleep(delay)  # outside the semaphore: a sleeping retry holds no slot
+            await self._sleep(delay)  # outside the semaphore: a sleeping retry holds no slot
 
     def _pause(self, seconds: float) -> None:
         self._paused_until = max(self._paused_until, asyncio.get_running_loop().time() + seconds)
@@ -158,27 +168,59 @@ class JudgeClient:
     async def _wait_if_paused(self) -> None:
         loop = asyncio.get_running_loop()
         while (wait := self._paused_until - loop.time()) > 0:
-            await asyncio.sleep(wait)
+            await self._sleep(wait)
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep, but wake when the breaker is due to trip, and then trip it (raises)."""
+        if self._failing_since is not None:
+            due = self._failing_since + self.policy.max_wait_s - asyncio.get_running_loop().time()
+            seconds = min(seconds, max(0.0, due))
+        await asyncio.sleep(seconds)
+        self._check_breaker()
+
+    def _check_breaker(self) -> None:
+        if self._given_up is None and self._failing_since is not None:
+            if asyncio.get_running_loop().time() - self._failing_since >= self.policy.max_wait_s:
+                last = self._last_failure.message if self._last_failure else "none"
+                self._given_up = (f"judge unavailable for {self.policy.max_wait_s:g} s (judge.max_wait_s): "
+                                  f"last error {last}; the remaining judge calls of this run were not made")
+        if self._given_up is not None:
+            self.stats.failed_calls += 1
+            raise JudgeCallError(self._given_up)
+
+    def _record(self, failure: Failure | None) -> None:
+        """Feed the breaker: any reply resets it, a failure starts (or continues) the outage."""
+        if failure is None:
+            self._failing_since = None
+            return
+        self._last_failure = failure
+        if self._failing_since is None:
+            self._failing_since = asyncio.get_running_loop().time()
 
     async def _attempt(self, prompt: str, schema: type[BaseModel] | None) -> tuple[Completion | None, Failure | None]:
         await self._wait_if_paused()
         await self._slots.acquire(current_priority.get())
         try:
             await self._wait_if_paused()  # a 429 may have paused the client while this call queued
+            self._check_breaker()  # it may have tripped while this call queued
             self.stats.calls += 1
             try:
                 # asyncio.timeout, not wait_for: no extra task (and event-loop round trip) per call.
                 async with asyncio.timeout(self.policy.timeout_s):
                     completion = await self.provider.complete(prompt, schema)
             except TimeoutError:
-                return None, Failure(f"time-out: the judge did not answer within {self.policy.timeout_s:g}s", retryable=True)
+                failure = Failure(f"time-out: the judge did not answer within {self.policy.timeout_s:g}s", retryable=True)
+                self._record(failure)
+                return None, failure
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors re-raised
                 failure = self.provider.classify(exc)
                 if failure is None:
                     raise
+                self._record(failure)
                 return None, failure
         finally:
             self._slots.release()
+        self._record(None)
         self._account(completion)
         return completion, None
 

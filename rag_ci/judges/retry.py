@@ -33,6 +33,8 @@ class RetryPolicy:
     # A Retry-After longer than this is a quota, not a blip: fail instead of stalling the run.
     max_retry_after_s: float = 120.0
     timeout_s: float = 60.0  # per call
+    # Circuit breaker: after this long without one successful reply (any call), give the judge up.
+    max_wait_s: float = 300.0
 
     def delay(self, attempt: int, failure: Failure, rng: random.Random) -> float | None:
         """Seconds to wait before retry number `attempt` (1-based), or None to give up."""

@@ -22,7 +22,7 @@ Usage (also by the benchmarks; needs `tests/` on sys.path, as conftest.py does):
 
 Scripting: `latency_s` per request; `queue_faults("429", "500", "invalid_json",
 "hang", "400")` makes the next requests fail in that order (429 carries
-`Retry-After: retry_after`); `always_invalid_json`; `policy=JudgePolicy(flip_probability=…,
+`Retry-After: retry_after`); `always_fault="500"` fails every request; `always_invalid_json`; `policy=JudgePolicy(flip_probability=…,
 seed=…)` for a seeded flipping judge. Observing: `requests` (calls received),
 `max_in_flight` (peak concurrency), `log` (every answered request: arrival time,
 path, prompt kind, status, body), `kinds()`; `reset()` clears them between runs.
@@ -65,12 +65,13 @@ class FakeJudgeServer:
     path_prefix = ""
 
     def __init__(self, *, latency_s: float = 0.0, policy: JudgePolicy | None = None, retry_after: str = "1",
-                 hang_s: float = 5.0, always_invalid_json: bool = False):
+                 hang_s: float = 5.0, always_invalid_json: bool = False, always_fault: str | None = None):
         self.latency_s = latency_s
         self.policy = policy or JudgePolicy()
         self.retry_after = retry_after
         self.hang_s = hang_s
         self.always_invalid_json = always_invalid_json
+        self.always_fault = always_fault  # a judge down for good: every request fails this way
         self.log: list[LoggedRequest] = []
         self.received = 0  # requests that arrived (a hanging one is counted before it is logged)
         self.in_flight = 0
@@ -158,7 +159,7 @@ class FakeJudgeServer:
         except json.JSONDecodeError:
             body = {}
         with self._lock:
-            fault = self._faults.popleft() if self._faults else None
+            fault = self._faults.popleft() if self._faults else self.always_fault
             self.received += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
