@@ -8,14 +8,19 @@ as arguments so tests can hand it a GitHub connected to a fake server, or a cann
     workflow_dispatch/cron  -> full:     run without cache, compare, history; or re-baseline
     workflow_run            -> comment:  post the comment a fork PR's run saved (fork-safe)
 
-Exit codes: 0 pass (also bootstrap, and a PR against an incompatible baseline, with a
-warning), 1 at least one regression (with `fail-on-regression`), 2 the action could not do
-its job (bad input, GitHub unreachable, a full run against an incompatible baseline).
+A pull request is gated by the baseline's recorded policy (gate, metrics, judge), not by
+the rag-ci.yml it may have edited; its own changes are previewed in the comment.
+
+Exit codes: 0 pass (also bootstrap: no baseline artifact at all), 1 at least one
+regression (with `fail-on-regression`), 2 the action could not do its job (bad input,
+GitHub unreachable, a corrupt or unreadable baseline artifact, a baseline of another
+schema, a full run whose metrics are not all comparable with the baseline).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import tempfile
 import traceback
@@ -25,6 +30,7 @@ from pathlib import Path
 
 from rag_ci.core.compare import REBASELINE_HINT, Comparison, compare
 from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend, trend_rows
+from rag_ci.core.policy import PinnedPolicy, pin_to_baseline
 from rag_ci.core.render import COMMENT_MARKER, render_markdown
 from rag_ci.core.results import RunResult
 from rag_ci.engine import Project, RunContext, load_project, run_project
@@ -156,11 +162,18 @@ class Evaluation:
             prefer = lambda: s.push_before_sha  # noqa: E731
         skip_baseline = mode == "full" and s.rebaseline
         if skip_baseline:
-            baseline, problem = None, None
+            baseline = None
         elif mode == "baseline":
-            baseline, problem = self.cache_baseline(base_branch, prefer)
+            baseline = self.cache_baseline(base_branch, prefer)
         else:
-            baseline, problem = self.fetch_baseline(base_branch, prefer)
+            baseline = self.fetch_baseline(base_branch, prefer)
+        pinned = None
+        if mode == "pr" and baseline is not None:
+            # The PR is gated by the baseline's policy, never by the rag-ci.yml it may have edited.
+            pinned = pin_to_baseline(project.config, baseline.meta)
+            project = dataclasses.replace(project, config=pinned.config)
+            if pinned.changes:
+                self.runner.info("[rag-ci] this PR changes the gate (previewed, not applied): " + "; ".join(pinned.changes))
         context = RunContext(
             git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number,
             judge_keys={name: key.reveal() for name, key in s.judge_keys.items()},
@@ -183,7 +196,7 @@ class Evaluation:
         elif skip_baseline:
             outcome = Outcome("rebaseline", notice=f"Re-baseline: full evaluation without comparison; this run's results.json becomes the baseline once the workflow uploads it as `{s.baseline_artifact}`.")
         else:
-            outcome = self.judge(head, baseline, problem, project)
+            outcome = self.judge(head, baseline, project, mode, pinned)
         if mode in ("baseline", "full") and s.on_default_branch:
             self.append_history(head)
 
@@ -194,7 +207,7 @@ class Evaluation:
         if outcome.comparison is not None:
             publish.annotate_regressions(self.runner, outcome.comparison)
         if outcome.verdict == "incompatible":
-            self.runner.warning(outcome.notice or "", title="rag-ci: baseline not comparable")
+            self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
         self.runner.set_outputs(
             {
                 "verdict": outcome.verdict,
@@ -207,39 +220,40 @@ class Evaluation:
         )
         return self.exit_code(mode, outcome)
 
-    def fetch_baseline(self, branch: str, prefer: Callable[[], str | None]) -> tuple[RunResult | None, str | None]:
-        """(baseline, None), (None, None) when there is none yet, (None, why) when unusable."""
+    def fetch_baseline(self, branch: str, prefer: Callable[[], str | None]) -> RunResult | None:
+        """The baseline, or None when there is none yet (bootstrap).
+
+        An artifact that exists but cannot be read (no results.json in it, corrupt JSON,
+        another schema) raises: passing as "bootstrap" would let a PR through ungated."""
         s = self.settings
         artifact = self.github.find_baseline(s.baseline_artifact, branch, prefer)
         if artifact is None:
             self.runner.info(f"[rag-ci] no baseline artifact '{s.baseline_artifact}' from a successful run on {branch}")
-            return None, None
+            return None
         self.runner.info(f"[rag-ci] baseline: artifact #{artifact.id} from run {artifact.run_id} at {(artifact.head_sha or '?')[:12]}")
+        where = f"the `{s.baseline_artifact}` artifact #{artifact.id} (run {artifact.run_id})"
         with tempfile.TemporaryDirectory(prefix="rag-ci-baseline-") as tmp:
             path = self.github.download_file(artifact, publish.RESULTS_FILE, Path(tmp) / publish.RESULTS_FILE)
             if path is None:
-                return None, f"The artifact `{s.baseline_artifact}` (#{artifact.id}) holds no {publish.RESULTS_FILE}."
+                raise RagCiError(f"The baseline is unusable: {where} holds no {publish.RESULTS_FILE}.\n{REBASELINE_HINT}")
             try:
-                return load_results(path, what="baseline"), None
+                return load_results(path, what="baseline")
             except RagCiError as exc:  # another schema version, or a damaged file
-                return None, str(exc)
+                raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{REBASELINE_HINT}") from None
 
-    def cache_baseline(self, branch: str, prefer: Callable[[], str | None]) -> tuple[RunResult | None, None]:
+    def cache_baseline(self, branch: str, prefer: Callable[[], str | None]) -> RunResult | None:
         """On main the previous baseline only saves judge calls: without it the run is
         slower, not wrong, so a problem getting it is a warning."""
         try:
-            baseline, problem = self.fetch_baseline(branch, prefer)
+            return self.fetch_baseline(branch, prefer)
         except GitHubError as exc:
             self.runner.warning(f"previous baseline not used as verdict cache: {exc}")
-            return None, None
-        if problem:
-            self.runner.info(f"[rag-ci] previous baseline not used as verdict cache: {problem}")
-        return baseline, None
+        except RagCiError as exc:
+            self.runner.info(f"[rag-ci] previous baseline not used as verdict cache: {exc}")
+        return None
 
-    def judge(self, head: RunResult, baseline: RunResult | None, problem: str | None, project: Project) -> Outcome:
+    def judge(self, head: RunResult, baseline: RunResult | None, project: Project, mode: str, pinned: PinnedPolicy | None) -> Outcome:
         s = self.settings
-        if problem is not None:
-            return Outcome("incompatible", notice=f"Not compared: {problem}\n{REBASELINE_HINT}")
         if baseline is None:
             return Outcome(
                 "bootstrap",
@@ -247,22 +261,31 @@ class Evaluation:
                 "This run passes; the next run on the default branch creates the baseline.",
             )
         # `fail-on-regression: false` turns the gate off for this run; the report then says
-        # "gate disabled" instead of announcing a failure the check does not have.
+        # "gate disabled" instead of announcing a failure the check does not have. (In a PR,
+        # gate.fail_on is already the baseline's: project was pinned to its policy.)
         fail_on = project.config.gate.fail_on if s.fail_on_regression else "never"
         try:
             comparison = compare(baseline, head, fail_on=fail_on, gate=project.config.gate, known_flaky=self.known_flaky())
         except IncompatibleBaseline as exc:
             return Outcome("incompatible", notice=f"Not compared: {exc}")
-        return Outcome(comparison.verdict, comparison)
+        notice = None
+        if pinned is not None:
+            comparison = dataclasses.replace(comparison, policy_changes=pinned.changes)
+            notice = pinned.notice
+        if mode == "full" and comparison.not_comparable:
+            names = ", ".join(n.name for n in comparison.not_comparable)
+            return Outcome("incompatible", comparison,
+                           f"Not fully compared: the definition of {names} changed since the baseline.\n{REBASELINE_HINT}")
+        return Outcome(comparison.verdict, comparison, notice)
 
     def exit_code(self, mode: str, outcome: Outcome) -> int:
         if outcome.verdict == "fail":
             return EXIT_REGRESSION
         if outcome.comparison is not None and outcome.comparison.regressions:
             self.runner.warning("regressions found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
-        if outcome.verdict == "incompatible" and mode == "full":
-            # A scheduled re-evaluation that cannot compare must not quietly become the new
-            # baseline: stop here, and let a human re-baseline on purpose.
+        if outcome.verdict == "incompatible":
+            # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that
+            # cannot compare must not quietly pass: stop, and let a human re-baseline on purpose.
             return EXIT_ERROR
         return EXIT_PASS
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +17,9 @@ from rag_ci.core.render import render_html, render_markdown
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.storage import OutputLock, check_output_path, load_results, write_text_atomic
+
+if TYPE_CHECKING:
+    from rag_ci.core.config import Config
 
 EXIT_CODES = """\b
 Exit codes:
@@ -122,9 +127,12 @@ def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: 
 @click.option("--samples", type=click.IntRange(1, 15), default=None,
               help="Answers per question, for a baseline that knows each pass rate (default: 1, or the config's "
                    "baseline.samples without --baseline). See docs/noise.md.")
+@click.option("--policy", type=click.Choice(["baseline", "config"]), default="baseline", show_default=True,
+              help="With --baseline: gate under the baseline's recorded policy (gate, metrics, judge), previewing this "
+                   "config's changes, or under this config's own (metrics defined differently are then not comparable).")
 @_user_errors
 def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
-        shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None) -> None:
+        shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None, policy: str) -> None:
     """Build and start the target, replay every question, score, write results.json."""
     from rag_ci.engine import load_project, run_project
 
@@ -134,7 +142,19 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         from rag_ci.core.config import JudgeConfig
 
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
+        _refuse_a_judge_with_nothing_to_judge(project.config, judge_spec, config_path)
     base = load_results(baseline, what="baseline") if baseline else None
+    pinned = None
+    if base is not None and policy == "baseline":
+        from rag_ci.core.policy import pin_to_baseline
+
+        pinned = pin_to_baseline(project.config, base.meta)
+        project = dataclasses.replace(project, config=pinned.config)
+        if pinned.changes:
+            click.echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
+                       + "; ".join(pinned.changes), err=True)
+        if pinned.notice:
+            click.echo(f"[rag-ci] {pinned.notice}", err=True)
     if samples is None:  # a run compared with a baseline is a PR's run; one without may become the baseline
         samples = 1 if base is not None else project.config.baseline.samples
     # Held for the whole run; also proves the output can be written before any question is asked.
@@ -154,8 +174,23 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
         base = restrict_to_shard(base, shard)
     comparison = compare(base, head, fail_on=project.config.gate.fail_on, gate=project.config.gate)
+    if pinned is not None:
+        comparison = dataclasses.replace(comparison, policy_changes=pinned.changes)
     _emit_comparison(comparison, head, fmt, None)
     sys.exit(1 if comparison.verdict == "fail" else 0)
+
+
+def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, config_path: Path) -> None:
+    """`--judge` with a `metrics:` block naming no judge metric would judge nothing, silently."""
+    from rag_ci.core.config import JUDGE_METRICS
+
+    if not config.judge_enabled or config.metrics is None or any(name in JUDGE_METRICS for name in config.metrics):
+        return
+    raise RagCiError(
+        f"--judge {judge_spec}: the `metrics:` block of {config_path} lists no judge metric, so nothing would be judged. "
+        f"Add the judge metrics you want to `metrics:` (e.g. `faithfulness: {{threshold: 0.7}}`, `correctness: {{}}`; "
+        f"all of them: {', '.join(JUDGE_METRICS)}), or remove `metrics:` to use the defaults, or drop --judge."
+    )
 
 
 @cli.command("compare", epilog=EXIT_CODES)
@@ -163,20 +198,26 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 @click.argument("head", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True)
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
-@click.option("--fail-on", type=click.Choice(["any_regression", "significant_drop", "never"]), default="any_regression", show_default=True)
+@click.option("--fail-on", type=click.Choice(["any_regression", "significant_drop", "never"]),
+              help="Override the gate; default: BASE's recorded gate.fail_on (any_regression when it recorded none).")
 @click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="An eval_history.jsonl: its known-flaky questions need stronger evidence (docs/noise.md).")
 @_user_errors
-def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str, history_file: Path | None) -> None:
-    """Compare HEAD results with BASE results, question by question."""
+def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str | None, history_file: Path | None) -> None:
+    """Compare HEAD results with BASE results, question by question, under BASE's recorded gate.
+
+    Metrics defined differently in the two files (threshold, k, criteria, judge) are
+    listed as not comparable and left out; all the others are compared and gated."""
     from rag_ci.core.history import known_flaky, parse_history
+    from rag_ci.core.policy import recorded_gate
 
     if output is not None:
         check_output_path(output)
     base_result = load_results(base, what="baseline")
     head_result = load_results(head, what="results file")
+    gate = recorded_gate(base_result.meta)
     flaky = known_flaky(parse_history(history_file.read_text(encoding="utf-8"))) if history_file else None
-    comparison = compare(base_result, head_result, fail_on=fail_on, known_flaky=flaky)
+    comparison = compare(base_result, head_result, fail_on=fail_on or gate.fail_on, gate=gate, known_flaky=flaky)
     _emit_comparison(comparison, head_result, fmt, output)
     sys.exit(1 if comparison.verdict == "fail" else 0)
 

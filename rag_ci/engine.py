@@ -22,6 +22,7 @@ from rag_ci import __version__
 from rag_ci.confirm_target import answer_with_noise_control
 from rag_ci.core.aggregate import aggregate
 from rag_ci.core.config import JUDGE_METRICS, Config, CorpusSpec, JudgeConfig, parse_config
+from rag_ci.core.policy import policy_of
 from rag_ci.core.questions import Question, QuestionSet, parse_question_set
 from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
 from rag_ci.core.retrieval_metrics import score_retrieval
@@ -382,6 +383,7 @@ async def run_project(
         generator_models=generators,
         judge=judge.fingerprint if judge is not None else None,
         metric_thresholds=config.thresholds(),
+        policy=policy_of(config),
         shard=f"{shard[0]}/{shard[1]}" if shard else None,
         question_ids=[q.id for q in project.questions.questions] if shard else None,
         full=full,

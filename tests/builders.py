@@ -26,11 +26,14 @@ def question(qid: str, verdict: str = "pass", *, hash_: str = "h", corpora=("a",
     )
 
 
-def run(*questions: QuestionResult, thresholds=None, sha="abc", judge=None) -> RunResult:
+def run(*questions: QuestionResult, thresholds=None, sha="abc", judge=None, policy=None) -> RunResult:
+    """A run; `policy` (a GatePolicy) also sets the thresholds it implies."""
+    if policy is not None and thresholds is None:
+        thresholds = {name: cfg.get("threshold") for name, cfg in policy.metrics.items()}
     meta = RunMeta(
         rag_ci_version="test", started_at="2026-01-01T00:00:00", question_set_version=1, question_set_hash="qs",
         config_fingerprint="cfg", target_kind="python", metric_thresholds=thresholds or {"hit_at_k": 1.0}, git_sha=sha,
-        judge=judge,
+        judge=judge, policy=policy,
     )
     return RunResult(meta=meta, questions=list(questions), aggregates=aggregate(questions))
 

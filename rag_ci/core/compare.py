@@ -2,7 +2,9 @@
 
 Questions are joined by id. A regression is a question that passed on the
 baseline and does not pass now; a question whose content hash changed is
-reported as changed instead, because it no longer asks the same thing.
+reported as changed instead, because it no longer asks the same thing. A metric
+whose definition differs between the runs is left out of both sides' verdicts and
+listed as not comparable (rag_ci.core.comparability); the others still gate.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from typing import Any, Literal
 
 from collections.abc import Mapping
 
+from rag_ci.core.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
 from rag_ci.core.config import GateConfig
-from rag_ci.core.fingerprint_diff import fingerprint_differences
 from rag_ci.core.noise_review import review_noise
 from rag_ci.core.results import GroupAggregate, QuestionResult, RunResult
 from rag_ci.errors import IncompatibleBaseline
@@ -114,6 +116,10 @@ class Comparison:
     def significant_drop(self) -> bool:
         """The overall pass rate fell, and McNemar says it is not noise."""
         return any(row.scope == "overall" and row.test.significant_drop for row in self.significance)
+    # Metrics whose definition differs between the runs: left out of both sides' verdicts.
+    not_comparable: tuple[NotComparable, ...] = ()
+    # What the PR's own rag-ci.yml would change in the baseline's gate policy (preview only).
+    policy_changes: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Literal["pass", "fail"]:
@@ -157,33 +163,17 @@ class Comparison:
             ],
             "budgets": [{**asdict(b), "breached": b.breached} for b in self.budgets],
             "target_calls": self.target_calls,
+            "not_comparable": [asdict(n) for n in self.not_comparable],
+            "policy_changes": list(self.policy_changes),
         }
 
 
 def incompatibilities(base: RunResult, head: RunResult) -> list[str]:
-    """What makes the two runs incomparable; empty when they can be compared."""
-    problems: list[str] = []
-    b, h = base.meta, head.meta
-    if b.schema_version != h.schema_version:
-        problems.append(f"results schema: baseline v{b.schema_version}, this run v{h.schema_version}")
-    if b.question_set_schema != h.question_set_schema:
-        problems.append(f"question-set schema: baseline v{b.question_set_schema}, this run v{h.question_set_schema}")
-    if b.metric_thresholds != h.metric_thresholds:
-        names = sorted(set(b.metric_thresholds) | set(h.metric_thresholds))
-        diffs = [
-            f"{n}: {b.metric_thresholds.get(n, 'absent')} → {h.metric_thresholds.get(n, 'absent')}"
-            for n in names
-            if b.metric_thresholds.get(n, "absent") != h.metric_thresholds.get(n, "absent")
-        ]
-        problems.append("metric thresholds differ (" + "; ".join(diffs) + ")")
-    if (b.judge is None) != (h.judge is None):
-        problems.append(
-            f"judge: baseline {'none' if b.judge is None else b.judge.provider + ':' + b.judge.model}, "
-            f"this run {'none' if h.judge is None else h.judge.provider + ':' + h.judge.model}"
-        )
-    elif b.judge is not None and h.judge is not None and b.judge.digest() != h.judge.digest():
-        problems.extend(fingerprint_differences(b.judge, h.judge))
-    return problems
+    """What makes the two runs incomparable as a whole; empty when they can be compared.
+
+    Metric thresholds, parameters and the judge are not here: a metric whose definition
+    changed is only left out (`Comparison.not_comparable`), the others are still gated."""
+    return schema_problems(base.meta, head.meta)
 
 
 def check_compatible(base: RunResult, head: RunResult) -> None:
@@ -255,14 +245,19 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
     `gate` (alpha, budgets) and `known_flaky` (question id -> pass rate on main, from the
     history) feed the noise review: flaky questions, significance, budgets.
     """
-    comparison = _compare(base, head, fail_on=fail_on, top_latency=top_latency)
+    check_compatible(base, head)
+    not_comparable = not_comparable_metrics(base.meta, head.meta)
+    if not_comparable:  # left out of both sides, for the classification and the noise review alike
+        left_out = {n.name for n in not_comparable}
+        base, head = without_metrics(base, left_out), without_metrics(head, left_out)
+    comparison = _compare(base, head, fail_on=fail_on, top_latency=top_latency, not_comparable=not_comparable)
     gate = gate or GateConfig()
     return review_noise(comparison, base, head, alpha=gate.alpha, budgets=gate.budgets.model_dump(),
                         known_flaky=known_flaky)
 
 
-def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int) -> Comparison:
-    check_compatible(base, head)
+def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,
+             not_comparable: tuple[NotComparable, ...]) -> Comparison:
     old_by_id, new_by_id = base.by_id(), head.by_id()
     regressions, gains, changed, metric_regressions, both = [], [], [], [], []
     for qid, new in new_by_id.items():
@@ -306,4 +301,5 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
         fail_on=fail_on,
         base_sha=base.meta.git_sha,
         head_sha=head.meta.git_sha,
+        not_comparable=not_comparable,
     )

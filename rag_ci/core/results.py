@@ -155,6 +155,21 @@ class JudgeFingerprint(_Model):
         return stable_hash(self.model_dump())
 
 
+class GatePolicy(_Model):
+    """The gate policy a run was evaluated under (DESIGN §5), recorded so that a pull
+    request is gated by its baseline's policy, not by the rag-ci.yml it may have edited.
+
+    Plain data (not the config models) so a baseline written by another rag-ci version
+    still loads; `rag_ci.core.policy` turns it back into config.
+    """
+
+    gate: dict[str, Any] = Field(default_factory=dict)
+    # Every metric in force, defaults filled in: threshold, k, criteria.
+    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # The judge config; a `base_url` loses its user:password and query (may hold keys).
+    judge: dict[str, Any] = Field(default_factory=dict)
+
+
 class RunMeta(_Model):
     schema_version: int = SCHEMA_VERSION
     question_set_schema: int = QUESTION_SET_SCHEMA
@@ -172,6 +187,8 @@ class RunMeta(_Model):
     judge: JudgeFingerprint | None = None
     # Thresholds of every metric in force (judge-free and judge): part of compatibility.
     metric_thresholds: dict[str, float | None] = Field(default_factory=dict)
+    # The whole gate policy in force; None in results.json files written before it was recorded.
+    policy: GatePolicy | None = None
     shard: str | None = None  # "i/n" when this file holds one shard
     # Shard files only: every id of the question set, in its order, so `rag-ci merge`
     # can restore the order of an unsharded run and prove the shards cover the set.

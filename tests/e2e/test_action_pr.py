@@ -132,19 +132,19 @@ def test_no_baseline_yet_is_a_passing_bootstrap(fake, workspace, token, baseline
     assert_token_never_leaked(token, run, fake, tmp_path)
 
 
-def test_incompatible_baseline_is_explained_with_how_to_rebaseline(fake, workspace, token, baseline_json, tmp_path):
+def test_a_baseline_of_another_question_set_schema_fails_the_check_with_how_to_rebaseline(fake, workspace, token, baseline_json, tmp_path):
     other = json.loads(baseline_json)
-    other["meta"]["metric_thresholds"]["keyword_coverage"] = 0.9
+    other["meta"]["question_set_schema"] = 0
     fake.add_baseline_artifact({"results.json": json.dumps(other)}, head_sha=MERGE_BASE_SHA)
 
     run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
 
-    assert run.returncode == 0, run.log
+    assert run.returncode == 2, run.log  # the PR cannot fix it: not a silent pass
     assert run.outputs["verdict"] == "incompatible"
     body = our_comments(fake)[0]["body"]
-    assert "keyword_coverage: 0.9 → 0.6" in body
+    assert "question-set schema: baseline v0, this run v1" in body
     assert "workflow_dispatch" in body and "rebaseline: true" in body
-    assert "::warning title=rag-ci%3A baseline not comparable::" in run.stdout
+    assert "::error title=rag-ci%3A baseline not comparable::" in run.stdout
     assert_token_never_leaked(token, run, fake, tmp_path)
 
 

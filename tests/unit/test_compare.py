@@ -4,7 +4,7 @@ import pytest
 
 from builders import metric, question, run
 from rag_ci.core.compare import compare
-from rag_ci.core.results import JudgeFingerprint
+from rag_ci.core.results import GatePolicy, JudgeFingerprint
 from rag_ci.errors import IncompatibleBaseline
 
 
@@ -67,13 +67,45 @@ def test_fail_on_never_reports_but_passes():
     assert len(result.regressions) == 1 and result.verdict == "pass"
 
 
-def test_different_thresholds_are_refused_with_what_differs_and_how_to_rebaseline():
-    base = run(question("A"), thresholds={"hit_at_k": 1.0, "keyword_coverage": 0.6})
-    head = run(question("A"), thresholds={"hit_at_k": 1.0, "keyword_coverage": 0.8})
-    with pytest.raises(IncompatibleBaseline) as caught:
-        compare(base, head)
-    message = str(caught.value)
-    assert "keyword_coverage: 0.6 → 0.8" in message and "workflow_dispatch" in message and "rebaseline: true" in message
+def test_a_changed_threshold_leaves_that_metric_out_and_the_others_still_gate():
+    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
+               question("B", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.7, 0.6)]),
+               thresholds={"hit_at_k": 1.0, "keyword_coverage": 0.6})
+    head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("keyword_coverage", 0.9, 0.8)]),
+               question("B", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.7, 0.8)]),
+               thresholds={"hit_at_k": 1.0, "keyword_coverage": 0.8})
+    result = compare(base, head)
+    [left_out] = result.not_comparable
+    assert left_out.name == "keyword_coverage" and left_out.differences == ("threshold: 0.6 → 0.8",)
+    # A lost hit_at_k (comparable): a regression. B failed only the re-defined keyword_coverage: not one.
+    assert [c.id for c in result.regressions] == ["A"] and result.verdict == "fail"
+    assert "keyword_coverage" not in result.metric_means
+
+
+def policy(**metrics):
+    return GatePolicy(gate={"fail_on": "any_regression"}, metrics=metrics, judge={"provider": "none"})
+
+
+def test_a_changed_k_is_detected_and_only_that_metric_is_not_comparable():
+    base_policy = policy(hit_at_k={"threshold": 1.0, "k": 5, "criteria": None}, keyword_coverage={"threshold": 0.6, "k": None, "criteria": None})
+    head_policy = policy(hit_at_k={"threshold": 1.0, "k": 3, "criteria": None}, keyword_coverage={"threshold": 0.6, "k": None, "criteria": None})
+    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
+               question("B", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]), policy=base_policy)
+    head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
+               question("B", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.1, 0.6)]), policy=head_policy)
+    result = compare(base, head)
+    assert [(n.name, n.differences) for n in result.not_comparable] == [("hit_at_k", ("k: 5 → 3",))]
+    assert [c.id for c in result.regressions] == ["B"]  # keyword_coverage still gates; A's hit@3 miss does not
+    assert result.to_dict()["not_comparable"][0]["old"]["k"] == 5
+
+
+def test_a_metric_added_since_the_baseline_is_not_comparable_not_a_reason_to_refuse():
+    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), thresholds={"hit_at_k": 1.0})
+    head = run(question("A", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("mrr", 0.2, 0.5)]),
+               thresholds={"hit_at_k": 1.0, "mrr": 0.5})
+    result = compare(base, head)
+    assert [(n.name, n.old, n.differences) for n in result.not_comparable] == [("mrr", None, ("not in the baseline",))]
+    assert result.regressions == () and result.verdict == "pass"
 
 
 def test_different_schema_is_refused():
@@ -88,14 +120,24 @@ def judge(model="claude-haiku-4-5-20251001", **over):
     return JudgeFingerprint(**{**fields, **over})
 
 
-def test_different_judge_fingerprint_is_refused_naming_the_field():
-    with pytest.raises(IncompatibleBaseline, match="judge model: baseline 'claude-haiku-4-5-20251001', this run 'claude-sonnet-4-5-20250929'"):
-        compare(run(question("A"), judge=judge()), run(question("A"), judge=judge("claude-sonnet-4-5-20250929")))
+def test_a_different_judge_model_leaves_out_the_judged_metrics_only():
+    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("faithfulness", 0.9, 0.7, "judge")]), judge=judge(),
+               thresholds={"hit_at_k": 1.0, "faithfulness": 0.7})
+    head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("faithfulness", 0.1, 0.7, "judge")]),
+               judge=judge("claude-sonnet-4-5-20250929"), thresholds={"hit_at_k": 1.0, "faithfulness": 0.7})
+    result = compare(base, head)
+    [left_out] = result.not_comparable
+    assert left_out.name == "faithfulness"
+    assert left_out.differences == ("judge.model: claude-haiku-4-5-20251001 → claude-sonnet-4-5-20250929",)
+    assert [c.id for c in result.regressions] == ["A"]  # hit_at_k still gates
+    assert [m.name for m in result.regressions[0].metrics] == ["hit_at_k"]
 
 
-def test_judge_added_since_baseline_is_refused():
-    with pytest.raises(IncompatibleBaseline, match="baseline none, this run anthropic"):
-        compare(run(question("A")), run(question("A"), judge=judge()))
+def test_judge_added_since_baseline_makes_its_metrics_not_comparable():
+    head = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("faithfulness", 0.1, 0.7, "judge")]), judge=judge(),
+               thresholds={"hit_at_k": 1.0, "faithfulness": 0.7})
+    result = compare(run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)])), head)
+    assert [n.name for n in result.not_comparable] == ["faithfulness"] and result.verdict == "pass"
 
 
 def test_to_dict_carries_the_promised_keys():

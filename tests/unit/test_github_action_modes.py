@@ -15,6 +15,8 @@ from builders import metric, question, run
 from fakes.fake_github import FakeGitHubServer
 
 from rag_ci.action import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action, resolve_mode
+from rag_ci.core.config import parse_config
+from rag_ci.core.policy import policy_of
 from rag_ci.core.render import COMMENT_MARKER
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import connect
@@ -82,7 +84,7 @@ def act(fake, settings: Settings, head, *, baseline=None):
     seen = {}
 
     def evaluate(project, output, cache_baseline, full, context):
-        seen.update(cache_baseline=cache_baseline, full=full, context=context)
+        seen.update(cache_baseline=cache_baseline, full=full, context=context, config=project.config)
         save_results(output, head)
         return head
 
@@ -124,14 +126,25 @@ def test_a_full_run_against_an_incompatible_baseline_stops_for_a_human(fake, pro
     assert "rebaseline" in (project / "summary.md").read_text()
 
 
-def test_a_baseline_of_another_schema_version_is_reported_as_incompatible(fake, project):
+def test_a_baseline_of_another_schema_version_fails_the_pr_before_running(fake, project):
     data = json.loads(PASSING.model_dump_json())
     data["meta"]["schema_version"] = 999
     fake.add_baseline_artifact({"results.json": json.dumps(data)})
-    code, _, _ = act(fake, settings_for("pull_request", PR_EVENT, project), PASSING)
-    assert code == EXIT_PASS
-    assert "incompatible" in (project / "output.txt").read_text()
-    assert "schema_version 999" in fake.comments[7][0]["body"]
+    code, out, seen = act(fake, settings_for("pull_request", PR_EVENT, project), PASSING)
+    assert code == EXIT_ERROR and seen == {}
+    assert "schema_version 999" in out and "rebaseline: true" in (project / "summary.md").read_text()
+
+
+def test_the_pr_runs_under_the_baselines_policy_and_its_own_changes_are_previewed(fake, project):
+    (project / "rag-ci.yml").write_text((project / "rag-ci.yml").read_text() + "gate: {fail_on: never}\nmetrics: {hit_at_k: {k: 2}}\n")
+    main_policy = policy_of(parse_config("target: {kind: python, entry: 'tiny_rag:answer'}\nmetrics: {hit_at_k: {k: 5}}\n", "main.yml"))
+    baseline = run(*PASSING.questions, policy=main_policy)
+    head = run(*REGRESSED.questions, policy=main_policy)
+    code, _, seen = act(fake, settings_for("pull_request", PR_EVENT, project), head, baseline=baseline)
+    assert code == EXIT_REGRESSION
+    assert seen["config"].gate.fail_on == "any_regression" and seen["config"].metric_configs()["hit_at_k"].k == 5
+    body = fake.comments[7][0]["body"]
+    assert "This PR changes the gate:** gate.fail\\_on any\\_regression → never; hit\\_at\\_k.k 5 → 2" in body
 
 
 def test_an_invalid_config_is_an_error_with_the_reason_in_the_summary(fake, tmp_path):

@@ -1,0 +1,120 @@
+"""Which metrics of two runs can be compared (DESIGN §5).
+
+A metric is comparable when its whole definition is equal in both runs: its name and
+configuration (threshold, k, criteria) and, for a judged metric, what makes its verdicts
+(judge provider, model, temperature, DeepEval version and prompt templates, the metric's
+own DeepEval configuration). A metric whose definition changed, or that exists in one
+run only, is "not comparable": it is left out of both runs' verdicts, and every other
+metric is still compared and gated.
+
+Only a different results or question-set schema makes the whole comparison impossible.
+
+Pure: metadata in, definitions and filtered runs out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from rag_ci.core.aggregate import aggregate
+from rag_ci.core.results import RunMeta, RunResult
+from rag_ci.core.verdict import failure_stage, question_verdict
+
+JUDGE_PARTS = ("provider", "model", "temperature", "deepeval_version", "prompt_hash")
+
+
+@dataclass(frozen=True)
+class NotComparable:
+    """A metric left out of the comparison, with its definition on each side (None: absent)."""
+
+    name: str
+    old: dict[str, Any] | None
+    new: dict[str, Any] | None
+    differences: tuple[str, ...]  # "k: 5 → 3", "judge.model: a → b", "added", "removed"
+
+
+def schema_problems(base: RunMeta, head: RunMeta) -> list[str]:
+    """Differences no per-metric comparison can work around."""
+    problems = []
+    if base.schema_version != head.schema_version:
+        problems.append(f"results schema: baseline v{base.schema_version}, this run v{head.schema_version}")
+    if base.question_set_schema != head.question_set_schema:
+        problems.append(f"question-set schema: baseline v{base.question_set_schema}, this run v{head.question_set_schema}")
+    return problems
+
+
+def metric_definitions(meta: RunMeta, *, parameters: bool) -> dict[str, dict[str, Any]]:
+    """Each metric's definition as `meta` records it. Without `parameters` only thresholds
+    are used: a results.json from before the policy was recorded has nothing else."""
+    if parameters and meta.policy is not None:
+        definitions = {name: dict(cfg) for name, cfg in meta.policy.metrics.items()}
+    else:
+        definitions = {name: {"threshold": threshold} for name, threshold in meta.metric_thresholds.items()}
+    judge = meta.judge
+    if judge is not None:
+        for name, identity in judge.metrics.items():
+            entry = definitions.setdefault(name, {"threshold": identity.get("threshold")})
+            entry["judge"] = {**{part: getattr(judge, part) for part in JUDGE_PARTS}, **identity}
+    return definitions
+
+
+def not_comparable_metrics(base: RunMeta, head: RunMeta) -> tuple[NotComparable, ...]:
+    both_recorded = base.policy is not None and head.policy is not None
+    old, new = metric_definitions(base, parameters=both_recorded), metric_definitions(head, parameters=both_recorded)
+    found = []
+    for name in sorted(set(old) | set(new)):
+        before, after = old.get(name), new.get(name)
+        if before == after:
+            continue
+        if before is None:
+            differences: tuple[str, ...] = ("not in the baseline",)
+        elif after is None:
+            differences = ("not in this run",)
+        else:
+            flat_before, flat_after = _flatten(before), _flatten(after)
+            differences = tuple(
+                f"{key}: {_show(flat_before.get(key))} → {_show(flat_after.get(key))}"
+                for key in sorted(set(flat_before) | set(flat_after))
+                if flat_before.get(key) != flat_after.get(key)
+            )
+        found.append(NotComparable(name, before, after, differences))
+    return tuple(found)
+
+
+def without_metrics(result: RunResult, names: set[str]) -> RunResult:
+    """`result` as if `names` had not been measured: verdicts and aggregates recomputed."""
+    if not names:
+        return result
+    questions = []
+    for record in result.questions:
+        kept = {n: m for n, m in record.metrics.items() if n not in names}
+        if len(kept) == len(record.metrics):
+            questions.append(record)
+            continue
+        verdict = question_verdict(record.error, record.leaks, kept)
+        questions.append(record.model_copy(update={
+            "metrics": kept,
+            "verdict": verdict,
+            "failure_stage": failure_stage(kept) if verdict == "fail" else None,
+            "unstable": any(m.unstable for m in kept.values()),
+        }))
+    return RunResult(meta=result.meta, questions=questions, aggregates=aggregate(questions))
+
+
+def _flatten(definition: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in definition.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[prefix + key] = value
+    return flat
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    if value is None:
+        return "none"
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,139 @@
+"""The gate policy (DESIGN §5): what decides pass or fail, and whose version applies.
+
+The policy is the `gate:` block, every metric in force with its parameters (threshold,
+k, criteria) and the judge. A run records the policy it was gated under in
+`RunMeta.policy`. A pull request is evaluated under its **baseline's** policy: the PR's
+own rag-ci.yml is only compared with it, and the differences are previewed ("This PR
+changes the gate: …"); they take effect once merged and re-baselined. So a PR cannot
+disarm its own gate by lowering a threshold, setting `gate.fail_on: never` or swapping
+the judge.
+
+Pure: config and results in, config and words out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ValidationError as PydanticError
+
+from rag_ci.core.config import Config, GateConfig, JudgeConfig, MetricConfig
+from rag_ci.core.results import GatePolicy, RunMeta
+from rag_ci.errors import RagCiError
+
+TAKES_EFFECT = "They take effect once merged and re-baselined."
+
+
+def redact_url(url: str | None) -> str | None:
+    """A URL without user:password and query string, the places a key can hide."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def policy_of(config: Config) -> GatePolicy:
+    """The policy `config` gates with, as recorded in results.json."""
+    judge = config.judge.model_dump(mode="json")
+    judge["base_url"] = redact_url(config.judge.base_url)
+    return GatePolicy(
+        gate=config.gate.model_dump(mode="json"),
+        metrics={name: cfg.model_dump(mode="json") for name, cfg in sorted(config.metric_configs().items())},
+        judge=judge,
+    )
+
+
+@dataclass(frozen=True)
+class PinnedPolicy:
+    """A config put under its baseline's policy, and what the PR's own config would change."""
+
+    config: Config
+    changes: tuple[str, ...]  # "hit_at_k.k 5 → 3", baseline value first
+    pinned: bool  # False: the baseline recorded no policy, only its metric thresholds are kept
+
+    @property
+    def notice(self) -> str | None:
+        if self.pinned:
+            return None
+        return (
+            "The baseline was written by a rag-ci that did not record its gate policy, so only its metric "
+            "thresholds could be pinned: this run is gated with them and the default `gate:`; metric parameters "
+            "(k, criteria) and the judge are this PR's. Re-baseline to pin the whole policy."
+        )
+
+
+def pin_to_baseline(config: Config, baseline: RunMeta) -> PinnedPolicy:
+    """`config` with the gate, metrics and judge of the baseline's policy."""
+    own = policy_of(config)
+    recorded = baseline.policy
+    pinned = recorded is not None
+    if recorded is None:
+        recorded = _thresholds_only_policy(own, baseline.metric_thresholds)
+    return PinnedPolicy(config=apply_policy(config, recorded), changes=tuple(policy_changes(recorded, own)), pinned=pinned)
+
+
+def apply_policy(config: Config, policy: GatePolicy) -> Config:
+    """`config` with `policy`'s gate, metrics and judge (its target, corpora and questions stay)."""
+    judge = dict(policy.judge) if policy.judge else JudgeConfig().model_dump(mode="json")
+    if judge.get("base_url") and judge["base_url"] == redact_url(config.judge.base_url):
+        judge["base_url"] = config.judge.base_url  # the same endpoint; only this copy has its credentials
+    data = config.model_dump(mode="json", exclude_unset=True)
+    data["gate"] = _known(GateConfig, policy.gate)
+    data["judge"] = _known(JudgeConfig, judge)
+    data["metrics"] = {name: _known(MetricConfig, cfg) for name, cfg in policy.metrics.items()}
+    try:
+        return Config.model_validate(data)
+    except PydanticError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise RagCiError(f"the baseline's recorded gate policy is not usable by this rag-ci ({where}: {first['msg']}); re-baseline") from None
+
+
+def recorded_gate(meta: RunMeta) -> GateConfig:
+    """The `gate:` a run recorded (the default one when it recorded none)."""
+    return GateConfig.model_validate(_known(GateConfig, meta.policy.gate)) if meta.policy else GateConfig()
+
+
+def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
+    """What `own` changes compared with `baseline`, one short line each, baseline value first."""
+    lines = [f"gate.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(baseline.gate, own.gate)]
+    for name in sorted(set(baseline.metrics) | set(own.metrics)):
+        before, after = baseline.metrics.get(name), own.metrics.get(name)
+        if before is None:
+            lines.append(f"{name} added")
+        elif after is None:
+            lines.append(f"{name} removed")
+        else:
+            lines.extend(f"{name}.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(before, after))
+    lines.extend(f"judge.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(baseline.judge, own.judge))
+    return lines
+
+
+def _thresholds_only_policy(own: GatePolicy, thresholds: dict[str, float | None]) -> GatePolicy:
+    """For a baseline without a recorded policy: its metric set and thresholds, with this
+    config's other metric parameters and judge, and the default gate (never the PR's)."""
+    metrics = {}
+    for name, threshold in sorted(thresholds.items()):
+        metrics[name] = {**own.metrics.get(name, {}), "threshold": threshold}
+    return GatePolicy(gate=GateConfig().model_dump(mode="json"), metrics=metrics, judge=own.judge)
+
+
+def _known(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+    """The fields this version of the model knows (a newer rag-ci may have recorded more)."""
+    return {k: v for k, v in values.items() if k in model.model_fields}
+
+
+def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    return [(k, before.get(k), after.get(k)) for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    if value is None:
+        return "none"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,94 @@
+"""The gate policy: recorded from a config, pinned to the baseline's, the PR's changes described."""
+
+from rag_ci.core.config import parse_config
+from rag_ci.core.policy import apply_policy, pin_to_baseline, policy_changes, policy_of, redact_url
+from rag_ci.core.results import RunMeta
+
+MAIN = """
+target: {kind: python, entry: "rag:answer"}
+judge: {provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: "http://judge:8000/v1"}
+metrics:
+  hit_at_k: {k: 5}
+  keyword_coverage: {threshold: 0.6}
+  correctness: {}
+"""
+
+
+def config(text: str = MAIN, **replace: str):
+    for old, new in replace.items():
+        text = text.replace(old, new)
+    return parse_config(text, "rag-ci.yml")
+
+
+def meta_of(cfg, *, record_policy: bool = True) -> RunMeta:
+    return RunMeta(rag_ci_version="t", started_at="2026-01-01", question_set_version=1, question_set_hash="q",
+                   config_fingerprint=cfg.fingerprint(), target_kind="python", metric_thresholds=cfg.thresholds(),
+                   policy=policy_of(cfg) if record_policy else None)
+
+
+def test_the_recorded_policy_holds_every_metric_parameter_the_gate_and_the_judge():
+    policy = policy_of(config())
+    assert policy.metrics["hit_at_k"] == {"threshold": 1.0, "k": 5, "criteria": None}
+    assert policy.metrics["correctness"]["threshold"] == 1.0
+    assert policy.gate["fail_on"] == "any_regression"
+    assert policy.judge["model"] == "Qwen/Qwen2.5-7B-Instruct" and policy.judge["max_wait_s"] == 300
+
+
+def test_a_base_url_is_recorded_without_credentials_and_the_pr_keeps_its_own_copy():
+    secret = config(**{"http://judge:8000/v1": "https://user:pa55@judge:8000/v1?key=abc"})
+    assert policy_of(secret).judge["base_url"] == "https://judge:8000/v1"
+    assert "pa55" not in policy_of(secret).model_dump_json() and redact_url(None) is None
+    assert apply_policy(secret, policy_of(secret)).judge.base_url == "https://user:pa55@judge:8000/v1?key=abc"
+
+
+def test_a_pr_that_lowers_a_threshold_by_001_is_gated_with_the_baselines_and_the_change_is_previewed():
+    pr = config(**{"keyword_coverage: {threshold: 0.6}": "keyword_coverage: {threshold: 0.59}"})
+    pinned = pin_to_baseline(pr, meta_of(config()))
+    assert pinned.config.metric_configs()["keyword_coverage"].threshold == 0.6
+    assert pinned.changes == ("keyword_coverage.threshold 0.6 → 0.59",)
+    assert pinned.pinned and pinned.notice is None
+
+
+def test_gate_fail_on_never_in_the_pr_does_not_switch_the_gate_off():
+    pr = config(MAIN + "gate: {fail_on: never}\n")
+    pinned = pin_to_baseline(pr, meta_of(config()))
+    assert pinned.config.gate.fail_on == "any_regression"
+    assert pinned.changes == ("gate.fail_on any_regression → never",)
+
+
+def test_k_judge_and_metric_set_changes_are_all_pinned_and_listed():
+    pr = config(**{"k: 5": "k: 3", "Qwen/Qwen2.5-7B-Instruct": "Qwen/Qwen2.5-72B-Instruct", "  correctness: {}\n": "  mrr: {threshold: 0.1}\n"})
+    pinned = pin_to_baseline(pr, meta_of(config()))
+    cfg = pinned.config
+    assert cfg.metric_configs()["hit_at_k"].k == 5 and cfg.judge.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert set(cfg.metric_configs()) == {"hit_at_k", "keyword_coverage", "correctness"}
+    assert pinned.changes == (
+        "correctness removed",
+        "hit_at_k.k 5 → 3",
+        "mrr added",
+        "judge.model Qwen/Qwen2.5-7B-Instruct → Qwen/Qwen2.5-72B-Instruct",
+    )
+    # Target, corpora and questions stay the PR's: only the policy is the baseline's.
+    assert cfg.target == pr.target and cfg.questions == pr.questions
+
+
+def test_an_unchanged_config_pins_to_the_same_policy_with_nothing_to_preview():
+    pinned = pin_to_baseline(config(), meta_of(config()))
+    assert pinned.changes == () and policy_of(pinned.config) == policy_of(config())
+
+
+def test_a_baseline_without_a_recorded_policy_pins_its_thresholds_and_the_default_gate_and_says_so():
+    old_baseline = meta_of(config(), record_policy=False)
+    pr = config(MAIN.replace("threshold: 0.6", "threshold: 0.1").replace("k: 5", "k: 3") + "gate: {fail_on: never}\n")
+    pinned = pin_to_baseline(pr, old_baseline)
+    assert pinned.config.metric_configs()["keyword_coverage"].threshold == 0.6
+    assert pinned.config.gate.fail_on == "any_regression"
+    assert pinned.config.metric_configs()["hit_at_k"].k == 3  # not recorded: the PR's
+    assert not pinned.pinned and "could be pinned" in (pinned.notice or "")
+    assert "gate.fail_on any_regression → never" in pinned.changes
+
+
+def test_policy_changes_name_each_side():
+    a, b = policy_of(config()), policy_of(config(**{"threshold: 0.6": "threshold: 0.7"}))
+    assert policy_changes(a, b) == ["keyword_coverage.threshold 0.6 → 0.7"]
+    assert policy_changes(b, a) == ["keyword_coverage.threshold 0.7 → 0.6"]
