@@ -27,7 +27,7 @@ def report_of(output: str) -> dict:
 
 
 def test_judge_option_with_a_metrics_block_without_judge_metrics_is_refused_with_the_fix(tiny_project, tmp_path):
-    config = tiny_project(TARGET, extra_yaml="metrics: {hit_at_k: {k: 5}}\n")
+    config = tiny_project(TARGET + "  generator_family: meta\n", extra_yaml="metrics: {hit_at_k: {k: 5}}\n")
     result = invoke("run", "--config", config, "-o", tmp_path / "out.json", "--no-progress",
                     "--judge", "openai-compatible:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:9/v1")
     assert result.exit_code == 2
