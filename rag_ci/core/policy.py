@@ -63,7 +63,7 @@ class PinnedPolicy:
         return (
             "The baseline was written by a rag-ci that did not record its gate policy, so only its metric "
             "thresholds could be pinned: this run is gated with them and the default `gate:`; metric parameters "
-            "(k, criteria) and the judge are this PR's. Re-baseline to pin the whole policy."
+            "(k, criteria) and the judge come from this run's own config. Re-baseline to pin the whole policy."
         )
 
 

@@ -182,3 +182,20 @@ def test_a_report_with_many_regressions_lists_the_first_rows_and_counts_the_rest
     text = render_markdown(head, compare(base, head), max_chars=60000)
     assert len(text) <= 60000 and text.startswith("## rag-ci: ❌ 1500 regressions")
     assert "| R0000 |" in text and "more |" in text
+
+
+def test_the_prs_gate_changes_open_the_report_escaped_and_not_comparable_metrics_get_a_section():
+    import dataclasses
+
+    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), thresholds={"hit_at_k": 1.0})
+    head = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("mrr", 0.9, 0.5)]), thresholds={"hit_at_k": 1.0, "mrr": 0.5})
+    comparison = dataclasses.replace(compare(base, head), policy_changes=("gate.fail_on any_regression → never", f"correctness.criteria {HOSTILE}"))
+    md = render_markdown(head, comparison)
+    lines = md.splitlines()
+    assert lines[2].startswith("> ⚠️ **This PR changes the gate:** gate.fail\\_on any\\_regression → never; correctness.criteria &lt;script&gt;")
+    assert "@everyone" not in md and "<script>" not in md
+    assert "— 1/1 questions pass" in md  # the summary line is whole
+    section = md[md.index("### Not comparable"):]
+    assert "| mrr | not in the baseline |" in section
+    html = render_html(head, comparison)
+    assert "This PR changes the gate:" in html and "&lt;script&gt;" in html and "Not comparable (1)" in html
