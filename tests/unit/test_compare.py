@@ -144,3 +144,17 @@ def test_to_dict_carries_the_promised_keys():
     data = compare(run(question("A")), run(question("A", "fail"))).to_dict()
     assert {"verdict", "regressions", "gains", "changed", "new", "removed", "latency", "cost"} <= set(data)
     assert data["regressions"][0]["id"] == "A" and data["verdict"] == "fail"
+
+
+def test_a_question_is_judged_on_its_comparable_metrics_plus_its_own_errors():
+    from rag_ci.core.results import MetricResult
+
+    broken_judge = MetricResult(name="faithfulness", kind="judge", threshold=0.7, error="judge error: HTTP 500")
+    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), question("B", metrics=[metric("hit_at_k", 1.0, 1.0)]))
+    judge_failed = question("A", "error", metrics=[metric("hit_at_k", 1.0, 1.0), broken_judge]).model_copy(update={"error": None})
+    head = run(judge_failed,
+               question("B", "error", metrics=[metric("hit_at_k", 1.0, 1.0)]),  # the target itself failed
+               judge=judge(), thresholds={"hit_at_k": 1.0, "faithfulness": 0.7})
+    result = compare(base, head)
+    assert [n.name for n in result.not_comparable] == ["faithfulness"]
+    assert [c.id for c in result.regressions] == ["B"]
