@@ -24,7 +24,6 @@ from rag_ci.core.config import Config, GateConfig, JudgeConfig, MetricConfig
 from rag_ci.core.results import GatePolicy, RunMeta
 from rag_ci.errors import RagCiError
 
-TAKES_EFFECT = "They take effect once merged and re-baselined."
 
 
 def redact_url(url: str | None) -> str | None:
