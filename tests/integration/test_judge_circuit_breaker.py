@@ -42,8 +42,8 @@ def test_a_judge_failing_forever_stops_within_max_wait_and_every_metric_is_error
     assert all(q.verdict == "error" for q in result.questions)
     assert any(m.error.startswith("judge error: judge unavailable for 1 s") for m in metrics)
     assert any(f"HTTP {fault}" in m.error for m in metrics)  # the last error is named
-    # Once given up, no more calls: far fewer than one per metric of every question.
-    assert server.requests < 6 * 13
+    # Once given up, no call is made any more.
+    assert max(r.at for r in server.log) - server.log[0].at < MAX_WAIT_S + 0.5
 
 
 def test_a_judge_that_answers_again_within_max_wait_is_kept(fake_judge):
