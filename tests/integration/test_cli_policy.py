@@ -15,6 +15,7 @@ target:
   kind: python
   entry: tiny_rag:answer
   path: [{FAKES}]
+  pass_env: ["TINY_RAG_*"]   # the fake's switches (the target's environment is an allow-list)
 """
 
 
