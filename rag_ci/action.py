@@ -11,10 +11,12 @@ as arguments so tests can hand it a GitHub connected to a fake server, or a cann
 A pull request is gated by the baseline's recorded policy (gate, metrics, judge), not by
 the rag-ci.yml it may have edited; its own changes are previewed in the comment.
 
-Exit codes: 0 pass (also bootstrap: no baseline artifact at all), 1 at least one
-regression (with `fail-on-regression`), 2 the action could not do its job (bad input,
-GitHub unreachable, a corrupt or unreadable baseline artifact, a baseline of another
-schema, a full run whose metrics are not all comparable with the baseline).
+Exit codes: 0 pass (also bootstrap: no baseline artifact at all), 1 the gate fails: a
+regression, a question that got worse or a routing leak (with `fail-on-regression`), 2 the
+action could not do its job (bad input, GitHub unreachable, a corrupt, unreadable or broken
+baseline artifact, a baseline of another schema, a full run whose metrics are not all
+comparable with the baseline) or the run is broken: more errors than `gate.max_error_rate`
+allows, and then it is neither a baseline nor a history line.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_ci.core.carry import carry_forward
 from rag_ci.core.compare import REBASELINE_HINT, Comparison, compare
 from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend, trend_rows
 from rag_ci.core.policy import PinnedPolicy, pin_to_baseline
@@ -40,7 +43,7 @@ from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.workflow import Runner
 from rag_ci.signals import terminate_like_interrupt
 from rag_ci.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
-from rag_ci.storage import load_results
+from rag_ci.storage import load_results, save_results
 from rag_ci.targets.processes import protect_output_dir, set_project_dir
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
@@ -135,7 +138,7 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
 
 @dataclass
 class Outcome:
-    verdict: str  # pass | fail | bootstrap | incompatible | rebaseline | baseline
+    verdict: str  # pass | fail | bootstrap | incompatible | rebaseline | baseline | broken
     comparison: Comparison | None = None
     notice: str | None = None
 
@@ -190,14 +193,22 @@ class Evaluation:
         after = os.lstat(self.output)
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
             raise RagCiError(f"the output folder {s.output_dir} was replaced while the target ran; not trusting what is in it")
+        if mode in ("baseline", "full") and baseline is not None and not head.meta.broken:
+            head = self.carry_forward(baseline, head)
 
-        if mode == "baseline":
+        if head.meta.broken:
+            outcome = Outcome("broken", notice=_quote(
+                f"⛔ This run is not a result: {head.meta.broken}. It is not compared"
+                + (", not uploaded as the baseline and not recorded in the history." if mode != "pr" else ".")
+                + " Fix the environment (judge key, judge or target availability) and re-run; the failing questions are listed below."
+            ))
+        elif mode == "baseline":
             outcome = Outcome("baseline", notice=f"Baseline run on `{s.branch}`: this run's results.json becomes the baseline once the workflow uploads it as the `{s.baseline_artifact}` artifact.")
         elif skip_baseline:
             outcome = Outcome("rebaseline", notice=f"Re-baseline: full evaluation without comparison; this run's results.json becomes the baseline once the workflow uploads it as `{s.baseline_artifact}`.")
         else:
             outcome = self.judge(head, baseline, project, mode, pinned)
-        if mode in ("baseline", "full") and s.on_default_branch:
+        if mode in ("baseline", "full") and s.on_default_branch and outcome.verdict != "broken":
             self.append_history(head)
 
         markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(), trend=self.trend() if mode == "pr" else None)
@@ -208,10 +219,13 @@ class Evaluation:
             publish.annotate_regressions(self.runner, outcome.comparison)
         if outcome.verdict == "incompatible":
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
+        if outcome.verdict == "broken":
+            self.runner.error(f"this run is not a result: {head.meta.broken}", title="rag-ci: broken run")
         self.runner.set_outputs(
             {
                 "verdict": outcome.verdict,
                 "regressions": str(len(outcome.comparison.regressions) if outcome.comparison else 0),
+                "worse": str(len(outcome.comparison.worse) if outcome.comparison else 0),
                 "gains": str(len(outcome.comparison.gains) if outcome.comparison else 0),
                 "results-path": s.relative_to_workspace(self.output / publish.RESULTS_FILE),
                 "report-path": s.relative_to_workspace(reports.html),
@@ -237,9 +251,12 @@ class Evaluation:
             if path is None:
                 raise RagCiError(f"The baseline is unusable: {where} holds no {publish.RESULTS_FILE}.\n{REBASELINE_HINT}")
             try:
-                return load_results(path, what="baseline")
+                baseline = load_results(path, what="baseline")
             except RagCiError as exc:  # another schema version, or a damaged file
                 raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{REBASELINE_HINT}") from None
+        if baseline.meta.broken:  # uploaded by hand, or by an older rag-ci: never compare with it
+            raise RagCiError(f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{REBASELINE_HINT}")
+        return baseline
 
     def cache_baseline(self, branch: str, prefer: Callable[[], str | None]) -> RunResult | None:
         """On main the previous baseline only saves judge calls: without it the run is
@@ -251,6 +268,16 @@ class Evaluation:
         except RagCiError as exc:
             self.runner.info(f"[rag-ci] previous baseline not used as verdict cache: {exc}")
         return None
+
+    def carry_forward(self, baseline: RunResult, head: RunResult) -> RunResult:
+        """Keep the last known good verdict of the questions this run errored on, so an
+        outage on main does not exempt them from the gate on the next pull requests."""
+        carried = carry_forward(baseline, head)
+        if carried is not head:
+            save_results(self.output / publish.RESULTS_FILE, carried)
+            ids = [q.id for q in carried.questions if q.carried is not None]
+            self.runner.info(f"[rag-ci] kept the last known good verdict of {len(ids)} errored question(s): {', '.join(ids[:20])}")
+        return carried
 
     def judge(self, head: RunResult, baseline: RunResult | None, project: Project, mode: str, pinned: PinnedPolicy | None) -> Outcome:
         s = self.settings
@@ -279,10 +306,14 @@ class Evaluation:
         return Outcome(comparison.verdict, comparison, notice)
 
     def exit_code(self, mode: str, outcome: Outcome) -> int:
+        if outcome.verdict == "broken":
+            # Not 1: nothing regressed, the run could not measure. On main, the failed step
+            # also keeps the workflow from uploading it as the baseline.
+            return EXIT_ERROR
         if outcome.verdict == "fail":
             return EXIT_REGRESSION
-        if outcome.comparison is not None and outcome.comparison.regressions:
-            self.runner.warning("regressions found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
+        if outcome.comparison is not None and outcome.comparison.gating:
+            self.runner.warning("regressions, worse questions or routing leaks found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
         if outcome.verdict == "incompatible":
             # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that
             # cannot compare must not quietly pass: stop, and let a human re-baseline on purpose.

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 import click
 
 from rag_ci import __version__
+from rag_ci.core.carry import carry_forward
 from rag_ci.core.compare import Comparison, compare
 from rag_ci.core.render import render_html, render_markdown
 from rag_ci.core.results import RunResult
-from rag_ci.errors import RagCiError
-from rag_ci.storage import OutputLock, check_output_path, load_results, write_text_atomic
+from rag_ci.errors import BrokenRun, RagCiError
+from rag_ci.storage import OutputLock, check_output_path, load_results, save_results, write_text_atomic
 
 if TYPE_CHECKING:
     from rag_ci.core.config import Config
@@ -24,9 +25,10 @@ if TYPE_CHECKING:
 EXIT_CODES = """\b
 Exit codes:
   0  success; no regression against the baseline
-  1  at least one regression (the gate fails)
+  1  the gate fails: a regression, a question that got worse, a routing leak
   2  unusable input: invalid config or question set, missing/corrupt/
-     incompatible baseline, target that cannot be built or started;
+     incompatible/broken baseline, target that cannot be built or started,
+     a broken run (more errors than gate.max_error_rate allows);
      or an environment error: output not writable, disk full, another
      run writing the same output
 """
@@ -108,7 +110,11 @@ def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: 
         text = render_markdown(head, comparison)
     if output is not None:
         write_text_atomic(output, text)
-        click.echo(f"{comparison.verdict}: {len(comparison.regressions)} regressions, {len(comparison.gains)} gains; report in {output}", err=True)
+        click.echo(
+            f"{comparison.verdict}: {len(comparison.regressions)} regressions, {len(comparison.worse)} worse, "
+            f"{len(comparison.leaks)} other routing leaks, {len(comparison.gains)} gains; report in {output}",
+            err=True,
+        )
     else:
         click.echo(text)
 
@@ -116,7 +122,8 @@ def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: 
 @cli.command(epilog=EXIT_CODES)
 @config_option
 @click.option("--output", "-o", type=click.Path(path_type=Path), default="results.json", show_default=True, help="Where to write results.json.")
-@click.option("--baseline", type=click.Path(path_type=Path), help="A baseline results.json: compare with it and exit like `compare`.")
+@click.option("--baseline", type=click.Path(path_type=Path), help="A baseline results.json: compare with it and exit like `compare`; "
+              "a question that errors now keeps its last known good verdict from it (docs/gate.md).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run; finished questions are not asked again.")
 @click.option("--full", "--no-cache", "full", is_flag=True, help="Ignore the verdict cache: re-judge every answer.")
 @click.option("--judge", "judge_spec", metavar="PROVIDER:MODEL[@BASE_URL]", help="Override the config's judge, e.g. openai-compatible:qwen2.5-7b-instruct@http://127.0.0.1:8000/v1")
@@ -161,12 +168,22 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     with OutputLock(output):
         head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress,
                                        shard=shard, build=not no_build, samples=samples))
+        if base is not None and not head.meta.broken:  # keep the last known good verdicts (docs/gate.md)
+            carried = carry_forward(base, head)
+            if carried is not head:
+                head = carried
+                save_results(output, head)
     agg = head.aggregates
     click.echo(
         f"[rag-ci] {agg.overall.passed}/{agg.overall.n} pass, {agg.overall.failed} fail, {agg.overall.errors} error, "
         f"{agg.overall.routing_errors} routing_error; p50 {((agg.latency_p50_s or 0) * 1000):.0f} ms; results in {output}",
         err=True,
     )
+    if head.meta.broken:
+        raise BrokenRun(
+            f"this run is broken, not a result: {head.meta.broken}\n"
+            f"{output} is written for diagnosis and marked `meta.broken`: it is never compared nor used as a baseline."
+        )
     if base is None:
         return
     if shard is not None:

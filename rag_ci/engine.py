@@ -29,7 +29,7 @@ from rag_ci.core.retrieval_metrics import score_retrieval
 from rag_ci.core.routing import route, routing_leaks
 from rag_ci.core.scoring import JudgeScorer
 from rag_ci.core.shards import shard_of
-from rag_ci.core.verdict import failure_stage, question_verdict
+from rag_ci.core.verdict import broken_run_reason, failure_stage, question_verdict
 from rag_ci.errors import RagCiError, TargetError, ValidationError
 from rag_ci.progress import make_progress
 from rag_ci.redaction import Redactor
@@ -388,6 +388,8 @@ async def run_project(
         question_ids=[q.id for q in project.questions.questions] if shard else None,
         full=full,
         diagnostics=diagnostics[-4000:] if diagnostics else None,
+        # Judged on the whole run, so a resumed or interrupted run is judged on what it holds.
+        broken=broken_run_reason(ordered, config.gate.max_error_rate),
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(output, result)

@@ -21,3 +21,7 @@ class IncompatibleBaseline(RagCiError):
 
 class TargetError(Exception):
     """The target failed on one question: crash, time-out or malformed response."""
+
+
+class BrokenRun(RagCiError):
+    """A run whose error share exceeds gate.max_error_rate: not a result, never compared."""

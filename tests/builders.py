@@ -14,14 +14,15 @@ def metric(name: str, score: float, threshold: float | None = 0.5, kind: str = "
     return MetricResult(name=name, kind=kind, score=score, threshold=threshold, passed=passed, reason=f"{name}={score}")
 
 
-def question(qid: str, verdict: str = "pass", *, hash_: str = "h", corpora=("a",), tags=(), latency=0.1, metrics=(), answer="ok", cost=0.0) -> QuestionResult:
+def question(qid: str, verdict: str = "pass", *, hash_: str = "h", corpora=("a",), tags=(), latency=0.1, metrics=(), answer="ok", cost=0.0,
+             leaks=(), error: str | None = None) -> QuestionResult:
     from rag_ci.core.results import Usage
 
     return QuestionResult(
         id=qid, question=f"question {qid}", question_hash=hash_ + qid, corpora=list(corpora), tags=list(tags),
         request={"id": qid}, answer=answer, latency_s=latency, usage=Usage(cost_usd=cost),
-        metrics={m.name: m for m in metrics}, verdict=verdict,
-        error="boom" if verdict == "error" else None,
+        metrics={m.name: m for m in metrics}, verdict=verdict, leaks=list(leaks),
+        error=error or ("boom" if verdict == "error" and not any(m.error for m in metrics) else None),
         failure_stage="retrieval" if verdict == "fail" else None,
     )
 

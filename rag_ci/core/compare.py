@@ -1,24 +1,29 @@
-"""Comparison with the baseline (DESIGN §6): regressions, gains, changes, deltas.
+"""Comparison with the baseline (DESIGN §6): regressions, worse, gains, changes, deltas.
 
 Questions are joined by id. A regression is a question that passed on the
-baseline and does not pass now; a question whose content hash changed is
+baseline and does not pass now; a question that already failed and now leaks,
+errors or loses a metric that passed is worse, and gates the same way; a routing
+leak gates wherever it appears. A question whose content hash changed is
 reported as changed instead, because it no longer asks the same thing. A metric
 whose definition differs between the runs is left out of both sides' verdicts and
 listed as not comparable (rag_ci.core.comparability); the others still gate.
+When the baseline errored on a question, its last known good verdict (carried
+forward by rag_ci.core.carry) stands in for it. docs/gate.md has the table.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from collections.abc import Mapping
 
+from rag_ci.core import carry
 from rag_ci.core.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
 from rag_ci.core.config import GateConfig
 from rag_ci.core.noise_review import review_noise
 from rag_ci.core.results import GroupAggregate, QuestionResult, RunResult
-from rag_ci.errors import IncompatibleBaseline
+from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
 REBASELINE_HINT = (
     "Re-baseline: run the rag-ci workflow on the base branch with `workflow_dispatch` and "
@@ -62,6 +67,11 @@ class QuestionChange:
     old_latency_s: float | None = None
     new_latency_s: float | None = None
     unstable: bool = False
+    # The baseline errored on this question; old_verdict is its last known good verdict,
+    # carried forward from the run at this sha (None when that run had no sha).
+    baseline_carried: bool = False
+    carried_from_sha: str | None = None
+    worse_because: str | None = None  # for `worse`: what got worse
 
     @property
     def latency_delta_s(self) -> float | None:
@@ -87,7 +97,6 @@ class Comparison:
     changed: tuple[QuestionChange, ...]
     new: tuple[QuestionChange, ...]
     removed: tuple[QuestionChange, ...]
-    metric_regressions: tuple[QuestionChange, ...]  # crossings on questions still failing
     unstable: tuple[str, ...]
     metric_means: dict[str, Delta]
     latency_p50_s: Delta
@@ -97,6 +106,11 @@ class Comparison:
     largest_latency_changes: tuple[QuestionChange, ...]
     per_corpus_pass_rate: dict[str, Delta]
     per_tag_pass_rate: dict[str, Delta]
+    worse: tuple[QuestionChange, ...] = ()  # failed on the baseline, worse now: gates
+    leaks: tuple[QuestionChange, ...] = ()  # routing leaks not already a regression or worse: gate
+    # The baseline errored and nothing could be carried: listed, not gating (but a leak still is).
+    no_baseline_verdict: tuple[QuestionChange, ...] = ()
+    carried: tuple[QuestionChange, ...] = ()  # compared with a carried baseline verdict
     fail_on: str = "any_regression"
     base_sha: str | None = None
     head_sha: str | None = None
@@ -122,14 +136,19 @@ class Comparison:
     policy_changes: tuple[str, ...] = ()
 
     @property
+    def gating(self) -> tuple[QuestionChange, ...]:
+        """The questions that fail the gate: regressions, worse, and every routing leak."""
+        return self.regressions + self.worse + self.leaks
+
+    @property
     def verdict(self) -> Literal["pass", "fail"]:
         if self.fail_on == "never":
             return "pass"
-        if self.budget_breaches:
+        if self.budget_breaches or self.leaks:  # a routing leak always gates (docs/gate.md)
             return "fail"
         if self.fail_on == "significant_drop":
             return "fail" if self.significant_drop else "pass"
-        return "fail" if self.regressions else "pass"
+        return "fail" if self.gating else "pass"
 
     def to_dict(self) -> dict[str, Any]:
         def changes(items: tuple[QuestionChange, ...]) -> list[dict[str, Any]]:
@@ -145,7 +164,10 @@ class Comparison:
             "changed": changes(self.changed),
             "new": changes(self.new),
             "removed": changes(self.removed),
-            "metric_regressions": changes(self.metric_regressions),
+            "worse": changes(self.worse),
+            "leaks": changes(self.leaks),
+            "no_baseline_verdict": changes(self.no_baseline_verdict),
+            "carried": changes(self.carried),
             "unstable": list(self.unstable),
             "metric_means": {k: delta(v) for k, v in self.metric_means.items()},
             "latency": {"p50_s": delta(self.latency_p50_s), "p95_s": delta(self.latency_p95_s)},
@@ -182,6 +204,42 @@ def check_compatible(base: RunResult, head: RunResult) -> None:
         raise IncompatibleBaseline(
             "The baseline cannot be compared with this run:\n  - " + "\n  - ".join(problems) + "\n" + REBASELINE_HINT
         )
+
+
+def check_usable(base: RunResult, head: RunResult) -> None:
+    """A broken run (error share above gate.max_error_rate) is not a result: refuse it."""
+    if base.meta.broken:
+        raise BrokenRun(
+            f"The baseline (commit {base.meta.git_sha or 'unknown'}) is a broken run, not a result: "
+            f"{base.meta.broken}\n{REBASELINE_HINT}"
+        )
+    if head.meta.broken:
+        raise BrokenRun(f"This run is broken, not a result: {head.meta.broken}")
+
+
+def usable_baseline(old: QuestionResult, left_out: set[str]) -> QuestionResult:
+    """The baseline record to judge against: its last known good verdict when it errored
+    (without the metrics left out as not comparable)."""
+    if old.verdict != "error" or old.carried is None or old.carried.question_hash != old.question_hash:
+        return old
+    carried = carry.without_metrics(old.carried, left_out)
+    return old.model_copy(update={"verdict": carried.verdict, "metrics": carried.metrics, "leaks": carried.leaks, "error": None})
+
+
+def _worse(old: QuestionResult, new: QuestionResult, change: QuestionChange) -> str | None:
+    """What got worse on a question that already failed on the baseline; None if nothing."""
+    if old.passed or new.passed:
+        return None
+    if new.verdict == "routing_error" and old.verdict != "routing_error":
+        return "now leaks: contexts from " + ", ".join(new.leaks)
+    if new.verdict == "error":
+        return "now errors: " + (_why(new) or "error")
+    lost = [f"{m.name} {_num(m.old)} → {_num(m.new)}" for m in change.metrics if m.crossed_down]
+    return "lost " + ", ".join(lost) + " (passed on the baseline)" if lost else None
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
 
 
 def _why(record: QuestionResult) -> str | None:
@@ -240,11 +298,13 @@ def _rate_deltas(old: dict[str, GroupAggregate], new: dict[str, GroupAggregate])
 
 def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression", top_latency: int = 5,
             gate: GateConfig | None = None, known_flaky: Mapping[str, float] | None = None) -> Comparison:
-    """Compare two runs question by question; raises IncompatibleBaseline when they can't be.
+    """Compare two runs question by question.
 
-    `gate` (alpha, budgets) and `known_flaky` (question id -> pass rate on main, from the
-    history) feed the noise review: flaky questions, significance, budgets.
+    Raises BrokenRun when either run is broken, IncompatibleBaseline when they can't be
+    compared. `gate` (alpha, budgets) and `known_flaky` (question id -> pass rate on main,
+    from the history) feed the noise review: flaky questions, significance, budgets.
     """
+    check_usable(base, head)
     check_compatible(base, head)
     not_comparable = not_comparable_metrics(base.meta, head.meta)
     if not_comparable:  # left out of both sides, for the classification and the noise review alike
@@ -259,22 +319,34 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
 def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,
              not_comparable: tuple[NotComparable, ...]) -> Comparison:
     old_by_id, new_by_id = base.by_id(), head.by_id()
-    regressions, gains, changed, metric_regressions, both = [], [], [], [], []
+    left_out = {n.name for n in not_comparable}
+    regressions, gains, changed, worse, leaks, unjudged, carried, both = [], [], [], [], [], [], [], []
     for qid, new in new_by_id.items():
-        old = old_by_id.get(qid)
-        if old is None:
+        recorded = old_by_id.get(qid)
+        if recorded is None:
             continue
+        old = usable_baseline(recorded, left_out)
         change = _change(old, new)
+        if old is not recorded and old.question_hash == new.question_hash:
+            change = replace(change, baseline_carried=True, carried_from_sha=recorded.carried.from_sha if recorded.carried else None)
+            carried.append(change)
         both.append(change)
         if old.question_hash != new.question_hash:
             changed.append(change)
+        elif old.verdict == "error":
+            unjudged.append(change)  # errored on the baseline and nothing to carry
         elif old.passed and not new.passed:
             regressions.append(change)
+            continue
         elif not old.passed and new.passed:
             gains.append(change)
-        elif any(m.crossed_down for m in change.metrics):
-            metric_regressions.append(change)
+        elif why := _worse(old, new, change):
+            worse.append(replace(change, worse_because=why))
+            continue
+        if new.verdict == "routing_error":
+            leaks.append(change)  # still leaking, or on a changed question: a leak always gates
     new_only = [_change(None, r) for qid, r in new_by_id.items() if qid not in old_by_id]
+    leaks.extend(c for c in new_only if c.new_verdict == "routing_error")
     removed = [_change(r, None) for qid, r in old_by_id.items() if qid not in new_by_id]
     with_latency = [c for c in both if c.latency_delta_s is not None]
     largest = sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top_latency]
@@ -285,7 +357,6 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
         changed=tuple(changed),
         new=tuple(new_only),
         removed=tuple(removed),
-        metric_regressions=tuple(metric_regressions),
         unstable=tuple(q.id for q in head.questions if q.unstable),
         metric_means={
             name: Delta(ba.per_metric[name].mean if name in ba.per_metric else None, ha.per_metric[name].mean if name in ha.per_metric else None)
@@ -298,6 +369,10 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
         largest_latency_changes=tuple(largest),
         per_corpus_pass_rate=_rate_deltas(ba.per_corpus, ha.per_corpus),
         per_tag_pass_rate=_rate_deltas(ba.per_tag, ha.per_tag),
+        worse=tuple(worse),
+        leaks=tuple(leaks),
+        no_baseline_verdict=tuple(unjudged),
+        carried=tuple(carried),
         fail_on=fail_on,
         base_sha=base.meta.git_sha,
         head_sha=head.meta.git_sha,

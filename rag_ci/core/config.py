@@ -188,6 +188,9 @@ class GateConfig(_Strict):
     confirm_target_runs: int = Field(3, ge=0, le=15)
     alpha: float = Field(0.05, gt=0, lt=1)  # significance level of every test in the report and gate
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
+    # A run where more than this share of questions errored (judge-metric errors included)
+    # is broken, not a result: exit 2, never a baseline (docs/gate.md).
+    max_error_rate: float = Field(0.2, ge=0.0, le=1.0)
 
 
 class BaselineConfig(_Strict):

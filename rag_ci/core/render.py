@@ -179,20 +179,39 @@ def group_by_stage(changes: tuple[QuestionChange, ...]) -> list[tuple[str, list[
     return groups
 
 
+def _gate_counts(comparison: Comparison) -> str:
+    """'2 regressions, 1 worse, 1 routing leak': what fails the gate, empty parts left out."""
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}{'s' if n != 1 else ''}"
+
+    parts = [plural(len(comparison.regressions), "regression")] if comparison.regressions or not comparison.gating else []
+    if comparison.worse:
+        parts.append(f"{len(comparison.worse)} worse")
+    if comparison.leaks:
+        parts.append(plural(len(comparison.leaks), "routing leak"))
+    return ", ".join(parts)
+
+
 def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]:
+    if head.meta.broken:
+        return "fail", "⛔ broken run: not a result"
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
-    n = len(comparison.regressions)
     if comparison.verdict == "fail":
-        reasons = [f"{n} regression{'s' if n != 1 else ''}"] if n and comparison.fail_on != "significant_drop" else []
+        reasons = []
         if comparison.fail_on == "significant_drop":
-            reasons.append("significant pass-rate drop")
+            if comparison.leaks:  # a routing leak gates under every policy
+                reasons.append(f"{len(comparison.leaks)} routing leak{'s' if len(comparison.leaks) != 1 else ''}")
+            if comparison.significant_drop:
+                reasons.append("significant pass-rate drop")
+        elif comparison.gating:
+            reasons.append(_gate_counts(comparison))
         if comparison.budget_breaches:
             k = len(comparison.budget_breaches)
             reasons.append(f"{k} budget{'s' if k != 1 else ''} exceeded")
-        return "fail", "❌ " + ", ".join(reasons or [f"{n} regressions"])
-    if n:
-        return "pass", f"⚠️ {n} regression{'s' if n != 1 else ''} (gate disabled)"
+        return "fail", "❌ " + ", ".join(reasons or [_gate_counts(comparison)])
+    if comparison.gating:
+        return "pass", f"⚠️ {_gate_counts(comparison)} (gate disabled)"
     return "pass", "✅ no regression"
 
 
@@ -236,7 +255,7 @@ def score_delta_chart(comparison: Comparison | None, head: RunResult, width: int
     rows = []
     old_by_id = {}
     if comparison is not None:
-        for change in comparison.regressions + comparison.gains + comparison.metric_regressions + comparison.changed:
+        for change in comparison.regressions + comparison.gains + comparison.worse + comparison.changed:
             old_by_id[change.id] = change
     questions = head.questions
     max_latency = max((q.latency_s or 0.0) for q in questions) or 1.0

@@ -75,6 +75,20 @@ class Sample(_Model):
     judge_cost_usd: float = 0.0
 
 
+class CarriedVerdict(_Model):
+    """The last known good verdict of a question that errored in this run (DESIGN §5).
+
+    Written into a baseline so that an outage on main (a judge down, a missing key)
+    never turns into a free pass: compare judges the question against this instead.
+    """
+
+    verdict: Verdict  # never "error": only a usable verdict is carried
+    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    leaks: list[str] = Field(default_factory=list)
+    from_sha: str | None = None  # the run that produced the verdict
+    question_hash: str  # the question it was given for; a changed question drops it
+
+
 class QuestionResult(_Model):
     """Everything about one question in one run."""
 
@@ -104,6 +118,8 @@ class QuestionResult(_Model):
     pass_rate: float | None = None
     flaky: bool = False  # the samples disagreed
     reasked: bool = False  # the samples come from re-asking a flip (biased: they follow a failure)
+    # Set only when this run errored on the question and an earlier baseline had a usable verdict.
+    carried: CarriedVerdict | None = None
 
     @property
     def passed(self) -> bool:
@@ -195,6 +211,9 @@ class RunMeta(_Model):
     question_ids: list[str] | None = None
     full: bool = False  # the cache was ignored
     diagnostics: str | None = None  # tail of the target's stderr/logs when questions errored
+    # Why this run is not a result (error share above gate.max_error_rate); such a file is
+    # kept for diagnosis but is never compared, never a baseline, never a history line.
+    broken: str | None = None
 
 
 class GroupAggregate(_Model):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from rag_ci.core.results import MetricResult, Verdict
+from rag_ci.core.results import MetricResult, QuestionResult, Verdict
 
 # Metrics that judge what was retrieved; the others judge the answer.
 RETRIEVAL_STAGE = frozenset({"hit_at_k", "mrr", "ndcg", "source_precision", "source_recall", "contextual_precision", "contextual_recall"})
@@ -48,3 +49,32 @@ def failure_stage(metrics: Mapping[str, MetricResult]) -> Stage | None:
     if answer_failed:
         return "generation"
     return None
+
+
+def environment_error(record: QuestionResult) -> str | None:
+    """Why the environment (target, judge) failed on this question; None when it did not.
+
+    A routing leak is not one: it is the RAG's own fault, and it gates.
+    """
+    if record.error:
+        return record.error
+    return next((m.error for m in record.metrics.values() if m.error), None)
+
+
+def broken_run_reason(questions: Sequence[QuestionResult], max_error_rate: float) -> str | None:
+    """Why a run is not a result, or None when it is one.
+
+    A run where the judge or the target was mostly unavailable says nothing about the
+    RAG: comparing it would report N regressions (or, as a baseline, N gains later).
+    """
+    if not questions:
+        return None
+    causes = [cause for cause in map(environment_error, questions) if cause is not None]
+    share = len(causes) / len(questions)
+    if share <= max_error_rate:
+        return None
+    (cause, count), *_ = Counter(" ".join(c.split())[:300] for c in causes).most_common(1)
+    return (
+        f"{len(causes)}/{len(questions)} questions errored ({share:.0%}, above gate.max_error_rate "
+        f"{max_error_rate:.0%}); most common error ({count}×): {cause}"
+    )

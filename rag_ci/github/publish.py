@@ -67,18 +67,23 @@ def untrusted_comment_body(text: str) -> str:
 
 
 def annotate_regressions(runner: Runner, comparison: Comparison) -> None:
-    """One `::error::` per regression, so they show on the run's summary page."""
-    for change in comparison.regressions[:MAX_ANNOTATIONS]:
-        runner.error(describe_regression(change), title=f"RAG regression: {change.id[:80]}")
-    extra = len(comparison.regressions) - MAX_ANNOTATIONS
+    """One `::error::` per question that fails the gate (regression, worse, routing leak),
+    so they show on the run's summary page."""
+    titled = [("RAG regression", c) for c in comparison.regressions] + [("RAG worse", c) for c in comparison.worse]
+    titled += [("RAG routing leak", c) for c in comparison.leaks]
+    for title, change in titled[:MAX_ANNOTATIONS]:
+        runner.error(describe_regression(change), title=f"{title}: {change.id[:80]}")
+    extra = len(titled) - MAX_ANNOTATIONS
     if extra > 0:
-        runner.error(f"... and {extra} more regressions; see the step summary.", title="RAG regressions")
+        runner.error(f"... and {extra} more questions that fail the gate; see the step summary.", title="RAG regressions")
 
 
 def describe_regression(change: QuestionChange) -> str:
     corpora = ", ".join(change.corpora) or "no corpus"
     crossed = [m for m in change.metrics if m.crossed_down]
-    what = "; ".join(f"{m.name} {_num(m.old)} → {_num(m.new)}" for m in crossed) or f"verdict {change.old_verdict} → {change.new_verdict}"
+    what = "; ".join(f"{m.name} {_num(m.old)} → {_num(m.new)}" for m in crossed) or f"verdict {change.old_verdict or 'new'} → {change.new_verdict}"
+    if change.worse_because and not crossed:
+        what = f"{what} ({change.worse_because[:200]})"
     reason = " ".join((change.reason or "").split())
     if len(reason) > 300:
         reason = reason[:299] + "…"

@@ -45,11 +45,11 @@ def test_new_and_removed_questions():
     assert result.verdict == "pass"
 
 
-def test_a_still_failing_question_that_got_worse_is_a_metric_regression_only():
+def test_a_still_failing_question_that_lost_a_passing_metric_is_worse_not_a_regression():
     base = run(question("A", "fail", metrics=[metric("mrr", 0.6), metric("kw", 0.1)]))
     head = run(question("A", "fail", metrics=[metric("mrr", 0.2), metric("kw", 0.1)]))
     result = compare(base, head)
-    assert result.regressions == () and [c.id for c in result.metric_regressions] == ["A"]
+    assert result.regressions == () and [c.id for c in result.worse] == ["A"]
 
 
 def test_latency_and_cost_deltas():
