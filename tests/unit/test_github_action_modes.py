@@ -179,3 +179,60 @@ def test_on_main_a_missing_artifact_permission_only_costs_the_cache(fake, projec
     code, out, seen = act(fake, settings_for("push", PUSH_EVENT, project), PASSING)
     assert code == EXIT_PASS and seen["cache_baseline"] is None
     assert "previous baseline not used as verdict cache" in out and "actions: read" in out
+
+
+def broken(result, reason="2/2 questions errored (100%, above gate.max_error_rate 20%); most common error (2×): boom"):
+    return result.model_copy(update={"meta": result.meta.model_copy(update={"broken": reason})})
+
+
+ALL_ERRORS = broken(run(question("Q1", "error"), question("Q2", "error")))
+
+
+def history_lines(fake) -> list[bytes]:
+    return (fake.file_on_branch("rag-ci-data", "eval_history.jsonl") or b"").splitlines()
+
+
+def test_a_broken_pr_run_exits_2_with_the_cause_in_the_comment_not_as_regressions(fake, project):
+    code, out, _ = act(fake, settings_for("pull_request", PR_EVENT, project), ALL_ERRORS, baseline=PASSING)
+    assert code == EXIT_ERROR
+    body = fake.comments[7][0]["body"]
+    assert "broken run: not a result" in body and "2/2 questions errored" in body
+    assert "regression" not in body.split("\n", 2)[1]  # the headline speaks of no regression
+    assert "::error title=rag-ci%3A broken run::" in out and "RAG regression" not in out
+    assert "verdict<<" in (project / "output.txt").read_text() and "broken" in (project / "output.txt").read_text()
+
+
+@pytest.mark.parametrize("event_name,event,inputs", [("push", PUSH_EVENT, {}), ("workflow_dispatch", PUSH_EVENT, {"mode": "full"})])
+def test_a_broken_run_on_main_exits_2_and_is_not_a_history_line(fake, project, event_name, event, inputs):
+    code, out, _ = act(fake, settings_for(event_name, event, project, **inputs), ALL_ERRORS, baseline=PASSING)
+    assert code == EXIT_ERROR  # the workflow's upload step does not run after a failed step
+    assert history_lines(fake) == []
+    assert "not uploaded as the baseline" in (project / "summary.md").read_text()
+
+
+def test_a_broken_baseline_artifact_is_never_compared_with(fake, project):
+    code, _, _ = act(fake, settings_for("pull_request", PR_EVENT, project), REGRESSED, baseline=broken(PASSING))
+    assert code == EXIT_PASS
+    assert "is a broken run, not a result" in fake.comments[7][0]["body"]
+
+
+def test_a_baseline_run_keeps_the_last_known_good_verdict_of_the_questions_it_errored_on(fake, project):
+    outage = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), question("Q2", "error"), sha="f" * 40)
+    code, out, _ = act(fake, settings_for("push", PUSH_EVENT, project), outage, baseline=PASSING)
+    assert code == EXIT_PASS
+    saved = json.loads((project / "rag-ci-output" / "results.json").read_text())
+    q1, q2 = saved["questions"]
+    assert q1["carried"] is None
+    assert q2["carried"]["verdict"] == "pass" and q2["carried"]["from_sha"] == PASSING.meta.git_sha
+    assert "kept the last known good verdict of 1 errored question(s): Q2" in out
+    assert len(history_lines(fake)) == 1
+
+
+def test_worse_questions_fail_the_pr_are_annotated_and_counted(fake, project):
+    base = run(question("Q1", "fail", metrics=[metric("hit_at_k", 1.0), metric("keyword_coverage", 0.1)]))
+    head = run(question("Q1", "fail", metrics=[metric("hit_at_k", 0.0), metric("keyword_coverage", 0.1)]))
+    code, out, _ = act(fake, settings_for("pull_request", PR_EVENT, project), head, baseline=base)
+    assert code == EXIT_REGRESSION
+    assert "::error title=RAG worse%3A Q1::Q1 (a): hit_at_k 1.00 → 0.00" in out
+    assert "### Worse (already failing, now worse)" in fake.comments[7][0]["body"]
+    assert "worse<<" in (project / "output.txt").read_text()
