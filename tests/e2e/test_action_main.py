@@ -102,3 +102,29 @@ def test_workflow_run_posts_the_saved_fork_comment_with_mentions_defused(fake, w
     assert "@everyone" not in comment["body"] and "@\u200beveryone" in comment["body"]
     assert run.outputs["comment-url"] == comment["html_url"]
     assert_token_never_leaked(token, run, fake, tmp_path)
+
+
+UNAVAILABLE_RAG = """
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    print(json.dumps({"id": request.get("id"), "error": "401 Unauthorized: OPENAI_API_KEY is not set"}), flush=True)
+"""
+
+
+def test_a_push_whose_questions_all_error_exits_2_and_is_neither_baseline_nor_history(fake, workspace, token, baseline_json, tmp_path):
+    # The RAG's own generator key is missing on main: every question errors.
+    fake.add_baseline_artifact({"results.json": baseline_json}, head_sha="4" * 40)
+    (workspace / "rag" / "unavailable.py").write_text(UNAVAILABLE_RAG)
+    config = (workspace / "rag-ci.yml").read_text()
+    (workspace / "rag-ci.yml").write_text(config.replace('command: ["python", "rag/server.py"]', 'command: ["python", "rag/unavailable.py"]'))
+
+    run = run_action(fake, workspace, event_name="push", event=push_event(), token=token)
+
+    assert run.returncode == 2, run.log  # the workflow's upload step does not run after a failed step
+    assert run.outputs["verdict"] == "broken"
+    assert "broken run: not a result" in run.summary and "401 Unauthorized" in run.summary
+    assert history_lines(fake) == []
+    written = json.loads((workspace / "rag-ci-output" / "results.json").read_text())
+    assert written["meta"]["broken"].startswith(f"{len(written['questions'])}/{len(written['questions'])} questions errored")
+    assert_token_never_leaked(token, run, fake, tmp_path)

@@ -107,7 +107,7 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
         var = "RAG_CI_" + name.upper().replace("-", "_")
         assert env.get(var) == f"${{{{ inputs.{name} }}}}", f"input {name} is not mapped to {var}"
         assert f'"{var}"' in settings_source, f"{var} is not read by rag_ci/settings.py"
-    assert set(action["outputs"]) == {"verdict", "regressions", "gains", "results-path", "report-path", "comment-url"}
+    assert set(action["outputs"]) == {"verdict", "regressions", "worse", "gains", "results-path", "report-path", "comment-url"}
     for name in action["outputs"]:
         assert f'"{name}"' in (REPO / "rag_ci" / "action.py").read_text()
     assert action["inputs"]["fail-on-regression"]["default"] == "true"
@@ -179,3 +179,15 @@ def test_the_readme_shows_the_same_workflows_as_the_action_docs():
     documented = DOC.split("## Use it in your repository", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```yaml\n(.*?)```", documented, flags=re.S)
     assert len(blocks) >= 2 and all(block in section for block in blocks[:2])
+
+
+@pytest.mark.parametrize("name", ["rag-ci-baseline.yml", "rag-ci-full.yml"])
+def test_a_broken_run_is_never_uploaded_as_the_baseline(name):
+    """The action exits 2 on a broken run; the upload step must then be skipped, which an
+    `if:` without a status function (implicit success()) guarantees."""
+    steps = load(REPO / ".github" / "workflows" / name)["jobs"]["rag-ci"]["steps"]
+    uploads = [s for s in steps if s.get("with", {}).get("name") == "rag-ci-baseline"]
+    assert uploads
+    for step in uploads:
+        condition = str(step.get("if", ""))
+        assert not re.search(r"always\(\)|failure\(\)|cancelled\(\)|success\(\)\s*\|\|", condition), condition
