@@ -146,6 +146,8 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
     metas = [result.meta for _, result, _ in ordered_shards]
     finished = [m.finished_at for m in metas]
     diagnostics = [f"[shard {i}/{count}]\n{r.meta.diagnostics}" for i, r, _ in ordered_shards if r.meta.diagnostics]
+    # A broken shard makes the whole run unusable as a result (docs/gate.md).
+    broken = [f"shard {i}/{count}: {r.meta.broken}" for i, r, _ in ordered_shards if r.meta.broken]
     meta = first.meta.model_copy(update={
         "started_at": min(m.started_at for m in metas),
         "finished_at": None if None in finished else max(f for f in finished if f is not None),
@@ -153,5 +155,6 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
         "shard": None,
         "question_ids": None,
         "diagnostics": "\n".join(diagnostics)[-4000:] if diagnostics else None,
+        "broken": "; ".join(broken) if broken else None,
     })
     return RunResult(meta=meta, questions=questions, aggregates=aggregate(questions))

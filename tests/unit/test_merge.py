@@ -72,6 +72,13 @@ def test_merge_takes_time_span_models_and_diagnostics_from_all_shards():
     assert merged.meta.diagnostics == "[shard 2/2]\ntarget said: boom"
 
 
+def test_a_broken_shard_makes_the_merged_run_broken():
+    parts = shards(2)
+    parts[1].meta.broken = "9/20 questions errored"
+    assert merge_results(parts).meta.broken == "shard 2/2: 9/20 questions errored"
+    assert merge_results(shards(2)).meta.broken is None
+
+
 def test_missing_duplicate_and_mismatched_shards_are_refused():
     parts = shards(3)
     with pytest.raises(MergeError, match=r"shard 2/3 missing"):
