@@ -250,7 +250,8 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None) 
     if output is not None:
         check_output_path(output)
     head = load_results(results)
-    comparison = compare(load_results(baseline, what="baseline"), head) if baseline else None
+    # A broken run is never compared, but its report is what shows what went wrong.
+    comparison = compare(load_results(baseline, what="baseline"), head) if baseline and not head.meta.broken else None
     text = render_html(head, comparison) if fmt == "html" else render_markdown(head, comparison)
     if output is not None:
         write_text_atomic(output, text)

@@ -388,7 +388,7 @@ async def run_project(
         question_ids=[q.id for q in project.questions.questions] if shard else None,
         full=full,
         diagnostics=diagnostics[-4000:] if diagnostics else None,
-        # Judged on the whole run, so a resumed or interrupted run is judged on what it holds.
+        # Mostly errors: kept for diagnosis, but never compared, never a baseline (docs/gate.md).
         broken=broken_run_reason(ordered, config.gate.max_error_rate),
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))

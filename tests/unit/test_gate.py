@@ -115,7 +115,7 @@ def test_a_baseline_that_errored_with_a_carried_pass_makes_a_failure_now_a_regre
     (change,) = result.regressions
     assert change.baseline_carried and change.carried_from_sha == "good111" and change.old_verdict == "pass"
     assert [(m.name, m.old, m.new) for m in change.metrics] == [(HIT, 1.0, 0.0)]
-    assert "The baseline errored on A; compared with the last known good verdict (pass) from `good111`" in render_markdown(head, result)
+    assert "The baseline errored on A; compared with the last known good verdict (pass) from `good111`." in render_markdown(head, result)
 
 
 def test_the_last_good_verdict_keeps_being_carried_through_consecutive_outages():
