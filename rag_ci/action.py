@@ -197,10 +197,11 @@ class Evaluation:
             head = self.carry_forward(baseline, head)
 
         if head.meta.broken:
-            outcome = Outcome("broken", notice=_quote(
-                f"⛔ This run is not a result: {head.meta.broken}. It is not compared"
-                + (", not uploaded as the baseline and not recorded in the history." if mode != "pr" else ".")
-                + " Fix the environment (judge key, judge or target availability) and re-run; the failing questions are listed below."
+            # The cause quotes the target's and the judge's errors: the report shows it escaped.
+            outcome = Outcome("broken", notice=(
+                "It is not compared" + (", not uploaded as the baseline and not recorded in the history." if mode != "pr" else ".")
+                + f" Fix what made more than {project.config.gate.max_error_rate:.0%} of the questions error (judge key, "
+                "judge or target availability) and re-run; the failing questions are listed below."
             ))
         elif mode == "baseline":
             outcome = Outcome("baseline", notice=f"Baseline run on `{s.branch}`: this run's results.json becomes the baseline once the workflow uploads it as the `{s.baseline_artifact}` artifact.")

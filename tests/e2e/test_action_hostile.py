@@ -25,6 +25,9 @@ corpora: {a: {description: A}, b: {description: B}}
 target: {kind: python, entry: "hostile_rag:answer", path: ["."], pass_env: [HOSTILE_RAG_BROKEN], generator_model: hostile-1, generator_family: hostile}
 metrics: {hit_at_k: {k: 5}, keyword_coverage: {threshold: 0.6}}
 """
+# Every question of the broken hostile RAG errors: allowed here so that the comparison (and
+# its rows of hostile text) is rendered; the broken-run report is checked separately.
+TOLERANT_GATE = "gate: {max_error_rate: 1.0}\n"
 QUESTIONS = """\
 version: 1
 questions:
@@ -33,9 +36,9 @@ questions:
 """
 
 
-def hostile_repository(root: Path) -> Path:
+def hostile_repository(root: Path, gate: str = TOLERANT_GATE) -> Path:
     root.mkdir(parents=True)
-    (root / "rag-ci.yml").write_text(CONFIG)
+    (root / "rag-ci.yml").write_text(CONFIG + gate)
     (root / "questions.yml").write_text(QUESTIONS)
     shutil.copy(HERE / "hostile_rag.py", root / "hostile_rag.py")
     return root
@@ -70,4 +73,22 @@ def test_hostile_answer_text_is_escaped_and_cannot_see_the_token(tmp_path):
         # Annotations carry the text on one line each: it cannot start a workflow command.
         commands = [line.split("::")[1].split(" ")[0] for line in run.stdout.splitlines() if line.startswith("::")]
         assert sorted(commands) == ["add-mask", "endgroup", "error", "error", "group"]
+        assert_token_never_leaked(token, run, fake, tmp_path)
+
+
+def test_hostile_error_text_in_a_broken_run_report_is_escaped(tmp_path):
+    token = "ghs_" + secrets.token_hex(18)
+    workspace = hostile_repository(tmp_path / "workspace", gate="")  # default max_error_rate: a broken run
+
+    with FakeGitHubServer(token=token) as fake:
+        fake.merge_bases[HEAD_SHA] = MERGE_BASE_SHA
+        run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"HOSTILE_RAG_BROKEN": "1"})
+
+        assert run.returncode == 2, run.log
+        [comment] = fake.comments[7]
+        body = comment["body"]
+        assert "broken run: not a result" in body and "2/2 questions errored" in body
+        assert body.count(COMMENT_MARKER) == 1 and body.startswith(COMMENT_MARKER)
+        for raw in ("<script>", "<img", "@everyone", "@acme/maintainers", "```", "](javascript:"):
+            assert raw not in body, f"unescaped {raw!r} in the comment"
         assert_token_never_leaked(token, run, fake, tmp_path)
