@@ -16,6 +16,8 @@ target:
   entry: tiny_rag:answer
   path: [{FAKES}]
   concurrency: 4
+# The mix below crashes on purpose; a small shard of it would otherwise count as a broken run.
+gate: {{max_error_rate: 0.5}}
 """
 
 
@@ -81,8 +83,13 @@ def test_three_shards_merge_into_the_unsharded_results(tiny_project, tmp_path):
     assert {q["verdict"] for q in full["questions"]} == {"pass", "fail", "error", "routing_error"}
     assert merged == full
 
-    # The merged file is an ordinary results.json: compare accepts it against the unsharded run.
-    assert invoke("compare", tmp_path / "full.json", tmp_path / "merged.json").exit_code == 0
+    # The merged file is an ordinary results.json: compare accepts it against the unsharded run
+    # and finds nothing changed; the run's routing leaks fail the gate, as leaks always do.
+    compared = invoke("compare", tmp_path / "full.json", tmp_path / "merged.json", "--format", "json")
+    report = json.loads(compared.output[compared.output.index("{"):])
+    assert report["regressions"] == report["worse"] == report["gains"] == report["changed"] == []
+    assert report["leaks"] and {c["new_verdict"] for c in report["leaks"]} == {"routing_error"}
+    assert compared.exit_code == 1
 
 
 def test_merge_refuses_an_incomplete_set_with_exit_code_2(tiny_project, tmp_path):
@@ -102,4 +109,5 @@ def test_a_shard_is_compared_with_its_part_of_the_whole_baseline(tiny_project, t
     assert invoke("run", "--config", config, "-o", tmp_path / "whole.json", "--no-progress").exit_code == 0
     result = invoke("run", "--config", config, "--shard", "2/3", "-o", tmp_path / "s2.json", "--baseline", tmp_path / "whole.json", "--format", "json", "--no-progress")
     report = json.loads(result.output[result.output.index("{"):])
-    assert result.exit_code == 0 and report["removed"] == [] and report["new"] == []
+    assert report["removed"] == [] and report["new"] == [] and report["regressions"] == report["worse"] == []
+    assert result.exit_code == 1 and report["leaks"]  # the mix's routing leaks: a leak always gates
