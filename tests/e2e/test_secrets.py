@@ -48,6 +48,8 @@ def leaky_project(root: Path, *, python: str = "python", output_dir: str = "rag-
         f"target: {{kind: command, command: [{python}, leaky_rag.py, {output_dir}], build: [{json.dumps(BUILD)}],\n"
         "         generator_model: leaky-1, generator_family: leaky, timeout_s: 10}\n"
         "metrics: {hit_at_k: {k: 5}}\n"
+        # Q-E errors on purpose (its error reply carries secrets): one in two must not make a broken run.
+        "gate: {max_error_rate: 1.0}\n"
     )
     return root
 
