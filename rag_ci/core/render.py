@@ -200,8 +200,8 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
     if comparison.verdict == "fail":
         reasons = []
         if comparison.fail_on == "significant_drop":
-            if comparison.leaks:  # a routing leak gates under every policy
-                reasons.append(f"{len(comparison.leaks)} routing leak{'s' if len(comparison.leaks) != 1 else ''}")
+            if comparison.leaking:  # a routing leak gates under every policy
+                reasons.append(f"{len(comparison.leaking)} routing leak{'s' if len(comparison.leaking) != 1 else ''}")
             if comparison.significant_drop:
                 reasons.append("significant pass-rate drop")
         elif comparison.gating:

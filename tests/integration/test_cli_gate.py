@@ -94,7 +94,8 @@ questions:
 
 def test_an_outage_on_main_does_not_exempt_a_question_from_the_gate(tiny_project, tmp_path):
     (tmp_path / "outage_rag.py").write_text(OUTAGE_RAG)
-    config = tiny_project(f"target: {{kind: python, entry: 'outage_rag:answer', path: ['.', '{FAKES}']}}\n", FIVE_QUESTIONS)
+    target = f"target: {{kind: python, entry: 'outage_rag:answer', path: ['.', '{FAKES}'], pass_env: [OUTAGE_IDS, TINY_RAG_BROKEN]}}\n"
+    config = tiny_project(target, FIVE_QUESTIONS)
     main_1, main_2 = tmp_path / "main-1.json", tmp_path / "main-2.json"
     assert invoke("run", "--config", config, "-o", main_1, "--no-progress").exit_code == 0
     # The next run on main errors on B1 (1/5: not a broken run); it carries B1's verdict forward.

@@ -100,6 +100,14 @@ def test_a_routing_leak_fails_the_gate_on_any_question(base_record, why):
     assert "### Routing leaks" in render_markdown(head, result)
 
 
+def test_a_routing_leak_fails_the_gate_under_the_significant_drop_policy_too():
+    base = run(question("A"), *[question(f"P{i}") for i in range(20)])
+    head = run(question("A", "routing_error", leaks=["zzz"]), *[question(f"P{i}") for i in range(20)])
+    result = compare(base, head, fail_on="significant_drop")
+    assert not result.significant_drop and result.verdict == "fail"
+    assert render_markdown(head, result).startswith("## rag-ci: ❌ 1 routing leak\n")
+
+
 # -- carried baseline verdicts ---------------------------------------------------
 
 
