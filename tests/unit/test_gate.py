@@ -137,15 +137,21 @@ def test_the_last_good_verdict_keeps_being_carried_through_consecutive_outages()
     assert [c.id for c in result.worse] == ["A"]
 
 
-def test_nothing_is_carried_onto_a_changed_question_nor_from_a_broken_or_incompatible_run():
+def test_nothing_is_carried_onto_a_changed_question_nor_from_a_broken_run():
     previous = run(question("A"), question("B"), sha="good111")
     outage = run(question("A", "error", hash_="edited"), question("B", "error"), sha="down222")
     carried = carry_forward(previous, outage).by_id()
     assert carried["A"].carried is None and carried["B"].carried is not None
     broken = previous.model_copy(update={"meta": previous.meta.model_copy(update={"broken": "40/40 questions errored"})})
     assert carry_forward(broken, outage) is outage
-    other_thresholds = run(question("A"), question("B"), thresholds={"hit_at_k": 0.5})
-    assert carry_forward(other_thresholds, outage) is outage
+
+
+def test_a_metric_defined_differently_now_is_left_out_of_the_carried_verdict():
+    thresholds = {HIT: 1.0, KW: 0.6}
+    previous = run(question("A", "fail", metrics=[metric(HIT, 1.0, 1.0), metric(KW, 0.5, 0.6)]), thresholds=thresholds, sha="good111")
+    outage = run(question("A", "error"), thresholds={HIT: 1.0, KW: 0.4}, sha="down222")  # keyword_coverage redefined
+    (record,) = carry_forward(previous, outage).questions
+    assert set(record.carried.metrics) == {HIT} and record.carried.verdict == "pass"
 
 
 def test_questions_that_did_not_error_carry_nothing():

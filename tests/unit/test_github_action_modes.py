@@ -211,9 +211,10 @@ def test_a_broken_run_on_main_exits_2_and_is_not_a_history_line(fake, project, e
 
 
 def test_a_broken_baseline_artifact_is_never_compared_with(fake, project):
-    code, _, _ = act(fake, settings_for("pull_request", PR_EVENT, project), REGRESSED, baseline=broken(PASSING))
-    assert code == EXIT_PASS
-    assert "is a broken run, not a result" in fake.comments[7][0]["body"]
+    code, out, _ = act(fake, settings_for("pull_request", PR_EVENT, project), REGRESSED, baseline=broken(PASSING))
+    assert code == EXIT_ERROR  # an unusable baseline, like a corrupt one
+    assert "is a broken run, not a result" in (project / "summary.md").read_text()
+    assert fake.comments == {}
 
 
 def test_a_baseline_run_keeps_the_last_known_good_verdict_of_the_questions_it_errored_on(fake, project):
