@@ -40,9 +40,17 @@ def should_reask(first: QuestionResult, baseline: QuestionResult | None, runs: i
         runs > 0
         and baseline is not None
         and baseline.question_hash == first.question_hash
-        and baseline.passed
+        and _passed_on_baseline(baseline)
         and first.verdict in ("fail", "error")
     )
+
+
+def _passed_on_baseline(baseline: QuestionResult) -> bool:
+    """Its own verdict, or, when main errored on it, the last known good verdict it carries:
+    compare gates such a question as a regression, so it deserves the same re-asks."""
+    if baseline.verdict == "error" and baseline.carried is not None:
+        return baseline.carried.verdict == "pass"
+    return baseline.passed
 
 
 def reask_decision(outcomes: Sequence[bool], runs: int) -> Decision:

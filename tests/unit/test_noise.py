@@ -47,6 +47,17 @@ def test_only_unchanged_pass_to_fail_or_error_flips_are_reasked():
     assert not should_reask(question("A", "fail"), base, 0)
 
 
+def test_a_flip_against_a_carried_passing_verdict_is_reasked_like_any_flip():
+    from rag_ci.core.results import CarriedVerdict
+
+    errored_on_main = question("A", "error")
+    carried_pass = errored_on_main.model_copy(update={"carried": CarriedVerdict(verdict="pass", question_hash=errored_on_main.question_hash)})
+    carried_fail = errored_on_main.model_copy(update={"carried": CarriedVerdict(verdict="fail", question_hash=errored_on_main.question_hash)})
+    assert should_reask(question("A", "fail"), carried_pass, 3)
+    assert not should_reask(question("A", "fail"), carried_fail, 3)
+    assert not should_reask(question("A", "fail"), errored_on_main, 3)  # nothing known: not a flip
+
+
 def test_a_reasked_flip_that_passed_once_is_flaky_not_a_regression():
     base = run(question("A"), question("B"))
     head = run(sampled("A", ["fail", "fail", "pass"]), sampled("B", ["fail", "fail", "fail", "fail"]))
