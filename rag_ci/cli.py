@@ -261,10 +261,12 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None) 
 
 
 # Commands that live next to their adapters; imported last so `cli` exists.
+from rag_ci.audit_cli import audit  # noqa: E402  (`rag-ci audit sample`: a blind sample to label)
 from rag_ci.github.history_cli import history  # noqa: E402  (`rag-ci history`: trend on main)
 from rag_ci.judges.calibrate_cli import calibrate  # noqa: E402  (`rag-ci calibrate`: judge vs human labels)
 from rag_ci.merge_cli import merge  # noqa: E402  (`rag-ci merge`: shards -> one results.json)
 
+cli.add_command(audit)
 cli.add_command(calibrate)
 cli.add_command(history)
 cli.add_command(merge)
