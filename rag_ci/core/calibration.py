@@ -81,19 +81,45 @@ def _as_bool(value: Any, where: str) -> bool:
     raise ValidationError([f"{where}: expected true/false, got {value!r}"])
 
 
+@dataclass(frozen=True)
+class LabelSheet:
+    """Human labels read back from a file: metric -> id -> the human's verdict."""
+
+    labels: Mapping[str, Mapping[str, bool]]
+    labellers: tuple[str, ...] = ()  # the names given (top-level `labeller`, or per label)
+    judge_digest: str | None = None  # the judge of the run the sample was drawn from
+    unlabelled: tuple[str, ...] = ()  # ids left blank on every column
+
+    @property
+    def labeller_count(self) -> int:
+        return max(1, len(self.labellers))
+
+
+# The sheet's columns and the metric each labels (rag_ci.core.audit writes them).
+_COLUMNS = {"correct": "correctness", "complete": "completeness"}
+_SHEET_KEYS = {"labels", "labeller", "judge", "judge_digest", "git_sha", "question_set_hash", "seed", "fraction", "metrics"}
+
+
 def parse_labels(text: str, filename: str) -> dict[str, bool]:
+    """The `correct` labels of a file (see parse_label_sheet)."""
+    return dict(parse_label_sheet(text, filename).labels.get("correctness", {}))
+
+
+def parse_label_sheet(text: str, filename: str) -> LabelSheet:
     """Human labels from YAML or CSV text.
 
     YAML: `{EVT-01: true, ...}`, `{EVT-01: {correct: true}, ...}`, a list of
-    `{id: EVT-01, correct: true}`, any of them optionally under a `labels:` key.
-    CSV: a header with `id` and `correct` columns.
+    `{id: EVT-01, correct: true, complete: false}`, any of them optionally under a `labels:`
+    key next to the sheet's header (`labeller`, `judge_digest`...: `rag-ci audit sample`).
+    CSV: a header with `id` and `correct` (and optionally `complete`, `labeller`) columns.
+    A blank value is not labelled (skipped), anything else must be true/false.
     """
     if filename.lower().endswith(".csv"):
         return _parse_csv(text, filename)
     root = load_yaml(text, filename)
-    if isinstance(root, dict) and set(root) == {"labels"}:
-        root = root["labels"]
-    labels: dict[str, bool] = {}
+    header: dict[str, Any] = {}
+    if isinstance(root, dict) and "labels" in root and set(root) <= _SHEET_KEYS:
+        header, root = {k: v for k, v in root.items() if k != "labels"}, root["labels"]
     problems: list[str] = []
     if isinstance(root, dict):
         items = [(str(k), v, line_of(root, k)) for k, v in root.items()]
@@ -107,36 +133,59 @@ def parse_labels(text: str, filename: str) -> dict[str, bool]:
             items.append((str(entry["id"]), entry, line))
     else:
         raise ValidationError([f"{filename}:1: expected a mapping of id → true/false, or a list of {{id, correct}}"])
+    labels: dict[str, dict[str, bool]] = {}
+    labellers = {str(header["labeller"]).strip()} if header.get("labeller") else set()
+    unlabelled: list[str] = []
     for qid, value, line in items:
-        if isinstance(value, dict):
-            value = value.get("correct")
-        try:
-            labels[qid] = _as_bool(value, f"{filename}:{line}: {qid}")
-        except ValidationError as exc:
-            problems.extend(exc.problems)
+        values = {column: value.get(column) for column in _COLUMNS} if isinstance(value, dict) else {"correct": value}
+        if isinstance(value, dict) and value.get("labeller"):
+            labellers.add(str(value["labeller"]).strip())
+        if all(v is None or str(v).strip() == "" for v in values.values()):
+            unlabelled.append(qid)
+            continue
+        for column, v in values.items():
+            if v is None or str(v).strip() == "":
+                continue
+            try:
+                labels.setdefault(_COLUMNS[column], {})[qid] = _as_bool(v, f"{filename}:{line}: {qid}")
+            except ValidationError as exc:
+                problems.extend(exc.problems)
     if problems:
         raise ValidationError(problems)
-    return labels
+    digest = header.get("judge_digest")
+    return LabelSheet(labels=labels, labellers=tuple(sorted(labellers - {""})),
+                      judge_digest=str(digest) if digest else None, unlabelled=tuple(unlabelled))
 
 
-def _parse_csv(text: str, filename: str) -> dict[str, bool]:
+def _parse_csv(text: str, filename: str) -> LabelSheet:
     reader = csv.DictReader(io.StringIO(text))
     fields = {name.strip().lower(): name for name in (reader.fieldnames or [])}
     if "id" not in fields or "correct" not in fields:
         raise ValidationError([f"{filename}:1: the CSV needs `id` and `correct` columns"])
-    labels: dict[str, bool] = {}
+    labels: dict[str, dict[str, bool]] = {}
+    labellers: set[str] = set()
+    unlabelled: list[str] = []
     problems: list[str] = []
     for row_number, row in enumerate(reader, start=2):
         qid = (row.get(fields["id"]) or "").strip()
         if not qid:
             continue
-        try:
-            labels[qid] = _as_bool(row.get(fields["correct"]), f"{filename}:{row_number}: {qid}")
-        except ValidationError as exc:
-            problems.extend(exc.problems)
+        if "labeller" in fields and (row.get(fields["labeller"]) or "").strip():
+            labellers.add(row[fields["labeller"]].strip())
+        cells = {c: (row.get(fields[c]) or "").strip() for c in _COLUMNS if c in fields}
+        if not any(cells.values()):
+            unlabelled.append(qid)
+            continue
+        for column, cell in cells.items():
+            if not cell:
+                continue
+            try:
+                labels.setdefault(_COLUMNS[column], {})[qid] = _as_bool(cell, f"{filename}:{row_number}: {qid}")
+            except ValidationError as exc:
+                problems.extend(exc.problems)
     if problems:
         raise ValidationError(problems)
-    return labels
+    return LabelSheet(labels=labels, labellers=tuple(sorted(labellers)), unlabelled=tuple(unlabelled))
 
 
 def calibrate(labels: Mapping[str, bool], run: RunResult, metric: str = "correctness") -> CalibrationReport:

@@ -139,6 +139,10 @@ class JudgeConfig(_Strict):
     # for the rest of the run and its remaining metrics become `error` at once.
     max_wait_s: float = Field(300.0, gt=0)
     prices: JudgePrices | None = None
+    # Human calibration (docs/judges.md): the report warns when the judge's latest
+    # calibration is older than this, or its Cohen's kappa below min_kappa.
+    calibration_max_age_days: int = Field(180, ge=1)
+    min_kappa: float = Field(0.6, ge=-1, le=1)
 
     @model_validator(mode="after")
     def _model_required(self) -> "JudgeConfig":
@@ -191,6 +195,9 @@ class GateConfig(_Strict):
     # A run where more than this share of questions errored (judge-metric errors included)
     # is broken, not a result: exit 2, never a baseline (docs/gate.md).
     max_error_rate: float = Field(0.2, ge=0.0, le=1.0)
+    # A full run (dispatch/schedule, before a release) fails (exit 2) when its judge has no
+    # valid human calibration in the history (docs/judges.md).
+    require_calibration: bool = False
 
 
 class BaselineConfig(_Strict):

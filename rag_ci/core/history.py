@@ -184,3 +184,43 @@ def render_trend_text(entries: list[dict[str, Any]]) -> str:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
+
+
+# --- Calibration records (docs/judges.md "Calibrating your judge") -------------------------
+# `rag-ci calibrate --record` appends them to the same file: the judge's human check lives
+# next to the runs it judged. They have no `pass_rate`, so parse_history skips them.
+CALIBRATION_KIND = "calibration"
+
+
+def calibration_line(*, judge_digest: str, judge: str | None, metric: str, n: int, agreement: float | None,
+                     kappa: float | None, date: str, labellers: int) -> dict[str, Any]:
+    return {
+        "schema": HISTORY_SCHEMA,
+        "kind": CALIBRATION_KIND,
+        "date": date,
+        "judge": judge,
+        "judge_digest": judge_digest,
+        "metric": metric,
+        "n": n,
+        "agreement": _round(agreement),
+        "kappa": _round(kappa),
+        "labellers": labellers,
+    }
+
+
+def parse_calibrations(text: str) -> list[dict[str, Any]]:
+    """The calibration records of an eval_history.jsonl, oldest first; malformed ones skipped."""
+    records = []
+    for raw in text.splitlines():
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if (isinstance(entry, dict) and entry.get("kind") == CALIBRATION_KIND
+                and isinstance(entry.get("judge_digest"), str) and isinstance(entry.get("metric"), str)
+                and isinstance(entry.get("date"), str) and isinstance(entry.get("n"), int)):
+            records.append(entry)
+    return records
