@@ -26,10 +26,12 @@ import dataclasses
 import os
 import tempfile
 import traceback
+from datetime import datetime, timezone
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_ci.core.calibration_status import statuses_from_history, uncalibrated_reason
 from rag_ci.core.carry import carry_forward
 from rag_ci.core.compare import REBASELINE_HINT, Comparison, compare
 from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend, trend_rows
@@ -48,6 +50,7 @@ from rag_ci.targets.processes import protect_output_dir, set_project_dir
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
 TREND_POINTS = 10
+AUDIT_DIR, AUDIT_FRACTION = "audit", 0.1  # the full run's audit sample, inside the output folder
 
 # (project, output, baseline, full, context) -> the run; the real one starts the user's RAG.
 Evaluate = Callable[[Project, Path, "RunResult | None", bool, RunContext], RunResult]
@@ -209,12 +212,23 @@ class Evaluation:
             outcome = Outcome("rebaseline", notice=f"Re-baseline: full evaluation without comparison; this run's results.json becomes the baseline once the workflow uploads it as `{s.baseline_artifact}`.")
         else:
             outcome = self.judge(head, baseline, project, mode, pinned)
+        calibration = self.calibration(head)
+        if mode == "full" and outcome.verdict != "broken" and project.config.gate.require_calibration:
+            reason = uncalibrated_reason(calibration)
+            if reason:
+                outcome = Outcome("uncalibrated", outcome.comparison,
+                                  f"gate.require_calibration: this full run's judge is not calibrated against human labels: {reason}. "
+                                  "Label the audit sample (docs/judges.md, \"Calibrating your judge\") and record it with "
+                                  "`rag-ci calibrate --record`.")
         if mode in ("baseline", "full") and s.on_default_branch and outcome.verdict != "broken":
             self.append_history(head)
 
-        markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(), trend=self.trend() if mode == "pr" else None)
-        reports = publish.write_reports(self.output, head, outcome.comparison, markdown)
+        markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
+                                   trend=self.trend() if mode == "pr" else None, calibration=calibration)
+        reports = publish.write_reports(self.output, head, outcome.comparison, markdown, calibration=calibration)
         self.runner.add_summary(markdown)
+        if mode == "full" and outcome.verdict != "broken":
+            self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(publish.comment_body(markdown)) if mode == "pr" else ""
         if outcome.comparison is not None:
             publish.annotate_regressions(self.runner, outcome.comparison)
@@ -222,6 +236,8 @@ class Evaluation:
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
         if outcome.verdict == "broken":
             self.runner.error(f"this run is not a result: {head.meta.broken}", title="rag-ci: broken run")
+        if outcome.verdict == "uncalibrated":
+            self.runner.error(outcome.notice or "", title="rag-ci: judge not calibrated")
         self.runner.set_outputs(
             {
                 "verdict": outcome.verdict,
@@ -307,6 +323,8 @@ class Evaluation:
         return Outcome(comparison.verdict, comparison, notice)
 
     def exit_code(self, mode: str, outcome: Outcome) -> int:
+        if outcome.verdict == "uncalibrated":
+            return EXIT_ERROR  # gate.require_calibration: the instrument is unchecked, not the RAG worse
         if outcome.verdict == "broken":
             # Not 1: nothing regressed, the run could not measure. On main, the failed step
             # also keeps the workflow from uploading it as the baseline.
@@ -328,13 +346,42 @@ class Evaluation:
     def history(self) -> list[dict] | None:
         """The history on the data branch, read once per run; None when unreadable (warned)."""
         if not hasattr(self, "_history"):
-            try:
-                text = self.github.read_data_file(self.settings.data_branch, HISTORY_FILE)
-            except GitHubError as exc:
-                self.runner.warning(f"history not read (no trend, no known-flaky questions): {exc}")
-                text = None
+            text = self.history_text()
             self._history = parse_history(text) if text else None
         return self._history
+
+    def history_text(self) -> str | None:
+        if not hasattr(self, "_history_text"):
+            try:
+                self._history_text = self.github.read_data_file(self.settings.data_branch, HISTORY_FILE)
+            except GitHubError as exc:
+                self.runner.warning(f"history not read (no trend, no known-flaky questions, no judge calibration): {exc}")
+                self._history_text = None
+        return self._history_text
+
+    def calibration(self, head: RunResult) -> list:
+        """The judge's human calibration (docs/judges.md), from the records in the history."""
+        if head.meta.judge is None:
+            return []
+        return statuses_from_history(head, self.history_text(), datetime.now(timezone.utc).date())
+
+    def write_audit_sample(self, head: RunResult, baseline: RunResult | None) -> None:
+        """A full run (before a release) leaves a blind audit sample in the report artifact."""
+        from rag_ci.audit_cli import PAGE_FILE, write_audit_sample
+
+        folder = self.output / AUDIT_DIR
+        try:
+            sample = write_audit_sample(head, folder, AUDIT_FRACTION, seed=0, baseline=baseline)
+        except (OSError, RagCiError) as exc:
+            self.runner.warning(f"audit sample not written: {exc}", title="rag-ci: audit sample")
+            return
+        where = f"`{AUDIT_DIR}/{PAGE_FILE}` in the `rag-ci-report` artifact"
+        link = f"[{where}]({self.settings.run_url}#artifacts)" if self.settings.run_url else where
+        self.runner.add_summary(
+            f"### Audit sample\n\n{len(sample.items)} answers ({AUDIT_FRACTION:.0%} of each corpus × verdict, plus this "
+            f"run's regressions, gains and unstable verdicts) to label by hand: {link}. Then "
+            "`rag-ci calibrate labels.yml results.json --record --history eval_history.jsonl` (docs/judges.md)."
+        )
 
     def trend(self) -> list[dict] | None:
         entries = self.history()

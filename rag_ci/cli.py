@@ -101,13 +101,13 @@ def validate(config_path: Path) -> None:
     )
 
 
-def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: Path | None) -> None:
+def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: Path | None, calibration=None) -> None:
     if fmt == "json":
         text = json.dumps(comparison.to_dict(), indent=2, default=str) + "\n"
     elif fmt == "html":
-        text = render_html(head, comparison)
+        text = render_html(head, comparison, calibration=calibration)
     else:
-        text = render_markdown(head, comparison)
+        text = render_markdown(head, comparison, calibration=calibration)
     if output is not None:
         write_text_atomic(output, text)
         click.echo(
@@ -235,7 +235,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     gate = recorded_gate(base_result.meta)
     flaky = known_flaky(parse_history(history_file.read_text(encoding="utf-8"))) if history_file else None
     comparison = compare(base_result, head_result, fail_on=fail_on or gate.fail_on, gate=gate, known_flaky=flaky)
-    _emit_comparison(comparison, head_result, fmt, output)
+    _emit_comparison(comparison, head_result, fmt, output, calibration=_calibration(head_result, history_file))
     sys.exit(1 if comparison.verdict == "fail" else 0)
 
 
@@ -244,20 +244,35 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
 @click.option("--baseline", type=click.Path(path_type=Path), help="Compare with this baseline in the report.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="An eval_history.jsonl: the footer states the judge's calibration recorded there (docs/judges.md).")
 @_user_errors
-def report(results: Path, baseline: Path | None, fmt: str, output: Path | None) -> None:
+def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, history_file: Path | None) -> None:
     """Render the human report (markdown for PR comments, standalone HTML)."""
     if output is not None:
         check_output_path(output)
     head = load_results(results)
     # A broken run is never compared, but its report is what shows what went wrong.
     comparison = compare(load_results(baseline, what="baseline"), head) if baseline and not head.meta.broken else None
-    text = render_html(head, comparison) if fmt == "html" else render_markdown(head, comparison)
+    calibration = _calibration(head, history_file)
+    text = (render_html(head, comparison, calibration=calibration) if fmt == "html"
+            else render_markdown(head, comparison, calibration=calibration))
     if output is not None:
         write_text_atomic(output, text)
         click.echo(f"report written to {output}", err=True)
     else:
         click.echo(text)
+
+
+def _calibration(head: RunResult, history_file: Path | None) -> list | None:
+    """The judge's calibration statuses from an eval_history.jsonl (None without one)."""
+    if history_file is None:
+        return None
+    from datetime import datetime, timezone
+
+    from rag_ci.core.calibration_status import statuses_from_history
+
+    return statuses_from_history(head, history_file.read_text(encoding="utf-8"), datetime.now(timezone.utc).date())
 
 
 # Commands that live next to their adapters; imported last so `cli` exists.

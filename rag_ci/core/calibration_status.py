@@ -78,3 +78,22 @@ def uncalibrated_reason(statuses: list[CalibrationStatus]) -> str | None:
     """Why gate.require_calibration refuses the run, or None when every metric is calibrated."""
     bad = [s.text for s in statuses if not s.ok]
     return "; ".join(bad) if bad else None
+
+
+def calibration_limits(run: RunResult) -> tuple[int, float]:
+    """(max age in days, min kappa) as the run recorded its judge policy; the defaults otherwise."""
+    from rag_ci.core.config import JudgeConfig
+
+    defaults = JudgeConfig()
+    recorded = run.meta.policy.judge if run.meta.policy else {}
+    max_age, min_kappa = recorded.get("calibration_max_age_days"), recorded.get("min_kappa")
+    return (max_age if isinstance(max_age, int) and max_age >= 1 else defaults.calibration_max_age_days,
+            float(min_kappa) if isinstance(min_kappa, (int, float)) else defaults.min_kappa)
+
+
+def statuses_from_history(run: RunResult, history_text: str | None, today: Date) -> list[CalibrationStatus]:
+    """The footer's statuses from an eval_history.jsonl's text (None: no history, all unknown)."""
+    from rag_ci.core.history import parse_calibrations
+
+    max_age, min_kappa = calibration_limits(run)
+    return calibration_statuses(run, parse_calibrations(history_text or ""), today, max_age_days=max_age, min_kappa=min_kappa)

@@ -223,6 +223,7 @@ def render_markdown(
     links: dict[str, str] | None = None,
     trend: list[dict[str, Any]] | None = None,
     max_chars: int = 60000,
+    calibration: list[Any] | None = None,
 ) -> str:
     """The markdown report; shortened (row limits, then a hard cut with a note) to fit max_chars."""
     verdict, headline = _headline(head, comparison)
@@ -237,6 +238,7 @@ def render_markdown(
             notice=notice,
             links=links or {},
             trend=trend or [],
+            calibration=calibration or [],
             row_limit=row_limit,
             failing=[q for q in head.questions if not q.passed],
             regression_groups=group_by_stage(comparison.regressions) if comparison else [],
@@ -287,7 +289,7 @@ def score_delta_chart(comparison: Comparison | None, head: RunResult, width: int
     )
 
 
-def render_html(head: RunResult, comparison: Comparison | None = None) -> str:
+def render_html(head: RunResult, comparison: Comparison | None = None, *, calibration: list[Any] | None = None) -> str:
     """A standalone HTML page (no external assets) with the same content and a chart."""
     verdict, headline = _headline(head, comparison)
     from markupsafe import Markup
@@ -298,5 +300,6 @@ def render_html(head: RunResult, comparison: Comparison | None = None) -> str:
         verdict=verdict,
         headline=headline,
         chart=Markup(score_delta_chart(comparison, head)),
+        calibration=calibration or [],
         regression_groups=group_by_stage(comparison.regressions) if comparison else [],
     )

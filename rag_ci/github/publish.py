@@ -32,11 +32,12 @@ class Reports:
     comparison: Path | None
 
 
-def write_reports(output_dir: Path, head: RunResult, comparison: Comparison | None, markdown: str) -> Reports:
+def write_reports(output_dir: Path, head: RunResult, comparison: Comparison | None, markdown: str, *,
+                  calibration: list | None = None) -> Reports:
     md = output_dir / REPORT_MD
     html = output_dir / REPORT_HTML
     write_text_atomic(md, markdown)
-    write_text_atomic(html, render_html(head, comparison))
+    write_text_atomic(html, render_html(head, comparison, calibration=calibration))
     cmp_path = None
     if comparison is not None:
         cmp_path = output_dir / COMPARISON_FILE
