@@ -1,0 +1,79 @@
+"""The audit labelling page in headless Chromium: clicks become a labels.yml that calibrate reads.
+
+Needs Chromium (/usr/bin/chromium, or $CHROMIUM) and Node. playwright-core (the npm package,
+no bundled browser) is installed once into a cache folder ($RAG_CI_TEST_CACHE, default
+~/.cache/rag-ci-tests), bounded in time; every missing piece skips the test with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from builders import metric, question, run
+from rag_ci.core.audit import draw_sample
+from rag_ci.core.audit_page import render_audit_page
+from rag_ci.core.calibration import calibrate, parse_label_sheet
+from rag_ci.core.results import Context, JudgeFingerprint
+
+SCRIPT = Path(__file__).parent / "browser" / "label_audit_page.js"
+JUDGE = JudgeFingerprint(provider="openai", model="gpt-4o-mini-2024-07-18", temperature=0.0, deepeval_version="3",
+                         metrics={"correctness": {}, "completeness": {}}, prompt_hash="p")
+HOSTILE = '</script><script>window.alert("pwned")</script><img src=x onerror=alert(1)>'
+
+
+def playwright_folder() -> Path:
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        pytest.skip(f"no Chromium at {chromium} (apt-get install -y chromium, or set $CHROMIUM)")
+    if not shutil.which("node") or not shutil.which("npm"):
+        pytest.skip("Node.js and npm are needed to drive Chromium with playwright-core")
+    cache = Path(os.environ.get("RAG_CI_TEST_CACHE", Path.home() / ".cache" / "rag-ci-tests")) / "playwright"
+    if not (cache / "node_modules" / "playwright-core").is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        try:
+            subprocess.run(["npm", "install", "--prefix", str(cache), "--no-audit", "--no-fund", "--silent", "playwright-core@1"],
+                           check=True, timeout=180, capture_output=True)
+        except (subprocess.SubprocessError, OSError) as exc:
+            pytest.skip(f"could not install playwright-core from npm into {cache}: {exc}")
+    return cache
+
+
+def judged(qid, corpus, ok, answer="ok"):
+    q = question(qid, "pass" if ok else "fail", corpora=(corpus,), answer=answer,
+                 metrics=[metric("correctness", 1.0 if ok else 0.0, threshold=1.0, kind="judge"),
+                          metric("completeness", 1.0, threshold=1.0, kind="judge")])
+    q.reference = f"reference of {qid}"
+    q.contexts = [Context(text=f"passage of {qid} {HOSTILE}", source=f"{corpus}/x.md")]
+    return q
+
+
+def test_clicks_on_the_audit_page_save_a_labels_file_that_calibrate_reads(tmp_path):
+    folder = playwright_folder()
+    head = run(judged("A1", "du2", True, answer=HOSTILE), judged("A2", "du2", True), judged("B1", "du3", False),
+               judged("B2", "du3", True), judge=JUDGE)
+    sample = draw_sample(head, 1.0, seed=0)
+    page = tmp_path / "audit.html"
+    page.write_text(render_audit_page(head, sample), encoding="utf-8")
+    plan = {"A1": {"correct": True, "complete": False}, "A2": {"correct": False, "complete": True},
+            "B1": {"correct": False}, "B2": {"correct": True, "complete": True}}
+    out = tmp_path / "labels.yml"
+    done = subprocess.run(["node", str(SCRIPT), str(page), json.dumps(plan), str(out)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "NODE_PATH": str(folder / "node_modules")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout)
+    assert seen["errors"] == [] and seen["shown"] == 4 and seen["filename"] == "labels.yml"
+    assert all(url.startswith("file://") or url.startswith("blob:") for url in seen["requests"]), seen["requests"]
+    assert HOSTILE in seen["text"]  # shown as text, not run as markup
+    assert "3 of 4 labelled" == seen["progress"]  # B1 has no `complete` yet
+    sheet = parse_label_sheet(out.read_text(encoding="utf-8"), "labels.yml")
+    assert sheet.labels == {"correctness": {"A1": True, "A2": False, "B1": False, "B2": True},
+                            "completeness": {"A1": False, "A2": True, "B2": True}}
+    assert sheet.labellers == ("ana",) and sheet.judge_digest == JUDGE.digest()
+    report = calibrate(sheet.labels["correctness"], head)
+    assert [d.id for d in report.disagreements] == ["A2"]
