@@ -85,9 +85,15 @@ config_option = click.option(
 
 @cli.command(epilog=EXIT_CODES)
 @config_option
+@click.option("--coverage", "show_coverage", is_flag=True,
+              help="Also report corpora and documents (of corpora_dir) no question cites, and thin tags.")
+@click.option("--min-tag-questions", type=click.IntRange(1), default=3, show_default=True,
+              help="With --coverage: a tag with fewer questions than this is reported.")
 @_user_errors
-def validate(config_path: Path) -> None:
-    """Check the config, the question set and the routing, without calling anything."""
+def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> None:
+    """Check the config, the question set and the routing, without calling anything.
+
+    Drafts (`status: draft`, from `rag-ci questions import`) are refused and listed."""
     from rag_ci.engine import load_project
 
     project = load_project(config_path)
@@ -98,6 +104,19 @@ def validate(config_path: Path) -> None:
         f"ok: {len(questions)} questions (v{project.questions.version}, {project.questions.content_hash}), "
         f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope; "
         f"target {project.config.target.kind}; judge {project.config.judge.provider}"
+    )
+    if show_coverage:
+        from rag_ci.core.coverage import coverage, render_coverage
+
+        documents = {name: _corpus_documents(Path(spec.path)) for name, spec in project.corpora.items() if spec.path}
+        click.echo(render_coverage(coverage(project.questions, project.corpora, documents, min_tag_questions)))
+
+
+def _corpus_documents(folder: Path) -> list[str]:
+    """The documents of a corpus folder (corpora_dir), as paths inside it; config.yml and hidden files aside."""
+    return sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*")
+        if p.is_file() and p.name != "config.yml" and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
 
 
@@ -280,11 +299,13 @@ from rag_ci.audit_cli import audit  # noqa: E402  (`rag-ci audit sample`: a blin
 from rag_ci.github.history_cli import history  # noqa: E402  (`rag-ci history`: trend on main)
 from rag_ci.judges.calibrate_cli import calibrate  # noqa: E402  (`rag-ci calibrate`: judge vs human labels)
 from rag_ci.merge_cli import merge  # noqa: E402  (`rag-ci merge`: shards -> one results.json)
+from rag_ci.questions_cli import questions  # noqa: E402  (`rag-ci questions import`: drafts from logs)
 
 cli.add_command(audit)
 cli.add_command(calibrate)
 cli.add_command(history)
 cli.add_command(merge)
+cli.add_command(questions)
 
 
 def main() -> None:

@@ -27,6 +27,9 @@ class Question(BaseModel):
     keywords: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     expect: Literal["answer", "refusal"] = "answer"
+    # `rag-ci questions import` adds real questions as drafts: refused in the gated set
+    # until a human fills them in and removes the status (docs/questions.md).
+    status: Literal["draft"] | None = None
 
     @field_validator("question")
     @classmethod
@@ -82,6 +85,14 @@ class QuestionSet(BaseModel):
 
     def by_id(self) -> dict[str, Question]:
         return {q.id: q for q in self.questions}
+
+
+def draft_todo(question: Question) -> str:
+    """What a draft still lacks before it can be gated."""
+    if question.is_refusal:
+        return "check it is out of scope"
+    missing = [name for name, value in (("reference", question.reference), ("doc_id", question.doc_id), ("sources", question.sources)) if not value]
+    return f"fill {', '.join(missing)}" if missing else "review it"
 
 
 _TOP_LEVEL = {"version", "questions"}
@@ -144,6 +155,8 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
             problems.append(f"{filename}:{line}: {label}: duplicate id (first at line {first_line[question.id]})")
             continue
         first_line[question.id] = line
+        if question.status == "draft":
+            problems.append(f"{filename}:{line}: {label}: a draft ({draft_todo(question)}, then remove `status: draft`)")
         if known_corpora is not None:
             if not question.doc_id and not question.is_refusal:
                 problems.append(f"{filename}:{line}: {label}: doc_id is required (one of: {', '.join(sorted(known_corpora))})")
