@@ -55,7 +55,7 @@ def calibration_statuses(run: RunResult, records: Iterable[Mapping[str, Any]], t
         mine = [r for r in records if r.get("judge_digest") == digest and r.get("metric") == metric]
         if not mine:
             statuses.append(CalibrationStatus(metric, "none", f"{metric} judge not calibrated: no human labels for this judge fingerprint "
-                                                               f"({digest[:12]}); see `rag-ci audit sample`"))
+                                                               f"({digest[:12]}); label an audit sample (rag-ci audit sample)"))
             continue
         latest = max(mine, key=lambda r: str(r["date"]))
         day, kappa = str(latest["date"])[:10], latest.get("kappa")
