@@ -29,15 +29,18 @@ def decided_by(baseline, head) -> dict[str, str]:
     return decided
 
 
-def write_audit_sample(head, out: Path, fraction: float, seed: int, baseline=None):
-    """Draw the sample and write labels.yml and audit.html into `out`; returns the sample."""
-    from rag_ci.core.audit import draw_sample, labels_yaml
+def write_audit_sample(head, out: Path, fraction: float, seed: int, baseline=None, sheet: str = "yml"):
+    """Draw the sample and write the sheet (labels.yml or labels.csv) and audit.html into `out`."""
+    from rag_ci.core.audit import draw_sample, labels_csv, labels_yaml
     from rag_ci.core.audit_page import render_audit_page
     from rag_ci.storage import write_text_atomic
 
     sample = draw_sample(head, fraction, seed, decided_by(baseline, head) if baseline is not None else None)
     out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / LABELS_FILE, labels_yaml(head, sample))
+    if sheet == "csv":
+        write_text_atomic(out / "labels.csv", labels_csv(head, sample))
+    else:
+        write_text_atomic(out / LABELS_FILE, labels_yaml(head, sample))
     write_text_atomic(out / PAGE_FILE, render_audit_page(head, sample))
     return sample
 
@@ -56,7 +59,9 @@ def audit() -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Same results, fraction and seed: same sample.")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The baseline RESULTS was compared with: its regressions, gains and unstable verdicts are always included.")
-def sample(results: Path, fraction: float, out: Path, seed: int, baseline: Path | None) -> None:
+@click.option("--sheet", type=click.Choice(["yml", "csv"]), default="yml", show_default=True,
+              help="The labelling sheet's format (the HTML page always saves labels.yml).")
+def sample(results: Path, fraction: float, out: Path, seed: int, baseline: Path | None, sheet: str) -> None:
     """Write a labelling sheet and a self-contained HTML labelling page for a blind,
     stratified sample of RESULTS' answers (the judge's verdicts are not shown)."""
     from rag_ci.core.audit import describe_sample
@@ -65,8 +70,8 @@ def sample(results: Path, fraction: float, out: Path, seed: int, baseline: Path 
     try:
         head = load_results(results, what="results")
         base = load_results(baseline, what="baseline") if baseline else None
-        drawn = write_audit_sample(head, out, fraction, seed, base)
-    except RagCiError as exc:
+        drawn = write_audit_sample(head, out, fraction, seed, base, sheet)
+    except (RagCiError, OSError) as exc:
         raise _UserError(str(exc)) from None
     click.echo(describe_sample(drawn))
-    click.echo(f"wrote {out / LABELS_FILE} and {out / PAGE_FILE}")
+    click.echo(f"wrote {out / ('labels.csv' if sheet == 'csv' else LABELS_FILE)} and {out / PAGE_FILE}")

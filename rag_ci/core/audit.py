@@ -13,6 +13,8 @@ Pure: a RunResult in, a sample and the sheet's text out.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -180,6 +182,24 @@ def yaml_quoted(value: Any) -> str:
     characters YAML forbids raw (C1 controls, lone surrogates) or reads as line breaks (NEL, U+2028/9)."""
     text = json.dumps(value, ensure_ascii=False)
     return _NOT_YAML_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def labels_csv(run: RunResult, sample: AuditSample) -> str:
+    """The sheet as CSV for a spreadsheet: blank label columns first, then what to judge by.
+    A cell a spreadsheet would read as a formula (=, +, -, @) is prefixed with a quote."""
+    columns = [LABEL_FIELDS[m] for m in sample.metrics]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", *columns, "labeller", "question", "reference", "answer", "passages"])
+    for entry in sheet_entries(run, sample):
+        passages = "\n\n".join(f"[{p['source'] or p['doc_id'] or ''}] {p['text']}" for p in entry["passages"])
+        cells = [entry["id"], *[""] * len(columns), "", entry["question"], entry["reference"] or "", entry["answer"], passages]
+        writer.writerow([_inert(c) for c in cells])
+    return out.getvalue()
+
+
+def _inert(cell: str) -> str:
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
 def describe_sample(sample: AuditSample) -> str:

@@ -168,6 +168,8 @@ def _parse_csv(text: str, filename: str) -> LabelSheet:
     problems: list[str] = []
     for row_number, row in enumerate(reader, start=2):
         qid = (row.get(fields["id"]) or "").strip()
+        if qid[:2] in ("'=", "'+", "'-", "'@"):
+            qid = qid[1:]  # the sheet's guard against spreadsheet formulas (rag_ci.core.audit)
         if not qid:
             continue
         if "labeller" in fields and (row.get(fields["labeller"]) or "").strip():

@@ -122,3 +122,24 @@ def test_audit_sample_with_a_baseline_includes_this_runs_regressions(tmp_path):
     assert result.exit_code == 0, result.output
     assert '"A03"' in (tmp_path / "a" / "labels.yml").read_text()
     assert "1 decided by this run" in result.output
+
+
+def test_the_csv_sheet_reads_back_once_filled_and_formulas_stay_inert(tmp_path):
+    import csv
+    import io
+
+    head = run(judged("=cmd", "du2", True, answer="=HYPERLINK(\"http://x\")"), judged("B", "du3", False), judge=JUDGE)
+    results = tmp_path / "results.json"
+    save_results(results, head)
+    done = CliRunner().invoke(cli, ["audit", "sample", str(results), "--fraction", "1", "--out", str(tmp_path), "--sheet", "csv"])
+    assert done.exit_code == 0, done.output
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "labels.csv").read_text())))
+    assert {r["answer"] for r in rows} >= {"'=HYPERLINK(\"http://x\")"} and "correctness=" not in str(rows)  # no judge reason
+    for r in rows:  # the labeller fills the blank columns in a spreadsheet
+        r["correct"], r["complete"] = "true", "false"
+    filled = io.StringIO()
+    writer = csv.DictWriter(filled, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    sheet = parse_label_sheet(filled.getvalue(), "labels.csv")
+    assert sheet.labels == {"correctness": {"=cmd": True, "B": True}, "completeness": {"=cmd": False, "B": False}}
