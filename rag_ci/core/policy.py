@@ -99,7 +99,13 @@ def recorded_gate(meta: RunMeta) -> GateConfig:
 
 
 def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
-    """What `own` changes compared with `baseline`, one short line each, baseline value first."""
+    """What `own` changes compared with `baseline`, one short line each, baseline value first.
+
+    Both sides are read through this rag-ci's models first, so a setting that a newer
+    rag-ci added (absent from an older baseline's record) counts as its default, not as
+    a change the pull request made.
+    """
+    baseline, own = _with_defaults(baseline), _with_defaults(own)
     lines = [f"gate.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(baseline.gate, own.gate)]
     for name in sorted(set(baseline.metrics) | set(own.metrics)):
         before, after = baseline.metrics.get(name), own.metrics.get(name)
@@ -120,6 +126,20 @@ def _thresholds_only_policy(own: GatePolicy, thresholds: dict[str, float | None]
     for name, threshold in sorted(thresholds.items()):
         metrics[name] = {**own.metrics.get(name, {}), "threshold": threshold}
     return GatePolicy(gate=GateConfig().model_dump(mode="json"), metrics=metrics, judge=own.judge)
+
+
+def _with_defaults(policy: GatePolicy) -> GatePolicy:
+    def filled(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {**values, **model.model_validate(_known(model, values)).model_dump(mode="json")}
+        except PydanticError:  # shown as recorded; apply_policy says why it cannot be used
+            return values
+
+    return GatePolicy(
+        gate=filled(GateConfig, policy.gate),
+        metrics={name: filled(MetricConfig, cfg) for name, cfg in policy.metrics.items()},
+        judge=filled(JudgeConfig, policy.judge) if policy.judge else policy.judge,
+    )
 
 
 def _known(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:

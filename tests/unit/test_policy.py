@@ -77,6 +77,19 @@ def test_an_unchanged_config_pins_to_the_same_policy_with_nothing_to_preview():
     assert pinned.changes == () and policy_of(pinned.config) == policy_of(config())
 
 
+def test_settings_an_older_baseline_did_not_record_are_their_defaults_not_changes_of_the_pr():
+    meta = meta_of(config())
+    older = meta.policy.model_copy(update={
+        "gate": {k: v for k, v in meta.policy.gate.items() if k != "max_error_rate"},
+        "judge": {k: v for k, v in meta.policy.judge.items() if k != "max_wait_s"},
+        "metrics": {n: {k: v for k, v in m.items() if k != "criteria"} for n, m in meta.policy.metrics.items()},
+    })
+    pinned = pin_to_baseline(config(), meta.model_copy(update={"policy": older}))
+    assert pinned.changes == ()
+    lowered = pin_to_baseline(config(MAIN + "gate: {max_error_rate: 0.5}\n"), meta.model_copy(update={"policy": older}))
+    assert lowered.changes == ("gate.max_error_rate 0.2 → 0.5",)
+
+
 def test_a_baseline_without_a_recorded_policy_pins_its_thresholds_and_the_default_gate_and_says_so():
     old_baseline = meta_of(config(), record_policy=False)
     pr = config(MAIN.replace("threshold: 0.6", "threshold: 0.1").replace("k: 5", "k: 3") + "gate: {fail_on: never}\n")
