@@ -22,7 +22,8 @@ from rag_ci.core import carry
 from rag_ci.core.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
 from rag_ci.core.config import GateConfig
 from rag_ci.core.noise_review import review_noise
-from rag_ci.core.results import GroupAggregate, QuestionResult, RunResult
+from rag_ci.core.results import Context, GroupAggregate, QuestionResult, RunResult
+from rag_ci.core.verdict import RETRIEVAL_STAGE
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
 REBASELINE_HINT = (
@@ -72,6 +73,14 @@ class QuestionChange:
     baseline_carried: bool = False
     carried_from_sha: str | None = None
     worse_because: str | None = None  # for `worse`: what got worse
+    # Before and after, for the report (untrusted: escape when rendering). Sources are
+    # labels (doc_id, else source) in the order retrieved: rank = position + 1.
+    old_answer: str | None = None
+    old_sources: tuple[str, ...] = ()
+    new_sources: tuple[str, ...] = ()
+    # Retrieval metrics that scored lower than on the baseline ("mrr 1.00 → 0.50"): the
+    # evidence that points a failure at retrieval even when hit@k still passes.
+    retrieval_evidence: tuple[str, ...] = ()
 
     @property
     def latency_delta_s(self) -> float | None:
@@ -134,6 +143,14 @@ class Comparison:
     not_comparable: tuple[NotComparable, ...] = ()
     # What the PR's own rag-ci.yml would change in the baseline's gate policy (preview only).
     policy_changes: tuple[str, ...] = ()
+    # Accepted regressions (rag_ci.core.accepted): out of `regressions`/`worse`, listed with
+    # their reason; entries of the accepted file that matched nothing, or lapsed.
+    accepted: tuple[Any, ...] = ()  # AcceptedChange
+    stale_accepted: tuple[Any, ...] = ()  # StaleAcceptance
+    # Questions each metric scored, (baseline, this run), against the questions of each run:
+    # a mean over fewer questions is shown with its count, never silently.
+    metric_scored: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    questions_n: tuple[int, int] = (0, 0)
 
     @property
     def gating(self) -> tuple[QuestionChange, ...]:
@@ -192,6 +209,9 @@ class Comparison:
             "target_calls": self.target_calls,
             "not_comparable": [asdict(n) for n in self.not_comparable],
             "policy_changes": list(self.policy_changes),
+            "accepted": [{**asdict(a.change), "reasons": list(a.reasons), "metrics": list(a.metrics)} for a in self.accepted],
+            "stale_accepted": [asdict(s) for s in self.stale_accepted],
+            "metric_scored": {k: list(v) for k, v in self.metric_scored.items()},
         }
 
 
@@ -275,6 +295,7 @@ def _change(old: QuestionResult | None, new: QuestionResult | None) -> QuestionC
             if change.crossed_down or change.crossed_up:
                 crossings.append(change)
     reason_source = new if new is not None and not new.passed else old
+    evidence = _retrieval_evidence(old, new) if old is not None and new is not None else ()
     return QuestionChange(
         id=subject.id,
         question=subject.question,
@@ -284,12 +305,42 @@ def _change(old: QuestionResult | None, new: QuestionResult | None) -> QuestionC
         new_verdict=new.verdict if new else None,
         metrics=tuple(crossings),
         reason=_why(reason_source) if reason_source is not None else None,
-        failure_stage=new.failure_stage if new is not None else None,
+        failure_stage=_stage(new, evidence) if new is not None else None,
         answer=new.answer if new is not None else None,
+        old_answer=old.answer if old is not None else None,
+        old_sources=_sources(old.contexts) if old is not None else (),
+        new_sources=_sources(new.contexts) if new is not None else (),
+        retrieval_evidence=evidence,
         old_latency_s=old.latency_s if old else None,
         new_latency_s=new.latency_s if new else None,
         unstable=new.unstable if new is not None else False,
     )
+
+
+def _sources(contexts: list[Context]) -> tuple[str, ...]:
+    return tuple(c.doc_id or c.source or " ".join(c.text.split())[:80] for c in contexts)
+
+
+def _retrieval_evidence(old: QuestionResult, new: QuestionResult) -> tuple[str, ...]:
+    """Every retrieval metric (hit@k, MRR, nDCG, source recall/precision, contextual recall
+    and precision) that scored lower than on the baseline, passing or not."""
+    out = []
+    for name in sorted(RETRIEVAL_STAGE & set(old.metrics) & set(new.metrics)):
+        o, n = old.metrics[name].score, new.metrics[name].score
+        if o is not None and n is not None and n < o - 1e-9:
+            out.append(f"{name} {_num(o)} → {_num(n)}")
+    return tuple(out)
+
+
+def _stage(new: QuestionResult, evidence: tuple[str, ...]) -> str | None:
+    """The stage to fix. A failure the run itself files under generation (the retrieval
+    checks pass) points at retrieval when retrieval got worse than on the baseline: the
+    expected source ranked lower (MRR, nDCG) or fewer of them made the top k."""
+    if new.failure_stage == "generation" and evidence:
+        return "retrieval"
+    if new.failure_stage is None and evidence and not new.passed and new.verdict == "fail":
+        return "retrieval"
+    return new.failure_stage
 
 
 def _rates(groups: dict[str, GroupAggregate]) -> dict[str, float]:
@@ -382,4 +433,13 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
         base_sha=base.meta.git_sha,
         head_sha=head.meta.git_sha,
         not_comparable=not_comparable,
+        metric_scored={
+            name: (_scored(base, name) if name in ba.per_metric else None, _scored(head, name) if name in ha.per_metric else None)
+            for name in sorted(set(ba.per_metric) | set(ha.per_metric))
+        },
+        questions_n=(ba.overall.n, ha.overall.n),
     )
+
+
+def _scored(result: RunResult, name: str) -> int:
+    return sum(1 for q in result.questions if name in q.metrics and q.metrics[name].score is not None)

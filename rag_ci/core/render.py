@@ -32,7 +32,7 @@ GITHUB_COMMENT_LIMIT = 65536
 # Brackets are escaped, so parentheses and `!` can never complete a link or an image.
 _MD_SPECIALS = "\\`*_{}[]#+|~<>"
 STAGE_TITLES = {
-    "retrieval": "Retrieval miss (the expected context was not retrieved)",
+    "retrieval": "Retrieval (the expected context was not retrieved, or ranked lower than on the baseline)",
     "generation": "Generation failure (right context, wrong answer)",
     "both": "Retrieval and generation",
     None: "Errors and routing leaks",
@@ -140,6 +140,57 @@ def fmt_ms(seconds: float | None) -> str:
     return "–" if seconds is None else f"{seconds * 1000:.0f} ms"
 
 
+def fmt_ms_delta(delta: Delta) -> str:
+    """A latency change in ms, like the latencies beside it."""
+    return "–" if delta.change is None else f"{delta.change * 1000:+.0f} ms"
+
+
+def fmt_usd_delta(delta: Delta) -> str:
+    if delta.change is None:
+        return "–"
+    sign = "+" if delta.change > 0 else "−" if delta.change < 0 else ""
+    return f"{sign}${abs(delta.change):.4f}"
+
+
+def fmt_pp_delta(delta: Delta) -> str:
+    """A change of a pass rate, in percentage points."""
+    return "–" if delta.change is None else f"{fmt_pp(delta.change)} pp"
+
+
+def fmt_ids(ids: Any, limit: int = 60) -> str:
+    """Question ids, each escaped like a table cell and cut at `limit`, comma-separated:
+    the compact list that names every question when the rows about them must go."""
+    return ", ".join(escape_md(i, limit) for i in ids)
+
+
+def word_diff(old: str | None, new: str | None, limit: int = 400) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """The two answers as runs of words, (text, changed): words only in the baseline answer
+    are changed on the old side, words only in this run's on the new side. Each side is cut
+    to about `limit` characters. The text is untrusted: the caller escapes every run."""
+    import difflib
+
+    a, b = (old or "").split(), (new or "").split()
+    old_runs: list[tuple[str, bool]] = []
+    new_runs: list[tuple[str, bool]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if i2 > i1:
+            old_runs.append((" ".join(a[i1:i2]), tag != "equal"))
+        if j2 > j1:
+            new_runs.append((" ".join(b[j1:j2]), tag != "equal"))
+    return _cut(old_runs, limit), _cut(new_runs, limit)
+
+
+def _cut(runs: list[tuple[str, bool]], limit: int) -> list[tuple[str, bool]]:
+    out, used = [], 0
+    for text, changed in runs:
+        if used + len(text) > limit:
+            out.append((text[: max(0, limit - used)] + " …", changed))
+            break
+        out.append((text, changed))
+        used += len(text) + 1
+    return out
+
+
 def fmt_usd(value: float | None) -> str:
     return "–" if value is None else f"${value:.4f}"
 
@@ -165,7 +216,9 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms,
-                       usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p)
+                       usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p, ms_delta=fmt_ms_delta,
+                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids)
+    env.globals.update(word_diff=word_diff)
     return env
 
 
@@ -215,21 +268,33 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
     return "pass", "✅ no regression"
 
 
+# Ever shorter renderings, tried in order until one fits: rows per table (None: all), then
+# `compact` leaves out every detail section. The ids of every question that fails the gate
+# (or is accepted) are printed in all of them: rows go, names never do.
+_SHORTENINGS = ((None, False), (50, False), (20, False), (5, False), (0, False), (0, True))
+
+
 def render_markdown(
     head: RunResult,
     comparison: Comparison | None = None,
     *,
     notice: str | None = None,
     links: dict[str, str] | None = None,
-    trend: list[dict[str, Any]] | None = None,
+    trend: dict[str, Any] | None = None,
+    report_url: str | None = None,
+    report_path: str | None = None,
     max_chars: int = 60000,
     calibration: list[Any] | None = None,
 ) -> str:
-    """The markdown report; shortened (row limits, then a hard cut with a note) to fit max_chars."""
+    """The markdown report, shortened to fit max_chars (rows first, then detail sections,
+    never the ids of the questions that fail the gate); a hard cut with a note is the last resort.
+
+    `trend` is rag_ci.core.history.trend_summary(...); `report_url` (the run's artifact or
+    page) or `report_path` (a local file) is where the full HTML report is."""
     verdict, headline = _headline(head, comparison)
     template = _environment(False).get_template("report.md.j2")
     text = ""
-    for row_limit in (None, 50, 20, 5, 0):
+    for row_limit, compact in _SHORTENINGS:
         text = template.render(
             head=head,
             cmp=comparison,
@@ -237,9 +302,12 @@ def render_markdown(
             headline=headline,
             notice=notice,
             links=links or {},
-            trend=trend or [],
+            trend=trend,
             calibration=calibration or [],
+            report_url=report_url,
+            report_path=report_path,
             row_limit=row_limit,
+            compact=compact,
             failing=[q for q in head.questions if not q.passed],
             regression_groups=group_by_stage(comparison.regressions) if comparison else [],
         )

@@ -69,11 +69,16 @@ from jinja2 import nodes  # noqa: E402
 
 from rag_ci.core.render import escape_notice  # noqa: E402
 
-ESCAPING_FILTERS = {"u", "quote", "url"}
-NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count", "budget", "pp", "pvalue"}
+ESCAPING_FILTERS = {"u", "quote", "url", "ids"}
+NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count", "budget", "pp", "pvalue", "ms_delta",
+                   "usd_delta", "pp_delta"}
+# Macros of the report (their bodies are walked like the rest of the template).
+TEMPLATE_MACROS = {"report_ref", "more_ids"}
 
 
 def _printed_safely(node: nodes.Node) -> bool:
+    if isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name in TEMPLATE_MACROS:
+        return True
     if isinstance(node, nodes.TemplateData | nodes.Const):
         return True  # the template's own text and literals
     if isinstance(node, nodes.CondExpr):
@@ -99,9 +104,15 @@ def raw_prints(template_name: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("template", ["report.md.j2", "noise.md.j2"])
+@pytest.mark.parametrize("template", ["report.md.j2", "noise.md.j2", "before_after.md.j2", "accepted.md.j2"])
 def test_every_expression_printed_in_the_markdown_report_goes_through_an_escaping_or_numeric_filter(template):
     assert raw_prints(template) == []
+
+
+def test_the_report_macros_are_the_ones_the_raw_print_check_trusts():
+    env = jinja2.Environment(loader=jinja2.PackageLoader("rag_ci", "templates"))
+    tree = env.parse(env.loader.get_source(env, "report.md.j2")[0])
+    assert {m.name for m in tree.find_all(nodes.Macro)} == TEMPLATE_MACROS
 
 
 def test_the_raw_print_check_catches_a_raw_expression():
@@ -176,12 +187,13 @@ def test_a_report_with_10k_gains_fits_the_limit():
     assert "| G00000 |" in text and "| G09999 |" not in text
 
 
-def test_a_report_with_many_regressions_lists_the_first_rows_and_counts_the_rest():
+def test_a_report_with_many_regressions_lists_the_first_rows_and_names_the_rest():
     base = run(*(question(f"R{i:04d}", metrics=[metric("hit_at_k", 1.0, 1.0)]) for i in range(1500)))
     head = run(*(question(f"R{i:04d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]) for i in range(1500)))
     text = render_markdown(head, compare(base, head), max_chars=60000)
     assert len(text) <= 60000 and text.startswith("## rag-ci: ❌ 1500 regressions")
-    assert "| R0000 |" in text and "more |" in text
+    assert "| R0000 |" in text and "** more (details in" in text
+    assert all(f"R{i:04d}" in text for i in range(1500))
 
 
 def test_the_prs_gate_changes_open_the_report_escaped_and_not_comparable_metrics_get_a_section():
