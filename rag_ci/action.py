@@ -34,7 +34,9 @@ from pathlib import Path
 from rag_ci.core.calibration_status import statuses_from_history, uncalibrated_reason
 from rag_ci.core.carry import carry_forward
 from rag_ci.core.compare import REBASELINE_HINT, Comparison, compare
-from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend, trend_rows
+from rag_ci.accepted_file import accepted_path, read_accepted
+from rag_ci.core.accepted import apply_accepted, in_force
+from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend_summary
 from rag_ci.core.policy import PinnedPolicy, pin_to_baseline
 from rag_ci.core.render import COMMENT_MARKER, render_markdown
 from rag_ci.core.results import RunResult
@@ -221,11 +223,13 @@ class Evaluation:
                                   "Label the audit sample (docs/judges.md, \"Calibrating your judge\") and record it with "
                                   "`rag-ci calibrate --record`.")
         if mode in ("baseline", "full") and s.on_default_branch and outcome.verdict != "broken":
-            self.append_history(head)
+            self.append_history(head, project)
 
         markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
-                                   trend=self.trend() if mode == "pr" else None, calibration=calibration)
-        reports = publish.write_reports(self.output, head, outcome.comparison, markdown, calibration=calibration)
+                                   trend=self.trend() if mode == "pr" else None, calibration=calibration,
+                                   report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / publish.REPORT_HTML))
+        reports = publish.write_reports(self.output, head, outcome.comparison, markdown, calibration=calibration,
+                                        history=self.history() or [])
         self.runner.add_summary(markdown)
         if mode == "full" and outcome.verdict != "broken":
             self.write_audit_sample(head, baseline)
@@ -316,6 +320,9 @@ class Evaluation:
         if pinned is not None:
             comparison = dataclasses.replace(comparison, policy_changes=pinned.changes)
             notice = pinned.notice
+        # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
+        # what reviewers approve, and the comment lists every acceptance at the top.
+        comparison = apply_accepted(comparison, self.accepted(project), {q.id: q.question_hash for q in head.questions})
         if mode == "full" and comparison.not_comparable:
             names = ", ".join(n.name for n in comparison.not_comparable)
             return Outcome("incompatible", comparison,
@@ -338,6 +345,18 @@ class Evaluation:
             # cannot compare must not quietly pass: stop, and let a human re-baseline on purpose.
             return EXIT_ERROR
         return EXIT_PASS
+
+    def accepted(self, project: Project):
+        path = accepted_path(project.config, self.settings.config_path)
+        entries = read_accepted(path, required=False)
+        if entries:
+            self.runner.info(f"[rag-ci] {len(entries)} accepted regression entr{'y' if len(entries) == 1 else 'ies'} in {path}")
+        return entries
+
+    def report_url(self) -> str | None:
+        """Where the full HTML report is: the run page's artifacts."""
+        url = self.settings.run_url
+        return f"{url}#artifacts" if url else None
 
     def links(self) -> dict[str, str]:
         url = self.settings.run_url
@@ -383,16 +402,21 @@ class Evaluation:
             "`rag-ci calibrate labels.yml results.json --record --history eval_history.jsonl` (docs/judges.md)."
         )
 
-    def trend(self) -> list[dict] | None:
+    def trend(self) -> dict | None:
         entries = self.history()
-        return trend_rows(trend(entries, last=TREND_POINTS)) if entries else None
+        return trend_summary(entries, last=TREND_POINTS) if entries else None
 
     def known_flaky(self) -> dict[str, float]:
         return known_flaky(self.history() or [])
 
-    def append_history(self, head: RunResult) -> None:
+    def append_history(self, head: RunResult, project: Project) -> None:
         s = self.settings
-        line = dump_line(history_line(head, run_url=s.run_url, event=s.event_name))
+        try:
+            accepted = in_force(self.accepted(project), {q.id: q.question_hash for q in head.questions})
+        except RagCiError as exc:
+            self.runner.warning(f"accepted file not recorded in the history: {exc}")
+            accepted = []
+        line = dump_line(history_line(head, run_url=s.run_url, event=s.event_name, accepted=accepted))
         try:
             self.github.append_data_line(s.data_branch, HISTORY_FILE, line, message=f"rag-ci: history for {(s.sha or 'unknown')[:12]}")
             self.runner.info(f"[rag-ci] appended a line to {HISTORY_FILE} on branch {s.data_branch}")

@@ -120,18 +120,51 @@ def _corpus_documents(folder: Path) -> list[str]:
     )
 
 
-def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: Path | None, calibration=None) -> None:
+def _read_history(history_file: Path | None) -> list[dict]:
+    from rag_ci.core.history import parse_history
+
+    if history_file is None:
+        return []
+    try:
+        return parse_history(history_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RagCiError(f"{history_file}: cannot read the history: {exc}") from None
+
+
+def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: list[dict], output: Path | None,
+            calibration: list | None = None) -> str:
+    from rag_ci.core.history import trend_summary
+
     if fmt == "json":
-        text = json.dumps(comparison.to_dict(), indent=2, default=str) + "\n"
-    elif fmt == "html":
-        text = render_html(head, comparison, calibration=calibration)
-    else:
-        text = render_markdown(head, comparison, calibration=calibration)
+        return json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n"
+    if fmt == "html":
+        return render_html(head, comparison, history=history, calibration=calibration)
+    # The full report: beside a markdown file written with -o, the HTML rendered by `report --format html`.
+    html_hint = str(output.with_suffix(".html")) if output is not None and output.suffix == ".md" else None
+    return render_markdown(head, comparison, trend=trend_summary(history) if history else None, report_path=html_hint,
+                           calibration=calibration)
+
+
+def _with_accepted(comparison: Comparison, head: RunResult, accepted_file: Path | None, *, required: bool) -> Comparison:
+    """The comparison with the accepted file's regressions out of the gate (docs/accepted.md)."""
+    from rag_ci.accepted_file import read_accepted
+    from rag_ci.core.accepted import apply_accepted
+
+    if accepted_file is None:
+        return comparison
+    entries = read_accepted(accepted_file, required=required)
+    return apply_accepted(comparison, entries, {q.id: q.question_hash for q in head.questions})
+
+
+def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: Path | None, history: list[dict] | None = None,
+                     calibration: list | None = None) -> None:
+    text = _render(head, comparison, fmt, history or [], output, calibration)
     if output is not None:
         write_text_atomic(output, text)
         click.echo(
             f"{comparison.verdict}: {len(comparison.regressions)} regressions, {len(comparison.worse)} worse, "
-            f"{len(comparison.leaks)} other routing leaks, {len(comparison.gains)} gains; report in {output}",
+            f"{len(comparison.leaks)} other routing leaks, {len(comparison.gains)} gains, {len(comparison.accepted)} accepted; "
+            f"report in {output}",
             err=True,
         )
     else:
@@ -153,13 +186,17 @@ def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: 
 @click.option("--samples", type=click.IntRange(1, 15), default=None,
               help="Answers per question, for a baseline that knows each pass rate (default: 1, or the config's "
                    "baseline.samples without --baseline). See docs/noise.md.")
+@click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).")
 @click.option("--policy", type=click.Choice(["baseline", "config"]), default="baseline", show_default=True,
               help="With --baseline: gate under the baseline's recorded policy (gate, metrics, judge), previewing this "
                    "config's changes, or under this config's own (metrics defined differently are then not comparable).")
 @_user_errors
 def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
-        shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None, policy: str) -> None:
-    """Build and start the target, replay every question, score, write results.json."""
+        shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None, policy: str,
+        history_file: Path | None) -> None:
+    """Build and start the target, replay every question, score, write results.json, print the report
+    (compared with --baseline when given; its accepted file, gate.accepted, applies)."""
     from rag_ci.engine import load_project, run_project
 
     project = load_project(config_path)
@@ -203,16 +240,23 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
             f"this run is broken, not a result: {head.meta.broken}\n"
             f"{output} is written for diagnosis and marked `meta.broken`: it is never compared nor used as a baseline."
         )
+    history = _read_history(history_file)
     if base is None:
+        click.echo(_render(head, None, fmt if fmt != "json" else "md", history, None))
         return
     if shard is not None:
         from rag_ci.core.shards import restrict_to_shard
 
         base = restrict_to_shard(base, shard)
-    comparison = compare(base, head, fail_on=project.config.gate.fail_on, gate=project.config.gate)
+    from rag_ci.accepted_file import accepted_path
+    from rag_ci.core.history import known_flaky
+
+    comparison = compare(base, head, fail_on=project.config.gate.fail_on, gate=project.config.gate,
+                         known_flaky=known_flaky(history) if history else None)
     if pinned is not None:
         comparison = dataclasses.replace(comparison, policy_changes=pinned.changes)
-    _emit_comparison(comparison, head, fmt, None)
+    comparison = _with_accepted(comparison, head, accepted_path(project.config, config_path), required=False)
+    _emit_comparison(comparison, head, fmt, None, history)
     sys.exit(1 if comparison.verdict == "fail" else 0)
 
 
@@ -237,14 +281,17 @@ def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, confi
 @click.option("--fail-on", type=click.Choice(["any_regression", "significant_drop", "never"]),
               help="Override the gate; default: BASE's recorded gate.fail_on (any_regression when it recorded none).")
 @click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="An eval_history.jsonl: its known-flaky questions need stronger evidence (docs/noise.md).")
+              help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).")
+@click.option("--accepted", "accepted_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="An accepted file (docs/accepted.md): the regressions it lists, with a reason, pass the gate.")
 @_user_errors
-def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str | None, history_file: Path | None) -> None:
+def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str | None, history_file: Path | None,
+                accepted_file: Path | None) -> None:
     """Compare HEAD results with BASE results, question by question, under BASE's recorded gate.
 
     Metrics defined differently in the two files (threshold, k, criteria, judge) are
     listed as not comparable and left out; all the others are compared and gated."""
-    from rag_ci.core.history import known_flaky, parse_history
+    from rag_ci.core.history import known_flaky
     from rag_ci.core.policy import recorded_gate
 
     if output is not None:
@@ -252,35 +299,53 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     base_result = load_results(base, what="baseline")
     head_result = load_results(head, what="results file")
     gate = recorded_gate(base_result.meta)
-    flaky = known_flaky(parse_history(history_file.read_text(encoding="utf-8"))) if history_file else None
-    comparison = compare(base_result, head_result, fail_on=fail_on or gate.fail_on, gate=gate, known_flaky=flaky)
-    _emit_comparison(comparison, head_result, fmt, output, calibration=_calibration(head_result, history_file))
+    history = _read_history(history_file)
+    comparison = compare(base_result, head_result, fail_on=fail_on or gate.fail_on, gate=gate,
+                         known_flaky=known_flaky(history) if history else None)
+    comparison = _with_accepted(comparison, head_result, accepted_file, required=True)
+    _emit_comparison(comparison, head_result, fmt, output, history, calibration=_calibration(head_result, history_file))
     sys.exit(1 if comparison.verdict == "fail" else 0)
 
 
 @cli.command(epilog=EXIT_CODES)
 @click.argument("results", type=click.Path(path_type=Path))
-@click.option("--baseline", type=click.Path(path_type=Path), help="Compare with this baseline in the report.")
+@click.option("--baseline", type=click.Path(path_type=Path), help="Compare with this baseline in the report (and exit like `compare`).")
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
 @click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="An eval_history.jsonl: the footer states the judge's calibration recorded there (docs/judges.md).")
+              help="An eval_history.jsonl: the report shows the trend of its last 10 runs and the judge's calibration recorded there (docs/judges.md).")
+@click.option("--accepted", "accepted_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="With --baseline: an accepted file (docs/accepted.md).")
 @_user_errors
-def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, history_file: Path | None) -> None:
-    """Render the human report (markdown for PR comments, standalone HTML)."""
+def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, history_file: Path | None,
+           accepted_file: Path | None) -> None:
+    """Render the human report (markdown for PR comments, standalone HTML).
+
+    Exits like `compare` with --baseline (1 when the gate fails), and 2 for a broken run,
+    after printing its report."""
+    from rag_ci.core.policy import recorded_gate
+
     if output is not None:
         check_output_path(output)
     head = load_results(results)
+    history = _read_history(history_file)
+    comparison = None
     # A broken run is never compared, but its report is what shows what went wrong.
-    comparison = compare(load_results(baseline, what="baseline"), head) if baseline and not head.meta.broken else None
-    calibration = _calibration(head, history_file)
-    text = (render_html(head, comparison, calibration=calibration) if fmt == "html"
-            else render_markdown(head, comparison, calibration=calibration))
+    if baseline and not head.meta.broken:
+        base = load_results(baseline, what="baseline")
+        gate = recorded_gate(base.meta)
+        comparison = compare(base, head, fail_on=gate.fail_on, gate=gate)
+        comparison = _with_accepted(comparison, head, accepted_file, required=True)
+    text = _render(head, comparison, fmt, history, output, _calibration(head, history_file))
     if output is not None:
         write_text_atomic(output, text)
         click.echo(f"report written to {output}", err=True)
     else:
         click.echo(text)
+    if head.meta.broken:
+        sys.exit(2)
+    if comparison is not None and comparison.verdict == "fail":
+        sys.exit(1)
 
 
 def _calibration(head: RunResult, history_file: Path | None) -> list | None:

@@ -81,6 +81,7 @@ class QuestionChange:
     # Retrieval metrics that scored lower than on the baseline ("mrr 1.00 → 0.50"): the
     # evidence that points a failure at retrieval even when hit@k still passes.
     retrieval_evidence: tuple[str, ...] = ()
+    question_hash: str | None = None  # this run's (an accepted-file entry names it)
 
     @property
     def latency_delta_s(self) -> float | None:
@@ -311,6 +312,7 @@ def _change(old: QuestionResult | None, new: QuestionResult | None) -> QuestionC
         old_sources=_sources(old.contexts) if old is not None else (),
         new_sources=_sources(new.contexts) if new is not None else (),
         retrieval_evidence=evidence,
+        question_hash=subject.question_hash,
         old_latency_s=old.latency_s if old else None,
         new_latency_s=new.latency_s if new else None,
         unstable=new.unstable if new is not None else False,

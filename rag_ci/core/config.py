@@ -198,6 +198,9 @@ class GateConfig(_Strict):
     # A full run (dispatch/schedule, before a release) fails (exit 2) when its judge has no
     # valid human calibration in the history (docs/judges.md).
     require_calibration: bool = False
+    # Accepted regressions (docs/accepted.md), relative to the question set's folder. Read
+    # from the pull request itself, never pinned to the baseline's policy.
+    accepted: str = "accepted.yml"
 
 
 class BaselineConfig(_Strict):

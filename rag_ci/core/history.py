@@ -20,7 +20,10 @@ HISTORY_SCHEMA = 1
 HISTORY_FILE = "eval_history.jsonl"
 
 
-def history_line(result: RunResult, *, run_url: str | None = None, event: str | None = None) -> dict[str, Any]:
+def history_line(result: RunResult, *, run_url: str | None = None, event: str | None = None,
+                 accepted: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The line for this run; `accepted`: the accepted-file entries in force on it
+    (rag_ci.core.accepted.in_force), so the history says which regressions were waved through."""
     meta, agg = result.meta, result.aggregates
     overall = agg.overall
     return {
@@ -50,6 +53,8 @@ def history_line(result: RunResult, *, run_url: str | None = None, event: str | 
         # Questions whose answers disagreed on this run of main (sampled baseline, or a
         # re-asked flip): id -> pass rate. PRs need stronger evidence for them (docs/noise.md).
         "flaky": flaky_on_run(result),
+        "corpora": {name: round(g.pass_rate, 4) for name, g in sorted(agg.per_corpus.items())},
+        "accepted": accepted or [],
     }
 
 
@@ -143,6 +148,32 @@ def trend_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def trend_summary(entries: list[dict[str, Any]], last: int = 10) -> dict[str, Any] | None:
+    """The compact trend line of the PR comment: the last `last` runs of main, first → last
+    of pass rate, each metric's mean, p95 latency and cost, and a sparkline of the pass rate."""
+    window = trend(entries, last=last)
+    if not window:
+        return None
+    first, final = window[0], window[-1]
+
+    def cost(e: dict[str, Any]) -> float:
+        return (e.get("generator_cost_usd") or 0.0) + (e.get("judge_cost_usd") or 0.0)
+
+    metrics = {}
+    for name in sorted(final.get("metrics") or {}):
+        metrics[name] = ((first.get("metrics") or {}).get(name), (final.get("metrics") or {}).get(name))
+    return {
+        "runs": len(window),
+        "since": str(first.get("timestamp") or "")[:10],
+        "spark": sparkline([e["pass_rate"] for e in window]),
+        "pass_rate": (first["pass_rate"], final["pass_rate"]),
+        "metrics": metrics,
+        "latency_p95_s": (first.get("latency_p95_s"), final.get("latency_p95_s")),
+        "cost_usd": (cost(first), cost(final)),
+        "comparable": all(e["comparable"] for e in window[1:]),
+    }
+
+
 SPARK = "▁▂▃▄▅▆▇█"
 
 
@@ -170,7 +201,7 @@ def render_trend_text(entries: list[dict[str, Any]]) -> str:
                 str(e.get("questions", "")),
                 f"{e['pass_rate'] * 100:.1f}%",
                 change,
-                "—" if p95 is None else f"{p95:.2f} s",
+                "—" if p95 is None else f"{p95 * 1000:.0f} ms",
                 f"${cost:.4f}",
             )
         )

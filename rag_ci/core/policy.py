@@ -41,7 +41,9 @@ def policy_of(config: Config) -> GatePolicy:
     judge = config.judge.model_dump(mode="json")
     judge["base_url"] = redact_url(config.judge.base_url)
     return GatePolicy(
-        gate=config.gate.model_dump(mode="json"),
+        # gate.accepted is left out: the accepted file is the pull request's own, on purpose
+        # (rag_ci.core.accepted), so it is neither pinned to the baseline nor a policy change.
+        gate=config.gate.model_dump(mode="json", exclude={"accepted"}),
         metrics={name: cfg.model_dump(mode="json") for name, cfg in sorted(config.metric_configs().items())},
         judge=judge,
     )
@@ -82,7 +84,7 @@ def apply_policy(config: Config, policy: GatePolicy) -> Config:
     if judge.get("base_url") and judge["base_url"] == redact_url(config.judge.base_url):
         judge["base_url"] = config.judge.base_url  # the same endpoint; only this copy has its credentials
     data = config.model_dump(mode="json", exclude_unset=True)
-    data["gate"] = _known(GateConfig, policy.gate)
+    data["gate"] = {**_known(GateConfig, policy.gate), "accepted": config.gate.accepted}
     data["judge"] = _known(JudgeConfig, judge)
     data["metrics"] = {name: _known(MetricConfig, cfg) for name, cfg in policy.metrics.items()}
     try:

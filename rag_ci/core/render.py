@@ -263,9 +263,10 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
             k = len(comparison.budget_breaches)
             reasons.append(f"{k} budget{'s' if k != 1 else ''} exceeded")
         return "fail", "❌ " + ", ".join(reasons or [_gate_counts(comparison)])
+    accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
     if comparison.gating:
-        return "pass", f"⚠️ {_gate_counts(comparison)} (gate disabled)"
-    return "pass", "✅ no regression"
+        return "pass", f"⚠️ {_gate_counts(comparison)} (gate disabled){accepted}"
+    return "pass", f"✅ no regression{accepted}"
 
 
 # Ever shorter renderings, tried in order until one fits: rows per table (None: all), then
@@ -318,50 +319,66 @@ def render_markdown(
 
 
 def score_delta_chart(comparison: Comparison | None, head: RunResult, width: int = 640) -> str:
-    """Inline SVG: one row per question, bar = change in passing metrics, dot = latency.
+    """Inline SVG: one row per question; bar = how it compares with the baseline, dot = latency.
 
-    Built from numbers and escaped ids only, so it is safe to embed as markup.
+    The bar is red for every question that fails the gate (regression, worse, routing
+    leak: the headline's count) and green for a gain, its length the number of metrics that
+    crossed their threshold (at least one); other questions get no bar. The latency dots
+    share an axis in ms. Built from numbers and escaped ids only, so it is safe to embed.
     """
-    rows = []
-    old_by_id = {}
-    if comparison is not None:
-        for change in comparison.regressions + comparison.gains + comparison.worse + comparison.changed:
-            old_by_id[change.id] = change
+    gating = {c.id: c for c in comparison.gating} if comparison is not None else {}
+    gains = {c.id: c for c in comparison.gains} if comparison is not None else {}
     questions = head.questions
-    max_latency = max((q.latency_s or 0.0) for q in questions) or 1.0
-    label_w, row_h = 110, 14
-    mid = label_w + (width - label_w) // 4
+    max_latency = max((q.latency_s or 0.0) for q in questions) if questions else 0.0
+    max_latency = max_latency or 1.0
+    label_w, row_h, axis_h = 150, 14, 28
+    mid = label_w + 70
+    lat_left, lat_right = mid + 90, width - 20
+    rows = []
     for i, q in enumerate(questions):
-        passed = sum(1 for m in q.metrics.values() if m.passed)
-        change = old_by_id.get(q.id)
-        delta = 0
-        if change is not None:
-            delta = sum(1 for m in change.metrics if m.crossed_up) - sum(1 for m in change.metrics if m.crossed_down)
         y = i * row_h
-        colour = "#2da44e" if delta > 0 else "#cf222e" if delta < 0 else "#8c959f"
-        bar_w = abs(delta) * 12
-        bar_x = mid if delta >= 0 else mid - bar_w
-        lat_x = mid + 40 + int((width - mid - 60) * (q.latency_s or 0.0) / max_latency)
-        rows.append(
-            f'<text x="0" y="{y + 11}" font-size="10">{html.escape(q.id[:18])}</text>'
-            f'<rect x="{bar_x}" y="{y + 3}" width="{max(bar_w, 2)}" height="9" fill="{colour}">'
-            f"<title>{html.escape(q.id)}: {delta:+d} metrics, {passed} passing</title></rect>"
-            f'<circle cx="{lat_x}" cy="{y + 7}" r="3" fill="#0969da"><title>{html.escape(q.id)}: '
-            f'{fmt_ms(q.latency_s)}</title></circle>'
-        )
-    height = max(len(questions) * row_h, row_h)
-    axis = f'<line x1="{mid}" y1="0" x2="{mid}" y2="{height}" stroke="#d0d7de"/>'
+        label = html.escape(q.id[:24])
+        row = f'<text x="0" y="{y + 11}" font-size="10">{label}</text>'
+        if q.id in gating or q.id in gains:
+            change = gating.get(q.id) or gains[q.id]
+            down = q.id in gating
+            crossed = sum(1 for m in change.metrics if (m.crossed_down if down else m.crossed_up))
+            bar_w = max(1, crossed) * 12
+            bar_x = mid - bar_w if down else mid
+            kind = "fails the gate" if down else "gain"
+            row += (f'<rect x="{bar_x}" y="{y + 3}" width="{bar_w}" height="9" fill="{"#cf222e" if down else "#2da44e"}" '
+                    f'class="{"gating" if down else "gain"}"><title>{html.escape(q.id)}: {kind}, {crossed} metrics crossed</title></rect>')
+        lat_x = lat_left + int((lat_right - lat_left) * (q.latency_s or 0.0) / max_latency)
+        row += (f'<circle cx="{lat_x}" cy="{y + 7}" r="3" fill="#0969da"><title>{html.escape(q.id)}: '
+                f'{fmt_ms(q.latency_s)}</title></circle>')
+        rows.append(row)
+    body_h = max(len(questions) * row_h, row_h)
+    ticks = []
+    for step in range(5):
+        x = lat_left + (lat_right - lat_left) * step // 4
+        ticks.append(f'<line x1="{x}" y1="{body_h}" x2="{x}" y2="{body_h + 4}" stroke="#57606a"/>'
+                     f'<text x="{x}" y="{body_h + 15}" font-size="9" text-anchor="middle">{max_latency * 1000 * step / 4:.0f}</text>')
+    axes = (f'<line x1="{mid}" y1="0" x2="{mid}" y2="{body_h}" stroke="#d0d7de"/>'
+            f'<line x1="{lat_left}" y1="{body_h}" x2="{lat_right}" y2="{body_h}" stroke="#57606a"/>' + "".join(ticks)
+            + f'<text x="{(lat_left + lat_right) // 2}" y="{body_h + 26}" font-size="9" text-anchor="middle">latency (ms)</text>'
+            + f'<text x="{mid}" y="{body_h + 26}" font-size="9" text-anchor="middle">baseline</text>')
+    height = body_h + axis_h
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="per-question metric changes and latency">{axis}{"".join(rows)}</svg>'
+        f'aria-label="per-question changes against the baseline and latency">{axes}{"".join(rows)}</svg>'
     )
 
 
-def render_html(head: RunResult, comparison: Comparison | None = None, *, calibration: list[Any] | None = None) -> str:
-    """A standalone HTML page (no external assets) with the same content and a chart."""
-    verdict, headline = _headline(head, comparison)
+def render_html(head: RunResult, comparison: Comparison | None = None, *, calibration: list[Any] | None = None,
+                history: list[dict[str, Any]] | None = None) -> str:
+    """A standalone HTML page (no external assets) with the same content, the per-question
+    chart and, given the history of main, its trend as charts (overall and per corpus)."""
     from markupsafe import Markup
 
+    from rag_ci.core.charts import trend_charts
+
+    verdict, headline = _headline(head, comparison)
+    entries = (history or [])[-10:]
     return _environment(True).get_template("report.html.j2").render(
         head=head,
         cmp=comparison,
@@ -369,5 +386,7 @@ def render_html(head: RunResult, comparison: Comparison | None = None, *, calibr
         headline=headline,
         chart=Markup(score_delta_chart(comparison, head)),
         calibration=calibration or [],
+        trend_charts=Markup(trend_charts(entries)) if entries else None,
+        trend_runs=len(entries),
         regression_groups=group_by_stage(comparison.regressions) if comparison else [],
     )

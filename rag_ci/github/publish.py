@@ -9,6 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rag_ci.core.compare import Comparison, QuestionChange
 from rag_ci.core.render import COMMENT_MARKER, GITHUB_COMMENT_LIMIT, render_html
@@ -33,11 +34,11 @@ class Reports:
 
 
 def write_reports(output_dir: Path, head: RunResult, comparison: Comparison | None, markdown: str, *,
-                  calibration: list | None = None) -> Reports:
+                  calibration: list | None = None, history: list[dict[str, Any]] | None = None) -> Reports:
     md = output_dir / REPORT_MD
     html = output_dir / REPORT_HTML
     write_text_atomic(md, markdown)
-    write_text_atomic(html, render_html(head, comparison, calibration=calibration))
+    write_text_atomic(html, render_html(head, comparison, calibration=calibration, history=history))
     cmp_path = None
     if comparison is not None:
         cmp_path = output_dir / COMPARISON_FILE

@@ -68,7 +68,7 @@ def test_run_writes_results_and_compare_finds_the_regression(tiny_project, tmp_p
     md = invoke("compare", tmp_path / "base.json", tmp_path / "head.json")
     assert md.exit_code == 1 and "❌ 1 regression" in md.output
     html = invoke("report", tmp_path / "head.json", "--baseline", tmp_path / "base.json", "--format", "html", "-o", tmp_path / "r.html")
-    assert html.exit_code == 0 and "<svg" in (tmp_path / "r.html").read_text()
+    assert html.exit_code == 1 and "<svg" in (tmp_path / "r.html").read_text()  # exits like compare (--help)
 
 
 def test_compare_with_missing_or_corrupt_baseline_exits_2(tmp_path):

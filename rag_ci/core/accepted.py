@@ -1,0 +1,144 @@
+"""Accepted regressions (docs/accepted.md): a reviewed file that lets named regressions pass.
+
+    accepted:
+      - id: refund-window
+        question_hash: 3f2a9c...        # the question as accepted; an edit lapses the entry
+        metric: faithfulness            # optional: only this metric's drop is accepted
+        reason: The new policy text replaced the 30-day window on purpose (PR #412).
+
+Unlike the rest of the gate policy (taken from the baseline), this file is read from the
+pull request on purpose: its diff is what reviewers approve, and the report lists every
+acceptance at the top of the comment. A routing leak is never accepted. Pure: text in,
+entries out; a comparison and entries in, a comparison out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rag_ci.core.compare import Comparison, QuestionChange
+from rag_ci.core.yamlsrc import line_of, load_yaml
+from rag_ci.errors import ValidationError
+
+DEFAULT_ACCEPTED_FILE = "accepted.yml"
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    id: str
+    question_hash: str
+    reason: str
+    metric: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class AcceptedChange:
+    """A regression (or worse question) that passes the gate because the file accepts it."""
+
+    change: QuestionChange
+    reasons: tuple[str, ...]
+    metrics: tuple[str, ...]  # the accepted metrics that crossed; empty: the whole question
+
+
+@dataclass(frozen=True)
+class StaleAcceptance:
+    id: str
+    metric: str | None
+    reason: str
+    why: str
+
+
+def parse_accepted(text: str, filename: str) -> tuple[Acceptance, ...]:
+    """The entries of an accepted file; a clear error naming file and line otherwise."""
+    root = load_yaml(text, filename)
+    if root is None:
+        return ()
+    items = root.get("accepted") if isinstance(root, dict) else root
+    if items is None:
+        return ()
+    if not isinstance(items, list):
+        raise ValidationError([f"{filename}:{line_of(root) or 1}: `accepted` must be a list of {{id, question_hash, reason, metric}}"])
+    entries, problems = [], []
+    for index, item in enumerate(items):
+        line = line_of(items, index)
+        where = f"{filename}:{line}" if line else filename
+        if not isinstance(item, dict):
+            problems.append(f"{where}: an entry must be a mapping with id, question_hash and reason")
+            continue
+        unknown = sorted(set(map(str, item)) - {"id", "question_hash", "reason", "metric"})
+        missing = [k for k in ("id", "question_hash", "reason") if not str(item.get(k) or "").strip()]
+        if unknown:
+            problems.append(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: id, question_hash, reason, metric)")
+        if missing:
+            problems.append(f"{where}: missing {', '.join(missing)}" + (
+                " (the question_hash of each regression is in the HTML report and comparison.json)" if "question_hash" in missing else ""))
+        if unknown or missing:
+            continue
+        metric = item.get("metric")
+        entries.append(Acceptance(id=str(item["id"]), question_hash=str(item["question_hash"]), reason=" ".join(str(item["reason"]).split()),
+                                  metric=str(metric) if metric not in (None, "") else None, line=line))
+    if problems:
+        raise ValidationError(problems)
+    return tuple(entries)
+
+
+def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str]) -> Comparison:
+    """Move the regressions and worse questions the entries accept out of the gate, into
+    `accepted`; entries that accept nothing become `stale_accepted`.
+
+    An entry applies while the question's hash is the one it names. With `metric`, it
+    covers that metric's drop only: a question is accepted when every metric that crossed
+    down is covered (or an entry for it names no metric). Routing leaks are never accepted.
+    """
+    if not entries:
+        return comparison
+    by_id: dict[str, list[Acceptance]] = {}
+    for entry in entries:
+        by_id.setdefault(entry.id, []).append(entry)
+    used: set[Acceptance] = set()
+    stale: list[StaleAcceptance] = []
+    accepted: list[AcceptedChange] = []
+
+    def accept(changes: tuple[QuestionChange, ...]) -> tuple[QuestionChange, ...]:
+        kept = []
+        for change in changes:
+            current = question_hashes.get(change.id)
+            candidates = [e for e in by_id.get(change.id, []) if e.question_hash == current]
+            crossed = tuple(m.name for m in change.metrics if m.crossed_down)
+            whole = [e for e in candidates if e.metric is None]
+            covering = [e for e in candidates if e.metric is not None and e.metric in crossed]
+            if change.new_verdict == "routing_error" or not candidates:
+                kept.append(change)
+            elif whole or (crossed and {e.metric for e in covering} >= set(crossed)):
+                chosen = whole + covering
+                used.update(chosen)
+                accepted.append(AcceptedChange(change, tuple(dict.fromkeys(e.reason for e in chosen)), () if whole else crossed))
+            else:
+                kept.append(change)
+        return tuple(kept)
+
+    regressions, worse = accept(comparison.regressions), accept(comparison.worse)
+    for entry in entries:
+        if entry in used:
+            continue
+        current = question_hashes.get(entry.id)
+        if current is None:
+            why = "no question with this id in the question set"
+        elif current != entry.question_hash:
+            why = f"the question changed since it was accepted (question_hash {entry.question_hash[:12]}, now {current[:12]})"
+        elif any(c.id == entry.id and c.new_verdict == "routing_error" for c in comparison.gating):
+            why = "a routing leak is never accepted"
+        elif any(c.id == entry.id for c in regressions + worse):
+            why = f"the question regressed on other metrics than {entry.metric}" if entry.metric else "not accepted"
+        else:
+            why = "it did not regress in this run"
+        stale.append(StaleAcceptance(entry.id, entry.metric, entry.reason, why))
+    return replace(comparison, regressions=regressions, worse=worse, accepted=tuple(accepted), stale_accepted=tuple(stale))
+
+
+def in_force(entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The entries that still apply to this question set, for the history line."""
+    return [{"id": e.id, "metric": e.metric, "reason": e.reason} for e in entries if question_hashes.get(e.id) == e.question_hash]
