@@ -40,7 +40,7 @@ class AcceptedChange:
 
     change: QuestionChange
     reasons: tuple[str, ...]
-    metrics: tuple[str, ...]  # the accepted metrics that crossed; empty: the whole question
+    metrics: tuple[str, ...]  # the metrics that crossed down (empty: a verdict change, e.g. an error)
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], ques
             elif whole or (crossed and {e.metric for e in covering} >= set(crossed)):
                 chosen = whole + covering
                 used.update(chosen)
-                accepted.append(AcceptedChange(change, tuple(dict.fromkeys(e.reason for e in chosen)), () if whole else crossed))
+                accepted.append(AcceptedChange(change, tuple(dict.fromkeys(e.reason for e in chosen)), crossed))
             else:
                 kept.append(change)
         return tuple(kept)

@@ -17,7 +17,10 @@ SCHEMA_VERSION = 1
 QUESTION_SET_SCHEMA = 1
 
 Verdict = Literal["pass", "fail", "error", "routing_error"]
-MetricKind = Literal["retrieval", "judge"]
+# "retrieval": judges what was retrieved (hit@k, MRR, nDCG, source recall/precision);
+# "answer": judge-free checks of the answer (keyword_coverage, refusal); "judge": an LLM judge.
+# results.json files written before "answer" existed store "retrieval" for the answer checks.
+MetricKind = Literal["retrieval", "answer", "judge"]
 
 
 class _Model(BaseModel):

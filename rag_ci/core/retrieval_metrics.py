@@ -107,9 +107,9 @@ def is_refusal(answer: str) -> bool:
     return bool(_REFUSAL_RE.search(normalise_text(answer)))
 
 
-def _result(name: str, score: float, cfg: MetricConfig, reason: str) -> MetricResult:
+def _result(name: str, score: float, cfg: MetricConfig, reason: str, kind: str = "retrieval") -> MetricResult:
     passed = None if cfg.threshold is None else score >= cfg.threshold
-    return MetricResult(name=name, kind="retrieval", score=round(score, 6), threshold=cfg.threshold, passed=passed, reason=reason)
+    return MetricResult(name=name, kind=kind, score=round(score, 6), threshold=cfg.threshold, passed=passed, reason=reason)
 
 
 def score_retrieval(
@@ -132,9 +132,9 @@ def score_retrieval(
         for name, cfg in configs.items():
             k = cfg.k or 5
             if name == "hit_at_k":
-                results[name] = _result(name, hit_at_k(rel, k), cfg, f"{found}/{len(sources)} expected sources retrieved; first at rank {_first_rank(rel)} (k={k})")
+                results[name] = _result(name, hit_at_k(rel, k), cfg, _hit_reason(rel, found, len(sources), k))
             elif name == "mrr":
-                results[name] = _result(name, reciprocal_rank(rel), cfg, f"first expected source at rank {_first_rank(rel)}")
+                results[name] = _result(name, reciprocal_rank(rel), cfg, f"first expected source at rank {_first_rank(rel)}" if rel.any() else "no expected source retrieved")
             elif name == "ndcg":
                 results[name] = _result(name, ndcg_at_k(rel, k, len(sources)), cfg, f"nDCG@{k} over {len(sources)} expected sources")
             elif name == "source_recall":
@@ -145,15 +145,22 @@ def score_retrieval(
         cfg = configs["keyword_coverage"]
         missing = [kw for kw in question.keywords if normalise_text(kw) not in normalise_text(answer)]
         reason = "all keywords present" if not missing else "missing: " + ", ".join(missing)
-        results["keyword_coverage"] = _result("keyword_coverage", keyword_coverage(answer, question.keywords), cfg, reason)
+        results["keyword_coverage"] = _result("keyword_coverage", keyword_coverage(answer, question.keywords), cfg, reason, kind="answer")
     if "refusal" in configs:
         refused = is_refusal(answer)
         if question.is_refusal:
             score, reason = (1.0, "refused as expected") if refused else (0.0, "answered an out-of-scope question")
         else:
             score, reason = (0.0, "refused an in-scope question") if refused else (1.0, "answered")
-        results["refusal"] = _result("refusal", score, configs["refusal"], reason)
+        results["refusal"] = _result("refusal", score, configs["refusal"], reason, kind="answer")
     return results
+
+
+def _hit_reason(rel: np.ndarray, found: int, expected: int, k: int) -> str:
+    in_top = int(rel[:k].sum())
+    if not found:
+        return f"none of the {expected} expected sources retrieved (top {k} checked)"
+    return f"{in_top}/{expected} expected sources in the top {k}; first at rank {_first_rank(rel)}"
 
 
 def _first_rank(rel: np.ndarray) -> str:
