@@ -114,7 +114,7 @@ def test_the_chart_has_one_red_bar_per_question_failing_the_gate_a_routing_leak_
     assert len(comparison.gating) == 2
     svg = score_delta_chart(comparison, head)
     assert svg.count('fill="#cf222e"') == 2 and svg.count('fill="#2da44e"') == 1
-    assert "<title>leak: fails the gate" in svg and "<title>reg: fails the gate" in svg and "<title>edited: " not in svg
+    assert "<title>leak: fails the gate" in svg and "<title>reg: fails the gate" in svg and "<title>edited: fails" not in svg
     assert "latency (ms)" in svg and ">100<" in svg
     html = render_html(head, comparison)
     assert "Gains (1)" in html
