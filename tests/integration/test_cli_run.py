@@ -52,7 +52,9 @@ def test_missing_config_exits_2(tmp_path):
 
 def test_run_writes_results_and_compare_finds_the_regression(tiny_project, tmp_path):
     config = tiny_project(COMMAND_TARGET)
-    assert invoke("run", "--config", config, "-o", tmp_path / "base.json", "--no-progress").exit_code == 0
+    first = invoke("run", "--config", config, "-o", tmp_path / "base.json", "--no-progress")
+    assert first.exit_code == 0
+    assert "## rag-ci: 🟡 no baseline to compare with" in first.output and "4/4 questions pass" in first.output  # the report
     base = json.loads((tmp_path / "base.json").read_text())
     assert [q["verdict"] for q in base["questions"]] == ["pass", "pass", "pass", "pass"]
     assert base["meta"]["question_set_version"] == 1 and base["meta"]["generator_models"] == ["tiny-1"]
