@@ -74,7 +74,7 @@ class QuestionChange:
     carried_from_sha: str | None = None
     worse_because: str | None = None  # for `worse`: what got worse
     # Before and after, for the report (untrusted: escape when rendering). Sources are
-    # labels (doc_id, else source) in the order retrieved: rank = position + 1.
+    # labels (source, else doc_id) in the order retrieved: rank = position + 1.
     old_answer: str | None = None
     old_sources: tuple[str, ...] = ()
     new_sources: tuple[str, ...] = ()
@@ -320,7 +320,8 @@ def _change(old: QuestionResult | None, new: QuestionResult | None) -> QuestionC
 
 
 def _sources(contexts: list[Context]) -> tuple[str, ...]:
-    return tuple(c.doc_id or c.source or " ".join(c.text.split())[:80] for c in contexts)
+    # The source (file, section) says which chunk; doc_id is often only the corpus.
+    return tuple(c.source or c.doc_id or " ".join(c.text.split())[:80] for c in contexts)
 
 
 def _retrieval_evidence(old: QuestionResult, new: QuestionResult) -> tuple[str, ...]:

@@ -108,7 +108,7 @@ def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
     a change the pull request made.
     """
     baseline, own = _with_defaults(baseline), _with_defaults(own)
-    lines = [f"gate.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(baseline.gate, own.gate)]
+    lines = [f"gate.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(baseline.gate, own.gate) if k != "accepted"]
     for name in sorted(set(baseline.metrics) | set(own.metrics)):
         before, after = baseline.metrics.get(name), own.metrics.get(name)
         if before is None:
@@ -127,7 +127,7 @@ def _thresholds_only_policy(own: GatePolicy, thresholds: dict[str, float | None]
     metrics = {}
     for name, threshold in sorted(thresholds.items()):
         metrics[name] = {**own.metrics.get(name, {}), "threshold": threshold}
-    return GatePolicy(gate=GateConfig().model_dump(mode="json"), metrics=metrics, judge=own.judge)
+    return GatePolicy(gate=GateConfig().model_dump(mode="json", exclude={"accepted"}), metrics=metrics, judge=own.judge)
 
 
 def _with_defaults(policy: GatePolicy) -> GatePolicy:

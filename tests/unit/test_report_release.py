@@ -209,3 +209,14 @@ def test_the_html_report_charts_the_trend_overall_and_per_corpus_escaped():
                   "pass rate, corpus &lt;x&gt;"):
         assert f">{title}</text>" in html, title
     assert "<x>" not in html
+
+
+def test_the_accepted_file_setting_is_never_a_gate_change_nor_pinned_to_the_baseline():
+    from rag_ci.core.config import Config
+    from rag_ci.core.policy import pin_to_baseline, policy_of
+
+    config = Config.model_validate({"target": {"kind": "http", "url": "http://127.0.0.1:1"}, "gate": {"accepted": "mine.yml"}})
+    for recorded in (None, policy_of(Config.model_validate({"target": {"kind": "http", "url": "http://127.0.0.1:1"}}))):
+        meta = run(question("A"), thresholds={"hit_at_k": 1.0}, policy=recorded).meta
+        pinned = pin_to_baseline(config, meta)
+        assert not [c for c in pinned.changes if "accepted" in c] and pinned.config.gate.accepted == "mine.yml"
