@@ -22,6 +22,10 @@ Exit codes:
 """
 
 
+class _Unusable(click.ClickException):
+    exit_code = 2  # 1 means "regression" and only that
+
+
 class _HistoryGroup(click.Group):
     """`rag-ci history FILE` shows the trend (as before); `rag-ci history append ...` adds a line."""
 
@@ -61,7 +65,6 @@ def show(file: Path, last: int, as_json: bool) -> None:
 def append(results: Path, history_file: Path, accepted_file: Path | None, run_url: str | None, event: str | None) -> None:
     """Append RESULTS' summary line (the one the action writes on main) to the history."""
     from rag_ci.accepted_file import read_accepted
-    from rag_ci.cli import UserError
     from rag_ci.core.accepted import in_force
     from rag_ci.errors import RagCiError
     from rag_ci.storage import load_results
@@ -79,7 +82,7 @@ def append(results: Path, history_file: Path, accepted_file: Path | None, run_ur
                 out.write("\n")
             out.write(line + "\n")
     except RagCiError as exc:
-        raise UserError(str(exc)) from None
+        raise _Unusable(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{history_file}: {exc}") from None
+        raise _Unusable(f"{history_file}: {exc}") from None
     click.echo(f"appended a line for {(result.meta.git_sha or 'unknown commit')[:12]} to {history_file}", err=True)
