@@ -319,6 +319,9 @@ def _change(old: QuestionResult | None, new: QuestionResult | None) -> QuestionC
     )
 
 
+_TOP_K = 5  # the default k of the retrieval metrics
+
+
 def _sources(contexts: list[Context]) -> tuple[str, ...]:
     # The source (file, section) says which chunk; doc_id is often only the corpus.
     return tuple(c.source or c.doc_id or " ".join(c.text.split())[:80] for c in contexts)
@@ -332,6 +335,12 @@ def _retrieval_evidence(old: QuestionResult, new: QuestionResult) -> tuple[str, 
         o, n = old.metrics[name].score, new.metrics[name].score
         if o is not None and n is not None and n < o - 1e-9:
             out.append(f"{name} {_num(o)} → {_num(n)}")
+    # Chunks in the top k that the baseline did not retrieve (re-chunking, another retriever):
+    # the context is no longer the one the baseline answered from, whatever the metrics say.
+    before, after = _sources(old.contexts)[:_TOP_K], _sources(new.contexts)[:_TOP_K]
+    unseen = [label for label in after if label not in before]
+    if before and unseen:
+        out.append(f"{len(unseen)} of the top {len(after)} chunks not retrieved on the baseline")
     return tuple(out)
 
 

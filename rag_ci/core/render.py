@@ -32,7 +32,7 @@ GITHUB_COMMENT_LIMIT = 65536
 # Brackets are escaped, so parentheses and `!` can never complete a link or an image.
 _MD_SPECIALS = "\\`*_{}[]#+|~<>"
 STAGE_TITLES = {
-    "retrieval": "Retrieval (the expected context was not retrieved, or ranked lower than on the baseline)",
+    "retrieval": "Retrieval (the expected context was not retrieved, ranked lower, or is not the baseline's)",
     "generation": "Generation failure (right context, wrong answer)",
     "both": "Retrieval and generation",
     None: "Errors and routing leaks",

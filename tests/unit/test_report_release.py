@@ -46,6 +46,15 @@ def test_a_generation_failure_without_retrieval_evidence_stays_generation():
     assert change.failure_stage == "generation" and change.retrieval_evidence == ()
 
 
+def test_chunks_the_baseline_never_retrieved_point_at_retrieval():
+    base, head = _bm25_pair()
+    head.questions[0].metrics["mrr"].score = 1.0
+    head.questions[0].contexts = [Context(text="new", doc_id="a", source="refunds.md#7"), base.questions[0].contexts[1]]
+    [change] = compare(base, head).regressions
+    assert change.failure_stage == "retrieval"
+    assert change.retrieval_evidence == ("1 of the top 2 chunks not retrieved on the baseline",)
+
+
 def test_before_and_after_shows_both_answers_with_changed_words_marked_escaped_and_sources_by_rank():
     base, head = _bm25_pair()
     comparison = compare(base, head)
