@@ -242,7 +242,8 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         )
     history = _read_history(history_file)
     if base is None:
-        click.echo(_render(head, None, fmt if fmt != "json" else "md", history, None))
+        if fmt != "json":  # the JSON format is the comparison's, and there is none
+            click.echo(_render(head, None, fmt, history, None))
         return
     if shard is not None:
         from rag_ci.core.shards import restrict_to_shard
