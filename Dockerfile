@@ -33,7 +33,7 @@ RUN set -eu; \
     purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
     echo /opt/rag-ci/src > "$purelib/rag_ci_source.pth"; \
     find "$venv" -depth \( -name __pycache__ -o -name tests -o -name '*.pyc' \) -exec rm -rf {} +; \
-    rm -f "$venv"/bin/activate* "$venv"/bin/pip*; \
+    rm -f "$venv"/bin/activate* "$venv"/bin/Activate.ps1 "$venv"/bin/pip*; \
     mkdir -p /opt/rag-ci/bin; \
     printf '#!/bin/sh\nexec /opt/rag-ci/venv/bin/python -m rag_ci.cli "$@"\n' > /opt/rag-ci/bin/rag-ci; \
     chmod 755 /opt/rag-ci/bin/rag-ci

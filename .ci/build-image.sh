@@ -24,11 +24,13 @@ pyver=$(docker run --rm --entrypoint python3 "$base" -c 'import sys; print(f"{sy
 arch=$(docker image inspect -f '{{.Architecture}}' "$base")
 case "$arch" in amd64) machine=x86_64 ;; arm64) machine=aarch64 ;; *) machine=$arch ;; esac
 started=$(date +%s)
-"${PIP:-pip}" download --quiet --no-deps --only-binary=:all: --dest requirements/wheels \
+stamp=requirements/wheels/.downloaded-for
+want="$(sha256sum requirements/action.lock | cut -c1-16) cp$pyver $machine"
+[ "$(cat "$stamp" 2>/dev/null)" = "$want" ] || "${PIP:-pip}" download --quiet --no-deps --only-binary=:all: --dest requirements/wheels \
     --python-version "$pyver" --implementation cp --abi "cp$pyver" --abi abi3 --abi none \
     --platform "manylinux_2_36_$machine" --platform "manylinux_2_28_$machine" --platform "manylinux_2_17_$machine" \
     --platform "manylinux2014_$machine" --platform "manylinux_2_5_$machine" --platform linux_"$machine" --platform any \
-    -r requirements/action.lock
+    -r requirements/action.lock 2> >(grep -v "is ignored: it is neither" >&2) && echo "$want" > "$stamp"
 echo "build-image: wheels ready in $(( $(date +%s) - started ))s" >&2
 started=$(date +%s)
 docker build --quiet --build-arg PYTHON_IMAGE="$base" --build-arg WHEELS_ONLY=1 -t "$TAG" . >&2

@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
     for provider, server_class in SERVERS.items():
         with server_class() as server:
             output = out / f"{provider}.json"
-            args = ["run", "--config", str(example / "rag-ci.yml"), "-o", str(output), "--no-progress", "--no-build",
+            args = ["run", "--config", str(example / "rag-ci.yml"), "-o", str(output), "--no-progress",
                     "--shard", "1/10", "--judge", f"{provider}:{JUDGE_MODELS[provider]}@{server.base_url}"]
             try:
                 cli.main(args, standalone_mode=False)

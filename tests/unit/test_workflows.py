@@ -122,7 +122,9 @@ def test_dockerfile_pins_dependencies_before_copying_code():
     install_lock = next(i for i, line in enumerate(lines) if "requirements/action.lock" in line and line.startswith("RUN"))
     copy_code = next(i for i, line in enumerate(lines) if line.startswith("COPY rag_ci"))
     assert install_lock < copy_code, "a code change must not reinstall the dependencies"
-    assert lines[-1] == 'ENTRYPOINT ["python", "/opt/rag-ci/entrypoint.py"]'
+    assert lines[-1] == 'ENTRYPOINT ["/opt/rag-ci/venv/bin/python", "-m", "rag_ci"]'
+    # After the code is copied nothing runs: a code change rebuilds one COPY layer (seconds).
+    assert not any(line.startswith("RUN") for line in lines[copy_code:])
     lock = (REPO / "requirements" / "action.lock").read_text().splitlines()
     pins = [line for line in lock if line and not line.startswith("#")]
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^\s]+", line) for line in pins)
