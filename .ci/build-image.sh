@@ -19,8 +19,16 @@ if [ -z "$base" ] || ! docker image inspect "$base" >/dev/null 2>&1; then
     echo "build-image: no base image (run .ci/docker-engine.sh; status: $(cat "$STATUS_FILE" 2>/dev/null | tr '\n' ' '))" >&2
     exit 3
 fi
-# The base's Python decides which wheels fit (cp311 on bookworm, whatever the host runs).
-pyver=$(docker run --rm --entrypoint python3 "$base" -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')
+# The base's Python decides which wheels fit (cp311 on bookworm, whatever the host runs);
+# asked once per base image (starting a container copies its whole file system under vfs).
+base_id=$(docker image inspect -f '{{.Id}}' "$base")
+pyver_cache=requirements/wheels/.python-of-base
+mkdir -p requirements/wheels
+pyver=$(sed -n "s|^$base_id ||p" "$pyver_cache" 2>/dev/null || true)
+if [ -z "$pyver" ]; then
+    pyver=$(docker run --rm --entrypoint python3 "$base" -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')
+    echo "$base_id $pyver" > "$pyver_cache"
+fi
 arch=$(docker image inspect -f '{{.Architecture}}' "$base")
 case "$arch" in amd64) machine=x86_64 ;; arm64) machine=aarch64 ;; *) machine=$arch ;; esac
 started=$(date +%s)
