@@ -1,34 +1,51 @@
-# The rag-ci GitHub Action image (action.yml: runs.using docker, image Dockerfile).
+# The rag-ci image: the GitHub Action (action.yml: runs.using docker) and the CLI.
 #
-# Layers go from least to most often changed: the pinned dependencies are installed
-# from requirements/action.lock before any project file is copied, so a code change
-# rebuilds only the last two small layers. Regenerate the lock with
+#   docker run --rm -v "$PWD:/src" -w /src IMAGE run --config rag-ci.yml   the CLI (any command, --help, --version)
+#   no arguments, inside GitHub Actions                                     the action (rag_ci/__main__.py)
+#
+# Two stages. `deps` installs requirements/action.lock into rag-ci's own virtual
+# environment (/opt/rag-ci/venv), without byte-code caches, test folders or pip; the
+# final stage copies that one folder and then the project's source, which is the only
+# layer a code change rebuilds (a COPY: seconds). rag-ci's source is found through a
+# .pth file, so no pip runs after a code change. Regenerate the lock with
 # requirements/update-action-lock.sh after changing dependencies in pyproject.toml.
 #
-# The runner builds this image on each job and runs it as root (as Docker actions
-# must), with the workspace mounted at /github/workspace and the Docker socket at
-# /var/run/docker.sock for `target.kind: docker`.
+# The user's RAG never runs in rag-ci's environment: inside this image (RAG_CI_IMAGE=1)
+# its build steps and commands get a virtual environment of their own, created once per
+# job from the base image's python3 (rag_ci/targets/venv.py). PATH holds only the
+# `rag-ci` launcher of /opt/rag-ci/bin, so `python` and `pip` in a CI script are the base's.
+#
+# Offline builds (no PyPI from inside the build): put the lock's wheels in
+# requirements/wheels/ and pass --build-arg WHEELS_ONLY=1 (.ci/build-image.sh does both).
+# The runner runs the image as root (as Docker actions must), with the workspace at
+# /github/workspace and the Docker socket at /var/run/docker.sock for `target.kind: docker`.
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
-FROM ${PYTHON_IMAGE}
 
+FROM ${PYTHON_IMAGE} AS deps
+ARG WHEELS_ONLY=
+COPY requirements/ /tmp/requirements/
+RUN set -eu; \
+    python3 -m venv /opt/rag-ci/venv; \
+    venv=/opt/rag-ci/venv; \
+    PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/python" -m pip install --quiet --no-compile --no-deps \
+        ${WHEELS_ONLY:+--no-index --find-links /tmp/requirements/wheels} -r /tmp/requirements/action.lock; \
+    "$venv/bin/python" -m pip uninstall --quiet --yes pip setuptools; \
+    purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+    echo /opt/rag-ci/src > "$purelib/rag_ci_source.pth"; \
+    find "$venv" -depth \( -name __pycache__ -o -name tests -o -name '*.pyc' \) -exec rm -rf {} +; \
+    rm -f "$venv"/bin/activate* "$venv"/bin/Activate.ps1 "$venv"/bin/pip*; \
+    mkdir -p /opt/rag-ci/bin; \
+    printf '#!/bin/sh\nexec /opt/rag-ci/venv/bin/python -m rag_ci.cli "$@"\n' > /opt/rag-ci/bin/rag-ci; \
+    chmod 755 /opt/rag-ci/bin/rag-ci
+
+FROM ${PYTHON_IMAGE}
 ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 \
     DEEPEVAL_TELEMETRY_OPT_OUT=1 \
     DEEPEVAL_DISABLE_DOTENV=1 \
-    RAG_CI_IMAGE=1
-
-WORKDIR /opt/rag-ci
-
-# 1. Dependencies, exactly as locked (the extras deepeval, anthropic, gemini, ollama, github, docker).
-COPY requirements/action.lock requirements/action.lock
-RUN pip install --no-deps -r requirements/action.lock && pip check
-
-# 2. The project itself, without touching the dependencies installed above.
-COPY pyproject.toml README.md* ./
-COPY rag_ci ./rag_ci
-RUN pip install --no-deps . && python -c "import rag_ci.action, github, docker"
-
-COPY entrypoint.py /opt/rag-ci/entrypoint.py
-ENTRYPOINT ["python", "/opt/rag-ci/entrypoint.py"]
+    RAG_CI_IMAGE=1 \
+    PATH=/opt/rag-ci/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+COPY --from=deps /opt/rag-ci /opt/rag-ci
+# The only layer a code change rebuilds (.dockerignore lets rag_ci/ through without caches).
+COPY rag_ci /opt/rag-ci/src/rag_ci
+ENTRYPOINT ["/opt/rag-ci/venv/bin/python", "-m", "rag_ci"]

@@ -8,7 +8,10 @@
 #
 # Why a home-made base image: no container registry is reachable on the CI
 # machines, but the Debian mirror is. debootstrap builds a minimal root file
-# system with python3 + python3-numpy that `docker import` turns into an image.
+# system with python3 + python3-numpy + python3-venv that `docker import` turns into
+# an image: the stand-in for python:3.11-slim-bookworm that rag-ci's own Dockerfile
+# builds FROM (python3-venv: rag-ci's image keeps its own packages in one virtual
+# environment and the user's RAG in another).
 #
 # Environment (all optional):
 #   RAG_CI_DOCKER_STATUS  status file the tests read (default /tmp/rag-ci/docker-engine.status)
@@ -22,8 +25,9 @@ LOG_DIR=${RAG_CI_LOG_DIR:-/var/log/rag-ci}
 DOCKERD_LOG="$LOG_DIR/dockerd.log"
 DOCKERD_PIDFILE=/var/run/rag-ci-dockerd.pid
 SUITE=bookworm
-BASE_IMAGE="rag-ci-base:${SUITE}-python"
-ROOTFS_TAR="$CACHE_DIR/${SUITE}-python-rootfs.tar"
+# The tag and the tarball name change with the package list, so an older cache is not reused.
+BASE_IMAGE="rag-ci-base:${SUITE}-python-venv"
+ROOTFS_TAR="$CACHE_DIR/${SUITE}-python-venv-rootfs.tar"
 # python:3.12-slim is only a fallback for machines that reach Docker Hub but have no Debian mirror.
 REGISTRY_FALLBACK_IMAGE=python:3.12-slim
 
@@ -101,7 +105,7 @@ make_rootfs_tarball() {
     fi
     rootfs=$(mktemp -d /tmp/rag-ci-rootfs.XXXXXX)
     say "debootstrap $SUITE from $mirror (about a minute; cached afterwards in $ROOTFS_TAR)"
-    if ! debootstrap --variant=minbase --include=python3,python3-numpy "$SUITE" "$rootfs" "$mirror" \
+    if ! debootstrap --variant=minbase --include=python3,python3-numpy,python3-venv,ca-certificates "$SUITE" "$rootfs" "$mirror" \
             >"$LOG_DIR/debootstrap.log" 2>&1; then
         say "debootstrap failed: $(tail -n 3 "$LOG_DIR/debootstrap.log" | tr '\n' ' ')"
         rm -rf "$rootfs"

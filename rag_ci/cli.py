@@ -374,11 +374,12 @@ cli.add_command(merge)
 cli.add_command(questions)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """The `rag-ci` command (also `python -m rag_ci.cli`, and the image with arguments)."""
     from rag_ci.signals import terminate_like_interrupt
 
     terminate_like_interrupt()
-    cli()
+    cli(args=argv, prog_name="rag-ci")
 
 
 if __name__ == "__main__":

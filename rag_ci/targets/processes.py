@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError
+from rag_ci.targets.venv import ensure_target_venv, target_venv_dir, venv_path_entries
 
 # What every process needs to run, and nothing that authorises anything.
 BASIC_VARIABLES = frozenset({
@@ -118,14 +119,21 @@ def process_env(extra: Mapping[str, str] | None, environ: Mapping[str, str] | No
 
     The folder of the interpreter running rag-ci comes first on PATH, so that
     `python` in a build step or command is the one with the project installed
-    (a virtualenv that was never activated, in CI).
+    (a virtualenv that was never activated, in CI). In rag-ci's image the RAG's own
+    virtual environment comes first instead, and rag-ci's is left out (targets/venv.py).
     """
     environ = os.environ if environ is None else environ
     env = {k: v for k, v in environ.items() if _basic(k)}
-    bin_dir = os.path.dirname(sys.executable)
-    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
-    env.setdefault("PYTHONUNBUFFERED", "1")
     user = target_user()
+    venv = target_venv_dir(environ)
+    if venv is not None:
+        ensure_target_venv(venv, user.uid if user else None, user.gid if user else None)
+        env["PATH"] = venv_path_entries(venv, env.get("PATH", os.defpath))
+        env["VIRTUAL_ENV"] = str(venv)
+        env.pop("PYTHONPATH", None)  # rag-ci's, never the RAG's
+    else:
+        env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", os.defpath)
+    env.setdefault("PYTHONUNBUFFERED", "1")
     if user is not None:  # root's HOME and TMPDIR are not the target user's to write
         env["HOME"] = env["TMPDIR"] = str(user.home)
         env["USER"] = env["LOGNAME"] = user.name

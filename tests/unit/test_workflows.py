@@ -76,12 +76,29 @@ def test_every_workflow_declares_least_privilege_permissions(path):
         "rag-ci-baseline.yml": {"contents"},
         "rag-ci-full.yml": {"contents"},
         "rag-ci-comment.yml": {"pull-requests"},
+        "release.yml": set(),  # its one job: contents (the release tag) and packages (GHCR)
+        "publish-pypi.yml": set(),  # its publish job: id-token only (trusted publishing)
     }[path.name]
     writes = {scope for scope, level in permissions.items() if level == "write"}
     assert writes == allowed_write, f"{path.name}: writes {writes}, expected {allowed_write}"
     for name, job in workflow["jobs"].items():
         assert "timeout-minutes" in job, f"{path.name}: job {name} has no timeout"
     assert "pull_request_target" not in triggers(workflow)
+
+
+def test_release_jobs_get_only_the_writes_they_need():
+    release = load(REPO / ".github" / "workflows" / "release.yml")["jobs"]["image"]
+    assert release["permissions"] == {"contents": "write", "packages": "write"}
+    pypi = load(REPO / ".github" / "workflows" / "publish-pypi.yml")["jobs"]
+    assert pypi["publish"]["permissions"] == {"id-token": "write"} and "permissions" not in pypi["build"]
+
+
+def test_main_builds_the_action_image_and_a_release_pulls_the_pushed_one():
+    assert load(REPO / "action.yml")["runs"]["image"] == "Dockerfile"
+    steps = "\n".join(step.get("run", "") for step in load(REPO / ".github" / "workflows" / "release.yml")["jobs"]["image"]["steps"])
+    assert "--platform linux/amd64,linux/arm64" in steps and '--tag "$IMAGE:$VERSION"' in steps
+    assert 's|^  image: Dockerfile$|  image: docker://$IMAGE:$VERSION|' in steps
+    assert steps.index("tests/e2e/test_image.py") < steps.index("--push")  # tested before it is pushed
 
 
 def test_ci_runs_the_same_command_as_dot_ci_run():
@@ -116,13 +133,16 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
 
 def test_dockerfile_pins_dependencies_before_copying_code():
     text = (REPO / "Dockerfile").read_text()
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    instructions = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
+    lines = [line.strip() for line in instructions.splitlines() if line.strip()]
     assert re.search(r"python:3\.\d+-slim", text)
     assert "DEEPEVAL_TELEMETRY_OPT_OUT=1" in text and "PYTHONUNBUFFERED=1" in text
     install_lock = next(i for i, line in enumerate(lines) if "requirements/action.lock" in line and line.startswith("RUN"))
     copy_code = next(i for i, line in enumerate(lines) if line.startswith("COPY rag_ci"))
     assert install_lock < copy_code, "a code change must not reinstall the dependencies"
-    assert lines[-1] == 'ENTRYPOINT ["python", "/opt/rag-ci/entrypoint.py"]'
+    assert lines[-1] == 'ENTRYPOINT ["/opt/rag-ci/venv/bin/python", "-m", "rag_ci"]'
+    # After the code is copied nothing runs: a code change rebuilds one COPY layer (seconds).
+    assert not any(line.startswith("RUN") for line in lines[copy_code:])
     lock = (REPO / "requirements" / "action.lock").read_text().splitlines()
     pins = [line for line in lock if line and not line.startswith("#")]
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^\s]+", line) for line in pins)

@@ -1,0 +1,28 @@
+"""The image's entrypoint (`python -m rag_ci`): one image, two faces.
+
+    docker run IMAGE run --config rag-ci.yml ...   arguments: the CLI (any command, --help, --version)
+    no arguments, GITHUB_ACTIONS=true              the GitHub Action (action.yml passes no args)
+    no arguments elsewhere                         the CLI's help
+
+entrypoint.py at the repository root calls the same `main`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv and os.environ.get("GITHUB_ACTIONS") == "true":
+        from rag_ci.action import main as action_main
+
+        return action_main()
+    from rag_ci.cli import main as cli_main
+
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
