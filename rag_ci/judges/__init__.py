@@ -139,6 +139,7 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     from rag_ci.judges.metrics import metric_specs
     from rag_ci.judges.providers.base import ProviderSettings
     from rag_ci.judges.retry import RetryPolicy
+    from rag_ci.judges.replies import replies_from_run
     from rag_ci.judges.scorer import DeepEvalJudgeScorer
 
     specs = metric_specs(config.metric_configs())
@@ -159,4 +160,5 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
         full=full,
         confirm_runs=config.gate.confirm_runs,
         preload=spec.sdk_modules,
+        replies={} if full else replies_from_run(baseline),
     )

@@ -3,18 +3,27 @@
 Per answer, every applicable metric runs concurrently (the global limit is the
 client's semaphore). Per metric:
 1. verdict cache: the baseline's verdict is reused when the judge would see the same inputs;
-2. otherwise a fresh DeepEval metric instance measures it; judge failures after
-   retries become `error` on that metric, never an exception;
+2. otherwise a fresh DeepEval metric instance measures it with `include_reason=False`
+   (the reason is DeepEval's last call and does not change the score); the judge
+   calls whose reply the baseline kept (`rag_ci.judges.replies`: faithfulness' truths
+   of unchanged contexts, its claims of an unchanged answer) are replayed, not made;
+   judge failures after retries become `error` on that metric, never an exception;
 3. confirmation: when the fresh verdict flips against the baseline's, the metric is
-   judged again until `confirm_runs` verdicts exist; the majority decides (a tie
-   keeps the baseline's verdict: a flip must be confirmed), any disagreement marks it
-   `unstable`.
+   judged again, one run at a time, until a majority of `confirm_runs` verdicts agree
+   (or all ran); the majority decides (a tie keeps the baseline's verdict: a flip must
+   be confirmed), any disagreement marks it `unstable`;
+4. the reason, for the verdicts a report shows (failing, or changed against the
+   baseline): the chosen measurement again with `include_reason=True`, every step
+   replayed from its own replies, so it costs one call and the score stays the same.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from rag_ci.core.questions import Question
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
@@ -28,12 +37,13 @@ from rag_ci.judges.client import (
 )
 from rag_ci.judges.families import check_families
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
+from rag_ci.judges.replies import CallLog, current_calls
 
 
 class DeepEvalJudgeScorer:
     def __init__(self, *, fingerprint: JudgeFingerprint, specs: dict[str, JudgeMetricSpec], client: JudgeClient,
                  judge_family: str, generator_family: str | None, cache: VerdictCache, full: bool,
-                 confirm_runs: int, preload: tuple[str, ...] = ()):
+                 confirm_runs: int, preload: tuple[str, ...] = (), replies: Mapping[str, Any] | None = None):
         self.fingerprint = fingerprint
         self.specs = specs
         self.client = client
@@ -46,6 +56,8 @@ class DeepEvalJudgeScorer:
         self.full = full
         self.confirm_runs = confirm_runs
         self.cache_hits = 0
+        self.replies = dict(replies or {})  # the baseline's portable judge replies (rag_ci.judges.replies)
+        self.replayed_calls = 0  # judge calls answered from recorded replies
         self.confirmations = 0
         self._digest = fingerprint.digest()
         self._checked: set[str] = set()
@@ -100,34 +112,59 @@ class DeepEvalJudgeScorer:
         if spec.uses_answer and not answer.strip():
             # DeepEval refuses an empty actual_output; an empty answer fails without asking anyone.
             return _result(spec, key, score=0.0, reason="the answer is empty")
-        first = await self._judge(spec, question, answer, contexts, key)
+        case = (question, answer, contexts)
+        runs = [await self._judge(spec, case, key, known=self.replies)]
         before = _baseline_metric(baseline, question, spec.name)
+        first = runs[0].result
         if self.confirm_runs > 1 and before is not None and first.passed is not None and first.passed != before.passed:
+            # A fresh flip: judged again, one run at a time, until a majority of confirm_runs is
+            # reached. Confirmation runs replay nothing: each is an independent judgement.
             self.confirmations += 1
-            more = await asyncio.gather(*(self._judge(spec, question, answer, contexts, key)
-                                          for _ in range(self.confirm_runs - 1)))
-            return decide_by_majority([first, *more], before.passed)
-        return first
+            while len(runs) < self.confirm_runs and not _majority_reached([r.result for r in runs], self.confirm_runs):
+                runs.append(await self._judge(spec, case, key, known={}))
+            chosen = runs[choose_by_majority([r.result for r in runs], before.passed)]
+            decided = decide_by_majority([r.result for r in runs], before.passed)
+        else:
+            chosen, decided = runs[0], first
+        decided = decided.model_copy(update={"judge_replies": dict(chosen.log.portable)})
+        if _reason_is_read(decided, before):
+            decided = await self._add_reason(spec, case, chosen.log, decided)
+        return decided
 
-    async def _judge(self, spec: JudgeMetricSpec, question: Question, answer: str, contexts: list[Context],
-                     key: str) -> MetricResult:
+    async def _judge(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str, *,
+                     known: Mapping[str, Any], include_reason: bool = False) -> "_Measurement":
+        """One DeepEval measurement; `known` replies stand in for the judge calls they answer."""
         model = await self.deepeval_model()  # first: it prepares DeepEval's environment and imports it
         from deepeval.test_case import LLMTestCase
 
+        question, answer, contexts = case
         meter = CostMeter()
-        token = current_meter.set(meter)
+        log = CallLog(self._digest, known=known)
+        tokens = current_meter.set(meter), current_calls.set(log)
         try:
-            metric = spec.build(model)
-            case = LLMTestCase(input=question.question, actual_output=answer,
-                               expected_output=expected_output(question),
-                               retrieval_context=[c.text for c in contexts])
-            await metric.a_measure(case, _show_indicator=False)
+            metric = spec.build(model, include_reason=include_reason)
+            test_case = LLMTestCase(input=question.question, actual_output=answer,
+                                    expected_output=expected_output(question),
+                                    retrieval_context=[c.text for c in contexts])
+            await metric.a_measure(test_case, _show_indicator=False)
         except Exception as exc:  # noqa: BLE001 - a judge failure marks the metric, it never stops the run
-            return _result(spec, key, error=_describe(exc), cost=meter.cost_usd)
+            return _Measurement(_result(spec, key, error=_describe(exc), cost=meter.cost_usd), log)
         finally:
-            current_meter.reset(token)
+            current_calls.reset(tokens[1])
+            current_meter.reset(tokens[0])
+        if not include_reason:
+            self.replayed_calls += log.replayed
         score = None if metric.score is None else float(metric.score)
-        return _result(spec, key, score=score, reason=metric.reason, cost=meter.cost_usd)
+        return _Measurement(_result(spec, key, score=score, reason=metric.reason, cost=meter.cost_usd), log)
+
+    async def _add_reason(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]],
+                          log: CallLog, decided: MetricResult) -> MetricResult:
+        """The same measurement with DeepEval's reason: its steps replayed, one call for the reason."""
+        again = await self._judge(spec, case, decided.cache_key or "", known=log.replies, include_reason=True)
+        if again.result.error is not None or again.result.score != decided.score:
+            return decided  # the verdict stands without its explanation
+        return decided.model_copy(update={"reason": again.result.reason,
+                                          "judge_cost_usd": round(decided.judge_cost_usd + again.result.judge_cost_usd, 8)})
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -143,14 +180,43 @@ def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[st
     return RagCiJudgeModel(client, model_name)
 
 
+@dataclass(frozen=True)
+class _Measurement:
+    result: MetricResult
+    log: CallLog
+
+
+def _votes(runs: list[MetricResult]) -> list[bool]:
+    return [r.passed for r in runs if r.error is None and r.passed is not None]
+
+
+def _majority_reached(runs: list[MetricResult], confirm_runs: int) -> bool:
+    """More than half of the `confirm_runs` planned verdicts agree: the rest cannot change the outcome."""
+    votes = _votes(runs)
+    return 2 * max(votes.count(True), votes.count(False)) > confirm_runs
+
+
+def choose_by_majority(runs: list[MetricResult], baseline_passed: bool) -> int:
+    """Index of the run that stands for the majority verdict (a tie keeps the baseline's verdict)."""
+    votes = _votes(runs)
+    passes, fails = votes.count(True), votes.count(False)
+    verdict = True if passes > fails else False if fails > passes else baseline_passed
+    return next((i for i, r in enumerate(runs) if r.error is None and r.passed is verdict), 0)
+
+
 def decide_by_majority(runs: list[MetricResult], baseline_passed: bool) -> MetricResult:
     """Majority of the verdicts that did not error; a tie keeps the baseline's verdict."""
     cost = sum(r.judge_cost_usd for r in runs)
-    votes = [r.passed for r in runs if r.error is None and r.passed is not None]
-    passes, fails = votes.count(True), votes.count(False)
-    verdict = True if passes > fails else False if fails > passes else baseline_passed
-    chosen = next(r for r in runs if r.error is None and r.passed is verdict) if votes else runs[0]
+    votes = _votes(runs)
+    chosen = runs[choose_by_majority(runs, baseline_passed)]
     return chosen.model_copy(update={"confirm_runs": votes, "unstable": len(set(votes)) > 1, "judge_cost_usd": cost})
+
+
+def _reason_is_read(result: MetricResult, before: MetricResult | None) -> bool:
+    """The report shows the reasons of failing verdicts and of verdicts that changed."""
+    if result.error is not None or result.reason is not None or result.score is None or result.passed is None:
+        return False
+    return result.passed is False or (before is not None and before.passed != result.passed)
 
 
 def _baseline_metric(baseline: QuestionResult | None, question: Question, name: str) -> MetricResult | None:
