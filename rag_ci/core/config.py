@@ -143,6 +143,9 @@ class JudgeConfig(_Strict):
     # calibration is older than this, or its Cohen's kappa below min_kappa.
     calibration_max_age_days: int = Field(180, ge=1)
     min_kappa: float = Field(0.6, ge=-1, le=1)
+    # Opt-in: a reworded answer the judge finds to state exactly the baseline answer's facts
+    # keeps the baseline's answer verdicts (one binary judge call instead of re-judging).
+    reuse_equivalent_answers: bool = False
 
     @model_validator(mode="after")
     def _model_required(self) -> "JudgeConfig":

@@ -161,4 +161,5 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
         confirm_runs=config.gate.confirm_runs,
         preload=spec.sdk_modules,
         replies={} if full else replies_from_run(baseline),
+        reuse_equivalent=judge.reuse_equivalent_answers,
     )

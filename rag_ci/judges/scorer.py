@@ -35,6 +35,7 @@ from rag_ci.judges.client import (
     current_meter,
     current_priority,
 )
+from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
 from rag_ci.judges.replies import CallLog, current_calls
@@ -43,7 +44,8 @@ from rag_ci.judges.replies import CallLog, current_calls
 class DeepEvalJudgeScorer:
     def __init__(self, *, fingerprint: JudgeFingerprint, specs: dict[str, JudgeMetricSpec], client: JudgeClient,
                  judge_family: str, generator_family: str | None, cache: VerdictCache, full: bool,
-                 confirm_runs: int, preload: tuple[str, ...] = (), replies: Mapping[str, Any] | None = None):
+                 confirm_runs: int, preload: tuple[str, ...] = (), replies: Mapping[str, Any] | None = None,
+                 reuse_equivalent: bool = False):
         self.fingerprint = fingerprint
         self.specs = specs
         self.client = client
@@ -58,6 +60,9 @@ class DeepEvalJudgeScorer:
         self.cache_hits = 0
         self.replies = dict(replies or {})  # the baseline's portable judge replies (rag_ci.judges.replies)
         self.replayed_calls = 0  # judge calls answered from recorded replies
+        self.reuse_equivalent = reuse_equivalent  # judge.reuse_equivalent_answers
+        self.equivalence_calls = 0
+        self.equivalent_carries = 0  # answers whose baseline verdicts were carried over
         self.confirmations = 0
         self._digest = fingerprint.digest()
         self._checked: set[str] = set()
@@ -98,8 +103,51 @@ class DeepEvalJudgeScorer:
         specs = [s for s in self.specs.values() if s.applies_to(question)]
         # This answer's judge calls queue behind those of answers that arrived earlier.
         current_priority.set(next(self._arrivals))
-        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline) for s in specs))
-        return {r.name: r for r in results}
+        carried = await self._carry_equivalent(specs, question, answer, contexts, baseline)
+        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline)
+                                         for s in specs if s.name not in carried))
+        return {**carried, **{r.name: r for r in results}}
+
+    async def _carry_equivalent(self, specs: list[JudgeMetricSpec], question: Question, answer: str,
+                                contexts: list[Context], baseline: QuestionResult | None) -> dict[str, MetricResult]:
+        """The baseline's verdicts of the metrics reading the answer, when the judge finds the
+        reworded answer states exactly the same facts (judge.reuse_equivalent_answers)."""
+        if not self.reuse_equivalent or self.full or baseline is None or not answer.strip():
+            return {}
+        if baseline.question_hash != question.content_hash or not baseline.answer or baseline.answer == answer:
+            return {}
+        same_contexts = [c.text for c in baseline.contexts] == [c.text for c in contexts]
+        old: dict[str, MetricResult] = {}
+        for spec in specs:
+            metric = baseline.metrics.get(spec.name)
+            if not spec.uses_answer or (spec.uses_contexts and not same_contexts) or metric is None:
+                continue
+            # Only a verdict this judge gave on that answer (same fingerprint and metric identity).
+            if metric.error is None and metric.cache_key == verdict_cache_key(
+                    self._digest, spec, question.content_hash, baseline.answer, baseline.contexts):
+                old[spec.name] = metric
+        if not old:
+            return {}
+        await self.deepeval_model()  # prepares the environment the provider SDK is imported in
+        meter = CostMeter()
+        token = current_meter.set(meter)
+        try:
+            self.equivalence_calls += 1
+            reply = await self.client.call(equivalence_prompt(question.question, baseline.answer, answer), SameFacts)
+        except Exception:  # noqa: BLE001 - no answer on equivalence: judge the metrics as usual
+            return {}
+        finally:
+            current_meter.reset(token)
+        if not reply.same_facts:
+            return {}
+        self.equivalent_carries += 1
+        carried = {}
+        for i, (name, metric) in enumerate(old.items()):
+            key = verdict_cache_key(self._digest, self.specs[name], question.content_hash, answer, contexts)
+            carried[name] = metric.model_copy(update={
+                "cached": True, "equivalent_answer": True, "cache_key": key, "confirm_runs": [], "unstable": False,
+                "judge_cost_usd": round(meter.cost_usd, 8) if i == 0 else 0.0})  # the one call, counted once
+        return carried
 
     async def _score_metric(self, spec: JudgeMetricSpec, question: Question, answer: str, contexts: list[Context],
                             baseline: QuestionResult | None) -> MetricResult:
