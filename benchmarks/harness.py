@@ -292,6 +292,7 @@ def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False) -
             "cold_calls_per_question": per_question, "cold_cost_per_100_questions_usd": cold_cost,
             "reworded_calls_per_question": runs["reworded"]["judge_calls_per_question"],
             "reworded_cost_per_100_questions_usd": runs["reworded"]["cost_per_100_questions_usd"],
+            "reworded_equivalent_calls_per_question": runs["reworded_equivalent"]["judge_calls_per_question"],
             "counterfactual_questions": min(COUNTERFACTUAL, n), "counterfactual_calls": runs["counterfactual"]["judge_calls"],
             "counterfactual_confirmed_metrics": runs["counterfactual"]["confirmed_metrics"],
             "warm_calls": warm_calls, "questions": n,
@@ -403,6 +404,7 @@ def format_table(report: Report) -> str:
         costs = ", ".join(f"{m} ${v:.3f}" for m, v in x["cold_cost_per_100_questions_usd"].items())
         rows.append(("7 judge calls / question cold, reworded", f"{x['cold_calls_per_question']:.2f}, "
                      f"{x['reworded_calls_per_question']:.2f}", "<= 9, <= 6",
+                     f"reworded with reuse_equivalent_answers {x['reworded_equivalent_calls_per_question']:.2f} (<= 1.5); "
                      f"{x['counterfactual_questions']} counterfactuals: {x['counterfactual_calls']} calls (<= 150); "
                      f"cold cost per 100 questions: {costs}"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]

@@ -4,6 +4,7 @@ cost per 100 questions at the price table's rates; plus plain DeepEval in two va
 Runs against figure 1's judge simulator with its cold run as the baseline:
 - reworded: every answer gets a sentence appended that states nothing ("That is all."):
   same facts, new text, so every metric reading the answer is judged again;
+- reworded_equivalent: the reworded run with `judge.reuse_equivalent_answers: true`;
 - counterfactual: the first `COUNTERFACTUAL` questions retrieve a passage stating another
   value and answer with it (genuine regressions, confirmed by `gate.confirm_runs`); the
   other questions are unchanged (verdict cache).
@@ -72,10 +73,14 @@ def judge_cost_runs(run_ragci, judge, config: Path, cold, workdir: Path, *, targ
     """Reworded and counterfactual runs against the cold baseline; `run_ragci` is the harness's runner."""
     n = len(cold.questions)
     figures: dict[str, Any] = {}
-    for label, target in (("reworded", RewordedTarget(target_latency_s)),
-                          ("counterfactual", CounterfactualTarget(target_latency_s))):
+    equivalent = config.with_name("rag-ci.equivalent.yml")
+    equivalent.write_text(config.read_text(encoding="utf-8").replace(
+        "  prices:", "  reuse_equivalent_answers: true\n  prices:"), encoding="utf-8")
+    for label, target, project in (("reworded", RewordedTarget(target_latency_s), config),
+                                   ("counterfactual", CounterfactualTarget(target_latency_s), config),
+                                   ("reworded_equivalent", RewordedTarget(target_latency_s), equivalent)):
         judge.reset()
-        result, wall = run_ragci(config, workdir / f"{label}.json", target=target, baseline=cold)
+        result, wall = run_ragci(project, workdir / f"{label}.json", target=target, baseline=cold)
         check_ragci_complete(result, label)
         stats = judge.stats()
         figures[label] = {

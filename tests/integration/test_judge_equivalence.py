@@ -79,3 +79,20 @@ def test_without_the_option_no_equivalence_question_is_asked(fake_judge):
     head, _ = run_once(config, items(answer=lambda c: c.correct + SAME_FACTS), baseline=baseline)
     assert "equivalence" not in server.kinds() and server.requests > 0
     assert not any(m.equivalent_answer for q in head.questions for m in q.metrics.values())
+
+
+def test_the_labelled_set_from_the_example_measures_false_carries(fake_judge):
+    from benchmarks.equivalence import labelled_pairs, measure
+    from rag_ci.judges import build_judge
+
+    pairs = labelled_pairs()
+    assert {p["same"] for p in pairs} == {True, False} and len(pairs) > 100
+    edits = [p for p in pairs if not p["same"]]
+    assert all(p["new"] != p["baseline"] for p in pairs)
+    assert {p["kind"] for p in edits} == {"one number changed", "last sentence dropped", "a sentence of another answer appended"}
+    server = fake_judge("openai")
+    client = build_judge(judge_config("openai", server), env=FAKE_KEYS).client
+    result = measure(client, pairs[:20])
+    assert server.kinds() == ["equivalence"] * 20
+    assert result["pairs"] == 20 and result["one_fact_edits"] + result["paraphrases"] == 20
+    assert 0 <= result["false_carry_rate"] <= 1
