@@ -150,7 +150,7 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
                          max_wait_s=judge.max_wait_s)
     client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price)
     generator_family = canonical_family(config.target.generator_family) if config.target.generator_family else None
-    return DeepEvalJudgeScorer(
+    scorer = DeepEvalJudgeScorer(
         fingerprint=fingerprint,
         specs=specs,
         client=client,
@@ -163,3 +163,6 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
         replies={} if full else replies_from_run(baseline),
         reuse_equivalent=judge.reuse_equivalent_answers,
     )
+    if len(scorer.cache) == 0:
+        scorer.prefetch()  # every answer will be judged: import DeepEval while the target runs
+    return scorer

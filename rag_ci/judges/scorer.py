@@ -20,7 +20,9 @@ client's semaphore). Per metric:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +53,7 @@ class DeepEvalJudgeScorer:
         self.client = client
         self._model = None  # the DeepEval adapter, built on the first judge call
         self._model_lock: asyncio.Lock | None = None
+        self._prefetch: concurrent.futures.Future | None = None  # DeepEval's import, started early
         self._preload = preload  # the provider SDK's modules, imported with DeepEval off the loop
         self.judge_family = judge_family
         self.generator_family = generator_family  # target.generator_family: overrides lookups
@@ -84,9 +87,32 @@ class DeepEvalJudgeScorer:
                 self._model_lock = asyncio.Lock()
             async with self._model_lock:
                 if self._model is None:
-                    self._model = await asyncio.to_thread(_load_deepeval_model, self.client, self.fingerprint.model,
-                                                          self._preload)
+                    if self._prefetch is not None:
+                        self._model = await asyncio.wrap_future(self._prefetch)
+                    else:
+                        self._model = await asyncio.to_thread(_load_deepeval_model, self.client,
+                                                              self.fingerprint.model, self._preload)
         return self._model
+
+    def prefetch(self) -> None:
+        """Start importing DeepEval and the provider SDK now, in a worker thread.
+
+        Called when the run will surely judge (no verdict cache): the import (seconds of
+        CPU) then overlaps with building and querying the target instead of delaying the
+        first judge call. Runs that may be fully cached do not call it, and import nothing.
+        """
+        if self._prefetch is not None or self._model is not None:
+            return
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def load() -> None:
+            try:
+                future.set_result(_load_deepeval_model(self.client, self.fingerprint.model, self._preload))
+            except BaseException as exc:  # noqa: BLE001 - re-raised where the model is awaited
+                future.set_exception(exc)
+
+        threading.Thread(target=load, name="rag-ci-deepeval-import", daemon=True).start()
+        self._prefetch = future
 
     # -- family separation -------------------------------------------------
 
