@@ -148,7 +148,8 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
                                 api_key=api_key, timeout_s=judge.timeout_s)
     policy = RetryPolicy(max_retries=judge.max_retries, backoff_s=judge.backoff_s, timeout_s=judge.timeout_s,
                          max_wait_s=judge.max_wait_s)
-    client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price)
+    client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price,
+                         concurrency_max=judge.concurrency_max)
     generator_family = canonical_family(config.target.generator_family) if config.target.generator_family else None
     scorer = DeepEvalJudgeScorer(
         fingerprint=fingerprint,
