@@ -1,13 +1,18 @@
-"""The benchmark: six figures, each a ratio of two quantities measured in the same run.
+"""The benchmark: seven figures, each measured in one run.
 
 1. cold run ÷ ideal, ideal = N·(t_target + judge_calls_per_question·t_judge) / concurrency;
 2. rag-ci cold run ÷ `deepeval.evaluate` (AsyncConfig max_concurrent = the same
-   concurrency) on the same test cases, metrics and judge;
+   concurrency) on the same test cases, metrics and judge, with a one-client
+   `DeepEvalBaseLLM` and with DeepEval's stock `OpenAIModel` (benchmarks/judge_cost.py);
+   both sides must complete every test case and metric;
 3. warm re-run of the unchanged target: judge calls (must be 0) and wall time ÷ cold;
 4. judge-free tier on N4 questions (a fresh process): peak RSS ÷ 1 GiB, wall ÷ ideal;
 5. judge throughput under a rate limit ÷ the limit;
 6. generator noise: extra target calls per question spent re-asking flipped questions of a
-   RAG that garbles 15 % of its answers, with false regressions before/after (benchmarks/noise.py).
+   RAG that garbles 15 % of its answers, with false regressions before/after (benchmarks/noise.py);
+7. judge cost: judge calls per question cold, with every answer reworded, and on a run where
+   10 questions read counterfactual passages; cost per 100 questions at the price table's
+   rates (benchmarks/judge_cost.py).
 
 The RAG and the judge are simulators (benchmarks/simulators.py,
 benchmarks/simulated_judge.py); everything between them is the real rag-ci path:
@@ -48,6 +53,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.judge_cost import (
+    COUNTERFACTUAL,
+    check_ragci_complete,
+    cost_per_100,
+    deepeval_variants,
+    judge_cost_runs,
+)
 from benchmarks.simulated_judge import JudgeProcess
 from benchmarks.simulators import SimulatedTarget, write_project
 
@@ -141,15 +153,12 @@ def _deepeval_cases(config: Path):
     return cases
 
 
-def _deepeval_metrics(config: Path, base_url: str):
-    """DeepEval's metrics as a DeepEval user writes them, with rag-ci's thresholds and GEval steps,
-    and DeepEval's own OpenAI model class pointed at the simulator."""
-    from deepeval.models import OpenAIModel
-
+def _deepeval_metrics(config: Path, model):
+    """DeepEval's metrics as a DeepEval user writes them (DeepEval's defaults, include_reason=True),
+    with rag-ci's thresholds and GEval steps, on `model`."""
     from rag_ci.engine import load_project
     from rag_ci.judges.metrics import metric_specs
 
-    model = OpenAIModel(model="gpt-4.1-mini", base_url=base_url, api_key="simulated", temperature=0)
     specs = metric_specs(load_project(config).config.metric_configs())
     return [spec.build(model) for spec in specs.values()]
 
@@ -246,7 +255,9 @@ def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False) -
         _log(f"figure 1: cold run, {n} questions, 6 judge metrics, judge {sizes.judge_latency_s * 1000:.0f} ms, concurrency {c}")
         target = SimulatedTarget(sizes.target_latency_s)
         cold, cold_s = _run_ragci(config, workdir / "judged" / "cold.json", target=target)
+        check_ragci_complete(cold, "cold")
         stats = judge.stats()
+        cold_cost = cost_per_100(stats, n)
         calls = stats["answered"]
         per_question = calls / n
         ideal = n * (sizes.target_latency_s + per_question * sizes.judge_latency_s) / c
@@ -275,25 +286,40 @@ def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False) -
         }
         _log(f"  warm {warm_s:.2f}s, {warm_calls} judge calls, {cached}/{judged} verdicts from the cache")
 
+        _log("figure 7: judge calls per question: reworded answers, counterfactual passages (baseline = the cold run)")
+        runs = judge_cost_runs(_run_ragci, judge, config, cold, workdir / "judged", target_latency_s=sizes.target_latency_s)
+        report.figures["7_judge_cost"] = {
+            "cold_calls_per_question": per_question, "cold_cost_per_100_questions_usd": cold_cost,
+            "reworded_calls_per_question": runs["reworded"]["judge_calls_per_question"],
+            "reworded_cost_per_100_questions_usd": runs["reworded"]["cost_per_100_questions_usd"],
+            "reworded_equivalent_calls_per_question": runs["reworded_equivalent"]["judge_calls_per_question"],
+            "counterfactual_questions": min(COUNTERFACTUAL, n), "counterfactual_calls": runs["counterfactual"]["judge_calls"],
+            "counterfactual_confirmed_metrics": runs["counterfactual"]["confirmed_metrics"],
+            "warm_calls": warm_calls, "questions": n,
+            "target": "cold <= 9, reworded <= 6 per question; 10 counterfactuals <= 150 calls; warm 0",
+        }
+        report.raw["judge_cost_runs"] = runs
+        _log(f"  cold {per_question:.2f}, reworded {runs['reworded']['judge_calls_per_question']:.2f} calls/question; "
+             f"{min(COUNTERFACTUAL, n)} counterfactuals: {runs['counterfactual']['judge_calls']} calls")
+
     if not skip_deepeval:
-        with JudgeProcess(latency_s=sizes.judge_latency_s, capacity=c) as judge:
-            _log(f"figure 2: deepeval.evaluate on the same {n} test cases, AsyncConfig(max_concurrent={c})")
-            cases = _deepeval_cases(config)
-            metrics = _deepeval_metrics(config, judge.base_url)
-            result, deepeval_s = _run_deepeval(cases, metrics, c)
-            stats = judge.stats()
-            failed = sum(1 for t in result.test_results for m in (t.metrics_data or []) if m.error)
-            passed_cases = sum(1 for t in result.test_results if t.success)
-            report.raw["deepeval"] = {"wall_s": deepeval_s, "judge_calls": stats["answered"], "judge_errors": stats["errors"],
-                                      "metric_errors": failed, "max_in_flight": stats["max_in_flight"],
-                                      "passed_cases": passed_cases, "kinds": stats["kinds"]}
-            report.figures["2_vs_deepeval"] = {
-                "ratio": cold_s / deepeval_s, "target": f"<= {TARGETS['fig2_vs_deepeval']}", "ragci_cold_s": cold_s,
-                "deepeval_evaluate_s": deepeval_s, "ragci_judge_calls": calls, "deepeval_judge_calls": stats["answered"],
-                "ragci_passed": cold.aggregates.overall.passed, "deepeval_passed": passed_cases,
-                "note": "rag-ci's time includes querying the target; DeepEval's is evaluate() on ready test cases",
-            }
-            _log(f"  deepeval.evaluate {deepeval_s:.2f}s ({stats['answered']} judge calls) vs rag-ci {cold_s:.2f}s")
+        _log(f"figure 2: deepeval.evaluate on the same {n} test cases, AsyncConfig(max_concurrent={c}), two model classes")
+        variants = deepeval_variants(lambda: JudgeProcess(latency_s=sizes.judge_latency_s, capacity=c), config, c,
+                                     build_cases=_deepeval_cases, build_metrics=_deepeval_metrics,
+                                     run_deepeval=_run_deepeval, log=_log)
+        report.raw["deepeval"] = variants
+        one, stock = variants["one_client"], variants["stock"]
+        report.figures["2_vs_deepeval"] = {
+            "ratio": cold_s / one["wall_s"], "ratio_vs_stock": cold_s / stock["wall_s"],
+            "target": f"<= {TARGETS['fig2_vs_deepeval']}", "ragci_cold_s": cold_s,
+            "deepeval_one_client_s": one["wall_s"], "deepeval_stock_s": stock["wall_s"],
+            "ragci_judge_calls": calls, "deepeval_judge_calls": one["judge_calls"],
+            "deepeval_stock_judge_calls": stock["judge_calls"],
+            "ragci_passed": cold.aggregates.overall.passed, "deepeval_passed": one["passed_cases"],
+            "note": "ratio: against a one-client DeepEvalBaseLLM; ratio_vs_stock: against DeepEval's OpenAIModel "
+                    "(a new SDK client per call). rag-ci's time includes querying the target; DeepEval's is "
+                    "evaluate() on ready test cases",
+        }
 
     _log(f"figure 4: judge-free tier, {sizes.judge_free_questions} questions, target {sizes.judge_free_latency_s * 1000:.0f} ms, fresh process")
     free = _judge_free(sizes, workdir / "judge-free")
@@ -349,8 +375,10 @@ def format_table(report: Report) -> str:
                      f"{x['cold_s']:.2f}s vs {x['ideal_s']:.2f}s = {x['questions']}·({x['t_target_s']:g}+{x['judge_calls_per_question']:.2f}·{x['t_judge_s']:g})/{x['concurrency']}"))
     if "2_vs_deepeval" in f:
         x = f["2_vs_deepeval"]
-        rows.append(("2 rag-ci / deepeval.evaluate", f"{x['ratio']:.3f}", x["target"],
-                     f"{x['ragci_cold_s']:.2f}s vs {x['deepeval_evaluate_s']:.2f}s; judge calls {x['ragci_judge_calls']} vs {x['deepeval_judge_calls']}"))
+        rows.append(("2 rag-ci / deepeval.evaluate (one client)", f"{x['ratio']:.3f}", x["target"],
+                     f"{x['ragci_cold_s']:.2f}s vs {x['deepeval_one_client_s']:.2f}s; judge calls {x['ragci_judge_calls']} vs "
+                     f"{x['deepeval_judge_calls']}; stock OpenAIModel: {x['deepeval_stock_s']:.2f}s "
+                     f"(ratio {x['ratio_vs_stock']:.3f}, {x['deepeval_stock_judge_calls']} calls)"))
     if "3_warm_rerun" in f:
         x = f["3_warm_rerun"]
         rows.append(("3 warm re-run / cold", f"{x['ratio']:.3f}", "0 judge calls",
@@ -371,6 +399,14 @@ def format_table(report: Report) -> str:
                      f"{x['false_regressions_per_10_runs']:.2f}; green {off['green_share']:.0%} -> {x['green_share']:.0%}; "
                      f"broken caught {x['broken_caught']}/{x['broken_passing_on_baseline']}; "
                      f"extra judged answers {x['extra_distinct_answers_per_question']:.3f}/question ({x['runs']} runs)"))
+    if "7_judge_cost" in f:
+        x = f["7_judge_cost"]
+        costs = ", ".join(f"{m} ${v:.3f}" for m, v in x["cold_cost_per_100_questions_usd"].items())
+        rows.append(("7 judge calls / question cold, reworded", f"{x['cold_calls_per_question']:.2f}, "
+                     f"{x['reworded_calls_per_question']:.2f}", "<= 9, <= 6",
+                     f"reworded with reuse_equivalent_answers {x['reworded_equivalent_calls_per_question']:.2f} (<= 1.5); "
+                     f"{x['counterfactual_questions']} counterfactuals: {x['counterfactual_calls']} calls (<= 150); "
+                     f"cold cost per 100 questions: {costs}"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = []
     for k, row in enumerate(rows):

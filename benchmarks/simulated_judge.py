@@ -58,6 +58,7 @@ class SimulatedOpenAIJudge:
     def reset(self) -> None:
         self.stats: dict[str, Any] = {
             "requests": 0, "answered": 0, "rate_limited": 0, "errors": 0, "kinds": {},
+            "prompt_tokens": 0, "completion_tokens": 0,
             "max_in_flight": 0, "first_at": None, "last_at": None,
         }
         self.trace: list[tuple[float, float, float]] = []  # (arrived, served from, answered) as time.time()
@@ -156,6 +157,8 @@ class SimulatedOpenAIJudge:
             if self._slots is not None:
                 self._slots.release()
         stats["answered"] += 1
+        stats["prompt_tokens"] += len(prompt) // 4
+        stats["completion_tokens"] += max(1, len(content) // 4)
         stats["last_at"] = time.time()
         self.trace.append((arrived, served, stats["last_at"]))
         return 200, {}, {

@@ -54,6 +54,9 @@ class _TargetBase(_Strict):
     generator_family: str | None = None
     timeout_s: float = Field(60.0, gt=0)
     concurrency: int = Field(8, ge=1, le=256)
+    # Judge calls in flight may grow from `concurrency` up to this while the provider's
+    # rate-limit headers show more than half its request budget left (hosted APIs only).
+    concurrency_max: int = Field(32, ge=1, le=256)
     # The target's environment is an allow-list (rag_ci.targets.processes): the basics, then
     # the variables named here (exact names or `PREFIX_*`), then `env` (values may say ${NAME}).
     env: dict[str, str] = Field(default_factory=dict)
@@ -132,6 +135,9 @@ class JudgeConfig(_Strict):
     family: str | None = None
     allow_alias: bool = False
     concurrency: int = Field(8, ge=1, le=256)
+    # Judge calls in flight may grow from `concurrency` up to this while the provider's
+    # rate-limit headers show more than half its request budget left (hosted APIs only).
+    concurrency_max: int = Field(32, ge=1, le=256)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(6, ge=0)
     backoff_s: float = Field(0.5, ge=0)  # first retry back-off (doubles per retry) when no Retry-After is sent
@@ -143,6 +149,9 @@ class JudgeConfig(_Strict):
     # calibration is older than this, or its Cohen's kappa below min_kappa.
     calibration_max_age_days: int = Field(180, ge=1)
     min_kappa: float = Field(0.6, ge=-1, le=1)
+    # Opt-in: a reworded answer the judge finds to state exactly the baseline answer's facts
+    # keeps the baseline's answer verdicts (one binary judge call instead of re-judging).
+    reuse_equivalent_answers: bool = False
 
     @model_validator(mode="after")
     def _model_required(self) -> "JudgeConfig":

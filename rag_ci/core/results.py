@@ -65,6 +65,12 @@ class MetricResult(_Model):
     # Confirmation runs (DESIGN §7.2): each re-judged pass/fail, majority decides.
     confirm_runs: list[bool] = Field(default_factory=list)
     unstable: bool = False
+    # Judge replies a later run may reuse below the verdict (rag_ci.judges.replies): the
+    # steps that read one input only, by hash of judge fingerprint + exact prompt.
+    judge_replies: dict[str, Any] = Field(default_factory=dict)
+    # Carried from the baseline because the judge found the new answer states the same facts
+    # (judge.reuse_equivalent_answers); `cached` is set too.
+    equivalent_answer: bool = False
 
 
 class Sample(_Model):

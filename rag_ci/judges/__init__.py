@@ -139,6 +139,7 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     from rag_ci.judges.metrics import metric_specs
     from rag_ci.judges.providers.base import ProviderSettings
     from rag_ci.judges.retry import RetryPolicy
+    from rag_ci.judges.replies import replies_from_run
     from rag_ci.judges.scorer import DeepEvalJudgeScorer
 
     specs = metric_specs(config.metric_configs())
@@ -147,9 +148,10 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
                                 api_key=api_key, timeout_s=judge.timeout_s)
     policy = RetryPolicy(max_retries=judge.max_retries, backoff_s=judge.backoff_s, timeout_s=judge.timeout_s,
                          max_wait_s=judge.max_wait_s)
-    client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price)
+    client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price,
+                         concurrency_max=judge.concurrency_max)
     generator_family = canonical_family(config.target.generator_family) if config.target.generator_family else None
-    return DeepEvalJudgeScorer(
+    scorer = DeepEvalJudgeScorer(
         fingerprint=fingerprint,
         specs=specs,
         client=client,
@@ -159,4 +161,9 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
         full=full,
         confirm_runs=config.gate.confirm_runs,
         preload=spec.sdk_modules,
+        replies={} if full else replies_from_run(baseline),
+        reuse_equivalent=judge.reuse_equivalent_answers,
     )
+    if len(scorer.cache) == 0:
+        scorer.prefetch()  # every answer will be judged: import DeepEval while the target runs
+    return scorer

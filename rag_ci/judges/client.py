@@ -64,6 +64,7 @@ class JudgeStats:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    peak_concurrency: int = 0  # highest judge.concurrency reached by adapting to rate-limit headers
 
 
 current_meter: ContextVar[CostMeter | None] = ContextVar("rag_ci_judge_meter", default=None)
@@ -77,9 +78,28 @@ class PrioritySlots:
     """A semaphore whose waiters are served lowest priority value first (FIFO among equals)."""
 
     def __init__(self, slots: int):
+        self.capacity = slots
         self._free = slots
+        self._owed = 0  # slots to take out of circulation as they are released (after a shrink)
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
+
+    def grow(self) -> None:
+        """One slot more: handed to the first waiter, if any."""
+        self.capacity += 1
+        if self._owed:
+            self._owed -= 1
+        else:
+            self.release()
+
+    def shrink(self, slots: int) -> None:
+        """Down to `slots`: free slots go at once, busy ones as their calls end."""
+        while self.capacity > slots:
+            self.capacity -= 1
+            if self._free > 0:
+                self._free -= 1
+            else:
+                self._owed += 1
 
     async def acquire(self, priority: int) -> None:
         if self._free > 0 and not self._waiters:
@@ -95,6 +115,9 @@ class PrioritySlots:
             raise
 
     def release(self) -> None:
+        if self._owed:
+            self._owed -= 1
+            return
         while self._waiters:
             _, _, future = heapq.heappop(self._waiters)
             if not future.done():  # skip waiters cancelled while queued
@@ -105,7 +128,7 @@ class PrioritySlots:
 
 class JudgeClient:
     def __init__(self, provider: Callable[[], ChatProvider], *, policy: RetryPolicy, concurrency: int, price: Price,
-                 rng: random.Random | None = None):
+                 rng: random.Random | None = None, concurrency_max: int | None = None):
         self._make_provider = provider
         self._provider: ChatProvider | None = None
         self.policy = policy
@@ -113,6 +136,7 @@ class JudgeClient:
         self.stats = JudgeStats()
         self._concurrency = concurrency
         self._slots = PrioritySlots(concurrency)
+        self._concurrency_max = max(concurrency, concurrency_max or concurrency)
         self._paused_until = 0.0  # loop time before which no call is sent (after a 429 with Retry-After)
         self._rng = rng or random.Random()
         self._failing_since: float | None = None  # loop time of the first failure since the last reply
@@ -144,6 +168,9 @@ class JudgeClient:
                         self.stats.retries += 1
                         continue
             assert failure is not None
+            if failure.status == 429:
+                # Back to the configured concurrency at most: the provider says the pace is too high.
+                self._slots.shrink(max(self._concurrency, self._slots.capacity // 2))
             told = failure.retry_after_s
             if failure.retryable and told is not None and told_to_wait + told <= self.policy.max_retry_after_s:
                 # A rate limit, with the time to come back: the whole client pauses until then
@@ -222,7 +249,23 @@ class JudgeClient:
             self._slots.release()
         self._record(None)
         self._account(completion)
+        self._adapt(completion)
         return completion, None
+
+    @property
+    def concurrency(self) -> int:
+        """Judge calls allowed in flight now (grows with the provider's rate-limit headroom)."""
+        return self._slots.capacity
+
+    def _adapt(self, completion: Completion) -> None:
+        """One slot more while the provider reports more than half its request budget left
+        (and more than twice the calls now allowed), up to judge.concurrency_max."""
+        budget = completion.rate_limit
+        if budget is None or self._slots.capacity >= self._concurrency_max:
+            return
+        if budget.remaining * 2 > budget.limit and budget.remaining > 2 * self._slots.capacity:
+            self._slots.grow()
+            self.stats.peak_concurrency = max(self.stats.peak_concurrency, self._slots.capacity)
 
     def _account(self, completion: Completion) -> None:
         cost = self.price.cost(completion.input_tokens, completion.output_tokens)

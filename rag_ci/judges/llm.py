@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from rag_ci.judges.client import JudgeClient
 from rag_ci.judges.env import prepare_deepeval_environment
+from rag_ci.judges.replies import current_calls
 
 prepare_deepeval_environment()
 
@@ -29,12 +30,20 @@ class RagCiJudgeModel(DeepEvalBaseLLM):
         raise NotImplementedError("rag-ci's judge is async-only; use a_measure()")
 
     async def a_generate(self, prompt: str, schema: type[BaseModel] | None = None, **kwargs) -> Any:
-        return await self._client.call(prompt, schema)
+        return await self.a_generate_with_schema(prompt, schema)
 
     # DeepEval calls this one; overriding it directly skips DeepEval's tracing wrapper
     # around a_generate (no trace is ever active here).
     async def a_generate_with_schema(self, prompt: str, schema: type[BaseModel] | None = None, **kwargs) -> Any:
-        return await self._client.call(prompt, schema)
+        log = current_calls.get()
+        if log is None:
+            return await self._client.call(prompt, schema)
+        key, replayed = log.lookup(prompt, schema)
+        if replayed is not None:
+            return replayed
+        reply = await self._client.call(prompt, schema)
+        log.record(key, reply, schema)
+        return reply
 
     def get_model_name(self, *args, **kwargs) -> str:
         return self._model_name

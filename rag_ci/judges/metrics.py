@@ -72,6 +72,8 @@ class JudgeMetricSpec:
             "class": self.deepeval_class,
             "threshold": self.threshold,
             "strict": self.strict,
+            # The reason's wording, not the score: rag-ci scores without it and writes it for the
+            # verdicts a report shows (kept here so fingerprints of existing baselines still match).
             "include_reason": True,
             "eval_mode": "llm",
         }
@@ -82,8 +84,13 @@ class JudgeMetricSpec:
             entry["refusal_reference"] = REFUSAL_REFERENCE
         return entry
 
-    def build(self, model: Any) -> Any:
-        """A fresh DeepEval metric instance (metrics keep per-case state: never share one)."""
+    def build(self, model: Any, *, include_reason: bool = True) -> Any:
+        """A fresh DeepEval metric instance (metrics keep per-case state: never share one).
+
+        `include_reason` only adds DeepEval's last call (the reason, written from the
+        score and the verdicts); it never changes the score. GEval writes its reason in
+        its one scoring call and has no such switch.
+        """
         import deepeval.metrics as dm
         from deepeval.test_case import SingleTurnParams
 
@@ -100,7 +107,7 @@ class JudgeMetricSpec:
             )
         cls = getattr(dm, self.deepeval_class)
         # eval_mode pinned to "llm": a DEEPEVAL_EVAL_MODE in the environment must not change the judge.
-        return cls(model=model, threshold=threshold, include_reason=True, async_mode=True,
+        return cls(model=model, threshold=threshold, include_reason=include_reason, async_mode=True,
                    strict_mode=self.strict, eval_mode="llm")
 
 

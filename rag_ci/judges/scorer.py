@@ -3,18 +3,29 @@
 Per answer, every applicable metric runs concurrently (the global limit is the
 client's semaphore). Per metric:
 1. verdict cache: the baseline's verdict is reused when the judge would see the same inputs;
-2. otherwise a fresh DeepEval metric instance measures it; judge failures after
-   retries become `error` on that metric, never an exception;
+2. otherwise a fresh DeepEval metric instance measures it with `include_reason=False`
+   (the reason is DeepEval's last call and does not change the score); the judge
+   calls whose reply the baseline kept (`rag_ci.judges.replies`: faithfulness' truths
+   of unchanged contexts, its claims of an unchanged answer) are replayed, not made;
+   judge failures after retries become `error` on that metric, never an exception;
 3. confirmation: when the fresh verdict flips against the baseline's, the metric is
-   judged again until `confirm_runs` verdicts exist; the majority decides (a tie
-   keeps the baseline's verdict: a flip must be confirmed), any disagreement marks it
-   `unstable`.
+   judged again, one run at a time, until a majority of `confirm_runs` verdicts agree
+   (or all ran); the majority decides (a tie keeps the baseline's verdict: a flip must
+   be confirmed), any disagreement marks it `unstable`;
+4. the reason, for the verdicts a report shows (failing, or changed against the
+   baseline): the chosen measurement again with `include_reason=True`, every step
+   replayed from its own replies, so it costs one call and the score stays the same.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from rag_ci.core.questions import Question
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
@@ -26,19 +37,23 @@ from rag_ci.judges.client import (
     current_meter,
     current_priority,
 )
+from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
+from rag_ci.judges.replies import CallLog, current_calls
 
 
 class DeepEvalJudgeScorer:
     def __init__(self, *, fingerprint: JudgeFingerprint, specs: dict[str, JudgeMetricSpec], client: JudgeClient,
                  judge_family: str, generator_family: str | None, cache: VerdictCache, full: bool,
-                 confirm_runs: int, preload: tuple[str, ...] = ()):
+                 confirm_runs: int, preload: tuple[str, ...] = (), replies: Mapping[str, Any] | None = None,
+                 reuse_equivalent: bool = False):
         self.fingerprint = fingerprint
         self.specs = specs
         self.client = client
         self._model = None  # the DeepEval adapter, built on the first judge call
         self._model_lock: asyncio.Lock | None = None
+        self._prefetch: concurrent.futures.Future | None = None  # DeepEval's import, started early
         self._preload = preload  # the provider SDK's modules, imported with DeepEval off the loop
         self.judge_family = judge_family
         self.generator_family = generator_family  # target.generator_family: overrides lookups
@@ -46,6 +61,11 @@ class DeepEvalJudgeScorer:
         self.full = full
         self.confirm_runs = confirm_runs
         self.cache_hits = 0
+        self.replies = dict(replies or {})  # the baseline's portable judge replies (rag_ci.judges.replies)
+        self.replayed_calls = 0  # judge calls answered from recorded replies
+        self.reuse_equivalent = reuse_equivalent  # judge.reuse_equivalent_answers
+        self.equivalence_calls = 0
+        self.equivalent_carries = 0  # answers whose baseline verdicts were carried over
         self.confirmations = 0
         self._digest = fingerprint.digest()
         self._checked: set[str] = set()
@@ -67,9 +87,32 @@ class DeepEvalJudgeScorer:
                 self._model_lock = asyncio.Lock()
             async with self._model_lock:
                 if self._model is None:
-                    self._model = await asyncio.to_thread(_load_deepeval_model, self.client, self.fingerprint.model,
-                                                          self._preload)
+                    if self._prefetch is not None:
+                        self._model = await asyncio.wrap_future(self._prefetch)
+                    else:
+                        self._model = await asyncio.to_thread(_load_deepeval_model, self.client,
+                                                              self.fingerprint.model, self._preload)
         return self._model
+
+    def prefetch(self) -> None:
+        """Start importing DeepEval and the provider SDK now, in a worker thread.
+
+        Called when the run will surely judge (no verdict cache): the import (seconds of
+        CPU) then overlaps with building and querying the target instead of delaying the
+        first judge call. Runs that may be fully cached do not call it, and import nothing.
+        """
+        if self._prefetch is not None or self._model is not None:
+            return
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def load() -> None:
+            try:
+                future.set_result(_load_deepeval_model(self.client, self.fingerprint.model, self._preload))
+            except BaseException as exc:  # noqa: BLE001 - re-raised where the model is awaited
+                future.set_exception(exc)
+
+        threading.Thread(target=load, name="rag-ci-deepeval-import", daemon=True).start()
+        self._prefetch = future
 
     # -- family separation -------------------------------------------------
 
@@ -86,8 +129,51 @@ class DeepEvalJudgeScorer:
         specs = [s for s in self.specs.values() if s.applies_to(question)]
         # This answer's judge calls queue behind those of answers that arrived earlier.
         current_priority.set(next(self._arrivals))
-        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline) for s in specs))
-        return {r.name: r for r in results}
+        carried = await self._carry_equivalent(specs, question, answer, contexts, baseline)
+        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline)
+                                         for s in specs if s.name not in carried))
+        return {**carried, **{r.name: r for r in results}}
+
+    async def _carry_equivalent(self, specs: list[JudgeMetricSpec], question: Question, answer: str,
+                                contexts: list[Context], baseline: QuestionResult | None) -> dict[str, MetricResult]:
+        """The baseline's verdicts of the metrics reading the answer, when the judge finds the
+        reworded answer states exactly the same facts (judge.reuse_equivalent_answers)."""
+        if not self.reuse_equivalent or self.full or baseline is None or not answer.strip():
+            return {}
+        if baseline.question_hash != question.content_hash or not baseline.answer or baseline.answer == answer:
+            return {}
+        same_contexts = [c.text for c in baseline.contexts] == [c.text for c in contexts]
+        old: dict[str, MetricResult] = {}
+        for spec in specs:
+            metric = baseline.metrics.get(spec.name)
+            if not spec.uses_answer or (spec.uses_contexts and not same_contexts) or metric is None:
+                continue
+            # Only a verdict this judge gave on that answer (same fingerprint and metric identity).
+            if metric.error is None and metric.cache_key == verdict_cache_key(
+                    self._digest, spec, question.content_hash, baseline.answer, baseline.contexts):
+                old[spec.name] = metric
+        if not old:
+            return {}
+        await self.deepeval_model()  # prepares the environment the provider SDK is imported in
+        meter = CostMeter()
+        token = current_meter.set(meter)
+        try:
+            self.equivalence_calls += 1
+            reply = await self.client.call(equivalence_prompt(question.question, baseline.answer, answer), SameFacts)
+        except Exception:  # noqa: BLE001 - no answer on equivalence: judge the metrics as usual
+            return {}
+        finally:
+            current_meter.reset(token)
+        if not reply.same_facts:
+            return {}
+        self.equivalent_carries += 1
+        carried = {}
+        for i, (name, metric) in enumerate(old.items()):
+            key = verdict_cache_key(self._digest, self.specs[name], question.content_hash, answer, contexts)
+            carried[name] = metric.model_copy(update={
+                "cached": True, "equivalent_answer": True, "cache_key": key, "confirm_runs": [], "unstable": False,
+                "judge_cost_usd": round(meter.cost_usd, 8) if i == 0 else 0.0})  # the one call, counted once
+        return carried
 
     async def _score_metric(self, spec: JudgeMetricSpec, question: Question, answer: str, contexts: list[Context],
                             baseline: QuestionResult | None) -> MetricResult:
@@ -100,34 +186,59 @@ class DeepEvalJudgeScorer:
         if spec.uses_answer and not answer.strip():
             # DeepEval refuses an empty actual_output; an empty answer fails without asking anyone.
             return _result(spec, key, score=0.0, reason="the answer is empty")
-        first = await self._judge(spec, question, answer, contexts, key)
+        case = (question, answer, contexts)
+        runs = [await self._judge(spec, case, key, known=self.replies)]
         before = _baseline_metric(baseline, question, spec.name)
+        first = runs[0].result
         if self.confirm_runs > 1 and before is not None and first.passed is not None and first.passed != before.passed:
+            # A fresh flip: judged again, one run at a time, until a majority of confirm_runs is
+            # reached. Confirmation runs replay nothing: each is an independent judgement.
             self.confirmations += 1
-            more = await asyncio.gather(*(self._judge(spec, question, answer, contexts, key)
-                                          for _ in range(self.confirm_runs - 1)))
-            return decide_by_majority([first, *more], before.passed)
-        return first
+            while len(runs) < self.confirm_runs and not _majority_reached([r.result for r in runs], self.confirm_runs):
+                runs.append(await self._judge(spec, case, key, known={}))
+            chosen = runs[choose_by_majority([r.result for r in runs], before.passed)]
+            decided = decide_by_majority([r.result for r in runs], before.passed)
+        else:
+            chosen, decided = runs[0], first
+        decided = decided.model_copy(update={"judge_replies": dict(chosen.log.portable)})
+        if _reason_is_read(decided, before):
+            decided = await self._add_reason(spec, case, chosen.log, decided)
+        return decided
 
-    async def _judge(self, spec: JudgeMetricSpec, question: Question, answer: str, contexts: list[Context],
-                     key: str) -> MetricResult:
+    async def _judge(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str, *,
+                     known: Mapping[str, Any], include_reason: bool = False) -> "_Measurement":
+        """One DeepEval measurement; `known` replies stand in for the judge calls they answer."""
         model = await self.deepeval_model()  # first: it prepares DeepEval's environment and imports it
         from deepeval.test_case import LLMTestCase
 
+        question, answer, contexts = case
         meter = CostMeter()
-        token = current_meter.set(meter)
+        log = CallLog(self._digest, known=known)
+        tokens = current_meter.set(meter), current_calls.set(log)
         try:
-            metric = spec.build(model)
-            case = LLMTestCase(input=question.question, actual_output=answer,
-                               expected_output=expected_output(question),
-                               retrieval_context=[c.text for c in contexts])
-            await metric.a_measure(case, _show_indicator=False)
+            metric = spec.build(model, include_reason=include_reason)
+            test_case = LLMTestCase(input=question.question, actual_output=answer,
+                                    expected_output=expected_output(question),
+                                    retrieval_context=[c.text for c in contexts])
+            await metric.a_measure(test_case, _show_indicator=False)
         except Exception as exc:  # noqa: BLE001 - a judge failure marks the metric, it never stops the run
-            return _result(spec, key, error=_describe(exc), cost=meter.cost_usd)
+            return _Measurement(_result(spec, key, error=_describe(exc), cost=meter.cost_usd), log)
         finally:
-            current_meter.reset(token)
+            current_calls.reset(tokens[1])
+            current_meter.reset(tokens[0])
+        if not include_reason:
+            self.replayed_calls += log.replayed
         score = None if metric.score is None else float(metric.score)
-        return _result(spec, key, score=score, reason=metric.reason, cost=meter.cost_usd)
+        return _Measurement(_result(spec, key, score=score, reason=metric.reason, cost=meter.cost_usd), log)
+
+    async def _add_reason(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]],
+                          log: CallLog, decided: MetricResult) -> MetricResult:
+        """The same measurement with DeepEval's reason: its steps replayed, one call for the reason."""
+        again = await self._judge(spec, case, decided.cache_key or "", known=log.replies, include_reason=True)
+        if again.result.error is not None or again.result.score != decided.score:
+            return decided  # the verdict stands without its explanation
+        return decided.model_copy(update={"reason": again.result.reason,
+                                          "judge_cost_usd": round(decided.judge_cost_usd + again.result.judge_cost_usd, 8)})
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -143,14 +254,43 @@ def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[st
     return RagCiJudgeModel(client, model_name)
 
 
+@dataclass(frozen=True)
+class _Measurement:
+    result: MetricResult
+    log: CallLog
+
+
+def _votes(runs: list[MetricResult]) -> list[bool]:
+    return [r.passed for r in runs if r.error is None and r.passed is not None]
+
+
+def _majority_reached(runs: list[MetricResult], confirm_runs: int) -> bool:
+    """More than half of the `confirm_runs` planned verdicts agree: the rest cannot change the outcome."""
+    votes = _votes(runs)
+    return 2 * max(votes.count(True), votes.count(False)) > confirm_runs
+
+
+def choose_by_majority(runs: list[MetricResult], baseline_passed: bool) -> int:
+    """Index of the run that stands for the majority verdict (a tie keeps the baseline's verdict)."""
+    votes = _votes(runs)
+    passes, fails = votes.count(True), votes.count(False)
+    verdict = True if passes > fails else False if fails > passes else baseline_passed
+    return next((i for i, r in enumerate(runs) if r.error is None and r.passed is verdict), 0)
+
+
 def decide_by_majority(runs: list[MetricResult], baseline_passed: bool) -> MetricResult:
     """Majority of the verdicts that did not error; a tie keeps the baseline's verdict."""
     cost = sum(r.judge_cost_usd for r in runs)
-    votes = [r.passed for r in runs if r.error is None and r.passed is not None]
-    passes, fails = votes.count(True), votes.count(False)
-    verdict = True if passes > fails else False if fails > passes else baseline_passed
-    chosen = next(r for r in runs if r.error is None and r.passed is verdict) if votes else runs[0]
+    votes = _votes(runs)
+    chosen = runs[choose_by_majority(runs, baseline_passed)]
     return chosen.model_copy(update={"confirm_runs": votes, "unstable": len(set(votes)) > 1, "judge_cost_usd": cost})
+
+
+def _reason_is_read(result: MetricResult, before: MetricResult | None) -> bool:
+    """The report shows the reasons of failing verdicts and of verdicts that changed."""
+    if result.error is not None or result.reason is not None or result.score is None or result.passed is None:
+        return False
+    return result.passed is False or (before is not None and before.passed != result.passed)
 
 
 def _baseline_metric(baseline: QuestionResult | None, question: Question, name: str) -> MetricResult | None:

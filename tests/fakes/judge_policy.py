@@ -19,7 +19,9 @@ and a wrong answer get different verdicts:
 - correctness (GEval, strict): refusal expected → 1 iff the answer refuses; otherwise
   1 iff the answer states no number missing from the reference, contains one of
   the reference's numbers (when it has any) and 30% of its terms;
-- completeness: every reference number and 70% of its terms are in the answer.
+- completeness: every reference number and 70% of its terms are in the answer;
+- equivalence (rag-ci's `reuse_equivalent_answers` question): the same facts when both
+  answers have exactly the same terms.
 
 A seeded *flipper* can invert GEval scores with a probability, deterministically
 per (prompt, occurrence), whatever order concurrent requests arrive in.
@@ -121,6 +123,8 @@ class JudgePolicy:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def kind(self, prompt: str) -> str:
+        if "state exactly the same facts as the baseline answer" in prompt:
+            return "equivalence"
         if "STRICTLY EITHER 1" in prompt:
             return "geval_strict"
         if "generate 3-4 concise evaluation steps" in prompt:
@@ -162,6 +166,13 @@ class JudgePolicy:
 
     def _geval_steps(self, prompt: str) -> dict:
         return {"steps": ["Compare the actual output with the expected output.", "Check the facts agree."]}
+
+    def _equivalence(self, prompt: str) -> dict:
+        # rag-ci's reuse_equivalent_answers question: the same facts when both answers have the
+        # same numbers and the same terms (word order and stop words aside).
+        before = terms(between(prompt, "Baseline answer:\n", "\n\nNew answer:"))
+        after = terms(between(prompt, "New answer:\n", "\n\nDoes the new answer"))
+        return {"same_facts": before == after}
 
     def _reason(self, prompt: str) -> dict:
         return {"reason": "The score is as it is because the fake judge applied its term-overlap policy."}

@@ -65,13 +65,17 @@ class FakeJudgeServer:
     path_prefix = ""
 
     def __init__(self, *, latency_s: float = 0.0, policy: JudgePolicy | None = None, retry_after: str = "1",
-                 hang_s: float = 5.0, always_invalid_json: bool = False, always_fault: str | None = None):
+                 hang_s: float = 5.0, always_invalid_json: bool = False, always_fault: str | None = None,
+                 request_limit: int | None = None):
         self.latency_s = latency_s
         self.policy = policy or JudgePolicy()
         self.retry_after = retry_after
         self.hang_s = hang_s
         self.always_invalid_json = always_invalid_json
         self.always_fault = always_fault  # a judge down for good: every request fails this way
+        # With a request_limit, replies carry the provider's rate-limit headers: that limit,
+        # and what is left of it (the limit minus the requests received so far).
+        self.request_limit = request_limit
         self.log: list[LoggedRequest] = []
         self.received = 0  # requests that arrived (a hanging one is counted before it is logged)
         self.in_flight = 0
@@ -177,7 +181,7 @@ class FakeJudgeServer:
                 raise _Reply(status, self.error_body(status, "fake judge: scripted failure"), headers)
             invalid = fault == "invalid_json" or self.always_invalid_json
             status, payload = 200, self.reply(body, None if invalid else self.policy.answer(prompt), prompt)
-            headers: dict[str, str] = {}
+            headers: dict[str, str] = self.budget_headers()
         except UnknownPrompt as exc:
             status, payload, headers = 400, self.error_body(400, f"fake judge: unknown prompt: {exc}"), {}
         except _Reply as reply:
@@ -196,6 +200,16 @@ class FakeJudgeServer:
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (time-out test)
+
+    rate_limit_headers: tuple[str, str] | None = None  # (limit, remaining) header names of the provider
+
+    def budget_headers(self) -> dict[str, str]:
+        if self.request_limit is None or self.rate_limit_headers is None:
+            return {}
+        with self._lock:
+            remaining = max(0, self.request_limit - self.received)
+        limit_name, remaining_name = self.rate_limit_headers
+        return {limit_name: str(self.request_limit), remaining_name: str(remaining)}
 
     # -- protocol hooks ------------------------------------------------------------
 
@@ -224,6 +238,7 @@ class FakeOpenAIJudgeServer(FakeJudgeServer):
     """OpenAI chat completions (also what vLLM / llama.cpp / LM Studio serve)."""
 
     path_prefix = "/v1"
+    rate_limit_headers = ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests")
 
     def prompt_of(self, path: str, body: dict) -> str:
         if not path.endswith("/chat/completions"):
@@ -251,6 +266,8 @@ class FakeOpenAIJudgeServer(FakeJudgeServer):
 
 class FakeAnthropicJudgeServer(FakeJudgeServer):
     """Anthropic messages; answers a forced tool with a tool_use block."""
+
+    rate_limit_headers = ("anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining")
 
     def prompt_of(self, path: str, body: dict) -> str:
         if not path.endswith("/v1/messages"):

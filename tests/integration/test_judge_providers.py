@@ -31,9 +31,13 @@ def test_a_correct_answer_passes_and_a_wrong_answer_fails(provider, fake_judge):
     assert bad.verdict == "fail"
     assert {n for n, m in bad.metrics.items() if m.passed is False} == {"faithfulness", "correctness", "completeness"}
     for m in good.metrics.values():
-        assert m.kind == "judge" and m.reason and m.error is None and m.cache_key and not m.cached
-    # 13 judge calls per answer: faithfulness 4, relevancy 3, precision 2, recall 2, GEval 1 each.
-    assert server.requests == 26
+        assert m.kind == "judge" and m.error is None and m.cache_key and not m.cached
+    # Scored without reasons; a failing verdict gets DeepEval's reason (GEval's comes with its score).
+    assert {n for n, m in good.metrics.items() if m.reason} == {"correctness", "completeness"}
+    assert all(m.reason for m in bad.metrics.values() if m.passed is False)
+    # 9 judge calls per answer: faithfulness 3, relevancy 2, precision 1, recall 1, GEval 1 each;
+    # the wrong answer adds faithfulness' reason.
+    assert server.requests == 9 + 9 + 1
     assert all(r.status == 200 for r in server.log)
 
 

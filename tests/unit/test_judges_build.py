@@ -82,3 +82,20 @@ def test_a_valid_config_builds_a_scorer_with_a_fingerprint_and_no_call():
     assert fp.metrics["correctness"]["strict"] is True and fp.metrics["correctness"]["evaluation_steps"]
     assert len(fp.prompt_hash) == 32
     assert scorer.stats.calls == 0
+
+
+def test_a_cold_run_starts_importing_deepeval_at_once_and_a_cached_one_does_not():
+    from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
+
+    judge = {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"}
+    cold = build_judge(config(judge), env=KEYS)
+    assert cold._prefetch is not None
+    model = cold._prefetch.result(timeout=120)  # the adapter DeepEval's metrics will receive
+    assert type(model).__name__ == "RagCiJudgeModel"
+
+    verdict = MetricResult(name="correctness", kind="judge", score=1.0, threshold=1.0, passed=True, cache_key="v1:x")
+    record = QuestionResult(id="Q", question="q", question_hash="h", corpora=["a"], request={}, metrics={"correctness": verdict}, verdict="pass")
+    meta = RunMeta(rag_ci_version="t", started_at="2026-01-01T00:00:00", question_set_version=1, question_set_hash="qs",
+                   config_fingerprint="c", target_kind="python")
+    warm = build_judge(config(judge), baseline=RunResult(meta=meta, questions=[record]), env=KEYS)
+    assert warm._prefetch is None  # it may be fully cached: nothing is imported until something is judged

@@ -42,3 +42,31 @@ def test_gives_up_after_max_retries_on_permanent_errors_and_on_long_quotas():
 def test_retryable_statuses():
     assert all(is_retryable_status(s) for s in (429, 500, 502, 503, 504, 529))
     assert not any(is_retryable_status(s) for s in (400, 401, 403, 404, 422, None))
+
+
+def test_priority_slots_grow_and_shrink_without_losing_or_leaking_a_slot():
+    import asyncio
+
+    from rag_ci.judges.client import PrioritySlots
+
+    async def go():
+        slots = PrioritySlots(2)
+        await slots.acquire(0)
+        await slots.acquire(0)
+        waiter = asyncio.ensure_future(slots.acquire(0))
+        await asyncio.sleep(0)
+        assert not waiter.done()
+        slots.grow()  # the new slot goes to the waiter
+        await asyncio.sleep(0)
+        assert waiter.done() and slots.capacity == 3
+        slots.shrink(1)  # all three busy: two are taken back as they are released
+        slots.release()
+        slots.release()
+        late = asyncio.ensure_future(slots.acquire(0))
+        await asyncio.sleep(0)
+        assert not late.done()  # one call still holds the only slot
+        slots.release()
+        await asyncio.sleep(0)
+        assert late.done()
+
+    asyncio.run(go())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rag_ci.judges.providers.base import Completion, ProviderSettings, transport_failure
+from rag_ci.judges.providers.base import Completion, ProviderSettings, transport_failure, parse_raw, request_budget
 from rag_ci.judges.providers.openai_chat import _short
 from rag_ci.judges.providers.schemas import strict_json_schema
 from rag_ci.judges.retry import Failure, is_retryable_status, parse_retry_after
@@ -36,7 +36,7 @@ class AnthropicMessages:
                 "input_schema": strict_json_schema(schema),
             }]
             kwargs["tool_choice"] = {"type": "tool", "name": schema.__name__}
-        response = await self._client.messages.create(
+        raw = await self._client.messages.with_raw_response.create(
             model=self._model,
             max_tokens=MAX_TOKENS,
             messages=[{"role": "user", "content": prompt}],
@@ -45,6 +45,7 @@ class AnthropicMessages:
             extra_body={"temperature": self._temperature},
             **kwargs,
         )
+        response = await parse_raw(raw)
         data = None
         texts = []
         for block in response.content:
@@ -58,6 +59,8 @@ class AnthropicMessages:
             data=data,
             input_tokens=usage.input_tokens or 0,
             output_tokens=usage.output_tokens or 0,
+            rate_limit=request_budget(raw.headers, "anthropic-ratelimit-requests-limit",
+                                      "anthropic-ratelimit-requests-remaining"),
         )
 
     def classify(self, exc: BaseException) -> Failure | None:

@@ -9,6 +9,7 @@ attempt: retries, the concurrency limit and the time-out live in
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,6 +35,31 @@ class Completion:
     data: Any = None
     input_tokens: int = 0
     output_tokens: int = 0
+    rate_limit: "RequestBudget | None" = None  # from the reply's rate-limit headers, when sent
+
+
+@dataclass(frozen=True)
+class RequestBudget:
+    """The provider's request rate limit as its headers report it (per minute, usually)."""
+
+    limit: int
+    remaining: int
+
+
+async def parse_raw(raw: Any) -> Any:
+    """The SDK object of a `with_raw_response` reply (parse() is sync in some SDK versions, async in others)."""
+    parsed = raw.parse()
+    return await parsed if inspect.isawaitable(parsed) else parsed
+
+
+def request_budget(headers: Any, limit_header: str, remaining_header: str) -> RequestBudget | None:
+    try:
+        limit, remaining = headers.get(limit_header), headers.get(remaining_header)
+        if limit is None or remaining is None:
+            return None
+        return RequestBudget(int(float(limit)), int(float(remaining)))
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 class ChatProvider(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rag_ci.judges.providers.base import Completion, ProviderSettings, transport_failure
+from rag_ci.judges.providers.base import Completion, ProviderSettings, transport_failure, parse_raw, request_budget
 from rag_ci.judges.providers.schemas import strict_json_schema
 from rag_ci.judges.retry import Failure, is_retryable_status, parse_retry_after
 
@@ -42,14 +42,16 @@ class OpenAIChat:
             }
         if self._temperature is not None:
             kwargs["temperature"] = self._temperature
-        response = await self._client.chat.completions.create(
+        raw = await self._client.chat.completions.with_raw_response.create(
             model=self._model, messages=[{"role": "user", "content": prompt}], **kwargs
         )
+        response = await parse_raw(raw)
         usage = response.usage
         return Completion(
             text=response.choices[0].message.content if response.choices else None,
             input_tokens=(usage.prompt_tokens or 0) if usage else 0,
             output_tokens=(usage.completion_tokens or 0) if usage else 0,
+            rate_limit=request_budget(raw.headers, "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests"),
         )
 
     def classify(self, exc: BaseException) -> Failure | None:
