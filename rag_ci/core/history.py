@@ -101,18 +101,22 @@ def dump_line(entry: dict[str, Any]) -> str:
 def parse_history(text: str) -> list[dict[str, Any]]:
     """The entries of an eval_history.jsonl, oldest first; unreadable lines are skipped
     (a hand-edited or truncated line must not break every later PR comment)."""
-    entries = []
+    return [entry for entry in _json_objects(text) if isinstance(entry.get("pass_rate"), (int, float))]
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL text; blank, unreadable and non-object lines skipped."""
+    objects = []
     for raw in text.splitlines():
-        raw = raw.strip()
-        if not raw:
+        if not raw.strip():
             continue
         try:
             entry = json.loads(raw)
         except ValueError:
             continue
-        if isinstance(entry, dict) and isinstance(entry.get("pass_rate"), (int, float)):
-            entries.append(entry)
-    return entries
+        if isinstance(entry, dict):
+            objects.append(entry)
+    return objects
 
 
 def trend(entries: list[dict[str, Any]], last: int = 10) -> list[dict[str, Any]]:
@@ -241,17 +245,10 @@ def calibration_line(*, judge_digest: str, judge: str | None, metric: str, n: in
 
 def parse_calibrations(text: str) -> list[dict[str, Any]]:
     """The calibration records of an eval_history.jsonl, oldest first; malformed ones skipped."""
-    records = []
-    for raw in text.splitlines():
-        raw = raw.strip()
-        if not raw:
-            continue
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if (isinstance(entry, dict) and entry.get("kind") == CALIBRATION_KIND
-                and isinstance(entry.get("judge_digest"), str) and isinstance(entry.get("metric"), str)
-                and isinstance(entry.get("date"), str) and isinstance(entry.get("n"), int)):
-            records.append(entry)
+    records = [
+        entry for entry in _json_objects(text)
+        if entry.get("kind") == CALIBRATION_KIND
+        and isinstance(entry.get("judge_digest"), str) and isinstance(entry.get("metric"), str)
+        and isinstance(entry.get("date"), str) and isinstance(entry.get("n"), int)
+    ]
     return records

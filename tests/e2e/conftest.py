@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 
 import pytest
 
-from action_harness import example_baseline
+from action_harness import HEAD_SHA, MERGE_BASE_SHA, copy_example_repository, example_baseline
+from fakes.fake_github import FakeGitHubServer
 
 
 @pytest.fixture(scope="module")
@@ -19,3 +21,17 @@ def baseline_json(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 def token() -> str:
     """A fresh fake token per test, so a leak check can grep for it."""
     return "ghs_" + secrets.token_hex(18)
+
+
+@pytest.fixture
+def fake(token: str):
+    """A fake GitHub REST server that knows the pull request's merge base."""
+    with FakeGitHubServer(token=token) as server:
+        server.merge_bases[HEAD_SHA] = MERGE_BASE_SHA
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A checkout of the example repository, as the runner would give it to the action."""
+    return copy_example_repository(tmp_path / "workspace")

@@ -8,19 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from action_harness import HEAD_SHA, MERGE_BASE_SHA, copy_example_repository, pull_request_event, run_action
-from fakes.fake_github import FakeGitHubServer
+from action_harness import MERGE_BASE_SHA, copy_example_repository, pull_request_event, run_action
 
 from rag_ci.core.render import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def fake(token: str):
-    with FakeGitHubServer(token=token) as server:
-        server.merge_bases[HEAD_SHA] = MERGE_BASE_SHA
-        yield server
 
 
 def test_a_pr_whose_accepted_file_lists_every_regression_passes_and_says_so_first(fake, tmp_path: Path, token, baseline_json):

@@ -3,35 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from action_harness import (
-    HEAD_SHA,
-    MERGE_BASE_SHA,
-    assert_token_never_leaked,
-    copy_example_repository,
-    pull_request_event,
-    run_action,
-)
+from action_harness import MERGE_BASE_SHA, assert_token_never_leaked, pull_request_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
 from rag_ci.core.render import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def fake(token: str):
-    with FakeGitHubServer(token=token) as server:
-        server.merge_bases[HEAD_SHA] = MERGE_BASE_SHA
-        yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return copy_example_repository(tmp_path / "workspace")
 
 
 def our_comments(fake: FakeGitHubServer, pr: int = 7) -> list[dict]:
