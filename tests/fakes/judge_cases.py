@@ -70,3 +70,16 @@ async def score_questions(scorer, items: list[tuple[Question, str, tuple[Context
                    question_set_hash="qs", config_fingerprint="cfg", target_kind="python",
                    judge=scorer.fingerprint)
     return RunResult(meta=meta, questions=list(records))
+
+
+def score_cases(scorer, n: int = 1) -> RunResult:
+    """Score the first `n` scripted cases with `scorer`, then close it (one asyncio.run)."""
+    items = [(c.question, c.correct, c.contexts) for c in cases(n)]
+
+    async def go():
+        try:
+            return await score_questions(scorer, items)
+        finally:
+            await scorer.aclose()
+
+    return asyncio.run(go())

@@ -1,28 +1,15 @@
 """A judge that is down for good stops the run's judging within judge.max_wait_s, not after
 max_retries back-offs per call times every metric; a judge that answers again is kept."""
 
-import asyncio
 import time
 
 import pytest
 
 from fakes.judge_setup import FAKE_KEYS, judge_config
-from fakes.judge_cases import cases, score_questions
+from fakes.judge_cases import score_cases
 from rag_ci.judges import build_judge
 
 MAX_WAIT_S = 1.0
-
-
-def score(scorer, n):
-    items = [(c.question, c.correct, c.contexts) for c in cases(n)]
-
-    async def go():
-        try:
-            return await score_questions(scorer, items)
-        finally:
-            await scorer.aclose()
-
-    return asyncio.run(go())
 
 
 @pytest.mark.parametrize("fault", ["500", "429"])
@@ -32,7 +19,7 @@ def test_a_judge_failing_forever_stops_within_max_wait_and_every_metric_is_error
     server = fake_judge("openai", always_fault=fault, retry_after="0.2")
     scorer = build_judge(judge_config("openai", server, max_retries=6, backoff_s=0.5, max_wait_s=MAX_WAIT_S, concurrency=4),
                          env=FAKE_KEYS)
-    result = score(scorer, n=6)
+    result = score_cases(scorer, n=6)
     # From the judge's first failure (not from the start: importing DeepEval takes seconds).
     elapsed = time.time() - server.log[0].at
 
@@ -51,6 +38,6 @@ def test_a_judge_that_answers_again_within_max_wait_is_kept(fake_judge):
     server.queue_faults("500", "500", "500")
     scorer = build_judge(judge_config("openai", server, metrics={"correctness": {}}, backoff_s=0.2, max_wait_s=MAX_WAIT_S),
                          env=FAKE_KEYS)
-    result = score(scorer, n=2)
+    result = score_cases(scorer, n=2)
     assert all(q.verdict == "pass" for q in result.questions)
     assert [r.status for r in server.log].count(500) == 3
