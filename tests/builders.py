@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -47,3 +48,15 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     return path
+
+
+# Written by .ci/docker-engine.sh: whether an engine is ready, its base image, or why not.
+DOCKER_STATUS_FILE = Path(os.environ.get("RAG_CI_DOCKER_STATUS", "/tmp/rag-ci/docker-engine.status"))
+
+
+def docker_engine_status() -> dict[str, str]:
+    """The key=value lines of the engine's status file (empty when it was never prepared)."""
+    if not DOCKER_STATUS_FILE.is_file():
+        return {}
+    pairs = (line.split("=", 1) for line in DOCKER_STATUS_FILE.read_text().splitlines() if "=" in line)
+    return {key: value for key, value in pairs}

@@ -20,14 +20,13 @@ import asyncio
 import dataclasses
 import io
 import json
-import os
 import shutil
 import uuid
 from pathlib import Path
 
 import pytest
 
-from builders import EXAMPLES
+from builders import EXAMPLES, docker_engine_status
 from rag_ci.engine import load_project, run_project
 from rag_ci.errors import TargetError
 from rag_ci.targets.docker import CONTAINER_PREFIX, RUN_LABEL, DockerTarget
@@ -43,21 +42,13 @@ from rag_ci.targets.docker_image import (
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(240)]
 
-STATUS_FILE = Path(os.environ.get("RAG_CI_DOCKER_STATUS", "/tmp/rag-ci/docker-engine.status"))
 SECRET = "e2e-secret-5f3a9c1d"
-
-
-def engine_status() -> dict[str, str]:
-    if not STATUS_FILE.is_file():
-        return {}
-    pairs = (line.split("=", 1) for line in STATUS_FILE.read_text().splitlines() if "=" in line)
-    return {key: value for key, value in pairs}
 
 
 @pytest.fixture(scope="module")
 def engine():
     """(client, base image) or a skip that says why there is no engine."""
-    status = engine_status()
+    status = docker_engine_status()
     try:
         import docker
     except ImportError:

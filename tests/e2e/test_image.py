@@ -39,24 +39,17 @@ from action_harness import (
     pull_request_event,
     push_event,
 )
+from builders import docker_engine_status
 from fakes.fake_github import FakeGitHubServer
 
 from rag_ci.core.render import COMMENT_MARKER
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1500)]
 
-STATUS_FILE = Path(os.environ.get("RAG_CI_DOCKER_STATUS", "/tmp/rag-ci/docker-engine.status"))
 PREBUILT = os.environ.get("RAG_CI_TEST_IMAGE", "")  # an image built elsewhere (release.yml), tested as is
 TAG = "rag-ci:e2e"
 RUNNER_UID = 1001  # the `runner` user of GitHub's hosted runners, owner of the checkout
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
-
-
-def engine_status() -> dict[str, str]:
-    if not STATUS_FILE.is_file():
-        return {}
-    pairs = (line.split("=", 1) for line in STATUS_FILE.read_text().splitlines() if "=" in line)
-    return {key: value for key, value in pairs}
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +58,7 @@ def image() -> str:
     if PREBUILT:
         subprocess.run(["docker", "image", "inspect", PREBUILT], check=True, capture_output=True, timeout=60)
         return PREBUILT
-    status = engine_status()
+    status = docker_engine_status()
     if status.get("status") != "ready":
         pytest.skip(f"no Docker engine: {status.get('reason', 'run .ci/docker-engine.sh first')}")
     if shutil.which("docker") is None:
