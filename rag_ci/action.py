@@ -386,7 +386,7 @@ class Evaluation:
 
     def write_audit_sample(self, head: RunResult, baseline: RunResult | None) -> None:
         """A full run (before a release) leaves a blind audit sample in the report artifact."""
-        from rag_ci.audit_cli import PAGE_FILE, write_audit_sample
+        from rag_ci.audit_sample import PAGE_FILE, write_audit_sample
 
         folder = self.output / AUDIT_DIR
         try:

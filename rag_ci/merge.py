@@ -9,7 +9,7 @@ exactly once and in its own shard; then it restores the set's order and recomput
 the aggregates. The result has the same content as an unsharded run (timestamps and
 latencies aside): `meta.shard` and `meta.question_ids` are cleared.
 
-Pure: RunResult in, RunResult out. Reading and writing files is merge_cli's job.
+Pure: RunResult in, RunResult out. Reading and writing files is rag_ci.cli.merge's job.
 """
 
 from __future__ import annotations

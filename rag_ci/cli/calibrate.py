@@ -10,11 +10,7 @@ from pathlib import Path
 import click
 
 from rag_ci.core.calibration import CalibrationReport, calibrate as compare_labels, parse_label_sheet, render_calibration
-from rag_ci.errors import RagCiError
-
-
-class _UserError(click.ClickException):
-    exit_code = 2  # as in rag_ci.cli: 1 is reserved for a failed gate
+from rag_ci.cli.errors import UserError, user_errors
 
 
 def _payload(report: CalibrationReport) -> dict:
@@ -33,6 +29,7 @@ def _payload(report: CalibrationReport) -> dict:
 @click.option("--record", is_flag=True, help="Append a calibration record per metric to --history (the PR comment reports it).")
 @click.option("--history", "history_file", type=click.Path(dir_okay=False, path_type=Path),
               help="The eval_history.jsonl to record into (a checkout of the data branch).")
+@user_errors
 def calibrate(labels: Path, results: Path, metrics: tuple[str, ...], as_json: bool, min_kappa: float | None,
               record: bool, history_file: Path | None) -> None:
     """Compare human labels (the sheet of `rag-ci audit sample`, or YAML/CSV: id → correct
@@ -41,12 +38,9 @@ def calibrate(labels: Path, results: Path, metrics: tuple[str, ...], as_json: bo
     from rag_ci.storage import load_results
 
     if record and history_file is None:
-        raise _UserError("--record needs --history FILE (the eval_history.jsonl of the data branch)")
-    try:
-        sheet = parse_label_sheet(labels.read_text(encoding="utf-8"), str(labels))
-        run = load_results(results, what="results")
-    except RagCiError as exc:
-        raise _UserError(str(exc)) from None
+        raise UserError("--record needs --history FILE (the eval_history.jsonl of the data branch)")
+    sheet = parse_label_sheet(labels.read_text(encoding="utf-8"), str(labels))
+    run = load_results(results, what="results")
     names = metrics or tuple(sheet.labels) or ("correctness",)
     reports = [compare_labels(sheet.labels.get(name, {}), run, metric=name) for name in names]
     if sheet.judge_digest and run.meta.judge and sheet.judge_digest != run.meta.judge.digest():
@@ -71,7 +65,7 @@ def _record(reports: list[CalibrationReport], run, labellers: int, history_file:
 
     judge = run.meta.judge
     if judge is None:
-        raise _UserError("--record: the results have no judge (a judge-free run has nothing to calibrate)")
+        raise UserError("--record: the results have no judge (a judge-free run has nothing to calibrate)")
     today = datetime.now(timezone.utc).date().isoformat()
     lines = [
         dump_line(calibration_line(judge_digest=judge.digest(), judge=f"{judge.provider}:{judge.model}", metric=r.metric,
@@ -79,7 +73,7 @@ def _record(reports: list[CalibrationReport], run, labellers: int, history_file:
         for r in reports if r.n > 0
     ]
     if not lines:
-        raise _UserError("--record: no labelled answer has a judge verdict to compare with; nothing recorded")
+        raise UserError("--record: no labelled answer has a judge verdict to compare with; nothing recorded")
     try:
         existing = history_file.read_bytes() if history_file.exists() else b""
         with history_file.open("a", encoding="utf-8") as out:
@@ -87,5 +81,5 @@ def _record(reports: list[CalibrationReport], run, labellers: int, history_file:
                 out.write("\n")
             out.write("\n".join(lines) + "\n")
     except OSError as exc:
-        raise _UserError(f"cannot write {history_file}: {exc}") from None
+        raise UserError(f"cannot write {history_file}: {exc}") from None
     click.echo(f"recorded {len(lines)} calibration record(s) in {history_file}", err=True)

@@ -1,4 +1,4 @@
-"""Command line: the same engine as the GitHub Action, on any machine."""
+"""The gate's commands: `validate`, `run`, `compare`, `report` (registered by rag_ci.cli)."""
 
 from __future__ import annotations
 
@@ -11,47 +11,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rag_ci import __version__
 from rag_ci.core.carry import carry_forward
 from rag_ci.core.compare import Comparison, compare
 from rag_ci.core.render import render_html, render_markdown
 from rag_ci.core.results import RunResult
+from rag_ci.cli.errors import EXIT_CODES, user_errors
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.storage import OutputLock, check_output_path, load_results, save_results, write_text_atomic
 
 if TYPE_CHECKING:
     from rag_ci.core.config import Config
-
-EXIT_CODES = """\b
-Exit codes:
-  0  success; no regression against the baseline
-  1  the gate fails: a regression, a question that got worse, a routing leak
-  2  unusable input: invalid config or question set, missing/corrupt/
-     incompatible/broken baseline, target that cannot be built or started,
-     a broken run (more errors than gate.max_error_rate allows);
-     or an environment error: output not writable, disk full, another
-     run writing the same output
-"""
-
-
-class UserError(click.ClickException):
-    """A problem the user can fix; exit code 2 (1 is reserved for regressions)."""
-
-    exit_code = 2
-
-
-def _user_errors(func):
-    """Turn RagCiError into a clean message and exit code 2."""
-    import functools
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except RagCiError as exc:
-            raise UserError(str(exc)) from None
-
-    return wrapper
 
 
 def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
@@ -66,30 +35,18 @@ def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
     return index, count
 
 
-@click.group(epilog=EXIT_CODES)
-@click.version_option(__version__, prog_name="rag-ci")
-def cli() -> None:
-    """rag-ci: gate pull requests on the quality of a RAG application.
-
-    Replay a versioned question set against your RAG, routing each question to
-    its corpus; score the answers (judge-free retrieval metrics, DeepEval metrics
-    with a pinned judge); compare with the baseline from main, question by
-    question; fail on any regression.
-    """
-
-
 config_option = click.option(
     "--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml", show_default=True, help="rag-ci.yml to use."
 )
 
 
-@cli.command(epilog=EXIT_CODES)
+@click.command(epilog=EXIT_CODES)
 @config_option
 @click.option("--coverage", "show_coverage", is_flag=True,
               help="Also report corpora and documents (of corpora_dir) no question cites, and thin tags.")
 @click.option("--min-tag-questions", type=click.IntRange(1), default=3, show_default=True,
               help="With --coverage: a tag with fewer questions than this is reported.")
-@_user_errors
+@user_errors
 def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> None:
     """Check the config, the question set and the routing, without calling anything.
 
@@ -171,7 +128,7 @@ def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: 
         click.echo(text)
 
 
-@cli.command(epilog=EXIT_CODES)
+@click.command(epilog=EXIT_CODES)
 @config_option
 @click.option("--output", "-o", type=click.Path(path_type=Path), default="results.json", show_default=True, help="Where to write results.json.")
 @click.option("--baseline", type=click.Path(path_type=Path), help="A baseline results.json: compare with it and exit like `compare`; "
@@ -191,7 +148,7 @@ def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: 
 @click.option("--policy", type=click.Choice(["baseline", "config"]), default="baseline", show_default=True,
               help="With --baseline: gate under the baseline's recorded policy (gate, metrics, judge), previewing this "
                    "config's changes, or under this config's own (metrics defined differently are then not comparable).")
-@_user_errors
+@user_errors
 def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
         shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None, policy: str,
         history_file: Path | None) -> None:
@@ -274,7 +231,7 @@ def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, confi
     )
 
 
-@cli.command("compare", epilog=EXIT_CODES)
+@click.command("compare", epilog=EXIT_CODES)
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("head", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True)
@@ -285,7 +242,7 @@ def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, confi
               help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).")
 @click.option("--accepted", "accepted_file", type=click.Path(path_type=Path, dir_okay=False),
               help="An accepted file (docs/accepted.md): the regressions it lists, with a reason, pass the gate.")
-@_user_errors
+@user_errors
 def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str | None, history_file: Path | None,
                 accepted_file: Path | None) -> None:
     """Compare HEAD results with BASE results, question by question, under BASE's recorded gate.
@@ -308,7 +265,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     sys.exit(1 if comparison.verdict == "fail" else 0)
 
 
-@cli.command(epilog=EXIT_CODES)
+@click.command(epilog=EXIT_CODES)
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option("--baseline", type=click.Path(path_type=Path), help="Compare with this baseline in the report (and exit like `compare`).")
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
@@ -317,7 +274,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
               help="An eval_history.jsonl: the report shows the trend of its last 10 runs and the judge's calibration recorded there (docs/judges.md).")
 @click.option("--accepted", "accepted_file", type=click.Path(path_type=Path, dir_okay=False),
               help="With --baseline: an accepted file (docs/accepted.md).")
-@_user_errors
+@user_errors
 def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, history_file: Path | None,
            accepted_file: Path | None) -> None:
     """Render the human report (markdown for PR comments, standalone HTML).
@@ -358,29 +315,3 @@ def _calibration(head: RunResult, history_file: Path | None) -> list | None:
     from rag_ci.core.calibration_status import statuses_from_history
 
     return statuses_from_history(head, history_file.read_text(encoding="utf-8"), datetime.now(timezone.utc).date())
-
-
-# Commands that live next to their adapters; imported last so `cli` exists.
-from rag_ci.audit_cli import audit  # noqa: E402  (`rag-ci audit sample`: a blind sample to label)
-from rag_ci.github.history_cli import history  # noqa: E402  (`rag-ci history`: trend on main)
-from rag_ci.judges.calibrate_cli import calibrate  # noqa: E402  (`rag-ci calibrate`: judge vs human labels)
-from rag_ci.merge_cli import merge  # noqa: E402  (`rag-ci merge`: shards -> one results.json)
-from rag_ci.questions_cli import questions  # noqa: E402  (`rag-ci questions import`: drafts from logs)
-
-cli.add_command(audit)
-cli.add_command(calibrate)
-cli.add_command(history)
-cli.add_command(merge)
-cli.add_command(questions)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """The `rag-ci` command (also `python -m rag_ci.cli`, and the image with arguments)."""
-    from rag_ci.signals import terminate_like_interrupt
-
-    terminate_like_interrupt()
-    cli(args=argv, prog_name="rag-ci")
-
-
-if __name__ == "__main__":
-    main()

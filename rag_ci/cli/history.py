@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.core.history import dump_line, history_line, parse_history, render_trend_text, trend
 
 EXIT_CODES = """\b
@@ -20,10 +21,6 @@ Exit codes:
   2  unusable input: unreadable history or results file, a broken run
      (never a history line), history not writable
 """
-
-
-class _Unusable(click.ClickException):
-    exit_code = 2  # 1 means "regression" and only that
 
 
 class _HistoryGroup(click.Group):
@@ -62,6 +59,7 @@ def show(file: Path, last: int, as_json: bool) -> None:
               help="The accepted file in force on this run: its entries are recorded in the line.")
 @click.option("--run-url", help="A link to the run that produced RESULTS.")
 @click.option("--event", help="What triggered the run (push, schedule, ...).")
+@user_errors
 def append(results: Path, history_file: Path, accepted_file: Path | None, run_url: str | None, event: str | None) -> None:
     """Append RESULTS' summary line (the one the action writes on main) to the history."""
     from rag_ci.accepted_file import read_accepted
@@ -81,8 +79,6 @@ def append(results: Path, history_file: Path, accepted_file: Path | None, run_ur
             if existing and not existing.endswith("\n"):
                 out.write("\n")
             out.write(line + "\n")
-    except RagCiError as exc:
-        raise _Unusable(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _Unusable(f"{history_file}: {exc}") from None
+        raise UserError(f"{history_file}: {exc}") from None
     click.echo(f"appended a line for {(result.meta.git_sha or 'unknown commit')[:12]} to {history_file}", err=True)

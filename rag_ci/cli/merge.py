@@ -1,4 +1,4 @@
-"""`rag-ci merge SHARD... -o results.json`: the click command (wired into rag_ci.cli)."""
+"""`rag-ci merge SHARD... -o results.json`: shards -> one results.json."""
 
 from __future__ import annotations
 
@@ -6,17 +6,14 @@ from pathlib import Path
 
 import click
 
-from rag_ci.errors import RagCiError
-
-
-class _MergeUsageError(click.ClickException):
-    exit_code = 2  # like every unusable input in rag-ci (1 is reserved for regressions)
+from rag_ci.cli.errors import user_errors
 
 
 @click.command("merge")
 @click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--output", "-o", type=click.Path(path_type=Path), default="results.json", show_default=True,
               help="Where to write the merged results.json.")
+@user_errors
 def merge(shards: tuple[Path, ...], output: Path) -> None:
     """Merge the results of `rag-ci run --shard i/n` (all n files) into one results.json.
 
@@ -27,13 +24,10 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     from rag_ci.merge import merge_results
     from rag_ci.storage import check_output_path, load_results, save_results
 
-    try:
-        check_output_path(output)
-        results = [load_results(path, what="shard") for path in shards]
-        merged = merge_results(results, names=[str(path) for path in shards])
-        save_results(output, merged)
-    except RagCiError as exc:
-        raise _MergeUsageError(str(exc)) from None
+    check_output_path(output)
+    results = [load_results(path, what="shard") for path in shards]
+    merged = merge_results(results, names=[str(path) for path in shards])
+    save_results(output, merged)
     overall = merged.aggregates.overall
     click.echo(
         f"[rag-ci] merged {len(shards)} shards: {overall.n} questions, {overall.passed} pass, {overall.failed} fail, "

@@ -6,11 +6,8 @@ from pathlib import Path
 
 import click
 
+from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.errors import RagCiError
-
-
-class _UserError(click.ClickException):
-    exit_code = 2  # as in rag_ci.cli: 1 is reserved for a failed gate
 
 
 @click.group("questions")
@@ -25,6 +22,7 @@ def questions() -> None:
 @click.option("--questions", "questions_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The questions.yml to append to (instead of the config's).")
 @click.option("--prefix", default="LOG-", show_default=True, help="Prefix of the new ids (numbered after the highest one).")
+@user_errors
 def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix: str) -> None:
     """Append one draft (fresh id, `status: draft`) per question of LOG.jsonl
     (`{question, corpora?, answer?, feedback?}` per line) to the question set, keeping its
@@ -47,8 +45,8 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
         result = append_drafts(questions_path.read_text(encoding="utf-8"), str(questions_path), logged, prefix=prefix)
         if result.added:
             write_text_atomic(questions_path, result.text)
-    except (RagCiError, UnicodeDecodeError) as exc:
-        raise _UserError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise UserError(str(exc)) from None
     click.echo(f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
                f"{result.skipped} already in the set")
     if result.added:

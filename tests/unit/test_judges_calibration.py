@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from builders import metric, question, run
 from rag_ci.core.calibration import calibrate, cohen_kappa, parse_labels, render_calibration
 from rag_ci.errors import ValidationError
-from rag_ci.judges.calibrate_cli import calibrate as calibrate_command
+from rag_ci.cli.calibrate import calibrate as calibrate_command
 from rag_ci.storage import save_results
 
 # 10 questions: both correct 4, both wrong 3, human-only correct 2, judge-only correct 1.

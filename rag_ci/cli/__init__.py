@@ -1,0 +1,48 @@
+"""The `rag-ci` command line: the same engine as the GitHub Action, on any machine.
+
+This module builds the group and registers every command; the commands live in the
+modules beside it (one per command or command group), and `errors` holds the one
+`UserError` (exit 2) and the one way a `RagCiError` becomes it.
+"""
+
+from __future__ import annotations
+
+import click
+
+from rag_ci import __version__
+from rag_ci.cli.audit import audit
+from rag_ci.cli.calibrate import calibrate
+from rag_ci.cli.errors import EXIT_CODES
+from rag_ci.cli.gate import compare_cmd, report, run, validate
+from rag_ci.cli.history import history
+from rag_ci.cli.merge import merge
+from rag_ci.cli.questions import questions
+
+
+@click.group(epilog=EXIT_CODES)
+@click.version_option(__version__, prog_name="rag-ci")
+def cli() -> None:
+    """rag-ci: gate pull requests on the quality of a RAG application.
+
+    Replay a versioned question set against your RAG, routing each question to
+    its corpus; score the answers (judge-free retrieval metrics, DeepEval metrics
+    with a pinned judge); compare with the baseline from main, question by
+    question; fail on any regression.
+    """
+
+
+for _command in (validate, run, compare_cmd, report,  # the gate: check, run, compare, report
+                 audit,  # `rag-ci audit sample`: a blind sample to label
+                 calibrate,  # `rag-ci calibrate`: judge vs human labels
+                 history,  # `rag-ci history`: trend on main
+                 merge,  # `rag-ci merge`: shards -> one results.json
+                 questions):  # `rag-ci questions import`: drafts from logs
+    cli.add_command(_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The `rag-ci` command (also `python -m rag_ci.cli`, and the image with arguments)."""
+    from rag_ci.signals import terminate_like_interrupt
+
+    terminate_like_interrupt()
+    cli(args=argv, prog_name="rag-ci")
