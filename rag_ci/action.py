@@ -35,15 +35,16 @@ from rag_ci.core.calibration_status import statuses_from_history, uncalibrated_r
 from rag_ci.core.carry import carry_forward
 from rag_ci.core.compare import REBASELINE_HINT, Comparison, compare
 from rag_ci.accepted_file import accepted_path, read_accepted
+from rag_ci.action_outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
 from rag_ci.core.accepted import apply_accepted, in_force
 from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend_summary
 from rag_ci.core.policy import PinnedPolicy, pin_to_baseline
-from rag_ci.core.render import COMMENT_MARKER, render_markdown
+from rag_ci.core.render import render_markdown
 from rag_ci.core.results import RunResult
 from rag_ci.engine import Project, RunContext, load_project, run_project
 from rag_ci.errors import IncompatibleBaseline, RagCiError
-from rag_ci.github import publish
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
+from rag_ci.github.comments import COMMENT_MARKER, comment_body, untrusted_comment_body
 from rag_ci.github.workflow import Runner
 from rag_ci.signals import terminate_like_interrupt
 from rag_ci.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
@@ -51,6 +52,11 @@ from rag_ci.storage import load_results, save_results
 from rag_ci.targets.processes import protect_output_dir, set_project_dir
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
+# What the core's neutral REBASELINE_HINT means for a repository using the action.
+ACTIONS_REBASELINE_HINT = (
+    "Re-baseline: run the rag-ci workflow on the base branch with `workflow_dispatch` and "
+    "`rebaseline: true` (or run `rag-ci run` on main and replace the baseline artifact)."
+)
 TREND_POINTS = 10
 AUDIT_DIR, AUDIT_FRACTION = "audit", 0.1  # the full run's audit sample, inside the output folder
 
@@ -102,6 +108,11 @@ def _prepare_process_environment(settings: Settings) -> None:
     os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 
 
+def in_actions_words(message: str) -> str:
+    """A core message with its re-baseline hint told the action's way."""
+    return message.replace(REBASELINE_HINT, ACTIONS_REBASELINE_HINT)
+
+
 def resolve_mode(settings: Settings) -> str | None:
     """The mode to run, or None when this event has nothing to do (explained by the caller)."""
     if settings.mode != "auto":
@@ -135,8 +146,9 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
             return comment_mode(settings, github, runner)
         return Evaluation(settings, github, runner, evaluate).run(mode)
     except (RagCiError, GitHubError) as exc:
-        runner.error(str(exc), title="rag-ci")
-        runner.add_summary("## rag-ci: error\n\n```\n" + str(exc).replace("```", "'''") + "\n```")
+        message = in_actions_words(str(exc))
+        runner.error(message, title="rag-ci")
+        runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
         runner.set_outputs({"verdict": "error"})
         return EXIT_ERROR
 
@@ -192,7 +204,7 @@ class Evaluation:
         try:
             # The baseline feeds the verdict cache (not in a full run: `full` turns the cache off)
             # and the re-asking of flipped questions (in every mode).
-            head = self.evaluate(project, self.output / publish.RESULTS_FILE, baseline, mode == "full", context)
+            head = self.evaluate(project, self.output / RESULTS_FILE, baseline, mode == "full", context)
         finally:
             self.runner.end_group()
         after = os.lstat(self.output)
@@ -227,32 +239,22 @@ class Evaluation:
 
         markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
                                    trend=self.trend() if mode == "pr" else None, calibration=calibration,
-                                   report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / publish.REPORT_HTML))
-        reports = publish.write_reports(self.output, head, outcome.comparison, markdown, calibration=calibration,
+                                   report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
+        reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=calibration,
                                         history=self.history() or [])
         self.runner.add_summary(markdown)
         if mode == "full" and outcome.verdict != "broken":
             self.write_audit_sample(head, baseline)
-        comment_url = self.post_comment(publish.comment_body(markdown)) if mode == "pr" else ""
+        comment_url = self.post_comment(comment_body(markdown)) if mode == "pr" else ""
         if outcome.comparison is not None:
-            publish.annotate_regressions(self.runner, outcome.comparison)
+            annotate_regressions(self.runner, outcome.comparison)
         if outcome.verdict == "incompatible":
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
         if outcome.verdict == "broken":
             self.runner.error(f"this run is not a result: {head.meta.broken}", title="rag-ci: broken run")
         if outcome.verdict == "uncalibrated":
             self.runner.error(outcome.notice or "", title="rag-ci: judge not calibrated")
-        self.runner.set_outputs(
-            {
-                "verdict": outcome.verdict,
-                "regressions": str(len(outcome.comparison.regressions) if outcome.comparison else 0),
-                "worse": str(len(outcome.comparison.worse) if outcome.comparison else 0),
-                "gains": str(len(outcome.comparison.gains) if outcome.comparison else 0),
-                "results-path": s.relative_to_workspace(self.output / publish.RESULTS_FILE),
-                "report-path": s.relative_to_workspace(reports.html),
-                "comment-url": comment_url,
-            }
-        )
+        self.runner.set_outputs(step_outputs(s, outcome.verdict, outcome.comparison, self.output / RESULTS_FILE, reports, comment_url))
         return self.exit_code(mode, outcome)
 
     def fetch_baseline(self, branch: str, prefer: Callable[[], str | None]) -> RunResult | None:
@@ -268,15 +270,15 @@ class Evaluation:
         self.runner.info(f"[rag-ci] baseline: artifact #{artifact.id} from run {artifact.run_id} at {(artifact.head_sha or '?')[:12]}")
         where = f"the `{s.baseline_artifact}` artifact #{artifact.id} (run {artifact.run_id})"
         with tempfile.TemporaryDirectory(prefix="rag-ci-baseline-") as tmp:
-            path = self.github.download_file(artifact, publish.RESULTS_FILE, Path(tmp) / publish.RESULTS_FILE)
+            path = self.github.download_file(artifact, RESULTS_FILE, Path(tmp) / RESULTS_FILE)
             if path is None:
-                raise RagCiError(f"The baseline is unusable: {where} holds no {publish.RESULTS_FILE}.\n{REBASELINE_HINT}")
+                raise RagCiError(f"The baseline is unusable: {where} holds no {RESULTS_FILE}.\n{ACTIONS_REBASELINE_HINT}")
             try:
                 baseline = load_results(path, what="baseline")
             except RagCiError as exc:  # another schema version, or a damaged file
-                raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{REBASELINE_HINT}") from None
+                raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{ACTIONS_REBASELINE_HINT}") from None
         if baseline.meta.broken:  # uploaded by hand, or by an older rag-ci: never compare with it
-            raise RagCiError(f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{REBASELINE_HINT}")
+            raise RagCiError(f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{ACTIONS_REBASELINE_HINT}")
         return baseline
 
     def cache_baseline(self, branch: str, prefer: Callable[[], str | None]) -> RunResult | None:
@@ -295,7 +297,7 @@ class Evaluation:
         outage on main does not exempt them from the gate on the next pull requests."""
         carried = carry_forward(baseline, head)
         if carried is not head:
-            save_results(self.output / publish.RESULTS_FILE, carried)
+            save_results(self.output / RESULTS_FILE, carried)
             ids = [q.id for q in carried.questions if q.carried is not None]
             self.runner.info(f"[rag-ci] kept the last known good verdict of {len(ids)} errored question(s): {', '.join(ids[:20])}")
         return carried
@@ -315,7 +317,7 @@ class Evaluation:
         try:
             comparison = compare(baseline, head, fail_on=fail_on, gate=project.config.gate, known_flaky=self.known_flaky())
         except IncompatibleBaseline as exc:
-            return Outcome("incompatible", notice=f"Not compared: {exc}")
+            return Outcome("incompatible", notice=f"Not compared: {in_actions_words(str(exc))}")
         notice = None
         if pinned is not None:
             comparison = dataclasses.replace(comparison, policy_changes=pinned.changes)
@@ -326,7 +328,7 @@ class Evaluation:
         if mode == "full" and comparison.not_comparable:
             names = ", ".join(n.name for n in comparison.not_comparable)
             return Outcome("incompatible", comparison,
-                           f"Not fully compared: the definition of {names} changed since the baseline.\n{REBASELINE_HINT}")
+                           f"Not fully compared: the definition of {names} changed since the baseline.\n{ACTIONS_REBASELINE_HINT}")
         return Outcome(comparison.verdict, comparison, notice)
 
     def exit_code(self, mode: str, outcome: Outcome) -> int:
@@ -431,7 +433,7 @@ class Evaluation:
             self.runner.info(f"[rag-ci] comment: {url}")
             return url
         except GitHubError as exc:
-            path = self.output / publish.COMMENT_FILE
+            path = self.output / COMMENT_FILE
             path.write_text(body, encoding="utf-8")
             why = "the token is read-only (a pull request from a fork?)" if isinstance(exc, CannotWrite) else str(exc)
             self.runner.warning(
@@ -465,12 +467,12 @@ def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
         runner.warning("comment mode: no open pull request matches the triggering run; nothing posted.")
         return EXIT_PASS
     with tempfile.TemporaryDirectory(prefix="rag-ci-comment-") as tmp:
-        path = github.download_file(artifact, publish.COMMENT_FILE, Path(tmp) / publish.COMMENT_FILE)
+        path = github.download_file(artifact, COMMENT_FILE, Path(tmp) / COMMENT_FILE)
         if path is None:
-            runner.warning(f"the `{settings.comment_artifact}` artifact holds no {publish.COMMENT_FILE}; nothing posted.")
+            runner.warning(f"the `{settings.comment_artifact}` artifact holds no {COMMENT_FILE}; nothing posted.")
             return EXIT_PASS
         try:
-            body = publish.untrusted_comment_body(path.read_text(encoding="utf-8", errors="replace"))
+            body = untrusted_comment_body(path.read_text(encoding="utf-8", errors="replace"))
         except ValueError as exc:
             raise RagCiError(str(exc)) from None
     url = github.upsert_comment(int(pr_number), body, COMMENT_MARKER)

@@ -1,20 +1,22 @@
-"""What one action run leaves behind: report files, annotations, the comment body.
+"""What one action run leaves behind besides the PR comment: the report files in the
+output folder, the regression annotations, the step outputs.
 
-Pure formatting plus file writes into the output folder; no REST calls here.
+Formatting plus file writes and the runner's workflow commands; no REST calls here
+(the comment body and its marker are rag_ci.github.comments').
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rag_ci.core.compare import Comparison, QuestionChange
-from rag_ci.core.render import COMMENT_MARKER, GITHUB_COMMENT_LIMIT, render_html
+from rag_ci.core.render import render_html
 from rag_ci.core.results import RunResult
 from rag_ci.github.workflow import Runner
+from rag_ci.settings import Settings
 from rag_ci.storage import write_text_atomic
 
 RESULTS_FILE = "results.json"
@@ -23,7 +25,6 @@ REPORT_HTML = "report.html"
 COMPARISON_FILE = "comparison.json"
 COMMENT_FILE = "comment.md"  # saved when the comment cannot be posted (fork PRs)
 MAX_ANNOTATIONS = 50  # GitHub shows 10 per step anyway; the rest are in the report
-TRUNCATION_NOTE = "\n\n_…comment truncated to GitHub's 65,536-character limit; the step summary has the full report._\n"
 
 
 @dataclass(frozen=True)
@@ -46,28 +47,6 @@ def write_reports(output_dir: Path, head: RunResult, comparison: Comparison | No
     return Reports(md, html, cmp_path)
 
 
-def comment_body(markdown: str) -> str:
-    """The sticky comment: hidden marker first, then the report, within GitHub's limit."""
-    body = f"{COMMENT_MARKER}\n{markdown}"
-    if len(body) > GITHUB_COMMENT_LIMIT:
-        body = body[: GITHUB_COMMENT_LIMIT - len(TRUNCATION_NOTE)] + TRUNCATION_NOTE
-    return body
-
-
-def untrusted_comment_body(text: str) -> str:
-    """A comment body read from a PR run's artifact, made safe to post with a write token.
-
-    In the fork-PR pattern the artifact comes from a run of the fork's code, so its text
-    is the fork's to choose. Post it only when it is ours in shape (starts with the
-    marker), cut to the limit, with every @mention neutralised (a zero-width space after
-    `@` stops GitHub from notifying anyone).
-    """
-    if not text.startswith(COMMENT_MARKER):
-        raise ValueError("the comment artifact does not start with the rag-ci marker; not posting it")
-    text = re.sub(r"@(?=[A-Za-z0-9_-])", "@\u200b", text)
-    return comment_body(text[len(COMMENT_MARKER):].lstrip("\n"))
-
-
 def annotate_regressions(runner: Runner, comparison: Comparison) -> None:
     """One `::error::` per question that fails the gate (regression, worse, routing leak),
     so they show on the run's summary page."""
@@ -78,6 +57,20 @@ def annotate_regressions(runner: Runner, comparison: Comparison) -> None:
     extra = len(titled) - MAX_ANNOTATIONS
     if extra > 0:
         runner.error(f"... and {extra} more questions that fail the gate; see the step summary.", title="RAG regressions")
+
+
+def step_outputs(settings: Settings, verdict: str, comparison: Comparison | None, results: Path, reports: Reports,
+                 comment_url: str) -> dict[str, str]:
+    """The action's step outputs (action.yml), paths relative to the workspace."""
+    return {
+        "verdict": verdict,
+        "regressions": str(len(comparison.regressions) if comparison else 0),
+        "worse": str(len(comparison.worse) if comparison else 0),
+        "gains": str(len(comparison.gains) if comparison else 0),
+        "results-path": settings.relative_to_workspace(results),
+        "report-path": settings.relative_to_workspace(reports.html),
+        "comment-url": comment_url,
+    }
 
 
 def describe_regression(change: QuestionChange) -> str:

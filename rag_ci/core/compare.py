@@ -26,10 +26,9 @@ from rag_ci.core.results import Context, GroupAggregate, QuestionResult, RunResu
 from rag_ci.core.verdict import RETRIEVAL_STAGE
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
-REBASELINE_HINT = (
-    "Re-baseline: run the rag-ci workflow on the base branch with `workflow_dispatch` and "
-    "`rebaseline: true` (or run `rag-ci run` on main and replace the baseline artifact)."
-)
+# How to get a comparable baseline again, in words that hold wherever rag-ci runs; the
+# GitHub Action says it its own way (rag_ci.action_modes.in_actions_words).
+REBASELINE_HINT = "Re-baseline: make a fresh run on the base branch (`rag-ci run` on main) the new baseline."
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,6 @@ from rag_ci.core.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.results import RunResult
 from rag_ci.core.stats import format_p as fmt_p, format_pp as fmt_pp
 
-COMMENT_MARKER = "<!-- rag-ci:comment -->"
-GITHUB_COMMENT_LIMIT = 65536
 # Brackets are escaped, so parentheses and `!` can never complete a link or an image.
 _MD_SPECIALS = "\\`*_{}[]#+|~<>"
 STAGE_TITLES = {

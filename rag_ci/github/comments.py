@@ -6,8 +6,15 @@ so a reviewer who quotes the marker cannot make the action edit their comment.
 
 from __future__ import annotations
 
+import re
+
 from github import Github, GithubException
 from github.Repository import Repository
+
+# Hidden in every body we post: how the action finds its own comment again.
+COMMENT_MARKER = "<!-- rag-ci:comment -->"
+GITHUB_COMMENT_LIMIT = 65536
+TRUNCATION_NOTE = "\n\n_…comment truncated to GitHub's 65,536-character limit; the step summary has the full report._\n"
 
 # What the workflow's GITHUB_TOKEN posts as. That token cannot read GET /user (403), so
 # its login is known rather than asked.
@@ -22,6 +29,28 @@ def token_login(gh: Github) -> str:
         if exc.status in (401, 403, 404):
             return GITHUB_ACTIONS_LOGIN
         raise
+
+
+def comment_body(markdown: str) -> str:
+    """The sticky comment: hidden marker first, then the report, within GitHub's limit."""
+    body = f"{COMMENT_MARKER}\n{markdown}"
+    if len(body) > GITHUB_COMMENT_LIMIT:
+        body = body[: GITHUB_COMMENT_LIMIT - len(TRUNCATION_NOTE)] + TRUNCATION_NOTE
+    return body
+
+
+def untrusted_comment_body(text: str) -> str:
+    """A comment body read from a PR run's artifact, made safe to post with a write token.
+
+    In the fork-PR pattern the artifact comes from a run of the fork's code, so its text
+    is the fork's to choose. Post it only when it is ours in shape (starts with the
+    marker), cut to the limit, with every @mention neutralised (a zero-width space after
+    `@` stops GitHub from notifying anyone).
+    """
+    if not text.startswith(COMMENT_MARKER):
+        raise ValueError("the comment artifact does not start with the rag-ci marker; not posting it")
+    text = re.sub(r"@(?=[A-Za-z0-9_-])", "@\u200b", text)
+    return comment_body(text[len(COMMENT_MARKER):].lstrip("\n"))
 
 
 def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker: str, me: str) -> str:

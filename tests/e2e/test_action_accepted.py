@@ -10,7 +10,7 @@ import pytest
 
 from action_harness import MERGE_BASE_SHA, copy_example_repository, pull_request_event, run_action
 
-from rag_ci.core.render import COMMENT_MARKER
+from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ import pytest
 from action_harness import HEAD_SHA, MERGE_BASE_SHA, assert_token_never_leaked, clean_env, pull_request_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
-from rag_ci.core.render import COMMENT_MARKER
+from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent

@@ -10,7 +10,7 @@ import pytest
 from action_harness import REPOSITORY, assert_token_never_leaked, copy_example_repository, push_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
-from rag_ci.core.render import COMMENT_MARKER
+from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
 

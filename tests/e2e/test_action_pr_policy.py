@@ -13,7 +13,7 @@ import pytest
 from action_harness import MERGE_BASE_SHA, pull_request_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
-from rag_ci.core.render import COMMENT_MARKER
+from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
 

@@ -42,7 +42,7 @@ from action_harness import (
 from builders import docker_engine_status
 from fakes.fake_github import FakeGitHubServer
 
-from rag_ci.core.render import COMMENT_MARKER
+from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1500)]
 

@@ -17,7 +17,7 @@ from fakes.fake_github import FakeGitHubServer
 from rag_ci.action import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action, resolve_mode
 from rag_ci.core.config import parse_config
 from rag_ci.core.policy import policy_of
-from rag_ci.core.render import COMMENT_MARKER
+from rag_ci.github.comments import COMMENT_MARKER
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import connect
 from rag_ci.github.workflow import Runner

@@ -5,9 +5,9 @@ import re
 
 from builders import metric, question, run
 from rag_ci.core.compare import compare
-from rag_ci.core.render import GITHUB_COMMENT_LIMIT, render_markdown
+from rag_ci.core.render import render_markdown
 from rag_ci.core.results import Context
-from rag_ci.github.publish import comment_body
+from rag_ci.github.comments import GITHUB_COMMENT_LIMIT, comment_body
 
 LONG_ID = "checkout-flow-refund-policy-question-"
 JUDGED = ("faithfulness", "correctness", "answer_relevancy")
