@@ -3,10 +3,15 @@
 `main()` wires the real things (environment, PyGithub, the engine); `action()` takes them
 as arguments so tests can hand it a GitHub connected to a fake server, or a canned run.
 
-    pull_request            -> pr:       run, compare with the baseline, comment, gate
-    push to default branch  -> baseline: run (verdict cache from the last baseline), history
-    workflow_dispatch/cron  -> full:     run without cache, compare, history; or re-baseline
-    workflow_run            -> comment:  post the comment a fork PR's run saved (fork-safe)
+    pull_request            -> pr:         run, compare with the baseline, comment, gate
+    push to default branch  -> baseline:   run (verdict cache from the last baseline), history
+    workflow_dispatch/cron  -> full:       run without cache, compare, history
+      with `rebaseline`     -> rebaseline: run without cache nor comparison, history
+    workflow_run            -> comment:    post the comment a fork PR's run saved (fork-safe)
+
+What each mode does is one frozen `Plan` in rag_ci.action_modes; this module runs the
+steps and asks the plan at each one. A run that may become the baseline refuses the
+fake judge before any question is asked.
 
 A pull request is gated by the baseline's recorded policy (gate, metrics, judge), not by
 the rag-ci.yml it may have edited; its own changes are previewed in the comment.
@@ -24,19 +29,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import tempfile
 import traceback
-from datetime import datetime, timezone
 from collections.abc import Callable
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_ci.core.calibration_status import statuses_from_history, uncalibrated_reason
-from rag_ci.core.carry import carry_forward
-from rag_ci.core.compare import REBASELINE_HINT, Comparison, compare
 from rag_ci.accepted_file import accepted_path, read_accepted
+from rag_ci.action_baseline import ACTIONS_REBASELINE_HINT, find_baseline, in_actions_words
+from rag_ci.action_comment import comment_mode
+from rag_ci.action_modes import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, PLANS, Plan, refuse_a_fake_baseline, resolve_mode
 from rag_ci.action_outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
 from rag_ci.core.accepted import apply_accepted, in_force
+from rag_ci.core.calibration_status import statuses_from_history, uncalibrated_reason
+from rag_ci.core.carry import carry_forward
+from rag_ci.core.compare import Comparison, compare
 from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend_summary
 from rag_ci.core.policy import PinnedPolicy, pin_to_baseline
 from rag_ci.core.render import render_markdown
@@ -44,19 +51,15 @@ from rag_ci.core.results import RunResult
 from rag_ci.engine import Project, RunContext, load_project, run_project
 from rag_ci.errors import IncompatibleBaseline, RagCiError
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
-from rag_ci.github.comments import COMMENT_MARKER, comment_body, untrusted_comment_body
+from rag_ci.github.comments import COMMENT_MARKER, comment_body
 from rag_ci.github.workflow import Runner
-from rag_ci.signals import terminate_like_interrupt
 from rag_ci.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
-from rag_ci.storage import load_results, save_results
+from rag_ci.signals import terminate_like_interrupt
+from rag_ci.storage import save_results
 from rag_ci.targets.processes import protect_output_dir, set_project_dir
 
-EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
-# What the core's neutral REBASELINE_HINT means for a repository using the action.
-ACTIONS_REBASELINE_HINT = (
-    "Re-baseline: run the rag-ci workflow on the base branch with `workflow_dispatch` and "
-    "`rebaseline: true` (or run `rag-ci run` on main and replace the baseline artifact)."
-)
+__all__ = ["EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "action", "main", "resolve_mode"]
+
 TREND_POINTS = 10
 AUDIT_DIR, AUDIT_FRACTION = "audit", 0.1  # the full run's audit sample, inside the output folder
 
@@ -74,16 +77,13 @@ def run_engine(project: Project, output: Path, baseline: RunResult | None, full:
 
 def main() -> int:
     terminate_like_interrupt()
-    runner = Runner(
-        step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,
-        github_output=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
-        in_actions=os.environ.get("GITHUB_ACTIONS") == "true",
-    )
     try:
         settings = Settings.from_environ(os.environ)
     except RagCiError as exc:
-        runner.error(str(exc), title="rag-ci: invalid input")
+        # Reported where the user looks, through the runner's own files (never invalid).
+        runner_for(Settings.runner_only(os.environ)).error(str(exc), title="rag-ci: invalid input")
         return EXIT_ERROR
+    runner = runner_for(settings)
     for secret in settings.secrets():
         runner.mask(secret.reveal())
     _prepare_process_environment(settings)
@@ -94,6 +94,11 @@ def main() -> int:
         traceback.print_exc()
         runner.error("rag-ci stopped on an internal error (traceback above); please report it.", title="rag-ci")
         return EXIT_ERROR
+
+
+def runner_for(settings: Settings) -> Runner:
+    """The runner's side of this step, as the settings found it (summary, outputs, masking)."""
+    return Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=settings.in_actions)
 
 
 def _prepare_process_environment(settings: Settings) -> None:
@@ -108,33 +113,6 @@ def _prepare_process_environment(settings: Settings) -> None:
     os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 
 
-def in_actions_words(message: str) -> str:
-    """A core message with its re-baseline hint told the action's way."""
-    return message.replace(REBASELINE_HINT, ACTIONS_REBASELINE_HINT)
-
-
-def resolve_mode(settings: Settings) -> str | None:
-    """The mode to run, or None when this event has nothing to do (explained by the caller)."""
-    if settings.mode != "auto":
-        return settings.mode
-    event = settings.event_name
-    if event == "pull_request":
-        return "pr"
-    if event == "pull_request_target":
-        raise RagCiError(
-            "rag-ci does not run on `pull_request_target` by itself: that event has a write token and "
-            "secrets, and evaluating the PR's code there hands both to it. Run on `pull_request`, and post "
-            "fork comments from a `workflow_run` workflow (docs/action.md). Set `mode: pr` to override."
-        )
-    if event == "push":
-        return "baseline" if settings.on_default_branch else None
-    if event in ("workflow_dispatch", "schedule"):
-        return "full"
-    if event == "workflow_run":
-        return "comment"
-    raise RagCiError(f"rag-ci does not know what to do on `{event or 'no event'}`; set the `mode` input (pr, baseline, full, comment)")
-
-
 def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: Evaluate = run_engine) -> int:
     try:
         mode = resolve_mode(settings)
@@ -142,9 +120,10 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
             runner.notice(f"rag-ci evaluates pushes to the default branch only; nothing to do on {settings.ref}.")
             return EXIT_PASS
         runner.info(f"[rag-ci] mode: {mode} (event: {settings.event_name})")
-        if mode == "comment":
+        plan = PLANS[mode]
+        if not plan.evaluates:
             return comment_mode(settings, github, runner)
-        return Evaluation(settings, github, runner, evaluate).run(mode)
+        return Evaluation(settings, github, runner, evaluate).run(plan)
     except (RagCiError, GitHubError) as exc:
         message = in_actions_words(str(exc))
         runner.error(message, title="rag-ci")
@@ -161,7 +140,8 @@ class Outcome:
 
 
 class Evaluation:
-    """One evaluating run (pr, baseline or full): the steps they share, in order."""
+    """One evaluating run (pr, baseline, full, rebaseline): the steps they share, in order,
+    each asking the mode's plan whether it applies."""
 
     def __init__(self, settings: Settings, github: GitHubRepo, runner: Runner, evaluate: Evaluate):
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
@@ -169,26 +149,13 @@ class Evaluation:
         set_project_dir(settings.project_dir)
         protect_output_dir(self.output)
 
-    def run(self, mode: str) -> int:
+    def run(self, plan: Plan) -> int:
         s = self.settings
         project = load_project(s.config_path)
-        if mode == "pr":
-            if s.pr_number is None or not s.pr_base_ref:
-                raise RagCiError("mode pr needs a pull_request event (no pull_request in the event payload)")
-            base_branch = s.pr_base_ref
-            prefer = lambda: self.github.merge_base(base_branch, s.pr_head_sha) if s.pr_head_sha else None  # noqa: E731
-        else:
-            base_branch = s.default_branch or s.branch or "main"
-            prefer = lambda: s.push_before_sha  # noqa: E731
-        skip_baseline = mode == "full" and s.rebaseline
-        if skip_baseline:
-            baseline = None
-        elif mode == "baseline":
-            baseline = self.cache_baseline(base_branch, prefer)
-        else:
-            baseline = self.fetch_baseline(base_branch, prefer)
+        refuse_a_fake_baseline(plan, project.config.judge.provider)
+        baseline = find_baseline(plan, s, self.github, self.runner)
         pinned = None
-        if mode == "pr" and baseline is not None:
+        if plan.pin_policy and baseline is not None:
             # The PR is gated by the baseline's policy, never by the rag-ci.yml it may have edited.
             pinned = pin_to_baseline(project.config, baseline.meta)
             project = dataclasses.replace(project, config=pinned.config)
@@ -202,50 +169,48 @@ class Evaluation:
         before = os.lstat(self.output)
         self.runner.group(f"rag-ci: replaying {len(project.questions.questions)} questions")
         try:
-            # The baseline feeds the verdict cache (not in a full run: `full` turns the cache off)
-            # and the re-asking of flipped questions (in every mode).
-            head = self.evaluate(project, self.output / RESULTS_FILE, baseline, mode == "full", context)
+            # The baseline feeds the verdict cache (unless the plan turns it off) and the
+            # re-asking of flipped questions (in every mode).
+            head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context)
         finally:
             self.runner.end_group()
         after = os.lstat(self.output)
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
             raise RagCiError(f"the output folder {s.output_dir} was replaced while the target ran; not trusting what is in it")
-        if mode in ("baseline", "full") and baseline is not None and not head.meta.broken:
+        if plan.carry_forward and baseline is not None and not head.meta.broken:
             head = self.carry_forward(baseline, head)
 
         if head.meta.broken:
             # The cause quotes the target's and the judge's errors: the report shows it escaped.
             outcome = Outcome("broken", notice=(
-                "It is not compared" + (", not uploaded as the baseline and not recorded in the history." if mode != "pr" else ".")
+                "It is not compared" + (", not uploaded as the baseline and not recorded in the history." if plan.produces_baseline else ".")
                 + f" Fix what made more than {project.config.gate.max_error_rate:.0%} of the questions error (judge key, "
                 "judge or target availability) and re-run; the failing questions are listed below."
             ))
-        elif mode == "baseline":
-            outcome = Outcome("baseline", notice=f"Baseline run on `{s.branch}`: this run's results.json becomes the baseline once the workflow uploads it as the `{s.baseline_artifact}` artifact.")
-        elif skip_baseline:
-            outcome = Outcome("rebaseline", notice=f"Re-baseline: full evaluation without comparison; this run's results.json becomes the baseline once the workflow uploads it as `{s.baseline_artifact}`.")
+        elif not plan.compare:
+            outcome = Outcome(plan.uncompared_verdict, notice=plan.uncompared_notice.format(branch=s.branch, artifact=s.baseline_artifact))
         else:
-            outcome = self.judge(head, baseline, project, mode, pinned)
+            outcome = self.judge(head, baseline, project, plan, pinned)
         calibration = self.calibration(head)
-        if mode == "full" and outcome.verdict != "broken" and project.config.gate.require_calibration:
+        if plan.check_calibration and outcome.verdict != "broken" and project.config.gate.require_calibration:
             reason = uncalibrated_reason(calibration)
             if reason:
                 outcome = Outcome("uncalibrated", outcome.comparison,
                                   f"gate.require_calibration: this full run's judge is not calibrated against human labels: {reason}. "
                                   "Label the audit sample (docs/judges.md, \"Calibrating your judge\") and record it with "
                                   "`rag-ci calibrate --record`.")
-        if mode in ("baseline", "full") and s.on_default_branch and outcome.verdict != "broken":
+        if plan.history and s.on_default_branch and outcome.verdict != "broken":
             self.append_history(head, project)
 
         markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
-                                   trend=self.trend() if mode == "pr" else None, calibration=calibration,
+                                   trend=self.trend() if plan.trend else None, calibration=calibration,
                                    report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
         reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=calibration,
-                                        history=self.history() or [])
+                                history=self.history() or [])
         self.runner.add_summary(markdown)
-        if mode == "full" and outcome.verdict != "broken":
+        if plan.audit_sample and outcome.verdict != "broken":
             self.write_audit_sample(head, baseline)
-        comment_url = self.post_comment(comment_body(markdown)) if mode == "pr" else ""
+        comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
         if outcome.comparison is not None:
             annotate_regressions(self.runner, outcome.comparison)
         if outcome.verdict == "incompatible":
@@ -255,42 +220,7 @@ class Evaluation:
         if outcome.verdict == "uncalibrated":
             self.runner.error(outcome.notice or "", title="rag-ci: judge not calibrated")
         self.runner.set_outputs(step_outputs(s, outcome.verdict, outcome.comparison, self.output / RESULTS_FILE, reports, comment_url))
-        return self.exit_code(mode, outcome)
-
-    def fetch_baseline(self, branch: str, prefer: Callable[[], str | None]) -> RunResult | None:
-        """The baseline, or None when there is none yet (bootstrap).
-
-        An artifact that exists but cannot be read (no results.json in it, corrupt JSON,
-        another schema) raises: passing as "bootstrap" would let a PR through ungated."""
-        s = self.settings
-        artifact = self.github.find_baseline(s.baseline_artifact, branch, prefer)
-        if artifact is None:
-            self.runner.info(f"[rag-ci] no baseline artifact '{s.baseline_artifact}' from a successful run on {branch}")
-            return None
-        self.runner.info(f"[rag-ci] baseline: artifact #{artifact.id} from run {artifact.run_id} at {(artifact.head_sha or '?')[:12]}")
-        where = f"the `{s.baseline_artifact}` artifact #{artifact.id} (run {artifact.run_id})"
-        with tempfile.TemporaryDirectory(prefix="rag-ci-baseline-") as tmp:
-            path = self.github.download_file(artifact, RESULTS_FILE, Path(tmp) / RESULTS_FILE)
-            if path is None:
-                raise RagCiError(f"The baseline is unusable: {where} holds no {RESULTS_FILE}.\n{ACTIONS_REBASELINE_HINT}")
-            try:
-                baseline = load_results(path, what="baseline")
-            except RagCiError as exc:  # another schema version, or a damaged file
-                raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{ACTIONS_REBASELINE_HINT}") from None
-        if baseline.meta.broken:  # uploaded by hand, or by an older rag-ci: never compare with it
-            raise RagCiError(f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{ACTIONS_REBASELINE_HINT}")
-        return baseline
-
-    def cache_baseline(self, branch: str, prefer: Callable[[], str | None]) -> RunResult | None:
-        """On main the previous baseline only saves judge calls: without it the run is
-        slower, not wrong, so a problem getting it is a warning."""
-        try:
-            return self.fetch_baseline(branch, prefer)
-        except GitHubError as exc:
-            self.runner.warning(f"previous baseline not used as verdict cache: {exc}")
-        except RagCiError as exc:
-            self.runner.info(f"[rag-ci] previous baseline not used as verdict cache: {exc}")
-        return None
+        return self.exit_code(plan, outcome)
 
     def carry_forward(self, baseline: RunResult, head: RunResult) -> RunResult:
         """Keep the last known good verdict of the questions this run errored on, so an
@@ -302,7 +232,7 @@ class Evaluation:
             self.runner.info(f"[rag-ci] kept the last known good verdict of {len(ids)} errored question(s): {', '.join(ids[:20])}")
         return carried
 
-    def judge(self, head: RunResult, baseline: RunResult | None, project: Project, mode: str, pinned: PinnedPolicy | None) -> Outcome:
+    def judge(self, head: RunResult, baseline: RunResult | None, project: Project, plan: Plan, pinned: PinnedPolicy | None) -> Outcome:
         s = self.settings
         if baseline is None:
             return Outcome(
@@ -325,28 +255,17 @@ class Evaluation:
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
         # what reviewers approve, and the comment lists every acceptance at the top.
         comparison = apply_accepted(comparison, self.accepted(project), {q.id: q.question_hash for q in head.questions})
-        if mode == "full" and comparison.not_comparable:
+        if plan.all_metrics_comparable and comparison.not_comparable:
             names = ", ".join(n.name for n in comparison.not_comparable)
             return Outcome("incompatible", comparison,
                            f"Not fully compared: the definition of {names} changed since the baseline.\n{ACTIONS_REBASELINE_HINT}")
         return Outcome(comparison.verdict, comparison, notice)
 
-    def exit_code(self, mode: str, outcome: Outcome) -> int:
-        if outcome.verdict == "uncalibrated":
-            return EXIT_ERROR  # gate.require_calibration: the instrument is unchecked, not the RAG worse
-        if outcome.verdict == "broken":
-            # Not 1: nothing regressed, the run could not measure. On main, the failed step
-            # also keeps the workflow from uploading it as the baseline.
-            return EXIT_ERROR
-        if outcome.verdict == "fail":
-            return EXIT_REGRESSION
-        if outcome.comparison is not None and outcome.comparison.gating:
+    def exit_code(self, plan: Plan, outcome: Outcome) -> int:
+        comparison = outcome.comparison
+        if comparison is not None and comparison.gating and comparison.verdict != "fail":
             self.runner.warning("regressions, worse questions or routing leaks found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
-        if outcome.verdict == "incompatible":
-            # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that
-            # cannot compare must not quietly pass: stop, and let a human re-baseline on purpose.
-            return EXIT_ERROR
-        return EXIT_PASS
+        return plan.exit_code(outcome.verdict)
 
     def accepted(self, project: Project):
         path = accepted_path(project.config, self.settings.config_path)
@@ -443,40 +362,3 @@ class Evaluation:
                 title="rag-ci: comment not posted",
             )
             return ""
-
-
-def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
-    """workflow_run: post the comment that a PR run could not post (read-only fork token).
-
-    Trust: the run id, head owner/branch/sha come from the event GitHub wrote, never from
-    the artifact; the artifact's text is the fork's, so it is checked and defused."""
-    run = settings.event.get("workflow_run") or {}
-    if run.get("event") != "pull_request":
-        runner.notice("comment mode: the triggering run was not a pull_request run; nothing to post.")
-        return EXIT_PASS
-    artifact = github.run_artifact(int(run["id"]), settings.comment_artifact)
-    if artifact is None:
-        runner.info(f"[rag-ci] run {run['id']} saved no `{settings.comment_artifact}` artifact: it commented itself.")
-        return EXIT_PASS
-    numbers = [p.get("number") for p in run.get("pull_requests") or [] if p.get("number")]
-    head_repo = run.get("head_repository") or {}
-    pr_number = numbers[0] if numbers else github.open_pr_for_head(
-        (head_repo.get("owner") or {}).get("login", ""), run.get("head_branch", ""), run.get("head_sha")
-    )
-    if pr_number is None:
-        runner.warning("comment mode: no open pull request matches the triggering run; nothing posted.")
-        return EXIT_PASS
-    with tempfile.TemporaryDirectory(prefix="rag-ci-comment-") as tmp:
-        path = github.download_file(artifact, COMMENT_FILE, Path(tmp) / COMMENT_FILE)
-        if path is None:
-            runner.warning(f"the `{settings.comment_artifact}` artifact holds no {COMMENT_FILE}; nothing posted.")
-            return EXIT_PASS
-        try:
-            body = untrusted_comment_body(path.read_text(encoding="utf-8", errors="replace"))
-        except ValueError as exc:
-            raise RagCiError(str(exc)) from None
-    url = github.upsert_comment(int(pr_number), body, COMMENT_MARKER)
-    runner.info(f"[rag-ci] comment: {url}")
-    runner.set_outputs({"comment-url": url})
-    return EXIT_PASS
-

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -112,11 +112,14 @@ class Settings:
     in_actions: bool = False  # GITHUB_ACTIONS=true: workflow commands are read by a runner
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str]) -> Settings:
-        def get(name: str, default: str = "") -> str:
-            value = environ.get(name, "")
-            return value if value.strip() else default
+    def runner_only(cls, environ: Mapping[str, str]) -> Settings:
+        """Only the runner's own channels (step summary, outputs, GITHUB_ACTIONS), which cannot
+        be invalid: enough to report that the inputs are, where the user looks."""
+        return cls(**_runner_channels(_getter(environ)))
 
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Settings:
+        get = _getter(environ)
         mode = get("RAG_CI_MODE", "auto").strip().lower()
         if mode not in MODES:
             raise RagCiError(f"input mode: expected one of {', '.join(MODES)}, got {mode!r}")
@@ -147,9 +150,7 @@ class Settings:
             run_id=get("GITHUB_RUN_ID") or None,
             run_attempt=get("GITHUB_RUN_ATTEMPT") or None,
             workspace=Path(get("GITHUB_WORKSPACE", ".")),
-            step_summary=Path(get("GITHUB_STEP_SUMMARY")) if get("GITHUB_STEP_SUMMARY") else None,
-            github_output=Path(get("GITHUB_OUTPUT")) if get("GITHUB_OUTPUT") else None,
-            in_actions=get("GITHUB_ACTIONS") == "true",
+            **_runner_channels(get),
         )
 
     # --- paths ---------------------------------------------------------------------
@@ -229,6 +230,22 @@ class Settings:
 
     def secrets(self) -> list[Secret]:
         return [s for s in (self.github_token, *self.judge_keys.values()) if s]
+
+
+def _getter(environ: Mapping[str, str]) -> Callable[..., str]:
+    def get(name: str, default: str = "") -> str:
+        value = environ.get(name, "")
+        return value if value.strip() else default
+
+    return get
+
+
+def _runner_channels(get: Callable[..., str]) -> dict[str, Any]:
+    return {
+        "step_summary": Path(get("GITHUB_STEP_SUMMARY")) if get("GITHUB_STEP_SUMMARY") else None,
+        "github_output": Path(get("GITHUB_OUTPUT")) if get("GITHUB_OUTPUT") else None,
+        "in_actions": get("GITHUB_ACTIONS") == "true",
+    }
 
 
 def _read_event(path: str) -> dict[str, Any]:

@@ -127,7 +127,7 @@ class JudgePrices(_Strict):
 
 
 class JudgeConfig(_Strict):
-    provider: Literal["openai", "anthropic", "gemini", "ollama", "openai-compatible", "none"] = "none"
+    provider: Literal["openai", "anthropic", "gemini", "ollama", "openai-compatible", "fake", "none"] = "none"
     model: str | None = None
     temperature: float = Field(0.0, ge=0, le=2)  # the range every provider accepts
     base_url: str | None = None

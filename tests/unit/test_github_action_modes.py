@@ -15,6 +15,9 @@ from builders import metric, question, run
 from fakes.fake_github import FakeGitHubServer
 
 from rag_ci.action import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action, resolve_mode
+from rag_ci.action_baseline import ACTIONS_REBASELINE_HINT, in_actions_words
+from rag_ci.action_modes import PLANS, BaselineUse, Mode
+from rag_ci.core.compare import REBASELINE_HINT
 from rag_ci.core.config import parse_config
 from rag_ci.core.policy import policy_of
 from rag_ci.github.comments import COMMENT_MARKER
@@ -237,3 +240,38 @@ def test_worse_questions_fail_the_pr_are_annotated_and_counted(fake, project):
     assert "::error title=RAG worse%3A Q1::Q1 (a): hit_at_k 1.00 → 0.00" in out
     assert "### Worse (already failing, now worse)" in fake.comments[7][0]["body"]
     assert "worse<<" in (project / "output.txt").read_text()
+
+
+def test_rebaseline_is_a_mode_of_its_own_in_the_table(tmp_path):
+    assert resolve_mode(settings_for("workflow_dispatch", PUSH_EVENT, tmp_path, rebaseline=True)) == "rebaseline"
+    plan = PLANS[Mode.REBASELINE]
+    assert plan.baseline is BaselineUse.NONE and not plan.compare and plan.produces_baseline
+    assert [mode for mode, p in PLANS.items() if p.comment] == [Mode.PR]
+
+
+FAKE_JUDGE = "judge: {provider: fake, model: scripted}"
+
+
+@pytest.mark.parametrize("event_name,inputs", [("push", {}), ("workflow_dispatch", {"mode": "full"}),
+                                               ("workflow_dispatch", {"rebaseline": True})])
+def test_a_run_that_may_become_the_baseline_refuses_the_fake_judge_before_asking_anything(fake, tiny_project, tmp_path,
+                                                                                       event_name, inputs):
+    tiny_project("target: {kind: python, entry: 'tiny_rag:answer'}", extra_yaml=FAKE_JUDGE)
+    code, out, seen = act(fake, settings_for(event_name, PUSH_EVENT, tmp_path, **inputs), PASSING, baseline=PASSING)
+    assert code == EXIT_ERROR
+    assert seen == {}  # no question was asked
+    assert "its judge is `fake`" in out and "its judge is `fake`" in (tmp_path / "summary.md").read_text()
+    assert history_lines(fake) == [] and not (tmp_path / "rag-ci-output" / "results.json").exists()
+
+
+def test_a_pull_request_may_dry_run_with_the_fake_judge(fake, tiny_project, tmp_path):
+    tiny_project("target: {kind: python, entry: 'tiny_rag:answer'}", extra_yaml=FAKE_JUDGE)
+    code, out, seen = act(fake, settings_for("pull_request", PR_EVENT, tmp_path), PASSING)  # no baseline: bootstrap
+    assert code == EXIT_PASS and seen["config"].judge.provider == "fake"
+    assert "judge is `fake`" not in out
+
+
+def test_the_cores_rebaseline_hint_names_no_workflow_and_the_action_tells_it_the_github_way():
+    assert "workflow_dispatch" not in REBASELINE_HINT
+    said = in_actions_words(f"The baseline cannot be compared with this run:\n  - x\n{REBASELINE_HINT}")
+    assert said.endswith(ACTIONS_REBASELINE_HINT) and "`workflow_dispatch`" in said and "`rebaseline: true`" in said

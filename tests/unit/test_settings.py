@@ -99,3 +99,14 @@ def test_run_url_and_workspace_relative_paths():
 def test_an_unreadable_event_payload_is_a_clear_error(tmp_path):
     with pytest.raises(RagCiError, match="GITHUB_EVENT_PATH"):
         Settings.from_environ({"GITHUB_EVENT_PATH": str(tmp_path / "missing.json")})
+
+
+def test_the_runners_channels_are_read_even_when_the_inputs_are_invalid(tmp_path):
+    environ = {"RAG_CI_MODE": "bogus", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+               "GITHUB_OUTPUT": str(tmp_path / "out.txt"), "GITHUB_ACTIONS": "true"}
+    with pytest.raises(RagCiError, match="input mode"):
+        Settings.from_environ(environ)
+    only = Settings.runner_only(environ)  # enough to report the invalid input where the user looks
+    assert (only.step_summary, only.github_output, only.in_actions) == (tmp_path / "summary.md", tmp_path / "out.txt", True)
+    valid = Settings.from_environ({**environ, "RAG_CI_MODE": "pr"})
+    assert (valid.step_summary, valid.github_output, valid.in_actions) == (only.step_summary, only.github_output, True)

@@ -1,0 +1,141 @@
+"""The GitHub Action's modes as a table: which event gets which mode, and what each mode does.
+
+Every difference between the modes is a field of its `Plan` (in the spirit of
+python-coverage-comment-action's activities), so `rag_ci.action` runs one sequence of steps
+and asks the plan at each one instead of testing the mode's name:
+
+    mode        event                     baseline          cache  compare  comment  history  may become the baseline
+    pr          pull_request              the PR's base     yes    gate     yes      no       no
+    baseline    push to the default br.   verdict cache     yes    no       no       yes      yes
+    full        workflow_dispatch, cron   the default br.   no     gate     no       yes      yes
+    rebaseline  full + `rebaseline: true` none              no     no       no       yes      yes
+    comment     workflow_run              (posts a saved comment; evaluates nothing)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from rag_ci.errors import RagCiError
+from rag_ci.settings import Settings
+
+EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
+
+
+class Mode(enum.StrEnum):
+    PR = "pr"
+    BASELINE = "baseline"
+    FULL = "full"
+    REBASELINE = "rebaseline"  # the `full` input mode with `rebaseline: true`
+    COMMENT = "comment"
+
+
+class BaselineUse(enum.Enum):
+    GATE = "gate"  # compared with: a missing artifact is a bootstrap, an unusable one an error
+    CACHE = "cache"  # only saves judge calls: a problem getting it is a warning
+    NONE = "none"  # not fetched: this run replaces it
+
+
+class BaseBranch(enum.Enum):
+    PULL_REQUEST_BASE = "pull request base"  # preferring the run at the merge base
+    DEFAULT_BRANCH = "default branch"  # preferring the run at the commit pushed over
+
+
+# Verdict -> exit code; any other verdict passes. 1 is a regression and only that.
+GATE_EXIT_CODES: Mapping[str, int] = MappingProxyType({
+    "fail": EXIT_REGRESSION,
+    # Not 1: nothing regressed, the run could not measure. On main, the failed step also
+    # keeps the workflow from uploading it as the baseline.
+    "broken": EXIT_ERROR,
+    # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that cannot
+    # compare must not quietly pass: stop, and let a human re-baseline on purpose.
+    "incompatible": EXIT_ERROR,
+    # gate.require_calibration: the instrument is unchecked, not the RAG worse.
+    "uncalibrated": EXIT_ERROR,
+})
+
+
+@dataclass(frozen=True)
+class Plan:
+    mode: Mode
+    evaluates: bool  # replays the question set (every mode but comment)
+    base_branch: BaseBranch = BaseBranch.DEFAULT_BRANCH
+    baseline: BaselineUse = BaselineUse.GATE
+    use_cache: bool = True  # verdicts cached in the baseline are reused (False: every answer re-judged)
+    pin_policy: bool = False  # gated by the baseline's recorded policy, never by the config it may edit
+    carry_forward: bool = False  # errored questions keep the baseline's last known good verdict
+    compare: bool = True  # False: the outcome is `uncompared_verdict` (unless the run is broken)
+    uncompared_verdict: str = ""
+    uncompared_notice: str = ""  # format fields: {branch} (this run's), {artifact} (the baseline's name)
+    all_metrics_comparable: bool = False  # a metric defined differently makes the run `incompatible`
+    check_calibration: bool = False  # gate.require_calibration applies
+    history: bool = False  # a line in the data branch's history, on the default branch
+    trend: bool = False  # the history's trend in the report
+    audit_sample: bool = False  # a blind audit sample in the output folder
+    comment: bool = False  # the sticky PR comment
+    produces_baseline: bool = False  # the workflow may upload this run's results.json as the baseline
+    exit_codes: Mapping[str, int] = field(default_factory=lambda: GATE_EXIT_CODES)  # verdict -> exit code
+
+    def exit_code(self, verdict: str) -> int:
+        return self.exit_codes.get(verdict, EXIT_PASS)
+
+
+_BECOMES_THE_BASELINE = "this run's results.json becomes the baseline once the workflow uploads it as"
+
+PLANS: Mapping[Mode, Plan] = MappingProxyType({plan.mode: plan for plan in (
+    Plan(Mode.PR, evaluates=True, base_branch=BaseBranch.PULL_REQUEST_BASE, pin_policy=True, trend=True, comment=True),
+    Plan(Mode.BASELINE, evaluates=True, baseline=BaselineUse.CACHE, carry_forward=True, compare=False,
+         uncompared_verdict="baseline",
+         uncompared_notice=f"Baseline run on `{{branch}}`: {_BECOMES_THE_BASELINE} the `{{artifact}}` artifact.",
+         history=True, produces_baseline=True),
+    Plan(Mode.FULL, evaluates=True, use_cache=False, carry_forward=True, all_metrics_comparable=True,
+         check_calibration=True, history=True, audit_sample=True, produces_baseline=True),
+    Plan(Mode.REBASELINE, evaluates=True, baseline=BaselineUse.NONE, use_cache=False, carry_forward=True, compare=False,
+         uncompared_verdict="rebaseline",
+         uncompared_notice=f"Re-baseline: full evaluation without comparison; {_BECOMES_THE_BASELINE} `{{artifact}}`.",
+         check_calibration=True, history=True, audit_sample=True, produces_baseline=True),
+    Plan(Mode.COMMENT, evaluates=False, baseline=BaselineUse.NONE, compare=False),
+)})
+
+
+def resolve_mode(settings: Settings) -> Mode | None:
+    """The mode to run, or None when this event has nothing to do (explained by the caller)."""
+    mode = _input_mode(settings)
+    if mode is Mode.FULL and settings.rebaseline:
+        return Mode.REBASELINE
+    return mode
+
+
+def _input_mode(settings: Settings) -> Mode | None:
+    if settings.mode != "auto":
+        return Mode(settings.mode)
+    event = settings.event_name
+    if event == "pull_request":
+        return Mode.PR
+    if event == "pull_request_target":
+        raise RagCiError(
+            "rag-ci does not run on `pull_request_target` by itself: that event has a write token and "
+            "secrets, and evaluating the PR's code there hands both to it. Run on `pull_request`, and post "
+            "fork comments from a `workflow_run` workflow (docs/action.md). Set `mode: pr` to override."
+        )
+    if event == "push":
+        return Mode.BASELINE if settings.on_default_branch else None
+    if event in ("workflow_dispatch", "schedule"):
+        return Mode.FULL
+    if event == "workflow_run":
+        return Mode.COMMENT
+    raise RagCiError(f"rag-ci does not know what to do on `{event or 'no event'}`; set the `mode` input (pr, baseline, full, comment)")
+
+
+def refuse_a_fake_baseline(plan: Plan, judge_provider: str) -> None:
+    """The fake judge (`judge.provider: fake`) is a dry run: its verdicts are scripted, so a run
+    judged by it must never become the baseline every pull request is gated against."""
+    if plan.produces_baseline and judge_provider == "fake":
+        raise RagCiError(
+            f"mode {plan.mode}: this run may become the baseline, and its judge is `fake`, a deterministic "
+            "offline dry run whose verdicts mean nothing. Set a real judge in the config (judge.provider) "
+            "for runs on the default branch; use the fake judge for dry runs only (`rag-ci run --judge fake`)."
+        )
