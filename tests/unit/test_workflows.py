@@ -126,7 +126,7 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
         assert f'"{var}"' in settings_source, f"{var} is not read by rag_ci/settings.py"
     assert set(action["outputs"]) == {"verdict", "regressions", "worse", "gains", "results-path", "report-path", "comment-url"}
     for name in action["outputs"]:
-        assert f'"{name}"' in (REPO / "rag_ci" / "action.py").read_text()
+        assert f'"{name}"' in (REPO / "rag_ci" / "action_outputs.py").read_text()  # step_outputs
     assert action["inputs"]["fail-on-regression"]["default"] == "true"
     assert action["inputs"]["baseline-artifact"]["default"] == "rag-ci-baseline"
 
