@@ -77,6 +77,9 @@ class PythonTargetConfig(_TargetBase):
     kind: Literal["python"]
     entry: str = Field(pattern=r"^[\w.]+:[\w.]+$")
     path: list[str] = Field(default_factory=list)  # extra sys.path entries, relative to the config
+    # The interpreter the worker runs with: a path (relative to the config) or a name on the
+    # target's PATH. Unset: the RAG's venv inside rag-ci's image, rag-ci's interpreter elsewhere.
+    python: str | None = Field(None, min_length=1)
     processes: int = Field(1, ge=1, le=64)  # worker processes; each imports the entry and answers one call at a time
     restart_limit: int = Field(10, ge=0)
 

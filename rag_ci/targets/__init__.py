@@ -28,6 +28,8 @@ def _python(config: PythonTargetConfig, root: Path) -> Target:
         env=target_env(config),
         processes=config.processes,
         restart_limit=config.restart_limit,
+        python=config.python,
+        root=root,
     )
 
 

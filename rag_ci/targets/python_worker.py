@@ -5,8 +5,10 @@ The user's code runs here, not in rag-ci, so that it cannot end or block the run
 `SystemExit`, `KeyboardInterrupt` and any other exception become that question's
 error, and a call that hangs is cut by killing this process (`timeout_s`).
 
-Started by file path with rag-ci's interpreter and the standard library only, so
-it needs nothing of rag-ci and imports nothing the user's module could shadow.
+Started by file path and written for the standard library only, so it needs nothing
+of rag-ci and imports nothing the user's module could shadow: any Python 3 runs it,
+and the one that does (the RAG's own venv in rag-ci's image, `target.python`, else
+rag-ci's interpreter: targets/python.py) is the one whose packages the module sees.
 Protocol, one JSON line each:
   out, once at start:  {"ready": true} or {"ready": false, "error": "..."} (then exit 2)
   in, per question:    the request {"id", "question", "corpora"}

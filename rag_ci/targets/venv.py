@@ -4,7 +4,8 @@ rag-ci's packages are pinned (requirements/action.lock): a build step such as
 `pip install -r requirements.txt` that pins pydantic<2 must not change them mid-run.
 So in the image (RAG_CI_IMAGE=1) build steps and target commands run with a virtual
 environment first on PATH: `python` and `pip` are the RAG's, made from the base
-image's python3, and rag-ci's own interpreter folder is not on PATH at all.
+image's python3, and rag-ci's own interpreter folder is not on PATH at all. The
+worker of a `kind: python` target runs with this venv's python too (targets/python.py).
 
 The environment is made once per job and reused by later runs in the same job:
 `RAG_CI_TARGET_VENV` when set, else `$RUNNER_TEMP/rag-ci-target-venv`, else
