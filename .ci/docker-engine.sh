@@ -17,6 +17,7 @@
 #   RAG_CI_DOCKER_STATUS  status file the tests read (default /tmp/rag-ci/docker-engine.status)
 #   RAG_CI_CACHE_DIR      where the rootfs tarball is cached (default /var/cache/rag-ci)
 #   RAG_CI_LOG_DIR        where dockerd logs go (default /var/log/rag-ci)
+#   RAG_CI_DOCKER_STORAGE_DRIVER  overlay2 or vfs, instead of probing (see storage_driver)
 set -uo pipefail
 
 STATUS_FILE=${RAG_CI_DOCKER_STATUS:-/tmp/rag-ci/docker-engine.status}
@@ -24,6 +25,7 @@ CACHE_DIR=${RAG_CI_CACHE_DIR:-/var/cache/rag-ci}
 LOG_DIR=${RAG_CI_LOG_DIR:-/var/log/rag-ci}
 DOCKERD_LOG="$LOG_DIR/dockerd.log"
 DOCKERD_PIDFILE=/var/run/rag-ci-dockerd.pid
+DATA_ROOT=/var/lib/docker  # dockerd's default, where the storage driver keeps its layers
 SUITE=bookworm
 # The tag and the tarball name change with the package list, so an older cache is not reused.
 BASE_IMAGE="rag-ci-base:${SUITE}-python-venv"
@@ -68,19 +70,51 @@ start_engine() {
         done
         kill -0 "$existing" 2>/dev/null && unavailable "dockerd (pid $existing) is running but does not answer; see $DOCKERD_LOG"
     fi
+    local driver
+    driver=$(storage_driver)
+    launch_dockerd "$driver" && return 0
+    if [ "$driver" != vfs ]; then
+        say "dockerd did not come up with $driver; falling back to vfs"
+        launch_dockerd vfs && return 0
+    fi
+    unavailable "dockerd did not come up: $(tail -n 5 "$DOCKERD_LOG" | tr '\n' ' ')"
+}
+
+# overlay2 (copy-on-write: committing a layer stores only the files it changed) when the
+# kernel mounts overlayfs on the data root's file system; vfs (every layer and every
+# container start is a full copy of the file system: a one-file code change took a minute)
+# when it does not, e.g. a data root that is itself on overlayfs. The probe is the check
+# dockerd's overlay2 makes, done first so that a refusal costs no start-up time.
+# RAG_CI_DOCKER_STORAGE_DRIVER forces one.
+storage_driver() {
+    if [ -n "${RAG_CI_DOCKER_STORAGE_DRIVER:-}" ]; then echo "$RAG_CI_DOCKER_STORAGE_DRIVER"; return; fi
+    local probe
+    mkdir -p "$DATA_ROOT" && probe=$(mktemp -d "$DATA_ROOT/rag-ci-overlay-probe.XXXXXX") || { echo vfs; return; }
+    mkdir -p "$probe/lower" "$probe/upper" "$probe/work" "$probe/merged"
+    if mount -t overlay overlay -o "lowerdir=$probe/lower,upperdir=$probe/upper,workdir=$probe/work" "$probe/merged" 2>/dev/null; then
+        umount "$probe/merged"
+        echo overlay2
+    else
+        echo vfs
+    fi
+    rm -rf "$probe"
+}
+
+launch_dockerd() {  # DRIVER: 0 when the engine answers, 1 when dockerd exited or never answered
     # A dockerd killed earlier leaves its pid file behind and the next one refuses to start.
     rm -f /var/run/docker.pid
-    say "starting dockerd (vfs storage driver), log: $DOCKERD_LOG"
-    # vfs: overlayfs is not available inside these VMs. setsid: the daemon must outlive
-    # this script (and .ci/run) so later runs reuse its image cache.
-    setsid nohup dockerd --storage-driver=vfs --pidfile /var/run/docker.pid >>"$DOCKERD_LOG" 2>&1 </dev/null &
+    say "starting dockerd ($1 storage driver), log: $DOCKERD_LOG"
+    # setsid: the daemon must outlive this script (and .ci/run) so later runs reuse its image cache.
+    setsid nohup dockerd --storage-driver="$1" --pidfile /var/run/docker.pid >>"$DOCKERD_LOG" 2>&1 </dev/null &
     echo $! >"$DOCKERD_PIDFILE"
     for _ in $(seq 1 60); do
-        engine_up && { say "engine up"; return 0; }
-        kill -0 "$(cat "$DOCKERD_PIDFILE")" 2>/dev/null || break
+        engine_up && { say "engine up ($1)"; return 0; }
+        kill -0 "$(cat "$DOCKERD_PIDFILE")" 2>/dev/null || return 1
         sleep 1
     done
-    unavailable "dockerd did not come up: $(tail -n 5 "$DOCKERD_LOG" | tr '\n' ' ')"
+    kill "$(cat "$DOCKERD_PIDFILE")" 2>/dev/null
+    for _ in $(seq 1 15); do kill -0 "$(cat "$DOCKERD_PIDFILE")" 2>/dev/null || break; sleep 1; done
+    return 1
 }
 
 # The first Debian archive URI in the apt sources (one-line or deb822 format), not the security one.
@@ -151,8 +185,10 @@ main() {
     started=$(date +%s)
     start_engine
     base=$(prepare_base_image) || unavailable "engine is up but no base image could be made (no Debian mirror for debootstrap, no registry)"
-    write_status "status=ready" "base_image=$base" "docker_host=${DOCKER_HOST:-unix:///var/run/docker.sock}"
-    say "ready in $(( $(date +%s) - started ))s: base image $base"
+    write_status "status=ready" "base_image=$base" "docker_host=${DOCKER_HOST:-unix:///var/run/docker.sock}" \
+        "storage_driver=$(docker info -f '{{.Driver}}' 2>/dev/null)"
+    say "ready in $(( $(date +%s) - started ))s: base image $base, storage driver $(docker info -f '{{.Driver}}' 2>/dev/null)"
 }
 
-main "$@"
+# Sourced (tests), only the functions are defined.
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

@@ -7,7 +7,8 @@
   and a baseline push.
 - As a CLI (GitLab CI, Jenkins, a laptop): `docker run IMAGE run …`, `--help`, `--version`.
 - The user's RAG in its own virtual environment: a RAG whose requirements pin
-  pydantic<2 and numpy<1.26 builds and is gated, while rag-ci keeps pydantic 2.
+  pydantic<2 and numpy<1.26 builds and is gated, while rag-ci keeps pydantic 2; as a
+  `kind: python` target too, whose worker imports the RAG's pins, not rag-ci's.
 - Issue 10 inside the image: a build step that reads /proc/1/environ and
   /proc/$PPID/environ and writes into the output folder gets nothing and changes nothing.
 - The trimmed lock: every judge provider scores every judge metric inside the image.
@@ -230,6 +231,62 @@ def test_a_rag_pinning_pydantic_1_and_old_numpy_builds_in_its_own_venv_and_is_ga
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert "rag env /tmp/rag-ci-target-venv 1." in ran.stderr  # the RAG's own venv, with its pins
     assert own.stdout.startswith("2."), own.stdout + own.stderr  # rag-ci's environment is untouched
+
+
+# A `kind: python` entry that imports the example RAG in-process and refuses to load unless it
+# sees its own pins: run with rag-ci's interpreter (pydantic 2, numpy 2) it cannot be imported.
+PINNED_ENTRY = '''
+import sys
+from pathlib import Path
+
+import numpy
+import pydantic
+
+assert pydantic.VERSION.startswith("1.") and numpy.__version__ < "1.26", (sys.prefix, pydantic.VERSION, numpy.__version__)
+Path(".python-target-env").write_text(f"{sys.prefix} {pydantic.VERSION} {numpy.__version__}")
+
+from server import ExampleRag  # noqa: E402 - examples/rag on the target's path
+
+RAG = ExampleRag.load()
+
+
+def answer(request):
+    return RAG.answer(request)
+'''
+PYTHON_TARGET = """questions: questions.yml
+corpora_dir: corpora
+target:
+  kind: python
+  entry: pinned_entry:answer
+  path: [rag]
+  build: ["pip install -q --no-index --find-links wheels -r requirements.txt", "python rag/ingest.py"]
+  generator_model: extractive-bm25-1
+  generator_family: extractive
+  timeout_s: 10
+metrics: {hit_at_k: {k: 5}, mrr: {}, keyword_coverage: {threshold: 0.6}, refusal: {}}
+"""
+
+
+def test_a_python_target_pinning_pydantic_1_imports_its_own_venv_inside_the_image(image, tmp_path):
+    workspace = copy_example_repository(tmp_path / "src")
+    pins = ["pydantic<2", "numpy<1.26"]
+    download_wheels(pins, workspace / "wheels")
+    (workspace / "requirements.txt").write_text("\n".join(pins) + "\n")
+    (workspace / "rag" / "pinned_entry.py").write_text(PINNED_ENTRY)
+    (workspace / "rag-ci.python.yml").write_text(PYTHON_TARGET)
+    as_runner_checkout(workspace)
+
+    started = time.monotonic()
+    ran = docker_run(image, ["run", "--config", "rag-ci.python.yml", "-o", "out/results.json", "--no-progress"],
+                     workspace=workspace, workdir="/src")
+    print(f"kind: python conflicting-pins run: {time.monotonic() - started:.1f}s wall")
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    prefix, pydantic_version, numpy_version = (workspace / ".python-target-env").read_text().split()
+    assert prefix == "/tmp/rag-ci-target-venv" and pydantic_version.startswith("1.") and numpy_version < "1.26"
+    results = json.loads((workspace / "out" / "results.json").read_text())
+    assert results["aggregates"]["overall"]["n"] == len(json.loads((EXAMPLES / "baseline" / "results.json").read_text())["questions"])
+    assert not [q for q in results["questions"] if q.get("error")]
 
 
 def test_every_judge_provider_scores_every_metric_inside_the_image(image, tmp_path):
