@@ -5,7 +5,9 @@
   event file, no arguments, against FakeGitHubServer on the host: a PR with a baseline
   artifact (exit 1 on the example's chunking regression, exactly one sticky comment)
   and a baseline push.
-- As a CLI (GitLab CI, Jenkins, a laptop): `docker run IMAGE run …`, `--help`, `--version`.
+- As a CLI (GitLab CI, Jenkins, a laptop): `docker run IMAGE run …`, `--help`, `--version`;
+  and examples/.gitlab-ci.yml's script, run as GitLab runs it, gates a merge request against
+  main's baseline fetched from a fake GitLab artifacts endpoint.
 - The user's RAG in its own virtual environment: a RAG whose requirements pin
   pydantic<2 and numpy<1.26 builds and is gated, while rag-ci keeps pydantic 2; as a
   `kind: python` target too, whose worker imports the RAG's pins, not rag-ci's.
@@ -23,10 +25,13 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
 from action_harness import (
     EXAMPLES,
@@ -196,6 +201,60 @@ def test_the_image_with_arguments_is_the_cli(image, tmp_path):
     assert ran.returncode == 0, ran.stderr[-3000:]
     results = json.loads((workspace / "out" / "results.json").read_text())
     assert results["aggregates"]["overall"]["n"] == len(json.loads((EXAMPLES / "baseline" / "results.json").read_text())["questions"])
+
+
+class FakeGitLabArtifacts:
+    """GitLab's job-artifacts endpoint, the one URL the GitLab example fetches main's baseline from."""
+
+    PATH = "/api/v4/projects/42/jobs/artifacts/main/raw/rag-ci-output/results.json?job=rag-ci"
+
+    def __init__(self, body: bytes, job_token: str):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server naming
+                fake.requests.append((self.path, self.headers.get("JOB-TOKEN")))
+                ok = self.path == fake.PATH and self.headers.get("JOB-TOKEN") == job_token
+                self.send_response(200 if ok else 404)
+                self.end_headers()
+                self.wfile.write(body if ok else b"404 Not Found")
+
+            def log_message(self, *args):
+                pass
+
+        self.requests: list[tuple[str, str | None]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v4"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_gitlab_example_gates_a_merge_request_against_main_baseline(image, baseline_json, token, tmp_path):
+    """examples/.gitlab-ci.yml's job as GitLab runs it: its `script:` in a shell with the entrypoint
+    emptied, in a root-owned checkout, on a merge request branch with the example's regression."""
+    job = YAML(typ="safe").load((EXAMPLES / ".gitlab-ci.yml").read_text())["rag-ci"]
+    assert job["image"]["entrypoint"] == [""]
+    workspace = copy_example_repository(tmp_path / "project")  # GitLab's checkout belongs to root
+    gitlab = FakeGitLabArtifacts(baseline_json, token)
+    try:
+        ran = docker_run(image, ["-ec", "\n".join(job["script"])], workspace=workspace, workdir="/builds/group/example",
+                         entrypoint="sh", env={
+                             "CI": "true", "GITLAB_CI": "true", "CI_PROJECT_DIR": "/builds/group/example",
+                             "CI_COMMIT_BRANCH": "feature", "CI_DEFAULT_BRANCH": "main", "CI_PROJECT_ID": "42",
+                             "CI_API_V4_URL": gitlab.url, "CI_JOB_TOKEN": token, "EXAMPLE_RAG_REGRESSION": "chunking",
+                         })
+    finally:
+        gitlab.close()
+
+    log = ran.stdout + ran.stderr
+    assert gitlab.requests == [(FakeGitLabArtifacts.PATH, token)], gitlab.requests
+    assert "no baseline yet" not in log
+    assert ran.returncode == 1, log[-4000:]  # the regression fails the job
+    assert "regression" in ran.stdout  # the markdown report (--format md)
+    assert (workspace / "rag-ci-output" / "results.json").is_file()
 
 
 def download_wheels(requirements: list[str], dest: Path) -> None:
