@@ -239,6 +239,7 @@ def test_the_gitlab_example_gates_a_merge_request_against_main_baseline(image, b
     assert job["image"]["entrypoint"] == [""]
     workspace = copy_example_repository(tmp_path / "project")  # GitLab's checkout belongs to root
     gitlab = FakeGitLabArtifacts(baseline_json, token)
+    started = time.monotonic()
     try:
         ran = docker_run(image, ["-ec", "\n".join(job["script"])], workspace=workspace, workdir="/builds/group/example",
                          entrypoint="sh", env={
@@ -248,6 +249,7 @@ def test_the_gitlab_example_gates_a_merge_request_against_main_baseline(image, b
                          })
     finally:
         gitlab.close()
+    print(f"GitLab merge-request job: {time.monotonic() - started:.1f}s wall")
 
     log = ran.stdout + ran.stderr
     assert gitlab.requests == [(FakeGitLabArtifacts.PATH, token)], gitlab.requests
