@@ -48,7 +48,8 @@ from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_fla
 from rag_ci.core.policy import PinnedPolicy, pin_to_baseline
 from rag_ci.core.render import render_markdown
 from rag_ci.core.results import RunResult
-from rag_ci.engine import Project, RunContext, load_project, run_project
+from rag_ci.engine import RunContext, run_project
+from rag_ci.project import Project, load_project
 from rag_ci.errors import IncompatibleBaseline, RagCiError
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body

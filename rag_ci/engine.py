@@ -1,4 +1,4 @@
-"""One run, wired: load the project, build and start the target, replay, score, write.
+"""One run, wired: build and start the target, replay, score, write (rag_ci.project loads the project).
 
 This is the I/O shell around the pure core. It owns concurrency (a slot per
 target call, the judge has its own limit), time-outs, the resume journal and
@@ -8,7 +8,6 @@ the atomic write of results.json.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import subprocess
 import sys
@@ -21,38 +20,22 @@ from pathlib import Path
 from rag_ci import __version__
 from rag_ci.confirm_target import answer_with_noise_control
 from rag_ci.core.aggregate import aggregate
-from rag_ci.core.config import JUDGE_METRICS, Config, CorpusSpec, JudgeConfig, parse_config
+from rag_ci.core.config import JUDGE_METRICS, Config
 from rag_ci.core.policy import policy_of
-from rag_ci.core.questions import Question, QuestionSet, parse_question_set
+from rag_ci.core.questions import Question
 from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
 from rag_ci.core.retrieval_metrics import score_retrieval
 from rag_ci.core.routing import route, routing_leaks
 from rag_ci.core.scoring import JudgeScorer
 from rag_ci.core.shards import shard_of
 from rag_ci.core.verdict import broken_run_reason, failure_stage, question_verdict
-from rag_ci.errors import RagCiError, TargetError, ValidationError
+from rag_ci.errors import RagCiError, TargetError
+from rag_ci.project import Project
 from rag_ci.progress import make_progress
 from rag_ci.redaction import Redactor
 from rag_ci.storage import Journal, journal_path, save_results
 from rag_ci.targets import Target, build_target, parse_reply
 from rag_ci.targets.processes import OutputTail, declared_secrets, set_project_dir, target_env, target_process_kwargs
-
-
-@dataclass(frozen=True)
-class Project:
-    """A loaded, validated rag-ci.yml with its question set and routing table."""
-
-    config_path: Path
-    config: Config
-    corpora: dict[str, CorpusSpec]
-    questions: QuestionSet
-
-    @property
-    def root(self) -> Path:
-        return self.config_path.parent
-
-    def with_judge(self, judge: JudgeConfig) -> "Project":
-        return dataclasses.replace(self, config=self.config.model_copy(update={"judge": judge}))
 
 
 @dataclass(frozen=True)
@@ -65,44 +48,6 @@ class RunContext:
     judge_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # Other values to redact from whatever the target says (the GitHub token).
     secrets: tuple[str, ...] = field(default=(), repr=False)
-
-
-def _read(path: Path, what: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RagCiError(f"{what} not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RagCiError(f"cannot read {what} {path}: {exc}") from None
-
-
-def scan_corpora_dir(folder: Path) -> dict[str, CorpusSpec]:
-    """Each sub-folder holding a config.yml is one corpus, named after the folder."""
-    if not folder.is_dir():
-        raise RagCiError(f"corpora_dir not found: {folder}")
-    corpora: dict[str, CorpusSpec] = {}
-    for sub in sorted(p for p in folder.iterdir() if (p / "config.yml").is_file()):
-        from rag_ci.core.yamlsrc import load_yaml, to_plain
-
-        data = to_plain(load_yaml(_read(sub / "config.yml", "corpus config"), str(sub / "config.yml"))) or {}
-        description = str(data.get("description", "")) if isinstance(data, dict) else ""
-        corpora[sub.name] = CorpusSpec(description=description, path=str(sub))
-    if not corpora:
-        raise RagCiError(f"corpora_dir {folder} has no sub-folder with a config.yml")
-    return corpora
-
-
-def load_project(config_path: Path) -> Project:
-    """Read and validate rag-ci.yml, the routing table and the question set."""
-    config_path = Path(config_path).resolve()
-    config = parse_config(_read(config_path, "config"), str(config_path))
-    root = config_path.parent
-    corpora = dict(config.corpora) if config.corpora else scan_corpora_dir(root / config.corpora_dir) if config.corpora_dir else {}
-    if not corpora:
-        raise ValidationError([f"{config_path}: no corpora: add a `corpora:` table or `corpora_dir:`"])
-    questions_path = root / config.questions
-    questions = parse_question_set(_read(questions_path, "question set"), str(questions_path), set(corpora))
-    return Project(config_path=config_path, config=config, corpora=corpora, questions=questions)
 
 
 def select_shard(questions: Iterable[Question], shard: tuple[int, int] | None) -> list[Question]:

@@ -51,7 +51,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     """Check the config, the question set and the routing, without calling anything.
 
     Drafts (`status: draft`, from `rag-ci questions import`) are refused and listed."""
-    from rag_ci.engine import load_project
+    from rag_ci.project import load_project
 
     project = load_project(config_path)
     questions = project.questions.questions
@@ -154,7 +154,8 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         history_file: Path | None) -> None:
     """Build and start the target, replay every question, score, write results.json, print the report
     (compared with --baseline when given; its accepted file, gate.accepted, applies)."""
-    from rag_ci.engine import load_project, run_project
+    from rag_ci.engine import run_project
+    from rag_ci.project import load_project
 
     project = load_project(config_path)
     if judge_spec:

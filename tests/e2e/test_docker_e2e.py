@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from builders import EXAMPLES, docker_engine_status
-from rag_ci.engine import load_project, run_project
+from rag_ci.engine import run_project
+from rag_ci.project import load_project
 from rag_ci.errors import TargetError
 from rag_ci.targets.docker import CONTAINER_PREFIX, RUN_LABEL, DockerTarget
 from rag_ci.targets.docker_image import (

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from builders import question, run
 from rag_ci.cli import cli
-from rag_ci.engine import load_project
+from rag_ci.project import load_project
 from rag_ci.storage import Journal, journal_path, save_results
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"

@@ -7,7 +7,8 @@ import uuid
 import pytest
 
 from fakes.judge_setup import JUDGE_MODELS
-from rag_ci.engine import load_project, run_project
+from rag_ci.engine import run_project
+from rag_ci.project import load_project
 from rag_ci.errors import RagCiError
 
 RAG = '''
