@@ -107,14 +107,14 @@ def _log(message: str) -> None:
 
 def _run_ragci(config: Path, output: Path, *, target: SimulatedTarget, baseline=None, timings: dict | None = None):
     """load_project + run_project, as `rag-ci run` does; the time returned includes both."""
-    from rag_ci.engine import RunContext, run_project
+    from rag_ci.engine import RunContext, RunOptions, run_project
     from rag_ci.project import load_project
 
     started = time.perf_counter()
     project = load_project(config)
     loaded = time.perf_counter()
-    result = asyncio.run(run_project(project, output=output, baseline=baseline, run_context=RunContext(git_sha="bench"),
-                                     progress=False, target=target, build=False))
+    result = asyncio.run(run_project(project, RunOptions(output=output, baseline=baseline, run_context=RunContext(git_sha="bench"),
+                                                        progress=False, build=False), target=target))
     finished = time.perf_counter()
     if timings is not None:
         timings.update(load_s=loaded - started, run_s=finished - loaded)

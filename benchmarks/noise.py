@@ -28,11 +28,11 @@ BROKEN = frozenset(f"P{i:03d}" for i in range(0, 100, 10))
 
 
 def _run(project, folder: Path, seed: int, baseline=None, broken=frozenset()):
-    from rag_ci.engine import RunContext, run_project
+    from rag_ci.engine import RunContext, RunOptions, run_project
 
     target = FlakyRag(seed, broken=broken)
-    result = asyncio.run(run_project(project, output=folder / "run.json", baseline=baseline, progress=False, build=False,
-                                     target=target, run_context=RunContext()))
+    result = asyncio.run(run_project(project, RunOptions(output=folder / "run.json", baseline=baseline, progress=False, build=False,
+                                                        run_context=RunContext()), target=target))
     return result, target
 
 

@@ -48,7 +48,7 @@ from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_fla
 from rag_ci.core.policy import PinnedPolicy, pin_to_baseline
 from rag_ci.core.render import render_markdown
 from rag_ci.core.results import RunResult
-from rag_ci.engine import RunContext, run_project
+from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.project import Project, load_project
 from rag_ci.errors import IncompatibleBaseline, RagCiError
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
@@ -72,8 +72,8 @@ def run_engine(project: Project, output: Path, baseline: RunResult | None, full:
     # A run that is not for a pull request may become the baseline: it samples each
     # question `baseline.samples` times so the baseline knows each pass rate (docs/noise.md).
     samples = project.config.baseline.samples if context.pr_number is None else 1
-    return asyncio.run(run_project(project, output=output, baseline=baseline, full=full, run_context=context,
-                                   progress=True, samples=samples))
+    return asyncio.run(run_project(project, RunOptions(output=output, baseline=baseline, full=full, run_context=context,
+                                                       progress=True, samples=samples)))
 
 
 def main() -> int:

@@ -111,7 +111,7 @@ class _Replay:
         self.judge = judge
         self.baseline = baseline.by_id() if baseline else {}
         self.metric_configs = {n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS}
-        parallel = min(self.config.target.concurrency, getattr(target, "max_parallel", None) or self.config.target.concurrency)
+        parallel = min(self.config.target.concurrency, target.max_parallel or self.config.target.concurrency)
         self.slots = asyncio.Semaphore(parallel)
         # Questions in flight (being answered or judged). Without a bound every question is
         # answered at once and then waits for the judge: all finish at the very end, so the
@@ -209,32 +209,39 @@ def run_redactor(config: Config, context: RunContext, environ: Mapping[str, str]
     )
 
 
-async def run_project(
-    project: Project,
-    *,
-    output: Path,
-    baseline: RunResult | None = None,
-    resume: bool = False,
-    full: bool = False,
-    run_context: RunContext | None = None,
-    progress: bool = True,
-    shard: tuple[int, int] | None = None,
-    target: Target | None = None,
-    judge: JudgeScorer | None = None,
-    build: bool = True,
-    samples: int = 1,
-) -> RunResult:
+@dataclass(frozen=True)
+class RunOptions:
+    """How one run goes: where it writes, what it compares with, which slice, how many samples.
+
+    `baseline` is compared with and re-asked against even when `full` ignores its
+    verdict cache. `samples` > 1 answers every question that many times (the baseline's
+    pass rates, `baseline.samples`); otherwise a flip against the baseline is re-asked
+    (`gate.confirm_target_runs`, rag_ci/confirm_target.py). `run_context` defaults to
+    the project's git commit; `build: False` skips `target.build`.
+    """
+
+    output: Path
+    baseline: RunResult | None = None
+    resume: bool = False
+    full: bool = False
+    run_context: RunContext | None = None
+    progress: bool = True
+    shard: tuple[int, int] | None = None
+    build: bool = True
+    samples: int = 1
+
+
+async def run_project(project: Project, options: RunOptions, *, target: Target | None = None,
+                      judge: JudgeScorer | None = None) -> RunResult:
     """Build, start, replay every question, score, and write results.json atomically.
 
     `target` and `judge` are injectable (tests, benchmarks); by default they are
     built from the config. One failing question never stops the run; a judge of
     the generator's family does (before any judge call on that answer).
-
-    `baseline` is compared with and re-asked against even when `full` ignores its
-    verdict cache. `samples` > 1 answers every question that many times (the baseline's
-    pass rates, `baseline.samples`); otherwise a flip against the baseline is re-asked
-    (`gate.confirm_target_runs`, rag_ci/confirm_target.py).
     """
+    output, baseline, resume, full = options.output, options.baseline, options.resume, options.full
+    shard, build, samples = options.shard, options.build, options.samples
+    run_context, progress = options.run_context, options.progress
     config = project.config
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     context = run_context or git_context(project.root)

@@ -154,7 +154,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         history_file: Path | None) -> None:
     """Build and start the target, replay every question, score, write results.json, print the report
     (compared with --baseline when given; its accepted file, gate.accepted, applies)."""
-    from rag_ci.engine import run_project
+    from rag_ci.engine import RunOptions, run_project
     from rag_ci.project import load_project
 
     project = load_project(config_path)
@@ -180,8 +180,8 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         samples = 1 if base is not None else project.config.baseline.samples
     # Held for the whole run; also proves the output can be written before any question is asked.
     with OutputLock(output):
-        head = asyncio.run(run_project(project, output=output, baseline=base, resume=resume, full=full, progress=progress,
-                                       shard=shard, build=not no_build, samples=samples))
+        head = asyncio.run(run_project(project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
+                                                           shard=shard, build=not no_build, samples=samples)))
         if base is not None and not head.meta.broken:  # keep the last known good verdicts (docs/gate.md)
             carried = carry_forward(base, head)
             if carried is not head:

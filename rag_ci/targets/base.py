@@ -20,6 +20,11 @@ from rag_ci.errors import TargetError
 class Target(Protocol):
     """A started RAG that answers one request at a time per call (calls may overlap)."""
 
+    # At most this many calls at once (a command target's worker processes), or None when the
+    # target takes as many as `target.concurrency` allows: the engine never sends more, so the
+    # latency measured excludes queueing inside the target.
+    max_parallel: int | None
+
     async def start(self) -> None:
         """Launch and wait until ready. Raise TargetError when it cannot start."""
 

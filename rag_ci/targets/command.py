@@ -199,7 +199,7 @@ class CommandTarget:
         self.stderr = OutputTail()
         self._workers = [_Worker(self, i) for i in range(processes)]
         # The engine sends no more than this at once, so latency excludes queueing for a worker.
-        self.max_parallel = processes
+        self.max_parallel: int | None = processes
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
 
     def looks_like_reply(self, reply: dict[str, Any]) -> bool:

@@ -135,6 +135,7 @@ class DockerTarget:
         log: TextIO | None = None,
     ):
         self.config = config
+        self.max_parallel: int | None = None  # an HTTP server in a container: target.concurrency bounds the calls
         self.root = Path(root)
         self.run_id = uuid.uuid4().hex
         self.name = f"{CONTAINER_PREFIX}{self.run_id[:12]}"

@@ -29,6 +29,7 @@ class HttpTarget:
         max_connections: int = 64,
     ):
         self.url = url
+        self.max_parallel: int | None = None  # the server queues; target.concurrency bounds the calls
         self.timeout_s = timeout_s
         self.headers = headers or {}
         # A relative health path ("/health") is taken on the query URL's host.

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from builders import EXAMPLES, docker_engine_status
-from rag_ci.engine import run_project
+from rag_ci.engine import RunOptions, run_project
 from rag_ci.project import load_project
 from rag_ci.errors import TargetError
 from rag_ci.targets.docker import CONTAINER_PREFIX, RUN_LABEL, DockerTarget
@@ -123,12 +123,12 @@ def test_the_example_built_and_run_in_docker_answers_like_the_command_target(eng
     assert client.images.list(filters={"label": session_labels(project)}) == []  # so the run builds
 
     target = DockerTarget(project.config.target, project.root, client=client)
-    result = asyncio.run(run_project(project, output=tmp_path / "docker.json", progress=False, target=target))
+    result = asyncio.run(run_project(project, RunOptions(output=tmp_path / "docker.json", progress=False), target=target))
     # Another session on this engine (another checkout of the example) cleaning up leaves this image alone.
     remove_session_images(client, docker_project(example, base_image, "another-session"))
     # Warm: the same context and config find the labelled image (no second container: vfs makes those slow).
     warm = ensure_image(client, example_spec(project), log=io.StringIO())
-    command = asyncio.run(run_project(load_project(example / "rag-ci.yml"), output=tmp_path / "command.json", progress=False))
+    command = asyncio.run(run_project(load_project(example / "rag-ci.yml"), RunOptions(output=tmp_path / "command.json", progress=False)))
 
     assert len(result.questions) == len(command.questions) >= 30
     assert comparable(tmp_path / "docker.json") == comparable(tmp_path / "command.json")

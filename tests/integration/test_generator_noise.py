@@ -13,7 +13,7 @@ import pytest
 
 from fakes.flaky_rag import FlakyRag, write_flaky_project
 from rag_ci.core.compare import compare
-from rag_ci.engine import RunContext, run_project
+from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.project import load_project
 
 RERUNS = range(1, 11)
@@ -22,8 +22,8 @@ BROKEN = frozenset(f"P{i:03d}" for i in range(0, 100, 10))  # 10 questions given
 
 def _run(project, folder: Path, seed: int, *, baseline=None, broken=frozenset(), samples: int = 1):
     target = FlakyRag(seed, broken=broken)
-    result = asyncio.run(run_project(project, output=folder / f"run-{seed}.json", baseline=baseline, progress=False,
-                                     build=False, target=target, run_context=RunContext(), samples=samples))
+    result = asyncio.run(run_project(project, RunOptions(output=folder / f"run-{seed}.json", baseline=baseline, progress=False,
+                                                         build=False, run_context=RunContext(), samples=samples), target=target))
     return result, target
 
 
@@ -92,6 +92,6 @@ def test_a_sampled_baseline_records_each_questions_pass_rate_and_decides_by_majo
 def test_a_rerun_in_full_mode_still_reasks_against_the_baseline(flaky_project, tmp_path):
     project = flaky_project()
     baseline, _ = _run(project, tmp_path, 0)
-    head = asyncio.run(run_project(project, output=tmp_path / "full.json", baseline=baseline, full=True, progress=False,
-                                   build=False, target=FlakyRag(1), run_context=RunContext()))
+    head = asyncio.run(run_project(project, RunOptions(output=tmp_path / "full.json", baseline=baseline, full=True, progress=False,
+                                                       build=False, run_context=RunContext()), target=FlakyRag(1)))
     assert any(q.reasked for q in head.questions)

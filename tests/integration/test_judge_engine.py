@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from fakes.judge_setup import JUDGE_MODELS
-from rag_ci.engine import run_project
+from rag_ci.engine import RunOptions, run_project
 from rag_ci.project import load_project
 from rag_ci.errors import RagCiError
 
@@ -54,7 +54,7 @@ def test_a_generator_of_the_judges_family_stops_the_run_before_any_judge_call(ti
     server = fake_judge("openai")
     proj = project(tiny_project, tmp_path, server, reported_model="gpt-4o-mini-2024-07-18")
     with pytest.raises(RagCiError) as excinfo:
-        asyncio.run(run_project(proj, output=tmp_path / "results.json", progress=False, build=False))
+        asyncio.run(run_project(proj, RunOptions(output=tmp_path / "results.json", progress=False, build=False)))
     message = str(excinfo.value)
     assert "gpt-4o-mini-2024-07-18" in message and JUDGE_MODELS["openai"] in message
     assert server.requests == 0
@@ -64,19 +64,19 @@ def test_an_unknown_generator_family_asks_for_the_override(tiny_project, tmp_pat
     server = fake_judge("openai")
     proj = project(tiny_project, tmp_path, server, reported_model="house-model-3")
     with pytest.raises(RagCiError, match="target.generator_family"):
-        asyncio.run(run_project(proj, output=tmp_path / "results.json", progress=False, build=False))
+        asyncio.run(run_project(proj, RunOptions(output=tmp_path / "results.json", progress=False, build=False)))
     assert server.requests == 0
 
 
 def test_an_engine_run_records_judge_metrics_and_a_rerun_costs_no_judge_call(tiny_project, tmp_path, fake_judge):
     server = fake_judge("openai")
     proj = project(tiny_project, tmp_path, server, reported_model="llama3.1:8b")
-    first = asyncio.run(run_project(proj, output=tmp_path / "base.json", progress=False, build=False))
+    first = asyncio.run(run_project(proj, RunOptions(output=tmp_path / "base.json", progress=False, build=False)))
     assert first.meta.judge is not None and first.meta.judge.model == JUDGE_MODELS["openai"]
     assert all(q.verdict == "pass" for q in first.questions), [(q.id, q.verdict, q.metrics) for q in first.questions]
     assert first.by_id()["Q1"].metrics["correctness"].passed is True
     cold = server.requests
     assert cold > 0
-    second = asyncio.run(run_project(proj, output=tmp_path / "head.json", baseline=first, progress=False, build=False))
+    second = asyncio.run(run_project(proj, RunOptions(output=tmp_path / "head.json", baseline=first, progress=False, build=False)))
     assert server.requests == cold
     assert all(m.cached for q in second.questions for m in q.metrics.values() if m.kind == "judge")

@@ -25,7 +25,7 @@ def test_a_rate_limited_judge_costs_time_not_verdicts(tmp_path):
     pytest.importorskip("deepeval")
     from benchmarks.simulated_judge import JudgeProcess
     from benchmarks.simulators import SimulatedTarget, write_project
-    from rag_ci.engine import RunContext, run_project
+    from rag_ci.engine import RunContext, RunOptions, run_project
     from rag_ci.project import load_project
 
     with JudgeProcess(latency_s=0.02, rate_limit=15) as judge:
@@ -34,8 +34,8 @@ def test_a_rate_limited_judge_costs_time_not_verdicts(tmp_path):
         config.write_text(text)
         project = load_project(config)
         assert project.config.judge.max_retries == 1
-        result = asyncio.run(run_project(project, output=tmp_path / "results.json", run_context=RunContext(),
-                                         progress=False, target=SimulatedTarget(0.0), build=False))
+        result = asyncio.run(run_project(project, RunOptions(output=tmp_path / "results.json", run_context=RunContext(),
+                                                    progress=False, build=False), target=SimulatedTarget(0.0)))
         stats = judge.stats()
 
     errors = [f"{q.id}/{name}: {m.error}" for q in result.questions for name, m in q.metrics.items() if m.error]
