@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +27,7 @@ from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
 from rag_ci.core.retrieval_metrics import score_retrieval
 from rag_ci.core.routing import route, routing_leaks
 from rag_ci.core.scoring import JudgeScorer
-from rag_ci.core.shards import shard_of
+from rag_ci.core.shards import select_shard, shard_label
 from rag_ci.core.verdict import broken_run_reason, failure_stage, question_verdict
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.project import Project
@@ -48,14 +48,6 @@ class RunContext:
     judge_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # Other values to redact from whatever the target says (the GitHub token).
     secrets: tuple[str, ...] = field(default=(), repr=False)
-
-
-def select_shard(questions: Iterable[Question], shard: tuple[int, int] | None) -> list[Question]:
-    """A deterministic 1/n slice by id hash: stable when questions are added or removed."""
-    if shard is None:
-        return list(questions)
-    index, count = shard
-    return [q for q in questions if shard_of(q.id, count) == index]
 
 
 async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr, redact: Redactor | None = None) -> None:
@@ -336,7 +328,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         judge=judge.fingerprint if judge is not None else None,
         metric_thresholds=config.thresholds(),
         policy=policy_of(config),
-        shard=f"{shard[0]}/{shard[1]}" if shard else None,
+        shard=shard_label(shard) if shard else None,
         question_ids=[q.id for q in project.questions.questions] if shard else None,
         full=full,
         diagnostics=diagnostics[-4000:] if diagnostics else None,

@@ -1,7 +1,7 @@
 """`rag-ci merge`: combine the shards of one run into the results.json of an unsharded run.
 
 `rag-ci run --shard i/n` answers a deterministic slice of the question set (by id
-hash, rag_ci.engine.select_shard) and records the whole set's ids, in order, in
+hash, rag_ci.core.shards) and records the whole set's ids, in order, in
 `meta.question_ids`. Merging checks that the shards belong together (same question
 set, config, judge, thresholds, commit, rag-ci version, cache mode), that they are
 exactly shards 1..n of the same n, and that every question of the set is answered
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_ci.core.aggregate import aggregate
-from rag_ci.core.shards import shard_of
+from rag_ci.core.shards import ShardError, parse_shard, shard_of
 from rag_ci.core.results import QuestionResult, RunMeta, RunResult
 from rag_ci.errors import RagCiError
 
@@ -43,17 +43,6 @@ _SAME: dict[str, str] = {
 
 class MergeError(RagCiError):
     """The shards cannot be merged; the message says which file and why."""
-
-
-def parse_shard(value: str | None) -> tuple[int, int] | None:
-    """'2/4' -> (2, 4); None or anything malformed -> None."""
-    if not value:
-        return None
-    try:
-        index, count = (int(part) for part in value.split("/"))
-    except ValueError:
-        return None
-    return (index, count) if 1 <= index <= count else None
 
 
 def _value(meta: RunMeta, field: str) -> Any:
@@ -86,13 +75,13 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
     positions: dict[int, int] = {}  # shard index -> position in `shards`
     count: int | None = None
     for k, result in enumerate(shards):
-        parsed = parse_shard(result.meta.shard)
-        if parsed is None:
+        try:
+            index, n = parse_shard(result.meta.shard or "")
+        except ShardError:
             raise MergeError(
                 f"{labels[k]} is not a shard (meta.shard is {result.meta.shard!r}); merge the files written by "
                 f"`rag-ci run --shard i/n`"
-            )
-        index, n = parsed
+            ) from None
         if count is None:
             count = n
         elif n != count:

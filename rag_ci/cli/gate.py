@@ -24,15 +24,12 @@ if TYPE_CHECKING:
 
 
 def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
-    if value is None:
-        return None
+    from rag_ci.core.shards import ShardError, parse_shard
+
     try:
-        index, count = (int(part) for part in value.split("/"))
-    except ValueError:
-        raise click.BadParameter("use i/n, e.g. 2/4") from None
-    if not 1 <= index <= count:
-        raise click.BadParameter("i must be between 1 and n")
-    return index, count
+        return None if value is None else parse_shard(value)
+    except ShardError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 config_option = click.option(

@@ -1,10 +1,49 @@
-"""Sharding (DESIGN §11): which 1/n slice a question belongs to. Pure."""
+"""Sharding (DESIGN §11): what "i/n" means and which 1/n slice a question belongs to. Pure.
+
+The one place for it: `rag-ci run --shard` parses with `parse_shard` and answers
+`select_shard`; a shard compares with `restrict_to_shard` of the whole baseline;
+`rag-ci merge` reads `meta.shard` back with `parse_shard` and checks `shard_of`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol, TypeVar
 
 from rag_ci.core.aggregate import aggregate
 from rag_ci.core.hashing import stable_hash
 from rag_ci.core.results import RunResult
+from rag_ci.errors import RagCiError
+
+Shard = tuple[int, int]  # (index, count): 1-based index among count
+
+
+class ShardError(RagCiError):
+    """Not a shard: the message says what was given and the form expected."""
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=_HasId)
+
+
+def parse_shard(text: str) -> Shard:
+    """'2/4' -> (2, 4). Anything else raises ShardError naming the expected form."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise ShardError(f"{text!r} is not a shard: use i/n, e.g. 2/4") from None
+    if not 1 <= index <= count:
+        raise ShardError(f"{text!r} is not a shard: i must be between 1 and n")
+    return index, count
+
+
+def shard_label(shard: Shard) -> str:
+    """(2, 4) -> '2/4', the form parse_shard reads back."""
+    return f"{shard[0]}/{shard[1]}"
 
 
 def shard_of(question_id: str, count: int) -> int:
@@ -16,12 +55,19 @@ def shard_of(question_id: str, count: int) -> int:
     return int(stable_hash(question_id), 16) % count + 1
 
 
-def restrict_to_shard(result: RunResult, shard: tuple[int, int]) -> RunResult:
+def select_shard(items: Iterable[Item], shard: Shard | None) -> list[Item]:
+    """The items (questions or their results) of one shard, in their order; all of them for None."""
+    if shard is None:
+        return list(items)
+    index, count = shard
+    return [item for item in items if shard_of(item.id, count) == index]
+
+
+def restrict_to_shard(result: RunResult, shard: Shard) -> RunResult:
     """The part of a whole run (a baseline) that one shard covers.
 
     Compared with the whole baseline, a shard would report every other shard's
     questions as removed.
     """
-    index, count = shard
-    kept = [q for q in result.questions if shard_of(q.id, count) == index]
+    kept = select_shard(result.questions, shard)
     return result.model_copy(update={"questions": kept, "aggregates": aggregate(kept)})

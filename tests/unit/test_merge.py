@@ -8,9 +8,8 @@ from builders import metric, question
 from rag_ci.core.aggregate import aggregate
 from rag_ci.core.questions import Question
 from rag_ci.core.results import JudgeFingerprint, RunMeta, RunResult
-from rag_ci.engine import select_shard
-from rag_ci.core.shards import shard_of
-from rag_ci.merge import MergeError, merge_results, parse_shard
+from rag_ci.core.shards import ShardError, parse_shard, select_shard, shard_of
+from rag_ci.merge import MergeError, merge_results
 
 IDS = [f"Q{i:03d}" for i in range(40)]
 
@@ -45,7 +44,10 @@ def test_shard_of_is_the_engine_rule():
     for n in (1, 2, 3, 7):
         for i in range(1, n + 1):
             assert [q.id for q in select_shard(questions, (i, n))] == [q for q in IDS if shard_of(q, n) == i]
-    assert parse_shard("2/4") == (2, 4) and parse_shard("5/4") is None and parse_shard("x") is None and parse_shard(None) is None
+    assert parse_shard("2/4") == (2, 4)
+    for not_a_shard in ("5/4", "x", ""):
+        with pytest.raises(ShardError):
+            parse_shard(not_a_shard)
 
 
 @pytest.mark.parametrize("n", [1, 3, 5])
