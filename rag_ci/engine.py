@@ -256,7 +256,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
 
     redact = run_redactor(config, context)
     if judge is None and config.judge_enabled:
-        from rag_ci.judges import build_judge
+        from rag_ci.judges.build import build_judge
 
         judge = build_judge(config, baseline=baseline, full=full, env={**os.environ, **context.judge_keys})
     set_project_dir(project.root)

@@ -156,7 +156,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
     project = load_project(config_path)
     if judge_spec:
-        from rag_ci.judges import parse_judge_option
+        from rag_ci.judges.build import parse_judge_option
         from rag_ci.core.config import JudgeConfig
 
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))

@@ -6,7 +6,7 @@ import pytest
 
 from fakes.judge_cases import cases, score_questions
 from fakes.judge_setup import FAKE_KEYS, judge_config
-from rag_ci.judges import build_judge
+from rag_ci.judges.build import build_judge
 
 
 def score(config, n=4):

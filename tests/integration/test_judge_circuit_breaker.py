@@ -7,7 +7,7 @@ import pytest
 
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from fakes.judge_cases import score_cases
-from rag_ci.judges import build_judge
+from rag_ci.judges.build import build_judge
 
 MAX_WAIT_S = 1.0
 

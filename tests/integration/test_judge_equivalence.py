@@ -5,7 +5,7 @@ import asyncio
 from fakes.judge_cases import cases, score_questions
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.core.compare import compare
-from rag_ci.judges import build_judge
+from rag_ci.judges.build import build_judge
 
 CASES = cases(4)
 SAME_FACTS = " That is all."  # a sentence stating nothing: same facts, new text
@@ -83,7 +83,7 @@ def test_without_the_option_no_equivalence_question_is_asked(fake_judge):
 
 def test_the_labelled_set_from_the_example_measures_false_carries(fake_judge):
     from benchmarks.equivalence import labelled_pairs, measure
-    from rag_ci.judges import build_judge
+    from rag_ci.judges.build import build_judge
 
     pairs = labelled_pairs()
     assert {p["same"] for p in pairs} == {True, False} and len(pairs) > 100

@@ -10,7 +10,7 @@ import asyncio
 from fakes.judge_cases import REFUSAL, cases, score_questions
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.core.results import Context
-from rag_ci.judges import build_judge
+from rag_ci.judges.build import build_judge
 from rag_ci.judges.metrics import expected_output, metric_specs
 
 CASES = cases(4)

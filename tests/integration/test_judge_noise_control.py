@@ -7,7 +7,7 @@ from fakes.judge_cases import cases, score_questions
 from fakes.judge_policy import JudgePolicy
 from rag_ci.core.compare import compare
 from rag_ci.core.fingerprint_diff import describe_fingerprint_difference
-from rag_ci.judges import build_judge
+from rag_ci.judges.build import build_judge
 
 CASES = cases(6)
 # Judge calls to score one correct answer with the six metrics, reasons left out (nothing fails):

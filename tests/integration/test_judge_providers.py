@@ -6,7 +6,7 @@ import pytest
 
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from fakes.judge_cases import REFUSAL, cases, score_questions
-from rag_ci.judges import build_judge
+from rag_ci.judges.build import build_judge
 
 PROVIDERS = ["openai", "openai-compatible", "anthropic", "gemini", "ollama"]
 

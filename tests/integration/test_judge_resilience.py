@@ -6,7 +6,7 @@ import pytest
 
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from fakes.judge_cases import score_cases
-from rag_ci.judges import build_judge
+from rag_ci.judges.build import build_judge
 
 ONE_CALL = {"correctness": {}}  # one judge call per answer: easy to count
 

@@ -4,7 +4,7 @@ import pytest
 
 from rag_ci.core.config import Config
 from rag_ci.errors import RagCiError
-from rag_ci.judges import build_judge, validate_judge
+from rag_ci.judges.build import build_judge, validate_judge
 from rag_ci.judges.providers import ProviderSpec
 
 KEYS = {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant-x", "GOOGLE_API_KEY": "g-x"}

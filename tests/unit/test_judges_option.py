@@ -3,7 +3,7 @@
 import pytest
 
 from rag_ci.errors import RagCiError
-from rag_ci.judges import parse_judge_option
+from rag_ci.judges.build import parse_judge_option
 
 
 @pytest.mark.parametrize("value, expected", [
