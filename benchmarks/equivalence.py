@@ -13,7 +13,7 @@ is a paraphrase it calls different (it only costs calls).
     python -m benchmarks.equivalence                   # the scripted judge simulator
     python -m benchmarks.equivalence --config rag-ci.yml  # your judge (needs its API key)
 
-The scripted simulator decides by term overlap (tests/fakes/judge_policy.py): its rate
+The scripted simulator decides by term overlap (rag_ci/judges/fake.py): its rate
 shows the method and the set, not what an LLM judge does; run it with your judge before
 turning the option on.
 """

@@ -2,7 +2,7 @@
 
 A real HTTP/1.1 server on 127.0.0.1 speaking the OpenAI chat-completions wire
 format (`POST /v1/chat/completions`). It answers DeepEval's metric prompts with the
-deterministic policy of the test fakes (tests/fakes/judge_policy.py: which prompt
+deterministic policy of rag-ci's fake judge (rag_ci/judges/fake.py: which prompt
 it is, then a term-overlap verdict), so rag-ci and plain DeepEval can be pointed at
 it with `base_url` exactly as at a vLLM or OpenAI endpoint. What it simulates is
 the judge's *cost in time*:
@@ -36,11 +36,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Self
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # the policy lives with the test fakes
-    sys.path.insert(0, str(REPO))
+from rag_ci.judges.fake import JudgePolicy, UnknownPrompt
 
-from tests.fakes.judge_policy import JudgePolicy, UnknownPrompt
+REPO = Path(__file__).resolve().parents[1]
 
 
 class SimulatedOpenAIJudge:

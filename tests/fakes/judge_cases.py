@@ -3,7 +3,7 @@
 `score_questions` does what the engine does with a `JudgeScorer` (score every
 answer concurrently, wrap the metrics in QuestionResults, build a RunResult whose
 meta carries the judge fingerprint), so judge tests and benchmarks can run
-without a target. The fake judge policy (judge_policy.py) rates `CORRECT`
+without a target. The fake judge policy (rag_ci/judges/fake.py) rates `CORRECT`
 answers as correct and `WRONG` answers as wrong.
 """
 

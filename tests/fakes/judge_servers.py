@@ -2,7 +2,7 @@
 
 rag-ci's judges use the providers' official SDKs; these servers are the outer edge
 the tests fake (never the SDKs). Each server answers DeepEval's metric prompts
-with valid JSON decided by `JudgePolicy` (tests/fakes/judge_policy.py):
+with valid JSON decided by `JudgePolicy` (rag_ci/judges/fake.py):
 
     FakeOpenAIJudgeServer     POST /v1/chat/completions      (incl. response_format json_schema)
     FakeAnthropicJudgeServer  POST /v1/messages              (forced tool use → tool_use block)
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from fakes.judge_policy import JudgePolicy, UnknownPrompt
+from rag_ci.judges.fake import JudgePolicy, UnknownPrompt
 
 INVALID_JSON = 'Sure! Here is my verdict: {"verdicts": [{"verdict": "yes",'
 

@@ -4,7 +4,7 @@ import asyncio
 
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from fakes.judge_cases import cases, score_questions
-from fakes.judge_policy import JudgePolicy
+from rag_ci.judges.fake import JudgePolicy
 from rag_ci.core.compare import compare
 from rag_ci.core.fingerprint_diff import describe_fingerprint_difference
 from rag_ci.judges.build import build_judge
