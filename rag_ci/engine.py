@@ -259,6 +259,9 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         from rag_ci.judges.build import build_judge
 
         judge = build_judge(config, baseline=baseline, full=full, env={**os.environ, **context.judge_keys})
+    if judge is not None and judge.fingerprint.provider == "fake":
+        print("[rag-ci] fake judge — a dry run, not a gate: the DeepEval metrics are scored by a fixed policy, "
+              "offline; they show the judge tier runs, not how good the answers are (docs/judges.md)", file=sys.stderr)
     set_project_dir(project.root)
     try:
         if build and config.target.build and todo:

@@ -158,7 +158,7 @@ class JudgeConfig(_Strict):
 
     @model_validator(mode="after")
     def _model_required(self) -> "JudgeConfig":
-        if self.provider != "none" and not self.model:
+        if self.provider not in ("none", "fake") and not self.model:  # the fake judge has one model
             raise ValueError(f"judge.model is required for provider '{self.provider}'")
         return self
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_ci.core.config import Config, JudgeConfig
 from rag_ci.errors import RagCiError
-from rag_ci.judges.families import canonical_family, check_families, family_of
+from rag_ci.judges.families import FAKE_FAMILY, canonical_family, check_families, family_of
 from rag_ci.judges.pinning import alias_problem
 from rag_ci.judges.prices import Price, resolve_price
 from rag_ci.judges.providers import ProviderSpec, provider_spec
@@ -41,14 +41,15 @@ def parse_judge_option(value: str) -> dict[str, Any]:
     """
     match = _JUDGE_OPTION.match(value.strip())
     usage = ("expected PROVIDER:MODEL[@BASE_URL], e.g. openai:gpt-4.1-mini-2025-04-14, "
-             "ollama:qwen2.5:7b-instruct, openai-compatible:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1, or none")
+             "ollama:qwen2.5:7b-instruct, openai-compatible:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1, none, "
+             "or fake (a dry run)")
     if not match:
         raise RagCiError(f"--judge {value!r}: {usage}")
     provider, model, url = match.group("provider"), match.group("model"), match.group("url")
-    if provider == "none":
+    if provider in ("none", "fake"):
         if model or url:
-            raise RagCiError(f"--judge {value!r}: 'none' takes no model")
-        return {"provider": "none", "model": None, "base_url": None, "family": None, "prices": None}
+            raise RagCiError(f"--judge {value!r}: '{provider}' takes no model")
+        return {"provider": provider, "model": None, "base_url": None, "family": None, "prices": None}
     provider_spec(provider)  # unknown provider → RagCiError listing the known ones
     if not model:
         raise RagCiError(f"--judge {value!r}: the model is missing; {usage}")
@@ -58,7 +59,11 @@ def parse_judge_option(value: str) -> dict[str, Any]:
 def judge_family(judge: JudgeConfig) -> str:
     """The judge's family (override first); RagCiError when unknown."""
     if judge.family:
-        return canonical_family(judge.family)
+        family = canonical_family(judge.family)
+        if family == FAKE_FAMILY and judge.provider != "fake":
+            raise RagCiError(f"judge.family '{judge.family}' is the fake judge's (--judge fake); a real judge model "
+                             f"cannot claim it: name the lab that trained '{judge.model}'")
+        return family
     family = family_of(judge.model or "")
     if family is None:
         raise RagCiError(
@@ -73,6 +78,8 @@ def validate_judge(config: Config) -> str | None:
     judge = config.judge
     if judge.provider == "none":
         return None
+    if judge.provider == "fake":
+        return _validate_fake(judge)
     provider_spec(judge.provider)
     assert judge.model is not None  # JudgeConfig requires it for every provider but 'none'
     problem = alias_problem(judge.provider, judge.model)
@@ -87,6 +94,17 @@ def validate_judge(config: Config) -> str | None:
         generator_family = canonical_family(target.generator_family) if target.generator_family else None
         check_families(judge.model, family, target.generator_model or f"({generator_family})", generator_family)
     return family
+
+
+def _validate_fake(judge: JudgeConfig) -> str:
+    """The fake judge has one model and no family to keep apart from the generator's."""
+    from rag_ci.judges.fake import FAKE_MODEL
+
+    if judge.model not in (None, FAKE_MODEL):
+        raise RagCiError(f"judge.model '{judge.model}': the fake judge has one model; leave judge.model out")
+    if judge.family and canonical_family(judge.family) != FAKE_FAMILY:
+        raise RagCiError(f"judge.family '{judge.family}': the fake judge is of no lab; leave judge.family out")
+    return FAKE_FAMILY
 
 
 def _api_key(judge: JudgeConfig, spec: ProviderSpec, env: Mapping[str, str]) -> str | None:
@@ -127,6 +145,10 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     if judge.provider == "none":
         return None
     family = validate_judge(config)
+    if judge.provider == "fake":
+        from rag_ci.judges.fake import FAKE_MODEL
+
+        judge = judge.model_copy(update={"model": FAKE_MODEL})
     assert family is not None and judge.model is not None
     spec = provider_spec(judge.provider)
     spec.ensure_installed()
@@ -134,6 +156,7 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     price = _price(judge, spec)
 
     from rag_ci.judges.cache import VerdictCache
+    from rag_ci.judges.fake import FakeJudgeScorer
     from rag_ci.judges.fingerprint import build_fingerprint
     from rag_ci.judges.client import JudgeClient
     from rag_ci.judges.metrics import metric_specs
@@ -151,7 +174,9 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price,
                          concurrency_max=judge.concurrency_max)
     generator_family = canonical_family(config.target.generator_family) if config.target.generator_family else None
-    scorer = DeepEvalJudgeScorer(
+    # The fake judge's scorer skips the family check: a dry run, never a gate (rag_ci.judges.fake).
+    scorer_class = FakeJudgeScorer if judge.provider == "fake" else DeepEvalJudgeScorer
+    scorer = scorer_class(
         fingerprint=fingerprint,
         specs=specs,
         client=client,

@@ -1,10 +1,18 @@
-"""How the fake judges decide: answers to DeepEval 4.3.1's metric prompts, as JSON.
+"""The fake judge: a deterministic, offline stand-in for the judge model (`--judge fake`).
 
-The fake judge servers (tests/fakes/judge_servers.py) speak the providers' wire
-protocols; this module is the "model" behind them. It recognises which DeepEval
-prompt it received (truths, claims, verdicts, statements, GEval results, reasons)
-and answers with a deterministic, term-overlap policy, so that a correct answer
-and a wrong answer get different verdicts:
+A dry run of the whole DeepEval tier: DeepEval's real metric classes render their
+real prompts and rag-ci's judge client sends them, but `FakeChat` answers in-process
+with `JudgePolicy` instead of calling a model: no network, no API key, the same
+verdicts every run. It is a dry run, never a gate: its verdicts say nothing about
+answer quality, its fingerprint (provider `fake`) matches no real judge's, and the
+action refuses to make a baseline with it (docs/judges.md).
+
+The same policy is the "model" behind the test suite's fake judge servers
+(tests/fakes/judge_servers.py, which speak the providers' wire protocols) and the
+benchmarks' simulator. It recognises which DeepEval 4.3.1 prompt it received
+(truths, claims, verdicts, statements, GEval results, reasons) and answers with a
+deterministic, term-overlap policy, so that a correct answer and a wrong answer get
+different verdicts:
 
 - "terms" are numbers and words of 4+ letters outside a stop list;
 - a statement is *supported* by a text when all its numbers occur in the text and at
@@ -31,12 +39,16 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import random
 import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+from rag_ci.judges.families import FAKE_FAMILY  # noqa: F401 (its family: never checked, never claimed)
+from rag_ci.judges.scorer import DeepEvalJudgeScorer
 
 STOP = frozenset("""
 that this with from what which when where have been were will would there their about into than then them
@@ -228,3 +240,45 @@ class JudgePolicy:
 def _verdict(ok: bool, reason: str) -> dict:
     # Strict structured output always carries every field, so "reason" is always present.
     return {"verdict": "yes", "reason": "Supported by the text."} if ok else {"verdict": "no", "reason": reason}
+
+
+# The fake judge's one model id, versioned: a change to the policy's verdicts bumps it, so
+# results judged by two versions of the fake are not comparable (the judge fingerprint).
+FAKE_MODEL = "rag-ci-fake-judge-1"
+FAKE_LABEL = "fake judge — a dry run, not a gate"
+
+
+class FakeChat:
+    """The `fake` provider (rag_ci.judges.providers): answers DeepEval's prompts in-process."""
+
+    def __init__(self, settings: Any = None, policy: JudgePolicy | None = None):
+        self._policy = policy or JudgePolicy()
+
+    async def complete(self, prompt: str, schema: Any) -> Any:
+        from rag_ci.judges.providers.base import Completion
+
+        text = json.dumps(self._policy.answer(prompt))
+        # Token counts as the fake servers count them (4 characters a token): the cost report has
+        # figures to show, and a self-hosted price of 0 keeps the cost at 0.
+        return Completion(text=text, input_tokens=len(prompt) // 4, output_tokens=max(1, len(text) // 4))
+
+    def classify(self, exc: BaseException) -> Any:
+        from rag_ci.judges.retry import Failure
+
+        if isinstance(exc, UnknownPrompt):  # DeepEval changed a prompt: that metric fails, the run goes on
+            return Failure(f"the fake judge does not know this prompt (a DeepEval change?): {exc}"[:300], retryable=False)
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+class FakeJudgeScorer(DeepEvalJudgeScorer):
+    """The DeepEval tier with the fake judge: the same scorer, without the family check."""
+
+    def check_generator(self, model: str) -> None:
+        # Family separation guards against a model's self-preference; a fixed policy has none.
+        # Skipping it is safe only because the fake is never a gate: nothing about it passes
+        # for a judge "of another family" (the family it reports, `fake`, is refused to any
+        # real judge).
+        return None

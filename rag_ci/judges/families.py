@@ -23,6 +23,9 @@ FAMILIES = (
     "minimax", "tii", "allenai", "huggingface", "upstage",
 )
 
+# The fake judge's (rag_ci.judges.fake): not a lab, so no real judge may claim it.
+FAKE_FAMILY = "fake"
+
 # Aliases accepted in overrides, mapped to the canonical family name.
 FAMILY_ALIASES = {
     "qwen": "alibaba", "gemini": "google", "gemma": "google", "llama": "meta", "phi": "microsoft",

@@ -73,5 +73,8 @@ register_provider(ProviderSpec("gemini", "gemini", ("google.genai",), f"{_HERE}.
                                "GOOGLE_API_KEY", key_required=True, self_hosted=False))
 register_provider(ProviderSpec("ollama", "ollama", ("ollama",), f"{_HERE}.ollama_chat:OllamaChat",
                                None, key_required=False, self_hosted=True))
+# A dry run, not a judge: DeepEval's prompts answered in-process by a fixed policy (docs/judges.md).
+register_provider(ProviderSpec("fake", "deepeval", (), "rag_ci.judges.fake:FakeChat",
+                               None, key_required=False, self_hosted=True))
 
 __all__ = ["PROVIDERS", "ChatProvider", "Completion", "ProviderSettings", "ProviderSpec", "provider_spec", "register_provider"]
