@@ -1,6 +1,6 @@
 """Figure 6: generator noise. What re-asking flipped questions buys, and what it costs.
 
-On the seeded RAG that garbles 15 % of its answers at random (tests/fakes/flaky_rag.py,
+On the seeded RAG that garbles 15 % of its answers at random (benchmarks/flaky_rag.py,
 100 questions, judge-free metrics), for `baselines` baselines × `reruns` unchanged re-runs:
 false regressions and green checks with re-asking off (the behaviour before) and on,
 extra target calls per question, and the share of broken questions caught when 10 are
@@ -13,16 +13,11 @@ Runs in-process in seconds: the target answers without delay.
 from __future__ import annotations
 
 import asyncio
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO / "tests") not in sys.path:
-    sys.path.insert(0, str(REPO / "tests"))  # the seeded RAG lives with the test fakes
-
-from fakes.flaky_rag import FlakyRag, write_flaky_project  # noqa: E402
+from benchmarks.flaky_rag import FlakyRag, write_flaky_project
 
 BROKEN = frozenset(f"P{i:03d}" for i in range(0, 100, 10))
 

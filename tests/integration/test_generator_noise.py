@@ -1,4 +1,4 @@
-"""Issue 16's goals on a seeded RAG that garbles 15 % of its answers at random (tests/fakes/flaky_rag.py).
+"""Issue 16's goals on a seeded RAG that garbles 15 % of its answers at random (benchmarks/flaky_rag.py).
 
 100 questions, judge-free metrics, the real engine (`run_project`) and compare. Seeded, so
 the numbers are reproducible; docs/noise.md gives the exact rates these samples come from.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes.flaky_rag import FlakyRag, write_flaky_project
+from benchmarks.flaky_rag import FlakyRag, write_flaky_project
 from rag_ci.core.compare import compare
 from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.project import load_project
