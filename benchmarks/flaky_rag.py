@@ -1,4 +1,4 @@
-"""A seeded stochastic RAG (a fake, in memory): the generator noise of issue 16, reproducible.
+"""A seeded stochastic RAG (a simulator, in memory): the generator noise of issue 16, reproducible.
 
 Every request garbles its answer with probability `garble_rate`, drawn from a random
 stream seeded by (run seed, question id, how many times this question was asked in this
@@ -39,7 +39,7 @@ def write_flaky_project(folder: Path, *, questions: int = 100, extra_yaml: str =
     config.write_text(
         "questions: questions.yml\n"
         f"corpora:\n{corpora}"
-        "target: {kind: python, entry: 'fakes.flaky_rag:not_used', concurrency: 8}\n"
+        "target: {kind: python, entry: 'benchmarks.flaky_rag:not_used', concurrency: 8}\n"
         "metrics:\n  hit_at_k: {k: 5}\n  keyword_coverage: {threshold: 0.6}\n"
         + extra_yaml,
         encoding="utf-8",
