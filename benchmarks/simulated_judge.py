@@ -236,6 +236,8 @@ class JudgeProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+        if self.process is not None and self.process.stdout is not None:
+            self.process.stdout.close()
         self.process = None
 
     def __enter__(self) -> Self:

@@ -117,6 +117,7 @@ def http_server():
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
+    server.server_close()
 
 
 def test_http_target_posts_and_reports_http_errors(http_server):
