@@ -286,6 +286,8 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
                 async with replay.window:
                     record = await answer_with_noise_control(replay, question, samples=samples,
                                                              runs=config.gate.confirm_target_runs)
+                    if judge is not None:  # the reasons this record's report prints, now it is complete
+                        record = await judge.explain(record, replay.baseline.get(question.id))
             except RagCiError:
                 raise
             except Exception as exc:  # a bug on one question must not lose the others

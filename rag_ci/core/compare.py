@@ -263,6 +263,24 @@ def _worse(old: QuestionResult, new: QuestionResult, change: QuestionChange) -> 
     return "lost " + ", ".join(lost) + " (passed on the baseline)" if lost else None
 
 
+def reasons_shown(old: QuestionResult | None, new: QuestionResult) -> frozenset[str]:
+    """The metrics of `new` whose own explanation a comparison with `old` prints.
+
+    The comparison prints metric reasons (`_why`, `MetricChange.reason`) for the failing
+    metrics of a regression, of a worse question and of a question whose baseline verdict
+    is unusable; a gain, a question failing as before, a new or an edited question show
+    verdicts only, and a run without baseline shows metric names and scores. The judge
+    asks a failing verdict's reason (one more call) only for these (rag_ci.judges.scorer).
+    """
+    if old is None or old.question_hash != new.question_hash or new.passed:
+        return frozenset()
+    failing = frozenset(name for name, m in new.metrics.items() if m.passed is False and m.error is None)
+    old = usable_baseline(old, set())
+    if old.verdict == "error" or old.passed:
+        return failing  # no usable baseline verdict, or a regression
+    return failing if _worse(old, new, _change(old, new)) else frozenset()
+
+
 def _num(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 

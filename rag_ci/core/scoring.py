@@ -30,5 +30,9 @@ class JudgeScorer(Protocol):
     ) -> dict[str, MetricResult]:
         """Judge metrics for one answer, keyed by metric name."""
 
+    async def explain(self, record: QuestionResult, baseline: QuestionResult | None) -> QuestionResult:
+        """`record` (its final result, judge metrics from `score`) with the judge's reasons on the
+        verdicts a comparison with `baseline` prints; never raises for a judge failure."""
+
     async def aclose(self) -> None:
         """Close provider clients."""

@@ -41,6 +41,7 @@ class RagCiJudgeModel(DeepEvalBaseLLM):
         key, replayed = log.lookup(prompt, schema)
         if replayed is not None:
             return replayed
+        log.before_call()
         reply = await self._client.call(prompt, schema)
         log.record(key, reply, schema)
         return reply

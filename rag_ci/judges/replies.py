@@ -41,6 +41,10 @@ def reply_key(judge_digest: str, prompt: str) -> str:
     return "c1:" + stable_hash({"judge": judge_digest, "prompt": prompt}, 32)
 
 
+class ReplayIncomplete(RuntimeError):
+    """A replayed measurement needed more judge calls than it may make."""
+
+
 @dataclass
 class CallLog:
     """The judge calls of one measurement: replies to replay, and the replies it got."""
@@ -50,6 +54,14 @@ class CallLog:
     replies: dict[str, Any] = field(default_factory=dict)  # key → reply data, every call of this measurement
     portable: dict[str, Any] = field(default_factory=dict)  # the subset worth keeping in results.json
     replayed: int = 0
+    max_calls: int | None = None  # judge calls allowed beyond the replayed ones (None: any)
+    calls: int = 0
+
+    def before_call(self) -> None:
+        """Count a call the judge must answer; raises when the measurement may make no more."""
+        if self.max_calls is not None and self.calls >= self.max_calls:
+            raise ReplayIncomplete(f"the recorded replies do not cover this measurement ({self.calls} call(s) made)")
+        self.calls += 1
 
     def lookup(self, prompt: str, schema: type[BaseModel] | None) -> tuple[str, Any | None]:
         key = reply_key(self.judge_digest, prompt)

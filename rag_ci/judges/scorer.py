@@ -12,9 +12,13 @@ client's semaphore). Per metric:
    judged again, one run at a time, until a majority of `confirm_runs` verdicts agree
    (or all ran); the majority decides (a tie keeps the baseline's verdict: a flip must
    be confirmed), any disagreement marks it `unstable`;
-4. the reason, for the verdicts a report shows (failing, or changed against the
-   baseline): the chosen measurement again with `include_reason=True`, every step
-   replayed from its own replies, so it costs one call and the score stays the same.
+4. the reason (`explain`, once the engine has the question's whole record), for the
+   failing verdicts the comparison with the baseline prints (a regression, a worse
+   question, no usable baseline verdict: `rag_ci.core.compare.reasons_shown`): the
+   chosen measurement again with `include_reason=True`, every step replayed from its
+   own replies, so it costs one call and the score stays the same. A failing verdict
+   nobody reads in this run (no baseline, a failure as before, a new question) keeps
+   all its replies in results.json instead: the run that prints it asks its reason.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rag_ci.core.compare import reasons_shown
 from rag_ci.core.questions import Question
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
@@ -70,6 +75,8 @@ class DeepEvalJudgeScorer:
         self._digest = fingerprint.digest()
         self._checked: set[str] = set()
         self._arrivals = itertools.count()  # order in which answers reach the judge: their calls' priority
+        self._unexplained: dict[tuple[str, str, str], _Unexplained] = {}  # (question id, metric, cache key)
+        self._questions: dict[str, tuple[Question, int]] = {}  # scored, not yet explained: (question, priority)
 
     @property
     def stats(self) -> JudgeStats:
@@ -128,7 +135,9 @@ class DeepEvalJudgeScorer:
                     baseline: QuestionResult | None) -> dict[str, MetricResult]:
         specs = [s for s in self.specs.values() if s.applies_to(question)]
         # This answer's judge calls queue behind those of answers that arrived earlier.
-        current_priority.set(next(self._arrivals))
+        priority = next(self._arrivals)
+        current_priority.set(priority)
+        self._questions[question.id] = (question, priority)
         carried = await self._carry_equivalent(specs, question, answer, contexts, baseline)
         results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline)
                                          for s in specs if s.name not in carried))
@@ -201,8 +210,10 @@ class DeepEvalJudgeScorer:
         else:
             chosen, decided = runs[0], first
         decided = decided.model_copy(update={"judge_replies": dict(chosen.log.portable)})
-        if _reason_is_read(decided, before):
-            decided = await self._add_reason(spec, case, chosen.log, decided)
+        if _reason_may_be_read(decided):
+            # Whether a report shows it depends on the whole question (other metrics, retrieval):
+            # `explain` decides once the question's record is complete.
+            self._unexplained[(question.id, spec.name, key)] = _Unexplained(spec, case, chosen.log)
         return decided
 
     async def _judge(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str, *,
@@ -213,7 +224,8 @@ class DeepEvalJudgeScorer:
 
         question, answer, contexts = case
         meter = CostMeter()
-        log = CallLog(self._digest, known=known)
+        # A reason pass replays every step and makes one call, the reason: never more.
+        log = CallLog(self._digest, known=known, max_calls=1 if include_reason else None)
         tokens = current_meter.set(meter), current_calls.set(log)
         try:
             metric = spec.build(model, include_reason=include_reason)
@@ -231,10 +243,47 @@ class DeepEvalJudgeScorer:
         score = None if metric.score is None else float(metric.score)
         return _Measurement(_result(spec, key, score=score, reason=metric.reason, cost=meter.cost_usd), log)
 
+    async def explain(self, record: QuestionResult, baseline: QuestionResult | None) -> QuestionResult:
+        """`record` with DeepEval's reason on the failing verdicts its comparison with `baseline`
+        prints (`rag_ci.core.compare.reasons_shown`); never raises.
+
+        A failing verdict whose reason no report of this run prints keeps every reply of its
+        measurement in results.json instead, so a later run that prints it (a worse question
+        reusing it from the verdict cache) asks the reason then, for one call.
+        """
+        unexplained = {(name, key): entry for (qid, name, key), entry in self._unexplained.items() if qid == record.id}
+        for name, key in unexplained:
+            del self._unexplained[(record.id, name, key)]
+        question, priority = self._questions.pop(record.id, (None, 0))
+        shown = reasons_shown(baseline, record) if record.metrics else frozenset()
+        wanted: dict[str, Any] = {}
+        updates: dict[str, MetricResult] = {}
+        for name, metric in record.metrics.items():
+            if metric.kind != "judge" or not _reason_may_be_read(metric):
+                continue
+            entry = unexplained.get((name, metric.cache_key))
+            if name in shown:
+                if entry is not None:
+                    wanted[name] = self._add_reason(entry.spec, entry.case, entry.log.replies, metric)
+                elif (question is not None and metric.cached and not metric.equivalent_answer and name in self.specs
+                      and metric.judge_replies):
+                    # From the verdict cache, judged on this very answer: its recorded replies replay it.
+                    case = (question, record.answer or "", list(record.contexts))
+                    wanted[name] = self._add_reason(self.specs[name], case, metric.judge_replies, metric)
+            elif entry is not None:
+                updates[name] = metric.model_copy(update={"judge_replies": dict(entry.log.replies)})
+        if wanted:
+            current_priority.set(priority)  # the answer's own turn: it completes before later answers
+            explained = await asyncio.gather(*wanted.values())
+            updates.update(zip(wanted, explained))
+        if not updates:
+            return record
+        return record.model_copy(update={"metrics": {**record.metrics, **updates}})
+
     async def _add_reason(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]],
-                          log: CallLog, decided: MetricResult) -> MetricResult:
+                          replies: Mapping[str, Any], decided: MetricResult) -> MetricResult:
         """The same measurement with DeepEval's reason: its steps replayed, one call for the reason."""
-        again = await self._judge(spec, case, decided.cache_key or "", known=log.replies, include_reason=True)
+        again = await self._judge(spec, case, decided.cache_key or "", known=replies, include_reason=True)
         if again.result.error is not None or again.result.score != decided.score:
             return decided  # the verdict stands without its explanation
         return decided.model_copy(update={"reason": again.result.reason,
@@ -252,6 +301,15 @@ def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[st
     for module in ("deepeval.metrics", "deepeval.test_case", *preload):  # slow imports, off the event loop
         importlib.import_module(module)
     return RagCiJudgeModel(client, model_name)
+
+
+@dataclass(frozen=True)
+class _Unexplained:
+    """A failing verdict scored without its reason: what replays its measurement."""
+
+    spec: JudgeMetricSpec
+    case: tuple[Question, str, list[Context]]
+    log: CallLog
 
 
 @dataclass(frozen=True)
@@ -286,11 +344,9 @@ def decide_by_majority(runs: list[MetricResult], baseline_passed: bool) -> Metri
     return chosen.model_copy(update={"confirm_runs": votes, "unstable": len(set(votes)) > 1, "judge_cost_usd": cost})
 
 
-def _reason_is_read(result: MetricResult, before: MetricResult | None) -> bool:
-    """The report shows the reasons of failing verdicts and of verdicts that changed."""
-    if result.error is not None or result.reason is not None or result.score is None or result.passed is None:
-        return False
-    return result.passed is False or (before is not None and before.passed != result.passed)
+def _reason_may_be_read(result: MetricResult) -> bool:
+    """Reports print the reasons of failing verdicts only (and not all of them: `explain`)."""
+    return result.error is None and result.reason is None and result.score is not None and result.passed is False
 
 
 def _baseline_metric(baseline: QuestionResult | None, question: Question, name: str) -> MetricResult | None:

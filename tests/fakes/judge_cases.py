@@ -1,7 +1,8 @@
 """Questions, answers and contexts for judge tests, and a mini engine that scores them.
 
 `score_questions` does what the engine does with a `JudgeScorer` (score every
-answer concurrently, wrap the metrics in QuestionResults, build a RunResult whose
+answer concurrently, wrap the metrics in QuestionResults and ask the reasons their
+comparison with the baseline prints, build a RunResult whose
 meta carries the judge fingerprint), so judge tests and benchmarks can run
 without a target. The fake judge policy (rag_ci/judges/fake.py) rates `CORRECT`
 answers as correct and `WRONG` answers as wrong.
@@ -58,12 +59,13 @@ async def score_questions(scorer, items: list[tuple[Question, str, tuple[Context
 
     async def one(question: Question, answer: str, contexts) -> QuestionResult:
         metrics = await scorer.score(question, answer, list(contexts), before.get(question.id))
-        return QuestionResult(
+        record = QuestionResult(
             id=question.id, question=question.question, question_hash=question.content_hash, corpora=["a"],
             expect=question.expect, reference=question.reference, request={"id": question.id}, answer=answer,
             contexts=list(contexts), metrics=metrics, verdict=question_verdict(None, [], metrics),
             unstable=any(m.unstable for m in metrics.values()),
         )
+        return await scorer.explain(record, before.get(question.id))  # the reasons a report prints, as the engine asks
 
     records = await asyncio.gather(*(one(q, a, c) for q, a, c in items))
     meta = RunMeta(rag_ci_version="test", started_at="2026-01-01T00:00:00", question_set_version=1,

@@ -13,7 +13,7 @@ import pytest
 
 from fakes.judge_cases import REFUSAL, cases, score_questions
 from fakes.judge_setup import FAKE_KEYS, judge_config
-from rag_ci.core.results import Context
+from rag_ci.core.results import Context, MetricResult
 from rag_ci.judges.build import build_judge
 from rag_ci.judges.metrics import expected_output, metric_specs
 
@@ -49,12 +49,18 @@ def items():
     ]
 
 
-def score_with_ragci(config):
-    scorer = build_judge(config, env=FAKE_KEYS)
+def baseline_items():
+    """Every question answered right: the baseline the scripted items regress from."""
+    c0, c1, c2, c3 = CASES
+    return [(c.question, c.correct, c.contexts) for c in CASES] + [items()[-1]]
+
+
+def score_with_ragci(config, baseline=None, batch=None):
+    scorer = build_judge(config, env=FAKE_KEYS, baseline=baseline)
 
     async def go():
         try:
-            return await score_questions(scorer, items())
+            return await score_questions(scorer, batch or items(), baseline)
         finally:
             await scorer.aclose()
 
@@ -88,33 +94,96 @@ def score_with_deepeval(config, base_url):
 def test_scores_equal_deepevals_own_metric_classes_given_the_same_judge_replies(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server)
-    ours = score_with_ragci(config)
+    baseline = score_with_ragci(config, batch=baseline_items())
+    cold, ours = score_with_ragci(config), score_with_ragci(config, baseline=baseline)  # without, with a baseline
     theirs = score_with_deepeval(config, server.base_url)
-    compared = 0
-    for record in ours.questions:
-        assert set(record.metrics) == set(theirs[record.id])
-        for name, metric in record.metrics.items():
-            score, reason = theirs[record.id][name]
-            assert metric.error is None and metric.score == score, (record.id, name, metric.score, score)
-            if metric.reason is not None:  # the reasons rag-ci writes are DeepEval's, word for word
-                assert metric.reason == reason
-            compared += 1
-    assert compared == 4 * 6 + 3
+    compared = reasons = 0
+    for run in (cold, ours):
+        for record in run.questions:
+            assert set(record.metrics) == set(theirs[record.id])
+            for name, metric in record.metrics.items():
+                score, reason = theirs[record.id][name]
+                assert metric.error is None and metric.score == score, (record.id, name, metric.score, score)
+                if metric.reason is not None:  # the reasons rag-ci writes are DeepEval's, word for word
+                    assert metric.reason == reason
+                    reasons += metric.name not in ("correctness", "completeness")
+                compared += 1
+    assert compared == 2 * (4 * 6 + 3)
+    assert reasons >= 3  # the regressions' faithfulness, relevancy... reasons were compared, not only GEval's
     scores = {m.score for q in ours.questions for m in q.metrics.values()}
     assert {0.0, 0.5, 1.0} <= scores  # partial scores are part of the comparison, not only 0/1
 
 
-def test_only_failing_verdicts_ask_the_judge_for_a_reason(fake_judge):
+GEVAL = ("correctness", "completeness")  # GEval writes its reason in its one scoring call, free
+SCORING_CALLS = {"faithfulness": 3, "answer_relevancy": 2, "contextual_precision": 1, "contextual_recall": 1,
+                 "correctness": 1, "completeness": 1}
+NO_CLAIMS = 1  # the refusal states no claim: DeepEval asks no faithfulness verdicts for it
+
+
+def test_a_run_without_baseline_asks_no_reason_and_keeps_the_failing_measurements_replies(fake_judge):
+    # Its report prints failing metrics' names and scores, never their reasons (docs/performance.md).
     server = fake_judge("openai")
     result = score_with_ragci(judge_config("openai", server))
     metrics = [m for q in result.questions for m in q.metrics.values()]
-    failing = [m for m in metrics if m.passed is False]
-    assert failing and all(m.reason for m in failing)
-    geval = ("correctness", "completeness")  # GEval writes its reason in its one scoring call, free
-    assert all(m.reason is None for m in metrics if m.passed and m.name not in geval)
-    reasons_asked = server.kinds().count("reason")
-    assert reasons_asked == len([m for m in failing if m.name not in geval])
-    scoring_calls = {"faithfulness": 3, "answer_relevancy": 2, "contextual_precision": 1, "contextual_recall": 1,
-                     "correctness": 1, "completeness": 1}
-    no_claims = 1  # the refusal states no claim: DeepEval asks no faithfulness verdicts for it
-    assert server.requests == sum(scoring_calls[m.name] for m in metrics) - no_claims + reasons_asked
+    failing = [m for m in metrics if m.passed is False and m.name not in GEVAL]
+    assert failing and all(m.reason is None for m in failing)
+    assert server.kinds().count("reason") == 0
+    assert server.requests == sum(SCORING_CALLS[m.name] for m in metrics) - NO_CLAIMS
+    # Every reply of a failing measurement is kept, so the run that prints it can ask its reason for one call.
+    faithfulness = [m for m in failing if m.name == "faithfulness"]
+    assert faithfulness and all(len(m.judge_replies) == 3 for m in faithfulness)  # truths, claims, verdicts
+
+
+def test_only_the_failing_verdicts_a_comparison_prints_ask_the_judge_for_a_reason(fake_judge):
+    server = fake_judge("openai")
+    config = judge_config("openai", server)
+    baseline = score_with_ragci(config, batch=[(c.question, c.correct, c.contexts) for c in CASES[:2]]
+                                + [(CASES[2].question, CASES[2].wrong, CASES[2].contexts)])
+    server.reset()
+    c0, c1, c2, _ = CASES
+    head = score_with_ragci(config, baseline=baseline, batch=[
+        (c0.question, c0.correct, c0.contexts),  # passes as before: cached, nothing to explain
+        (c1.question, c1.wrong, c1.contexts),  # a regression: its failing verdicts' reasons are printed
+        (c2.question, c2.wrong + " That is all.", c2.contexts),  # failing as before, reworded: printed nowhere
+    ])
+    by_id = head.by_id()
+    regressed = [m for m in by_id[c1.question.id].metrics.values() if m.passed is False and m.name not in GEVAL]
+    still_failing = [m for m in by_id[c2.question.id].metrics.values() if m.passed is False and m.name not in GEVAL]
+    assert regressed and all(m.reason for m in regressed)
+    assert still_failing and all(m.reason is None for m in still_failing)
+    assert server.kinds().count("reason") == len(regressed)
+
+
+def test_a_worse_question_gets_the_reason_of_its_cached_failing_verdict_for_one_call_each(fake_judge):
+    # Main's run printed no reason (no baseline) but kept the replies; in a PR the same answer is
+    # reused from the verdict cache, and the question is worse because its retrieval got worse:
+    # the comparison prints the failing verdicts' reasons, replayed from those replies.
+    server = fake_judge("openai")
+    config = judge_config("openai", server)
+    c1 = CASES[1]
+    main = score_with_ragci(config, batch=[(c1.question, c1.wrong, c1.contexts)])
+    hit = MetricResult(name="hit_at_k", kind="retrieval", score=1.0, threshold=1.0, passed=True)
+    old = main.questions[0].model_copy(update={"metrics": {**main.questions[0].metrics, "hit_at_k": hit}})
+    main = main.model_copy(update={"questions": [old]})
+    assert not old.passed and all(m.reason is None for m in old.metrics.values() if m.passed is False
+                                  and m.name not in GEVAL)
+    scorer = build_judge(config, env=FAKE_KEYS, baseline=main)
+    server.reset()
+
+    async def go():
+        try:
+            metrics = await scorer.score(c1.question, c1.wrong, list(c1.contexts), old)
+            lost = hit.model_copy(update={"score": 0.0, "passed": False})
+            record = old.model_copy(update={"metrics": {**metrics, "hit_at_k": lost}})
+            return await scorer.explain(record, old)
+        finally:
+            await scorer.aclose()
+
+    record = asyncio.run(go())
+    judged = [m for m in record.metrics.values() if m.kind == "judge"]
+    assert judged and all(m.cached for m in judged)
+    explained = [m for m in judged if m.passed is False and m.name not in GEVAL]
+    assert explained and all(m.reason for m in explained)
+    assert server.requests == server.kinds().count("reason") == len(explained)  # one call each, nothing re-judged
+    theirs = score_with_deepeval(config, server.base_url)[c1.question.id]
+    assert all(m.reason == theirs[m.name][1] and m.score == theirs[m.name][0] for m in explained)

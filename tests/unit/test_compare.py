@@ -158,3 +158,34 @@ def test_a_question_is_judged_on_its_comparable_metrics_plus_its_own_errors():
     result = compare(base, head)
     assert [n.name for n in result.not_comparable] == ["faithfulness"]
     assert [c.id for c in result.regressions] == ["B"]
+
+
+def test_metric_reasons_are_shown_for_regressions_worse_and_unusable_baselines_only():
+    from rag_ci.core.compare import reasons_shown
+
+    faith = lambda score: metric("faithfulness", score, 0.7, kind="judge")  # noqa: E731
+    failing_a = question("A", "fail", metrics=[faith(0.2), metric("mrr", 0.9)])
+    assert reasons_shown(None, failing_a) == frozenset()  # a run without baseline prints no metric reason
+    assert reasons_shown(question("A", metrics=[faith(0.9), metric("mrr", 0.9)]), failing_a) == {"faithfulness"}
+    assert reasons_shown(failing_a, failing_a) == frozenset()  # failing as before: printed nowhere
+    worse = question("A", "fail", metrics=[faith(0.2), metric("mrr", 0.1)])  # retrieval got worse too
+    assert reasons_shown(failing_a, worse) == {"faithfulness", "mrr"}
+    assert reasons_shown(question("A", "error"), failing_a) == {"faithfulness"}  # no usable baseline verdict
+    assert reasons_shown(question("A", hash_="edited"), failing_a) == frozenset()  # an edited question
+    assert reasons_shown(failing_a, question("A", metrics=[faith(0.9)])) == frozenset()  # a gain
+
+
+def test_the_reasons_shown_are_the_ones_the_comparison_prints():
+    from rag_ci.core.compare import reasons_shown
+
+    judge = lambda name, score: metric(name, score, 0.7, kind="judge")  # noqa: E731
+    base = run(question("R", metrics=[judge("faithfulness", 0.9)]),
+               question("W", "fail", metrics=[judge("faithfulness", 0.2), metric("mrr", 0.9)]),
+               question("S", "fail", metrics=[judge("faithfulness", 0.2)]))
+    head = run(question("R", "fail", metrics=[judge("faithfulness", 0.1)]),
+               question("W", "fail", metrics=[judge("faithfulness", 0.2), metric("mrr", 0.1)]),
+               question("S", "fail", metrics=[judge("faithfulness", 0.3)]))
+    result = compare(base, head)
+    printed = {c.id for c in result.regressions + result.worse if c.reason and "faithfulness=" in c.reason}
+    old = base.by_id()
+    assert printed == {q.id for q in head.questions if "faithfulness" in reasons_shown(old[q.id], q)} == {"R", "W"}
