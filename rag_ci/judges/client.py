@@ -149,6 +149,11 @@ class JudgeClient:
             self._provider = self._make_provider()
         return self._provider
 
+    def warm_up(self) -> None:
+        """Build the SDK client now (called from the worker thread that imports DeepEval,
+        before any judge call, so the event loop never waits for it)."""
+        _ = self.provider
+
     async def call(self, prompt: str, schema: type[BaseModel] | None) -> Any:
         """The reply parsed into `schema` (or the text when no schema); raises JudgeCallError."""
         invalid_left = INVALID_OUTPUT_RETRIES

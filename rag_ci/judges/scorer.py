@@ -121,6 +121,22 @@ class DeepEvalJudgeScorer:
         threading.Thread(target=load, name="rag-ci-deepeval-import", daemon=True).start()
         self._prefetch = future
 
+    def expect(self, questions: list[Question], baseline: Mapping[str, QuestionResult]) -> None:
+        """Start DeepEval's import now (`prefetch`) when one of the questions about to be asked
+        will be judged whatever its answer: new or edited since the baseline, or a metric the
+        baseline holds no verdict of. Otherwise the import starts on the first answer the
+        verdict cache cannot serve (the first changed answer), and a run whose answers are
+        all unchanged imports nothing."""
+        if self._prefetch is not None or self._model is not None:
+            return
+        for question in questions:
+            old = baseline.get(question.id)
+            if old is None or old.question_hash != question.content_hash or any(
+                    (m := old.metrics.get(s.name)) is None or m.error is not None or m.cache_key is None
+                    for s in self.specs.values() if s.applies_to(question)):
+                self.prefetch()
+                return
+
     # -- family separation -------------------------------------------------
 
     def check_generator(self, model: str) -> None:
@@ -300,6 +316,9 @@ def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[st
 
     for module in ("deepeval.metrics", "deepeval.test_case", *preload):  # slow imports, off the event loop
         importlib.import_module(module)
+    # The SDK client too: building it loads the CA bundle and the HTTP transport's modules
+    # (0.3-1 s of CPU), which on the first judge call would stall the event loop.
+    client.warm_up()
     return RagCiJudgeModel(client, model_name)
 
 
