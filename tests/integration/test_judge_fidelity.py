@@ -51,7 +51,6 @@ def items():
 
 def baseline_items():
     """Every question answered right: the baseline the scripted items regress from."""
-    c0, c1, c2, c3 = CASES
     return [(c.question, c.correct, c.contexts) for c in CASES] + [items()[-1]]
 
 
