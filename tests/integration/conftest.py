@@ -1,4 +1,5 @@
-"""Fixtures for the judge tests: fake provider servers and configs pointing at them."""
+"""Fixtures: fake judge provider servers for the judge tests; a fake GitHub server and a client
+connected to it for the GitHub adapter tests."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 
 from fakes.judge_servers import SERVERS, FakeJudgeServer  # noqa: E402
+from fakes.fake_github import FakeGitHubServer  # noqa: E402
+from rag_ci.github.client import connect  # noqa: E402
+from rag_ci.settings import Secret  # noqa: E402
 
 @pytest.fixture
 def fake_judge() -> Iterator[Any]:
@@ -26,3 +30,16 @@ def fake_judge() -> Iterator[Any]:
     yield start
     for server in started:
         server.stop()
+
+FAKE_TOKEN = "t0ken"
+
+
+@pytest.fixture
+def fake():
+    with FakeGitHubServer(token=FAKE_TOKEN) as server:
+        yield server
+
+
+@pytest.fixture
+def github(fake):
+    return connect(fake.url, Secret(FAKE_TOKEN), "acme/rag", seconds_between_requests=0)
