@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 
 from rag_ci.core.config import JudgeConfig
-from rag_ci.core.fingerprint_diff import describe_fingerprint_difference
 from rag_ci.core.hashing import stable_hash
 from rag_ci.core.results import JudgeFingerprint
 from rag_ci.judges.env import deepeval_package_dir, deepeval_version
 from rag_ci.judges.metrics import JudgeMetricSpec
 
-__all__ = ["build_fingerprint", "describe_fingerprint_difference", "prompt_templates_hash"]
+__all__ = ["build_fingerprint", "prompt_templates_hash"]
 
 
 def prompt_templates_hash(class_names: list[str]) -> str:
