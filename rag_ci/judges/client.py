@@ -23,6 +23,7 @@ import asyncio
 import heapq
 import itertools
 import random
+import threading
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -131,6 +132,7 @@ class JudgeClient:
                  rng: random.Random | None = None, concurrency_max: int | None = None):
         self._make_provider = provider
         self._provider: ChatProvider | None = None
+        self._provider_lock = threading.Lock()
         self.policy = policy
         self.price = price
         self.stats = JudgeStats()
@@ -145,8 +147,13 @@ class JudgeClient:
 
     @property
     def provider(self) -> ChatProvider:
+        # Built once: the DeepEval import thread warms it up while the event loop may
+        # already call (the equivalence check does not wait for DeepEval). Two builds
+        # would leave one SDK client, and its open connections, that aclose never sees.
         if self._provider is None:
-            self._provider = self._make_provider()
+            with self._provider_lock:
+                if self._provider is None:
+                    self._provider = self._make_provider()
         return self._provider
 
     def warm_up(self) -> None:

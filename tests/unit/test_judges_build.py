@@ -126,3 +126,30 @@ def test_a_run_with_a_verdict_cache_starts_importing_deepeval_when_a_question_wi
         assert scorer._prefetch is not None
         assert type(scorer._prefetch.result(timeout=120)).__name__ == "RagCiJudgeModel"
         assert scorer.client._provider is not None  # the SDK client was built in that thread, not on the loop
+
+
+def test_the_sdk_client_is_built_once_when_the_import_thread_and_the_event_loop_both_ask_for_it():
+    # The DeepEval import thread warms the client up while the event loop may already
+    # call (the equivalence check); a second build left an SDK client, with its open
+    # connections, that aclose never closed.
+    import threading
+    import time
+
+    from rag_ci.judges.client import JudgeClient
+    from rag_ci.judges.prices import Price
+    from rag_ci.judges.retry import RetryPolicy
+
+    built = []
+
+    def slow_sdk_client():
+        time.sleep(0.2)  # building the SDK client loads its CA bundle and transport modules
+        built.append(object())
+        return built[-1]
+
+    client = JudgeClient(slow_sdk_client, policy=RetryPolicy(), concurrency=1, price=Price(0, 0))
+    warming = threading.Thread(target=client.warm_up)
+    warming.start()
+    time.sleep(0.05)
+    used = client.provider
+    warming.join()
+    assert len(built) == 1 and client.provider is used
