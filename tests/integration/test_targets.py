@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from drive import replay
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.command import CommandTarget
 from rag_ci.targets.http import HttpTarget
@@ -19,20 +20,7 @@ REQ = {"id": "Q1", "question": "What is the delay?", "corpora": ["a"]}
 
 
 def ask(target, *requests):
-    async def go():
-        await target.start()
-        try:
-            results = []
-            for request in requests:
-                try:
-                    results.append(await asyncio.wait_for(target.query(request), 2))
-                except (TargetError, asyncio.TimeoutError) as exc:
-                    results.append(exc)
-            return results
-        finally:
-            await target.stop()
-
-    return asyncio.run(go())
+    return replay(target, *requests, wait_s=2)
 
 
 def command_target(**kw):

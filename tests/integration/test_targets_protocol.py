@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from drive import replay
 from rag_ci.cli import cli
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.command import CommandTarget
@@ -27,28 +28,6 @@ UNRULY = [sys.executable, str(FAKES / "unruly_rag.py")]
 
 def request(qid: str, question: str = "What is the delay?") -> dict:
     return {"id": qid, "question": question, "corpora": ["a"]}
-
-
-def replay(target, *steps):
-    """Start, send each request in turn (a number is a pause in seconds), stop; replies or errors."""
-
-    async def go():
-        await target.start()
-        try:
-            results = []
-            for step in steps:
-                if isinstance(step, (int, float)):
-                    await asyncio.sleep(step)
-                    continue
-                try:
-                    results.append(await asyncio.wait_for(target.query(step), 5))
-                except (TargetError, asyncio.TimeoutError) as exc:
-                    results.append(exc)
-            return results
-        finally:
-            await target.stop()
-
-    return asyncio.run(go())
 
 
 def unruly(modes: str, **env: str) -> CommandTarget:
