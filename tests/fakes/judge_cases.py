@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from rag_ci.core.questions import Question
 from rag_ci.core.results import Context, QuestionResult, RunMeta, RunResult
 from rag_ci.core.verdict import question_verdict
+from rag_ci.judges.build import build_judge
+
+from fakes.judge_setup import FAKE_KEYS
 
 
 @dataclass(frozen=True)
@@ -76,11 +79,21 @@ async def score_questions(scorer, items: list[tuple[Question, str, tuple[Context
 
 def score_cases(scorer, n: int = 1) -> RunResult:
     """Score the first `n` scripted cases with `scorer`, then close it (one asyncio.run)."""
-    items = [(c.question, c.correct, c.contexts) for c in cases(n)]
+    return _score_and_close(scorer, [(c.question, c.correct, c.contexts) for c in cases(n)])
+
+
+def score_once(config, items, baseline: RunResult | None = None, full: bool = False):
+    """Build the judge from `config` (fake keys), score `items` once, close it: (RunResult, scorer)."""
+    scorer = build_judge(config, baseline=baseline, full=full, env=FAKE_KEYS)
+    return _score_and_close(scorer, items, baseline), scorer
+
+
+def _score_and_close(scorer, items, baseline: RunResult | None = None) -> RunResult:
+    """One asyncio.run: score the items, then close the scorer's clients whatever happened."""
 
     async def go():
         try:
-            return await score_questions(scorer, items)
+            return await score_questions(scorer, items, baseline)
         finally:
             await scorer.aclose()
 

@@ -1,27 +1,15 @@
 """judge.reuse_equivalent_answers: one binary judge call carries a reworded answer's verdicts."""
 
-import asyncio
 
-from fakes.judge_cases import cases, score_questions
+from fakes.judge_cases import cases, score_once
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.core.compare import compare
-from rag_ci.judges.build import build_judge
 
 CASES = cases(4)
 SAME_FACTS = " That is all."  # a sentence stating nothing: same facts, new text
 ANSWER_METRICS = {"faithfulness", "answer_relevancy", "correctness", "completeness"}
 
 
-def run_once(config, items, baseline=None):
-    scorer = build_judge(config, baseline=baseline, env=FAKE_KEYS)
-
-    async def go():
-        try:
-            return await score_questions(scorer, items, baseline)
-        finally:
-            await scorer.aclose()
-
-    return asyncio.run(go()), scorer
 
 
 def items(answer=lambda c: c.correct, contexts=lambda c: c.contexts):
@@ -31,9 +19,9 @@ def items(answer=lambda c: c.correct, contexts=lambda c: c.contexts):
 def test_a_reworded_answer_with_the_same_facts_costs_one_judge_call_and_keeps_its_verdicts(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server, reuse_equivalent_answers=True)
-    baseline, _ = run_once(config, items())
+    baseline, _ = score_once(config, items())
     server.reset()
-    head, scorer = run_once(config, items(answer=lambda c: c.correct + SAME_FACTS), baseline=baseline)
+    head, scorer = score_once(config, items(answer=lambda c: c.correct + SAME_FACTS), baseline=baseline)
     assert server.kinds() == ["equivalence"] * 4
     assert scorer.equivalent_carries == 4
     for record in head.questions:
@@ -43,17 +31,17 @@ def test_a_reworded_answer_with_the_same_facts_costs_one_judge_call_and_keeps_it
         assert {n: m.score for n, m in record.metrics.items()} == {n: m.score for n, m in before.metrics.items()}
     # Carried verdicts are stored under the new answer's key: the same answer next time costs nothing.
     server.reset()
-    run_once(config, items(answer=lambda c: c.correct + SAME_FACTS), baseline=head)
+    score_once(config, items(answer=lambda c: c.correct + SAME_FACTS), baseline=head)
     assert server.requests == 0
 
 
 def test_a_one_fact_edit_is_judged_again_and_its_regression_is_caught(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server, reuse_equivalent_answers=True)
-    baseline, _ = run_once(config, items())
+    baseline, _ = score_once(config, items())
     server.reset()
     broken = CASES[2].question.id
-    head, scorer = run_once(config, items(answer=lambda c: c.wrong if c.question.id == broken else c.correct + SAME_FACTS),
+    head, scorer = score_once(config, items(answer=lambda c: c.wrong if c.question.id == broken else c.correct + SAME_FACTS),
                             baseline=baseline)
     assert scorer.equivalence_calls == 4 and scorer.equivalent_carries == 3
     assert not any(m.equivalent_answer for m in head.by_id()[broken].metrics.values())
@@ -63,8 +51,8 @@ def test_a_one_fact_edit_is_judged_again_and_its_regression_is_caught(fake_judge
 def test_faithfulness_is_not_carried_when_the_contexts_changed(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server, reuse_equivalent_answers=True)
-    baseline, _ = run_once(config, items())
-    head, _ = run_once(config, items(answer=lambda c: c.correct + SAME_FACTS, contexts=lambda c: tuple(reversed(c.contexts))),
+    baseline, _ = score_once(config, items())
+    head, _ = score_once(config, items(answer=lambda c: c.correct + SAME_FACTS, contexts=lambda c: tuple(reversed(c.contexts))),
                        baseline=baseline)
     for record in head.questions:
         assert {n for n, m in record.metrics.items() if m.equivalent_answer} == ANSWER_METRICS - {"faithfulness"}
@@ -74,9 +62,9 @@ def test_faithfulness_is_not_carried_when_the_contexts_changed(fake_judge):
 def test_without_the_option_no_equivalence_question_is_asked(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server)
-    baseline, _ = run_once(config, items())
+    baseline, _ = score_once(config, items())
     server.reset()
-    head, _ = run_once(config, items(answer=lambda c: c.correct + SAME_FACTS), baseline=baseline)
+    head, _ = score_once(config, items(answer=lambda c: c.correct + SAME_FACTS), baseline=baseline)
     assert "equivalence" not in server.kinds() and server.requests > 0
     assert not any(m.equivalent_answer for q in head.questions for m in q.metrics.values())
 

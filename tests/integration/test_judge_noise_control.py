@@ -1,12 +1,10 @@
 """Noise control: the verdict cache, confirmation runs, and the judge fingerprint."""
 
-import asyncio
 
-from fakes.judge_setup import FAKE_KEYS, judge_config
-from fakes.judge_cases import cases, score_questions
+from fakes.judge_setup import judge_config
+from fakes.judge_cases import cases, score_once
 from rag_ci.judges.fake import JudgePolicy
 from rag_ci.core.compare import compare
-from rag_ci.judges.build import build_judge
 
 CASES = cases(6)
 # Judge calls to score one correct answer with the six metrics, reasons left out (nothing fails):
@@ -15,16 +13,6 @@ CASES = cases(6)
 COLD_CALLS = 9
 
 
-def run_once(config, items, baseline=None, full=False):
-    scorer = build_judge(config, baseline=baseline, full=full, env=FAKE_KEYS)
-
-    async def go():
-        try:
-            return await score_questions(scorer, items, baseline)
-        finally:
-            await scorer.aclose()
-
-    return asyncio.run(go()), scorer
 
 
 def correct_items(answers=None, contexts=None):
@@ -35,11 +23,11 @@ def correct_items(answers=None, contexts=None):
 def test_an_unchanged_target_is_not_judged_again(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server)
-    baseline, _ = run_once(config, correct_items())
+    baseline, _ = score_once(config, correct_items())
     assert server.requests == 6 * COLD_CALLS
     server.reset()
 
-    again, scorer = run_once(config, correct_items(), baseline=baseline)
+    again, scorer = score_once(config, correct_items(), baseline=baseline)
     assert server.requests == 0
     assert scorer.cache_hits == 6 * 6
     metrics = [m for q in again.questions for m in q.metrics.values()]
@@ -47,16 +35,16 @@ def test_an_unchanged_target_is_not_judged_again(fake_judge):
     assert [(q.id, q.verdict) for q in again.questions] == [(q.id, q.verdict) for q in baseline.questions]
     # The cache travels: a run built from a cached run still hits.
     server.reset()
-    run_once(config, correct_items(), baseline=again)
+    score_once(config, correct_items(), baseline=again)
     assert server.requests == 0
 
 
 def test_full_mode_ignores_the_cache(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server)
-    baseline, _ = run_once(config, correct_items())
+    baseline, _ = score_once(config, correct_items())
     server.reset()
-    rerun, _ = run_once(config, correct_items(), baseline=baseline, full=True)
+    rerun, _ = score_once(config, correct_items(), baseline=baseline, full=True)
     assert server.requests == 6 * COLD_CALLS
     assert not any(m.cached for q in rerun.questions for m in q.metrics.values())
 
@@ -64,10 +52,10 @@ def test_full_mode_ignores_the_cache(fake_judge):
 def test_a_changed_answer_re_judges_only_the_metrics_that_read_the_answer(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server)
-    baseline, _ = run_once(config, correct_items())
+    baseline, _ = score_once(config, correct_items())
     server.reset()
     changed = CASES[0]
-    rerun, _ = run_once(config, correct_items(answers={changed.question.id: changed.reworded}), baseline=baseline)
+    rerun, _ = score_once(config, correct_items(answers={changed.question.id: changed.reworded}), baseline=baseline)
     fresh = {n for n, m in rerun.by_id()[changed.question.id].metrics.items() if not m.cached}
     assert fresh == {"faithfulness", "answer_relevancy", "correctness", "completeness"}
     # faithfulness: the truths of the unchanged contexts are replayed from the baseline (claims + verdicts);
@@ -78,10 +66,10 @@ def test_a_changed_answer_re_judges_only_the_metrics_that_read_the_answer(fake_j
 def test_reordered_contexts_re_judge_the_metrics_that_read_contexts(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server)
-    baseline, _ = run_once(config, correct_items())
+    baseline, _ = score_once(config, correct_items())
     server.reset()
     case = CASES[0]
-    rerun, _ = run_once(config, correct_items(contexts={case.question.id: tuple(reversed(case.contexts))}),
+    rerun, _ = score_once(config, correct_items(contexts={case.question.id: tuple(reversed(case.contexts))}),
                         baseline=baseline)
     record = rerun.by_id()[case.question.id]
     assert {n for n, m in record.metrics.items() if not m.cached} == {"faithfulness", "contextual_precision", "contextual_recall"}
@@ -99,11 +87,11 @@ def flipping_runs(fake_judge, confirm_runs):
     """Baseline from a steady judge; then reworded (still correct) answers judged by a seeded flipper."""
     steady = fake_judge("openai")
     base_items = [(c.question, c.correct, c.contexts) for c in FLIP_CASES]
-    baseline, _ = run_once(judge_config("openai", steady, metrics={"correctness": {}, "completeness": {}}), base_items)
+    baseline, _ = score_once(judge_config("openai", steady, metrics={"correctness": {}, "completeness": {}}), base_items)
     flaky = fake_judge("openai", policy=JudgePolicy(**FLIP))
     config = judge_config("openai", flaky, metrics={"correctness": {}, "completeness": {}},
                           gate={"confirm_runs": confirm_runs})
-    head, scorer = run_once(config, [(c.question, c.reworded, c.contexts) for c in FLIP_CASES], baseline=baseline)
+    head, scorer = score_once(config, [(c.question, c.reworded, c.contexts) for c in FLIP_CASES], baseline=baseline)
     return baseline, head, scorer
 
 
@@ -126,9 +114,9 @@ def test_confirmation_runs_outvote_a_flipping_judge(fake_judge):
 def test_a_genuine_regression_survives_confirmation(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server, metrics={"correctness": {}})
-    baseline, _ = run_once(config, correct_items())
+    baseline, _ = score_once(config, correct_items())
     broken = CASES[1]
-    head, _ = run_once(config, correct_items(answers={broken.question.id: broken.wrong}), baseline=baseline)
+    head, _ = score_once(config, correct_items(answers={broken.question.id: broken.wrong}), baseline=baseline)
     regressions = compare(baseline, head).regressions
     assert [r.id for r in regressions] == [broken.question.id]
     metric = head.by_id()[broken.question.id].metrics["correctness"]
@@ -138,10 +126,10 @@ def test_a_genuine_regression_survives_confirmation(fake_judge):
 
 def test_a_baseline_from_another_judge_leaves_its_metrics_out_and_its_verdicts_are_not_reused(fake_judge):
     server = fake_judge("openai")
-    baseline, _ = run_once(judge_config("openai", server), correct_items())
+    baseline, _ = score_once(judge_config("openai", server), correct_items())
     server.reset()
     other = judge_config("openai", server, model="gpt-4.1-2025-04-14")
-    head, _ = run_once(other, correct_items(), baseline=baseline)
+    head, _ = score_once(other, correct_items(), baseline=baseline)
     assert server.requests == 6 * COLD_CALLS  # no cache entry matches another judge's fingerprint
     left_out = compare(baseline, head).not_comparable
     assert len(left_out) == 6 and all("judge.model: gpt-4.1-mini-2025-04-14 → gpt-4.1-2025-04-14" in n.differences for n in left_out)
@@ -152,17 +140,17 @@ def test_the_truths_of_unchanged_contexts_travel_in_results_json_and_are_not_ext
 
     server = fake_judge("openai")
     config = judge_config("openai", server, metrics={"faithfulness": {}})
-    baseline, _ = run_once(config, correct_items())
+    baseline, _ = score_once(config, correct_items())
     assert server.kinds().count("truths") == 6
     from_disk = RunResult.model_validate_json(baseline.model_dump_json())
     server.reset()
     reworded = {c.question.id: c.reworded for c in CASES}
-    rerun, scorer = run_once(config, correct_items(answers=reworded), baseline=from_disk)
+    rerun, scorer = score_once(config, correct_items(answers=reworded), baseline=from_disk)
     assert sorted(server.kinds()) == sorted(["claims", "faithfulness_verdicts"] * 6)
     assert scorer.replayed_calls == 6
     # Replayed truths give the score a full re-judging gives.
     server.reset()
-    full, _ = run_once(config, correct_items(answers=reworded), baseline=from_disk, full=True)
+    full, _ = score_once(config, correct_items(answers=reworded), baseline=from_disk, full=True)
     assert server.kinds().count("truths") == 6
     assert [q.metrics["faithfulness"].score for q in rerun.questions] == [q.metrics["faithfulness"].score for q in full.questions]
 
@@ -174,11 +162,11 @@ def test_a_baseline_written_before_judge_replies_existed_still_loads_and_hits_th
 
     server = fake_judge("openai")
     config = judge_config("openai", server, metrics={"faithfulness": {}})
-    baseline, _ = run_once(config, correct_items())
+    baseline, _ = score_once(config, correct_items())
     data = json.loads(baseline.model_dump_json())
     for question in data["questions"]:
         for metric in question["metrics"].values():
             metric.pop("judge_replies")
     server.reset()
-    rerun, _ = run_once(config, correct_items(), baseline=RunResult.model_validate(data))
+    rerun, _ = score_once(config, correct_items(), baseline=RunResult.model_validate(data))
     assert server.requests == 0 and all(m.cached for q in rerun.questions for m in q.metrics.values())
