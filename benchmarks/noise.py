@@ -32,7 +32,7 @@ def _run(project, folder: Path, seed: int, baseline=None, broken=frozenset()):
 
 
 def _measure(reask: bool, baselines: int, reruns: int, folder: Path) -> dict[str, Any]:
-    from rag_ci.core.compare import compare
+    from rag_ci.core.comparison.compare import compare
     from rag_ci.project import load_project
 
     extra = "" if reask else "gate: {confirm_target_runs: 0}\n"

@@ -1,11 +1,11 @@
-"""Reading the accepted file (rag_ci.core.accepted) from disk, for the CLI and the action."""
+"""Reading the accepted file (rag_ci.core.review.accepted) from disk, for the CLI and the action."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rag_ci.core.accepted import Acceptance, parse_accepted
-from rag_ci.core.config import Config
+from rag_ci.core.review.accepted import Acceptance, parse_accepted
+from rag_ci.core.questionset.config import Config
 from rag_ci.errors import RagCiError
 
 

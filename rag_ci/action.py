@@ -40,14 +40,14 @@ from rag_ci.action_baseline import ACTIONS_REBASELINE_HINT, find_baseline, in_ac
 from rag_ci.action_comment import comment_mode
 from rag_ci.action_modes import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, PLANS, Plan, refuse_a_fake_baseline, resolve_mode
 from rag_ci.action_outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
-from rag_ci.core.accepted import apply_accepted, in_force
-from rag_ci.core.calibration_status import statuses_from_history, uncalibrated_reason
-from rag_ci.core.carry import carry_forward
-from rag_ci.core.compare import Comparison, compare
-from rag_ci.core.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend_summary
-from rag_ci.core.policy import PinnedPolicy, pin_to_baseline
-from rag_ci.core.render import render_markdown
-from rag_ci.core.results import RunResult
+from rag_ci.core.review.accepted import apply_accepted, in_force
+from rag_ci.core.review.calibration_status import statuses_from_history, uncalibrated_reason
+from rag_ci.core.comparison.carry import carry_forward
+from rag_ci.core.comparison.compare import Comparison, compare
+from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend_summary
+from rag_ci.core.comparison.policy import PinnedPolicy, pin_to_baseline
+from rag_ci.core.reporting.render import render_markdown
+from rag_ci.core.scoring.results import RunResult
 from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.project import Project, load_project
 from rag_ci.errors import IncompatibleBaseline, RagCiError

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from rag_ci.action_modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action_outputs import RESULTS_FILE
-from rag_ci.core.compare import REBASELINE_HINT
-from rag_ci.core.results import RunResult
+from rag_ci.core.comparison.compare import REBASELINE_HINT
+from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import GitHubError, GitHubRepo
 from rag_ci.github.workflow import Runner

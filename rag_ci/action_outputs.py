@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_ci.core.compare import Comparison, QuestionChange
-from rag_ci.core.render import render_html
-from rag_ci.core.results import RunResult
+from rag_ci.core.comparison.compare import Comparison, QuestionChange
+from rag_ci.core.reporting.render import render_html
+from rag_ci.core.scoring.results import RunResult
 from rag_ci.github.workflow import Runner
 from rag_ci.settings import Settings
 from rag_ci.storage import write_text_atomic

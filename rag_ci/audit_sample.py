@@ -14,7 +14,7 @@ PAGE_FILE = "audit.html"
 def decided_by(baseline, head) -> dict[str, str]:
     """Question id -> what this run decided about it against the baseline (regression,
     worse, gain, unstable): the answers a wrong judge would cost the most on."""
-    from rag_ci.core.compare import compare
+    from rag_ci.core.comparison.compare import compare
 
     comparison = compare(baseline, head)
     decided: dict[str, str] = {}
@@ -26,8 +26,8 @@ def decided_by(baseline, head) -> dict[str, str]:
 
 def write_audit_sample(head, out: Path, fraction: float, seed: int, baseline=None, sheet: str = "yml"):
     """Draw the sample and write the sheet (labels.yml or labels.csv) and audit.html into `out`."""
-    from rag_ci.core.audit import draw_sample, labels_csv, labels_yaml
-    from rag_ci.core.audit_page import render_audit_page
+    from rag_ci.core.review.audit import draw_sample, labels_csv, labels_yaml
+    from rag_ci.core.review.audit_page import render_audit_page
     from rag_ci.storage import write_text_atomic
 
     sample = draw_sample(head, fraction, seed, decided_by(baseline, head) if baseline is not None else None)

@@ -4,7 +4,7 @@ Two cases, per question:
 * `samples` > 1 (the baseline on main, `baseline.samples`): ask it `samples` times; the
   verdict is the majority (a tie passes) and the pass rate k/n is recorded;
 * otherwise, a question that passed on the baseline and does not pass now (same content
-  hash) is re-asked one sample at a time under the re-ask rule (rag_ci/core/noise.py):
+  hash) is re-asked one sample at a time under the re-ask rule (rag_ci/core/comparison/noise.py):
   the first passing sample clears it as flaky, `confirm_target_runs` more failures make
   it a regression. Sequential on purpose: most noise flips end after one extra call.
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_ci.core.hashing import stable_hash
-from rag_ci.core.noise import majority_passes, reask_decision, should_reask
-from rag_ci.core.questions import Question
-from rag_ci.core.results import QuestionResult, Sample
+from rag_ci.core.questionset.hashing import stable_hash
+from rag_ci.core.comparison.noise import majority_passes, reask_decision, should_reask
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.scoring.results import QuestionResult, Sample
 
 
 async def answer_with_noise_control(replay: Any, question: Question, *, samples: int, runs: int) -> QuestionResult:

@@ -19,16 +19,16 @@ from pathlib import Path
 
 from rag_ci import __version__
 from rag_ci.confirm_target import answer_with_noise_control
-from rag_ci.core.aggregate import aggregate
-from rag_ci.core.config import JUDGE_METRICS, Config
-from rag_ci.core.policy import policy_of
-from rag_ci.core.questions import Question
-from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
-from rag_ci.core.retrieval_metrics import score_retrieval
-from rag_ci.core.routing import route, routing_leaks
-from rag_ci.core.scoring import JudgeScorer
-from rag_ci.core.shards import select_shard, shard_label
-from rag_ci.core.verdict import broken_run_reason, failure_stage, question_verdict
+from rag_ci.core.scoring.aggregate import aggregate
+from rag_ci.core.questionset.config import JUDGE_METRICS, Config
+from rag_ci.core.comparison.policy import policy_of
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
+from rag_ci.core.scoring.retrieval_metrics import score_retrieval
+from rag_ci.core.questionset.routing import route, routing_leaks
+from rag_ci.core.scoring.judge_scorer import JudgeScorer
+from rag_ci.core.questionset.shards import select_shard, shard_label
+from rag_ci.core.scoring.verdict import broken_run_reason, failure_stage, question_verdict
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.project import Project
 from rag_ci.progress import make_progress

@@ -1,7 +1,7 @@
 """`rag-ci merge`: combine the shards of one run into the results.json of an unsharded run.
 
 `rag-ci run --shard i/n` answers a deterministic slice of the question set (by id
-hash, rag_ci.core.shards) and records the whole set's ids, in order, in
+hash, rag_ci.core.questionset.shards) and records the whole set's ids, in order, in
 `meta.question_ids`. Merging checks that the shards belong together (same question
 set, config, judge, thresholds, commit, rag-ci version, cache mode), that they are
 exactly shards 1..n of the same n, and that every question of the set is answered
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_ci.core.aggregate import aggregate
-from rag_ci.core.shards import ShardError, parse_shard, shard_of
-from rag_ci.core.results import QuestionResult, RunMeta, RunResult
+from rag_ci.core.scoring.aggregate import aggregate
+from rag_ci.core.questionset.shards import ShardError, parse_shard, shard_of
+from rag_ci.core.scoring.results import QuestionResult, RunMeta, RunResult
 from rag_ci.errors import RagCiError
 
 # What must be equal across the shards of one run, with the words used in errors.

@@ -9,8 +9,8 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_ci.core.config import Config, CorpusSpec, JudgeConfig, parse_config
-from rag_ci.core.questions import QuestionSet, parse_question_set
+from rag_ci.core.questionset.config import Config, CorpusSpec, JudgeConfig, parse_config
+from rag_ci.core.questionset.questions import QuestionSet, parse_question_set
 from rag_ci.errors import RagCiError, ValidationError
 
 
@@ -46,7 +46,7 @@ def scan_corpora_dir(folder: Path) -> dict[str, CorpusSpec]:
         raise RagCiError(f"corpora_dir not found: {folder}")
     corpora: dict[str, CorpusSpec] = {}
     for sub in sorted(p for p in folder.iterdir() if (p / "config.yml").is_file()):
-        from rag_ci.core.yamlsrc import load_yaml, to_plain
+        from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain
 
         data = to_plain(load_yaml(_read(sub / "config.yml", "corpus config"), str(sub / "config.yml"))) or {}
         description = str(data.get("description", "")) if isinstance(data, dict) else ""

@@ -22,8 +22,8 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from rag_ci.core.results import SCHEMA_VERSION, QuestionResult, RunResult
-from rag_ci.core.yamlsrc import shape_problem
+from rag_ci.core.scoring.results import SCHEMA_VERSION, QuestionResult, RunResult
+from rag_ci.core.questionset.yamlsrc import shape_problem
 from rag_ci.errors import RagCiError
 
 try:

@@ -30,7 +30,7 @@ def audit() -> None:
 def sample(results: Path, fraction: float, out: Path, seed: int, baseline: Path | None, sheet: str) -> None:
     """Write a labelling sheet and a self-contained HTML labelling page for a blind,
     stratified sample of RESULTS' answers (the judge's verdicts are not shown)."""
-    from rag_ci.core.audit import describe_sample
+    from rag_ci.core.review.audit import describe_sample
     from rag_ci.storage import load_results
 
     try:

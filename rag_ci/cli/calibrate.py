@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from rag_ci.core.calibration import CalibrationReport, calibrate as compare_labels, parse_label_sheet, render_calibration
+from rag_ci.core.review.calibration import CalibrationReport, calibrate as compare_labels, parse_label_sheet, render_calibration
 from rag_ci.cli.errors import UserError, user_errors
 
 
@@ -61,7 +61,7 @@ def calibrate(labels: Path, results: Path, metrics: tuple[str, ...], as_json: bo
 
 
 def _record(reports: list[CalibrationReport], run, labellers: int, history_file: Path) -> None:
-    from rag_ci.core.history import calibration_line, dump_line
+    from rag_ci.core.comparison.history import calibration_line, dump_line
 
     judge = run.meta.judge
     if judge is None:

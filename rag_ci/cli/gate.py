@@ -11,20 +11,20 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rag_ci.core.carry import carry_forward
-from rag_ci.core.compare import Comparison, compare
-from rag_ci.core.render import render_html, render_markdown
-from rag_ci.core.results import RunResult
+from rag_ci.core.comparison.carry import carry_forward
+from rag_ci.core.comparison.compare import Comparison, compare
+from rag_ci.core.reporting.render import render_html, render_markdown
+from rag_ci.core.scoring.results import RunResult
 from rag_ci.cli.errors import EXIT_CODES, user_errors
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.storage import OutputLock, check_output_path, load_results, save_results, write_text_atomic
 
 if TYPE_CHECKING:
-    from rag_ci.core.config import Config
+    from rag_ci.core.questionset.config import Config
 
 
 def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
-    from rag_ci.core.shards import ShardError, parse_shard
+    from rag_ci.core.questionset.shards import ShardError, parse_shard
 
     try:
         return None if value is None else parse_shard(value)
@@ -60,7 +60,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         f"target {project.config.target.kind}; judge {project.config.judge.provider}"
     )
     if show_coverage:
-        from rag_ci.core.coverage import coverage, render_coverage
+        from rag_ci.core.questionset.coverage import coverage, render_coverage
 
         documents = {name: _corpus_documents(Path(spec.path)) for name, spec in project.corpora.items() if spec.path}
         click.echo(render_coverage(coverage(project.questions, project.corpora, documents, min_tag_questions)))
@@ -75,7 +75,7 @@ def _corpus_documents(folder: Path) -> list[str]:
 
 
 def _read_history(history_file: Path | None) -> list[dict]:
-    from rag_ci.core.history import parse_history
+    from rag_ci.core.comparison.history import parse_history
 
     if history_file is None:
         return []
@@ -87,7 +87,7 @@ def _read_history(history_file: Path | None) -> list[dict]:
 
 def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: list[dict], output: Path | None,
             calibration: list | None = None) -> str:
-    from rag_ci.core.history import trend_summary
+    from rag_ci.core.comparison.history import trend_summary
 
     if fmt == "json":
         return json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n"
@@ -102,7 +102,7 @@ def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: l
 def _with_accepted(comparison: Comparison, head: RunResult, accepted_file: Path | None, *, required: bool) -> Comparison:
     """The comparison with the accepted file's regressions out of the gate (docs/accepted.md)."""
     from rag_ci.accepted_file import read_accepted
-    from rag_ci.core.accepted import apply_accepted
+    from rag_ci.core.review.accepted import apply_accepted
 
     if accepted_file is None:
         return comparison
@@ -157,14 +157,14 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     project = load_project(config_path)
     if judge_spec:
         from rag_ci.judges.build import parse_judge_option
-        from rag_ci.core.config import JudgeConfig
+        from rag_ci.core.questionset.config import JudgeConfig
 
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
         _refuse_a_judge_with_nothing_to_judge(project.config, judge_spec, config_path)
     base = load_results(baseline, what="baseline") if baseline else None
     pinned = None
     if base is not None and policy == "baseline":
-        from rag_ci.core.policy import pin_to_baseline
+        from rag_ci.core.comparison.policy import pin_to_baseline
 
         pinned = pin_to_baseline(project.config, base.meta)
         project = dataclasses.replace(project, config=pinned.config)
@@ -201,11 +201,11 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
             click.echo(_render(head, None, fmt, history, None))
         return
     if shard is not None:
-        from rag_ci.core.shards import restrict_to_shard
+        from rag_ci.core.questionset.shards import restrict_to_shard
 
         base = restrict_to_shard(base, shard)
     from rag_ci.accepted_file import accepted_path
-    from rag_ci.core.history import known_flaky
+    from rag_ci.core.comparison.history import known_flaky
 
     comparison = compare(base, head, fail_on=project.config.gate.fail_on, gate=project.config.gate,
                          known_flaky=known_flaky(history) if history else None)
@@ -218,7 +218,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
 def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, config_path: Path) -> None:
     """`--judge` with a `metrics:` block naming no judge metric would judge nothing, silently."""
-    from rag_ci.core.config import JUDGE_METRICS
+    from rag_ci.core.questionset.config import JUDGE_METRICS
 
     if not config.judge_enabled or config.metrics is None or any(name in JUDGE_METRICS for name in config.metrics):
         return
@@ -247,8 +247,8 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
 
     Metrics defined differently in the two files (threshold, k, criteria, judge) are
     listed as not comparable and left out; all the others are compared and gated."""
-    from rag_ci.core.history import known_flaky
-    from rag_ci.core.policy import recorded_gate
+    from rag_ci.core.comparison.history import known_flaky
+    from rag_ci.core.comparison.policy import recorded_gate
 
     if output is not None:
         check_output_path(output)
@@ -279,7 +279,7 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
 
     Exits like `compare` with --baseline (1 when the gate fails), and 2 for a broken run,
     after printing its report."""
-    from rag_ci.core.policy import recorded_gate
+    from rag_ci.core.comparison.policy import recorded_gate
 
     if output is not None:
         check_output_path(output)
@@ -310,6 +310,6 @@ def _calibration(head: RunResult, history_file: Path | None) -> list | None:
         return None
     from datetime import datetime, timezone
 
-    from rag_ci.core.calibration_status import statuses_from_history
+    from rag_ci.core.review.calibration_status import statuses_from_history
 
     return statuses_from_history(head, history_file.read_text(encoding="utf-8"), datetime.now(timezone.utc).date())

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from rag_ci.cli.errors import UserError, user_errors
-from rag_ci.core.history import dump_line, history_line, parse_history, render_trend_text, trend
+from rag_ci.core.comparison.history import dump_line, history_line, parse_history, render_trend_text, trend
 
 EXIT_CODES = """\b
 Exit codes:
@@ -63,7 +63,7 @@ def show(file: Path, last: int, as_json: bool) -> None:
 def append(results: Path, history_file: Path, accepted_file: Path | None, run_url: str | None, event: str | None) -> None:
     """Append RESULTS' summary line (the one the action writes on main) to the history."""
     from rag_ci.accepted_file import read_accepted
-    from rag_ci.core.accepted import in_force
+    from rag_ci.core.review.accepted import in_force
     from rag_ci.errors import RagCiError
     from rag_ci.storage import load_results
 

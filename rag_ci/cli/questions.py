@@ -28,12 +28,12 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
     (`{question, corpora?, answer?, feedback?}` per line) to the question set, keeping its
     comments and layout; questions already in the set are skipped. `validate` refuses
     drafts until a human fills in reference, doc_id and sources and removes the status."""
-    from rag_ci.core.questions_import import append_drafts, parse_log
+    from rag_ci.core.review.questions_import import append_drafts, parse_log
     from rag_ci.storage import write_text_atomic
 
     try:
         if questions_path is None:
-            from rag_ci.core.config import parse_config
+            from rag_ci.core.questionset.config import parse_config
 
             if not config_path.is_file():
                 raise RagCiError(f"config not found: {config_path} (or pass --questions FILE)")

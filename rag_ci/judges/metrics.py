@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.config import JUDGE_METRICS, MetricConfig
-from rag_ci.core.questions import Question
+from rag_ci.core.questionset.config import JUDGE_METRICS, MetricConfig
+from rag_ci.core.questionset.questions import Question
 
 CORRECTNESS_STEPS = (
     "Compare every fact, number, unit, name and condition stated in the Actual Output with the Expected Output.",

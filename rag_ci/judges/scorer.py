@@ -14,7 +14,7 @@ client's semaphore). Per metric:
    be confirmed), any disagreement marks it `unstable`;
 4. the reason (`explain`, once the engine has the question's whole record), for the
    failing verdicts the comparison with the baseline prints (a regression, a worse
-   question, no usable baseline verdict: `rag_ci.core.question_change.reasons_shown`): the
+   question, no usable baseline verdict: `rag_ci.core.comparison.question_change.reasons_shown`): the
    chosen measurement again with `include_reason=True`, every step replayed from its
    own replies, so it costs one call and the score stays the same. A failing verdict
    nobody reads in this run (no baseline, a failure as before, a new question) keeps
@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.question_change import reasons_shown
-from rag_ci.core.questions import Question
-from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
+from rag_ci.core.comparison.question_change import reasons_shown
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.scoring.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
 from rag_ci.judges.client import (
     CostMeter,
@@ -261,7 +261,7 @@ class DeepEvalJudgeScorer:
 
     async def explain(self, record: QuestionResult, baseline: QuestionResult | None) -> QuestionResult:
         """`record` with DeepEval's reason on the failing verdicts its comparison with `baseline`
-        prints (`rag_ci.core.question_change.reasons_shown`); never raises.
+        prints (`rag_ci.core.comparison.question_change.reasons_shown`); never raises.
 
         A failing verdict whose reason no report of this run prints keeps every reply of its
         measurement in results.json instead, so a later run that prints it (a worse question

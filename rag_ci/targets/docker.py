@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from rag_ci.core.config import DockerTargetConfig
+from rag_ci.core.questionset.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.docker_image import ImageRef, build_spec, ensure_image
 from rag_ci.targets.http import HttpTarget

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from docker.errors import DockerException, NotFound
 
-from rag_ci.core.config import DockerTargetConfig
+from rag_ci.core.questionset.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.docker import RUN_LABEL, DockerTarget, RunnerHost, choose_placement, resolve_env
 from rag_ci.targets.docker_image import CONFIG_HASH_LABEL, SHA_LABEL

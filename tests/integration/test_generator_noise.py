@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.flaky_rag import FlakyRag, write_flaky_project
-from rag_ci.core.compare import compare
+from rag_ci.core.comparison.compare import compare
 from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.project import load_project
 

@@ -17,9 +17,9 @@ from fakes.fake_github import FakeGitHubServer
 from rag_ci.action import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action, resolve_mode
 from rag_ci.action_baseline import ACTIONS_REBASELINE_HINT, in_actions_words
 from rag_ci.action_modes import PLANS, BaselineUse, Mode
-from rag_ci.core.compare import REBASELINE_HINT
-from rag_ci.core.config import parse_config
-from rag_ci.core.policy import policy_of
+from rag_ci.core.comparison.compare import REBASELINE_HINT
+from rag_ci.core.questionset.config import parse_config
+from rag_ci.core.comparison.policy import policy_of
 from rag_ci.github.comments import COMMENT_MARKER
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import connect

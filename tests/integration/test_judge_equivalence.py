@@ -3,7 +3,7 @@
 
 from fakes.judge_cases import cases, score_once
 from fakes.judge_setup import FAKE_KEYS, judge_config
-from rag_ci.core.compare import compare
+from rag_ci.core.comparison.compare import compare
 
 CASES = cases(4)
 SAME_FACTS = " That is all."  # a sentence stating nothing: same facts, new text

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from builders import question, run, write
 from rag_ci.cli import cli
-from rag_ci.core.questions import parse_question_set
-from rag_ci.core.yamlsrc import shape_problem
+from rag_ci.core.questionset.questions import parse_question_set
+from rag_ci.core.questionset.yamlsrc import shape_problem
 from rag_ci.errors import TargetError, ValidationError
 from rag_ci.storage import save_results
 from rag_ci.targets import parse_reply

@@ -3,8 +3,8 @@
 import pytest
 
 from builders import metric, question, run
-from rag_ci.core.compare import compare
-from rag_ci.core.results import GatePolicy, JudgeFingerprint
+from rag_ci.core.comparison.compare import compare
+from rag_ci.core.scoring.results import GatePolicy, JudgeFingerprint
 from rag_ci.errors import IncompatibleBaseline
 
 
@@ -147,7 +147,7 @@ def test_to_dict_carries_the_promised_keys():
 
 
 def test_a_question_is_judged_on_its_comparable_metrics_plus_its_own_errors():
-    from rag_ci.core.results import MetricResult
+    from rag_ci.core.scoring.results import MetricResult
 
     broken_judge = MetricResult(name="faithfulness", kind="judge", threshold=0.7, error="judge error: HTTP 500")
     base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), question("B", metrics=[metric("hit_at_k", 1.0, 1.0)]))
@@ -161,7 +161,7 @@ def test_a_question_is_judged_on_its_comparable_metrics_plus_its_own_errors():
 
 
 def test_metric_reasons_are_shown_for_regressions_worse_and_unusable_baselines_only():
-    from rag_ci.core.question_change import reasons_shown
+    from rag_ci.core.comparison.question_change import reasons_shown
 
     faith = lambda score: metric("faithfulness", score, 0.7, kind="judge")  # noqa: E731
     failing_a = question("A", "fail", metrics=[faith(0.2), metric("mrr", 0.9)])
@@ -176,7 +176,7 @@ def test_metric_reasons_are_shown_for_regressions_worse_and_unusable_baselines_o
 
 
 def test_the_reasons_shown_are_the_ones_the_comparison_prints():
-    from rag_ci.core.question_change import reasons_shown
+    from rag_ci.core.comparison.question_change import reasons_shown
 
     judge = lambda name, score: metric(name, score, 0.7, kind="judge")  # noqa: E731
     base = run(question("R", metrics=[judge("faithfulness", 0.9)]),

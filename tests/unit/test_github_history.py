@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from builders import metric, question, run
 
-from rag_ci.core.history import dump_line, history_line, parse_history, render_trend_text, sparkline, trend, trend_rows
+from rag_ci.core.comparison.history import dump_line, history_line, parse_history, render_trend_text, sparkline, trend, trend_rows
 from rag_ci.cli.history import history
 
 

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from builders import metric, question, run
-from rag_ci.core.calibration import calibrate, cohen_kappa, parse_labels, render_calibration
+from rag_ci.core.review.calibration import calibrate, cohen_kappa, parse_labels, render_calibration
 from rag_ci.errors import ValidationError
 from rag_ci.cli.calibrate import calibrate as calibrate_command
 from rag_ci.storage import save_results

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from builders import metric, question
 
-from rag_ci.core.aggregate import aggregate
-from rag_ci.core.questions import Question
-from rag_ci.core.results import JudgeFingerprint, RunMeta, RunResult
-from rag_ci.core.shards import ShardError, parse_shard, select_shard, shard_of
+from rag_ci.core.scoring.aggregate import aggregate
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.scoring.results import JudgeFingerprint, RunMeta, RunResult
+from rag_ci.core.questionset.shards import ShardError, parse_shard, select_shard, shard_of
 from rag_ci.merge import MergeError, merge_results
 
 IDS = [f"Q{i:03d}" for i in range(40)]

@@ -1,8 +1,8 @@
 """The gate policy: recorded from a config, pinned to the baseline's, the PR's changes described."""
 
-from rag_ci.core.config import parse_config
-from rag_ci.core.policy import apply_policy, pin_to_baseline, policy_changes, policy_of, redact_url
-from rag_ci.core.results import RunMeta
+from rag_ci.core.questionset.config import parse_config
+from rag_ci.core.comparison.policy import apply_policy, pin_to_baseline, policy_changes, policy_of, redact_url
+from rag_ci.core.scoring.results import RunMeta
 
 MAIN = """
 target: {kind: python, entry: "rag:answer"}

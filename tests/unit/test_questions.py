@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_ci.core.questions import parse_question_set
+from rag_ci.core.questionset.questions import parse_question_set
 from rag_ci.errors import ValidationError
 
 CORPORA = {"mss54", "mss60"}

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from builders import EXAMPLES
 from rag_ci.cli import cli
-from rag_ci.core.questions import parse_question_set
-from rag_ci.core.questions_import import append_drafts, parse_log
+from rag_ci.core.questionset.questions import parse_question_set
+from rag_ci.core.review.questions_import import append_drafts, parse_log
 from rag_ci.errors import ValidationError
 
 LOG = "\n".join(json.dumps(e) for e in [

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from rag_ci.action import _prepare_process_environment
-from rag_ci.core.config import parse_config
+from rag_ci.core.questionset.config import parse_config
 from rag_ci.errors import ValidationError
 from rag_ci.redaction import Redactor
 from rag_ci.settings import Settings

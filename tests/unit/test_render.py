@@ -2,8 +2,8 @@
 
 import pytest
 from builders import metric, question, run
-from rag_ci.core.compare import compare
-from rag_ci.core.render import escape_md, render_html, render_markdown
+from rag_ci.core.comparison.compare import compare
+from rag_ci.core.reporting.render import escape_md, render_html, render_markdown
 
 HOSTILE = '<script>alert(1)</script> @everyone | `rm -rf` [x](http://evil) **bold**\n# heading'
 
@@ -67,7 +67,7 @@ import re  # noqa: E402
 import jinja2  # noqa: E402
 from jinja2 import nodes  # noqa: E402
 
-from rag_ci.core.render import escape_notice  # noqa: E402
+from rag_ci.core.reporting.render import escape_notice  # noqa: E402
 
 ESCAPING_FILTERS = {"u", "quote", "url", "ids"}
 NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count", "budget", "pp", "pvalue", "ms_delta",
@@ -161,7 +161,7 @@ def test_bare_urls_in_reasons_are_code_not_links():
 
 
 def test_a_judge_model_from_the_config_cannot_mention_or_inject_in_the_footer():
-    from rag_ci.core.results import JudgeFingerprint
+    from rag_ci.core.scoring.results import JudgeFingerprint
 
     head = run(question("A"))
     head.meta.judge = JudgeFingerprint(provider="openai", model=HOSTILE_MODEL, temperature=0.0, deepeval_version="x",

@@ -5,11 +5,11 @@ import re
 
 import pytest
 from builders import metric, question, run
-from rag_ci.core.accepted import apply_accepted, in_force, parse_accepted
-from rag_ci.core.compare import compare
-from rag_ci.core.history import history_line, trend_summary
-from rag_ci.core.render import render_html, render_markdown, score_delta_chart, word_diff
-from rag_ci.core.results import Context, RunResult
+from rag_ci.core.review.accepted import apply_accepted, in_force, parse_accepted
+from rag_ci.core.comparison.compare import compare
+from rag_ci.core.comparison.history import history_line, trend_summary
+from rag_ci.core.reporting.render import render_html, render_markdown, score_delta_chart, word_diff
+from rag_ci.core.scoring.results import Context, RunResult
 from rag_ci.errors import ValidationError
 
 
@@ -99,9 +99,9 @@ def test_unscored_questions_are_counted_beside_the_mean():
 
 
 def test_answer_checks_are_answer_metrics_and_old_results_storing_retrieval_still_load():
-    from rag_ci.core.config import MetricConfig
-    from rag_ci.core.questions import Question
-    from rag_ci.core.retrieval_metrics import score_retrieval
+    from rag_ci.core.questionset.config import MetricConfig
+    from rag_ci.core.questionset.questions import Question
+    from rag_ci.core.scoring.retrieval_metrics import score_retrieval
 
     q = Question(id="A", question="q", doc_id=["a"], sources=["x.md"], keywords=["30 days"])
     scored = score_retrieval(q, "30 days", [Context(text="t", doc_id="y.md")],
@@ -221,8 +221,8 @@ def test_the_html_report_charts_the_trend_overall_and_per_corpus_escaped():
 
 
 def test_the_accepted_file_setting_is_never_a_gate_change_nor_pinned_to_the_baseline():
-    from rag_ci.core.config import Config
-    from rag_ci.core.policy import pin_to_baseline, policy_of
+    from rag_ci.core.questionset.config import Config
+    from rag_ci.core.comparison.policy import pin_to_baseline, policy_of
 
     config = Config.model_validate({"target": {"kind": "http", "url": "http://127.0.0.1:1"}, "gate": {"accepted": "mine.yml"}})
     for recorded in (None, policy_of(Config.model_validate({"target": {"kind": "http", "url": "http://127.0.0.1:1"}}))):

@@ -4,9 +4,9 @@ rows and details are cut to fit GitHub's 65,536 characters, the ids never are.""
 import re
 
 from builders import metric, question, run
-from rag_ci.core.compare import compare
-from rag_ci.core.render import render_markdown
-from rag_ci.core.results import Context
+from rag_ci.core.comparison.compare import compare
+from rag_ci.core.reporting.render import render_markdown
+from rag_ci.core.scoring.results import Context
 from rag_ci.github.comments import GITHUB_COMMENT_LIMIT, comment_body
 
 LONG_ID = "checkout-flow-refund-policy-question-"

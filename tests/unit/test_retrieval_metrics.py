@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from rag_ci.core.config import MetricConfig
-from rag_ci.core.questions import Question
-from rag_ci.core.results import Context
-from rag_ci.core import retrieval_metrics as rm
+from rag_ci.core.questionset.config import MetricConfig
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.scoring.results import Context
+from rag_ci.core.scoring import retrieval_metrics as rm
 
 
 def ctxs(*sources):

@@ -1,8 +1,8 @@
 """Routing: questions go to their corpora; contexts from elsewhere are leaks."""
 
-from rag_ci.core.questions import Question
-from rag_ci.core.results import Context
-from rag_ci.core.routing import route, routing_leaks
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.scoring.results import Context
+from rag_ci.core.questionset.routing import route, routing_leaks
 
 CORPORA = {"mss54": None, "mss60": None}
 

@@ -1,4 +1,4 @@
-"""One reading of "i/n" for `rag-ci run --shard`, `rag-ci merge` and the engine (rag_ci.core.shards)."""
+"""One reading of "i/n" for `rag-ci run --shard`, `rag-ci merge` and the engine (rag_ci.core.questionset.shards)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from click.testing import CliRunner
 
 from builders import metric, question, run
 from rag_ci.cli import cli
-from rag_ci.core.aggregate import aggregate
-from rag_ci.core.questions import Question
-from rag_ci.core.shards import ShardError, parse_shard, restrict_to_shard, select_shard, shard_label, shard_of
+from rag_ci.core.scoring.aggregate import aggregate
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.questionset.shards import ShardError, parse_shard, restrict_to_shard, select_shard, shard_label, shard_of
 
 IDS = [f"Q{i}" for i in range(1, 30)]
 

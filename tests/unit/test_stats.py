@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rag_ci.core.stats import binom_sf, mcnemar_exact, paired_bootstrap_ci, paired_test
+from rag_ci.core.comparison.stats import binom_sf, mcnemar_exact, paired_bootstrap_ci, paired_test
 
 
 @pytest.mark.parametrize(

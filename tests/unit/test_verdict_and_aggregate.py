@@ -3,8 +3,8 @@
 import pytest
 
 from builders import metric, question
-from rag_ci.core.aggregate import aggregate
-from rag_ci.core.verdict import failure_stage, question_verdict
+from rag_ci.core.scoring.aggregate import aggregate
+from rag_ci.core.scoring.verdict import failure_stage, question_verdict
 
 
 def test_verdict_precedence():

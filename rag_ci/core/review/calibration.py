@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.results import RunResult
-from rag_ci.core.yamlsrc import line_of, load_yaml
+from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
 
 _TRUE = {"true", "yes", "y", "1", "correct", "pass", "ok"}
@@ -95,7 +95,7 @@ class LabelSheet:
         return max(1, len(self.labellers))
 
 
-# The sheet's columns and the metric each labels (rag_ci.core.audit writes them).
+# The sheet's columns and the metric each labels (rag_ci.core.review.audit writes them).
 _COLUMNS = {"correct": "correctness", "complete": "completeness"}
 _SHEET_KEYS = {"labels", "labeller", "judge", "judge_digest", "git_sha", "question_set_hash", "seed", "fraction", "metrics"}
 
@@ -169,7 +169,7 @@ def _parse_csv(text: str, filename: str) -> LabelSheet:
     for row_number, row in enumerate(reader, start=2):
         qid = (row.get(fields["id"]) or "").strip()
         if qid[:2] in ("'=", "'+", "'-", "'@"):
-            qid = qid[1:]  # the sheet's guard against spreadsheet formulas (rag_ci.core.audit)
+            qid = qid[1:]  # the sheet's guard against spreadsheet formulas (rag_ci.core.review.audit)
         if not qid:
             continue
         if "labeller" in fields and (row.get(fields["labeller"]) or "").strip():

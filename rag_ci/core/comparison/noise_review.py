@@ -16,13 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rag_ci.core.budgets import check_budgets
-from rag_ci.core.noise import review_flips
-from rag_ci.core.results import QuestionResult, RunResult
-from rag_ci.core.stats import PairedTest, paired_test
+from rag_ci.core.comparison.budgets import check_budgets
+from rag_ci.core.comparison.noise import review_flips
+from rag_ci.core.scoring.results import QuestionResult, RunResult
+from rag_ci.core.comparison.stats import PairedTest, paired_test
 
 if TYPE_CHECKING:
-    from rag_ci.core.compare import Comparison
+    from rag_ci.core.comparison.compare import Comparison
 
 
 @dataclass(frozen=True)

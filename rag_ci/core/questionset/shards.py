@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
-from rag_ci.core.aggregate import aggregate
-from rag_ci.core.hashing import stable_hash
-from rag_ci.core.results import RunResult
+from rag_ci.core.scoring.aggregate import aggregate
+from rag_ci.core.questionset.hashing import stable_hash
+from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import RagCiError
 
 Shard = tuple[int, int]  # (index, count): 1-based index among count

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rag_ci.core.results import RunResult
+from rag_ci.core.scoring.results import RunResult
 
 HISTORY_SCHEMA = 1
 HISTORY_FILE = "eval_history.jsonl"
@@ -23,7 +23,7 @@ HISTORY_FILE = "eval_history.jsonl"
 def history_line(result: RunResult, *, run_url: str | None = None, event: str | None = None,
                  accepted: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The line for this run; `accepted`: the accepted-file entries in force on it
-    (rag_ci.core.accepted.in_force), so the history says which regressions were waved through."""
+    (rag_ci.core.review.accepted.in_force), so the history says which regressions were waved through."""
     meta, agg = result.meta, result.aggregates
     overall = agg.overall
     return {

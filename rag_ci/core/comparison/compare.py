@@ -6,9 +6,9 @@ errors or loses a metric that passed is worse, and gates the same way; a routing
 leak gates wherever it appears. A question whose content hash changed is
 reported as changed instead, because it no longer asks the same thing. A metric
 whose definition differs between the runs is left out of both sides' verdicts and
-listed as not comparable (rag_ci.core.comparability); the others still gate.
+listed as not comparable (rag_ci.core.comparison.comparability); the others still gate.
 When the baseline errored on a question, its last known good verdict (carried
-forward by rag_ci.core.carry) stands in for it. docs/gate.md has the table.
+forward by rag_ci.core.comparison.carry) stands in for it. docs/gate.md has the table.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from collections.abc import Mapping
 
-from rag_ci.core.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
-from rag_ci.core.config import GateConfig
-from rag_ci.core.noise_review import review_noise
-from rag_ci.core.question_change import QuestionChange, question_change, usable_baseline, what_got_worse
-from rag_ci.core.results import GroupAggregate, RunResult
+from rag_ci.core.comparison.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
+from rag_ci.core.questionset.config import GateConfig
+from rag_ci.core.comparison.noise_review import review_noise
+from rag_ci.core.comparison.question_change import QuestionChange, question_change, usable_baseline, what_got_worse
+from rag_ci.core.scoring.results import GroupAggregate, RunResult
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
 # How to get a comparable baseline again, in words that hold wherever rag-ci runs; the
@@ -65,7 +65,7 @@ class Comparison:
     base_sha: str | None = None
     head_sha: str | None = None
     notes: tuple[str, ...] = field(default=())
-    # Noise control (rag_ci/core/noise_review.py, DESIGN §7.3-7.4).
+    # Noise control (rag_ci/core/comparison/noise_review.py, DESIGN §7.3-7.4).
     flaky: tuple[Any, ...] = ()  # FlakyQuestion: flips the evidence does not support, not gating
     significance: tuple[Any, ...] = ()  # SignificanceRow: paired tests of every pass-rate change
     budgets: tuple[Any, ...] = ()  # BudgetCheck
@@ -84,7 +84,7 @@ class Comparison:
     not_comparable: tuple[NotComparable, ...] = ()
     # What the PR's own rag-ci.yml would change in the baseline's gate policy (preview only).
     policy_changes: tuple[str, ...] = ()
-    # Accepted regressions (rag_ci.core.accepted): out of `regressions`/`worse`, listed with
+    # Accepted regressions (rag_ci.core.review.accepted): out of `regressions`/`worse`, listed with
     # their reason; entries of the accepted file that matched nothing, or lapsed.
     accepted: tuple[Any, ...] = ()  # AcceptedChange
     stale_accepted: tuple[Any, ...] = ()  # StaleAcceptance

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from rag_ci.core.questions import QuestionSet
+from rag_ci.core.questionset.questions import QuestionSet
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from rag_ci.core.results import Aggregates, GroupAggregate, MetricAggregate, QuestionResult
+from rag_ci.core.scoring.results import Aggregates, GroupAggregate, MetricAggregate, QuestionResult
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

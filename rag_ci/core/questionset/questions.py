@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError as PydanticError, field_validator
 
-from rag_ci.core.config import pydantic_problems
-from rag_ci.core.hashing import stable_hash
-from rag_ci.core.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
+from rag_ci.core.questionset.config import pydantic_problems
+from rag_ci.core.questionset.hashing import stable_hash
+from rag_ci.core.questionset.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
 from rag_ci.errors import ValidationError
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from rag_ci.core.questions import Question
-from rag_ci.core.results import Context
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.scoring.results import Context
 
 
 def route(question: Question, corpora: Mapping[str, object]) -> list[str]:

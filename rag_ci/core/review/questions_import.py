@@ -20,7 +20,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.util import load_yaml_guess_indent
 
-from rag_ci.core.yamlsrc import load_yaml
+from rag_ci.core.questionset.yamlsrc import load_yaml
 from rag_ci.errors import ValidationError
 
 MAX_QUESTION_CHARS = 4000

@@ -18,9 +18,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.aggregate import aggregate
-from rag_ci.core.results import RunMeta, RunResult
-from rag_ci.core.verdict import failure_stage, question_verdict
+from rag_ci.core.scoring.aggregate import aggregate
+from rag_ci.core.scoring.results import RunMeta, RunResult
+from rag_ci.core.scoring.verdict import failure_stage, question_verdict
 
 JUDGE_PARTS = ("provider", "model", "temperature", "deepeval_version", "prompt_hash")
 

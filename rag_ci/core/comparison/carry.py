@@ -9,9 +9,9 @@ that baseline had itself carried. compare() judges the question against it.
 
 from __future__ import annotations
 
-from rag_ci.core.comparability import not_comparable_metrics, schema_problems
-from rag_ci.core.results import CarriedVerdict, QuestionResult, RunResult
-from rag_ci.core.verdict import question_verdict
+from rag_ci.core.comparison.comparability import not_comparable_metrics, schema_problems
+from rag_ci.core.scoring.results import CarriedVerdict, QuestionResult, RunResult
+from rag_ci.core.scoring.verdict import question_verdict
 
 
 def last_good_verdict(record: QuestionResult | None, sha: str | None) -> CarriedVerdict | None:

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from rag_ci.core.compare import Comparison, QuestionChange
-from rag_ci.core.yamlsrc import line_of, load_yaml
+from rag_ci.core.comparison.compare import Comparison, QuestionChange
+from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
 
 DEFAULT_ACCEPTED_FILE = "accepted.yml"

@@ -175,7 +175,7 @@ class JudgeFingerprint(_Model):
     prompt_hash: str  # hash of the installed DeepEval's metric prompt templates
 
     def digest(self) -> str:
-        from rag_ci.core.hashing import stable_hash
+        from rag_ci.core.questionset.hashing import stable_hash
 
         return stable_hash(self.model_dump())
 
@@ -185,7 +185,7 @@ class GatePolicy(_Model):
     request is gated by its baseline's policy, not by the rag-ci.yml it may have edited.
 
     Plain data (not the config models) so a baseline written by another rag-ci version
-    still loads; `rag_ci.core.policy` turns it back into config.
+    still loads; `rag_ci.core.comparison.policy` turns it back into config.
     """
 
     gate: dict[str, Any] = Field(default_factory=dict)

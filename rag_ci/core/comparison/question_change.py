@@ -1,16 +1,16 @@
 """One question seen on both sides of a comparison: what crossed its threshold, why it
 fails, what got worse, the stage to fix and the retrieval evidence (DESIGN §6). Pure.
 
-rag_ci.core.compare sorts these changes into regressions, worse, gains and the rest.
+rag_ci.core.comparison.compare sorts these changes into regressions, worse, gains and the rest.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag_ci.core import carry
-from rag_ci.core.results import Context, QuestionResult
-from rag_ci.core.verdict import RETRIEVAL_STAGE
+from rag_ci.core.comparison import carry
+from rag_ci.core.scoring.results import Context, QuestionResult
+from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, model_validator, field_validator
 
-from rag_ci.core.hashing import stable_hash
-from rag_ci.core.yamlsrc import load_yaml, to_plain, where
+from rag_ci.core.questionset.hashing import stable_hash
+from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain, where
 from rag_ci.errors import ValidationError
 
 RETRIEVAL_METRICS = ("hit_at_k", "mrr", "ndcg", "source_precision", "source_recall", "keyword_coverage", "refusal")

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rag_ci.core.results import RunResult
+from rag_ci.core.scoring.results import RunResult
 
 _RELATIVE = re.compile(r"^\+?(\d+(?:\.\d+)?)\s*%$")
 UNITS = {"latency_p50": "s", "latency_p95": "s", "cost_per_question_usd": "usd", "judge_cost_usd": "usd"}

@@ -20,8 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ValidationError as PydanticError
 
-from rag_ci.core.config import Config, GateConfig, JudgeConfig, MetricConfig
-from rag_ci.core.results import GatePolicy, RunMeta
+from rag_ci.core.questionset.config import Config, GateConfig, JudgeConfig, MetricConfig
+from rag_ci.core.scoring.results import GatePolicy, RunMeta
 from rag_ci.errors import RagCiError
 
 
@@ -42,7 +42,7 @@ def policy_of(config: Config) -> GatePolicy:
     judge["base_url"] = redact_url(config.judge.base_url)
     return GatePolicy(
         # gate.accepted is left out: the accepted file is the pull request's own, on purpose
-        # (rag_ci.core.accepted), so it is neither pinned to the baseline nor a policy change.
+        # (rag_ci.core.review.accepted), so it is neither pinned to the baseline nor a policy change.
         gate=config.gate.model_dump(mode="json", exclude={"accepted"}),
         metrics={name: cfg.model_dump(mode="json") for name, cfg in sorted(config.metric_configs().items())},
         judge=judge,

@@ -4,7 +4,7 @@ A calibration counts for the exact judge fingerprint it was measured on (model, 
 thresholds, DeepEval version): another judge is another instrument. It lapses after
 `judge.calibration_max_age_days` and does not vouch for the judge below `judge.min_kappa`.
 
-Pure: records (rag_ci.core.history.parse_calibrations) and today's date in, statuses out.
+Pure: records (rag_ci.core.comparison.history.parse_calibrations) and today's date in, statuses out.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import date as Date
 from typing import Any, Literal
 
-from rag_ci.core.results import RunResult
+from rag_ci.core.scoring.results import RunResult
 
-# The metrics a human labels (rag_ci.core.audit.LABEL_FIELDS).
+# The metrics a human labels (rag_ci.core.review.audit.LABEL_FIELDS).
 CALIBRATED_METRICS = ("correctness", "completeness")
 
 
@@ -82,7 +82,7 @@ def uncalibrated_reason(statuses: list[CalibrationStatus]) -> str | None:
 
 def calibration_limits(run: RunResult) -> tuple[int, float]:
     """(max age in days, min kappa) as the run recorded its judge policy; the defaults otherwise."""
-    from rag_ci.core.config import JudgeConfig
+    from rag_ci.core.questionset.config import JudgeConfig
 
     defaults = JudgeConfig()
     recorded = run.meta.policy.judge if run.meta.policy else {}
@@ -93,7 +93,7 @@ def calibration_limits(run: RunResult) -> tuple[int, float]:
 
 def statuses_from_history(run: RunResult, history_text: str | None, today: Date) -> list[CalibrationStatus]:
     """The footer's statuses from an eval_history.jsonl's text (None: no history, all unknown)."""
-    from rag_ci.core.history import parse_calibrations
+    from rag_ci.core.comparison.history import parse_calibrations
 
     max_age, min_kappa = calibration_limits(run)
     return calibration_statuses(run, parse_calibrations(history_text or ""), today, max_age_days=max_age, min_kappa=min_kappa)

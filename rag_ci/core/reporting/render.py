@@ -23,9 +23,9 @@ from typing import Any
 
 import jinja2
 
-from rag_ci.core.compare import Comparison, Delta, QuestionChange
-from rag_ci.core.results import RunResult
-from rag_ci.core.stats import format_p as fmt_p, format_pp as fmt_pp
+from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
+from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.comparison.stats import format_p as fmt_p, format_pp as fmt_pp
 
 # Brackets are escaped, so parentheses and `!` can never complete a link or an image.
 _MD_SPECIALS = "\\`*_{}[]#+|~<>"
@@ -288,7 +288,7 @@ def render_markdown(
     """The markdown report, shortened to fit max_chars (rows first, then detail sections,
     never the ids of the questions that fail the gate); a hard cut with a note is the last resort.
 
-    `trend` is rag_ci.core.history.trend_summary(...); `report_url` (the run's artifact or
+    `trend` is rag_ci.core.comparison.history.trend_summary(...); `report_url` (the run's artifact or
     page) or `report_path` (a local file) is where the full HTML report is."""
     verdict, headline = _headline(head, comparison)
     template = _environment(False).get_template("report.md.j2")
@@ -373,7 +373,7 @@ def render_html(head: RunResult, comparison: Comparison | None = None, *, calibr
     chart and, given the history of main, its trend as charts (overall and per corpus)."""
     from markupsafe import Markup
 
-    from rag_ci.core.charts import trend_charts
+    from rag_ci.core.reporting.charts import trend_charts
 
     verdict, headline = _headline(head, comparison)
     entries = (history or [])[-10:]

@@ -1,0 +1,1 @@
+"""The comparison with the baseline, its noise control and the history across runs."""

@@ -1,0 +1,1 @@
+"""What a person reads: the markdown and HTML reports and their charts."""

@@ -1,0 +1,1 @@
+"""The human loop: accepted regressions, audit samples, judge calibration, imported questions."""

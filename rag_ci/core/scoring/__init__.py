@@ -1,0 +1,1 @@
+"""One run's scores: judge-free metrics, verdicts, aggregates and the results artifact."""
