@@ -16,7 +16,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv and os.environ.get("GITHUB_ACTIONS") == "true":
-        from rag_ci.action import main as action_main
+        from rag_ci.action.entry import main as action_main
 
         return action_main()
     from rag_ci.cli import main as cli_main

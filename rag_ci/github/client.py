@@ -24,7 +24,7 @@ from github import Auth, Github, GithubException, GithubRetry
 
 from rag_ci import __version__
 from rag_ci.github import artifacts, comments, databranch, pulls
-from rag_ci.settings import Secret
+from rag_ci.secret import Secret
 
 T = TypeVar("T")
 

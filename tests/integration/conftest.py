@@ -15,7 +15,7 @@ os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 from fakes.judge_servers import SERVERS, FakeJudgeServer  # noqa: E402
 from fakes.fake_github import FakeGitHubServer  # noqa: E402
 from rag_ci.github.client import connect  # noqa: E402
-from rag_ci.settings import Secret  # noqa: E402
+from rag_ci.action.settings import Secret  # noqa: E402
 
 @pytest.fixture
 def fake_judge() -> Iterator[Any]:

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from builders import metric, question, run
 from test_github_action_modes import PR_EVENT, PUSH_EVENT, act, fake, project, settings_for  # noqa: F401  (fixtures)
 
-from rag_ci.action import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION
+from rag_ci.action.entry import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION
 from rag_ci.core.review.calibration import parse_label_sheet
 from rag_ci.core.comparison.history import calibration_line, dump_line
 from rag_ci.core.scoring.results import JudgeFingerprint

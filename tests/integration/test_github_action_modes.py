@@ -14,9 +14,9 @@ import pytest
 from builders import metric, question, run
 from fakes.fake_github import FakeGitHubServer
 
-from rag_ci.action import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action, resolve_mode
-from rag_ci.action_baseline import ACTIONS_REBASELINE_HINT, in_actions_words
-from rag_ci.action_modes import PLANS, BaselineUse, Mode
+from rag_ci.action.entry import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action, resolve_mode
+from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, in_actions_words
+from rag_ci.action.modes import PLANS, BaselineUse, Mode
 from rag_ci.core.comparison.compare import REBASELINE_HINT
 from rag_ci.core.questionset.config import parse_config
 from rag_ci.core.comparison.policy import policy_of
@@ -24,7 +24,7 @@ from rag_ci.github.comments import COMMENT_MARKER
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import connect
 from rag_ci.github.workflow import Runner
-from rag_ci.settings import Settings, Secret
+from rag_ci.action.settings import Settings, Secret
 from rag_ci.storage import save_results
 
 PASSING = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), question("Q2", metrics=[metric("hit_at_k", 1.0)]))

@@ -119,14 +119,14 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
     action = load(REPO / "action.yml")
     assert action["runs"]["using"] == "docker" and action["runs"]["image"] == "Dockerfile"
     env = action["runs"]["env"]
-    settings_source = (REPO / "rag_ci" / "settings.py").read_text()
+    settings_source = (REPO / "rag_ci" / "action" / "settings.py").read_text()
     for name in action["inputs"]:
         var = "RAG_CI_" + name.upper().replace("-", "_")
         assert env.get(var) == f"${{{{ inputs.{name} }}}}", f"input {name} is not mapped to {var}"
-        assert f'"{var}"' in settings_source, f"{var} is not read by rag_ci/settings.py"
+        assert f'"{var}"' in settings_source, f"{var} is not read by rag_ci/action/settings.py"
     assert set(action["outputs"]) == {"verdict", "regressions", "worse", "gains", "results-path", "report-path", "comment-url"}
     for name in action["outputs"]:
-        assert f'"{name}"' in (REPO / "rag_ci" / "action_outputs.py").read_text()  # step_outputs
+        assert f'"{name}"' in (REPO / "rag_ci" / "action" / "outputs.py").read_text()  # step_outputs
     assert action["inputs"]["fail-on-regression"]["default"] == "true"
     assert action["inputs"]["baseline-artifact"]["default"] == "rag-ci-baseline"
 

@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from rag_ci.action import _prepare_process_environment
+from rag_ci.action.entry import _prepare_process_environment
 from rag_ci.core.questionset.config import parse_config
 from rag_ci.errors import ValidationError
 from rag_ci.redaction import Redactor
-from rag_ci.settings import Settings
+from rag_ci.action.settings import Settings
 from rag_ci.targets.processes import passed_env, process_env, target_env
 
 KEY = "sk-proj-3fA9xQ2LmN7pR4tV8wY1zB6cD0eG5hJ"

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from rag_ci.errors import RagCiError
-from rag_ci.settings import Secret, Settings
+from rag_ci.action.settings import Secret, Settings
 
 
 def event_file(tmp_path: Path, payload: dict) -> str:

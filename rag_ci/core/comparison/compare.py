@@ -26,7 +26,7 @@ from rag_ci.core.scoring.results import GroupAggregate, RunResult
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
 # How to get a comparable baseline again, in words that hold wherever rag-ci runs; the
-# GitHub Action says it its own way (rag_ci.action_modes.in_actions_words).
+# GitHub Action says it its own way (rag_ci.action.modes.in_actions_words).
 REBASELINE_HINT = "Re-baseline: make a fresh run on the base branch (`rag-ci run` on main) the new baseline."
 
 

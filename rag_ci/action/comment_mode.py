@@ -10,13 +10,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from rag_ci.action_modes import EXIT_PASS
-from rag_ci.action_outputs import COMMENT_FILE
+from rag_ci.action.modes import EXIT_PASS
+from rag_ci.action.outputs import COMMENT_FILE
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import GitHubRepo
 from rag_ci.github.comments import COMMENT_MARKER, untrusted_comment_body
 from rag_ci.github.workflow import Runner
-from rag_ci.settings import Settings
+from rag_ci.action.settings import Settings
 
 
 def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:

@@ -16,7 +16,7 @@ from rag_ci.core.comparison.compare import Comparison, QuestionChange
 from rag_ci.core.reporting.render import render_html
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.github.workflow import Runner
-from rag_ci.settings import Settings
+from rag_ci.action.settings import Settings
 from rag_ci.storage import write_text_atomic
 
 RESULTS_FILE = "results.json"

@@ -9,7 +9,7 @@ as arguments so tests can hand it a GitHub connected to a fake server, or a cann
       with `rebaseline`     -> rebaseline: run without cache nor comparison, history
     workflow_run            -> comment:    post the comment a fork PR's run saved (fork-safe)
 
-What each mode does is one frozen `Plan` in rag_ci.action_modes; this module runs the
+What each mode does is one frozen `Plan` in rag_ci.action.modes; this module runs the
 steps and asks the plan at each one. A run that may become the baseline refuses the
 fake judge before any question is asked.
 
@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ci.accepted_file import accepted_path, read_accepted
-from rag_ci.action_baseline import ACTIONS_REBASELINE_HINT, find_baseline, in_actions_words
-from rag_ci.action_comment import comment_mode
-from rag_ci.action_modes import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, PLANS, Plan, refuse_a_fake_baseline, resolve_mode
-from rag_ci.action_outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
+from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, find_baseline, in_actions_words
+from rag_ci.action.comment_mode import comment_mode
+from rag_ci.action.modes import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, PLANS, Plan, refuse_a_fake_baseline, resolve_mode
+from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
 from rag_ci.core.review.accepted import apply_accepted, in_force
 from rag_ci.core.review.calibration_status import statuses_from_history, uncalibrated_reason
 from rag_ci.core.comparison.carry import carry_forward
@@ -54,7 +54,7 @@ from rag_ci.errors import IncompatibleBaseline, RagCiError
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body
 from rag_ci.github.workflow import Runner
-from rag_ci.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
+from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.signals import terminate_like_interrupt
 from rag_ci.storage import save_results
 from rag_ci.targets.processes import protect_output_dir, set_project_dir

@@ -1,7 +1,7 @@
 """The GitHub Action's modes as a table: which event gets which mode, and what each mode does.
 
 Every difference between the modes is a field of its `Plan` (in the spirit of
-python-coverage-comment-action's activities), so `rag_ci.action` runs one sequence of steps
+python-coverage-comment-action's activities), so `rag_ci.action.entry` runs one sequence of steps
 and asks the plan at each one instead of testing the mode's name:
 
     mode        event                     baseline          cache  compare  comment  history  may become the baseline
@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from rag_ci.errors import RagCiError
-from rag_ci.settings import Settings
+from rag_ci.action.settings import Settings
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
 

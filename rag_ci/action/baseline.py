@@ -8,14 +8,14 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from rag_ci.action_modes import BaseBranch, BaselineUse, Plan
-from rag_ci.action_outputs import RESULTS_FILE
+from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
+from rag_ci.action.outputs import RESULTS_FILE
 from rag_ci.core.comparison.compare import REBASELINE_HINT
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import GitHubError, GitHubRepo
 from rag_ci.github.workflow import Runner
-from rag_ci.settings import Settings
+from rag_ci.action.settings import Settings
 from rag_ci.storage import load_results
 
 # What the core's neutral REBASELINE_HINT means for a repository using the action.

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rag_ci.errors import RagCiError
+from rag_ci.secret import Secret
 
 MODES = ("auto", "pr", "baseline", "full", "comment")
 
@@ -34,35 +35,6 @@ JUDGE_KEY_VARIABLES = {
 # user's RAG starts: the target is pull-request code and has no business with the token.
 # (`INPUT_GITHUB-TOKEN` is the copy the runner gives every Docker action for each input.)
 TOKEN_VARIABLES = ("RAG_CI_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN")
-
-
-class Secret:
-    """A credential. `str()`/`repr()` give '***'; only `reveal()` gives the value."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str):
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
-
-    def __repr__(self) -> str:
-        return "Secret('***')" if self._value else "Secret('')"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> Any:  # pickling would write the value somewhere
-        raise TypeError("a Secret cannot be pickled")
 
 
 def _bool(name: str, value: str) -> bool:
