@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action.outputs import RESULTS_FILE
-from rag_ci.core.comparison.compare import REBASELINE_HINT
+from rag_ci.gate import REBASELINE_HINT
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import GitHubError, GitHubRepo

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from rag_ci.action.modes import EXIT_PASS
+from rag_ci.gate import EXIT_PASS
 from rag_ci.action.outputs import COMMENT_FILE
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import GitHubRepo

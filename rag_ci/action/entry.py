@@ -27,34 +27,28 @@ allows, and then it is neither a baseline nor a history line.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import traceback
 from collections.abc import Callable
-from datetime import datetime, timezone
-from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ci.accepted_file import accepted_path, read_accepted
 from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, find_baseline, in_actions_words
 from rag_ci.action.comment_mode import comment_mode
-from rag_ci.action.modes import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, PLANS, Plan, refuse_a_fake_baseline, resolve_mode
+from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
-from rag_ci.core.review.accepted import apply_accepted, in_force
-from rag_ci.core.review.calibration_status import statuses_from_history, uncalibrated_reason
-from rag_ci.core.comparison.carry import carry_forward
-from rag_ci.core.comparison.compare import Comparison, compare
-from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line, known_flaky, parse_history, trend_summary
-from rag_ci.core.comparison.policy import PinnedPolicy, pin_to_baseline
+from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
+from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
 from rag_ci.core.reporting.render import render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.engine import RunContext, RunOptions, run_project
-from rag_ci.project import Project, load_project
-from rag_ci.errors import IncompatibleBaseline, RagCiError
+from rag_ci.errors import RagCiError
+from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, GateOptions, History, PinnedProject, Uncompared,
+                         accepted_in_force, evaluate as gate_evaluate, refuse_a_fake_judge)
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body
 from rag_ci.github.workflow import Runner
-from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
+from rag_ci.project import Project, load_project
 from rag_ci.signals import terminate_like_interrupt
 from rag_ci.storage import save_results
 from rag_ci.targets.processes import protect_output_dir, set_project_dir
@@ -133,81 +127,56 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
         return EXIT_ERROR
 
 
-@dataclass
-class Outcome:
-    verdict: str  # pass | fail | bootstrap | incompatible | rebaseline | baseline | broken
-    comparison: Comparison | None = None
-    notice: str | None = None
-
-
 class Evaluation:
-    """One evaluating run (pr, baseline, full, rebaseline): the steps they share, in order,
-    each asking the mode's plan whether it applies."""
+    """One evaluating run (pr, baseline, full, rebaseline): find the baseline, let the gate
+    (rag_ci.gate) run and decide under the mode's options, then report where GitHub shows it."""
 
     def __init__(self, settings: Settings, github: GitHubRepo, runner: Runner, evaluate: Evaluate):
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
         self.output = settings.output_path
+        self.history = History(self.history_text)
         set_project_dir(settings.project_dir)
         protect_output_dir(self.output)
+
+    def options(self, plan: Plan) -> GateOptions:
+        s = self.settings
+        return GateOptions(
+            pin_policy=plan.pin_policy, carry_forward=plan.carry_forward, compare=plan.compare,
+            uncompared=Uncompared(plan.uncompared_verdict, plan.uncompared_notice.format(branch=s.branch, artifact=s.baseline_artifact)),
+            bootstrap=Uncompared("bootstrap", (
+                f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch). "
+                "This run passes; the next run on the default branch creates the baseline.")),
+            # `fail-on-regression: false` turns the gate off for this run; the report then says
+            # "gate disabled" instead of announcing a failure the check does not have.
+            fail_on=None if s.fail_on_regression else "never",
+            all_metrics_comparable=plan.all_metrics_comparable, check_calibration=plan.check_calibration,
+            may_become_baseline=plan.produces_baseline, rebaseline_hint=ACTIONS_REBASELINE_HINT,
+        )
 
     def run(self, plan: Plan) -> int:
         s = self.settings
         project = load_project(s.config_path)
-        refuse_a_fake_baseline(plan, project.config.judge.provider)
+        options = self.options(plan)
+        refuse_a_fake_judge(project, None, options)  # before the baseline is even looked for
         baseline = find_baseline(plan, s, self.github, self.runner)
-        pinned = None
-        if plan.pin_policy and baseline is not None:
-            # The PR is gated by the baseline's policy, never by the rag-ci.yml it may have edited.
-            pinned = pin_to_baseline(project.config, baseline.meta)
-            project = dataclasses.replace(project, config=pinned.config)
-            if pinned.changes:
-                self.runner.info("[rag-ci] this PR changes the gate (previewed, not applied): " + "; ".join(pinned.changes))
-        context = RunContext(
-            git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number,
-            judge_keys={name: key.reveal() for name, key in s.judge_keys.items()},
-            secrets=tuple(secret.reveal() for secret in s.secrets()),
-        )
-        before = os.lstat(self.output)
-        self.runner.group(f"rag-ci: replaying {len(project.questions.questions)} questions")
-        try:
-            # The baseline feeds the verdict cache (unless the plan turns it off) and the
-            # re-asking of flipped questions (in every mode).
-            head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context)
-        finally:
-            self.runner.end_group()
-        after = os.lstat(self.output)
-        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
-            raise RagCiError(f"the output folder {s.output_dir} was replaced while the target ran; not trusting what is in it")
-        if plan.carry_forward and baseline is not None and not head.meta.broken:
-            head = self.carry_forward(baseline, head)
-
-        if head.meta.broken:
-            # The cause quotes the target's and the judge's errors: the report shows it escaped.
-            outcome = Outcome("broken", notice=(
-                "It is not compared" + (", not uploaded as the baseline and not recorded in the history." if plan.produces_baseline else ".")
-                + f" Fix what made more than {project.config.gate.max_error_rate:.0%} of the questions error (judge key, "
-                "judge or target availability) and re-run; the failing questions are listed below."
-            ))
-        elif not plan.compare:
-            outcome = Outcome(plan.uncompared_verdict, notice=plan.uncompared_notice.format(branch=s.branch, artifact=s.baseline_artifact))
-        else:
-            outcome = self.judge(head, baseline, project, plan, pinned)
-        calibration = self.calibration(head)
-        if plan.check_calibration and outcome.verdict != "broken" and project.config.gate.require_calibration:
-            reason = uncalibrated_reason(calibration)
-            if reason:
-                outcome = Outcome("uncalibrated", outcome.comparison,
-                                  f"gate.require_calibration: this full run's judge is not calibrated against human labels: {reason}. "
-                                  "Label the audit sample (docs/judges.md, \"Calibrating your judge\") and record it with "
-                                  "`rag-ci calibrate --record`.")
+        # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
+        # what reviewers approve, and the comment lists every acceptance at the top.
+        accepted = self.accepted(project) if plan.compare else ()
+        outcome = gate_evaluate(project, baseline, lambda pinned: self.replay(pinned, baseline, plan), accepted=accepted,
+                                history=self.history, options=options, save=lambda head: save_results(self.output / RESULTS_FILE, head))
+        head = outcome.head
+        if outcome.carried:
+            self.runner.info(f"[rag-ci] kept the last known good verdict of {len(outcome.carried)} errored question(s): "
+                             f"{', '.join(outcome.carried[:20])}")
         if plan.history and s.on_default_branch and outcome.verdict != "broken":
             self.append_history(head, project)
 
         markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
-                                   trend=self.trend() if plan.trend else None, calibration=calibration,
+                                   trend=self.history.trend(TREND_POINTS) if plan.trend else None,
+                                   calibration=list(outcome.calibration),
                                    report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
-        reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=calibration,
-                                history=self.history() or [])
+        reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=list(outcome.calibration),
+                                history=self.history.entries if self.history.text else [])
         self.runner.add_summary(markdown)
         if plan.audit_sample and outcome.verdict != "broken":
             self.write_audit_sample(head, baseline)
@@ -221,54 +190,35 @@ class Evaluation:
         if outcome.verdict == "uncalibrated":
             self.runner.error(outcome.notice or "", title="rag-ci: judge not calibrated")
         self.runner.set_outputs(step_outputs(s, outcome.verdict, outcome.comparison, self.output / RESULTS_FILE, reports, comment_url))
-        return self.exit_code(plan, outcome)
-
-    def carry_forward(self, baseline: RunResult, head: RunResult) -> RunResult:
-        """Keep the last known good verdict of the questions this run errored on, so an
-        outage on main does not exempt them from the gate on the next pull requests."""
-        carried = carry_forward(baseline, head)
-        if carried is not head:
-            save_results(self.output / RESULTS_FILE, carried)
-            ids = [q.id for q in carried.questions if q.carried is not None]
-            self.runner.info(f"[rag-ci] kept the last known good verdict of {len(ids)} errored question(s): {', '.join(ids[:20])}")
-        return carried
-
-    def judge(self, head: RunResult, baseline: RunResult | None, project: Project, plan: Plan, pinned: PinnedPolicy | None) -> Outcome:
-        s = self.settings
-        if baseline is None:
-            return Outcome(
-                "bootstrap",
-                notice=f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch). "
-                "This run passes; the next run on the default branch creates the baseline.",
-            )
-        # `fail-on-regression: false` turns the gate off for this run; the report then says
-        # "gate disabled" instead of announcing a failure the check does not have. (In a PR,
-        # gate.fail_on is already the baseline's: project was pinned to its policy.)
-        fail_on = project.config.gate.fail_on if s.fail_on_regression else "never"
-        try:
-            comparison = compare(baseline, head, fail_on=fail_on, gate=project.config.gate, known_flaky=self.known_flaky())
-        except IncompatibleBaseline as exc:
-            return Outcome("incompatible", notice=f"Not compared: {in_actions_words(str(exc))}")
-        notice = None
-        if pinned is not None:
-            comparison = dataclasses.replace(comparison, policy_changes=pinned.changes)
-            notice = pinned.notice
-        # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
-        # what reviewers approve, and the comment lists every acceptance at the top.
-        comparison = apply_accepted(comparison, self.accepted(project), {q.id: q.question_hash for q in head.questions})
-        if plan.all_metrics_comparable and comparison.not_comparable:
-            names = ", ".join(n.name for n in comparison.not_comparable)
-            return Outcome("incompatible", comparison,
-                           f"Not fully compared: the definition of {names} changed since the baseline.\n{ACTIONS_REBASELINE_HINT}")
-        return Outcome(comparison.verdict, comparison, notice)
-
-    def exit_code(self, plan: Plan, outcome: Outcome) -> int:
-        comparison = outcome.comparison
-        if comparison is not None and comparison.gating and comparison.verdict != "fail":
+        if outcome.gate_off:
             self.runner.warning("regressions, worse questions or routing leaks found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
-        return plan.exit_code(outcome.verdict)
+        return outcome.exit_code
 
-    def accepted(self, project: Project):
+    def replay(self, pinned: PinnedProject, baseline: RunResult | None, plan: Plan) -> RunResult:
+        """The run itself: the user's RAG replays the (pinned) question set into the output folder."""
+        s = self.settings
+        if pinned.policy_changes:
+            self.runner.info("[rag-ci] this PR changes the gate (previewed, not applied): " + "; ".join(pinned.policy_changes))
+        context = RunContext(
+            git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number,
+            judge_keys={name: key.reveal() for name, key in s.judge_keys.items()},
+            secrets=tuple(secret.reveal() for secret in s.secrets()),
+        )
+        project = pinned.project
+        before = os.lstat(self.output)
+        self.runner.group(f"rag-ci: replaying {len(project.questions.questions)} questions")
+        try:
+            # The baseline feeds the verdict cache (unless the plan turns it off) and the
+            # re-asking of flipped questions (in every mode).
+            head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context)
+        finally:
+            self.runner.end_group()
+        after = os.lstat(self.output)
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+            raise RagCiError(f"the output folder {s.output_dir} was replaced while the target ran; not trusting what is in it")
+        return head
+
+    def accepted(self, project: Project) -> tuple[Acceptance, ...]:
         path = accepted_path(project.config, self.settings.config_path)
         entries = read_accepted(path, required=False)
         if entries:
@@ -284,13 +234,6 @@ class Evaluation:
         url = self.settings.run_url
         return {"workflow run": url, "HTML report (artifact)": f"{url}#artifacts"} if url else {}
 
-    def history(self) -> list[dict] | None:
-        """The history on the data branch, read once per run; None when unreadable (warned)."""
-        if not hasattr(self, "_history"):
-            text = self.history_text()
-            self._history = parse_history(text) if text else None
-        return self._history
-
     def history_text(self) -> str | None:
         if not hasattr(self, "_history_text"):
             try:
@@ -299,12 +242,6 @@ class Evaluation:
                 self.runner.warning(f"history not read (no trend, no known-flaky questions, no judge calibration): {exc}")
                 self._history_text = None
         return self._history_text
-
-    def calibration(self, head: RunResult) -> list:
-        """The judge's human calibration (docs/judges.md), from the records in the history."""
-        if head.meta.judge is None:
-            return []
-        return statuses_from_history(head, self.history_text(), datetime.now(timezone.utc).date())
 
     def write_audit_sample(self, head: RunResult, baseline: RunResult | None) -> None:
         """A full run (before a release) leaves a blind audit sample in the report artifact."""
@@ -324,17 +261,10 @@ class Evaluation:
             "`rag-ci calibrate labels.yml results.json --record --history eval_history.jsonl` (docs/judges.md)."
         )
 
-    def trend(self) -> dict | None:
-        entries = self.history()
-        return trend_summary(entries, last=TREND_POINTS) if entries else None
-
-    def known_flaky(self) -> dict[str, float]:
-        return known_flaky(self.history() or [])
-
     def append_history(self, head: RunResult, project: Project) -> None:
         s = self.settings
         try:
-            accepted = in_force(self.accepted(project), {q.id: q.question_hash for q in head.questions})
+            accepted = accepted_in_force(self.accepted(project), head)
         except RagCiError as exc:
             self.runner.warning(f"accepted file not recorded in the history: {exc}")
             accepted = []

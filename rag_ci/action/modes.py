@@ -2,7 +2,8 @@
 
 Every difference between the modes is a field of its `Plan` (in the spirit of
 python-coverage-comment-action's activities), so `rag_ci.action.entry` runs one sequence of steps
-and asks the plan at each one instead of testing the mode's name:
+and asks the plan at each one instead of testing the mode's name; the plan's gate fields become
+the options of the gate (rag_ci.gate), which decides the verdict and the exit code:
 
     mode        event                     baseline          cache  compare  comment  history  may become the baseline
     pr          pull_request              the PR's base     yes    gate     yes      no       no
@@ -15,14 +16,13 @@ and asks the plan at each one instead of testing the mode's name:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
 from rag_ci.errors import RagCiError
 from rag_ci.action.settings import Settings
 
-EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
 
 
 class Mode(enum.StrEnum):
@@ -44,20 +44,6 @@ class BaseBranch(enum.Enum):
     DEFAULT_BRANCH = "default branch"  # preferring the run at the commit pushed over
 
 
-# Verdict -> exit code; any other verdict passes. 1 is a regression and only that.
-GATE_EXIT_CODES: Mapping[str, int] = MappingProxyType({
-    "fail": EXIT_REGRESSION,
-    # Not 1: nothing regressed, the run could not measure. On main, the failed step also
-    # keeps the workflow from uploading it as the baseline.
-    "broken": EXIT_ERROR,
-    # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that cannot
-    # compare must not quietly pass: stop, and let a human re-baseline on purpose.
-    "incompatible": EXIT_ERROR,
-    # gate.require_calibration: the instrument is unchecked, not the RAG worse.
-    "uncalibrated": EXIT_ERROR,
-})
-
-
 @dataclass(frozen=True)
 class Plan:
     mode: Mode
@@ -77,10 +63,6 @@ class Plan:
     audit_sample: bool = False  # a blind audit sample in the output folder
     comment: bool = False  # the sticky PR comment
     produces_baseline: bool = False  # the workflow may upload this run's results.json as the baseline
-    exit_codes: Mapping[str, int] = field(default_factory=lambda: GATE_EXIT_CODES)  # verdict -> exit code
-
-    def exit_code(self, verdict: str) -> int:
-        return self.exit_codes.get(verdict, EXIT_PASS)
 
 
 _BECOMES_THE_BASELINE = "this run's results.json becomes the baseline once the workflow uploads it as"
@@ -128,14 +110,3 @@ def _input_mode(settings: Settings) -> Mode | None:
     if event == "workflow_run":
         return Mode.COMMENT
     raise RagCiError(f"rag-ci does not know what to do on `{event or 'no event'}`; set the `mode` input (pr, baseline, full, comment)")
-
-
-def refuse_a_fake_baseline(plan: Plan, judge_provider: str) -> None:
-    """The fake judge (`judge.provider: fake`) is a dry run: its verdicts are scripted, so a run
-    judged by it must never become the baseline every pull request is gated against."""
-    if plan.produces_baseline and judge_provider == "fake":
-        raise RagCiError(
-            f"mode {plan.mode}: this run may become the baseline, and its judge is `fake`, a deterministic "
-            "offline dry run whose verdicts mean nothing. Set a real judge in the config (judge.provider) "
-            "for runs on the default branch; use the fake judge for dry runs only (`rag-ci run --judge fake`)."
-        )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_ci.core.comparison.compare import Comparison, QuestionChange
+from rag_ci.gate import Comparison, QuestionChange
 from rag_ci.core.reporting.render import render_html
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.github.workflow import Runner

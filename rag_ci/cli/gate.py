@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -11,12 +10,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rag_ci.core.comparison.carry import carry_forward
-from rag_ci.core.comparison.compare import Comparison, compare
+from rag_ci.cli.errors import EXIT_CODES, user_errors
 from rag_ci.core.reporting.render import render_html, render_markdown
 from rag_ci.core.scoring.results import RunResult
-from rag_ci.cli.errors import EXIT_CODES, user_errors
 from rag_ci.errors import BrokenRun, RagCiError
+from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, PinnedProject, compare_runs, evaluate
 from rag_ci.storage import OutputLock, check_output_path, load_results, save_results, write_text_atomic
 
 if TYPE_CHECKING:
@@ -74,45 +72,48 @@ def _corpus_documents(folder: Path) -> list[str]:
     )
 
 
-def _read_history(history_file: Path | None) -> list[dict]:
-    from rag_ci.core.comparison.history import parse_history
-
+def _history(history_file: Path | None) -> History:
+    """--history as the gate reads it (no file: no trend, no known-flaky questions, no calibration line)."""
     if history_file is None:
-        return []
-    try:
-        return parse_history(history_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RagCiError(f"{history_file}: cannot read the history: {exc}") from None
+        return History()
+
+    def read() -> str:
+        try:
+            return history_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RagCiError(f"{history_file}: cannot read the history: {exc}") from None
+
+    return History(read)
 
 
-def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: list[dict], output: Path | None,
-            calibration: list | None = None) -> str:
-    from rag_ci.core.comparison.history import trend_summary
-
+def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: History, output: Path | None,
+            notice: str | None = None, calibration: list | None = None) -> str:
     if fmt == "json":
         return json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n"
     if fmt == "html":
-        return render_html(head, comparison, history=history, calibration=calibration)
+        return render_html(head, comparison, history=history.entries, calibration=calibration)
     # The full report: beside a markdown file written with -o, the HTML rendered by `report --format html`.
     html_hint = str(output.with_suffix(".html")) if output is not None and output.suffix == ".md" else None
-    return render_markdown(head, comparison, trend=trend_summary(history) if history else None, report_path=html_hint,
-                           calibration=calibration)
+    return render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint, calibration=calibration)
 
 
-def _with_accepted(comparison: Comparison, head: RunResult, accepted_file: Path | None, *, required: bool) -> Comparison:
-    """The comparison with the accepted file's regressions out of the gate (docs/accepted.md)."""
+def _accepted(accepted_file: Path | None, *, required: bool) -> tuple:
+    """The accepted file's entries (docs/accepted.md): the regressions they list pass the gate."""
     from rag_ci.accepted_file import read_accepted
-    from rag_ci.core.review.accepted import apply_accepted
 
-    if accepted_file is None:
-        return comparison
-    entries = read_accepted(accepted_file, required=required)
-    return apply_accepted(comparison, entries, {q.id: q.question_hash for q in head.questions})
+    return () if accepted_file is None else read_accepted(accepted_file, required=required)
 
 
-def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: Path | None, history: list[dict] | None = None,
-                     calibration: list | None = None) -> None:
-    text = _render(head, comparison, fmt, history or [], output, calibration)
+def _decided(outcome: GateOutcome) -> Comparison:
+    """The comparison of an outcome, or the reason there is none as the user's error (exit 2)."""
+    if outcome.comparison is None or outcome.verdict == "incompatible":
+        raise RagCiError((outcome.notice or outcome.verdict).removeprefix("Not compared: "))
+    return outcome.comparison
+
+
+def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, history: History) -> None:
+    comparison, head = _decided(outcome), outcome.head
+    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
     if output is not None:
         write_text_atomic(output, text)
         click.echo(
@@ -162,28 +163,28 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
         _refuse_a_judge_with_nothing_to_judge(project.config, judge_spec, config_path)
     base = load_results(baseline, what="baseline") if baseline else None
-    pinned = None
-    if base is not None and policy == "baseline":
-        from rag_ci.core.comparison.policy import pin_to_baseline
-
-        pinned = pin_to_baseline(project.config, base.meta)
-        project = dataclasses.replace(project, config=pinned.config)
-        if pinned.changes:
-            click.echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
-                       + "; ".join(pinned.changes), err=True)
-        if pinned.notice:
-            click.echo(f"[rag-ci] {pinned.notice}", err=True)
     if samples is None:  # a run compared with a baseline is a PR's run; one without may become the baseline
         samples = 1 if base is not None else project.config.baseline.samples
+    from rag_ci.accepted_file import accepted_path
+
+    accepted = _accepted(accepted_path(project.config, config_path), required=False) if base is not None else ()
+    history = _history(history_file)
+
+    def replay(pinned: PinnedProject) -> RunResult:
+        if pinned.policy_changes:
+            click.echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
+                       + "; ".join(pinned.policy_changes), err=True)
+        if pinned.notice:
+            click.echo(f"[rag-ci] {pinned.notice}", err=True)
+        return asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
+                                                                  shard=shard, build=not no_build, samples=samples)))
+
     # Held for the whole run; also proves the output can be written before any question is asked.
     with OutputLock(output):
-        head = asyncio.run(run_project(project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
-                                                           shard=shard, build=not no_build, samples=samples)))
-        if base is not None and not head.meta.broken:  # keep the last known good verdicts (docs/gate.md)
-            carried = carry_forward(base, head)
-            if carried is not head:
-                head = carried
-                save_results(output, head)
+        outcome = evaluate(project, base, replay, accepted=accepted, history=history,
+                           options=GateOptions(pin_policy=policy == "baseline", shard=shard),
+                           save=lambda carried: save_results(output, carried))
+    head = outcome.head
     agg = head.aggregates
     click.echo(
         f"[rag-ci] {agg.overall.passed}/{agg.overall.n} pass, {agg.overall.failed} fail, {agg.overall.errors} error, "
@@ -195,25 +196,12 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
             f"this run is broken, not a result: {head.meta.broken}\n"
             f"{output} is written for diagnosis and marked `meta.broken`: it is never compared nor used as a baseline."
         )
-    history = _read_history(history_file)
     if base is None:
         if fmt != "json":  # the JSON format is the comparison's, and there is none
             click.echo(_render(head, None, fmt, history, None))
         return
-    if shard is not None:
-        from rag_ci.core.questionset.shards import restrict_to_shard
-
-        base = restrict_to_shard(base, shard)
-    from rag_ci.accepted_file import accepted_path
-    from rag_ci.core.comparison.history import known_flaky
-
-    comparison = compare(base, head, fail_on=project.config.gate.fail_on, gate=project.config.gate,
-                         known_flaky=known_flaky(history) if history else None)
-    if pinned is not None:
-        comparison = dataclasses.replace(comparison, policy_changes=pinned.changes)
-    comparison = _with_accepted(comparison, head, accepted_path(project.config, config_path), required=False)
-    _emit_comparison(comparison, head, fmt, None, history)
-    sys.exit(1 if comparison.verdict == "fail" else 0)
+    _emit_comparison(outcome, fmt, None, history)
+    sys.exit(outcome.exit_code)
 
 
 def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, config_path: Path) -> None:
@@ -247,20 +235,17 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
 
     Metrics defined differently in the two files (threshold, k, criteria, judge) are
     listed as not comparable and left out; all the others are compared and gated."""
-    from rag_ci.core.comparison.history import known_flaky
-    from rag_ci.core.comparison.policy import recorded_gate
-
     if output is not None:
         check_output_path(output)
     base_result = load_results(base, what="baseline")
     head_result = load_results(head, what="results file")
-    gate = recorded_gate(base_result.meta)
-    history = _read_history(history_file)
-    comparison = compare(base_result, head_result, fail_on=fail_on or gate.fail_on, gate=gate,
-                         known_flaky=known_flaky(history) if history else None)
-    comparison = _with_accepted(comparison, head_result, accepted_file, required=True)
-    _emit_comparison(comparison, head_result, fmt, output, history, calibration=_calibration(head_result, history_file))
-    sys.exit(1 if comparison.verdict == "fail" else 0)
+    history = _history(history_file)
+    outcome = compare_runs(base_result, head_result, accepted=_accepted(accepted_file, required=True), history=history,
+                           options=GateOptions(fail_on=fail_on))
+    if head_result.meta.broken:
+        raise BrokenRun(f"This run is broken, not a result: {head_result.meta.broken}")
+    _emit_comparison(outcome, fmt, output, history)
+    sys.exit(outcome.exit_code)
 
 
 @click.command(epilog=EXIT_CODES)
@@ -279,37 +264,18 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
 
     Exits like `compare` with --baseline (1 when the gate fails), and 2 for a broken run,
     after printing its report."""
-    from rag_ci.core.comparison.policy import recorded_gate
-
     if output is not None:
         check_output_path(output)
     head = load_results(results)
-    history = _read_history(history_file)
-    comparison = None
+    history = _history(history_file)
+    base = load_results(baseline, what="baseline") if baseline else None
     # A broken run is never compared, but its report is what shows what went wrong.
-    if baseline and not head.meta.broken:
-        base = load_results(baseline, what="baseline")
-        gate = recorded_gate(base.meta)
-        comparison = compare(base, head, fail_on=gate.fail_on, gate=gate)
-        comparison = _with_accepted(comparison, head, accepted_file, required=True)
-    text = _render(head, comparison, fmt, history, output, _calibration(head, history_file))
+    outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
+    comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
+    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
     if output is not None:
         write_text_atomic(output, text)
         click.echo(f"report written to {output}", err=True)
     else:
         click.echo(text)
-    if head.meta.broken:
-        sys.exit(2)
-    if comparison is not None and comparison.verdict == "fail":
-        sys.exit(1)
-
-
-def _calibration(head: RunResult, history_file: Path | None) -> list | None:
-    """The judge's calibration statuses from an eval_history.jsonl (None without one)."""
-    if history_file is None:
-        return None
-    from datetime import datetime, timezone
-
-    from rag_ci.core.review.calibration_status import statuses_from_history
-
-    return statuses_from_history(head, history_file.read_text(encoding="utf-8"), datetime.now(timezone.utc).date())
+    sys.exit(outcome.exit_code)

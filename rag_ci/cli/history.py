@@ -63,7 +63,7 @@ def show(file: Path, last: int, as_json: bool) -> None:
 def append(results: Path, history_file: Path, accepted_file: Path | None, run_url: str | None, event: str | None) -> None:
     """Append RESULTS' summary line (the one the action writes on main) to the history."""
     from rag_ci.accepted_file import read_accepted
-    from rag_ci.core.review.accepted import in_force
+    from rag_ci.gate import accepted_in_force
     from rag_ci.errors import RagCiError
     from rag_ci.storage import load_results
 
@@ -73,7 +73,7 @@ def append(results: Path, history_file: Path, accepted_file: Path | None, run_ur
             raise RagCiError(f"{results} is a broken run, not a result ({result.meta.broken}): it is never a history line")
         entries = read_accepted(accepted_file, required=True) if accepted_file else ()
         line = dump_line(history_line(result, run_url=run_url, event=event,
-                                      accepted=in_force(entries, {q.id: q.question_hash for q in result.questions})))
+                                      accepted=accepted_in_force(entries, result)))
         existing = history_file.read_text(encoding="utf-8") if history_file.exists() else ""
         with history_file.open("a", encoding="utf-8") as out:
             if existing and not existing.endswith("\n"):

@@ -174,13 +174,18 @@ def check_compatible(base: RunResult, head: RunResult) -> None:
 
 def check_usable(base: RunResult, head: RunResult) -> None:
     """A broken run (error share above gate.max_error_rate) is not a result: refuse it."""
+    check_baseline_usable(base)
+    if head.meta.broken:
+        raise BrokenRun(f"This run is broken, not a result: {head.meta.broken}")
+
+
+def check_baseline_usable(base: RunResult) -> None:
+    """A broken baseline compares with nothing: said before anything is asked of the target."""
     if base.meta.broken:
         raise BrokenRun(
             f"The baseline (commit {base.meta.git_sha or 'unknown'}) is a broken run, not a result: "
             f"{base.meta.broken}\n{REBASELINE_HINT}"
         )
-    if head.meta.broken:
-        raise BrokenRun(f"This run is broken, not a result: {head.meta.broken}")
 
 
 def _rates(groups: dict[str, GroupAggregate]) -> dict[str, float]:

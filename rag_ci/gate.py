@@ -1,0 +1,289 @@
+"""The gate: a run evaluated against its baseline, written once for both faces (DESIGN §1).
+
+    pin the baseline's policy → run → carry forward the last good verdicts → compare
+    (known-flaky questions from the history) → record the policy changes → apply the
+    accepted file → decide (verdict, notices, exit code)
+
+`evaluate` is the whole sequence, around a run the caller supplies (the real engine, or a
+canned result in tests); `compare_runs` is its second half, for two results already on disk
+(`rag-ci compare`, `rag-ci report`). The command line and the action call these and nothing
+of the core's comparison: every rule is applied the same way on both. What still differs
+between them is a field of `GateOptions`, named there, and the words around the outcome.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date as Date, datetime, timezone
+from functools import cached_property
+from types import MappingProxyType
+
+from rag_ci.core.comparison.carry import carry_forward
+from rag_ci.core.comparison.compare import REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare
+from rag_ci.core.comparison.history import known_flaky, parse_history, trend_summary
+from rag_ci.core.comparison.policy import pin_to_baseline, recorded_gate
+from rag_ci.core.questionset.config import GateConfig
+from rag_ci.core.questionset.shards import Shard, restrict_to_shard
+from rag_ci.core.review.accepted import Acceptance, apply_accepted, in_force
+from rag_ci.core.review.calibration_status import CalibrationStatus, statuses_from_history, uncalibrated_reason
+from rag_ci.core.scoring.results import RunResult
+from rag_ci.errors import BrokenRun, IncompatibleBaseline, RagCiError
+from rag_ci.project import Project
+
+__all__ = [
+    "EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "GATE_EXIT_CODES", "REBASELINE_HINT", "Acceptance", "Comparison", "GateOptions",
+    "GateOutcome", "History", "PinnedProject", "QuestionChange", "Uncompared", "accepted_in_force", "compare_runs", "evaluate", "pin",
+]
+
+EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
+
+# Verdict -> exit code; any other verdict passes. 1 is a regression and only that.
+GATE_EXIT_CODES: Mapping[str, int] = MappingProxyType({
+    "fail": EXIT_REGRESSION,
+    # Not 1: nothing regressed, the run could not measure. On main, the failed step also
+    # keeps the workflow from uploading it as the baseline.
+    "broken": EXIT_ERROR,
+    # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that cannot
+    # compare must not quietly pass: stop, and let a human re-baseline on purpose.
+    "incompatible": EXIT_ERROR,
+    # gate.require_calibration: the instrument is unchecked, not the RAG worse.
+    "uncalibrated": EXIT_ERROR,
+})
+
+FAKE_JUDGE = "fake"
+
+
+@dataclass(frozen=True)
+class Uncompared:
+    """What the outcome says when there is nothing to compare with."""
+
+    verdict: str
+    notice: str | None = None
+
+
+BOOTSTRAP = Uncompared(
+    "bootstrap", "bootstrap: no baseline yet. This run passes; the next run on the default branch creates the baseline.",
+)
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """Where the two faces differ, each difference named.
+
+    The defaults are a pull request's gate: the baseline's policy, its verdicts carried
+    forward, compared and decided with any regression failing."""
+
+    pin_policy: bool = True  # gated by the baseline's recorded policy (`--policy config`: the config's own)
+    carry_forward: bool = True  # an errored question keeps the baseline's last known good verdict
+    compare: bool = True  # False: runs that replace the baseline (the action's baseline/rebaseline modes)
+    uncompared: Uncompared = Uncompared("uncompared")  # the outcome when `compare` is False
+    bootstrap: Uncompared = BOOTSTRAP  # the outcome when there is no baseline
+    fail_on: str | None = None  # overrides the policy's gate.fail_on (`compare --fail-on`, `fail-on-regression: false`)
+    all_metrics_comparable: bool = False  # a metric defined differently makes the outcome `incompatible` (full runs)
+    check_calibration: bool = False  # gate.require_calibration applies (full runs, before a release)
+    may_become_baseline: bool = False  # refuse the fake judge: its verdicts must never gate anyone
+    shard: Shard | None = None  # the run covers one shard: compare the baseline's questions of that shard only
+    rebaseline_hint: str = REBASELINE_HINT  # how to get a comparable baseline again, in the face's words
+    exit_codes: Mapping[str, int] = field(default_factory=lambda: GATE_EXIT_CODES)
+
+
+@dataclass(frozen=True)
+class History:
+    """eval_history.jsonl, read at most once and only when a step needs it.
+
+    `read` returns its text (None: none could be read); the known-flaky questions, the trend
+    and the judge's calibration records all come from it. Without a `read` at all (the command
+    line without `--history`) the report says nothing about calibration."""
+
+    read: Callable[[], str | None] | None = None
+
+    @cached_property
+    def text(self) -> str | None:
+        return self.read() if self.read is not None else None
+
+    @cached_property
+    def entries(self) -> list[dict]:
+        return parse_history(self.text) if self.text else []
+
+    @classmethod
+    def of_text(cls, text: str | None) -> History:
+        return cls(lambda: text)
+
+    def known_flaky(self) -> dict[str, float] | None:
+        return known_flaky(self.entries) if self.entries else None
+
+    def trend(self, last: int = 10) -> dict | None:
+        return trend_summary(self.entries, last=last) if self.entries else None
+
+    def calibration(self, head: RunResult, today: Date) -> tuple[CalibrationStatus, ...]:
+        """The judge's human calibration (docs/judges.md), from the records in the history."""
+        if head.meta.judge is None or self.read is None:
+            return ()
+        return tuple(statuses_from_history(head, self.text, today))
+
+
+@dataclass(frozen=True)
+class PinnedProject:
+    """The project as it will run: under its baseline's policy when the options pin it."""
+
+    project: Project
+    policy_changes: tuple[str, ...] = ()  # what the project's own config would change ("hit_at_k.k 5 → 3")
+    notice: str | None = None  # the baseline recorded only its thresholds
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    verdict: str  # pass | fail | bootstrap | incompatible | broken | uncalibrated | the Uncompared verdict
+    head: RunResult  # as evaluated: with the carried verdicts
+    exit_code: int
+    comparison: Comparison | None = None
+    notices: tuple[str, ...] = ()
+    policy_changes: tuple[str, ...] = ()
+    carried: tuple[str, ...] = ()  # ids of the errored questions that kept their last good verdict
+    calibration: tuple[CalibrationStatus, ...] = ()
+
+    @property
+    def notice(self) -> str | None:
+        return "\n\n".join(self.notices) or None
+
+    @property
+    def gate_off(self) -> bool:
+        """Something gates, but the policy (fail_on never) or the options turned the gate off."""
+        c = self.comparison
+        return c is not None and bool(c.gating) and c.verdict != "fail"
+
+
+def pin(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions()) -> PinnedProject:
+    """The project under the baseline's gate policy, never the config the pull request may have edited."""
+    if not options.pin_policy or baseline is None:
+        return PinnedProject(project)
+    pinned = pin_to_baseline(project.config, baseline.meta)
+    return PinnedProject(dataclasses.replace(project, config=pinned.config), pinned.changes, pinned.notice)
+
+
+def evaluate(project: Project, baseline: RunResult | None, run: Callable[[PinnedProject], RunResult], *,
+             accepted: Sequence[Acceptance] = (), history: History = History(), options: GateOptions = GateOptions(),
+             save: Callable[[RunResult], None] = lambda _result: None, today: Date | None = None) -> GateOutcome:
+    """Run `project` against `baseline` and decide. `run` replays the (pinned) project; `save`
+    writes the run again when carried verdicts were added to it."""
+    refuse_a_fake_judge(project, baseline, options)
+    if baseline is not None and options.compare:
+        try:
+            check_baseline_usable(baseline)
+        except BrokenRun as exc:
+            raise BrokenRun(str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)) from None
+    pinned = pin(project, baseline, options)
+    head = run(pinned)
+    carried: tuple[str, ...] = ()
+    if options.carry_forward and baseline is not None and not head.meta.broken:
+        with_carried = carry_forward(baseline, head)
+        if with_carried is not head:
+            head = with_carried
+            save(head)
+            carried = tuple(q.id for q in head.questions if q.carried is not None)
+    gate = pinned.project.config.gate
+    if not options.compare and not head.meta.broken:
+        outcome = GateOutcome(options.uncompared.verdict, head, 0, notices=_some(options.uncompared.notice))
+    else:
+        outcome = compare_runs(baseline, head, gate=gate, accepted=accepted, history=history, options=options,
+                               policy_changes=pinned.policy_changes, notices=_some(pinned.notice), today=today)
+    outcome = dataclasses.replace(outcome, carried=carried)
+    if options.check_calibration and outcome.verdict != "broken" and gate.require_calibration:
+        outcome = _require_calibration(outcome, history, today)
+    return _with_exit_code(outcome, options)
+
+
+def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfig | None = None,
+                 accepted: Sequence[Acceptance] = (), history: History = History(), options: GateOptions = GateOptions(),
+                 policy_changes: tuple[str, ...] = (), notices: tuple[str, ...] = (), today: Date | None = None) -> GateOutcome:
+    """Compare `head` with `baseline` under `gate` (default: the baseline's recorded one) and decide."""
+    today = today or datetime.now(timezone.utc).date()
+    calibration = history.calibration(head, today)
+    if head.meta.broken:
+        max_error_rate = (gate or recorded_gate(head.meta)).max_error_rate
+        return _with_exit_code(GateOutcome("broken", head, 0, notices=(*notices, broken_notice(max_error_rate, options)),
+                                           calibration=calibration), options)
+    if baseline is None:
+        return _with_exit_code(GateOutcome(options.bootstrap.verdict, head, 0, notices=(*notices, *_some(options.bootstrap.notice)),
+                                           calibration=calibration), options)
+    refuse_a_fake_judged_baseline(baseline)
+    gate = gate or recorded_gate(baseline.meta)
+    if options.shard is not None:
+        baseline = restrict_to_shard(baseline, options.shard)
+    try:
+        comparison = compare(baseline, head, fail_on=options.fail_on or gate.fail_on, gate=gate,
+                             known_flaky=history.known_flaky())
+    except (IncompatibleBaseline, BrokenRun) as exc:
+        verdict = "incompatible" if isinstance(exc, IncompatibleBaseline) else "broken"
+        words = str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)
+        return _with_exit_code(GateOutcome(verdict, head, 0, notices=(*notices, f"Not compared: {words}"),
+                                           calibration=calibration), options)
+    comparison = dataclasses.replace(comparison, policy_changes=policy_changes)
+    comparison = apply_accepted(comparison, tuple(accepted), question_hashes(head))
+    verdict: str = comparison.verdict
+    if options.all_metrics_comparable and comparison.not_comparable:
+        names = ", ".join(n.name for n in comparison.not_comparable)
+        verdict = "incompatible"
+        notices = (*notices, f"Not fully compared: the definition of {names} changed since the baseline.\n{options.rebaseline_hint}")
+    return _with_exit_code(GateOutcome(verdict, head, 0, comparison, notices, policy_changes, calibration=calibration), options)
+
+
+def accepted_in_force(entries: Sequence[Acceptance], head: RunResult) -> list[dict]:
+    """The accepted entries that still apply to the run's question set, for its history line."""
+    return in_force(tuple(entries), question_hashes(head))
+
+
+def question_hashes(head: RunResult) -> dict[str, str]:
+    return {q.id: q.question_hash for q in head.questions}
+
+
+def broken_notice(max_error_rate: float, options: GateOptions) -> str:
+    return (
+        "It is not compared" + (", not uploaded as the baseline and not recorded in the history." if options.may_become_baseline else ".")
+        + f" Fix what made more than {max_error_rate:.0%} of the questions error (judge key, "
+        "judge or target availability) and re-run; the failing questions are listed below."
+    )
+
+
+def refuse_a_fake_judge(project: Project, baseline: RunResult | None, options: GateOptions) -> None:
+    """The fake judge (`judge.provider: fake`) is a dry run whose verdicts are scripted: a run
+    judged by it never becomes a baseline, and is never compared with as one."""
+    if options.may_become_baseline and project.config.judge.provider == FAKE_JUDGE:
+        raise RagCiError(
+            "this run may become the baseline, and its judge is `fake`, a deterministic "
+            "offline dry run whose verdicts mean nothing. Set a real judge in the config (judge.provider) "
+            "for runs on the default branch; use the fake judge for dry runs only (`rag-ci run --judge fake`)."
+        )
+    if baseline is not None:
+        refuse_a_fake_judged_baseline(baseline)
+
+
+def refuse_a_fake_judged_baseline(baseline: RunResult) -> None:
+    judge = baseline.meta.judge
+    if judge is not None and judge.provider == FAKE_JUDGE:
+        raise RagCiError(
+            f"the baseline (commit {baseline.meta.git_sha or 'unknown'}) was judged by the fake judge, a dry run whose "
+            "verdicts mean nothing: it cannot gate anything. Use a run judged by a real judge (or a judge-free run) as the baseline."
+        )
+
+
+def _require_calibration(outcome: GateOutcome, history: History, today: Date | None) -> GateOutcome:
+    statuses = outcome.calibration or history.calibration(outcome.head, today or datetime.now(timezone.utc).date())
+    reason = uncalibrated_reason(list(statuses))
+    if not reason:
+        return outcome
+    return dataclasses.replace(outcome, verdict="uncalibrated", notices=(
+        f"gate.require_calibration: this full run's judge is not calibrated against human labels: {reason}. "
+        "Label the audit sample (docs/judges.md, \"Calibrating your judge\") and record it with "
+        "`rag-ci calibrate --record`.",
+    ), calibration=statuses)
+
+
+def _with_exit_code(outcome: GateOutcome, options: GateOptions) -> GateOutcome:
+    return dataclasses.replace(outcome, exit_code=options.exit_codes.get(outcome.verdict, EXIT_PASS))
+
+
+def _some(text: str | None) -> tuple[str, ...]:
+    return (text,) if text else ()
