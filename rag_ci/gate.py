@@ -25,7 +25,8 @@ from rag_ci.core.comparison.compare import REBASELINE_HINT, Comparison, Question
 from rag_ci.core.comparison.history import known_flaky, parse_history, trend_summary
 from rag_ci.core.comparison.policy import pin_to_baseline, recorded_gate
 from rag_ci.core.questionset.config import GateConfig
-from rag_ci.core.questionset.shards import Shard, restrict_to_shard
+from rag_ci.core.questionset.shards import Shard
+from rag_ci.core.scoring.aggregate import restrict_to_shard
 from rag_ci.core.review.accepted import Acceptance, apply_accepted, in_force
 from rag_ci.core.review.calibration_status import CalibrationStatus, statuses_from_history, uncalibrated_reason
 from rag_ci.core.scoring.results import RunResult

@@ -9,7 +9,8 @@ from builders import metric, question, run
 from rag_ci.cli import cli
 from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.questionset.shards import ShardError, parse_shard, restrict_to_shard, select_shard, shard_label, shard_of
+from rag_ci.core.questionset.shards import ShardError, parse_shard, select_shard, shard_label, shard_of
+from rag_ci.core.scoring.aggregate import restrict_to_shard
 
 IDS = [f"Q{i}" for i in range(1, 30)]
 

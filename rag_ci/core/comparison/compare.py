@@ -18,10 +18,13 @@ from typing import Any, Literal
 
 from collections.abc import Mapping
 
+from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
+from rag_ci.core.comparison.budgets import BudgetCheck
 from rag_ci.core.comparison.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
-from rag_ci.core.questionset.config import GateConfig
-from rag_ci.core.comparison.noise_review import review_noise
+from rag_ci.core.comparison.noise import FlakyQuestion
+from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
 from rag_ci.core.comparison.question_change import QuestionChange, question_change, usable_baseline, what_got_worse
+from rag_ci.core.questionset.config import GateConfig
 from rag_ci.core.scoring.results import GroupAggregate, RunResult
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
@@ -42,56 +45,59 @@ class Delta:
 
 @dataclass(frozen=True)
 class Comparison:
-    regressions: tuple[QuestionChange, ...]
+    # Question by question (rag_ci.core.comparison.question_change).
+    regressions: tuple[QuestionChange, ...]  # passed on the baseline, fail now: gate
     gains: tuple[QuestionChange, ...]
-    changed: tuple[QuestionChange, ...]
+    changed: tuple[QuestionChange, ...]  # content hash differs: reported, not a regression
     new: tuple[QuestionChange, ...]
     removed: tuple[QuestionChange, ...]
-    unstable: tuple[str, ...]
-    metric_means: dict[str, Delta]
-    latency_p50_s: Delta
-    latency_p95_s: Delta
-    generator_cost_usd: Delta
-    judge_cost_usd: Delta
-    largest_latency_changes: tuple[QuestionChange, ...]
-    per_corpus_pass_rate: dict[str, Delta]
-    per_tag_pass_rate: dict[str, Delta]
+    unstable: tuple[str, ...]  # judge verdicts whose confirmation runs disagreed
     worse: tuple[QuestionChange, ...] = ()  # failed on the baseline, worse now: gates
     leaks: tuple[QuestionChange, ...] = ()  # routing leaks not already a regression or worse: gate
     # The baseline errored and nothing could be carried: listed, not gating (but a leak still is).
     no_baseline_verdict: tuple[QuestionChange, ...] = ()
     carried: tuple[QuestionChange, ...] = ()  # compared with a carried baseline verdict
+    # Deltas of the whole run.
+    metric_means: dict[str, Delta] = field(default_factory=dict)
+    latency_p50_s: Delta = Delta(None, None)
+    latency_p95_s: Delta = Delta(None, None)
+    generator_cost_usd: Delta = Delta(None, None)
+    judge_cost_usd: Delta = Delta(None, None)
+    largest_latency_changes: tuple[QuestionChange, ...] = ()
+    per_corpus_pass_rate: dict[str, Delta] = field(default_factory=dict)
+    per_tag_pass_rate: dict[str, Delta] = field(default_factory=dict)
+    # Questions each metric scored, (baseline, this run), against the questions of each run:
+    # a mean over fewer questions is shown with its count, never silently.
+    metric_scored: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    questions_n: tuple[int, int] = (0, 0)
+    # The runs and the policy compared under.
     fail_on: str = "any_regression"
     base_sha: str | None = None
     head_sha: str | None = None
-    notes: tuple[str, ...] = field(default=())
-    # Noise control (rag_ci/core/comparison/noise_review.py, DESIGN §7.3-7.4).
-    flaky: tuple[Any, ...] = ()  # FlakyQuestion: flips the evidence does not support, not gating
-    significance: tuple[Any, ...] = ()  # SignificanceRow: paired tests of every pass-rate change
-    budgets: tuple[Any, ...] = ()  # BudgetCheck
+    notes: tuple[str, ...] = ()
+    # Metrics whose definition differs between the runs: left out of both sides' verdicts.
+    not_comparable: tuple[NotComparable, ...] = ()
+    # What the PR's own rag-ci.yml would change in the baseline's gate policy (preview only).
+    policy_changes: tuple[str, ...] = ()
+    # Noise control (rag_ci.core.comparison.noise_review, DESIGN §7.3-7.4).
+    flaky: tuple[FlakyQuestion, ...] = ()  # flips the evidence does not support, not gating
+    significance: tuple[SignificanceRow, ...] = ()  # paired tests of every pass-rate change
+    budgets: tuple[BudgetCheck, ...] = ()
     alpha: float = 0.05
     target_calls: int = 0  # calls to the RAG this run, re-asks included
+    # Accepted regressions (rag_ci.core.review.accepted): out of `regressions`/`worse`, listed with
+    # their reason; entries of the accepted file that matched nothing, or lapsed.
+    accepted: tuple[AcceptedChange, ...] = ()
+    stale_accepted: tuple[StaleAcceptance, ...] = ()
 
     @property
-    def budget_breaches(self) -> tuple[Any, ...]:
+    def budget_breaches(self) -> tuple[BudgetCheck, ...]:
         return tuple(b for b in self.budgets if b.breached)
 
     @property
     def significant_drop(self) -> bool:
         """The overall pass rate fell, and McNemar says it is not noise."""
         return any(row.scope == "overall" and row.test.significant_drop for row in self.significance)
-    # Metrics whose definition differs between the runs: left out of both sides' verdicts.
-    not_comparable: tuple[NotComparable, ...] = ()
-    # What the PR's own rag-ci.yml would change in the baseline's gate policy (preview only).
-    policy_changes: tuple[str, ...] = ()
-    # Accepted regressions (rag_ci.core.review.accepted): out of `regressions`/`worse`, listed with
-    # their reason; entries of the accepted file that matched nothing, or lapsed.
-    accepted: tuple[Any, ...] = ()  # AcceptedChange
-    stale_accepted: tuple[Any, ...] = ()  # StaleAcceptance
-    # Questions each metric scored, (baseline, this run), against the questions of each run:
-    # a mean over fewer questions is shown with its count, never silently.
-    metric_scored: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
-    questions_n: tuple[int, int] = (0, 0)
 
     @property
     def gating(self) -> tuple[QuestionChange, ...]:
@@ -213,8 +219,14 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
         base, head = without_metrics(base, left_out), without_metrics(head, left_out)
     comparison = _compare(base, head, fail_on=fail_on, top_latency=top_latency, not_comparable=not_comparable)
     gate = gate or GateConfig()
-    return review_noise(comparison, base, head, alpha=gate.alpha, budgets=gate.budgets.model_dump(),
-                        known_flaky=known_flaky)
+    noise = review_noise([c.id for c in comparison.regressions], base, head, alpha=gate.alpha,
+                         budgets=gate.budgets.model_dump(), known_flaky=known_flaky)
+    return replace(
+        comparison,
+        regressions=tuple(c for c in comparison.regressions if c.id not in noise.cleared),
+        flaky=noise.flaky, significance=noise.significance, budgets=noise.budgets, alpha=noise.alpha,
+        target_calls=noise.target_calls,
+    )
 
 
 def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,

@@ -1,7 +1,8 @@
 """The noise part of a comparison: flaky questions, significance of every pass-rate change, budgets.
 
-`review_noise` takes the question-by-question Comparison and adds what DESIGN §7.3–7.4
-ask for, as separate fields, so the per-question semantics of compare.py stay as they are:
+`review_noise` takes the question-by-question regressions and the two runs and returns what
+DESIGN §7.3–7.4 ask for, as a `NoiseReview` that rag_ci.core.comparison.compare folds into
+the Comparison, so the per-question semantics of compare.py stay as they are:
 - flaky: re-asked flips that a sample cleared, and regressions of known-flaky questions
   whose failures are not significant (those leave `regressions`);
 - significance: exact McNemar and a seeded paired bootstrap CI of the pass-rate delta,
@@ -11,18 +12,14 @@ ask for, as separate fields, so the per-question semantics of compare.py stay as
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rag_ci.core.comparison.budgets import check_budgets
-from rag_ci.core.comparison.noise import review_flips
-from rag_ci.core.scoring.results import QuestionResult, RunResult
+from rag_ci.core.comparison.budgets import BudgetCheck, check_budgets
+from rag_ci.core.comparison.noise import FlakyQuestion, review_flips
 from rag_ci.core.comparison.stats import PairedTest, paired_test
-
-if TYPE_CHECKING:
-    from rag_ci.core.comparison.compare import Comparison
+from rag_ci.core.scoring.results import QuestionResult, RunResult
 
 
 @dataclass(frozen=True)
@@ -75,13 +72,22 @@ def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[Signif
     return tuple(rows)
 
 
-def review_noise(comparison: "Comparison", base: RunResult, head: RunResult, *, alpha: float = 0.05,
-                 budgets: Mapping[str, Any] | None = None, known_flaky: Mapping[str, float] | None = None) -> "Comparison":
-    flaky, cleared = review_flips(base.by_id(), head.questions, [c.id for c in comparison.regressions],
-                                  known_flaky=known_flaky or {}, alpha=alpha)
-    return dataclasses.replace(
-        comparison,
-        regressions=tuple(c for c in comparison.regressions if c.id not in cleared),
+@dataclass(frozen=True)
+class NoiseReview:
+    cleared: frozenset[str]  # regressions the evidence does not support: out of `regressions`, into `flaky`
+    flaky: tuple[FlakyQuestion, ...]
+    significance: tuple[SignificanceRow, ...]
+    budgets: tuple[BudgetCheck, ...]
+    alpha: float
+    target_calls: int  # calls to the RAG this run, re-asks included
+
+
+def review_noise(regressions: Iterable[str], base: RunResult, head: RunResult, *, alpha: float = 0.05,
+                 budgets: Mapping[str, Any] | None = None, known_flaky: Mapping[str, float] | None = None) -> NoiseReview:
+    """The noise review of a comparison whose regressions are the questions `regressions` names."""
+    flaky, cleared = review_flips(base.by_id(), head.questions, list(regressions), known_flaky=known_flaky or {}, alpha=alpha)
+    return NoiseReview(
+        cleared=frozenset(cleared),
         flaky=tuple(flaky),
         significance=significance(base, head, alpha),
         budgets=check_budgets(budgets or {}, base, head),

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import Context
+
+
+class _FromCorpus(Protocol):
+    doc_id: str | None  # a retrieved context's corpus (rag_ci.core.scoring.results.Context)
 
 
 def route(question: Question, corpora: Mapping[str, object]) -> list[str]:
@@ -20,7 +24,7 @@ def route(question: Question, corpora: Mapping[str, object]) -> list[str]:
     return sorted(corpora)
 
 
-def routing_leaks(contexts: Iterable[Context], routed: Iterable[str]) -> list[str]:
+def routing_leaks(contexts: Iterable[_FromCorpus], routed: Iterable[str]) -> list[str]:
     """Corpora that contexts came from although the question was not routed there.
 
     A context without a `doc_id` cannot be proven to be in bounds, so it counts as a

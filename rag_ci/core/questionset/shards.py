@@ -1,7 +1,8 @@
 """Sharding (DESIGN §11): what "i/n" means and which 1/n slice a question belongs to. Pure.
 
 The one place for it: `rag-ci run --shard` parses with `parse_shard` and answers
-`select_shard`; a shard compares with `restrict_to_shard` of the whole baseline;
+`select_shard`; a shard compares with the whole baseline restricted to it
+(rag_ci.core.scoring.aggregate.restrict_to_shard);
 `rag-ci merge` reads `meta.shard` back with `parse_shard` and checks `shard_of`.
 """
 
@@ -10,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
-from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.questionset.hashing import stable_hash
-from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import RagCiError
 
 Shard = tuple[int, int]  # (index, count): 1-based index among count
@@ -61,13 +60,3 @@ def select_shard(items: Iterable[Item], shard: Shard | None) -> list[Item]:
         return list(items)
     index, count = shard
     return [item for item in items if shard_of(item.id, count) == index]
-
-
-def restrict_to_shard(result: RunResult, shard: Shard) -> RunResult:
-    """The part of a whole run (a baseline) that one shard covers.
-
-    Compared with the whole baseline, a shard would report every other shard's
-    questions as removed.
-    """
-    kept = select_shard(result.questions, shard)
-    return result.model_copy(update={"questions": kept, "aggregates": aggregate(kept)})

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
 from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
@@ -32,23 +33,6 @@ class Acceptance:
     reason: str
     metric: str | None = None
     line: int | None = None
-
-
-@dataclass(frozen=True)
-class AcceptedChange:
-    """A regression (or worse question) that passes the gate because the file accepts it."""
-
-    change: QuestionChange
-    reasons: tuple[str, ...]
-    metrics: tuple[str, ...]  # the metrics that crossed down (empty: a verdict change, e.g. an error)
-
-
-@dataclass(frozen=True)
-class StaleAcceptance:
-    id: str
-    metric: str | None
-    reason: str
-    why: str
 
 
 def parse_accepted(text: str, filename: str) -> tuple[Acceptance, ...]:

@@ -6,7 +6,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from rag_ci.core.scoring.results import Aggregates, GroupAggregate, MetricAggregate, QuestionResult
+from rag_ci.core.questionset.shards import Shard, select_shard
+from rag_ci.core.scoring.results import Aggregates, GroupAggregate, MetricAggregate, QuestionResult, RunResult
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -59,3 +60,13 @@ def aggregate(records: Iterable[QuestionResult]) -> Aggregates:
     result.per_tag = dict(sorted(result.per_tag.items()))
     result.per_metric = dict(sorted(result.per_metric.items()))
     return result
+
+
+def restrict_to_shard(result: RunResult, shard: Shard) -> RunResult:
+    """The part of a whole run (a baseline) that one shard covers.
+
+    Compared with the whole baseline, a shard would report every other shard's
+    questions as removed.
+    """
+    kept = select_shard(result.questions, shard)
+    return result.model_copy(update={"questions": kept, "aggregates": aggregate(kept)})
