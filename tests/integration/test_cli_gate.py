@@ -111,3 +111,29 @@ def test_an_outage_on_main_does_not_exempt_a_question_from_the_gate(tiny_project
     report = json.loads(pr.output[pr.output.index("{"):])
     assert [r["id"] for r in report["regressions"]] == ["B1"] and report["regressions"][0]["baseline_carried"] is True
     assert [c["id"] for c in report["carried"]] == ["B1"]
+
+
+def fake_judged(path: Path) -> Path:
+    """A results.json judged by the fake judge (`--judge fake`), as a dry run writes it."""
+    from builders import question, run
+    from rag_ci.core.scoring.results import JudgeFingerprint
+    from rag_ci.storage import save_results
+
+    judge = JudgeFingerprint(provider="fake", model="rag-ci-fake-judge-1", temperature=0.0, deepeval_version="4.3.1",
+                             metrics={}, prompt_hash="p")
+    save_results(path, run(question("Q1"), judge=judge))
+    return path
+
+
+def test_a_fake_judge_run_is_refused_as_the_baseline_of_compare_run_and_report(tiny_project, tmp_path):
+    baseline = fake_judged(tmp_path / "dry-run.json")
+    config = tiny_project(PYTHON_TARGET)
+    assert invoke("run", "--config", config, "-o", tmp_path / "good.json", "--no-progress").exit_code == 0
+
+    for args in (["compare", baseline, tmp_path / "good.json"], ["report", tmp_path / "good.json", "--baseline", baseline]):
+        refused = invoke(*args)
+        assert refused.exit_code == 2 and "judged by the fake judge" in refused.output, args
+
+    refused = invoke("run", "--config", config, "-o", tmp_path / "head.json", "--baseline", baseline, "--no-progress")
+    assert refused.exit_code == 2 and "judged by the fake judge" in refused.output
+    assert not (tmp_path / "head.json").exists()  # refused before any question was asked

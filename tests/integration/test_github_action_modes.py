@@ -275,3 +275,14 @@ def test_the_cores_rebaseline_hint_names_no_workflow_and_the_action_tells_it_the
     assert "workflow_dispatch" not in REBASELINE_HINT
     said = in_actions_words(f"The baseline cannot be compared with this run:\n  - x\n{REBASELINE_HINT}")
     assert said.endswith(ACTIONS_REBASELINE_HINT) and "`workflow_dispatch`" in said and "`rebaseline: true`" in said
+
+
+def test_a_pull_request_is_never_gated_by_a_baseline_the_fake_judge_made(fake, project):
+    from rag_ci.core.scoring.results import JudgeFingerprint
+
+    dry_run = PASSING.model_copy(deep=True)
+    dry_run.meta.judge = JudgeFingerprint(provider="fake", model="rag-ci-fake-judge-1", temperature=0.0,
+                                          deepeval_version="4.3.1", metrics={}, prompt_hash="p")
+    code, out, seen = act(fake, settings_for("pull_request", PR_EVENT, project), PASSING, baseline=dry_run)
+    assert code == EXIT_ERROR and "judged by the fake judge" in out
+    assert seen == {}  # refused before the RAG was asked anything
