@@ -56,22 +56,21 @@ EVERYDAY_SUBJECTS = (
 )
 
 
+# How each Synthesizer prompt begins, and its kind.
+_OPENINGS = (
+    ("I want you act as a copywriter. Based on the given context", "synth_inputs"),
+    ("Evaluate the provided synthetic query", "synth_filter"),
+    ("I want you to act as a query rewriter", "synth_rewrite"),
+    ("I want you to act as an input rewriter", "synth_evolve"),
+    ("Given the evolved input, which may be a question or a statement", "synth_style"),
+    ("Given the input, which may or may not be a question, generate a response", "synth_expected"),
+)
+
+
 def writer_prompt_kind(prompt: str) -> str | None:
     """Which Synthesizer prompt this is, or None when it is not one."""
     head = prompt.lstrip()[:300]
-    if head.startswith("I want you act as a copywriter. Based on the given context"):
-        return "synth_inputs"
-    if head.startswith("Evaluate the provided synthetic query"):
-        return "synth_filter"
-    if head.startswith("I want you to act as a query rewriter"):
-        return "synth_rewrite"
-    if head.startswith("I want you to act as an input rewriter"):
-        return "synth_evolve"
-    if head.startswith("Given the evolved input, which may be a question or a statement"):
-        return "synth_style"
-    if head.startswith("Given the input, which may or may not be a question, generate a response"):
-        return "synth_expected"
-    return None
+    return next((kind for opening, kind in _OPENINGS if head.startswith(opening)), None)
 
 
 def _sentences(text: str) -> list[str]:
