@@ -108,8 +108,11 @@ def _context_list(text: str) -> list[str]:
 
 
 def _about(sentence: str) -> str:
-    words = list(dict.fromkeys(_words(sentence)))[:3]
-    return " ".join(words) if words else sentence.split()[0]
+    """What a question about the sentence names: its first long or capitalised words (the nouns, mostly)."""
+    words = list(dict.fromkeys(_words(sentence)))
+    telling = [w for w in words if len(w) >= 6 or w[0].isupper()]
+    chosen = (telling if len(telling) >= 2 else words)[:3]
+    return " ".join(chosen) if chosen else sentence.split()[0]
 
 
 def _pick(prompt: str, n: int) -> int:
@@ -142,7 +145,7 @@ class WriterPolicy:
             for b in _sentences(texts[1]):
                 shared = [w for w in dict.fromkeys(_words(a)) if w.lower() in _terms(b)]
                 if len(shared) > best[0]:
-                    best = (len(shared), " ".join(shared[:3]), "")
+                    best = (len(shared), _about(" ".join(shared)), "")
         topic = best[1] or _about(texts[0])
         corpora = [label.split("/", 1)[0] for label in labels]
         return {"input": f"How does the {topic} compare between {corpora[0]} and {corpora[1]}?", "used_source_files": labels}
