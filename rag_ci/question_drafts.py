@@ -43,7 +43,8 @@ class Sources:
     questions_path: Path
     questions_text: str
     questions: QuestionSet
-    files: CorpusFiles
+    files: CorpusFiles  # every corpus with a folder: out-of-scope drafts must be out of all of them
+    chosen: tuple[str, ...] = ()  # the corpora to draft from
     new_set: bool = False
 
 
@@ -60,22 +61,22 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     unknown = [c for c in corpora if c not in table]
     if unknown:
         raise RagCiError(f"--corpus {', '.join(unknown)}: no such corpus (corpora: {', '.join(table)})")
-    chosen = {name: table[name] for name in (corpora or tuple(table))}
-    folders = corpus_folders(root, chosen)
-    missing = [name for name in chosen if name not in folders]
-    if missing and corpora:
+    folders = corpus_folders(root, table)
+    missing = [name for name in corpora if name not in folders]
+    if missing:
         raise RagCiError(f"corpus {', '.join(missing)} has no folder to read documents from: give it a `path:` "
                          "(relative to rag-ci.yml) or use `corpora_dir:`")
     path = questions_path or root / config.questions
     new_set = not path.exists()
     text = NEW_SET if new_set else path.read_text(encoding="utf-8")
     questions = parse_question_set(text, str(path), set(table), allow_drafts=True)
-    return Sources(config_path, config, table, path, text, questions, read_corpora(folders), new_set)
+    return Sources(config_path, config, table, path, text, questions, read_corpora(folders),
+                   tuple(corpora or table), new_set)
 
 
 def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[DocumentPassages], int]:
-    """The documents cut into passages (and how many were skipped as not text)."""
-    paths = sources.files.paths()
+    """The documents of the chosen corpora cut into passages (and how many were skipped as not text)."""
+    paths = {c: ps for c, ps in sources.files.paths().items() if c in sources.chosen}
     if uncovered_only:
         report = coverage(sources.questions, sources.corpora, paths)
         uncited = set(report.uncited_documents)
@@ -117,6 +118,11 @@ class Outcome:
     output_tokens: int = 0
     cost_usd: float = 0.0
     calls_per_document: dict[str, int] = field(default_factory=dict)
+
+
+def scope_documents(sources: Sources) -> list[DocumentPassages]:
+    """Every text document of every corpus, as what out-of-scope drafts must stay out of."""
+    return [DocumentPassages(c, p, tuple(cut_passages(c, p, text))) for (c, p), text in sorted(sources.files.texts.items())]
 
 
 def _document_terms(sources: Sources) -> dict[str, frozenset[str]]:

@@ -92,7 +92,8 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
     from rag_ci.judges.writer import FAKE_WRITER_MODEL, Writer, check_writer
     from rag_ci.judges.writer import estimate as estimate_plan
     from rag_ci.core.questionset.draft_plan import plan_drafts
-    from rag_ci.question_drafts import documents_to_draft, generate as run_generate, read_sources, summary, writer_config
+    from rag_ci.question_drafts import (documents_to_draft, generate as run_generate, read_sources, scope_documents, summary,
+                                        writer_config)
 
     try:
         sources = read_sources(config_path, questions_path, corpora)
@@ -105,7 +106,8 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
             raise RagCiError("no documents to draft from" + (" (every document is cited: drop --uncovered-only)" if uncovered_only else
                                                             ": the corpora need a folder (`corpora_dir:` or a corpus's `path:`) of text files"))
         plan = plan_drafts(documents, per_document=per_document, adversarial=adversarial, seed=seed,
-                           descriptions={name: spec.description for name, spec in sources.corpora.items()})
+                           descriptions={name: spec.description for name, spec in sources.corpora.items()},
+                           scope=scope_documents(sources))
         if skipped:
             click.echo(f"note: {skipped} document(s) are not text (PDF, images...): no drafts from them", err=True)
         if estimate:

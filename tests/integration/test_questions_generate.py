@@ -128,3 +128,41 @@ def test_a_real_provider_drafts_over_http_with_retries_and_the_estimate_bounds_i
     _, drafts = drafts_of(example)
     assert drafts and {d.provenance.writer for d in drafts} == {"openai-compatible:meta-llama/Llama-3.1-8B-Instruct"}
     assert all(set(d.doc_id) <= {"du3"} for d in drafts)
+
+
+def test_uncovered_only_drafts_for_the_documents_no_question_cites(example):
+    config = str(example / "rag-ci.yml")
+    nothing = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress")
+    assert nothing.exit_code == 2 and "every document is cited" in nothing.output  # the example cites all 25
+    (example / "corpora" / "du3" / "docs" / "led-codes.md").write_text(
+        "# LED codes (DU-3)\n\nThree green LEDs mean the PowerPack 625 holds more than 70 percent charge. "
+        "A red LED blinking twice means error E-31, a loose battery contact.\n")
+    result = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress",
+                    "--per-document", "2")
+    assert result.exit_code == 0, result.output
+    _, drafts = drafts_of(example)
+    assert {d.sources for d in drafts if not d.is_refusal} == {("du3/led-codes.md",)}
+    assert any(d.is_refusal for d in drafts)
+
+
+def test_out_of_scope_drafts_of_one_corpus_stay_out_of_every_corpus(example):
+    from rag_ci.core.questionset.draft_plan import plan_drafts
+    from rag_ci.question_drafts import documents_to_draft, read_sources, scope_documents
+
+    sources = read_sources(example / "rag-ci.yml", corpora=("du3",))
+    documents, _ = documents_to_draft(sources, uncovered_only=False)
+    assert {d.corpus for d in documents} == {"du3"}
+    plan = plan_drafts(documents, per_document=1, adversarial=0.25, seed=0, descriptions={}, scope=scope_documents(sources))
+    context = next(j for j in plan.jobs if j.kind == "out_of_scope").context
+    assert [line.split("'")[1] for line in context] == ["du2", "du3"]  # what both manuals cover is in scope
+
+
+def test_a_writer_failing_on_every_call_ends_with_exit_2_and_writes_nothing(example, fake_judge):
+    server = fake_judge("openai-compatible", always_fault="400")
+    config = example / "rag-ci.yml"
+    config.write_text(config.read_text() + f"writer: {{provider: openai-compatible, model: meta-llama/Llama-3.1-8B-Instruct, "
+                                           f"base_url: '{server.base_url}'}}\n")
+    before = (example / "questions.yml").read_text()
+    result = invoke("questions", "generate", "--config", str(config), "--corpus", "du2", "--per-document", "1", "--no-progress")
+    assert result.exit_code == 2 and "the writer failed on every job" in result.output and "HTTP 400" in result.output
+    assert (example / "questions.yml").read_text() == before

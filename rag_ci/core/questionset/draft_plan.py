@@ -148,8 +148,9 @@ def _closest_passages(a: DocumentPassages, b: DocumentPassages) -> tuple[Passage
 
 
 def plan_drafts(documents: Sequence[DocumentPassages], *, per_document: int, adversarial: float, seed: int,
-                descriptions: Mapping[str, str]) -> Plan:
-    """The jobs for these documents; `descriptions`: corpus -> what it holds (out-of-scope context)."""
+                descriptions: Mapping[str, str], scope: Sequence[DocumentPassages] | None = None) -> Plan:
+    """The jobs for these documents; `descriptions`: corpus -> what it holds, and `scope`: every
+    corpus's documents (default: these), the out-of-scope drafts' context: what all corpora cover."""
     documents = [d for d in sorted(documents, key=lambda d: (d.corpus, d.path)) if d.passages]
     rng = random.Random(seed)
     pairs = same_topic_pairs(documents)
@@ -185,7 +186,7 @@ def plan_drafts(documents: Sequence[DocumentPassages], *, per_document: int, adv
                         rng.choice(EVOLUTIONS["cross_corpus"]), (pa, pb)))
     if wanted["out_of_scope"]:
         jobs.append(Job("out_of_scope", "out_of_scope", wanted["out_of_scope"], EVOLUTIONS["out_of_scope"][0],
-                        scope=scope_lines(documents, descriptions)))
+                        scope=scope_lines(documents if scope is None else scope, descriptions)))
     return Plan(jobs=tuple(jobs), documents=len(documents), wanted=wanted)
 
 
