@@ -69,7 +69,8 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     path = questions_path or root / config.questions
     new_set = not path.exists()
     text = NEW_SET if new_set else path.read_text(encoding="utf-8")
-    questions = parse_question_set(text, str(path), set(table), allow_drafts=True)
+    questions = (QuestionSet(version=1, questions=(), source=str(path)) if new_set
+                 else parse_question_set(text, str(path), set(table), allow_drafts=True))
     return Sources(config_path, config, table, path, text, questions, read_corpora(folders),
                    tuple(corpora or table), new_set)
 

@@ -111,6 +111,7 @@ def _writer_model_class() -> type:
     from rag_ci.judges.env import prepare_deepeval_environment
 
     prepare_deepeval_environment()
+    import deepeval.synthesizer.synthesizer  # noqa: F401 - imported here once, not by every job's thread at once
     from deepeval.models import DeepEvalBaseLLM
 
     class _WriterModel(DeepEvalBaseLLM):
