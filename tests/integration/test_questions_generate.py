@@ -166,3 +166,14 @@ def test_a_writer_failing_on_every_call_ends_with_exit_2_and_writes_nothing(exam
     result = invoke("questions", "generate", "--config", str(config), "--corpus", "du2", "--per-document", "1", "--no-progress")
     assert result.exit_code == 2 and "the writer failed on every job" in result.output and "HTTP 400" in result.output
     assert (example / "questions.yml").read_text() == before
+
+
+def test_a_question_set_that_does_not_exist_yet_is_started_with_the_drafts(example):
+    (example / "questions.yml").unlink()
+    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--corpus", "du2",
+                    "--per-document", "1", "--no-progress")
+    assert result.exit_code == 0, result.output
+    questions, drafts = drafts_of(example)
+    assert questions.version == 1 and drafts == list(questions.questions) and len(drafts) >= 10
+    # nothing cites the corpus yet: drafts name documents by their path in the corpus folder
+    assert all(s.startswith("du2/docs/") for d in drafts for s in d.sources)
