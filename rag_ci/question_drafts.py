@@ -118,6 +118,8 @@ class Outcome:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    # Writer calls (answered) by what they drafted: each document's own jobs, or the two kinds
+    # that belong to no single document ("cross-corpus", "out-of-scope").
     calls_per_document: dict[str, int] = field(default_factory=dict)
 
 
@@ -145,9 +147,9 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
 
     def done(job, result) -> None:
         bar.advance("pass" if result.error is None else "error")
-        for passage in job.passages[:1] or ():
-            name = f"{passage.corpus}/{passage.path}"
-            outcome.calls_per_document[name] = outcome.calls_per_document.get(name, 0) + result.meter.calls
+        name = (f"{job.passages[0].corpus}/{job.passages[0].path}" if job.kind in ("document", "vague")
+                else job.kind.replace("_", "-"))
+        outcome.calls_per_document[name] = outcome.calls_per_document.get(name, 0) + result.meter.calls
 
     try:
         results = asyncio.run(writer.write(plan, on_job=done))
@@ -192,9 +194,13 @@ def summary(outcome: Outcome, questions_path: Path) -> list[str]:
     adversarial = sum(n for k, n in kinds.items() if k in ADVERSARIAL)
     total = len(outcome.added)
     per_document = outcome.calls / plan.documents if plan.documents else 0.0
+    own = [n for name, n in outcome.calls_per_document.items() if name not in ("cross-corpus", "out-of-scope")]
     lines = [
         f"writer {outcome.writer}: {outcome.calls} calls, {outcome.input_tokens + outcome.output_tokens:,} tokens, "
         f"${outcome.cost_usd:.4f}; {per_document:.1f} calls per document ({plan.documents} documents, {len(plan.jobs)} jobs)",
+        f"calls by what they drafted: {min(own, default=0)}-{max(own, default=0)} per document of its own drafts"
+        + "".join(f", {outcome.calls_per_document[k]} for the {k} drafts" for k in ("cross-corpus", "out-of-scope")
+                  if k in outcome.calls_per_document),
         f"asked for {plan.total} drafts, DeepEval returned {outcome.returned}"
         + (f"; {len(outcome.failed_jobs)} job(s) failed: {next(iter(outcome.failed_jobs.values()))}" if outcome.failed_jobs else ""),
         f"added {total}: " + ", ".join(f"{kinds.get(k, 0)} {k.replace('_', '-')}" for k in
