@@ -43,6 +43,8 @@ def test_keywords_are_salient_terms_of_the_reference_found_verbatim_in_the_passa
         "2 A", "6.5 hours", "PowerPack 400")
     # "7 hours" and "Lumen Tool" are not in the passage: only a word of it is left
     assert pick_keywords("It takes 7 hours with the Lumen Tool.", [passage]) == ("hours",)
+    can = "The PowerPack 625 communicate over a CAN bus with a bit rate of 500 kbit/s, at least 3 revolutions."
+    assert pick_keywords(can, [can]) == ("500 kbit/s", "3 revolutions", "CAN", "PowerPack 625")  # "625 communicate" is no unit
     cross = pick_keywords("DU-2: 400 Wh; DU-3: 625 Wh.", ["a 36 V battery of 400 Wh", "a 48 V battery of 625 Wh"])
     assert set(cross) == {"400 Wh", "625 Wh"}  # one from each corpus's passage
     assert 2 <= len(pick_keywords("Hold MODE and MINUS on the D1 display for 8 seconds.",

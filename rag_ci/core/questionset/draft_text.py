@@ -36,12 +36,22 @@ _NAME = re.compile(r"(?<![\w-])[A-Z][a-z][\w-]*(?:\s+(?:[A-Z][a-z][\w-]*|\d+))+(
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]")
 
 
+_UNIT_WORDS = frozenset("percent per cent degree degrees bar psi".split())
+
+
 def _units_ok(candidate: str) -> str:
-    """A number's unit must be a unit, not the next word ("400 in" -> "400")."""
+    """A number's unit must be a unit, not the next word ("400 in", "625 communicate" -> the number):
+    a symbol or short unit (V, Wh, km, rpm, kbit/s, °C), a counted plural (hours, revolutions), or a
+    measure word (percent)."""
     match = re.match(r"^([\d.,]+)\s?(.*)$", candidate)
-    if match and match.group(2) in _STOP:
+    if not match or not match.group(2) or match.group(2).startswith(("-", "°", "%")):
+        return candidate
+    unit = match.group(2)
+    if unit in _STOP:
         return match.group(1)
-    return candidate
+    if len(unit.split("/")[0]) <= 4 or unit.lower() in _UNIT_WORDS or (unit.endswith("s") and unit.islower()):
+        return candidate
+    return match.group(1)
 
 
 def keyword_candidates(reference: str) -> tuple[list[str], list[str]]:
@@ -54,8 +64,14 @@ def keyword_candidates(reference: str) -> tuple[list[str], list[str]]:
         for match in pattern.finditer(reference):
             term = _units_ok(match.group().strip())
             words = term.split()
-            # "The Lumen" is no name; "CAN" (a code) is no stop word.
-            if not term or (len(words) > 1 and words[0].lower() in _STOP):
+            # "The PowerPack 625" is "PowerPack 625", "The Lumen" no name at all; "CAN" (a code) is no stop word.
+            while len(words) > 1 and words[0].lower() in _STOP:
+                words = words[1:]
+            if pattern is _NAME:
+                if len(words) < 2:
+                    continue
+                term = " ".join(words)
+            if not term:
                 continue
             tier = 3 if pattern is _NUMBER_UNIT and re.fullmatch(r"[\d.,]+", term) else (_NUMBER_UNIT, _CODE, _NAME).index(pattern)
             tiers[tier].append(term)
