@@ -29,6 +29,8 @@ from rag_ci.core.questionset.routing import route, routing_leaks
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.questionset.shards import select_shard, shard_label
 from rag_ci.core.scoring.verdict import broken_run_reason, failure_stage, question_verdict
+from rag_ci.core.questionset.documents import DocumentIndex
+from rag_ci.corpus_files import corpus_folders, read_corpora
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.project import Project
 from rag_ci.progress import make_progress
@@ -255,6 +257,12 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         print(f"[rag-ci] resume: {len(kept)} questions already done, {len(todo)} to go", file=sys.stderr)
 
     redact = run_redactor(config, context)
+    # The documents as they are for this run: what each question's sources name (DESIGN §2a).
+    try:
+        documents = read_corpora(corpus_folders(project.root, project.corpora)).index
+    except RagCiError as exc:  # the RAG never reads these folders: say so, run without the fingerprints
+        print(f"[rag-ci] warning: {exc}; the documents' fingerprints are not recorded", file=sys.stderr)
+        documents = DocumentIndex(())
     if judge is None and config.judge_enabled:
         from rag_ci.judges.build import build_judge
 
@@ -318,7 +326,9 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
             await judge.aclose()
         journal.close(remove=False)
 
-    ordered = [records[q.id] for q in questions if q.id in records]
+    by_id = {q.id: q for q in questions}
+    ordered = [records[q.id].model_copy(update={"source_fingerprints": documents.fingerprints(by_id[q.id].sources)})
+               for q in questions if q.id in records]
     generators = sorted({m for m in [config.target.generator_model, *replay.generators] if m})
     meta = RunMeta(
         rag_ci_version=__version__,
@@ -341,6 +351,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         diagnostics=diagnostics[-4000:] if diagnostics else None,
         # Mostly errors: kept for diagnosis, but never compared, never a baseline (docs/gate.md).
         broken=broken_run_reason(ordered, config.gate.max_error_rate),
+        corpus_fingerprints=documents.corpus_fingerprints(),
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(output, result)

@@ -38,6 +38,7 @@ _SAME: dict[str, str] = {
     "pr_number": "pull request",
     "target_kind": "target kind",
     "question_ids": "question ids",
+    "corpus_fingerprints": "documents of the corpora",
 }
 
 
@@ -106,7 +107,7 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
         for field, words in _SAME.items():
             mine, theirs = _value(result.meta, field), _value(first.meta, field)
             if mine != theirs:
-                detail = "" if field in ("judge", "question_ids", "metric_thresholds") else f": {_short(theirs)} vs {_short(mine)}"
+                detail = "" if field in ("judge", "question_ids", "metric_thresholds", "corpus_fingerprints") else f": {_short(theirs)} vs {_short(mine)}"
                 raise MergeError(f"{first_label} and {label} differ in {words}{detail}; shards of one run must agree")
 
     # 3. Every question answered once, in its own shard, and none missing.

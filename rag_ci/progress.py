@@ -23,8 +23,8 @@ class SilentProgress:
 class LineProgress:
     """One line every 10% or 10 seconds: readable in a CI log, no control characters."""
 
-    def __init__(self, total: int, stream: TextIO, label: str = "questions"):
-        self.total, self.stream, self.label = total, stream, label
+    def __init__(self, total: int, stream: TextIO, label: str = "questions", failures: str = "not passing"):
+        self.total, self.stream, self.label, self.failures = total, stream, label, failures
         self.done = self.failed = 0
         self._last_line = time.monotonic()
         self._last_decile = -1
@@ -35,18 +35,18 @@ class LineProgress:
         decile = self.done * 10 // max(self.total, 1)
         if decile != self._last_decile or time.monotonic() - self._last_line > 10 or self.done == self.total:
             self._last_decile, self._last_line = decile, time.monotonic()
-            print(f"[rag-ci] {self.done}/{self.total} {self.label} ({self.failed} not passing)", file=self.stream, flush=True)
+            print(f"[rag-ci] {self.done}/{self.total} {self.label} ({self.failed} {self.failures})", file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
 
 
 class RichProgress:
-    def __init__(self, total: int, label: str = "questions"):
+    def __init__(self, total: int, label: str = "questions", failures: str = "not passing"):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
 
         self.failed = 0
-        self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]} not passing"), TimeElapsedColumn(), transient=False)
+        self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]} " + failures), TimeElapsedColumn(), transient=False)
         self._task = self._bar.add_task(label, total=total, failed=0)
         self._bar.start()
 
@@ -58,10 +58,11 @@ class RichProgress:
         self._bar.stop()
 
 
-def make_progress(total: int, enabled: bool, stream: TextIO | None = None) -> Progress:
+def make_progress(total: int, enabled: bool, stream: TextIO | None = None, label: str = "questions",
+                  failures: str = "not passing") -> Progress:
     stream = stream or sys.stderr
     if not enabled:
         return SilentProgress()
     if stream.isatty():
-        return RichProgress(total)
-    return LineProgress(total, stream)
+        return RichProgress(total, label, failures)
+    return LineProgress(total, stream, label, failures)

@@ -38,38 +38,39 @@ config_option = click.option(
 @click.command(epilog=EXIT_CODES)
 @config_option
 @click.option("--coverage", "show_coverage", is_flag=True,
-              help="Also report corpora and documents (of corpora_dir) no question cites, and thin tags.")
+              help="Also report corpora and documents (of corpora_dir, or a corpus's path:) no question cites, and thin tags.")
 @click.option("--min-tag-questions", type=click.IntRange(1), default=3, show_default=True,
               help="With --coverage: a tag with fewer questions than this is reported.")
 @user_errors
 def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> None:
     """Check the config, the question set and the routing, without calling anything.
 
-    Drafts (`status: draft`, from `rag-ci questions import`) are refused and listed."""
+    Drafts (`status: draft`, from `rag-ci questions import` or `generate`) are refused and
+    listed, machine-written ones with their writer. Questions citing a document that no
+    longer exists are warned about."""
+    from rag_ci.core.questionset.documents import missing_citations
+    from rag_ci.corpus_files import corpus_folders, read_corpora
     from rag_ci.project import load_project
 
     project = load_project(config_path)
     questions = project.questions.questions
     cross = sum(1 for q in questions if len(q.doc_id) > 1)
     refusals = sum(1 for q in questions if q.is_refusal)
+    written = sum(1 for q in questions if q.provenance is not None)
     click.echo(
         f"ok: {len(questions)} questions (v{project.questions.version}, {project.questions.content_hash}), "
-        f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope; "
-        f"target {project.config.target.kind}; judge {project.config.judge.provider}"
+        f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope"
+        + (f", {written} machine-written and reviewed" if written else "")
+        + f"; target {project.config.target.kind}; judge {project.config.judge.provider}"
     )
+    files = read_corpora(corpus_folders(project.root, project.corpora), content=False)  # names only
+    for qid, source in missing_citations(((q.id, q.sources) for q in questions), files.index):
+        click.echo(f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
+                   f"matches (removed or renamed?): its reference may be stale", err=True)
     if show_coverage:
         from rag_ci.core.questionset.coverage import coverage, render_coverage
 
-        documents = {name: _corpus_documents(Path(spec.path)) for name, spec in project.corpora.items() if spec.path}
-        click.echo(render_coverage(coverage(project.questions, project.corpora, documents, min_tag_questions)))
-
-
-def _corpus_documents(folder: Path) -> list[str]:
-    """The documents of a corpus folder (corpora_dir), as paths inside it; config.yml and hidden files aside."""
-    return sorted(
-        p.relative_to(folder).as_posix() for p in folder.rglob("*")
-        if p.is_file() and p.name != "config.yml" and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+        click.echo(render_coverage(coverage(project.questions, project.corpora, files.paths(), min_tag_questions)))
 
 
 def _history(history_file: Path | None) -> History:

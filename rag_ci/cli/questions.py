@@ -1,4 +1,9 @@
-"""`rag-ci questions import LOG.jsonl`: real questions enter the set as drafts (docs/questions.md)."""
+"""`rag-ci questions ...`: the question set's own life (docs/questions.md).
+
+`import LOG.jsonl` adds real questions as drafts; `generate` drafts questions from the
+corpora with a writer model; `review` writes the page a human approves, edits or rejects
+drafts on; `apply FILE` merges what the page exported.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from rag_ci.errors import RagCiError
 
 @click.group("questions")
 def questions() -> None:
-    """Grow the question set from real questions."""
+    """Grow the question set: from real questions, or drafted from the corpora and reviewed."""
 
 
 @questions.command("import")
@@ -52,3 +57,134 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
     if result.added:
         click.echo("Fill in reference, doc_id and sources, then remove `status: draft`: "
                    "`rag-ci validate` refuses drafts and lists them.")
+
+
+_questions_option = click.option("--questions", "questions_path", type=click.Path(dir_okay=False, path_type=Path),
+                                 help="The questions.yml to use (instead of the config's).")
+_config_option = click.option("--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml",
+                              show_default=True, help="rag-ci.yml (corpora, judge, writer, question set).")
+
+
+@questions.command("generate")
+@_config_option
+@click.option("--writer", "writer_spec", metavar="PROVIDER:MODEL[@BASE_URL]",
+              help="The model that drafts (instead of rag-ci.yml's `writer:`), e.g. openai:gpt-4.1-mini-2025-04-14; "
+                   "`fake` drafts offline with a fixed policy (a dry run). Never of the judge's family.")
+@click.option("--per-document", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Drafts per document (plain, misspelt or vague).")
+@click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Only this corpus (repeatable; default: all).")
+@click.option("--uncovered-only", is_flag=True, help="Only the documents no question cites (as `validate --coverage` lists them).")
+@click.option("--adversarial", type=click.FloatRange(0, 1), default=0.25, show_default=True,
+              help="At least this share of the drafts is adversarial: misspelt, vague, out of scope, cross-corpus.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the mix, the evolutions and the typos.")
+@_questions_option
+@click.option("--estimate", is_flag=True, help="Print the writer calls, tokens and dollars it would take; call nothing.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress on stderr.")
+@user_errors
+def generate(config_path: Path, writer_spec: str | None, per_document: int, corpora: tuple[str, ...], uncovered_only: bool,
+             adversarial: float, seed: int, questions_path: Path | None, estimate: bool, progress: bool) -> None:
+    """Draft questions from the corpora's documents with a writer model, through DeepEval's
+    Synthesizer, and append them to the question set as drafts (`status: draft`), each with
+    doc_id, sources, reference, keywords, tags and provenance. A writer of the judge's family
+    is refused before any call. `validate` refuses the drafts until they are reviewed."""
+    from rag_ci.judges.build import model_price
+    from rag_ci.judges.providers import provider_spec
+    from rag_ci.judges.writer import FAKE_WRITER_MODEL, Writer, check_writer
+    from rag_ci.judges.writer import estimate as estimate_plan
+    from rag_ci.core.questionset.draft_plan import plan_drafts
+    from rag_ci.question_drafts import (documents_to_draft, generate as run_generate, read_sources, scope_documents, summary,
+                                        writer_config)
+
+    try:
+        sources = read_sources(config_path, questions_path, corpora)
+        writer_cfg = writer_config(sources.config, writer_spec)
+        check = check_writer(sources.config, writer_cfg)  # before anything is called
+        for warning in check.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        documents, skipped = documents_to_draft(sources, uncovered_only)
+        if not documents:
+            raise RagCiError("no documents to draft from" + (" (every document is cited: drop --uncovered-only)" if uncovered_only else
+                                                            ": the corpora need a folder (`corpora_dir:` or a corpus's `path:`) of text files"))
+        plan = plan_drafts(documents, per_document=per_document, adversarial=adversarial, seed=seed,
+                           descriptions={name: spec.description for name, spec in sources.corpora.items()},
+                           scope=scope_documents(sources))
+        if skipped:
+            click.echo(f"note: {skipped} document(s) are not text (PDF, images...): no drafts from them", err=True)
+        if estimate:
+            priced = writer_cfg.model_copy(update={"model": writer_cfg.model or FAKE_WRITER_MODEL})
+            result = estimate_plan(plan, model_price(priced, provider_spec(priced.provider), role="writer"))
+            click.echo(f"{plan.total} drafts from {plan.documents} documents in {len(plan.jobs)} jobs: "
+                       f"{result.calls:,} writer calls (up to {result.max_calls:,} if DeepEval's filtration rewrites "
+                       f"every question), ~{result.input_tokens + result.output_tokens:,} tokens, ~${result.cost_usd:.2f} "
+                       f"(up to ~${result.max_cost_usd:.2f}) with {check.label}; nothing was called")
+            return
+        outcome = run_generate(sources, plan, Writer(writer_cfg, check), seed=seed, progress=progress)
+    except UnicodeDecodeError as exc:
+        raise UserError(str(exc)) from None
+    for line in summary(outcome, sources.questions_path):
+        click.echo(line)
+
+
+@questions.command("review")
+@_config_option
+@_questions_option
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default="rag-ci-review", show_default=True,
+              help="Folder to write review.html into.")
+@user_errors
+def review(config_path: Path, questions_path: Path | None, out_dir: Path) -> None:
+    """Write a static page listing each draft beside the passage it was drafted from, to
+    approve, edit (question, reference, keywords) or reject; it saves reviewed.yml, which
+    `rag-ci questions apply` merges."""
+    from rag_ci.core.review.draft_page import PAGE_FILE, REVIEWED_FILE, render_draft_page
+    from rag_ci.core.review.draft_review import review_entries
+    from rag_ci.question_drafts import passages_by_hash, read_sources
+    from rag_ci.storage import write_text_atomic
+
+    try:
+        sources = read_sources(config_path, questions_path)
+    except UnicodeDecodeError as exc:
+        raise UserError(str(exc)) from None
+    if sources.new_set:
+        raise UserError(f"question set not found: {sources.questions_path}")
+    documents = {f"{c}/{p}": text for (c, p), text in sources.files.texts.items()}
+    entries = review_entries(sources.questions, passages_by_hash(sources.files), documents)
+    if not entries:
+        click.echo(f"no drafts in {sources.questions_path}: nothing to review")
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    page = out_dir / PAGE_FILE
+    write_text_atomic(page, render_draft_page(entries, sources.questions_path.name))
+    click.echo(f"{len(entries)} drafts to review: open {page}, decide, save {REVIEWED_FILE}, then "
+               f"`rag-ci questions apply {REVIEWED_FILE}`")
+
+
+@questions.command("apply")
+@click.argument("reviewed", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_config_option
+@_questions_option
+@user_errors
+def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> None:
+    """Merge the review page's reviewed.yml into the question set: approved drafts take their
+    edits and lose `status: draft`, rejected ones are removed, undecided ones stay drafts."""
+    from rag_ci.core.questionset.questions import parse_question_set
+    from rag_ci.core.review.draft_review import apply_reviewed, parse_reviewed
+    from rag_ci.question_drafts import read_sources
+    from rag_ci.storage import write_text_atomic
+
+    try:
+        decisions = parse_reviewed(reviewed.read_text(encoding="utf-8"), str(reviewed))
+        sources = read_sources(config_path, questions_path)
+    except UnicodeDecodeError as exc:
+        raise UserError(str(exc)) from None
+    if sources.new_set:
+        raise UserError(f"question set not found: {sources.questions_path}")
+    drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
+    result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed))
+    # Still a valid set (drafts allowed): an edit never leaves questions.yml unreadable.
+    parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
+    if result.approved or result.rejected:
+        write_text_atomic(sources.questions_path, result.text)
+    click.echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
+               f"{len(result.undecided)} still drafts, in {sources.questions_path}")
+    if result.approved:
+        click.echo("Bump `version` in the question set when references changed; `rag-ci validate` checks the rest.")

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rag_ci.core.questionset.config import Config, JudgeConfig
+from rag_ci.core.questionset.config import Config, JudgeConfig, ModelConfig
 from rag_ci.errors import RagCiError
 from rag_ci.judges.families import FAKE_FAMILY, canonical_family, check_families, family_of
 from rag_ci.judges.pinning import alias_problem
@@ -30,8 +30,8 @@ __all__ = ["build_judge", "judge_family", "parse_judge_option", "validate_judge"
 _JUDGE_OPTION = re.compile(r"^(?P<provider>[a-z][a-z-]*)(?::(?P<model>.+?))?(?:@(?P<url>https?://\S+))?$")
 
 
-def parse_judge_option(value: str) -> dict[str, Any]:
-    """`--judge PROVIDER:MODEL[@BASE_URL]` → JudgeConfig fields.
+def parse_judge_option(value: str, option: str = "--judge") -> dict[str, Any]:
+    """`--judge PROVIDER:MODEL[@BASE_URL]` → JudgeConfig fields (also `--writer`'s: `option`).
 
     Model ids may contain ':' (Ollama tags, Bedrock ids), so only the first ':'
     separates the provider, and only an '@' followed by http(s):// starts the URL.
@@ -44,31 +44,32 @@ def parse_judge_option(value: str) -> dict[str, Any]:
              "ollama:qwen2.5:7b-instruct, openai-compatible:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1, none, "
              "or fake (a dry run)")
     if not match:
-        raise RagCiError(f"--judge {value!r}: {usage}")
+        raise RagCiError(f"{option} {value!r}: {usage}")
     provider, model, url = match.group("provider"), match.group("model"), match.group("url")
     if provider in ("none", "fake"):
         if model or url:
-            raise RagCiError(f"--judge {value!r}: '{provider}' takes no model")
+            raise RagCiError(f"{option} {value!r}: '{provider}' takes no model")
         return {"provider": provider, "model": None, "base_url": None, "family": None, "prices": None}
     provider_spec(provider)  # unknown provider → RagCiError listing the known ones
     if not model:
-        raise RagCiError(f"--judge {value!r}: the model is missing; {usage}")
+        raise RagCiError(f"{option} {value!r}: the model is missing; {usage}")
     return {"provider": provider, "model": model, "base_url": url, "family": None, "prices": None}
 
 
-def judge_family(judge: JudgeConfig) -> str:
-    """The judge's family (override first); RagCiError when unknown."""
+def judge_family(judge: ModelConfig, role: str = "judge") -> str:
+    """The judge's family (override first); RagCiError when unknown. `role`: "writer" for the writer."""
     if judge.family:
         family = canonical_family(judge.family)
         if family == FAKE_FAMILY and judge.provider != "fake":
-            raise RagCiError(f"judge.family '{judge.family}' is the fake judge's (--judge fake); a real judge model "
+            raise RagCiError(f"{role}.family '{judge.family}' is the fake {role}'s (--{role} fake); a real {role} model "
                              f"cannot claim it: name the lab that trained '{judge.model}'")
         return family
     family = family_of(judge.model or "")
     if family is None:
+        other = "the generator's" if role == "judge" else "the judge's"
         raise RagCiError(
-            f"rag-ci does not know which family the judge model '{judge.model}' belongs to; set `judge.family` "
-            f"in rag-ci.yml (e.g. meta, alibaba, mistral, openai) so it can be kept apart from the generator's"
+            f"rag-ci does not know which family the {role} model '{judge.model}' belongs to; set `{role}.family` "
+            f"in rag-ci.yml (e.g. meta, alibaba, mistral, openai) so it can be kept apart from {other}"
         )
     return family
 
@@ -107,20 +108,20 @@ def _validate_fake(judge: JudgeConfig) -> str:
     return FAKE_FAMILY
 
 
-def _api_key(judge: JudgeConfig, spec: ProviderSpec, env: Mapping[str, str]) -> str | None:
+def api_key(judge: ModelConfig, spec: ProviderSpec, env: Mapping[str, str], role: str = "judge") -> str | None:
     name = judge.api_key_env or spec.api_key_env
     if name is None:
         return None
     key = env.get(name)
     if not key and (spec.key_required or judge.api_key_env):
         raise RagCiError(
-            f"judge provider '{spec.name}' needs an API key in the environment variable {name}, which is not set"
-            + ("" if judge.api_key_env else " (or name another variable with `judge.api_key_env`)")
+            f"{role} provider '{spec.name}' needs an API key in the environment variable {name}, which is not set"
+            + ("" if judge.api_key_env else f" (or name another variable with `{role}.api_key_env`)")
         )
     return key or None
 
 
-def _price(judge: JudgeConfig, spec: ProviderSpec) -> Price:
+def model_price(judge: ModelConfig, spec: ProviderSpec, role: str = "judge") -> Price:
     override = Price(judge.prices.input_per_mtok, judge.prices.output_per_mtok) if judge.prices else None
     if spec.name == "ollama" and override is None:
         return Price(0.0, 0.0)
@@ -132,8 +133,8 @@ def _price(judge: JudgeConfig, spec: ProviderSpec) -> Price:
     price = resolve_price(judge.model or "", override=override, self_hosted=spec.self_hosted, fallback=fallback)
     if price is None:
         raise RagCiError(
-            f"rag-ci has no price for judge model '{judge.model}', so judge cost cannot be reported; set "
-            f"`judge.prices: {{input_per_mtok: ..., output_per_mtok: ...}}` (USD per million tokens; 0 to skip)"
+            f"rag-ci has no price for {role} model '{judge.model}', so {role} cost cannot be reported; set "
+            f"`{role}.prices: {{input_per_mtok: ..., output_per_mtok: ...}}` (USD per million tokens; 0 to skip)"
         )
     return price
 
@@ -152,8 +153,8 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     assert family is not None and judge.model is not None
     spec = provider_spec(judge.provider)
     spec.ensure_installed()
-    api_key = _api_key(judge, spec, os.environ if env is None else env)
-    price = _price(judge, spec)
+    key = api_key(judge, spec, os.environ if env is None else env)
+    price = model_price(judge, spec)
 
     from rag_ci.judges.cache import VerdictCache
     from rag_ci.judges.fake import FakeJudgeScorer
@@ -168,7 +169,7 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     specs = metric_specs(config.metric_configs())
     fingerprint = build_fingerprint(judge, specs)
     settings = ProviderSettings(model=judge.model, temperature=judge.temperature, base_url=judge.base_url,
-                                api_key=api_key, timeout_s=judge.timeout_s)
+                                api_key=key, timeout_s=judge.timeout_s)
     policy = RetryPolicy(max_retries=judge.max_retries, backoff_s=judge.backoff_s, timeout_s=judge.timeout_s,
                          max_wait_s=judge.max_wait_s)
     client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price,

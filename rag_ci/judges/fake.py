@@ -31,6 +31,9 @@ different verdicts:
 - equivalence (rag-ci's `reuse_equivalent_answers` question): the same facts when both
   answers have exactly the same terms.
 
+DeepEval's Synthesizer prompts (`rag-ci questions generate --writer fake`) go to the fake
+writer's policy, rag_ci.judges.fake_writer.WriterPolicy.
+
 A seeded *flipper* can invert GEval scores with a probability, deterministically
 per (prompt, occurrence), whatever order concurrent requests arrive in.
 """
@@ -48,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_ci.judges.families import FAKE_FAMILY  # noqa: F401 (its family: never checked, never claimed)
+from rag_ci.judges.fake_writer import WRITER_KINDS, WriterPolicy, writer_prompt_kind
 from rag_ci.judges.scorer import DeepEvalJudgeScorer
 
 STOP = frozenset("""
@@ -133,8 +137,12 @@ class JudgePolicy:
     seed: int = 0
     _seen: Counter = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    writer: WriterPolicy = field(default_factory=WriterPolicy)
 
     def kind(self, prompt: str) -> str:
+        written = writer_prompt_kind(prompt)
+        if written is not None:
+            return written
         if "state exactly the same facts as the baseline answer" in prompt:
             return "equivalence"
         if "STRICTLY EITHER 1" in prompt:
@@ -161,6 +169,11 @@ class JudgePolicy:
 
     def answer(self, prompt: str) -> dict[str, Any]:
         kind = self.kind(prompt)
+        if kind in WRITER_KINDS:
+            try:
+                return self.writer.answer(kind, prompt)
+            except ValueError as exc:  # a marker missing: DeepEval changed the prompt
+                raise UnknownPrompt(f"{kind}: {exc}") from None
         return getattr(self, f"_{kind}")(prompt)
 
     # -- extraction --------------------------------------------------------

@@ -1,20 +1,16 @@
 """The audit labelling page in headless Chromium: clicks become a labels.yml that calibrate reads.
 
-Needs Chromium (/usr/bin/chromium, or $CHROMIUM) and Node. playwright-core (the npm package,
-no bundled browser) is installed once into a cache folder ($RAG_CI_TEST_CACHE, default
-~/.cache/rag-ci-tests), bounded in time; every missing piece skips the test with the reason.
+Needs Chromium and Node; browser_setup.playwright_folder says how, and skips with the reason.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
+from browser_setup import playwright_folder
 from builders import metric, question, run
 from rag_ci.core.review.audit import draw_sample
 from rag_ci.core.review.audit_page import render_audit_page
@@ -25,23 +21,6 @@ SCRIPT = Path(__file__).parent / "browser" / "label_audit_page.js"
 JUDGE = JudgeFingerprint(provider="openai", model="gpt-4o-mini-2024-07-18", temperature=0.0, deepeval_version="3",
                          metrics={"correctness": {}, "completeness": {}}, prompt_hash="p")
 HOSTILE = '</script><script>window.alert("pwned")</script><img src=x onerror=alert(1)>'
-
-
-def playwright_folder() -> Path:
-    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    if not Path(chromium).exists():
-        pytest.skip(f"no Chromium at {chromium} (apt-get install -y chromium, or set $CHROMIUM)")
-    if not shutil.which("node") or not shutil.which("npm"):
-        pytest.skip("Node.js and npm are needed to drive Chromium with playwright-core")
-    cache = Path(os.environ.get("RAG_CI_TEST_CACHE", Path.home() / ".cache" / "rag-ci-tests")) / "playwright"
-    if not (cache / "node_modules" / "playwright-core").is_dir():
-        cache.mkdir(parents=True, exist_ok=True)
-        try:
-            subprocess.run(["npm", "install", "--prefix", str(cache), "--no-audit", "--no-fund", "--silent", "playwright-core@1"],
-                           check=True, timeout=180, capture_output=True)
-        except (subprocess.SubprocessError, OSError) as exc:
-            pytest.skip(f"could not install playwright-core from npm into {cache}: {exc}")
-    return cache
 
 
 def judged(qid, corpus, ok, answer="ok"):

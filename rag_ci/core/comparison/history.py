@@ -54,6 +54,8 @@ def history_line(result: RunResult, *, run_url: str | None = None, event: str | 
         # re-asked flip): id -> pass rate. PRs need stronger evidence for them (docs/noise.md).
         "flaky": flaky_on_run(result),
         "corpora": {name: round(g.pass_rate, 4) for name, g in sorted(agg.per_corpus.items())},
+        # Each corpus's documents, as one hash: the trend marks the runs where they changed.
+        "corpus_fingerprints": dict(sorted(meta.corpus_fingerprints.items())),
         "accepted": accepted or [],
     }
 
@@ -134,8 +136,17 @@ def trend(entries: list[dict[str, Any]], last: int = 10) -> list[dict[str, Any]]
         entry["delta_pass_rate"] = (
             round(entry["pass_rate"] - previous["pass_rate"], 4) if previous is not None and entry["comparable"] else None
         )
+        entry["documents_changed"] = documents_changed(previous, entry) if previous is not None else []
         out.append(entry)
     return out
+
+
+def documents_changed(previous: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+    """The corpora whose documents differ between two history lines (both must record them)."""
+    before, after = previous.get("corpus_fingerprints"), entry.get("corpus_fingerprints")
+    if not isinstance(before, dict) or not isinstance(after, dict) or not before or not after:
+        return []
+    return sorted(c for c in set(before) | set(after) if before.get(c) != after.get(c))
 
 
 def trend_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -196,6 +207,8 @@ def render_trend_text(entries: list[dict[str, Any]]) -> str:
         change = "—" if delta is None else f"{delta * 100:+.1f} pt"
         if not e.get("comparable", True):
             change = "new set/judge"
+        if e.get("documents_changed"):
+            change += f" (documents: {', '.join(e['documents_changed'])})"
         cost = (e.get("generator_cost_usd") or 0.0) + (e.get("judge_cost_usd") or 0.0)
         p95 = e.get("latency_p95_s")
         rows.append(

@@ -63,6 +63,9 @@ class QuestionChange:
     # evidence that points a failure at retrieval even when hit@k still passes.
     retrieval_evidence: tuple[str, ...] = ()
     question_hash: str | None = None  # this run's (an accepted-file entry names it)
+    # Cited sources whose document changed between baseline and this run (content fingerprints):
+    # the reference may be stale; the question still gates.
+    source_changed: tuple[str, ...] = ()
 
     @property
     def latency_delta_s(self) -> float | None:
@@ -162,7 +165,14 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         old_latency_s=old.latency_s if old else None,
         new_latency_s=new.latency_s if new else None,
         unstable=new.unstable if new is not None else False,
+        source_changed=_changed_sources(old, new) if old is not None and new is not None else (),
     )
+
+
+def _changed_sources(old: QuestionResult, new: QuestionResult) -> tuple[str, ...]:
+    """The sources both runs fingerprinted whose document differs (edited, removed, added)."""
+    before = old.source_fingerprints
+    return tuple(s for s, fingerprint in new.source_fingerprints.items() if s in before and before[s] != fingerprint)
 
 
 _TOP_K = 5  # the default k of the retrieval metrics

@@ -45,7 +45,10 @@ class _Strict(BaseModel):
 
 class CorpusSpec(_Strict):
     description: str = ""
-    path: str | None = None  # folder of the corpus, when scanned from corpora_dir
+    # The corpus's folder of documents: set by the scan of `corpora_dir`, or given in a
+    # `corpora:` table (relative to rag-ci.yml). `validate --coverage`, `questions generate`
+    # and the documents' fingerprints read it; the RAG never sees it.
+    path: str | None = None
 
 
 class _TargetBase(_Strict):
@@ -129,7 +132,11 @@ class JudgePrices(_Strict):
     output_per_mtok: float = Field(ge=0)
 
 
-class JudgeConfig(_Strict):
+class ModelConfig(_Strict):
+    """A model rag-ci calls through its provider layer (rag_ci.judges): the judge, and the
+    writer that drafts questions (`rag-ci questions generate`). Same providers, pinning,
+    retries, concurrency and prices for both."""
+
     provider: Literal["openai", "anthropic", "gemini", "ollama", "openai-compatible", "fake", "none"] = "none"
     model: str | None = None
     temperature: float = Field(0.0, ge=0, le=2)  # the range every provider accepts
@@ -138,16 +145,26 @@ class JudgeConfig(_Strict):
     family: str | None = None
     allow_alias: bool = False
     concurrency: int = Field(8, ge=1, le=256)
-    # Judge calls in flight may grow from `concurrency` up to this while the provider's
+    # Calls in flight may grow from `concurrency` up to this while the provider's
     # rate-limit headers show more than half its request budget left (hosted APIs only).
     concurrency_max: int = Field(32, ge=1, le=256)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(6, ge=0)
     backoff_s: float = Field(0.5, ge=0)  # first retry back-off (doubles per retry) when no Retry-After is sent
-    # Circuit breaker: once no judge call has succeeded for this long, the judge is given up
-    # for the rest of the run and its remaining metrics become `error` at once.
+    # Circuit breaker: once no call has succeeded for this long, the model is given up
+    # for the rest of the run and its remaining calls fail at once.
     max_wait_s: float = Field(300.0, gt=0)
     prices: JudgePrices | None = None
+
+    @model_validator(mode="after")
+    def _model_required(self) -> "ModelConfig":
+        if self.provider not in ("none", "fake") and not self.model:  # the fakes have one model each
+            role = "writer" if isinstance(self, WriterConfig) else "judge"
+            raise ValueError(f"{role}.model is required for provider '{self.provider}'")
+        return self
+
+
+class JudgeConfig(ModelConfig):
     # Human calibration (docs/judges.md): the report warns when the judge's latest
     # calibration is older than this, or its Cohen's kappa below min_kappa.
     calibration_max_age_days: int = Field(180, ge=1)
@@ -156,11 +173,10 @@ class JudgeConfig(_Strict):
     # keeps the baseline's answer verdicts (one binary judge call instead of re-judging).
     reuse_equivalent_answers: bool = False
 
-    @model_validator(mode="after")
-    def _model_required(self) -> "JudgeConfig":
-        if self.provider not in ("none", "fake") and not self.model:  # the fake judge has one model
-            raise ValueError(f"judge.model is required for provider '{self.provider}'")
-        return self
+
+class WriterConfig(ModelConfig):
+    """`writer:` — the model `rag-ci questions generate` drafts questions with (docs/questions.md).
+    Never of the judge's family: a judge grades what its own family wrote more kindly."""
 
 
 class MetricConfig(_Strict):
@@ -226,6 +242,7 @@ class Config(_Strict):
     corpora_dir: str | None = None
     target: TargetConfig
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    writer: WriterConfig | None = None  # drafts questions; never part of a run (docs/questions.md)
     metrics: dict[str, MetricConfig] | None = None
     gate: GateConfig = Field(default_factory=GateConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
@@ -265,7 +282,8 @@ class Config(_Strict):
         return {name: m.threshold for name, m in sorted(self.metric_configs().items())}
 
     def fingerprint(self) -> str:
-        return stable_hash(self.model_dump(mode="json"))
+        # The writer only drafts questions: it changes nothing a run does.
+        return stable_hash(self.model_dump(mode="json", exclude={"writer"}))
 
 
 def parse_config(text: str, filename: str) -> Config:

@@ -1,8 +1,9 @@
 """`rag-ci validate --coverage`: what the question set does not test.
 
-Corpora no question routes to, documents (of a `corpora_dir`) no question cites in its
-`sources`, and tags with fewer than N questions. Each new corpus should come with its
-questions; a corpus or document without any is a blind spot of the gate.
+Corpora no question routes to, documents (of a corpus whose folder is known: `corpora_dir`
+or a corpus's `path:`) no question cites in its `sources` (rag_ci.core.questionset.documents
+says how a source names a document), and tags with fewer than N questions. Each new corpus
+should come with its questions; a corpus or document without any is a blind spot of the gate.
 
 Pure: the question set and the documents' names in, a report out.
 """
@@ -13,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from rag_ci.core.questionset.documents import document_part, names_of
 from rag_ci.core.questionset.questions import QuestionSet
 
 
@@ -29,22 +31,15 @@ class Coverage:
         return not (self.uncited_corpora or self.uncited_documents or self.thin_tags)
 
 
-def _cites(source: str, corpus: str, path: str) -> bool:
-    """A question's source names a document as `corpus/path-in-corpus` or `corpus/file-name`
-    (what the example RAG reports), with an optional `#chunk` or `:line` suffix."""
-    source = source.split("#", 1)[0]
-    names = {f"{corpus}/{path}", f"{corpus}/{path.rsplit('/', 1)[-1]}"}
-    return source in names or source.rsplit(":", 1)[0] in names
-
-
 def coverage(questions: QuestionSet, corpora: Iterable[str], documents: Mapping[str, Iterable[str]],
              min_per_tag: int = 3) -> Coverage:
     """`documents`: corpus -> paths of its documents inside the corpus folder."""
     cited_corpora = {c for q in questions.questions for c in q.doc_id}
-    sources = [s for q in questions.questions for s in q.sources]
+    # The names the sources cite (rag_ci.core.questionset.documents.cites, as one set lookup).
+    cited = {name for q in questions.questions for s in q.sources for name in (s.split("#", 1)[0], document_part(s))}
     uncited_docs = sorted(
         f"{corpus}/{path}" for corpus, paths in documents.items() for path in paths
-        if not any(_cites(s, corpus, path) for s in sources)
+        if not names_of(corpus, path) & cited
     )
     tags = Counter(t for q in questions.questions for t in q.tags)
     return Coverage(

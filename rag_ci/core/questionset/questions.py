@@ -16,6 +16,23 @@ from rag_ci.errors import ValidationError
 QuestionSetVersion = Annotated[int, Field(strict=True, gt=0)] | Annotated[str, Field(strict=True, pattern=r"\S")]
 
 
+class Provenance(BaseModel):
+    """Where a machine-written question came from (`rag-ci questions generate`): the writer
+    model, the day, and the hash of each passage it was drafted from; who reviewed it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    writer: str = Field(min_length=1)  # PROVIDER:MODEL, e.g. openai:gpt-4.1-mini-2025-04-14
+    date: str = Field(min_length=1)  # YYYY-MM-DD
+    passage_hash: tuple[str, ...] = ()  # rag_ci.core.questionset.passages.Passage.hash of each passage
+    reviewed_by: str | None = None  # set by `rag-ci questions apply`
+
+    @field_validator("passage_hash", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value
+
+
 class Question(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -30,6 +47,9 @@ class Question(BaseModel):
     # `rag-ci questions import` adds real questions as drafts: refused in the gated set
     # until a human fills them in and removes the status (docs/questions.md).
     status: Literal["draft"] | None = None
+    # Machine-written questions say by which writer, from which passages (not part of the hash:
+    # reviewing a question does not change what it asks).
+    provenance: Provenance | None = None
 
     @field_validator("question")
     @classmethod
@@ -89,9 +109,13 @@ class QuestionSet(BaseModel):
 
 def draft_todo(question: Question) -> str:
     """What a draft still lacks before it can be gated."""
+    written = (f"machine-written by {question.provenance.writer} on {question.provenance.date}, not yet reviewed: "
+               if question.provenance is not None else "")
     if question.is_refusal:
-        return "check it is out of scope"
+        return written + "check it is out of scope"
     missing = [name for name, value in (("reference", question.reference), ("doc_id", question.doc_id), ("sources", question.sources)) if not value]
+    if written:  # `rag-ci questions review` shows it beside its passage
+        return written + (f"fill {', '.join(missing)}" if missing else "check it against its passage (rag-ci questions review)")
     return f"fill {', '.join(missing)}" if missing else "review it"
 
 
@@ -99,23 +123,25 @@ _TOP_LEVEL = {"version", "questions"}
 _VERSION: TypeAdapter[int | str] = TypeAdapter(QuestionSetVersion)
 
 
-def parse_question_set(text: str, filename: str, known_corpora: set[str] | None = None) -> QuestionSet:
+def parse_question_set(text: str, filename: str, known_corpora: set[str] | None = None, *,
+                       allow_drafts: bool = False) -> QuestionSet:
     """Parse and validate questions.yml; all problems are reported at once.
 
     `known_corpora` is the routing table's corpus names: a `doc_id` outside it is an error.
+    Drafts are an error unless `allow_drafts` (the commands that add or review drafts).
     A valid set is read with the fast loader; only a set with problems is read again with
     the round-trip loader, whose line numbers the messages need.
     """
     fast = load_yaml_fast(text)
     if isinstance(fast, dict):
         try:
-            return _parse_question_set(fast, filename, known_corpora)
+            return _parse_question_set(fast, filename, known_corpora, allow_drafts)
         except ValidationError:
             pass
-    return _parse_question_set(load_yaml(text, filename), filename, known_corpora)
+    return _parse_question_set(load_yaml(text, filename), filename, known_corpora, allow_drafts)
 
 
-def _parse_question_set(root: object, filename: str, known_corpora: set[str] | None) -> QuestionSet:
+def _parse_question_set(root: object, filename: str, known_corpora: set[str] | None, allow_drafts: bool = False) -> QuestionSet:
     if not isinstance(root, dict):
         raise ValidationError([f"{filename}:1: expected a mapping with `version` and `questions`"])
     problems: list[str] = []
@@ -133,7 +159,7 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
                 f"{filename}:{line_of(root, 'version') or 1}: `version` must be a positive integer or a non-empty string, got {version!r}"
             )
     items = root.get("questions")
-    if not isinstance(items, list) or not items:
+    if not isinstance(items, list) or not (items or allow_drafts):
         problems.append(f"{filename}:{line_of(root, 'questions') or 1}: `questions` must be a non-empty list")
         raise ValidationError(problems)
 
@@ -155,10 +181,10 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
             problems.append(f"{filename}:{line}: {label}: duplicate id (first at line {first_line[question.id]})")
             continue
         first_line[question.id] = line
-        if question.status == "draft":
+        if question.status == "draft" and not allow_drafts:
             problems.append(f"{filename}:{line}: {label}: a draft ({draft_todo(question)}, then remove `status: draft`)")
         if known_corpora is not None:
-            if not question.doc_id and not question.is_refusal:
+            if not question.doc_id and not question.is_refusal and not (allow_drafts and question.status == "draft"):
                 problems.append(f"{filename}:{line}: {label}: doc_id is required (one of: {', '.join(sorted(known_corpora))})")
             for doc_id in question.doc_id:
                 if doc_id not in known_corpora:

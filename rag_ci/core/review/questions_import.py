@@ -11,16 +11,13 @@ Pure: texts in, text out.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from dataclasses import dataclass
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.util import load_yaml_guess_indent
+from ruamel.yaml.comments import CommentedMap
 
-from rag_ci.core.questionset.yamlsrc import load_yaml
+from rag_ci.core.questionset.yaml_edit import flow_list, open_question_set
 from rag_ci.errors import ValidationError
 
 MAX_QUESTION_CHARS = 4000
@@ -94,20 +91,8 @@ def _fresh_ids(existing: set[str], prefix: str, count: int) -> list[str]:
 
 def append_drafts(questions_text: str, filename: str, logged: list[LoggedQuestion], *, prefix: str = "LOG-") -> ImportResult:
     """questions.yml with a draft per logged question not already in it (same words)."""
-    root = load_yaml(questions_text, filename)  # the guarded loader: limits and file:line errors
-    if not isinstance(root, dict) or not isinstance(root.get("questions"), list):
-        raise ValidationError([f"{filename}:1: expected a mapping with a `questions` list"])
-    _, indent, block_seq_indent = load_yaml_guess_indent(questions_text)
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    yaml.width = 4096  # never re-wrap the user's long lines
-    # The guess: `indent` = a block sequence item's content offset, `block_seq_indent` = the
-    # dash's; a nested mapping is indented like an item's content beyond its dash.
-    offset = block_seq_indent or 0
-    sequence = indent or 2
-    yaml.indent(mapping=max(2, sequence - offset), sequence=sequence, offset=offset)
-    data = yaml.load(questions_text)
-    items: CommentedSeq = data["questions"]
+    edit = open_question_set(questions_text, filename)
+    items = edit.items
     known_words = {str(q.get("question", "")).strip().casefold() for q in items if isinstance(q, dict)}
     existing = {str(q.get("id")) for q in items if isinstance(q, dict)}
     fresh = []
@@ -122,9 +107,7 @@ def append_drafts(questions_text: str, filename: str, logged: list[LoggedQuestio
         stub["id"] = qid
         stub["question"] = entry.question
         if entry.corpora:
-            corpora = CommentedSeq(entry.corpora)
-            corpora.fa.set_flow_style()
-            stub["doc_id"] = corpora
+            stub["doc_id"] = flow_list(entry.corpora)
         stub["status"] = "draft"
         items.append(stub)
         notes = [f"imported from a log: {qid}"]
@@ -132,8 +115,5 @@ def append_drafts(questions_text: str, filename: str, logged: list[LoggedQuestio
             notes.append(f"logged answer: {_one_line(entry.answer)}")
         if entry.feedback:
             notes.append(f"feedback: {_one_line(entry.feedback)}")
-        items.yaml_set_comment_before_after_key(len(items) - 1, before="\n".join(notes),
-                                                indent=offset)
-    out = io.StringIO()
-    yaml.dump(data, out)
-    return ImportResult(out.getvalue(), tuple(ids), len(logged) - len(fresh))
+        edit.comment_before(len(items) - 1, "\n".join(notes))
+    return ImportResult(edit.dump(), tuple(ids), len(logged) - len(fresh))

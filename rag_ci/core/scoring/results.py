@@ -129,6 +129,10 @@ class QuestionResult(_Model):
     reasked: bool = False  # the samples come from re-asking a flip (biased: they follow a failure)
     # Set only when this run errored on the question and an earlier baseline had a usable verdict.
     carried: CarriedVerdict | None = None
+    # Questions follow their documents: each cited source -> the content fingerprint of the
+    # document it names (None: it names none). Only sources of corpora with a known folder;
+    # empty in results.json files written before rag-ci recorded it.
+    source_fingerprints: dict[str, str | None] = Field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -223,6 +227,9 @@ class RunMeta(_Model):
     # Why this run is not a result (error share above gate.max_error_rate); such a file is
     # kept for diagnosis but is never compared, never a baseline, never a history line.
     broken: str | None = None
+    # Corpus -> a hash of its documents' names and contents (corpora with a known folder):
+    # the history shows when the documents changed. Empty in older results.json files.
+    corpus_fingerprints: dict[str, str] = Field(default_factory=dict)
 
 
 class GroupAggregate(_Model):

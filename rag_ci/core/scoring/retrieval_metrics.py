@@ -17,18 +17,42 @@ from rag_ci.core.questionset.questions import Question
 from rag_ci.core.scoring.results import Context, MetricResult
 
 _SOURCE_SEPARATORS = ("#", ":", "/")
+# A file extension at the end of a source's last path part (`.txt`, `.md`, `.html`).
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+
+
+def _matches_exactly(context_source: str, expected: str) -> bool:
+    if context_source == expected:
+        return True
+    return context_source.startswith(expected) and context_source[len(expected)] in _SOURCE_SEPARATORS
+
+
+def _document_of(source: str) -> str:
+    """The document a source names, without its chunk locator (`#3`, `:3`)."""
+    return re.split(r"[#:]", source, maxsplit=1)[0]
+
+
+def _extension_dropped(with_extension: str, without: str) -> bool:
+    """`without` names the document `with_extension` names, its file extension left out."""
+    document, bare = _document_of(with_extension), _document_of(without)
+    extension = _EXTENSION.search(document.rsplit("/", 1)[-1])
+    return (extension is not None and _EXTENSION.search(bare.rsplit("/", 1)[-1]) is None
+            and document[: -len(extension.group())] == bare)
 
 
 def source_matches(context_source: str | None, expected: str) -> bool:
     """A context matches an expected source id exactly or as one of its chunks.
 
-    `mss60/evt.md` matches `mss60/evt.md`, `mss60/evt.md#3` and `mss60/evt.md:3`.
+    `mss60/evt.md` matches `mss60/evt.md`, `mss60/evt.md#3` and `mss60/evt.md:3`. A RAG
+    that names documents without their file extension matches too: `news/q0.txt` matches
+    `news/q0` and `news/q0#3`, and `news/q0` matches `news/q0.txt#3`; `evt.md` never
+    matches `evt.mdx` (both have an extension, and they differ).
     """
     if not context_source:
         return False
-    if context_source == expected:
+    if _matches_exactly(context_source, expected):
         return True
-    return context_source.startswith(expected) and context_source[len(expected)] in _SOURCE_SEPARATORS
+    return _extension_dropped(expected, context_source) or _extension_dropped(context_source, expected)
 
 
 def relevance(contexts: Sequence[Context], sources: Sequence[str]) -> np.ndarray:

@@ -1,0 +1,25 @@
+"""The self-contained HTML page on which a human reviews drafts (rag_ci/templates/drafts.html.j2).
+
+Like the audit labelling page (rag_ci.core.review.audit_page): one file that works
+offline, the drafts embedded as JSON in a script element, the form built with
+textContent only (no markup from the data: passages and drafts are untrusted text), and a
+button that saves reviewed.yml, which `rag-ci questions apply` merges.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag_ci.core.reporting.render import _environment
+from rag_ci.core.review.audit_page import script_json
+
+REVIEWED_FILE = "reviewed.yml"
+PAGE_FILE = "review.html"
+
+
+def render_draft_page(entries: list[dict[str, Any]], questions_file: str) -> str:
+    env = _environment(True)
+    if "jsonscript" not in env.filters:
+        env.filters["jsonscript"] = script_json
+    data = {"questions_file": questions_file, "entries": entries, "file": REVIEWED_FILE}
+    return env.get_template("drafts.html.j2").render(data=data, count=len(entries))

@@ -1,0 +1,240 @@
+"""`rag-ci questions generate`, wired: read the corpora, plan, write, check, append (docs/questions.md).
+
+The I/O shell around the pure steps: the documents are read and cut into passages
+(rag_ci.core.questionset.passages), the mix is planned (.draft_plan), the writer drafts
+through DeepEval's Synthesizer (rag_ci.judges.writer), the goldens become routed drafts
+(.drafts) and duplicates go (.dedupe); then the drafts are appended to questions.yml
+atomically, its comments and layout kept. The writer is checked before anything is read
+that costs time: a writer of the judge's family stops the command before any call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TextIO
+
+from rag_ci.core.questionset.config import Config, CorpusSpec, WriterConfig, parse_config
+from rag_ci.core.questionset.coverage import coverage
+from rag_ci.core.questionset.dedupe import Known, dedupe, route_of
+from rag_ci.core.questionset.documents import ambiguous_file_names, citation_style
+from rag_ci.core.questionset.draft_plan import ADVERSARIAL, DocumentPassages, Plan, plan_drafts
+from rag_ci.core.questionset.draft_text import content_terms
+from rag_ci.core.questionset.drafts import Draft, Rejected, append_drafts, assign_ids, build_drafts
+from rag_ci.core.questionset.passages import Passage, cut_passages
+from rag_ci.core.questionset.questions import QuestionSet, parse_question_set
+from rag_ci.core.questionset.yaml_edit import NEW_SET
+from rag_ci.corpus_files import CorpusFiles, corpus_folders, read_corpora
+from rag_ci.errors import RagCiError
+from rag_ci.project import scan_corpora_dir
+
+
+@dataclass(frozen=True)
+class Sources:
+    """A project read for drafting: the config, the set (drafts allowed), the corpora's files."""
+
+    config_path: Path
+    config: Config
+    corpora: dict[str, CorpusSpec]
+    questions_path: Path
+    questions_text: str
+    questions: QuestionSet
+    files: CorpusFiles  # every corpus with a folder: out-of-scope drafts must be out of all of them
+    chosen: tuple[str, ...] = ()  # the corpora to draft from
+    new_set: bool = False
+
+
+def read_sources(config_path: Path, questions_path: Path | None = None, corpora: tuple[str, ...] = ()) -> Sources:
+    """Config, question set and the documents of the chosen corpora (all when none is named)."""
+    config_path = Path(config_path).resolve()
+    if not config_path.is_file():
+        raise RagCiError(f"config not found: {config_path}")
+    config = parse_config(config_path.read_text(encoding="utf-8"), str(config_path))
+    root = config_path.parent
+    table = dict(config.corpora) if config.corpora else scan_corpora_dir(root / config.corpora_dir) if config.corpora_dir else {}
+    if not table:
+        raise RagCiError(f"{config_path}: no corpora: add a `corpora:` table or `corpora_dir:`")
+    unknown = [c for c in corpora if c not in table]
+    if unknown:
+        raise RagCiError(f"--corpus {', '.join(unknown)}: no such corpus (corpora: {', '.join(table)})")
+    folders = corpus_folders(root, table)
+    missing = [name for name in corpora if name not in folders]
+    if missing:
+        raise RagCiError(f"corpus {', '.join(missing)} has no folder to read documents from: give it a `path:` "
+                         "(relative to rag-ci.yml) or use `corpora_dir:`")
+    path = questions_path or root / config.questions
+    new_set = not path.exists()
+    text = NEW_SET if new_set else path.read_text(encoding="utf-8")
+    questions = (QuestionSet(version=1, questions=(), source=str(path)) if new_set
+                 else parse_question_set(text, str(path), set(table), allow_drafts=True))
+    return Sources(config_path, config, table, path, text, questions, read_corpora(folders),
+                   tuple(corpora or table), new_set)
+
+
+def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[DocumentPassages], int]:
+    """The documents of the chosen corpora cut into passages (and how many were skipped as not text)."""
+    paths = {c: ps for c, ps in sources.files.paths().items() if c in sources.chosen}
+    if uncovered_only:
+        report = coverage(sources.questions, sources.corpora, paths)
+        uncited = set(report.uncited_documents)
+        paths = {c: [p for p in ps if f"{c}/{p}" in uncited] for c, ps in paths.items()}
+    documents, skipped = [], 0
+    for corpus, corpus_paths in sorted(paths.items()):
+        for path in corpus_paths:
+            text = sources.files.texts.get((corpus, path))
+            if text is None:
+                skipped += 1
+                continue
+            documents.append(DocumentPassages(corpus, path, tuple(cut_passages(corpus, path, text))))
+    return [d for d in documents if d.passages], skipped
+
+
+def writer_config(config: Config, option: str | None) -> WriterConfig:
+    """`--writer PROVIDER:MODEL[@BASE_URL]` over rag-ci.yml's `writer:` (like `--judge` over `judge:`)."""
+    configured = config.writer or WriterConfig()
+    if option is None:
+        return configured
+    from rag_ci.judges.build import parse_judge_option
+
+    return WriterConfig(**{**configured.model_dump(exclude_unset=True), **parse_judge_option(option, "--writer")})
+
+
+@dataclass
+class Outcome:
+    """What a generate run did, for its summary."""
+
+    plan: Plan
+    writer: str
+    added: list[Draft] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    dropped: list[tuple[Draft, str]] = field(default_factory=list)  # duplicates, with the reason
+    returned: int = 0  # goldens DeepEval returned
+    failed_jobs: dict[str, str] = field(default_factory=dict)
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    # Writer calls (answered) by what they drafted: each document's own jobs, or the two kinds
+    # that belong to no single document ("cross-corpus", "out-of-scope").
+    calls_per_document: dict[str, int] = field(default_factory=dict)
+
+
+def scope_documents(sources: Sources) -> list[DocumentPassages]:
+    """Every text document of every corpus, as what out-of-scope drafts must stay out of."""
+    return [DocumentPassages(c, p, tuple(cut_passages(c, p, text))) for (c, p), text in sorted(sources.files.texts.items())]
+
+
+def _document_terms(sources: Sources) -> dict[str, frozenset[str]]:
+    """Every document's words, all corpora (an out-of-scope draft must not be in any of them)."""
+    out = {}
+    for (corpus, path), text in sorted(sources.files.texts.items()):
+        out[f"{corpus}/{path}"] = frozenset(content_terms(text))
+    return out
+
+
+def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool = True, log: TextIO | None = None) -> Outcome:
+    """Draft, check, dedupe and append; `writer` is a rag_ci.judges.writer.Writer."""
+    from rag_ci.progress import make_progress
+    from rag_ci.storage import write_text_atomic
+
+    log = log or sys.stderr
+    bar = make_progress(len(plan.jobs), progress, stream=log, label="writer jobs", failures="failed")
+    outcome = Outcome(plan=plan, writer=writer.label)
+
+    def done(job, result) -> None:
+        bar.advance("pass" if result.error is None else "error")
+        name = (f"{job.passages[0].corpus}/{job.passages[0].path}" if job.kind in ("document", "vague")
+                else job.kind.replace("_", "-"))
+        outcome.calls_per_document[name] = outcome.calls_per_document.get(name, 0) + result.meter.calls
+
+    try:
+        results = asyncio.run(writer.write(plan, on_job=done))
+    finally:
+        bar.close()
+    stats = writer.client.stats
+    outcome.calls, outcome.input_tokens, outcome.output_tokens, outcome.cost_usd = (
+        stats.calls, stats.input_tokens, stats.output_tokens, stats.cost_usd)
+    outcome.failed_jobs = {key: r.error for key, r in results.items() if r.error is not None}
+    if len(outcome.failed_jobs) == len(plan.jobs):
+        raise RagCiError(f"the writer failed on every job; the first: {next(iter(outcome.failed_jobs.values()))}")
+    written = [w for job in plan.jobs for w in results[job.key].written]
+    outcome.returned = len(written)
+
+    existing_sources = [s for q in sources.questions.questions for s in q.sources]
+    paths = sources.files.paths()
+    styles = {c: citation_style(c, ps, existing_sources) for c, ps in paths.items()}
+    ambiguous = {c: ambiguous_file_names(ps) for c, ps in paths.items()}
+    drafts, outcome.rejected = build_drafts(plan, written, styles=styles, ambiguous=ambiguous,
+                                            document_terms=_document_terms(sources), seed=seed)
+    known = [Known(q.id, q.question, route_of(q.doc_id, q.is_refusal)) for q in sources.questions.questions]
+    labelled = [(f"draft:{n}", d) for n, d in enumerate(drafts)]
+    kept, dropped = dedupe(labelled, existing=known,
+                           describe=lambda item: (item[0], item[1].question, route_of(item[1].doc_id, item[1].expect == "refusal")))
+    existing_ids = {q.id for q in sources.questions.questions}
+    numbered = assign_ids([d for _, d in kept], existing_ids)
+    names = {label: d.id for (label, _), d in zip(kept, numbered)}
+    outcome.dropped = [(item.item[1], item.reason(names.get(item.of))) for item in dropped]
+    outcome.added = numbered
+    if numbered:
+        today = date.today().isoformat()
+        text = append_drafts(sources.questions_text, str(sources.questions_path), numbered, writer=writer.label, date=today)
+        parse_question_set(text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)  # still a valid set
+        write_text_atomic(sources.questions_path, text)
+    return outcome
+
+
+def summary(outcome: Outcome, questions_path: Path) -> list[str]:
+    """The lines `generate` prints: calls and cost, the mix, what was dropped and why."""
+    plan = outcome.plan
+    kinds = Counter(d.kind for d in outcome.added)
+    adversarial = sum(n for k, n in kinds.items() if k in ADVERSARIAL)
+    total = len(outcome.added)
+    per_document = outcome.calls / plan.documents if plan.documents else 0.0
+    own = [n for name, n in outcome.calls_per_document.items() if name not in ("cross-corpus", "out-of-scope")]
+    lines = [
+        f"writer {outcome.writer}: {outcome.calls} calls, {outcome.input_tokens + outcome.output_tokens:,} tokens, "
+        f"${outcome.cost_usd:.4f}; {per_document:.1f} calls per document ({plan.documents} documents, {len(plan.jobs)} jobs)",
+        f"calls by what they drafted: {min(own, default=0)}-{max(own, default=0)} per document of its own drafts"
+        + "".join(f", {outcome.calls_per_document[k]} for the {k} drafts" for k in ("cross-corpus", "out-of-scope")
+                  if k in outcome.calls_per_document),
+        f"asked for {plan.total} drafts, DeepEval returned {outcome.returned}"
+        + (f"; {len(outcome.failed_jobs)} job(s) failed: {next(iter(outcome.failed_jobs.values()))}" if outcome.failed_jobs else ""),
+        f"added {total}: " + ", ".join(f"{kinds.get(k, 0)} {k.replace('_', '-')}" for k in
+                                        ("plain", "misspelt", "vague", "cross_corpus", "out_of_scope"))
+        + f" ({adversarial} adversarial, {adversarial / total:.0%})" if total else "added none",
+    ]
+    reasons = Counter(_kind_of_reason(r.reason) for r in outcome.rejected) + Counter(_kind_of_reason(r) for _, r in outcome.dropped)
+    if reasons:
+        lines.append(f"dropped {len(outcome.rejected) + len(outcome.dropped)}: "
+                     + "; ".join(f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))))
+        for draft, reason in outcome.dropped[:10]:
+            lines.append(f"  duplicate: {draft.question!r}: {reason}")
+        for item in outcome.rejected[:10]:
+            lines.append(f"  {item.reason}: {item.written.question!r}")
+    if total:
+        wanted = plan.adversarial / plan.total if plan.total else 0.0
+        if adversarial / total + 1e-9 < wanted:
+            lines.append(f"warning: {adversarial / total:.0%} of the drafts are adversarial, below the {wanted:.0%} asked "
+                         f"for (adversarial drafts were dropped); run again with another --seed for more")
+        lines.append(f"appended to {questions_path}: {outcome.added[0].id} … {outcome.added[-1].id}, each `status: draft`; "
+                     f"next: `rag-ci questions review`, then `rag-ci questions apply reviewed.yml`")
+    return lines
+
+
+def _kind_of_reason(reason: str) -> str:
+    if reason.startswith(("same words as", "near-duplicate of")):
+        return "duplicates"
+    return reason.split(" (", 1)[0].split(":", 1)[0]
+
+
+def passages_by_hash(files: CorpusFiles) -> dict[str, Passage]:
+    """Every passage of every text document, by its hash (the review page finds a draft's passage)."""
+    found = {}
+    for (corpus, path), text in files.texts.items():
+        for passage in cut_passages(corpus, path, text):
+            found[passage.hash] = passage
+    return found

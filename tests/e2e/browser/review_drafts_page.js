@@ -1,0 +1,26 @@
+// Drive the draft review page in headless Chromium like a reviewer: edit fields, approve or reject,
+// type a name, click "Save reviewed drafts", and write the downloaded file where asked.
+// usage: node review_drafts_page.js PAGE_PATH PLAN_JSON OUT_PATH
+//   PLAN: {"id": {"decision": "approve" | "reject", "question"?: "...", "reference"?: "...", "keywords"?: ["..."]}}
+const { onPage, save } = require("./page.js");
+
+const [pagePath, planJson, outPath] = process.argv.slice(2);
+const plan = JSON.parse(planJson);
+onPage(pagePath, async page => {
+  const shown = await page.locator("section.item").count();
+  const checks = {};
+  for (const [id, review] of Object.entries(plan)) {
+    const item = page.locator(`section.item[data-id="${id}"]`);
+    for (const name of ["question", "reference"]) {
+      if (name in review) await item.locator(`textarea[name="${name}"]`).fill(review[name]);
+    }
+    if ("keywords" in review) await item.locator('textarea[name="keywords"]').fill(review.keywords.join("\n"));
+    checks[id] = await item.locator(".check").textContent();
+    if (review.decision) await item.locator(`button[data-decision="${review.decision}"]`).click();
+  }
+  await page.fill("#reviewer", "ana");
+  const progress = await page.textContent("#progress");
+  const filename = await save(page, "#save", outPath);
+  return { shown, progress, checks, filename, text: await page.locator("main").innerText(),
+           pwned: await page.evaluate(() => document.body.getAttribute("data-pwned")) };
+}).catch(e => { console.error(e); process.exit(3); });

@@ -1,0 +1,179 @@
+"""`rag-ci questions generate` on the example's two corpora: the fake writer offline, a real
+provider path over HTTP against a fake OpenAI-protocol server, the writer kept apart from the judge."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from builders import EXAMPLES
+from rag_ci.cli import cli
+from rag_ci.core.questionset.draft_text import normalise
+from rag_ci.core.questionset.questions import parse_question_set
+
+pytestmark = pytest.mark.slow
+CORPORA = {"du2", "du3"}
+
+
+@pytest.fixture
+def example(tmp_path):
+    shutil.copytree(EXAMPLES, tmp_path / "ex", ignore=shutil.ignore_patterns("baseline", "out", ".index", "*.sqlite*", ".rag-ci*"))
+    return tmp_path / "ex"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def document_text(example, source: str) -> str:
+    corpus, name = source.split("/", 1)
+    return (example / "corpora" / corpus / "docs" / name).read_text(encoding="utf-8")
+
+
+def drafts_of(example):
+    questions = parse_question_set((example / "questions.yml").read_text(), "q.yml", CORPORA, allow_drafts=True)
+    return questions, [q for q in questions.questions if q.status == "draft"]
+
+
+def test_the_fake_writer_drafts_routed_checkable_questions_with_an_adversarial_mix_and_no_duplicates(example):
+    original = (example / "questions.yml").read_text()
+    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--no-progress")
+    assert result.exit_code == 0, result.output
+    text = (example / "questions.yml").read_text()
+    assert text.startswith(original)  # appended: every comment and line of the file stays
+    questions, drafts = drafts_of(example)
+    assert len(drafts) >= 60
+    for draft in drafts:
+        assert "generated" in draft.tags and draft.provenance.writer == "fake" and re.fullmatch(r"[A-Z0-9-]+-\d{2}", draft.id)
+        if draft.is_refusal:
+            assert not draft.doc_id and not draft.sources and "out_of_scope" in draft.tags
+            continue
+        assert draft.doc_id == tuple(s.split("/", 1)[0] for s in draft.sources)  # the corpus of the cited document
+        cited = " ".join(document_text(example, s) for s in draft.sources)
+        assert 1 <= len(draft.keywords) <= 5 and all(k in cited for k in draft.keywords), draft
+    adversarial = [d for d in drafts if "adversarial" in d.tags]
+    assert len(adversarial) >= 0.2 * len(drafts)
+    kinds = {t for d in adversarial for t in d.tags} - {"generated", "adversarial"}
+    assert kinds == {"misspelt", "vague", "cross_corpus", "out_of_scope"}
+    assert any(set(d.doc_id) == CORPORA for d in drafts)  # cross-corpus: routed to both manuals
+    routes = [(normalise(q.question), "refusal" if q.is_refusal else frozenset(q.doc_id)) for q in questions.questions]
+    assert len(routes) == len(set(routes))  # no duplicates, against the set or among the drafts
+    assert "dropped" in result.output and "duplicates" in result.output
+    assert re.search(r"added \d+: \d+ plain, \d+ misspelt, \d+ vague, \d+ cross-corpus, \d+ out-of-scope", result.output)
+    assert re.search(r"writer fake: \d+ calls, [\d,]+ tokens, \$0\.0000; [\d.]+ calls per document \(25 documents", result.output)
+
+    refused = invoke("validate", "--config", str(example / "rag-ci.yml"))
+    assert refused.exit_code == 2 and "machine-written by fake on" in refused.output and drafts[0].id in refused.output
+
+    again = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--no-progress")
+    assert again.exit_code == 0 and "added none" in again.output  # the same drafts again: all duplicates
+    assert (example / "questions.yml").read_text() == text
+
+    reviewed = example / "reviewed.yml"
+    reviewed.write_text("reviewer: ana\ndrafts:\n" + "".join(
+        f"  - {{id: {d.id}, hash: {d.content_hash}, decision: approve}}\n" for d in drafts))
+    applied = invoke("questions", "apply", str(reviewed), "--config", str(example / "rag-ci.yml"))
+    assert applied.exit_code == 0 and f"{len(drafts)} approved" in applied.output
+    assert invoke("validate", "--config", str(example / "rag-ci.yml")).exit_code == 0
+    ran = invoke("run", "--config", str(example / "rag-ci.yml"), "-o", str(example / "out" / "results.json"), "--no-progress")
+    assert ran.exit_code == 0, ran.output
+    results = json.loads((example / "out" / "results.json").read_text())
+    generated = [q for q in results["questions"] if "generated" in q["tags"]]
+    assert len(generated) == len(drafts) and not [q["id"] for q in generated if q["verdict"] == "error"]
+    assert sum(q["verdict"] == "pass" for q in generated) >= 0.8 * len(generated)
+
+
+def test_a_writer_of_the_judges_family_is_refused_before_any_call(example, fake_judge):
+    server = fake_judge("openai-compatible")
+    config = example / "rag-ci.yml"
+    config.write_text(config.read_text() + f"judge: {{provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: '{server.base_url}'}}\n")
+    before = (example / "questions.yml").read_text()
+    result = invoke("questions", "generate", "--config", str(config), "--writer", f"openai-compatible:qwen2.5:14b-instruct@{server.base_url}")
+    assert result.exit_code == 2
+    assert "the writer 'qwen2.5:14b-instruct' and the judge 'Qwen/Qwen2.5-7B-Instruct' are both of the alibaba family" in result.output
+    assert server.requests == 0 and (example / "questions.yml").read_text() == before
+
+
+def test_estimate_prices_the_run_and_calls_nothing(example, fake_judge):
+    server = fake_judge("openai-compatible")
+    writer = f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}"
+    before = (example / "questions.yml").read_text()
+    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", writer, "--estimate",
+                    "--corpus", "du3")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"\d+ drafts from 13 documents in \d+ jobs: [\d,]+ writer calls \(up to [\d,]+ if .*\), ~[\d,]+ tokens, "
+                     r"~\$0\.00 .*nothing was called", result.output)
+    assert server.requests == 0 and (example / "questions.yml").read_text() == before
+
+
+def test_a_real_provider_drafts_over_http_with_retries_and_the_estimate_bounds_its_calls(example, fake_judge):
+    server = fake_judge("openai-compatible")
+    writer = f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}"
+    args = ["questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", writer, "--corpus", "du3",
+            "--per-document", "1"]
+    estimated = invoke(*args, "--estimate")
+    low, high = (int(n.replace(",", "")) for n in re.search(r"([\d,]+) writer calls \(up to ([\d,]+)", estimated.output).groups())
+    server.queue_faults("429", "500")  # the judge's retry layer: Retry-After honoured, 5xx retried
+    result = invoke(*args, "--progress")
+    assert result.exit_code == 0, result.output
+    answered = sum(1 for r in server.log if r.status == 200)
+    made = int(re.search(r"writer openai-compatible:meta-llama/Llama-3\.1-8B-Instruct: (\d+) calls", result.output).group(1))
+    assert made == server.requests == answered + 2 and low <= answered <= high
+    assert {"synth_inputs", "synth_filter", "synth_evolve", "synth_style", "synth_expected"} <= set(server.kinds())
+    assert re.search(r"\[rag-ci\] \d+/\d+ writer jobs \(0 failed\)", result.output)  # the progress, in a log
+    _, drafts = drafts_of(example)
+    assert drafts and {d.provenance.writer for d in drafts} == {"openai-compatible:meta-llama/Llama-3.1-8B-Instruct"}
+    assert all(set(d.doc_id) <= {"du3"} for d in drafts)
+
+
+def test_uncovered_only_drafts_for_the_documents_no_question_cites(example):
+    config = str(example / "rag-ci.yml")
+    nothing = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress")
+    assert nothing.exit_code == 2 and "every document is cited" in nothing.output  # the example cites all 25
+    (example / "corpora" / "du3" / "docs" / "led-codes.md").write_text(
+        "# LED codes (DU-3)\n\nThree green LEDs mean the PowerPack 625 holds more than 70 percent charge. "
+        "A red LED blinking twice means error E-31, a loose battery contact.\n")
+    result = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress",
+                    "--per-document", "2")
+    assert result.exit_code == 0, result.output
+    _, drafts = drafts_of(example)
+    assert {d.sources for d in drafts if not d.is_refusal} == {("du3/led-codes.md",)}
+    assert any(d.is_refusal for d in drafts)
+
+
+def test_out_of_scope_drafts_of_one_corpus_stay_out_of_every_corpus(example):
+    from rag_ci.core.questionset.draft_plan import plan_drafts
+    from rag_ci.question_drafts import documents_to_draft, read_sources, scope_documents
+
+    sources = read_sources(example / "rag-ci.yml", corpora=("du3",))
+    documents, _ = documents_to_draft(sources, uncovered_only=False)
+    assert {d.corpus for d in documents} == {"du3"}
+    plan = plan_drafts(documents, per_document=1, adversarial=0.25, seed=0, descriptions={}, scope=scope_documents(sources))
+    context = next(j for j in plan.jobs if j.kind == "out_of_scope").context
+    assert [line.split("'")[1] for line in context] == ["du2", "du3"]  # what both manuals cover is in scope
+
+
+def test_a_writer_failing_on_every_call_ends_with_exit_2_and_writes_nothing(example, fake_judge):
+    server = fake_judge("openai-compatible", always_fault="400")
+    config = example / "rag-ci.yml"
+    config.write_text(config.read_text() + f"writer: {{provider: openai-compatible, model: meta-llama/Llama-3.1-8B-Instruct, "
+                                           f"base_url: '{server.base_url}'}}\n")
+    before = (example / "questions.yml").read_text()
+    result = invoke("questions", "generate", "--config", str(config), "--corpus", "du2", "--per-document", "1", "--no-progress")
+    assert result.exit_code == 2 and "the writer failed on every job" in result.output and "HTTP 400" in result.output
+    assert (example / "questions.yml").read_text() == before
+
+
+def test_a_question_set_that_does_not_exist_yet_is_started_with_the_drafts(example):
+    (example / "questions.yml").unlink()
+    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--corpus", "du2",
+                    "--per-document", "1", "--no-progress")
+    assert result.exit_code == 0, result.output
+    questions, drafts = drafts_of(example)
+    assert questions.version == 1 and drafts == list(questions.questions) and len(drafts) >= 10
+    # nothing cites the corpus yet: drafts name documents by their path in the corpus folder
+    assert all(s.startswith("du2/docs/") for d in drafts for s in d.sources)

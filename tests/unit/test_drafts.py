@@ -1,0 +1,169 @@
+"""Drafts from goldens: routed, checked, appended keeping the file; reviewed drafts applied."""
+
+from dataclasses import replace
+
+import pytest
+
+from rag_ci.core.questionset.documents import CitationStyle
+from rag_ci.core.questionset.draft_plan import Job, Plan
+from rag_ci.core.questionset.drafts import Written, append_drafts, assign_ids, build_drafts
+from rag_ci.core.questionset.passages import Passage
+from rag_ci.core.questionset.questions import parse_question_set
+from rag_ci.core.review.draft_review import apply_reviewed, parse_reviewed, review_entries
+from rag_ci.errors import ValidationError
+
+CHARGING = Passage("du2", "docs/battery.md", 1, "Charging", "## Charging\n\nThe standard 2 A charger fills an empty PowerPack 400 in 6.5 hours.")
+FAST = Passage("du3", "docs/battery.md", 1, "Charging", "## Charging\n\nThe 4 A fast charger reaches 80 percent in 2.5 hours.")
+SET = """\
+# The example's set
+version: 3
+questions:
+    # an old one, with its comment
+    -   id: DU2-BATTERY-01   # kept as it is
+        question: "How long does the charger take?"
+        reference: "6.5 hours."
+        doc_id: du2
+        sources: ["du2/battery.md"]
+"""
+STYLE = {"du2": CitationStyle(by_file_name=True), "du3": CitationStyle(by_file_name=True)}
+
+
+def plan():
+    return Plan(jobs=(Job("d", "document", 2, "Reasoning", (CHARGING,), misspelt=1),
+                      Job("x", "cross_corpus", 1, "Comparative", (CHARGING, FAST)),
+                      Job("o", "out_of_scope", 2, "In-Breadth", scope=("The 'du2' documents cover: battery.",))),
+                documents=1, wanted={"plain": 1, "misspelt": 1, "cross_corpus": 1, "out_of_scope": 2})
+
+
+def built(written, **terms):
+    return build_drafts(plan(), written, styles=STYLE, ambiguous={}, seed=1,
+                        document_terms=terms or {"du2/docs/battery.md": frozenset({"charger", "powerpack", "hours", "standard"})})
+
+
+def test_goldens_become_routed_drafts_and_what_no_reviewer_should_see_is_dropped_with_its_reason():
+    written = [
+        Written("d", "How long does the standard charger need to fill the PowerPack 400?", "The standard 2 A charger fills an empty PowerPack 400 in 6.5 hours.", 1.0),
+        Written("d", "How long does charging take?", "About 6.5 hours with the 2 A charger.", 0.9),
+        Written("x", "How do the chargers of du2 and du3 compare?", "DU-2: 6.5 hours with 2 A; DU-3: 2.5 hours to 80 percent with 4 A.", 1.0),
+        Written("x", "How fast is charging?", "6.5 hours with the standard charger.", 1.0),  # one corpus only
+        Written("o", "Which chess opening suits a beginner?", None, 1.0),
+        Written("o", "How long does the standard charger take for a PowerPack?", None, 1.0),  # in scope after all
+    ]
+    drafts, rejected = built(written)
+    assert [(d.kind, d.doc_id, d.sources) for d in drafts] == [
+        ("plain", ("du2",), ("du2/battery.md",)), ("misspelt", ("du2",), ("du2/battery.md",)),
+        ("cross_corpus", ("du2", "du3"), ("du2/battery.md", "du3/battery.md")), ("out_of_scope", (), ())]
+    plain, misspelt, cross, out = drafts
+    assert plain.keywords == ("2 A", "6.5 hours", "PowerPack 400") and plain.passage_hash == (CHARGING.hash,)
+    assert misspelt.question != "How long does charging take?" and misspelt.tags == ("generated", "adversarial", "misspelt")
+    assert all(k in CHARGING.text or k in FAST.text for k in cross.keywords)
+    assert out.expect == "refusal" and out.reference is None and out.tags[-1] == "out_of_scope"
+    assert [r.reason for r in rejected] == ["a cross-corpus reference that draws on one corpus only",
+                                            "not out of scope: most of its words are in du2/docs/battery.md"]
+
+
+def test_an_input_that_never_passed_deepevals_filtration_is_dropped_not_drafted():
+    drafts, rejected = built([Written("d", "Tell me.", "The standard 2 A charger fills it.", 0.2),
+                              Written("d", "Which charger?", "I could not find this in the documents.", 1.0),
+                              Written("d", "", "x", 1.0)])
+    assert drafts == [] and [r.reason.split(" (")[0] for r in rejected] == [
+        "failed DeepEval's filtration", "the writer found no answer in its passage", "empty question"]
+
+
+def test_ids_are_corpus_document_and_number_after_the_highest_the_set_has():
+    drafts, _ = built([Written("d", "Q one?", "The standard 2 A charger fills it.", 1.0),
+                       Written("x", "Q two?", "DU-2: 2 A; DU-3: 4 A.", 1.0), Written("o", "Q three about chess?", None, 1.0)])
+    ids = [d.id for d in assign_ids(drafts, {"DU2-BATTERY-01", "DU2-BATTERY-07", "OOS-CAPITAL"})]
+    assert ids == ["DU2-BATTERY-08", "DU2-DU3-BATTERY-01", "OOS-01"]
+
+
+def test_drafts_are_appended_keeping_the_files_comments_and_layout_and_validate_refuses_them():
+    drafts, _ = built([Written("d", "How long: the standard charger?", "The standard 2 A charger fills an empty PowerPack 400 in 6.5 hours.", 1.0),
+                       Written("o", "Which chess opening suits a beginner?", None, 1.0)])
+    # the job's one draft is its misspelt one: a question with a colon shows the quoting
+    drafts = [replace(d, question="How long: the standard charger?") if d.kind == "misspelt" else d for d in drafts]
+    text = append_drafts(SET, "q.yml", assign_ids(drafts, {"DU2-BATTERY-01"}), writer="openai:gpt-4.1-mini-2025-04-14", date="2026-05-01")
+    assert text.startswith(SET)  # every comment and line of the file stays as it was
+    added = text[len(SET):]
+    assert "\n    -   id: DU2-BATTERY-02\n        question: 'How long: the standard charger?'\n" in added
+    assert "sources: [du2/battery.md]" in added and "keywords: [2 A, 6.5 hours, PowerPack 400]" in added
+    assert "provenance: {writer: openai:gpt-4.1-mini-2025-04-14, date: '2026-05-01', passage_hash: " in added
+    assert "# drafted by `rag-ci questions generate` (writer openai:gpt-4.1-mini-2025-04-14, 2026-05-01)" in added
+    with pytest.raises(ValidationError) as refused:
+        parse_question_set(text, "q.yml", {"du2", "du3"})
+    assert [p.split(": ", 2)[2] for p in refused.value.problems] == [
+        "a draft (machine-written by openai:gpt-4.1-mini-2025-04-14 on 2026-05-01, not yet reviewed: check it against its passage (rag-ci questions review), then remove `status: draft`)",
+        "a draft (machine-written by openai:gpt-4.1-mini-2025-04-14 on 2026-05-01, not yet reviewed: check it is out of scope, then remove `status: draft`)"]
+    parsed = parse_question_set(text, "q.yml", {"du2", "du3"}, allow_drafts=True)
+    assert parsed.by_id()["DU2-BATTERY-02"].provenance.passage_hash == (CHARGING.hash,)
+
+
+def test_a_new_question_set_gets_its_first_drafts():
+    drafts, _ = built([Written("o", "Which chess opening suits a beginner?", None, 1.0)])
+    text = append_drafts("version: 1\nquestions:\n", "q.yml", assign_ids(drafts, set()), writer="fake", date="2026-05-01")
+    assert parse_question_set(text, "q.yml", {"du2"}, allow_drafts=True).questions[0].id == "OOS-01"
+    assert "\n  - id: OOS-01\n" in text
+
+
+def drafted_set():
+    drafts, _ = built([Written("d", "How long does the standard charger take?", "The standard 2 A charger fills an empty PowerPack 400 in 6.5 hours.", 1.0),
+                       Written("d", "How long does charging take?", "About 6.5 hours with the 2 A charger.", 1.0),
+                       Written("o", "Which chess opening suits a beginner?", None, 1.0)])
+    return append_drafts(SET, "q.yml", assign_ids(drafts, {"DU2-BATTERY-01"}), writer="fake", date="2026-05-01")
+
+
+def test_the_review_page_shows_each_draft_beside_its_passage():
+    questions = parse_question_set(drafted_set(), "q.yml", {"du2", "du3"}, allow_drafts=True)
+    entries = review_entries(questions, {CHARGING.hash: CHARGING}, {})
+    assert [e["id"] for e in entries] == ["DU2-BATTERY-02", "DU2-BATTERY-03", "OOS-01"]
+    assert entries[0]["passages"] == [{"label": CHARGING.label, "text": CHARGING.text}] and entries[0]["writer"] == "fake"
+    assert "out of scope" in entries[2]["note"] and entries[2]["passages"] == []
+    moved = review_entries(questions, {}, {"du2/docs/battery.md": "the whole document"})
+    assert moved[0]["passages"] == [{"label": "du2/docs/battery.md", "text": "the whole document"}]
+    assert "passage changed" in moved[0]["note"]
+
+
+def test_applying_a_review_approves_with_edits_removes_rejected_and_keeps_undecided_drafts():
+    text = drafted_set()
+    questions = parse_question_set(text, "q.yml", {"du2", "du3"}, allow_drafts=True)
+    drafts = {q.id: q for q in questions.questions if q.status == "draft"}
+    reviewed = parse_reviewed(f"""
+reviewer: "ana"
+drafts:
+  - id: "DU2-BATTERY-02"
+    hash: "{drafts['DU2-BATTERY-02'].content_hash}"
+    decision: approve
+    question: "How long does the standard 2 A charger   take?"
+    keywords: ["6.5 hours", "2 A"]
+  - id: "DU2-BATTERY-03"
+    hash: "{drafts['DU2-BATTERY-03'].content_hash}"
+    decision: reject
+  - id: "OOS-01"
+    hash: "{drafts['OOS-01'].content_hash}"
+    decision:
+""", "reviewed.yml")
+    result = apply_reviewed(text, "q.yml", drafts, reviewed)
+    assert (result.approved, result.edited, result.rejected, result.undecided) == (
+        ("DU2-BATTERY-02",), ("DU2-BATTERY-02",), ("DU2-BATTERY-03",), ("OOS-01",))
+    assert result.text.startswith(SET)
+    after = parse_question_set(result.text, "q.yml", {"du2", "du3"}, allow_drafts=True).by_id()
+    approved = after["DU2-BATTERY-02"]
+    assert approved.status is None and approved.question == "How long does the standard 2 A charger take?"
+    assert approved.keywords == ("6.5 hours", "2 A") and approved.provenance.reviewed_by == "ana"
+    assert "DU2-BATTERY-03" not in after and after["OOS-01"].status == "draft"
+
+
+def test_a_review_of_drafts_that_changed_since_or_a_malformed_file_is_refused_naming_the_line():
+    text = drafted_set()
+    drafts = {q.id: q for q in parse_question_set(text, "q.yml", {"du2"}, allow_drafts=True).questions if q.status == "draft"}
+    stale = parse_reviewed('drafts:\n  - {id: DU2-BATTERY-02, hash: "old", decision: approve}\n  - {id: NOPE, decision: reject}\n', "r.yml")
+    with pytest.raises(ValidationError) as refused:
+        apply_reviewed(text, "q.yml", drafts, stale, "r.yml")
+    assert refused.value.problems == [
+        "r.yml:2: DU2-BATTERY-02 changed in q.yml since the review page was made: make a new page",
+        "r.yml:3: NOPE is not a draft of q.yml (approved or removed since?)"]
+    with pytest.raises(ValidationError) as bad:
+        parse_reviewed("drafts:\n  - {id: A, decision: maybe}\n  - {id: B, keywords: [1]}\n  - {id: A}\n  - {decision: x}\n", "r.yml")
+    assert bad.value.problems == ["r.yml:2: A: decision must be approve or reject, got 'maybe'",
+                                  "r.yml:3: B: keywords must be a list of non-empty strings",
+                                  "r.yml:4: A is listed twice", "r.yml:5: each entry needs an `id`"]

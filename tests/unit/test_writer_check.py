@@ -1,0 +1,61 @@
+"""The writer is not the judge: the checks `questions generate` makes before any call."""
+
+import pytest
+
+from rag_ci.core.questionset.config import Config, WriterConfig
+from rag_ci.errors import RagCiError
+from rag_ci.judges.writer import FAKE_WRITER_MODEL, check_writer
+from rag_ci.question_drafts import writer_config
+
+
+def config(judge=None, generator="mistral-small-2409", writer=None):
+    data = {"target": {"kind": "command", "command": ["x"], "generator_model": generator}}
+    if judge:
+        data["judge"] = judge
+    if writer:
+        data["writer"] = writer
+    return Config.model_validate(data)
+
+
+def test_a_writer_of_the_judges_family_is_refused_naming_both():
+    cfg = config(judge={"provider": "anthropic", "model": "claude-haiku-4-5-20251001"})
+    with pytest.raises(RagCiError, match=r"the writer 'claude-sonnet-4-5-20250929' and the judge 'claude-haiku-4-5-20251001' "
+                                         r"are both of the anthropic family"):
+        check_writer(cfg, WriterConfig(provider="anthropic", model="claude-sonnet-4-5-20250929"))
+    # An override says which lab trained a self-hosted model: it counts like the guessed family.
+    with pytest.raises(RagCiError, match="both of the anthropic family"):
+        check_writer(cfg, WriterConfig(provider="openai-compatible", model="my-finetune", family="claude"))
+    ok = check_writer(cfg, WriterConfig(provider="openai", model="gpt-4.1-mini-2025-04-14"))
+    assert (ok.label, ok.family, ok.warnings) == ("openai:gpt-4.1-mini-2025-04-14", "openai", ())
+
+
+def test_a_writer_sharing_the_generators_family_is_warned_about_and_no_judge_is_noted():
+    check = check_writer(config(generator="mistral-small-2409"), WriterConfig(provider="openai-compatible", model="mistral-large-2411"))
+    assert any("shares the RAG generator's family (mistral)" in w for w in check.warnings)
+    assert any("no judge configured" in w for w in check.warnings)
+
+
+def test_the_writer_must_be_pinned_named_and_of_a_known_family():
+    with pytest.raises(RagCiError, match="no writer"):
+        check_writer(config(), WriterConfig())
+    with pytest.raises(RagCiError, match="writer.model .*Pin an exact"):
+        check_writer(config(), WriterConfig(provider="openai", model="gpt-4o-latest"))
+    with pytest.raises(RagCiError, match=r"which family the writer model 'house-model' belongs to; set `writer.family`"):
+        check_writer(config(), WriterConfig(provider="openai-compatible", model="house-model"))
+    assert check_writer(config(judge={"provider": "fake"}), WriterConfig(provider="fake")).label == "fake"
+    with pytest.raises(RagCiError, match="the fake writer has one model"):
+        check_writer(config(), WriterConfig(provider="fake", model="gpt-4.1"))
+    assert FAKE_WRITER_MODEL != "rag-ci-fake-judge-1"
+
+
+def test_writer_option_overrides_the_writer_block_like_judge_does():
+    cfg = config(writer={"provider": "openai", "model": "gpt-4.1-mini-2025-04-14", "concurrency": 3, "family": "openai"})
+    merged = writer_config(cfg, "ollama:qwen2.5:7b@http://127.0.0.1:11434")
+    assert (merged.provider, merged.model, merged.base_url, merged.concurrency, merged.family) == (
+        "ollama", "qwen2.5:7b", "http://127.0.0.1:11434", 3, None)
+    assert writer_config(cfg, None) == cfg.writer
+    with pytest.raises(RagCiError, match=r"^--writer 'nope:': "):
+        writer_config(cfg, "nope:")
+    with pytest.raises(Exception, match="writer.model is required"):
+        config(writer={"provider": "openai"})
+    assert config(writer={"provider": "fake"}).fingerprint() == config().fingerprint()  # a writer changes no run
