@@ -94,8 +94,31 @@ def run_action(
     inputs: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 60,
+    umask: int = -1,
 ) -> ActionRun:
-    """Run entrypoint.py once, as the runner would, in `workspace`."""
+    """Run entrypoint.py once, as the runner would, in `workspace` (with the runner's `umask`)."""
+    process = start_action(fake, workspace, event_name=event_name, event=event, token=token, inputs=inputs, env=env, umask=umask)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    return finished_action(process, stdout, stderr, workspace)
+
+
+def start_action(
+    fake: Any,
+    workspace: Path,
+    *,
+    event_name: str,
+    event: dict[str, Any],
+    token: str,
+    inputs: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+    umask: int = -1,
+) -> subprocess.Popen:
+    """Start entrypoint.py as the runner would, without waiting (see finished_action)."""
     runner_dir = workspace.parent / f"runner-{workspace.name}"
     runner_dir.mkdir(exist_ok=True)
     event_path = runner_dir / "event.json"
@@ -125,11 +148,18 @@ def run_action(
         **{f"RAG_CI_{k.upper().replace('-', '_')}": v for k, v in (inputs or {}).items()},
         **(env or {}),
     }
-    done = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, str(REPO / "entrypoint.py")],
-        cwd=workspace, env=process_env, capture_output=True, text=True, timeout=timeout,
+        cwd=workspace, env=process_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, umask=umask,
     )
-    return ActionRun(done.returncode, done.stdout, done.stderr, summary.read_text(encoding="utf-8"), parse_outputs(output.read_text(encoding="utf-8")), workspace)
+
+
+def finished_action(process: subprocess.Popen, stdout: str, stderr: str, workspace: Path) -> ActionRun:
+    """What a run started by start_action left, once it ended."""
+    runner_dir = workspace.parent / f"runner-{workspace.name}"
+    summary, output = runner_dir / "step_summary.md", runner_dir / "output.txt"
+    return ActionRun(process.returncode, stdout, stderr, summary.read_text(encoding="utf-8"),
+                     parse_outputs(output.read_text(encoding="utf-8")), workspace)
 
 
 def parse_outputs(text: str) -> dict[str, str]:

@@ -201,3 +201,15 @@ def test_sigterm_from_a_cancelled_job_stops_the_target_server(tiny_project, tmp_
         subprocess.run(["pkill", "-f", str(rag)])
     assert leftovers == []
     assert journal.exists()  # the interrupted run can be resumed
+
+
+def test_results_and_the_html_report_honour_the_umask(tiny_project, tmp_path):
+    # Before: 0600 whatever the umask (issue 22 §6): a CI's artifact upload as another user failed.
+    config = tiny_project(COMMAND_TARGET)
+    results, html = tmp_path / "out" / "results.json", tmp_path / "out" / "report.html"
+    cli = [sys.executable, "-m", "rag_ci.cli"]
+    for command in (["run", "--config", str(config), "-o", str(results), "--no-progress"],
+                    ["report", str(results), "--format", "html", "-o", str(html)]):
+        done = subprocess.run([*cli, *command], capture_output=True, text=True, timeout=120, umask=0o022, env=os.environ.copy())
+        assert done.returncode == 0, done.stderr
+    assert {p.name: p.stat().st_mode & 0o777 for p in (results, html)} == {"results.json": 0o644, "report.html": 0o644}

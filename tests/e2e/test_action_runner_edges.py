@@ -1,0 +1,103 @@
+"""End to end: what the runner does around the action's step (issue 23 §4, §8).
+
+A cancelled job (the runner sends SIGINT, then SIGTERM) is not a regression: exit 130 /
+143, an annotation saying so, `verdict: interrupted`, no traceback, the target stopped.
+Before: a traceback and exit -2 / 1. The next step (actions/upload-artifact, as the
+runner's user) can read what the action wrote: files 0644, folders 0755, even under a
+umask of 077. Before: results.json and the reports were 0600, root's only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from action_harness import REPO, finished_action, push_event, run_action, start_action
+from fakes.fake_github import FakeGitHubServer
+
+pytestmark = pytest.mark.slow
+QUESTIONS = "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a, sources: [a/x.md]}}\n" for i in range(12))
+
+
+def tiny_repository(root: Path) -> Path:
+    root.mkdir(parents=True)
+    shutil.copy(REPO / "tests" / "fakes" / "tiny_rag.py", root / "tiny_rag.py")
+    (root / "questions.yml").write_text(QUESTIONS)
+    (root / "rag-ci.yml").write_text(
+        "questions: questions.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"
+        f"target: {{kind: command, command: [python, {root / 'tiny_rag.py'}], pass_env: ['TINY_RAG_*'], concurrency: 1}}\n"
+        "metrics: {hit_at_k: {k: 5}}\n"
+    )
+    return root
+
+
+def target_processes(marker: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in text:
+            found.append(text)
+    return found
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_cancelled_job_exits_128_plus_the_signal_with_an_annotation_and_no_traceback(tmp_path, token, sig, code):
+    workspace = tiny_repository(tmp_path / "workspace")
+    journal = workspace / "rag-ci-output" / "results.json.partial.jsonl"
+    with FakeGitHubServer(token=token) as fake:
+        process = start_action(fake, workspace, event_name="push", event=push_event(), token=token, env={"TINY_RAG_DELAY": "0.3"})
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
+            time.sleep(0.05)
+        assert target_processes(str(workspace / "tiny_rag.py")), "the target should be answering"
+        process.send_signal(sig)
+        stdout, stderr = process.communicate(timeout=30)
+        run = finished_action(process, stdout, stderr, workspace)
+    assert run.returncode == code, run.log
+    assert f"::error title=rag-ci%3A interrupted::rag-ci was interrupted by {sig.name}" in run.stdout
+    assert run.outputs["verdict"] == "interrupted"
+    assert "Traceback" not in run.stderr, run.stderr
+    assert target_processes(str(workspace / "tiny_rag.py")) == []
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    return {p.relative_to(folder).as_posix() or ".": stat.S_IMODE(p.stat().st_mode) for p in [folder, *folder.rglob("*")]}
+
+
+def test_what_the_action_writes_is_readable_by_the_next_step_even_under_umask_077(tmp_path, token):
+    # The runner's user reads the folder in the next step: here, root writes and `nobody` reads.
+    base = Path(tempfile.mkdtemp(prefix="rag-ci-readable-"))
+    try:
+        os.chmod(base, 0o755)
+        workspace = tiny_repository(base / "workspace")
+        with FakeGitHubServer(token=token) as fake:
+            run = run_action(fake, workspace, event_name="workflow_dispatch", event=push_event(), token=token,
+                             env={"RAG_CI_MODE": "full"}, umask=0o077)
+        assert run.returncode == 0, run.log
+        output = workspace / "rag-ci-output"
+        modes = _modes(output)
+        assert {"results.json", "report.html", "report.md"} <= set(modes), modes
+        assert all(mode == (0o755 if (output / name).is_dir() else 0o644) for name, mode in modes.items()), modes
+        if os.geteuid() == 0:  # as the next step would: another user, no group of root's
+            nobody = pwd.getpwnam("nobody")
+            read = {name: subprocess.run(["cat", str(output / name)], capture_output=True, user=nobody.pw_uid,
+                                         group=nobody.pw_gid, extra_groups=[], timeout=30)
+                    for name in ("results.json", "report.html")}
+            assert all(done.returncode == 0 for done in read.values()), {n: d.stderr for n, d in read.items()}
+            assert len(json.loads(read["results.json"].stdout)["questions"]) == 12
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
