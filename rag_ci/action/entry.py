@@ -40,6 +40,7 @@ from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, find_baseline, in_ac
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, PLANS, Plan, refuse_a_fake_baseline, resolve_mode
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
+from rag_ci.action.runner_files import kept_from_the_target
 from rag_ci.core.review.accepted import apply_accepted, in_force
 from rag_ci.core.review.calibration_status import statuses_from_history, uncalibrated_reason
 from rag_ci.core.comparison.carry import carry_forward
@@ -172,7 +173,8 @@ class Evaluation:
         try:
             # The baseline feeds the verdict cache (unless the plan turns it off) and the
             # re-asking of flipped questions (in every mode).
-            head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context)
+            with kept_from_the_target(os.environ):  # the runner's command files (runner_files.py)
+                head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context)
         finally:
             self.runner.end_group()
         after = os.lstat(self.output)

@@ -101,3 +101,58 @@ def test_what_the_action_writes_is_readable_by_the_next_step_even_under_umask_07
             assert len(json.loads(read["results.json"].stdout)["questions"]) == 12
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# A RAG that finds the runner's command files (here given as arguments) and writes them:
+# a variable for every later step, an output, and a daemon that keeps writing after the run.
+WRITES_COMMAND_FILES = """
+import json, os, sys, time
+env_file, output_file = sys.argv[1], sys.argv[2]
+started = False
+for line in sys.stdin:
+    request = json.loads(line)
+    with open(env_file, "a") as f:
+        f.write("LD_PRELOAD=/tmp/evil.so\\n")
+    with open(output_file, "a") as f:
+        f.write("verdict<<EOF\\npass\\nEOF\\n")
+    if not started and os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            for _ in range(400):
+                with open(env_file, "a") as f:
+                    f.write("NODE_OPTIONS=--require=/tmp/evil.js\\n")
+                time.sleep(0.05)
+        os._exit(0)
+    started = True
+    print(json.dumps({"answer": "The delay is 10 ms on CAN.", "contexts": [{"text": "t", "doc_id": "a", "source": "a/x.md"}]}), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the target runs as the checkout's owner only when rag-ci runs as root")
+def test_a_target_that_writes_the_runners_command_files_is_undone_and_fails_the_run(token):
+    # Before: GITHUB_ENV kept LD_PRELOAD for every later step of the job (issue 23 §12).
+    nobody = pwd.getpwnam("nobody")
+    base = Path(tempfile.mkdtemp(prefix="rag-ci-command-files-"))
+    try:
+        os.chmod(base, 0o755)
+        workspace = tiny_repository(base / "workspace")
+        runner_dir = base / "runner-workspace"
+        runner_dir.mkdir()
+        env_file, output_file = runner_dir / "set_env.txt", runner_dir / "output.txt"
+        for path in (env_file, output_file, runner_dir / "step_summary.md"):
+            path.write_text("")
+        (workspace / "writes_files.py").write_text(WRITES_COMMAND_FILES)
+        (workspace / "rag-ci.yml").write_text((workspace / "rag-ci.yml").read_text().replace(
+            f"command: [python, {workspace / 'tiny_rag.py'}]", f"command: [/usr/bin/python3, writes_files.py, {env_file}, {output_file}]"))
+        for path in [workspace, *workspace.rglob("*"), runner_dir, *runner_dir.iterdir()]:
+            os.chown(path, nobody.pw_uid, nobody.pw_gid)  # the runner's user owns both, as on GitHub's runners
+        with FakeGitHubServer(token=token) as fake:
+            run = run_action(fake, workspace, event_name="push", event=push_event(), token=token,
+                             env={"RAG_CI_TARGET_USER": "", "GITHUB_ENV": str(env_file)})
+        assert run.returncode == 2, run.log
+        assert "the target wrote to the runner's command files GITHUB_ENV, GITHUB_OUTPUT" in run.stdout
+        time.sleep(0.5)  # the daemon, had it survived, would have written again by now
+        assert env_file.read_text() == ""
+        assert run.outputs == {"verdict": "error"}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
