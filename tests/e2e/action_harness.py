@@ -84,20 +84,9 @@ def push_event(before: str = "4" * 40, after: str = "5" * 40) -> dict[str, Any]:
     return {"ref": "refs/heads/main", "before": before, "after": after, "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
 
 
-def run_action(
-    fake: Any,
-    workspace: Path,
-    *,
-    event_name: str,
-    event: dict[str, Any],
-    token: str,
-    inputs: dict[str, str] | None = None,
-    env: dict[str, str] | None = None,
-    timeout: float = 60,
-    umask: int = -1,
-) -> ActionRun:
-    """Run entrypoint.py once, as the runner would, in `workspace` (with the runner's `umask`)."""
-    process = start_action(fake, workspace, event_name=event_name, event=event, token=token, inputs=inputs, env=env, umask=umask)
+def run_action(fake: Any, workspace: Path, *, timeout: float = 60, **how: Any) -> ActionRun:
+    """Run entrypoint.py once, as the runner would, in `workspace`; `how`: start_action's keywords."""
+    process = start_action(fake, workspace, **how)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -118,7 +107,7 @@ def start_action(
     env: dict[str, str] | None = None,
     umask: int = -1,
 ) -> subprocess.Popen:
-    """Start entrypoint.py as the runner would, without waiting (see finished_action)."""
+    """Start entrypoint.py as the runner would (with its `umask`), without waiting (see finished_action)."""
     runner_dir = workspace.parent / f"runner-{workspace.name}"
     runner_dir.mkdir(exist_ok=True)
     event_path = runner_dir / "event.json"

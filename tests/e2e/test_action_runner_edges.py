@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from drive import processes_running
 from action_harness import REPO, finished_action, push_event, run_action, start_action
 from fakes.fake_github import FakeGitHubServer
 
@@ -42,18 +43,6 @@ def tiny_repository(root: Path) -> Path:
     return root
 
 
-def target_processes(marker: str) -> list[str]:
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in text:
-            found.append(text)
-    return found
-
-
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_cancelled_job_exits_128_plus_the_signal_with_an_annotation_and_no_traceback(tmp_path, token, sig, code):
     workspace = tiny_repository(tmp_path / "workspace")
@@ -63,7 +52,7 @@ def test_a_cancelled_job_exits_128_plus_the_signal_with_an_annotation_and_no_tra
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
             time.sleep(0.05)
-        assert target_processes(str(workspace / "tiny_rag.py")), "the target should be answering"
+        assert processes_running(str(workspace / "tiny_rag.py")), "the target should be answering"
         process.send_signal(sig)
         stdout, stderr = process.communicate(timeout=30)
         run = finished_action(process, stdout, stderr, workspace)
@@ -71,7 +60,7 @@ def test_a_cancelled_job_exits_128_plus_the_signal_with_an_annotation_and_no_tra
     assert f"::error title=rag-ci%3A interrupted::rag-ci was interrupted by {sig.name}" in run.stdout
     assert run.outputs["verdict"] == "interrupted"
     assert "Traceback" not in run.stderr, run.stderr
-    assert target_processes(str(workspace / "tiny_rag.py")) == []
+    assert processes_running(str(workspace / "tiny_rag.py")) == []
 
 
 def _modes(folder: Path) -> dict[str, int]:

@@ -10,7 +10,6 @@ import asyncio
 import grp
 import json
 import os
-import pwd
 import shutil
 import socket
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from drive import replay
+from drive import replay, uid_without_account
 from rag_ci.errors import RagCiError
 from rag_ci.targets import processes
 from rag_ci.targets.command import CommandTarget
@@ -57,25 +56,13 @@ def shared_dir(monkeypatch):
     shutil.rmtree(base, ignore_errors=True)
 
 
-def _uid_without_account() -> int:
-    return next(uid for uid in range(1001, 60000) if not _has_account(uid))
-
-
-def _has_account(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        return False
-
-
 def test_the_target_of_a_runner_docker_checkout_gets_neither_the_group_nor_the_socket(shared_dir):
     # Before: the target ran with the checkout's group, and so reached a socket of that group.
-    docker = grp.getgrnam("docker").gr_gid if _group_exists("docker") else 4  # `adm` where there is no docker group
+    docker = next((g.gr_gid for g in grp.getgrall() if g.gr_name == "docker"), 4)  # `adm` where there is no docker group
     checkout = shared_dir / "checkout"
     checkout.mkdir()
     (checkout / "rag.py").write_text(REPORTS_GROUPS)
-    runner_uid = _uid_without_account()
+    runner_uid = uid_without_account()
     for path in (checkout, checkout / "rag.py"):
         os.chown(path, runner_uid, docker)
     engine = shared_dir / "engine.sock"  # stands for /var/run/docker.sock: root:docker, 0660
@@ -93,14 +80,6 @@ def test_the_target_of_a_runner_docker_checkout_gets_neither_the_group_nor_the_s
     assert status["uid"] == runner_uid
     assert status["gid"] != docker and docker not in status["groups"], status
     assert status["socket"] == "PermissionError", status
-
-
-def _group_exists(name: str) -> bool:
-    try:
-        grp.getgrnam(name)
-        return True
-    except KeyError:
-        return False
 
 
 def test_a_target_command_the_target_user_may_not_run_says_who_it_runs_as_and_how_to_change_it(shared_dir, monkeypatch):

@@ -9,6 +9,7 @@ import socket
 
 import pytest
 
+from drive import uid_without_account
 from rag_ci.targets import processes
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the target changes user only when rag-ci runs as root")
@@ -56,7 +57,7 @@ def test_the_target_gets_its_users_own_group_never_the_checkouts(tmp_path):
 
 def test_a_uid_without_an_account_gets_nogroup_instead_of_the_checkouts_group(tmp_path):
     # Inside the action's container the runner's uid (1001) has no account.
-    uid = next(u for u in range(1001, 60000) if not _has_account(u))
+    uid = uid_without_account()
     os.chown(tmp_path, uid, 4)
     user = processes._choose_user(str(tmp_path), "", True)
     assert user is not None and user.uid == uid and user.gid == grp.getgrnam("nogroup").gr_gid
@@ -69,11 +70,3 @@ def test_a_primary_group_that_owns_the_docker_socket_is_replaced_by_nogroup(tmp_
         daemon = pwd.getpwnam("daemon")
         os.chown(engine, 0, daemon.pw_gid)
         assert processes.own_group(daemon.pw_uid, {"DOCKER_HOST": f"unix://{engine}"}) == grp.getgrnam("nogroup").gr_gid
-
-
-def _has_account(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        return False
