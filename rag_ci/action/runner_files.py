@@ -50,8 +50,12 @@ def kept_from_the_target(environ: Mapping[str, str]) -> Iterator[None]:
             stop_descendants(user.uid)
         for name, path in paths.items():
             if _contents(path) != before[name]:
-                _restore(path, before[name])
                 changed.append(name)
+                try:
+                    _restore(path, before[name])
+                except OSError as exc:
+                    raise RagCiError(f"the target changed the runner's {name} ({path}) and rag-ci could not put it back: "
+                                     f"{exc.strerror or exc}; do not trust this job's later steps") from None
     if changed:
         raise RagCiError(
             f"the target wrote to the runner's command file{'s' if len(changed) > 1 else ''} {', '.join(changed)}, "
