@@ -16,9 +16,14 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv and os.environ.get("GITHUB_ACTIONS") == "true":
-        from rag_ci.action.entry import main as action_main
+        from rag_ci.action.entry import main as action_main, runner_for
+        from rag_ci.action.outputs import report_interrupted
+        from rag_ci.action.settings import Settings
 
-        return action_main()
+        try:
+            return action_main()
+        except KeyboardInterrupt:  # a cancelled job: exit 130/143, not a traceback (signals.py)
+            return report_interrupted(runner_for(Settings.runner_only(os.environ)))
     from rag_ci.cli import main as cli_main
 
     return cli_main(argv)

@@ -37,7 +37,8 @@ from rag_ci.progress import make_progress
 from rag_ci.redaction import Redactor
 from rag_ci.storage import Journal, journal_path, save_results
 from rag_ci.targets import Target, build_target, parse_reply
-from rag_ci.targets.processes import OutputTail, declared_secrets, set_project_dir, target_env, target_process_kwargs
+from rag_ci.targets.processes import (OutputTail, declared_secrets, permission_hint, set_project_dir, target_env,
+                                     target_process_kwargs)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         show(lines.flush())
         code = await process.wait()
         if code != 0:
-            raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}")
+            raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}" + permission_hint(tail.text(20)))
         print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s", file=log, flush=True)
 
 

@@ -6,7 +6,8 @@ where it stopped. The final results.json, and the journal when a resume starts
 it afresh, are written with temp file + rename, so a reader never sees half a file
 and a crash never loses finished work. `OutputLock` keeps a second run off an
 output that a run is writing. Write errors (read-only folder, full disk) become
-RagCiError: exit 2 with the cause.
+RagCiError: exit 2 with the cause. Files are created with the permissions the umask
+allows, as `open()` would (a temp file alone would be 0600 whatever the umask says).
 """
 
 from __future__ import annotations
@@ -70,12 +71,39 @@ def check_output_path(path: Path) -> Path:
     return path
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it (os.umask can only set it: setting
+    and restoring would let another thread create a file under the wrong mask meanwhile)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # no /proc (macOS): the set-and-restore it is
+    os.umask(mask)
+    return mask
+
+
+def _new_file(folder: Path, name: str) -> tuple[int, str]:
+    """A temp file beside `name`, with the mode a plain `open()` would give it."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+    except OSError:
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return fd, tmp
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` so that `path` is always either the old or the new file."""
     path = check_output_path(path)
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = _new_file(path.parent, path.name)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -189,7 +217,7 @@ class Journal:
         tmp = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            fd, tmp = _new_file(self.path.parent, self.path.name)
             handle = os.fdopen(fd, "w", encoding="utf-8")
             try:
                 handle.write(json.dumps(self.header, sort_keys=True) + "\n")

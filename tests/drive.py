@@ -1,9 +1,12 @@
 """Drive a target the way the engine does, for the target tests: start it, send each
-request in turn, stop it, and hand back every reply or error in order."""
+request in turn, stop it, and hand back every reply or error in order; see which of its
+processes are still running; find a uid without an account to run it as."""
 
 from __future__ import annotations
 
 import asyncio
+import pwd
+from pathlib import Path
 
 from rag_ci.errors import TargetError
 
@@ -29,3 +32,22 @@ def replay(target, *steps, wait_s: float = 5):
             await target.stop()
 
     return asyncio.run(go())
+
+
+def processes_running(marker: str) -> list[str]:
+    """The command lines of the live processes whose command line holds `marker`."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in text:
+            found.append(text)
+    return found
+
+
+def uid_without_account() -> int:
+    """A uid this system has no account for, like the runner's inside the action's container."""
+    accounts = {entry.pw_uid for entry in pwd.getpwall()}
+    return next(uid for uid in range(1001, 60000) if uid not in accounts)

@@ -36,6 +36,7 @@ from rag_ci.accepted_file import accepted_path, read_accepted
 from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, find_baseline, in_actions_words
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
+from rag_ci.action.runner_files import kept_from_the_target
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
@@ -210,7 +211,8 @@ class Evaluation:
         try:
             # The baseline feeds the verdict cache (unless the plan turns it off) and the
             # re-asking of flipped questions (in every mode).
-            head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context)
+            with kept_from_the_target(os.environ):  # the runner's command files (runner_files.py)
+                head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context)
         finally:
             self.runner.end_group()
         after = os.lstat(self.output)

@@ -17,6 +17,7 @@ from rag_ci.core.reporting.render import render_html
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.github.workflow import Runner
 from rag_ci.action.settings import Settings
+from rag_ci.signals import interrupted, interrupted_signal
 from rag_ci.storage import write_text_atomic
 
 RESULTS_FILE = "results.json"
@@ -45,6 +46,16 @@ def write_reports(output_dir: Path, head: RunResult, comparison: Comparison | No
         cmp_path = output_dir / COMPARISON_FILE
         write_text_atomic(cmp_path, json.dumps(comparison.to_dict(), indent=2, default=str) + "\n")
     return Reports(md, html, cmp_path)
+
+
+def report_interrupted(runner: Runner) -> int:
+    """A cancelled job (the runner sends SIGINT, then SIGTERM): say so where the user looks,
+    set `verdict: interrupted`, and return 128 + the signal: never 1, which means "regression"."""
+    signal_name = interrupted_signal().name
+    runner.error(f"rag-ci was interrupted by {signal_name} (a cancelled job?) before it finished: no verdict; re-run the job.",
+                 title="rag-ci: interrupted")
+    runner.set_outputs({"verdict": "interrupted"})
+    return interrupted("no verdict; re-run the job (a CLI `rag-ci run` continues where it stopped with --resume)")
 
 
 def annotate_regressions(runner: Runner, comparison: Comparison) -> None:

@@ -40,9 +40,24 @@ for _command in (validate, run, compare_cmd, report,  # the gate: check, run, co
     cli.add_command(_command)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The `rag-ci` command (also `python -m rag_ci.cli`, and the image with arguments)."""
-    from rag_ci.signals import terminate_like_interrupt
+def main(argv: list[str] | None = None) -> int:
+    """The `rag-ci` command (also `python -m rag_ci.cli`, and the image with arguments).
+
+    Not click's standalone mode: that turns Ctrl-C and a cancelled job's SIGTERM into
+    "Aborted!" and exit 1, which means "regression" (signals.interrupted says what happened)."""
+    from rag_ci.signals import interrupted, terminate_like_interrupt
 
     terminate_like_interrupt()
-    cli(args=argv, prog_name="rag-ci")
+    try:
+        code = cli.main(args=argv, prog_name="rag-ci", standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return interrupted()
+    except click.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            return interrupted()
+        click.echo("Aborted!", err=True)
+        return 2
+    return code if isinstance(code, int) else 0

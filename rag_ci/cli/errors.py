@@ -22,6 +22,7 @@ Exit codes:
      a broken run (more errors than gate.max_error_rate allows);
      or an environment error: output not writable, disk full, another
      run writing the same output
+  130/143  interrupted (Ctrl-C / SIGTERM): continue with --resume
 """
 
 F = TypeVar("F", bound=Callable)

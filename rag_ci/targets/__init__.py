@@ -30,6 +30,7 @@ def _python(config: PythonTargetConfig, root: Path) -> Target:
         restart_limit=config.restart_limit,
         python=config.python,
         root=root,
+        import_timeout_s=config.timeout_s,
     )
 
 

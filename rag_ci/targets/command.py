@@ -3,27 +3,43 @@
 Each process answers one request at a time, so concurrency comes from `processes`
 workers. A reply is matched to its request: by `id` when the reply carries one,
 otherwise by strict lock-step. Any stdout line that is not the one reply to the
-request in flight (a log line, a second reply, a reply for another id) errors the
-question it was read for and restarts the process: a line left in the stream
-would otherwise answer the next question, and every later answer would be
+request in flight (a log line, a second reply, a reply for another id, a line written at
+start) errors the question it was read for and restarts the process: a line left in the
+stream would otherwise answer the next question, and every later answer would be
 shifted by one. A process that dies, or that is abandoned mid-request by a
 time-out, is restarted for the next question for the same reason.
+
+Lock-step has no end-of-reply marker, so two rules make what a question gets independent
+of timing: after each reply rag-ci waits `settle_s` for a second line (a reply printed
+twice arrives within microseconds: it errors its own question, never the next one), and
+after every (re)start `startup_grace_s` for lines written at start. A target whose replies
+carry ids must keep sending them: a reply without one is a stray line too.
+
+Each process is the leader of its own process group, killed as a whole: a child that
+keeps stdout open after its parent died would otherwise hold the pipes (and the run's
+end) open; once the process itself has exited its pipes are closed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
+import signal
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
+from rag_ci.targets.processes import OutputTail, finish_reader, permission_hint, target_process_kwargs
 
 _LINE_LIMIT = 64 * 1024 * 1024  # replies with many contexts can be long
 _EOF = b""
 STDOUT_RULE = "stdout is for replies only: write logs to stderr"
+SETTLE_S = 0.02  # a second write of a reply lands within this; a RAG's reply takes far longer
+EXIT_POLL_S = 0.05
+ORPHAN_GRACE_S = 0.5  # after the process exited, for the reader to take what is still in the pipe
 
 
 class _Lines:
@@ -44,9 +60,25 @@ class _Lines:
             await self._arrived.wait()
         return self._items.popleft()
 
+    async def wait_for_more(self, timeout_s: float) -> None:
+        """Until a line is pending or `timeout_s` passed, whichever is first."""
+        if self._items:
+            return
+        self._arrived.clear()
+        try:
+            await asyncio.wait_for(self._arrived.wait(), timeout_s)
+        except asyncio.TimeoutError:
+            pass
+
     def stray(self) -> bytes | ValueError | None:
         """The first pending line that is not the end of the stream, if any."""
         return next((item for item in self._items if item != _EOF), None)
+
+    def take_pending(self) -> list[bytes | ValueError]:
+        """Every pending line but the end of the stream, removed."""
+        taken = [item for item in self._items if item != _EOF]
+        self._items = deque(item for item in self._items if item == _EOF)
+        return taken
 
     def ended(self) -> bool:
         return _EOF in self._items
@@ -62,10 +94,33 @@ class _Lines:
             self.put(exc)
 
 
-def _shown(line: bytes | ValueError) -> str:
+def shown(line: bytes | ValueError) -> str:
     if isinstance(line, ValueError):
         return f"a line longer than {_LINE_LIMIT} bytes"
     return repr(line[:200].decode("utf-8", "replace").rstrip("\n"))
+
+
+def _kill_group(process: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:
+    """The process and every process it started that did not leave its group."""
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _reaped(process: asyncio.subprocess.Process) -> None:
+    """Until asyncio's child watcher has reaped the process (`process.wait()` waits for the
+    pipes too, which a child of the process may keep open for ever)."""
+    while process.returncode is None:
+        await asyncio.sleep(EXIT_POLL_S)
+
+
+def _close_pipes(process: asyncio.subprocess.Process) -> None:
+    # asyncio's Process has no public close; without it a pipe held open by an orphan is
+    # closed by the transport's __del__ after the loop is gone (a traceback at exit).
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 class _Worker:
@@ -74,9 +129,9 @@ class _Worker:
         self.index = index
         self.process: asyncio.subprocess.Process | None = None
         self.lines = _Lines()
+        self.exited = asyncio.Event()
         self.last_id: str | None = None  # the question the previous reply answered
-        self._stderr_task: asyncio.Task[None] | None = None
-        self._stdout_task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def launch(self) -> None:
         try:
@@ -87,16 +142,32 @@ class _Worker:
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.target.cwd,
                 limit=_LINE_LIMIT,
+                start_new_session=True,  # its own process group: see _kill_group
                 **self.target.process_kwargs,
             )
         except OSError as exc:
-            raise RagCiError(f"cannot start target command {self.target.command}: {exc}") from exc
+            hint = permission_hint() if exc.errno in (errno.EACCES, errno.EPERM) else ""
+            raise RagCiError(f"cannot start target command {self.target.command}: {exc}{hint}") from exc
         assert self.process.stdout is not None
         self.lines = _Lines()
+        self.exited = asyncio.Event()
         self.last_id = None
-        self._stderr_task = asyncio.create_task(self.target.stderr.follow(self.process.stderr))
-        self._stdout_task = asyncio.create_task(self.lines.follow(self.process.stdout))
+        readers = [
+            asyncio.create_task(self.target.stderr.follow(self.process.stderr)),
+            asyncio.create_task(self.lines.follow(self.process.stdout)),
+        ]
+        self._tasks = [*readers, asyncio.create_task(self._watch_exit(self.process, readers))]
         await self.target.handshake(self)
+
+    async def _watch_exit(self, process: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]) -> None:
+        """Mark the exit; then end the output once it has been read (see _reaped)."""
+        await _reaped(process)
+        self.exited.set()
+        await asyncio.wait(readers, timeout=ORPHAN_GRACE_S)
+        _close_pipes(process)
+
+    def needs_start(self) -> bool:
+        return self.process is None or self.process.returncode is not None or self.lines.ended()
 
     async def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -107,88 +178,119 @@ class _Worker:
             raise
 
     async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.needs_start():
+            await self.target.restart(self)
         stray = self.lines.stray()
         if stray is not None:
-            # Arrived after the previous reply was taken: in lock-step it would be read as this
-            # question's reply. This question is not sent; the next one gets a clean process.
+            # Arrived after the previous reply was taken (or at start): in lock-step it would be read
+            # as this question's reply. This question is not sent; the next one gets a clean process.
             await self.kill()
-            when = f"after its reply to {self.last_id}" if self.last_id else "before the first request"
+            when = f"after its reply to {self.last_id}" if self.last_id else "at start, before any request"
             raise TargetError(
-                f"malformed response: the target wrote a stdout line {when}: {_shown(stray)}; "
+                f"malformed response: the target wrote a stdout line {when}: {shown(stray)}; "
                 f"this question was not sent and the process is restarted ({STDOUT_RULE})"
             )
-        if self.process is None or self.process.returncode is not None or self.lines.ended():
-            await self.target.restart(self)
-        process = self.process
-        assert process is not None and process.stdin is not None
-        try:
-            process.stdin.write((json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8"))
-            await process.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the process is gone: its end of stdout says so below
+        await self._send(request)
         line = await self.lines.get()
+        await self._refuse_unreadable(line)
+        reply, problem = self._decode(line, request["id"])  # type: ignore[arg-type]
+        if problem is None:
+            # A reply written twice: the second line follows at once. Seen now, it errors this
+            # question; seen at the next request, it would error that one instead.
+            await self.lines.wait_for_more(self.target.settle_s)
+            await asyncio.sleep(0)
+            extra = self.lines.stray()
+            if extra is not None:
+                problem = f"the target wrote more than one stdout line for one request (next: {shown(extra)})"
+        if problem is not None:
+            await self.kill()
+            raise TargetError(f"malformed response: {problem}; the process is restarted ({STDOUT_RULE})")
+        if "id" in reply:
+            self.target.sends_ids = True
+        self.last_id = request["id"]
+        return reply
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        try:
+            self.process.stdin.write((json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"))
+            await self.process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the process is gone: its end of stdout says so
+
+    async def _refuse_unreadable(self, line: bytes | ValueError) -> None:
+        """A line too long to read, or the end of the stream, ends this question."""
         if isinstance(line, ValueError):
             await self.kill()
             raise TargetError(f"malformed response: {line}")
         if line == _EOF:
             code = await self._exit_code()
             raise TargetError(f"target process exited (code {code}) while answering; last stderr: {self.target.stderr.text(5)!r}")
-        reply, problem = self._decode(line, request["id"])
-        if problem is None:
-            # A reply written twice usually arrives in the same read: give the reader one turn.
-            await asyncio.sleep(0)
-            extra = self.lines.stray()
-            if extra is not None:
-                problem = f"the target wrote more than one stdout line for one request (next: {_shown(extra)})"
-        if problem is not None:
-            await self.kill()
-            raise TargetError(f"malformed response: {problem}; the process is restarted ({STDOUT_RULE})")
-        self.last_id = request["id"]
-        return reply
 
     def _decode(self, line: bytes, request_id: str) -> tuple[dict[str, Any], str | None]:
         """The reply, or why this line is not the reply to `request_id`."""
         try:
             reply = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            return {}, f"not a JSON line: {_shown(line)}"
+            return {}, f"not a JSON line: {shown(line)}"
         if not isinstance(reply, dict) or not self.target.looks_like_reply(reply):
-            return {}, f"not a reply: {_shown(line)}"
+            return {}, f"not a reply: {shown(line)}"
         if "id" in reply and reply["id"] != request_id:
             return {}, f"reply for id {str(reply['id'])[:80]!r} while {request_id!r} was asked"
+        if "id" not in reply and self.target.sends_ids:
+            return {}, f"a reply without `id` from a target whose replies carry it: {shown(line)}"
         return reply, None
 
     async def _exit_code(self) -> int | None:
-        assert self.process is not None
         try:
-            return await asyncio.wait_for(self.process.wait(), 2)
+            await asyncio.wait_for(self.exited.wait(), 2)
         except asyncio.TimeoutError:
             await self.kill()
             return None
+        assert self.process is not None
+        return self.process.returncode
 
     async def kill(self) -> None:
-        if self.process is not None and self.process.returncode is None:
-            self.process.kill()
-            await self.process.wait()
-        await self._drain_output()
+        process = self.process
+        if process is not None:
+            _kill_group(process)
+            try:  # reaped before closing: closing a live process's transport reaps it under the watcher's feet
+                await asyncio.wait_for(_reaped(process), 5)
+            except asyncio.TimeoutError:
+                pass  # not ours to kill (it changed user): stop reading it all the same
+            _close_pipes(process)
+            if process.returncode is not None:
+                await process.wait()
+        await self._finish_tasks()
         self.lines = _Lines()  # what a killed process still wrote answers nothing
 
     async def stop(self) -> None:
-        if self.process is not None and self.process.stdin is not None and self.process.returncode is None:
-            self.process.stdin.close()  # lets a well-behaved server exit on EOF
-            try:
-                await asyncio.wait_for(self.process.wait(), 2)
-            except asyncio.TimeoutError:
-                await terminate(self.process)
-        await self._drain_output()
+        process = self.process
+        if process is not None and process.stdin is not None and process.returncode is None:
+            process.stdin.close()  # lets a well-behaved server exit on EOF
+            for sig, grace_s in ((None, 2.0), (signal.SIGTERM, 3.0)):
+                if sig is not None:
+                    _kill_group(process, sig)
+                try:
+                    await asyncio.wait_for(self.exited.wait(), grace_s)
+                    break
+                except asyncio.TimeoutError:
+                    continue
+        await self.kill()  # what is left of its group, and the pipes
 
-    async def _drain_output(self) -> None:
-        await finish_reader(self._stderr_task)
-        await finish_reader(self._stdout_task)
-        self._stderr_task = self._stdout_task = None
+    async def _finish_tasks(self) -> None:
+        readers, watcher = self._tasks[:2], self._tasks[2:]
+        for task in readers:
+            await finish_reader(task)
+        for task in watcher:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        self._tasks = []
 
 
 class CommandTarget:
+    worker_class: type[_Worker] = _Worker
+
     def __init__(self, command: list[str], *, cwd: Path, env: dict[str, str] | None = None, processes: int = 1, restart_limit: int = 10):
         self.command = list(command)
         self.cwd = cwd
@@ -196,8 +298,10 @@ class CommandTarget:
         self.restart_limit = restart_limit
         self.restarts = 0
         self.startup_grace_s = 0.5
+        self.settle_s = SETTLE_S
+        self.sends_ids = False  # once a reply carried its request's id, every reply must
         self.stderr = OutputTail()
-        self._workers = [_Worker(self, i) for i in range(processes)]
+        self._workers = [self.worker_class(self, i) for i in range(processes)]
         # The engine sends no more than this at once, so latency excludes queueing for a worker.
         self.max_parallel: int | None = processes
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
@@ -207,7 +311,13 @@ class CommandTarget:
         return "answer" in reply or "error" in reply
 
     async def handshake(self, worker: _Worker) -> None:
-        """Wait until a just-launched process is ready. The protocol has no ready line."""
+        """The protocol has no ready line: give a just-started process a moment, so that what it
+        writes at start (a banner, a stale reply) is a stray line before the first request, and a
+        command that dies at once (bad path, import error) is seen dead."""
+        try:
+            await asyncio.wait_for(worker.exited.wait(), self.startup_grace_s)
+        except asyncio.TimeoutError:
+            pass
 
     async def start(self) -> None:
         try:
@@ -215,20 +325,15 @@ class CommandTarget:
         except BaseException:
             await self.stop()
             raise
+        dead = next((w.process for w in self._workers if w.process is not None and w.process.returncode is not None), None)
+        if dead is not None:
+            # A command that dies at once is a start-up failure, not N question errors.
+            await self.stop()
+            stderr = self.stderr.text(20)
+            hint = permission_hint(stderr)
+            raise RagCiError(f"target command exited at start (code {dead.returncode}): {' '.join(self.command)}\n{stderr}{hint}")
         for worker in self._workers:
             self._idle.put_nowait(worker)
-        if self.startup_grace_s <= 0:
-            return
-        # A command that dies at once (bad path, import error) is a start-up failure, not N question errors.
-        first = self._workers[0].process
-        assert first is not None
-        try:
-            code = await asyncio.wait_for(first.wait(), self.startup_grace_s)
-        except asyncio.TimeoutError:
-            return
-        else:
-            await self.stop()
-            raise RagCiError(f"target command exited at start (code {code}): {' '.join(self.command)}\n{self.stderr.text(20)}")
 
     async def restart(self, worker: _Worker) -> None:
         if self.restarts >= self.restart_limit:

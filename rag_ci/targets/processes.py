@@ -20,7 +20,9 @@ else the owner of the project folder when that is not root (on GitHub's runners,
 runner user that checked the repository out, so build steps can write in it); else, in
 Actions or in rag-ci's image (RAG_CI_IMAGE=1), `nobody`; else (a root-owned checkout on a
 developer's machine) root, with a note on stderr. The choice is the workflow's, never rag-ci.yml's: the config is the pull
-request's to edit.
+request's to edit. Which group: the user's own primary group (`own_group`), never the
+checkout's, root's or the Docker socket's, and no supplementary groups: on GitHub's runners
+the checkout is `runner:docker`, and the `docker` group is the Docker API.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import asyncio
 import atexit
 import fnmatch
 import functools
+import grp
 import os
 import pwd
 import re
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError
+from rag_ci.storage import current_umask
 from rag_ci.targets.venv import ensure_target_venv, target_venv_dir, venv_path_entries
 
 # What every process needs to run, and nothing that authorises anything.
@@ -151,20 +155,65 @@ class TargetUser:
     home: Path
 
     def kwargs(self) -> dict[str, Any]:
-        # extra_groups=[]: root's supplementary groups would otherwise stay with the child.
+        # extra_groups=[]: root's supplementary groups would otherwise stay with the child
+        # (and `docker` among them would hand it the Docker API).
         return {"user": self.uid, "group": self.gid, "extra_groups": []}
 
 
-def _lookup(spec: str) -> tuple[int, int, str]:
+def _lookup(spec: str) -> tuple[int, int | None, str]:
+    """`name`, `uid` or `uid:gid` -> (uid, gid or None for "its own", name)."""
     name, _, group = spec.partition(":")
     try:
         entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
-        uid, gid, label = entry.pw_uid, entry.pw_gid, entry.pw_name
+        uid, label = entry.pw_uid, entry.pw_name
     except KeyError:
         if not name.isdigit():
             raise RagCiError(f"{TARGET_USER_VARIABLE}={spec}: no such user") from None
-        uid, gid, label = int(name), int(name), name
-    return uid, int(group) if group.isdigit() else gid, label
+        uid, label = int(name), name
+    return uid, int(group) if group.isdigit() else None, label
+
+
+def _socket_groups(environ: Mapping[str, str]) -> set[int]:
+    """The groups of the Docker API sockets in sight: a member of one drives the engine, which
+    is root on the host and every secret of the job (the runner mounts the socket into
+    container actions)."""
+    paths = {"/var/run/docker.sock", "/run/docker.sock"}
+    host = environ.get("DOCKER_HOST", "")
+    if host.startswith("unix://"):
+        paths.add(host[len("unix://"):])
+    groups = set()
+    for path in paths:
+        try:
+            groups.add(os.stat(path).st_gid)
+        except OSError:
+            pass
+    return groups
+
+
+def own_group(uid: int, environ: Mapping[str, str] | None = None) -> int:
+    """The group the target runs with: its user's own primary group, never root's nor the
+    Docker socket's (on GitHub's runners the runner user's primary group is `docker`).
+
+    A uid with no account in this system (the runner's, seen from inside the action's
+    container) has no primary group here: it gets `nogroup`, which opens nothing.
+    """
+    environ = os.environ if environ is None else environ
+    try:
+        gid = pwd.getpwuid(uid).pw_gid
+    except KeyError:
+        gid = None
+    if gid is None or gid == 0 or gid in _socket_groups(environ):
+        gid = _nogroup()
+    return gid
+
+
+def _nogroup() -> int:
+    for name in ("nogroup", "nobody"):
+        try:
+            return grp.getgrnam(name).gr_gid
+        except KeyError:
+            continue
+    return 65534  # the overflow gid: no file belongs to it
 
 
 @functools.lru_cache(maxsize=None)
@@ -176,7 +225,9 @@ def _choose_user(project_dir: str, setting: str, in_ci_container: bool) -> Targe
     else:
         owner = os.stat(project_dir) if project_dir else None
         if owner is not None and owner.st_uid != 0:
-            uid, gid = owner.st_uid, owner.st_gid
+            # The owner's uid, so that builds can write in the checkout; never the folder's
+            # group, which on GitHub's runners is `docker` (see own_group).
+            uid, gid = owner.st_uid, None
             try:
                 name = pwd.getpwuid(uid).pw_name
             except KeyError:
@@ -194,6 +245,8 @@ def _choose_user(project_dir: str, setting: str, in_ci_container: bool) -> Targe
             return None
     if uid == 0:
         return None
+    if gid is None:  # `uid:gid` in RAG_CI_TARGET_USER is the workflow's explicit choice
+        gid = own_group(uid)
     home = Path(tempfile.mkdtemp(prefix="rag-ci-target-home-"))
     os.chown(home, uid, gid)
     atexit.register(shutil.rmtree, home, True)
@@ -217,6 +270,21 @@ def target_user() -> TargetUser | None:
     return _choose_user(_project_dir, os.environ.get(TARGET_USER_VARIABLE, ""), in_ci_container)
 
 
+def permission_hint(output: str | None = None) -> str:
+    """What to do about a "Permission denied" while the target runs as another user than
+    rag-ci (root): "" when it does not, or when `output` (a failing step's or process's last
+    lines) says nothing about permissions."""
+    user = target_user()
+    if user is None or (output is not None and "permission denied" not in output.lower()):
+        return ""
+    return (
+        f"\n(the build steps and the target run as user {user.name} (uid {user.uid}, gid {user.gid}), not as rag-ci's root, "
+        f"and that user was denied access: give it the access it needs (e.g. `chown -R {user.uid} .` on the checkout "
+        f"before rag-ci starts), or run the target as root or another user: set {TARGET_USER_VARIABLE}=root "
+        f"(or a `name`, `uid` or `uid:gid`) in the workflow's env)"
+    )
+
+
 def target_process_kwargs(extra: Mapping[str, str] | None = None) -> dict[str, Any]:
     """`env=` plus, under root, `user=`/`group=`/`extra_groups=` for asyncio's or subprocess's
     process creation: the one call every target-starting site makes."""
@@ -225,13 +293,24 @@ def target_process_kwargs(extra: Mapping[str, str] | None = None) -> dict[str, A
 
 
 def protect_output_dir(path: Path) -> None:
-    """rag-ci's output folder: a real folder, owned by rag-ci, that the target cannot write."""
+    """rag-ci's output folder in the action: a real folder, owned by rag-ci, that the target
+    cannot write and the job's next step can read.
+
+    The next step (actions/upload-artifact) runs as the runner's user, not as the container's
+    root: the folder is made 0755, and this process's umask stops masking read access (files
+    0644, sub-folders 0755; write access stays masked), so everything rag-ci writes there,
+    from results.json to the audit sample, is readable by others and writable by root only.
+    """
     if path.is_symlink():
         raise RagCiError(f"the output folder {path} is a symbolic link; refusing to write through it")
     path.mkdir(parents=True, exist_ok=True)
     if target_user() is not None:
         os.chown(path, os.geteuid(), os.getegid())
+    try:
         os.chmod(path, 0o755)
+    except OSError:
+        pass  # another user's folder (rag-ci not root): its mode is that user's choice
+    os.umask(current_umask() & ~0o055)
 
 
 class OutputTail:
@@ -276,5 +355,10 @@ async def finish_reader(task: "asyncio.Task[None] | None", grace_s: float = 2.0)
         return
     try:
         await asyncio.wait_for(task, grace_s)
-    except (asyncio.TimeoutError, asyncio.CancelledError):
+    except asyncio.TimeoutError:
         task.cancel()
+    except asyncio.CancelledError:
+        task.cancel()
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # this task is being cancelled (an interrupted run), not only the reader

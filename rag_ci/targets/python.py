@@ -3,8 +3,9 @@
 The function runs in `python_worker.py`, spoken to like a `kind: command` target,
 not in rag-ci's own process: there, `SystemExit(0)` would end rag-ci with exit 0
 and no results, and a hung call would keep it alive for ever (a thread cannot be cancelled). In a worker, every
-exception is that question's error and `timeout_s` kills and restarts the worker.
-Concurrency is `processes` workers, each importing the entry once.
+exception is that question's error and `timeout_s` kills and restarts the worker; the
+import of the entry gets `timeout_s` too. Concurrency is `processes` workers, each importing
+the entry once. Replies are matched to requests by a random nonce (see _PythonWorker).
 
 The worker needs only the standard library, so any Python 3 can run it, and the
 interpreter decides which packages the user's module imports (`worker_interpreter`):
@@ -15,8 +16,10 @@ pydantic 2; else the interpreter running rag-ci, as a leading `python` in a comm
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import secrets
 import shutil
 import sys
 from collections.abc import Mapping
@@ -24,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.command import CommandTarget, _Worker
+from rag_ci.targets.command import _EOF, CommandTarget, _Worker, shown
+from rag_ci.targets.processes import permission_hint
 from rag_ci.targets.venv import target_venv_dir
 
 WORKER = Path(__file__).with_name("python_worker.py")
@@ -53,7 +57,40 @@ def worker_interpreter(setting: str | None, root: Path, target_path: str, enviro
     return found
 
 
+class _PythonWorker(_Worker):
+    """Speaks the worker's protocol (python_worker.py): each request goes out with a fresh
+    random nonce, and only the line carrying it is its reply. A line without it (a forgery
+    by the user's code, or a second reply to an earlier request) answers nothing: it is
+    dropped and noted, whatever moment it arrives at."""
+
+    async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.needs_start():
+            await self.target.restart(self)
+        for line in self.lines.take_pending():
+            self.target.dropped(line)
+        nonce = secrets.token_hex(16)
+        await self._send({"nonce": nonce, "request": request})
+        while True:
+            line = await self.lines.get()
+            await self._refuse_unreadable(line)
+            assert isinstance(line, bytes)
+            try:
+                message = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                message = None
+            if isinstance(message, dict) and message.get("nonce") == nonce and ("reply" in message or "raised" in message):
+                self.last_id = request["id"]
+                return message
+            if nonce.encode() in line:
+                await self.kill()
+                raise TargetError("malformed response: the worker's reply was mixed with other output written on its "
+                                  f"reply channel: {shown(line)}; the process is restarted")
+            self.target.dropped(line)
+
+
 class PythonTarget(CommandTarget):
+    worker_class = _PythonWorker
+
     def __init__(
         self,
         entry: str,
@@ -65,6 +102,7 @@ class PythonTarget(CommandTarget):
         restart_limit: int = 10,
         python: str | None = None,
         root: Path | None = None,
+        import_timeout_s: float = 60.0,
     ):
         # The working folder stays rag-ci's own, as when the function ran in-process.
         worker = [str(WORKER), entry, *(str(folder) for folder in search_path)]
@@ -73,24 +111,42 @@ class PythonTarget(CommandTarget):
         self.command = [worker_interpreter(python, root or Path.cwd(), self.process_kwargs["env"].get("PATH", os.defpath)), *worker]
         self.entry = entry
         self.startup_grace_s = 0  # the worker says when it is ready (or why not)
+        self.import_timeout_s = import_timeout_s  # `timeout_s`: an import that never ends must not hang the run
 
-    def looks_like_reply(self, reply: dict[str, Any]) -> bool:
-        return "id" in reply and ("reply" in reply or "raised" in reply)
+    def dropped(self, line: bytes | ValueError) -> None:
+        self.stderr.add(f"[rag-ci] dropped a line on the python worker's reply channel that answers no request in flight: {shown(line)}")
 
     async def handshake(self, worker: _Worker) -> None:
-        """Wait for the worker to import the entry: no time limit, as loading a model may be slow."""
-        line = await worker.lines.get()
+        """Wait for the worker to import the entry, within `timeout_s`."""
         try:
-            ready = json.loads(line) if isinstance(line, bytes) and line else None
-        except ValueError:
-            ready = None
+            ready = await asyncio.wait_for(self._ready(worker), self.import_timeout_s)
+        except asyncio.TimeoutError:
+            await worker.kill()
+            raise RagCiError(f"target entry {self.entry}: importing it took longer than target.timeout_s "
+                             f"({self.import_timeout_s:g}s); the worker was stopped\n{self.stderr.text(20)}".rstrip()) from None
         if isinstance(ready, dict) and ready.get("ready") is True:
             return
         await worker.kill()
         if isinstance(ready, dict) and ready.get("error"):
             raise RagCiError(f"{ready['error']}\n{self.stderr.text(20)}".rstrip())
         code = worker.process.returncode if worker.process is not None else None
-        raise RagCiError(f"target entry {self.entry}: the python worker did not start (code {code})\n{self.stderr.text(20)}".rstrip())
+        stderr = self.stderr.text(20)
+        raise RagCiError(f"target entry {self.entry}: the python worker did not start (code {code})\n{stderr}".rstrip()
+                         + permission_hint(stderr))
+
+    async def _ready(self, worker: _Worker) -> dict[str, Any] | None:
+        """The worker's first message; lines before it (the module writing on the channel) are dropped."""
+        while True:
+            line = await worker.lines.get()
+            if line == _EOF:
+                return None
+            try:
+                message = json.loads(line) if isinstance(line, bytes) else None
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                message = None
+            if isinstance(message, dict) and "ready" in message:
+                return message
+            self.dropped(line)
 
     async def query(self, request: dict[str, Any]) -> dict[str, Any]:
         message = await super().query(request)

@@ -11,8 +11,16 @@ and the one that does (the RAG's own venv in rag-ci's image, `target.python`, el
 rag-ci's interpreter: targets/python.py) is the one whose packages the module sees.
 Protocol, one JSON line each:
   out, once at start:  {"ready": true} or {"ready": false, "error": "..."} (then exit 2)
-  in, per question:    the request {"id", "question", "corpora"}
-  out, per question:   {"id", "reply": <what the function returned>} or {"id", "raised": "Type: message"}
+  in, per question:    {"nonce": "<random>", "request": {"id", "question", "corpora"}}
+  out, per question:   {"nonce", "reply": <what the function returned>} or {"nonce", "raised": "Type: message"}
+
+The user's code shares this process, so it can find the reply channel and write on it.
+What it writes there answers nothing: rag-ci takes only the line that carries the nonce
+of the request in flight, which it chose at random when it sent the request (a forged
+line for that request is no more than what the function could have returned). And what
+the module does to the interpreter (replacing builtins, json's functions, sys.modules
+entries) cannot break this loop: everything it uses is bound before the import, and the
+builtins it replaced are swapped out around the worker's own code.
 """
 
 import os
@@ -24,11 +32,13 @@ if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.dirname(os.path.
     del sys.path[0]
 
 import asyncio  # noqa: E402
+import builtins  # noqa: E402
 import dataclasses  # noqa: E402
 import importlib  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import signal  # noqa: E402
+
 
 
 def _protocol_streams():
@@ -48,7 +58,7 @@ def _protocol_streams():
     return requests, replies
 
 
-def _load(entry, search_path):
+def _load(entry, search_path, saved):
     for folder in reversed(search_path):
         if folder not in sys.path:
             sys.path.insert(0, folder)
@@ -56,7 +66,9 @@ def _load(entry, search_path):
     try:
         module = importlib.import_module(module_name)
     except BaseException as exc:  # the user's import may fail in any way, even sys.exit()
+        saved.worker()
         raise LookupError(f"target entry {entry}: cannot import {module_name}: {exc!r}") from None
+    saved.worker()  # the builtins the module may have replaced are its own, from here on
     function = module
     for part in attr.split("."):
         function = getattr(function, part, None)
@@ -78,36 +90,85 @@ def _plain(value):
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def _send(replies, message):
-    replies.write(json.dumps(message, ensure_ascii=False, default=_plain) + "\n")
-    replies.flush()
+class _Builtins:
+    """The builtins as they were before the user's module ran, and as that module left them:
+    the worker's code runs with the first, the user's function with the second."""
+
+    def __init__(self):
+        self.space = vars(builtins)
+        self.pristine = dict(self.space)
+        self.users = self.pristine
+
+    def worker(self):
+        self.users = dict(self.space)
+        self.space.update(self.pristine)
+
+    def user(self):
+        self.space.update(self.users)
 
 
 def main(argv):
     # Ctrl-C is rag-ci's to handle: it stops this process when it stops the run.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     requests, replies = _protocol_streams()
-    entry, search_path = argv[0], argv[1:]
-    try:
-        function = _load(entry, search_path)
-    except LookupError as exc:
-        _send(replies, {"ready": False, "error": str(exc)})
-        return 2
-    # One loop for the whole run: an async RAG's clients and pools stay bound to it.
-    loop = asyncio.new_event_loop()
-    _send(replies, {"ready": True})
-    for line in requests:
-        request = json.loads(line)
+    # Bound before the import: the module cannot replace what this loop uses.
+    encode = json.JSONEncoder(ensure_ascii=False, default=_plain).encode
+    decode = json.JSONDecoder().decode
+    isawaitable = inspect.isawaitable
+    text, kind, catchable = str, type, BaseException
+    # Written by hand, in case even the reply cannot be encoded: no user text in it.
+    unencodable = '{"nonce": "%s", "raised": "rag-ci worker: the reply could not be encoded"}\n'
+
+    def described(exc):
         try:
-            reply = function(request)
-            if inspect.isawaitable(reply):
-                reply = loop.run_until_complete(reply)
-            message = json.dumps({"id": request["id"], "reply": reply}, ensure_ascii=False, default=_plain)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included: one question's error
-            message = json.dumps({"id": request["id"], "raised": f"{type(exc).__name__}: {exc}"}, ensure_ascii=False)
-        sys.stderr.flush()
-        replies.write(message + "\n")
+            return f"{kind(exc).__name__}: {exc}"
+        except catchable:  # an exception whose str() raises
+            return f"{kind(exc).__name__} (its message could not be read)"
+
+    def send(message, nonce=""):
+        try:
+            line = encode(message) + "\n"
+        except catchable:  # a reply the encoder cannot take, or an encoder the module broke
+            line = unencodable % nonce
+        replies.write(line)
         replies.flush()
+
+    def as_user(call, *args):
+        """`call(*args)` with the module's builtins: (result, None) or (None, what it raised)."""
+        saved.user()
+        try:
+            return call(*args), None
+        except catchable as exc:  # SystemExit and KeyboardInterrupt included: one question's error
+            return None, exc
+        finally:
+            saved.worker()
+
+    # One loop for the whole run, made before the import: an async RAG's clients and pools
+    # stay bound to it, and a module that empties sys.modules cannot keep it from being made.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    entry, search_path = argv[0], argv[1:]
+    saved = _Builtins()
+    try:
+        function = _load(entry, search_path, saved)
+    except LookupError as exc:
+        send({"ready": False, "error": text(exc)})
+        return 2
+    send({"ready": True})
+    for line in requests:
+        try:
+            message = decode(line.decode("utf-8"))
+            nonce, request = message["nonce"], message["request"]
+        except catchable:  # not a request from rag-ci: nobody waits for its answer
+            continue
+        reply, error = as_user(function, request)
+        if error is None and isawaitable(reply):
+            reply, error = as_user(loop.run_until_complete, reply)
+        try:
+            sys.stderr.flush()
+        except catchable:  # the module may have replaced sys.stderr
+            pass
+        send({"nonce": nonce, "raised": described(error)} if error is not None else {"nonce": nonce, "reply": reply}, nonce)
     return 0
 
 

@@ -84,7 +84,19 @@ def push_event(before: str = "4" * 40, after: str = "5" * 40) -> dict[str, Any]:
     return {"ref": "refs/heads/main", "before": before, "after": after, "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
 
 
-def run_action(
+def run_action(fake: Any, workspace: Path, *, timeout: float = 60, **how: Any) -> ActionRun:
+    """Run entrypoint.py once, as the runner would, in `workspace`; `how`: start_action's keywords."""
+    process = start_action(fake, workspace, **how)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    return finished_action(process, stdout, stderr, workspace)
+
+
+def start_action(
     fake: Any,
     workspace: Path,
     *,
@@ -93,9 +105,9 @@ def run_action(
     token: str,
     inputs: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
-    timeout: float = 60,
-) -> ActionRun:
-    """Run entrypoint.py once, as the runner would, in `workspace`."""
+    umask: int = -1,
+) -> subprocess.Popen:
+    """Start entrypoint.py as the runner would (with its `umask`), without waiting (see finished_action)."""
     runner_dir = workspace.parent / f"runner-{workspace.name}"
     runner_dir.mkdir(exist_ok=True)
     event_path = runner_dir / "event.json"
@@ -125,11 +137,18 @@ def run_action(
         **{f"RAG_CI_{k.upper().replace('-', '_')}": v for k, v in (inputs or {}).items()},
         **(env or {}),
     }
-    done = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, str(REPO / "entrypoint.py")],
-        cwd=workspace, env=process_env, capture_output=True, text=True, timeout=timeout,
+        cwd=workspace, env=process_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, umask=umask,
     )
-    return ActionRun(done.returncode, done.stdout, done.stderr, summary.read_text(encoding="utf-8"), parse_outputs(output.read_text(encoding="utf-8")), workspace)
+
+
+def finished_action(process: subprocess.Popen, stdout: str, stderr: str, workspace: Path) -> ActionRun:
+    """What a run started by start_action left, once it ended."""
+    runner_dir = workspace.parent / f"runner-{workspace.name}"
+    summary, output = runner_dir / "step_summary.md", runner_dir / "output.txt"
+    return ActionRun(process.returncode, stdout, stderr, summary.read_text(encoding="utf-8"),
+                     parse_outputs(output.read_text(encoding="utf-8")), workspace)
 
 
 def parse_outputs(text: str) -> dict[str, str]:

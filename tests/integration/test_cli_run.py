@@ -10,6 +10,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from drive import processes_running
+
 from rag_ci.cli import cli
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
@@ -147,18 +149,6 @@ def test_killed_run_resumes_without_asking_finished_questions_again(tiny_project
     assert not journal.exists()
 
 
-def _processes_running(marker: str) -> list[str]:
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in text:
-            found.append(text)
-    return found
-
-
 SLOW_HTTP_RAG = """
 import http.server, json, sys, time
 class H(http.server.BaseHTTPRequestHandler):
@@ -190,14 +180,26 @@ def test_sigterm_from_a_cancelled_job_stops_the_target_server(tiny_project, tmp_
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
         time.sleep(0.05)
-    assert _processes_running(str(rag)), "the target server should be running mid-run"
+    assert processes_running(str(rag)), "the target server should be running mid-run"
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=20)
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _processes_running(str(rag)):
+    while time.monotonic() < deadline and processes_running(str(rag)):
         time.sleep(0.05)
-    leftovers = _processes_running(str(rag))
+    leftovers = processes_running(str(rag))
     for _ in leftovers:
         subprocess.run(["pkill", "-f", str(rag)])
     assert leftovers == []
     assert journal.exists()  # the interrupted run can be resumed
+
+
+def test_results_and_the_html_report_honour_the_umask(tiny_project, tmp_path):
+    # Before: 0600 whatever the umask (issue 22 §6): a CI's artifact upload as another user failed.
+    config = tiny_project(COMMAND_TARGET)
+    results, html = tmp_path / "out" / "results.json", tmp_path / "out" / "report.html"
+    cli = [sys.executable, "-m", "rag_ci.cli"]
+    for command in (["run", "--config", str(config), "-o", str(results), "--no-progress"],
+                    ["report", str(results), "--format", "html", "-o", str(html)]):
+        done = subprocess.run([*cli, *command], capture_output=True, text=True, timeout=120, umask=0o022, env=os.environ.copy())
+        assert done.returncode == 0, done.stderr
+    assert {p.name: p.stat().st_mode & 0o777 for p in (results, html)} == {"results.json": 0o644, "report.html": 0o644}

@@ -24,6 +24,27 @@ def test_atomic_write_leaves_no_temp_files_and_replaces_whole(tmp_path):
     assert target.read_text() == "new" and [p.name for p in target.parent.iterdir()] == ["r.json"]
 
 
+@pytest.fixture
+def umask():
+    """Set the process's umask for one test, and put the old one back."""
+    old = os.umask(0o022)
+    yield os.umask
+    os.umask(old)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_written_files_honour_the_umask_like_open_does(tmp_path, umask, mask, mode):
+    # Before: always 0600 (mkstemp's mode), so another user could not read results.json (issue 22 §6).
+    umask(mask)
+    save_results(tmp_path / "r.json", run(question("A")))
+    write_text_atomic(tmp_path / "report.html", "<html></html>")
+    journal = Journal(tmp_path / "r.json.partial.jsonl", {"run": 1})
+    journal.open([])
+    journal.close(remove=False)
+    for name in ("r.json", "report.html", "r.json.partial.jsonl"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == mode, name
+
+
 @pytest.mark.parametrize(
     "content, message",
     [

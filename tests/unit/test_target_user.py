@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import grp
 import os
 import pwd
+import socket
 
 import pytest
 
+from drive import uid_without_account
 from rag_ci.targets import processes
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the target changes user only when rag-ci runs as root")
@@ -41,3 +44,29 @@ def test_a_checkout_owned_by_a_user_runs_the_target_as_that_user(tmp_path):
 def test_the_workflow_can_name_the_user_or_keep_root(tmp_path):
     assert processes._choose_user(str(tmp_path), "root", True) is None
     assert processes._choose_user(str(tmp_path), "nobody", False).name == "nobody"
+
+
+def test_the_target_gets_its_users_own_group_never_the_checkouts(tmp_path):
+    # GitHub's runners: the checkout is runner:docker. Before: the target ran with that group.
+    daemon = pwd.getpwnam("daemon")
+    os.chown(tmp_path, daemon.pw_uid, 4)  # a group that is not daemon's own
+    user = processes._choose_user(str(tmp_path), "", True)
+    assert user is not None and (user.uid, user.gid) == (daemon.pw_uid, daemon.pw_gid)
+    assert user.kwargs()["extra_groups"] == []
+
+
+def test_a_uid_without_an_account_gets_nogroup_instead_of_the_checkouts_group(tmp_path):
+    # Inside the action's container the runner's uid (1001) has no account.
+    uid = uid_without_account()
+    os.chown(tmp_path, uid, 4)
+    user = processes._choose_user(str(tmp_path), "", True)
+    assert user is not None and user.uid == uid and user.gid == grp.getgrnam("nogroup").gr_gid
+
+
+def test_a_primary_group_that_owns_the_docker_socket_is_replaced_by_nogroup(tmp_path):
+    engine = tmp_path / "docker.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(engine))
+        daemon = pwd.getpwnam("daemon")
+        os.chown(engine, 0, daemon.pw_gid)
+        assert processes.own_group(daemon.pw_uid, {"DOCKER_HOST": f"unix://{engine}"}) == grp.getgrnam("nogroup").gr_gid
