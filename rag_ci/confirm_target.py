@@ -41,7 +41,7 @@ async def answer_with_noise_control(replay: Any, question: Question, *, samples:
     if not should_reask(first, replay.baseline.get(question.id), runs):
         return first
     records = [first]
-    while (decision := reask_decision([r.passed for r in records], runs)) == "ask_again":
+    while reask_decision([r.passed for r in records], runs) == "ask_again":
         records.append(await replay.answer(question, judged))
     return _combine(records[0], records, reasked=True)
 

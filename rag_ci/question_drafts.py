@@ -22,7 +22,7 @@ from rag_ci.core.questionset.config import Config, CorpusSpec, WriterConfig, par
 from rag_ci.core.questionset.coverage import coverage
 from rag_ci.core.questionset.dedupe import Known, dedupe, route_of
 from rag_ci.core.questionset.documents import ambiguous_file_names, citation_style
-from rag_ci.core.questionset.draft_plan import ADVERSARIAL, DocumentPassages, Plan, plan_drafts
+from rag_ci.core.questionset.draft_plan import ADVERSARIAL, DocumentPassages, Plan
 from rag_ci.core.questionset.draft_text import content_terms
 from rag_ci.core.questionset.drafts import Draft, Rejected, append_drafts, assign_ids, build_drafts
 from rag_ci.core.questionset.passages import Passage, cut_passages
