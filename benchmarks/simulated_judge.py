@@ -36,6 +36,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Self
 
+from benchmarks import promptfoo_grader
 from rag_ci.judges.fake import JudgePolicy, UnknownPrompt
 
 REPO = Path(__file__).resolve().parents[1]
@@ -112,6 +113,8 @@ class SimulatedOpenAIJudge:
             return 200, {}, {"object": "list", "data": [{"id": self.model, "object": "model"}]}
         if method == "POST" and path.endswith("/chat/completions"):
             return await self._chat(body)
+        if method == "POST" and path.endswith("/embeddings"):
+            return await self._embeddings(body)
         return 404, {}, {"error": {"message": f"no route {method} {path}", "type": "not_found"}}
 
     async def _chat(self, body: bytes) -> tuple[int, dict[str, str], Any]:
@@ -136,8 +139,12 @@ class SimulatedOpenAIJudge:
             prompt = request["messages"][-1]["content"]
             if isinstance(prompt, list):  # content parts
                 prompt = "".join(part.get("text", "") for part in prompt if isinstance(part, dict))
-            kind = self.policy.kind(prompt)
-            content = json.dumps(self.policy.answer(prompt))
+            kind = promptfoo_grader.kind(prompt)
+            if kind is not None:  # promptfoo's grader prompts (benchmarks/peers.py)
+                content = promptfoo_grader.answer(prompt)
+            else:
+                kind = self.policy.kind(prompt)
+                content = json.dumps(self.policy.answer(prompt))
         except (UnknownPrompt, KeyError, ValueError, SyntaxError) as exc:
             stats["errors"] += 1
             return 400, {}, {"error": {"message": f"simulated judge: {type(exc).__name__}: {exc}"[:500], "type": "invalid_request_error"}}
@@ -169,6 +176,31 @@ class SimulatedOpenAIJudge:
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": max(1, len(content) // 4),
                       "total_tokens": len(prompt) // 4 + max(1, len(content) // 4)},
         }
+
+
+    async def _embeddings(self, body: bytes) -> tuple[int, dict[str, str], Any]:
+        """OpenAI's embeddings endpoint (promptfoo's answer-relevance): a quarter of a chat call's latency."""
+        stats = self.stats
+        stats["requests"] += 1
+        try:
+            request = json.loads(body)
+            texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
+            vectors = [promptfoo_grader.embedding(str(text)) for text in texts]
+        except (KeyError, ValueError, TypeError) as exc:
+            stats["errors"] += 1
+            return 400, {}, {"error": {"message": f"simulated judge: {type(exc).__name__}: {exc}"[:500], "type": "invalid_request_error"}}
+        if self._slots is not None:
+            await self._slots.acquire()
+        try:
+            await asyncio.sleep(self.latency_s / 4)
+        finally:
+            if self._slots is not None:
+                self._slots.release()
+        stats["embeddings"] = stats.get("embeddings", 0) + 1
+        tokens = sum(len(str(t)) // 4 for t in texts)
+        return 200, {}, {"object": "list", "model": request.get("model", "text-embedding-3-small"),
+                         "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                         "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests"}
