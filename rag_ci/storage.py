@@ -15,9 +15,10 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -100,12 +101,19 @@ def _new_file(folder: Path, name: str) -> tuple[int, str]:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` so that `path` is always either the old or the new file."""
+    write_chunks_atomic(path, (text,))
+
+
+def write_chunks_atomic(path: Path, chunks: Iterable[str]) -> None:
+    """`write_text_atomic` of the concatenated `chunks`, written as they come: a file larger
+    than memory is never held whole (results.json of 50,000 questions is ~400 MB as one string)."""
     path = check_output_path(path)
     tmp = None
     try:
         fd, tmp = _new_file(path.parent, path.name)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -117,24 +125,88 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def results_json_chunks(result: RunResult) -> Iterator[str]:
+    """`result.model_dump_json(indent=2) + "\n"`, the same bytes, one question at a time.
+
+    The run without its questions is dumped by pydantic (so every other field is written
+    exactly as before); the questions are dumped one by one into its empty list, each
+    indented as the nesting of `model_dump_json(indent=2)` puts it.
+    """
+    shell = result.model_copy(update={"questions": []}).model_dump_json(indent=2)
+    marker = '\n  "questions": [],\n'
+    head, found, tail = shell.partition(marker)
+    if not found or not result.questions:  # no question (or an unexpected layout): one piece
+        yield result.model_dump_json(indent=2) + "\n"
+        return
+    yield head + '\n  "questions": [\n'
+    last = len(result.questions) - 1
+    for i, question in enumerate(result.questions):
+        text = "    " + question.model_dump_json(indent=2).replace("\n", "\n    ")
+        yield text + (",\n" if i < last else "\n")
+    yield "  ],\n" + tail + "\n"
+
+
 def save_results(path: Path, result: RunResult) -> None:
-    write_text_atomic(path, result.model_dump_json(indent=2) + "\n")
+    write_chunks_atomic(path, results_json_chunks(result))
+
+
+# A JSON string (escapes included): what `_deeper_than` removes before it counts brackets.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_INNERMOST_PAIR = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _deeper_than(raw: bytes, limit: int) -> bool:
+    """Do the JSON text's lists and objects nest more than `limit` levels (as `shape_problem`
+    counts them)? Counted on the brackets outside strings, one innermost level removed per
+    pass, without building the data: for a file of any size, a handful of passes over a
+    string of brackets."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        shorter = _INNERMOST_PAIR.sub(b"", brackets)
+        if shorter == brackets:  # unbalanced: not JSON, the parser says so
+            return False
+        brackets = shorter
+    return bool(brackets)
 
 
 def load_results(path: Path, *, what: str = "results file") -> RunResult:
-    """Load a results.json; missing, corrupt or foreign files raise RagCiError saying which."""
+    """Load a results.json; missing, corrupt or foreign files raise RagCiError saying which.
+
+    pydantic parses the file straight into the schema's objects: no dict-and-list copy of
+    the whole file first (at 50,000 questions that copy was ~1 GiB). Any file that does
+    not validate that way is read again by `_load_checked`, which says what is wrong with it
+    exactly as before.
+    """
     path = Path(path)
     if not path.is_file():
         raise RagCiError(f"{what} not found: {path}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RagCiError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if not _deeper_than(raw, MAX_JSON_DEPTH):
+        try:
+            result = RunResult.model_validate_json(raw)
+        except ValidationError:
+            pass
+        else:
+            if result.meta.schema_version == SCHEMA_VERSION:
+                return result
+    return _load_checked(raw, path, what)
+
+
+def _load_checked(raw: bytes, path: Path, what: str) -> RunResult:
+    """The slow, precise reading: JSON, then shape, schema version and fields, each refused with its cause."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RagCiError(f"{what} {path} is not valid JSON ({exc}); is it a rag-ci results.json?") from None
     except RecursionError:
         data = None
         problem: str | None = f"nested deeper than {MAX_JSON_DEPTH} levels"
-    except OSError as exc:
-        raise RagCiError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     else:
         problem = shape_problem(data, MAX_JSON_DEPTH)
     if problem is not None:
