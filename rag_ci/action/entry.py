@@ -49,6 +49,7 @@ from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body
 from rag_ci.github.workflow import Runner
 from rag_ci.project import Project, load_project
+from rag_ci.redaction import Redactor
 from rag_ci.signals import terminate_like_interrupt
 from rag_ci.storage import save_results
 from rag_ci.targets.processes import protect_output_dir, set_project_dir
@@ -86,14 +87,16 @@ def main() -> int:
     try:
         return action(settings, github, runner)
     except Exception:  # a bug: show it, but exit 2, not 1, which means "regression"
-        traceback.print_exc()
+        runner.info(traceback.format_exc())  # through the runner: redacted and inert
         runner.error("rag-ci stopped on an internal error (traceback above); please report it.", title="rag-ci")
         return EXIT_ERROR
 
 
 def runner_for(settings: Settings) -> Runner:
-    """The runner's side of this step, as the settings found it (summary, outputs, masking)."""
-    return Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=settings.in_actions)
+    """The runner's side of this step, as the settings found it (summary, outputs, masking);
+    it redacts the token and the judge keys from everything it writes."""
+    return Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=settings.in_actions,
+                  redact=Redactor(secret.reveal() for secret in settings.secrets()))
 
 
 def _prepare_process_environment(settings: Settings) -> None:

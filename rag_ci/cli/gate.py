@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import EXIT_CODES, user_errors
 from rag_ci.core.reporting.render import render_html, render_markdown
 from rag_ci.core.scoring.results import RunResult
@@ -52,7 +53,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     questions = project.questions.questions
     cross = sum(1 for q in questions if len(q.doc_id) > 1)
     refusals = sum(1 for q in questions if q.is_refusal)
-    click.echo(
+    echo(
         f"ok: {len(questions)} questions (v{project.questions.version}, {project.questions.content_hash}), "
         f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope; "
         f"target {project.config.target.kind}; judge {project.config.judge.provider}"
@@ -61,7 +62,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         from rag_ci.core.questionset.coverage import coverage, render_coverage
 
         documents = {name: _corpus_documents(Path(spec.path)) for name, spec in project.corpora.items() if spec.path}
-        click.echo(render_coverage(coverage(project.questions, project.corpora, documents, min_tag_questions)))
+        echo(render_coverage(coverage(project.questions, project.corpora, documents, min_tag_questions)))
 
 
 def _corpus_documents(folder: Path) -> list[str]:
@@ -116,14 +117,16 @@ def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, histor
     text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
     if output is not None:
         write_text_atomic(output, text)
-        click.echo(
+        echo(
             f"{comparison.verdict}: {len(comparison.regressions)} regressions, {len(comparison.worse)} worse, "
             f"{len(comparison.leaks)} other routing leaks, {len(comparison.gains)} gains, {len(comparison.accepted)} accepted; "
             f"report in {output}",
             err=True,
         )
+    elif fmt == "json":
+        echo_json(text)
     else:
-        click.echo(text)
+        echo(text)
 
 
 @click.command(epilog=EXIT_CODES)
@@ -172,10 +175,10 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
     def replay(pinned: PinnedProject) -> RunResult:
         if pinned.policy_changes:
-            click.echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
+            echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
                        + "; ".join(pinned.policy_changes), err=True)
         if pinned.notice:
-            click.echo(f"[rag-ci] {pinned.notice}", err=True)
+            echo(f"[rag-ci] {pinned.notice}", err=True)
         return asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
                                                                   shard=shard, build=not no_build, samples=samples)))
 
@@ -186,7 +189,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
                            save=lambda carried: save_results(output, carried))
     head = outcome.head
     agg = head.aggregates
-    click.echo(
+    echo(
         f"[rag-ci] {agg.overall.passed}/{agg.overall.n} pass, {agg.overall.failed} fail, {agg.overall.errors} error, "
         f"{agg.overall.routing_errors} routing_error; p50 {((agg.latency_p50_s or 0) * 1000):.0f} ms; results in {output}",
         err=True,
@@ -198,7 +201,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         )
     if base is None:
         if fmt != "json":  # the JSON format is the comparison's, and there is none
-            click.echo(_render(head, None, fmt, history, None))
+            echo(_render(head, None, fmt, history, None))
         return
     _emit_comparison(outcome, fmt, None, history)
     sys.exit(outcome.exit_code)
@@ -275,7 +278,7 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
     if output is not None:
         write_text_atomic(output, text)
-        click.echo(f"report written to {output}", err=True)
+        echo(f"report written to {output}", err=True)
     else:
-        click.echo(text)
+        echo(text)
     sys.exit(outcome.exit_code)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.core.comparison.history import dump_line, history_line, parse_history, render_trend_text, trend
 
@@ -46,9 +47,9 @@ def show(file: Path, last: int, as_json: bool) -> None:
     entries = trend(parse_history(file.read_text(encoding="utf-8")), last=last)
     if as_json:
         for entry in entries:
-            click.echo(json.dumps(entry, sort_keys=True))
+            echo_json(json.dumps(entry, sort_keys=True))
         return
-    click.echo(render_trend_text(entries))
+    echo(render_trend_text(entries))
 
 
 @history.command("append", epilog=EXIT_CODES)
@@ -81,4 +82,4 @@ def append(results: Path, history_file: Path, accepted_file: Path | None, run_ur
             out.write(line + "\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{history_file}: {exc}") from None
-    click.echo(f"appended a line for {(result.meta.git_sha or 'unknown commit')[:12]} to {history_file}", err=True)
+    echo(f"appended a line for {(result.meta.git_sha or 'unknown commit')[:12]} to {history_file}", err=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.errors import RagCiError
 
@@ -47,8 +48,8 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
             write_text_atomic(questions_path, result.text)
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
-    click.echo(f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
+    echo(f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
                f"{result.skipped} already in the set")
     if result.added:
-        click.echo("Fill in reference, doc_id and sources, then remove `status: draft`: "
+        echo("Fill in reference, doc_id and sources, then remove `status: draft`: "
                    "`rag-ci validate` refuses drafts and lists them.")

@@ -166,3 +166,4 @@ def assert_token_never_leaked(token: str, run: ActionRun, fake: Any, *roots: Pat
     for request in fake.requests:
         assert token not in json.dumps(request.body, default=str), f"token sent in a request body to {request.path}"
         assert token not in request.path and token not in json.dumps(request.query)
+

@@ -150,3 +150,72 @@ def test_under_root_the_target_runs_as_the_checkout_owner_and_cannot_read_secret
                 assert_token_never_leaked(secret, run, fake, base)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# --- The judge's own errors (issue 23 §1) ---------------------------------------------------
+TINY_RAG = REPO / "tests" / "fakes" / "tiny_rag.py"
+BASE_SHA = "b" * 40  # pull_request_event()'s base commit
+
+
+def judged_project(root: Path, judge_url: str, gate: str = "") -> Path:
+    """A tiny project judged by an OpenAI-compatible server that reads its key from OPENAI_API_KEY."""
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(TINY_RAG, root / "tiny_rag.py")
+    (root / "questions.yml").write_text(
+        "version: 1\nquestions:\n"
+        "  - {id: Q-A, question: What is the delay on a?, reference: 10 ms, doc_id: a, sources: [a/x.md]}\n"
+        "  - {id: Q-B, question: What is the delay on b?, reference: 20 ms, doc_id: b, sources: [b/y.md]}\n"
+    )
+    (root / "rag-ci.yml").write_text(
+        "questions: questions.yml\n"
+        "corpora: {a: {description: A}, b: {description: B}}\n"
+        "target: {kind: command, command: [python, tiny_rag.py], generator_model: tiny-1, generator_family: tiny, timeout_s: 10}\n"
+        f"judge: {{provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: '{judge_url}', api_key_env: OPENAI_API_KEY,\n"
+        "        prices: {input_per_mtok: 0, output_per_mtok: 0}, max_retries: 0, backoff_s: 0.01, timeout_s: 5}\n"
+        "metrics: {hit_at_k: {k: 5}, faithfulness: {threshold: 0.7}, correctness: {}}\n"
+        f"{gate}"
+    )
+    return root
+
+
+def assert_not_in_any_sink(fragments: list[str], run, fake, workspace: Path) -> None:
+    """None of `fragments` in the log (but the runner's ::add-mask::), the summary, the outputs,
+    the REST request bodies, or any file of the output folder (results, report.md, report.html)."""
+    log = "\n".join(line for line in run.log.splitlines() if not line.startswith("::add-mask::"))
+    sinks = {"log": log, "summary": run.summary, "outputs": json.dumps(run.outputs),
+             "REST bodies": json.dumps([r.body for r in fake.requests], default=str)}
+    for path in (workspace / "rag-ci-output").rglob("*"):
+        if path.is_file():
+            sinks[path.name] = path.read_text(encoding="utf-8", errors="replace")
+    for name in ("results.json", "report.md", "report.html"):
+        assert name in sinks, f"{name} was not written"
+    for fragment in fragments:
+        for name, text in sinks.items():
+            assert fragment not in text, f"a piece of the judge key ({fragment[:6]}…) leaked into the {name}"
+
+
+@pytest.mark.parametrize("broken", [True, False], ids=["broken run", "errors listed"])
+@pytest.mark.parametrize("quote_key", ["full", "split"])
+def test_a_judge_quoting_its_key_in_a_401_leaks_it_into_no_sink_of_a_pr_run(tmp_path, token, quote_key, broken):
+    """The judge answers every call 401 with the key it was sent in its message. Broken run: every
+    question errors, and the most common error is the notice of the comment, the summary and the
+    log. Errors listed: `max_error_rate: 1.0` keeps the run a result, each metric's error is shown."""
+    from fakes.judge_servers import FakeOpenAIJudgeServer
+
+    key = judge_key()
+    with FakeOpenAIJudgeServer(always_fault="401", quote_key=quote_key) as judge, FakeGitHubServer(token=token) as fake:
+        workspace = judged_project(tmp_path / "workspace", judge.base_url, gate="" if broken else "gate: {max_error_rate: 1.0}\n")
+        fake.add_files_at(BASE_SHA, {"rag-ci.yml": (workspace / "rag-ci.yml").read_text()})  # the base branch's own judge
+        run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token,
+                         inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key}, timeout=180)
+
+        assert run.returncode == (2 if broken else 0), run.log
+        assert judge.requests > 0 and {r.status for r in judge.log} == {401}
+        results = json.loads((workspace / "rag-ci-output" / "results.json").read_text())
+        errors = [m["error"] for q in results["questions"] for m in q["metrics"].values() if m.get("error")]
+        assert errors and all("Incorrect API key provided: ***" in e for e in errors), errors
+        if broken:  # the most common error is the comment's notice
+            [comment] = fake.comments[7]
+            assert "Incorrect API key provided: ***" in comment["body"].replace("\\", "")
+        half = len(key) // 2
+        assert_not_in_any_sink([key, key[:half], key[half:]], run, fake, workspace)

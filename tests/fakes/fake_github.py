@@ -175,6 +175,10 @@ class FakeGitHubServer:
         for _ in range(times):
             self._injected.append((method, path_prefix, status, {"message": message}))
 
+    def add_files_at(self, ref: str, files: dict[str, bytes | str]) -> None:
+        """Files the contents API serves at `ref` (a branch name, or a commit sha such as a PR's base)."""
+        self.branches.setdefault(ref, {}).update({p: d.encode() if isinstance(d, str) else d for p, d in files.items()})
+
     def file_on_branch(self, branch: str, path: str) -> bytes | None:
         return self.branches.get(branch, {}).get(path)
 
