@@ -23,7 +23,7 @@ from types import MappingProxyType
 from rag_ci.core.comparison.carry import carry_forward
 from rag_ci.core.comparison.compare import REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare
 from rag_ci.core.comparison.history import known_flaky, parse_history, trend_summary
-from rag_ci.core.comparison.policy import pin_to_baseline, recorded_gate
+from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
 from rag_ci.core.questionset.config import GateConfig
 from rag_ci.core.questionset.shards import Shard
 from rag_ci.core.scoring.aggregate import restrict_to_shard
@@ -34,7 +34,7 @@ from rag_ci.errors import BrokenRun, IncompatibleBaseline, RagCiError
 from rag_ci.project import Project
 
 __all__ = [
-    "EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "GATE_EXIT_CODES", "REBASELINE_HINT", "Acceptance", "Comparison", "GateOptions",
+    "EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "GATE_EXIT_CODES", "REBASELINE_HINT", "Acceptance", "BaseConfig", "Comparison", "GateOptions",
     "GateOutcome", "History", "PinnedProject", "QuestionChange", "Uncompared", "accepted_in_force", "compare_runs", "evaluate", "pin",
 ]
 
@@ -126,6 +126,15 @@ class History:
 
 
 @dataclass(frozen=True)
+class BaseConfig:
+    """The base branch's rag-ci.yml, as a face read it (the action: through the contents API)."""
+
+    where: str  # "rag-ci.yml at main (1a2b3c4d5e6f)", for the notice
+    text: str | None = None  # None: the base branch has no such file
+    problem: str | None = None  # it could not be read
+
+
+@dataclass(frozen=True)
 class PinnedProject:
     """The project as it will run: under its baseline's policy when the options pin it."""
 
@@ -156,26 +165,48 @@ class GateOutcome:
         return c is not None and bool(c.gating) and c.verdict != "fail"
 
 
-def pin(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions()) -> PinnedProject:
-    """The project under the baseline's gate policy, never the config the pull request may have edited."""
-    if not options.pin_policy or baseline is None:
+def pin(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions(),
+        base_config: Callable[[], BaseConfig] | None = None) -> PinnedProject:
+    """The project under the baseline's gate policy, never the config the pull request may have edited.
+
+    Without a baseline that recorded its judge, the judge (where its key goes) comes from
+    `base_config`, the base branch's rag-ci.yml, read only then (and only for a judge with a
+    key: not `none` nor `fake`); the judge does not run when that cannot be read. Without `base_config` (the command line) the config's own judge runs."""
+    if not options.pin_policy:
         return PinnedProject(project)
-    pinned = pin_to_baseline(project.config, baseline.meta)
-    return PinnedProject(dataclasses.replace(project, config=pinned.config), pinned.changes, pinned.notice)
+    changes: tuple[str, ...] = ()
+    notices: list[str] = []
+    if baseline is not None:
+        pinned = pin_to_baseline(project.config, baseline.meta)
+        project, changes = dataclasses.replace(project, config=pinned.config), pinned.changes
+        notices += _some(pinned.notice)
+        if baseline.meta.policy is not None:
+            return PinnedProject(project, changes, pinned.notice)
+    if base_config is not None and project.config.judge.provider not in KEYLESS_JUDGES:  # else no key is at stake
+        base = base_config()
+        judged = pin_judge_to_base(project.config, base.text, base.where, base.problem)
+        project, changes = dataclasses.replace(project, config=judged.config), (*changes, *judged.changes)
+        notices += _some(judged.notice)
+        if judged.changes:
+            notices.append(f"The judge is the base branch's ({base.where}), not this pull request's; its changes take "
+                           f"effect once merged: {'; '.join(judged.changes)}")
+    return PinnedProject(project, changes, "\n\n".join(notices) or None)
 
 
 def evaluate(project: Project, baseline: RunResult | None, run: Callable[[PinnedProject], RunResult], *,
              accepted: Sequence[Acceptance] = (), history: History = History(), options: GateOptions = GateOptions(),
-             save: Callable[[RunResult], None] = lambda _result: None, today: Date | None = None) -> GateOutcome:
+             save: Callable[[RunResult], None] = lambda _result: None, today: Date | None = None,
+             base_config: Callable[[], BaseConfig] | None = None) -> GateOutcome:
     """Run `project` against `baseline` and decide. `run` replays the (pinned) project; `save`
-    writes the run again when carried verdicts were added to it."""
+    writes the run again when carried verdicts were added to it; `base_config` reads the base
+    branch's rag-ci.yml when the judge must come from there (`pin`)."""
     refuse_a_fake_judge(project, baseline, options)
     if baseline is not None and options.compare:
         try:
             check_baseline_usable(baseline)
         except BrokenRun as exc:
             raise BrokenRun(str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)) from None
-    pinned = pin(project, baseline, options)
+    pinned = pin(project, baseline, options, base_config)
     head = run(pinned)
     carried: tuple[str, ...] = ()
     if options.carry_forward and baseline is not None and not head.meta.broken:

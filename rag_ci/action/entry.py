@@ -43,7 +43,7 @@ from rag_ci.core.reporting.render import render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.errors import RagCiError
-from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, GateOptions, History, PinnedProject, Uncompared,
+from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, BaseConfig, GateOptions, History, PinnedProject, Uncompared,
                          accepted_in_force, evaluate as gate_evaluate, refuse_a_fake_judge)
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body
@@ -166,7 +166,8 @@ class Evaluation:
         # what reviewers approve, and the comment lists every acceptance at the top.
         accepted = self.accepted(project) if plan.compare else ()
         outcome = gate_evaluate(project, baseline, lambda pinned: self.replay(pinned, baseline, plan), accepted=accepted,
-                                history=self.history, options=options, save=lambda head: save_results(self.output / RESULTS_FILE, head))
+                                history=self.history, options=options, save=lambda head: save_results(self.output / RESULTS_FILE, head),
+                                base_config=self.base_config)
         head = outcome.head
         if outcome.carried:
             self.runner.info(f"[rag-ci] kept the last known good verdict of {len(outcome.carried)} errored question(s): "
@@ -202,6 +203,8 @@ class Evaluation:
         s = self.settings
         if pinned.policy_changes:
             self.runner.info("[rag-ci] this PR changes the gate (previewed, not applied): " + "; ".join(pinned.policy_changes))
+        if pinned.notice:
+            self.runner.info(f"[rag-ci] {pinned.notice}")
         context = RunContext(
             git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number,
             judge_keys={name: key.reveal() for name, key in s.judge_keys.items()},
@@ -220,6 +223,17 @@ class Evaluation:
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
             raise RagCiError(f"the output folder {s.output_dir} was replaced while the target ran; not trusting what is in it")
         return head
+
+    def base_config(self) -> BaseConfig:
+        """rag-ci.yml on the pull request's base, where the gate takes the judge from when no
+        baseline recorded one (rag_ci.gate.pin): a PR must not choose where the judge key goes."""
+        s = self.settings
+        ref = s.pr_base_sha or s.pr_base_ref or s.default_branch or "main"
+        where = f"{s.config_in_repository} at {s.pr_base_ref or ref}" + (f" ({ref[:12]})" if ref == s.pr_base_sha else "")
+        try:
+            return BaseConfig(where, text=self.github.file_at(ref, s.config_in_repository))
+        except GitHubError as exc:
+            return BaseConfig(where, problem=str(exc))
 
     def accepted(self, project: Project) -> tuple[Acceptance, ...]:
         path = accepted_path(project.config, self.settings.config_path)

@@ -109,6 +109,12 @@ class GitHubRepo:
             lambda: pulls.open_pr_for_head(self.repo, owner, branch, head_sha),
         )
 
+    # --- files at a commit ----------------------------------------------------------
+    def file_at(self, ref: str, path: str) -> str | None:
+        """A file's text at a branch or commit (None: no such file there)."""
+        result = _call(f"read {path} at {ref}", lambda: databranch.read_file(self.repo, ref, path), missing_ok=True)
+        return result.text if result else None
+
     # --- data branch ---------------------------------------------------------------
     def read_data_file(self, branch: str, path: str) -> str | None:
         result = _call(

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from action_harness import REPO, assert_token_never_leaked, clean_env, pull_request_event, run_action
+from action_harness import BASE_SHA, REPO, assert_token_never_leaked, clean_env, judged_project, pull_request_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
 pytestmark = pytest.mark.slow
@@ -153,31 +153,6 @@ def test_under_root_the_target_runs_as_the_checkout_owner_and_cannot_read_secret
 
 
 # --- The judge's own errors (issue 23 §1) ---------------------------------------------------
-TINY_RAG = REPO / "tests" / "fakes" / "tiny_rag.py"
-BASE_SHA = "b" * 40  # pull_request_event()'s base commit
-
-
-def judged_project(root: Path, judge_url: str, gate: str = "") -> Path:
-    """A tiny project judged by an OpenAI-compatible server that reads its key from OPENAI_API_KEY."""
-    root.mkdir(parents=True, exist_ok=True)
-    shutil.copy(TINY_RAG, root / "tiny_rag.py")
-    (root / "questions.yml").write_text(
-        "version: 1\nquestions:\n"
-        "  - {id: Q-A, question: What is the delay on a?, reference: 10 ms, doc_id: a, sources: [a/x.md]}\n"
-        "  - {id: Q-B, question: What is the delay on b?, reference: 20 ms, doc_id: b, sources: [b/y.md]}\n"
-    )
-    (root / "rag-ci.yml").write_text(
-        "questions: questions.yml\n"
-        "corpora: {a: {description: A}, b: {description: B}}\n"
-        "target: {kind: command, command: [python, tiny_rag.py], generator_model: tiny-1, generator_family: tiny, timeout_s: 10}\n"
-        f"judge: {{provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: '{judge_url}', api_key_env: OPENAI_API_KEY,\n"
-        "        prices: {input_per_mtok: 0, output_per_mtok: 0}, max_retries: 0, backoff_s: 0.01, timeout_s: 5}\n"
-        "metrics: {hit_at_k: {k: 5}, faithfulness: {threshold: 0.7}, correctness: {}}\n"
-        f"{gate}"
-    )
-    return root
-
-
 def assert_not_in_any_sink(fragments: list[str], run, fake, workspace: Path) -> None:
     """None of `fragments` in the log (but the runner's ::add-mask::), the summary, the outputs,
     the REST request bodies, or any file of the output folder (results, report.md, report.html)."""

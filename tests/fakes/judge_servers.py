@@ -26,7 +26,7 @@ Scripting: `latency_s` per request; `queue_faults("429", "500", "invalid_json",
 `always_fault="401", quote_key="full" | "split"` answers 401 quoting the API key it was sent, as
 real gateways do ("Incorrect API key provided: sk-…"; "split": cut across two lines); `policy=JudgePolicy(flip_probability=…,
 seed=…)` for a seeded flipping judge. Observing: `requests` (calls received),
-`max_in_flight` (peak concurrency), `log` (every answered request: arrival time,
+`max_in_flight` (peak concurrency), `presented_keys` (the API keys sent), `log` (every answered request: arrival time,
 path, prompt kind, status, body), `kinds()`; `reset()` clears them between runs.
 """
 
@@ -81,6 +81,7 @@ class FakeJudgeServer:
         self.request_limit = request_limit
         self.log: list[LoggedRequest] = []
         self.received = 0  # requests that arrived (a hanging one is counted before it is logged)
+        self.presented_keys: set[str] = set()  # the API keys requests carried
         self.in_flight = 0
         self.max_in_flight = 0  # highest number of requests served at the same time
         self._faults: deque[str] = deque()
@@ -155,6 +156,7 @@ class FakeJudgeServer:
             self._faults.clear()
             self.received = 0
             self.max_in_flight = 0
+            self.presented_keys.clear()
 
     # -- request handling --------------------------------------------------------
 
@@ -168,6 +170,8 @@ class FakeJudgeServer:
         with self._lock:
             fault = self._faults.popleft() if self._faults else self.always_fault
             self.received += 1
+            if key := self.presented_key(handler):
+                self.presented_keys.add(key)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         kind = None
@@ -206,10 +210,14 @@ class FakeJudgeServer:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (time-out test)
 
+    @staticmethod
+    def presented_key(handler: BaseHTTPRequestHandler) -> str:
+        auth = handler.headers.get("Authorization") or ""
+        return auth.removeprefix("Bearer ").strip() or handler.headers.get("x-api-key") or handler.headers.get("x-goog-api-key") or ""
+
     def rejected_key_message(self, handler: BaseHTTPRequestHandler) -> str:
         """A gateway's 401 message, with the key it was given in it (`quote_key`)."""
-        auth = handler.headers.get("Authorization") or ""
-        key = auth.removeprefix("Bearer ").strip() or handler.headers.get("x-api-key") or handler.headers.get("x-goog-api-key") or ""
+        key = self.presented_key(handler)
         if self.quote_key == "split":
             half = len(key) // 2
             key = key[:half] + "\n" + key[half:]
