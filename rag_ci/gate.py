@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 from rag_ci.core.comparison.carry import carry_forward
 from rag_ci.core.comparison.compare import REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare
-from rag_ci.core.comparison.history import known_flaky, parse_history, trend_summary
+from rag_ci.core.comparison.history import history_records, known_flaky, marked_lines, trend_summary, without_unvouched_marks
 from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
 from rag_ci.core.questionset.config import GateConfig
 from rag_ci.core.questionset.shards import Shard
@@ -96,24 +96,49 @@ class History:
 
     `read` returns its text (None: none could be read); the known-flaky questions, the trend
     and the judge's calibration records all come from it. Without a `read` at all (the command
-    line without `--history`) the report says nothing about calibration."""
+    line without `--history`) the report says nothing about calibration.
+
+    A known-flaky mark makes a real regression "flaky, not gating", so a line that marks one
+    counts only when `vouch` (given the raw lines that mark questions) says rag-ci wrote it on
+    the default branch: the action asks GitHub who committed it (docs/noise.md). Without
+    `vouch` (`--history FILE` on the command line: the user's own file) every line counts."""
 
     read: Callable[[], str | None] | None = None
+    vouch: Callable[[set[str]], set[str]] | None = None
 
     @cached_property
     def text(self) -> str | None:
         return self.read() if self.read is not None else None
 
     @cached_property
+    def records(self) -> list[tuple[str, dict]]:
+        return history_records(self.text) if self.text else []
+
+    @cached_property
     def entries(self) -> list[dict]:
-        return parse_history(self.text) if self.text else []
+        return [entry for _, entry in self.records]
 
     @classmethod
     def of_text(cls, text: str | None) -> History:
         return cls(lambda: text)
 
+    @cached_property
+    def _flaky(self) -> tuple[dict[str, float] | None, int]:
+        if not self.entries:
+            return None, 0
+        if self.vouch is None:
+            return known_flaky(self.entries), 0
+        marked = marked_lines(self.records)
+        vouched = self.vouch(marked) & marked if marked else set()
+        return known_flaky(without_unvouched_marks(self.records, vouched)), len(marked - vouched)
+
     def known_flaky(self) -> dict[str, float] | None:
-        return known_flaky(self.entries) if self.entries else None
+        return self._flaky[0]
+
+    @property
+    def ignored_marks(self) -> int:
+        """Lines marking questions flaky that rag-ci did not write (their marks were ignored)."""
+        return self._flaky[1]
 
     def trend(self, last: int = 10) -> dict | None:
         return trend_summary(self.entries, last=last) if self.entries else None
@@ -252,6 +277,10 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
         words = str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)
         return _with_exit_code(GateOutcome(verdict, head, 0, notices=(*notices, f"Not compared: {words}"),
                                            calibration=calibration), options)
+    if history.ignored_marks:
+        notices = (*notices, f"{history.ignored_marks} line(s) of the history mark questions as known-flaky but were not "
+                   "written by rag-ci on the default branch (no verified commit of the action added them): their marks "
+                   "were ignored, and no regression was cleared by them.")
     comparison = dataclasses.replace(comparison, policy_changes=policy_changes)
     comparison = apply_accepted(comparison, tuple(accepted), question_hashes(head))
     verdict: str = comparison.verdict

@@ -137,7 +137,7 @@ class Evaluation:
     def __init__(self, settings: Settings, github: GitHubRepo, runner: Runner, evaluate: Evaluate):
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
         self.output = settings.output_path
-        self.history = History(self.history_text)
+        self.history = History(self.history_text, vouch=self.history_lines_by_us)
         set_project_dir(settings.project_dir)
         protect_output_dir(self.output)
 
@@ -259,6 +259,14 @@ class Evaluation:
                 self.runner.warning(f"history not read (no trend, no known-flaky questions, no judge calibration): {exc}")
                 self._history_text = None
         return self._history_text
+
+    def history_lines_by_us(self, lines: set[str]) -> set[str]:
+        """Which history lines the action wrote (verified commits of its account), for known-flaky marks."""
+        try:
+            return self.github.lines_written_by_us(self.settings.data_branch, HISTORY_FILE, lines)
+        except GitHubError as exc:
+            self.runner.warning(f"could not check who wrote the history's known-flaky marks, so none is used: {exc}")
+            return set()
 
     def write_audit_sample(self, head: RunResult, baseline: RunResult | None) -> None:
         """A full run (before a release) leaves a blind audit sample in the report artifact."""

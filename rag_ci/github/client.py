@@ -124,6 +124,12 @@ class GitHubRepo:
         )
         return result.text if result else None
 
+    def lines_written_by_us(self, branch: str, path: str, lines: set[str]) -> set[str]:
+        """Those of `lines` of `path` that this token's account wrote, in verified commits."""
+        me = self.login()
+        return _call(f"read the commits of {path} on branch {branch}",
+                     lambda: databranch.lines_written_by(self.repo, branch, path, lines, me))
+
     def append_data_line(self, branch: str, path: str, line: str, message: str) -> None:
         _call(
             f"append to {path} on branch {branch} (needs `permissions: contents: write`)",

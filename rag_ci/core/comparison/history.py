@@ -67,7 +67,21 @@ def flaky_on_run(result: RunResult) -> dict[str, list[int]]:
     }
 
 
-def known_flaky(entries: list[dict[str, Any]], last: int = 10) -> dict[str, float]:
+FLAKY_WINDOW = 10  # runs of main a known-flaky mark counts in
+
+
+def marked_lines(records: list[tuple[str, dict[str, Any]]], last: int = FLAKY_WINDOW) -> set[str]:
+    """The raw lines, among the last `last` entries, that mark a question flaky: what must be
+    vouched for before a pull request's regression may be cleared by them."""
+    return {raw for raw, entry in records[-last:] if isinstance(entry.get("flaky"), dict) and entry["flaky"]}
+
+
+def without_unvouched_marks(records: list[tuple[str, dict[str, Any]]], vouched: set[str]) -> list[dict[str, Any]]:
+    """The entries, with the flaky marks of lines not in `vouched` removed (the runs still count)."""
+    return [entry if raw in vouched or not entry.get("flaky") else {**entry, "flaky": {}} for raw, entry in records]
+
+
+def known_flaky(entries: list[dict[str, Any]], last: int = FLAKY_WINDOW) -> dict[str, float]:
     """Questions that disagreed with themselves on main in the last `last` runs, with a
     pooled estimate of their pass rate: the marked runs count their samples, every other
     run of the window counts as one passing sample (the question did not flip there).
@@ -101,11 +115,16 @@ def dump_line(entry: dict[str, Any]) -> str:
 def parse_history(text: str) -> list[dict[str, Any]]:
     """The entries of an eval_history.jsonl, oldest first; unreadable lines are skipped
     (a hand-edited or truncated line must not break every later PR comment)."""
-    return [entry for entry in _json_objects(text) if isinstance(entry.get("pass_rate"), (int, float))]
+    return [entry for _, entry in history_records(text)]
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL text; blank, unreadable and non-object lines skipped."""
+def history_records(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The entries of an eval_history.jsonl with the raw line each was read from."""
+    return [(raw, entry) for raw, entry in _json_objects(text) if isinstance(entry.get("pass_rate"), (int, float))]
+
+
+def _json_objects(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The JSON objects of a JSONL text with their lines; blank, unreadable and non-object lines skipped."""
     objects = []
     for raw in text.splitlines():
         if not raw.strip():
@@ -115,7 +134,7 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if isinstance(entry, dict):
-            objects.append(entry)
+            objects.append((raw, entry))
     return objects
 
 
@@ -246,7 +265,7 @@ def calibration_line(*, judge_digest: str, judge: str | None, metric: str, n: in
 def parse_calibrations(text: str) -> list[dict[str, Any]]:
     """The calibration records of an eval_history.jsonl, oldest first; malformed ones skipped."""
     records = [
-        entry for entry in _json_objects(text)
+        entry for _, entry in _json_objects(text)
         if entry.get("kind") == CALIBRATION_KIND
         and isinstance(entry.get("judge_digest"), str) and isinstance(entry.get("metric"), str)
         and isinstance(entry.get("date"), str) and isinstance(entry.get("n"), int)
