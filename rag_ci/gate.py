@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 from rag_ci.core.comparison.carry import carry_forward
 from rag_ci.core.comparison.compare import REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare
-from rag_ci.core.comparison.history import history_records, known_flaky, marked_lines, trend_summary, without_unvouched_marks
+from rag_ci.core.comparison.history import known_flaky, marked_lines, read_history, trend_summary, without_unvouched_marks
 from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
 from rag_ci.core.questionset.config import GateConfig
 from rag_ci.core.questionset.shards import Shard
@@ -111,8 +111,21 @@ class History:
         return self.read() if self.read is not None else None
 
     @cached_property
+    def _read(self) -> tuple[list[tuple[str, dict]], list[str]]:
+        return read_history(self.text) if self.text else ([], [])
+
+    @property
     def records(self) -> list[tuple[str, dict]]:
-        return history_records(self.text) if self.text else []
+        return self._read[0]
+
+    @property
+    def problems(self) -> list[str]:
+        """Why lines were skipped ("line 3: not JSON"), for the faces to warn about; never fatal."""
+        return self._read[1]
+
+    @property
+    def was_read(self) -> bool:
+        return "text" in self.__dict__
 
     @cached_property
     def entries(self) -> list[dict]:

@@ -194,6 +194,9 @@ class Evaluation:
         if outcome.verdict == "uncalibrated":
             self.runner.error(outcome.notice or "", title="rag-ci: judge not calibrated")
         self.runner.set_outputs(step_outputs(s, outcome.verdict, outcome.comparison, self.output / RESULTS_FILE, reports, comment_url))
+        if self.history.was_read and self.history.problems:  # skipped, never fatal
+            self.runner.warning(f"{HISTORY_FILE} on {s.data_branch}: skipped {len(self.history.problems)} unreadable line(s): "
+                                + "; ".join(self.history.problems[:10]), title="rag-ci: history")
         if outcome.gate_off:
             self.runner.warning("regressions, worse questions or routing leaks found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
         return outcome.exit_code

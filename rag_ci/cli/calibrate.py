@@ -40,7 +40,11 @@ def calibrate(labels: Path, results: Path, metrics: tuple[str, ...], as_json: bo
 
     if record and history_file is None:
         raise UserError("--record needs --history FILE (the eval_history.jsonl of the data branch)")
-    sheet = parse_label_sheet(labels.read_text(encoding="utf-8"), str(labels))
+    try:
+        text = labels.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{labels}: cannot read the labels file: {exc}") from None
+    sheet = parse_label_sheet(text, str(labels))
     run = load_results(results, what="results")
     names = metrics or tuple(sheet.labels) or ("correctness",)
     reports = [compare_labels(sheet.labels.get(name, {}), run, metric=name) for name in names]

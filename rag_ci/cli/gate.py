@@ -87,6 +87,13 @@ def _history(history_file: Path | None) -> History:
     return History(read)
 
 
+def warn_skipped_history_lines(history: History, history_file: Path | None) -> None:
+    """A bad history line is skipped, never fatal: say which, once the history was read."""
+    if history_file is not None and history.was_read and history.problems:
+        echo(f"warning: {history_file}: skipped {len(history.problems)} unreadable line(s): "
+             + "; ".join(history.problems[:10]), err=True)
+
+
 def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: History, output: Path | None,
             notice: str | None = None, calibration: list | None = None) -> str:
     if fmt == "json":
@@ -187,6 +194,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         outcome = evaluate(project, base, replay, accepted=accepted, history=history,
                            options=GateOptions(pin_policy=policy == "baseline", shard=shard),
                            save=lambda carried: save_results(output, carried))
+    warn_skipped_history_lines(history, history_file)
     head = outcome.head
     agg = head.aggregates
     echo(
@@ -248,6 +256,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     if head_result.meta.broken:
         raise BrokenRun(f"This run is broken, not a result: {head_result.meta.broken}")
     _emit_comparison(outcome, fmt, output, history)
+    warn_skipped_history_lines(history, history_file)
     sys.exit(outcome.exit_code)
 
 
@@ -276,6 +285,7 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
     comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
     text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
+    warn_skipped_history_lines(history, history_file)
     if output is not None:
         write_text_atomic(output, text)
         echo(f"report written to {output}", err=True)

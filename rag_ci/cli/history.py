@@ -14,7 +14,7 @@ import click
 
 from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import UserError, user_errors
-from rag_ci.core.comparison.history import dump_line, history_line, parse_history, render_trend_text, trend
+from rag_ci.core.comparison.history import dump_line, history_line, read_history, render_trend_text, trend
 
 EXIT_CODES = """\b
 Exit codes:
@@ -42,9 +42,16 @@ def history() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--last", default=20, show_default=True, type=click.IntRange(min=1), help="How many runs to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trend entries as JSON lines.")
+@user_errors
 def show(file: Path, last: int, as_json: bool) -> None:
     """Print the trend (pass rate, latency, cost) from an eval_history.jsonl."""
-    entries = trend(parse_history(file.read_text(encoding="utf-8")), last=last)
+    try:
+        records, problems = read_history(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{file}: cannot read the history: {exc}") from None
+    if problems:
+        echo(f"warning: {file}: skipped {len(problems)} unreadable line(s): " + "; ".join(problems[:10]), err=True)
+    entries = trend([entry for _, entry in records], last=last)
     if as_json:
         for entry in entries:
             echo_json(json.dumps(entry, sort_keys=True))

@@ -83,3 +83,18 @@ def test_a_known_flaky_mark_the_action_wrote_clears_the_regression_and_the_comme
     assert run.outputs["regressions"] == "0"
     assert "cleared by the history of main: known flaky (pass rate on main 25%)" in comment
     assert "were ignored" not in comment
+
+
+def test_corrupt_nan_huge_and_deeply_nested_history_lines_are_skipped_with_a_warning(tmp_path, token, baseline):
+    """Issue 23 §9: a bad history line must never stop a pull request's run."""
+    lines = ['{"pass_rate": NaN}', '{"pass_rate": 1e999}', '{"pass_rate": 0.5, "trunc', "[" * 50_000 + "]" * 50_000, FLAKY_LINE]
+    workspace = tiny_repository(tmp_path / "workspace")
+    with FakeGitHubServer(token=token) as fake:
+        fake.merge_bases[HEAD_SHA] = MERGE_BASE_SHA
+        fake.add_baseline_artifact({"results.json": baseline}, head_sha=MERGE_BASE_SHA)
+        fake.push_commit("rag-ci-data", "eval_history.jsonl", "\n".join(lines) + "\n", login=BOT, verified=True)
+        run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token)
+
+    assert run.returncode == 0, run.log
+    assert "::warning title=rag-ci%3A history::eval_history.jsonl on rag-ci-data: skipped 4 unreadable line(s)" in run.log
+    assert "line 4: nested too deeply" in run.log and "Traceback" not in run.log
