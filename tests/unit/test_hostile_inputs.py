@@ -97,3 +97,23 @@ def test_an_output_that_names_no_file_is_refused_clearly(tmp_path, output, monke
     write(tmp_path / "rag-ci.yml", CONFIG)
     result = cli_run("run", "--config", "rag-ci.yml", "-o", output, "--no-progress")
     assert result.exit_code == 2 and "is a folder; give a file name, e.g. results.json" in result.output
+
+
+@pytest.mark.parametrize("corpora_dir", ["../..", "/etc", "linked"])
+def test_a_corpora_dir_outside_the_repository_is_refused_naming_the_config_and_line(tmp_path, corpora_dir):
+    """Issue 23 §12: the corpora are files of the repository under review, never /etc."""
+    repo = tmp_path / "deep" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "linked").symlink_to("/etc")
+    write(repo / "questions.yml", QUESTIONS)
+    write(repo / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}", f"corpora_dir: {corpora_dir}"))
+    result = cli_run("validate", "--config", str(repo / "rag-ci.yml"))
+    assert result.exit_code == 2
+    assert f"rag-ci.yml:2: corpora_dir '{corpora_dir}'" in result.output and "outside the repository" in result.output
+
+
+def test_a_missing_corpora_dir_names_the_config_and_line(tmp_path):
+    write(tmp_path / "questions.yml", QUESTIONS)
+    write(tmp_path / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}", "corpora_dir: nowhere"))
+    result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
+    assert result.exit_code == 2 and "rag-ci.yml:2: corpora_dir not found" in result.output
