@@ -6,7 +6,6 @@ by the test, so a traceback fails the test instead of passing as exit 1."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from click.testing import CliRunner

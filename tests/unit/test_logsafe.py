@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import sys
 
 import pytest
 from click.testing import CliRunner
