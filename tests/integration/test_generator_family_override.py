@@ -40,11 +40,17 @@ def project(tmp_path: Path, judge_url: str, usage_model: str, family: str) -> Pa
     return tmp_path / "rag-ci.yml"
 
 
-def test_a_declared_family_that_contradicts_the_reported_model_does_not_pass_the_family_check(tmp_path):
+def run_judged(tmp_path: Path, usage_model: str):
+    """`rag-ci run` of a RAG reporting `usage_model` while its config claims `generator_family: mistral`."""
     with FakeOpenAIJudgeServer() as judge:
-        config = project(tmp_path, judge.base_url, "gpt-4o-mini-2024-07-18", "mistral")
+        config = project(tmp_path, judge.base_url, usage_model, "mistral")
         result = CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(tmp_path / "r.json"), "--no-progress"],
                                     env={"OPENAI_API_KEY": "sk-test-0123456789"}, catch_exceptions=False)
+    return result, judge
+
+
+def test_a_declared_family_that_contradicts_the_reported_model_does_not_pass_the_family_check(tmp_path):
+    result, judge = run_judged(tmp_path, "gpt-4o-mini-2024-07-18")
     assert result.exit_code == 2, result.output
     assert "is of the openai family, like the judge" in result.output
     assert "`target.generator_family: mistral` names the family of a model rag-ci does not know" in result.output
@@ -52,10 +58,7 @@ def test_a_declared_family_that_contradicts_the_reported_model_does_not_pass_the
 
 
 def test_the_declared_family_still_names_an_unknown_model_and_the_judge_runs(tmp_path):
-    with FakeOpenAIJudgeServer() as judge:
-        config = project(tmp_path, judge.base_url, "house-model-3", "mistral")
-        result = CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(tmp_path / "r.json"), "--no-progress"],
-                                    env={"OPENAI_API_KEY": "sk-test-0123456789"}, catch_exceptions=False)
+    result, judge = run_judged(tmp_path, "house-model-3")
     assert result.exit_code == 0, result.output
     assert judge.requests > 0
     assert json.loads((tmp_path / "r.json").read_text())["questions"][0]["metrics"]["correctness"]["error"] is None
