@@ -32,6 +32,7 @@ from rag_ci.core.scoring.verdict import broken_run_reason, failure_stage, questi
 from rag_ci.core.questionset.documents import DocumentIndex
 from rag_ci.corpus_files import corpus_folders, read_corpora
 from rag_ci.errors import RagCiError, TargetError
+from rag_ci.logsafe import neutralise
 from rag_ci.project import Project
 from rag_ci.progress import make_progress
 from rag_ci.redaction import Redactor
@@ -60,7 +61,7 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
     so a secret printed across a line break is masked in both halves."""
     redact = redact or Redactor()
     for step in steps:
-        print(f"[rag-ci] build: {step}", file=log, flush=True)
+        print(neutralise(f"[rag-ci] build: {step}"), file=log, flush=True)
         tail = OutputTail(40)
         started = time.monotonic()
         process = await asyncio.create_subprocess_shell(
@@ -72,7 +73,7 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         def show(ready: list[str]) -> None:
             for line in ready:
                 tail.add(line)
-                print(f"[build] {line}", file=log, flush=True)
+                print(neutralise(f"[build] {line}"), file=log, flush=True)
 
         async for raw in process.stdout:
             show(lines.feed(raw.decode("utf-8", "replace").rstrip()))
@@ -182,6 +183,24 @@ class _Replay:
             failure_stage=failure_stage(metrics) if verdict == "fail" else None,
             unstable=any(m.unstable for m in metrics.values()),
         )
+
+
+def redact_judged(record: QuestionResult, redact: Redactor) -> QuestionResult:
+    """`record` with the judge's own words redacted: each metric's error and reason and the
+    replies kept for reuse. A judge (or the gateway before it) may quote the key it was
+    given ("Incorrect API key provided: sk-…"), and those texts reach every report."""
+    if not redact or not record.metrics:
+        return record
+    metrics = {}
+    for name, metric in record.metrics.items():
+        clean = {"error": redact(metric.error) if metric.error else metric.error,
+                 "reason": redact(metric.reason) if metric.reason else metric.reason,
+                 "judge_replies": redact.tree(metric.judge_replies)}
+        changed = {k: v for k, v in clean.items() if v != getattr(metric, k)}
+        metrics[name] = metric.model_copy(update=changed) if changed else metric
+    if all(metrics[n] is m for n, m in record.metrics.items()):
+        return record
+    return record.model_copy(update={"metrics": metrics})
 
 
 def _redacted(exc: RagCiError, redact: Redactor) -> RagCiError:
@@ -307,6 +326,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
                     corpora=route(question, project.corpora), tags=list(question.tags), request={},
                     error=redact(f"internal error: {type(exc).__name__}: {exc}"), verdict="error",
                 )
+            record = redact_judged(record, redact)
             records[question.id] = record
             journal.append(record)
             bar.advance(record.verdict)
@@ -317,7 +337,8 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
                     group.create_task(one(question))
         except ExceptionGroup as group_error:
             # Only a RagCiError escapes `one` (e.g. a same-family judge): report it plainly.
-            raise group_error.exceptions[0] from None
+            first = group_error.exceptions[0]
+            raise (_redacted(first, redact) if isinstance(first, RagCiError) else first) from None
         completed = True
     finally:
         bar.close()

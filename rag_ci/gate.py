@@ -22,8 +22,8 @@ from types import MappingProxyType
 
 from rag_ci.core.comparison.carry import carry_forward
 from rag_ci.core.comparison.compare import REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare
-from rag_ci.core.comparison.history import known_flaky, parse_history, trend_summary
-from rag_ci.core.comparison.policy import pin_to_baseline, recorded_gate
+from rag_ci.core.comparison.history import known_flaky, marked_lines, read_history, trend_summary, without_unvouched_marks
+from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
 from rag_ci.core.questionset.config import GateConfig
 from rag_ci.core.questionset.shards import Shard
 from rag_ci.core.scoring.aggregate import restrict_to_shard
@@ -34,7 +34,7 @@ from rag_ci.errors import BrokenRun, IncompatibleBaseline, RagCiError
 from rag_ci.project import Project
 
 __all__ = [
-    "EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "GATE_EXIT_CODES", "REBASELINE_HINT", "Acceptance", "Comparison", "GateOptions",
+    "EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "GATE_EXIT_CODES", "REBASELINE_HINT", "Acceptance", "BaseConfig", "Comparison", "GateOptions",
     "GateOutcome", "History", "PinnedProject", "QuestionChange", "Uncompared", "accepted_in_force", "compare_runs", "evaluate", "pin",
 ]
 
@@ -96,24 +96,62 @@ class History:
 
     `read` returns its text (None: none could be read); the known-flaky questions, the trend
     and the judge's calibration records all come from it. Without a `read` at all (the command
-    line without `--history`) the report says nothing about calibration."""
+    line without `--history`) the report says nothing about calibration.
+
+    A known-flaky mark makes a real regression "flaky, not gating", so a line that marks one
+    counts only when `vouch` (given the raw lines that mark questions) says rag-ci wrote it on
+    the default branch: the action asks GitHub who committed it (docs/noise.md). Without
+    `vouch` (`--history FILE` on the command line: the user's own file) every line counts."""
 
     read: Callable[[], str | None] | None = None
+    vouch: Callable[[set[str]], set[str]] | None = None
 
     @cached_property
     def text(self) -> str | None:
         return self.read() if self.read is not None else None
 
     @cached_property
+    def _read(self) -> tuple[list[tuple[str, dict]], list[str]]:
+        return read_history(self.text) if self.text else ([], [])
+
+    @property
+    def records(self) -> list[tuple[str, dict]]:
+        return self._read[0]
+
+    @property
+    def problems(self) -> list[str]:
+        """Why lines were skipped ("line 3: not JSON"), for the faces to warn about; never fatal."""
+        return self._read[1]
+
+    @property
+    def was_read(self) -> bool:
+        return "text" in self.__dict__
+
+    @cached_property
     def entries(self) -> list[dict]:
-        return parse_history(self.text) if self.text else []
+        return [entry for _, entry in self.records]
 
     @classmethod
     def of_text(cls, text: str | None) -> History:
         return cls(lambda: text)
 
+    @cached_property
+    def _flaky(self) -> tuple[dict[str, float] | None, int]:
+        if not self.entries:
+            return None, 0
+        if self.vouch is None:
+            return known_flaky(self.entries), 0
+        marked = marked_lines(self.records)
+        vouched = self.vouch(marked) & marked if marked else set()
+        return known_flaky(without_unvouched_marks(self.records, vouched)), len(marked - vouched)
+
     def known_flaky(self) -> dict[str, float] | None:
-        return known_flaky(self.entries) if self.entries else None
+        return self._flaky[0]
+
+    @property
+    def ignored_marks(self) -> int:
+        """Lines marking questions flaky that rag-ci did not write (their marks were ignored)."""
+        return self._flaky[1]
 
     def trend(self, last: int = 10) -> dict | None:
         return trend_summary(self.entries, last=last) if self.entries else None
@@ -123,6 +161,15 @@ class History:
         if head.meta.judge is None or self.read is None:
             return ()
         return tuple(statuses_from_history(head, self.text, today))
+
+
+@dataclass(frozen=True)
+class BaseConfig:
+    """The base branch's rag-ci.yml, as a face read it (the action: through the contents API)."""
+
+    where: str  # "rag-ci.yml at main (1a2b3c4d5e6f)", for the notice
+    text: str | None = None  # None: the base branch has no such file
+    problem: str | None = None  # it could not be read
 
 
 @dataclass(frozen=True)
@@ -156,26 +203,48 @@ class GateOutcome:
         return c is not None and bool(c.gating) and c.verdict != "fail"
 
 
-def pin(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions()) -> PinnedProject:
-    """The project under the baseline's gate policy, never the config the pull request may have edited."""
-    if not options.pin_policy or baseline is None:
+def pin(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions(),
+        base_config: Callable[[], BaseConfig] | None = None) -> PinnedProject:
+    """The project under the baseline's gate policy, never the config the pull request may have edited.
+
+    Without a baseline that recorded its judge, the judge (where its key goes) comes from
+    `base_config`, the base branch's rag-ci.yml, read only then (and only for a judge with a
+    key: not `none` nor `fake`); the judge does not run when that cannot be read. Without `base_config` (the command line) the config's own judge runs."""
+    if not options.pin_policy:
         return PinnedProject(project)
-    pinned = pin_to_baseline(project.config, baseline.meta)
-    return PinnedProject(dataclasses.replace(project, config=pinned.config), pinned.changes, pinned.notice)
+    changes: tuple[str, ...] = ()
+    notices: list[str] = []
+    if baseline is not None:
+        pinned = pin_to_baseline(project.config, baseline.meta)
+        project, changes = dataclasses.replace(project, config=pinned.config), pinned.changes
+        notices += _some(pinned.notice)
+        if baseline.meta.policy is not None:
+            return PinnedProject(project, changes, pinned.notice)
+    if base_config is not None and project.config.judge.provider not in KEYLESS_JUDGES:  # else no key is at stake
+        base = base_config()
+        judged = pin_judge_to_base(project.config, base.text, base.where, base.problem)
+        project, changes = dataclasses.replace(project, config=judged.config), (*changes, *judged.changes)
+        notices += _some(judged.notice)
+        if judged.changes:
+            notices.append(f"The judge is the base branch's ({base.where}), not this pull request's; its changes take "
+                           f"effect once merged: {'; '.join(judged.changes)}")
+    return PinnedProject(project, changes, "\n\n".join(notices) or None)
 
 
 def evaluate(project: Project, baseline: RunResult | None, run: Callable[[PinnedProject], RunResult], *,
              accepted: Sequence[Acceptance] = (), history: History = History(), options: GateOptions = GateOptions(),
-             save: Callable[[RunResult], None] = lambda _result: None, today: Date | None = None) -> GateOutcome:
+             save: Callable[[RunResult], None] = lambda _result: None, today: Date | None = None,
+             base_config: Callable[[], BaseConfig] | None = None) -> GateOutcome:
     """Run `project` against `baseline` and decide. `run` replays the (pinned) project; `save`
-    writes the run again when carried verdicts were added to it."""
+    writes the run again when carried verdicts were added to it; `base_config` reads the base
+    branch's rag-ci.yml when the judge must come from there (`pin`)."""
     refuse_a_fake_judge(project, baseline, options)
     if baseline is not None and options.compare:
         try:
             check_baseline_usable(baseline)
         except BrokenRun as exc:
             raise BrokenRun(str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)) from None
-    pinned = pin(project, baseline, options)
+    pinned = pin(project, baseline, options, base_config)
     head = run(pinned)
     carried: tuple[str, ...] = ()
     if options.carry_forward and baseline is not None and not head.meta.broken:
@@ -221,6 +290,10 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
         words = str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)
         return _with_exit_code(GateOutcome(verdict, head, 0, notices=(*notices, f"Not compared: {words}"),
                                            calibration=calibration), options)
+    if history.ignored_marks:
+        notices = (*notices, f"{history.ignored_marks} line(s) of the history mark questions as known-flaky but were not "
+                   "written by rag-ci on the default branch (no verified commit of the action added them): their marks "
+                   "were ignored, and no regression was cleared by them.")
     comparison = dataclasses.replace(comparison, policy_changes=policy_changes)
     comparison = apply_accepted(comparison, tuple(accepted), question_hashes(head))
     verdict: str = comparison.verdict

@@ -56,12 +56,38 @@ def scan_corpora_dir(folder: Path) -> dict[str, CorpusSpec]:
     return corpora
 
 
+def repository_root(folder: Path) -> Path:
+    """The git checkout holding `folder` (its nearest ancestor with a `.git`), else `folder`."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+def _corpora_of_dir(config_path: Path, text: str, corpora_dir: str) -> dict[str, CorpusSpec]:
+    """`corpora_dir`, inside the repository: its errors name rag-ci.yml and the line."""
+    from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
+
+    line = line_of(load_yaml(text, str(config_path)), "corpora_dir")
+    where = f"{config_path}:{line}" if line else str(config_path)
+    folder = (config_path.parent / corpora_dir).resolve()
+    repository = repository_root(config_path.parent)
+    if not folder.is_relative_to(repository):
+        raise ValidationError([f"{where}: corpora_dir {corpora_dir!r} is {folder}, outside the repository ({repository}): "
+                               "the corpora must be files of the repository under review"])
+    try:
+        return scan_corpora_dir(folder)
+    except RagCiError as exc:
+        raise ValidationError([f"{where}: {exc}"]) from None
+
+
 def load_project(config_path: Path) -> Project:
     """Read and validate rag-ci.yml, the routing table and the question set."""
     config_path = Path(config_path).resolve()
-    config = parse_config(_read(config_path, "config"), str(config_path))
+    text = _read(config_path, "config")
+    config = parse_config(text, str(config_path))
     root = config_path.parent
-    corpora = dict(config.corpora) if config.corpora else scan_corpora_dir(root / config.corpora_dir) if config.corpora_dir else {}
+    corpora = dict(config.corpora) if config.corpora else _corpora_of_dir(config_path, text, config.corpora_dir) if config.corpora_dir else {}
     if not corpora:
         raise ValidationError([f"{config_path}: no corpora: add a `corpora:` table or `corpora_dir:`"])
     questions_path = root / config.questions

@@ -9,15 +9,20 @@ run from the secrets rag-ci knows:
   variable named by `judge.api_key_env`) and the GitHub token, wherever they came from;
 - values of `target.env` entries that are secret: written `${NAME}`, named in
   `target.secret_env`, or under a secret-looking name;
-- every variable of rag-ci's environment whose name contains KEY, TOKEN, SECRET,
-  PASSWORD or PASSWD (the target may pass them on, or read them from its parent).
+- every variable of rag-ci's environment named like a credential: a part of its name
+  (split at `_`, `-`, `.`) is, or ends with, KEY, TOKEN, SECRET, PASSWORD or PASSWD
+  (`OPENAI_APIKEY`, `INPUT_GITHUB-TOKEN`; not `TOKENIZER_MODEL` nor `PIP_KEYRING_PROVIDER`),
+  when its value looks like one (the target may pass them on, or read them from its parent).
 
 Matching rules, and why:
 - A value shorter than 8 characters is never redacted: it is no credential, and
   replacing every `true` or `1234` would shred answers (and their scores).
-- A value guessed from its variable's name only (not declared secret) must also look
-  like a credential: two kinds of characters at least (so `PIP_KEYRING_PROVIDER=disabled`
-  does not blank out the word "disabled"), and not an absolute path.
+- A value guessed from its variable's name, or a `target.env` value written `${NAME}`
+  without being declared secret, must also look like a credential (`looks_like_credential`):
+  ordinary words, model names (`bert-base-uncased`, `gpt-4.1-mini-2025-04-14`), absolute
+  paths and URLs are not. Of a URL only the password and credential-looking query values
+  are secret (`secret_parts`). Redacting an ordinary word would change verdicts: a keyword
+  blanked out of an answer fails keyword coverage.
 - A line break (or `\\n`, as repr() writes it) may sit anywhere inside a secret: a key
   printed across two stderr lines is still one secret.
 - A secret's first 12 characters or more are enough: rag-ci cuts long messages (a reply
@@ -33,12 +38,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 MASK = "***"
 MIN_SECRET_CHARS = 8
 MIN_PREFIX_CHARS = 12  # a cut secret is still recognised from this many leading characters
 _NESTING_LIMIT = 100  # longer secrets: prefixes longer than this are not matched one by one
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # A line break, or one written as `\n` (a tail of stderr lines quoted with repr()).
 _LINE_BREAK = r"(?:\r?\n|(?:\\r)?\\n)?"
 
@@ -47,18 +54,47 @@ KNOWN_SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY
 
 
 def secret_name(name: str) -> bool:
-    """A variable name that announces a credential (`OPENAI_API_KEY`, `INPUT_GITHUB-TOKEN`)."""
-    upper = name.upper()
-    return any(word in upper for word in _SECRET_WORDS)
+    """A variable name that announces a credential (`OPENAI_API_KEY`, `INPUT_GITHUB-TOKEN`,
+    `AWS_SECRET_ACCESS_KEY`), not one that merely contains such a word (`TOKENIZER_MODEL`)."""
+    parts = re.split(r"[_\-.]", name.upper())
+    return any(part.rstrip("S").endswith(word) for part in parts for word in _SECRET_WORDS)
 
 
 def looks_like_credential(value: str) -> bool:
-    """For values known only by their variable's name: `disabled` or `/home/me/.keys` are not."""
+    """Whether a value could be a key, token or password rather than a word, a name or a URL.
+
+    Not: short values, values with spaces, absolute paths, URLs, values of one kind of
+    character, and names made of ordinary segments (split at `-_./:@+`: words of letters,
+    numbers, short codes such as `v2`, `L6`, `7b`). `bert-base-uncased`, `all-MiniLM-L6-v2`
+    and `gpt-4.1-mini-2025-04-14` are names; `tok_4Fq9ZkLm2` and `sk-proj-…` are not."""
     if len(value) < MIN_SECRET_CHARS or value.startswith("/") or any(c.isspace() for c in value):
+        return False
+    if _URL.match(value):
         return False
     kinds = (any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value),
              any(not c.isalnum() for c in value))
-    return sum(kinds) >= 2
+    if sum(kinds) < 2:
+        return False
+    return not all(_ordinary_segment(part) for part in re.split(r"[-_./:@+]", value) if part)
+
+
+def _ordinary_segment(part: str) -> bool:
+    if part.isalpha():
+        return len(part) < 16  # a long run of letters may be a random key
+    if part.isdigit():
+        return len(part) <= 8  # a version, a date
+    return len(part) <= 6  # a short code: v2, L6, 7b, A100, 4o
+
+
+def secret_parts(value: str) -> list[str]:
+    """What is secret in a value that is not declared secret: the whole value when it looks
+    like a credential; of a URL, its password and its credential-looking query values."""
+    if not _URL.match(value):
+        return [value] if looks_like_credential(value) else []
+    parts = urlsplit(value)
+    found = [parts.password] if parts.password else []
+    found += [v for _, v in parse_qsl(parts.query) if looks_like_credential(v)]
+    return [unquote(v) for v in found if v]
 
 
 def _pattern(secret: str) -> str:
@@ -126,7 +162,7 @@ class Redactor:
         for name in (*KNOWN_SECRET_VARIABLES, *variables):
             if environ.get(name):
                 found.append(environ[name])
-        found += [v for k, v in environ.items() if secret_name(k) and looks_like_credential(v)]
+        found += [part for k, v in environ.items() if secret_name(k) for part in secret_parts(v)]
         return cls(found)
 
 

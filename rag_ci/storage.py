@@ -59,7 +59,7 @@ def check_output_path(path: Path) -> Path:
     Called before long work so that a run fails in a second, not after 500 questions.
     """
     path = Path(path)
-    if path.is_dir():
+    if path.is_dir() or not path.name:
         raise RagCiError(f"output {path} is a folder; give a file name, e.g. {path / 'results.json'}")
     if path.exists() and not path.is_file():
         raise RagCiError(f"output {path} is not a regular file")
@@ -352,6 +352,8 @@ class OutputLock:
 
     def __init__(self, output: Path):
         self.output = Path(output)
+        if not self.output.name:  # `-o .`, `-o ./`, `-o ""`: no file to lock beside
+            check_output_path(self.output)
         self.path = lock_path(self.output)
         self._fd: int | None = None
 

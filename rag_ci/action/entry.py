@@ -44,12 +44,13 @@ from rag_ci.core.reporting.render import render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.errors import RagCiError
-from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, GateOptions, History, PinnedProject, Uncompared,
+from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, BaseConfig, GateOptions, History, PinnedProject, Uncompared,
                          accepted_in_force, evaluate as gate_evaluate, refuse_a_fake_judge)
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body
 from rag_ci.github.workflow import Runner
 from rag_ci.project import Project, load_project
+from rag_ci.redaction import Redactor
 from rag_ci.signals import terminate_like_interrupt
 from rag_ci.storage import save_results
 from rag_ci.targets.processes import protect_output_dir, set_project_dir
@@ -87,14 +88,16 @@ def main() -> int:
     try:
         return action(settings, github, runner)
     except Exception:  # a bug: show it, but exit 2, not 1, which means "regression"
-        traceback.print_exc()
+        runner.info(traceback.format_exc())  # through the runner: redacted and inert
         runner.error("rag-ci stopped on an internal error (traceback above); please report it.", title="rag-ci")
         return EXIT_ERROR
 
 
 def runner_for(settings: Settings) -> Runner:
-    """The runner's side of this step, as the settings found it (summary, outputs, masking)."""
-    return Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=settings.in_actions)
+    """The runner's side of this step, as the settings found it (summary, outputs, masking);
+    it redacts the token and the judge keys from everything it writes."""
+    return Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=settings.in_actions,
+                  redact=Redactor(secret.reveal() for secret in settings.secrets()))
 
 
 def _prepare_process_environment(settings: Settings) -> None:
@@ -135,7 +138,7 @@ class Evaluation:
     def __init__(self, settings: Settings, github: GitHubRepo, runner: Runner, evaluate: Evaluate):
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
         self.output = settings.output_path
-        self.history = History(self.history_text)
+        self.history = History(self.history_text, vouch=self.history_lines_by_us)
         set_project_dir(settings.project_dir)
         protect_output_dir(self.output)
 
@@ -164,7 +167,8 @@ class Evaluation:
         # what reviewers approve, and the comment lists every acceptance at the top.
         accepted = self.accepted(project) if plan.compare else ()
         outcome = gate_evaluate(project, baseline, lambda pinned: self.replay(pinned, baseline, plan), accepted=accepted,
-                                history=self.history, options=options, save=lambda head: save_results(self.output / RESULTS_FILE, head))
+                                history=self.history, options=options, save=lambda head: save_results(self.output / RESULTS_FILE, head),
+                                base_config=self.base_config)
         head = outcome.head
         if outcome.carried:
             self.runner.info(f"[rag-ci] kept the last known good verdict of {len(outcome.carried)} errored question(s): "
@@ -191,6 +195,9 @@ class Evaluation:
         if outcome.verdict == "uncalibrated":
             self.runner.error(outcome.notice or "", title="rag-ci: judge not calibrated")
         self.runner.set_outputs(step_outputs(s, outcome.verdict, outcome.comparison, self.output / RESULTS_FILE, reports, comment_url))
+        if self.history.was_read and self.history.problems:  # skipped, never fatal
+            self.runner.warning(f"{HISTORY_FILE} on {s.data_branch}: skipped {len(self.history.problems)} unreadable line(s): "
+                                + "; ".join(self.history.problems[:10]), title="rag-ci: history")
         if outcome.gate_off:
             self.runner.warning("regressions, worse questions or routing leaks found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
         return outcome.exit_code
@@ -200,6 +207,8 @@ class Evaluation:
         s = self.settings
         if pinned.policy_changes:
             self.runner.info("[rag-ci] this PR changes the gate (previewed, not applied): " + "; ".join(pinned.policy_changes))
+        if pinned.notice:
+            self.runner.info(f"[rag-ci] {pinned.notice}")
         context = RunContext(
             git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number,
             judge_keys={name: key.reveal() for name, key in s.judge_keys.items()},
@@ -219,6 +228,17 @@ class Evaluation:
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
             raise RagCiError(f"the output folder {s.output_dir} was replaced while the target ran; not trusting what is in it")
         return head
+
+    def base_config(self) -> BaseConfig:
+        """rag-ci.yml on the pull request's base, where the gate takes the judge from when no
+        baseline recorded one (rag_ci.gate.pin): a PR must not choose where the judge key goes."""
+        s = self.settings
+        ref = s.pr_base_sha or s.pr_base_ref or s.default_branch or "main"
+        where = f"{s.config_in_repository} at {s.pr_base_ref or ref}" + (f" ({ref[:12]})" if ref == s.pr_base_sha else "")
+        try:
+            return BaseConfig(where, text=self.github.file_at(ref, s.config_in_repository))
+        except GitHubError as exc:
+            return BaseConfig(where, problem=str(exc))
 
     def accepted(self, project: Project) -> tuple[Acceptance, ...]:
         path = accepted_path(project.config, self.settings.config_path)
@@ -244,6 +264,14 @@ class Evaluation:
                 self.runner.warning(f"history not read (no trend, no known-flaky questions, no judge calibration): {exc}")
                 self._history_text = None
         return self._history_text
+
+    def history_lines_by_us(self, lines: set[str]) -> set[str]:
+        """Which history lines the action wrote (verified commits of its account), for known-flaky marks."""
+        try:
+            return self.github.lines_written_by_us(self.settings.data_branch, HISTORY_FILE, lines)
+        except GitHubError as exc:
+            self.runner.warning(f"could not check who wrote the history's known-flaky marks, so none is used: {exc}")
+            return set()
 
     def write_audit_sample(self, head: RunResult, baseline: RunResult | None) -> None:
         """A full run (before a release) leaves a blind audit sample in the report artifact."""

@@ -161,6 +161,15 @@ class Settings:
         return (self.pull_request.get("base") or {}).get("ref")
 
     @property
+    def pr_base_sha(self) -> str | None:
+        return (self.pull_request.get("base") or {}).get("sha")
+
+    @property
+    def config_in_repository(self) -> str:
+        """The config's path from the repository root, as the contents API names it."""
+        return (self.working_directory / self.config).as_posix()
+
+    @property
     def pr_head_sha(self) -> str | None:
         return (self.pull_request.get("head") or {}).get("sha")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from rag_ci.audit_sample import LABELS_FILE, PAGE_FILE, write_audit_sample
+from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 
 
@@ -39,5 +40,5 @@ def sample(results: Path, fraction: float, out: Path, seed: int, baseline: Path 
         drawn = write_audit_sample(head, out, fraction, seed, base, sheet)
     except OSError as exc:
         raise UserError(str(exc)) from None
-    click.echo(describe_sample(drawn))
-    click.echo(f"wrote {out / ('labels.csv' if sheet == 'csv' else LABELS_FILE)} and {out / PAGE_FILE}")
+    echo(describe_sample(drawn))
+    echo(f"wrote {out / ('labels.csv' if sheet == 'csv' else LABELS_FILE)} and {out / PAGE_FILE}")

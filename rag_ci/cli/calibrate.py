@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from rag_ci.core.review.calibration import CalibrationReport, calibrate as compare_labels, parse_label_sheet, render_calibration
+from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import UserError, user_errors
 
 
@@ -39,23 +40,27 @@ def calibrate(labels: Path, results: Path, metrics: tuple[str, ...], as_json: bo
 
     if record and history_file is None:
         raise UserError("--record needs --history FILE (the eval_history.jsonl of the data branch)")
-    sheet = parse_label_sheet(labels.read_text(encoding="utf-8"), str(labels))
+    try:
+        text = labels.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{labels}: cannot read the labels file: {exc}") from None
+    sheet = parse_label_sheet(text, str(labels))
     run = load_results(results, what="results")
     names = metrics or tuple(sheet.labels) or ("correctness",)
     reports = [compare_labels(sheet.labels.get(name, {}), run, metric=name) for name in names]
     if sheet.judge_digest and run.meta.judge and sheet.judge_digest != run.meta.judge.digest():
-        click.echo(f"warning: {labels} was sampled from a run of another judge than {results}'s", err=True)
+        echo(f"warning: {labels} was sampled from a run of another judge than {results}'s", err=True)
     if as_json:
         payloads = [_payload(r) for r in reports]
-        click.echo(json.dumps(payloads[0] if len(payloads) == 1 else payloads, indent=2))
+        echo_json(json.dumps(payloads[0] if len(payloads) == 1 else payloads, indent=2))
     else:
-        click.echo("\n\n".join(render_calibration(r) for r in reports))
+        echo("\n\n".join(render_calibration(r) for r in reports))
     if record:
         _record(reports, run, sheet.labeller_count, history_file)
     low = [r for r in reports if min_kappa is not None and (r.kappa is None or r.kappa < min_kappa)]
     for r in low:
         kappa = "undefined" if r.kappa is None else f"{r.kappa:.3f}"
-        click.echo(f"{r.metric}: Cohen's kappa {kappa} is below --min-kappa {min_kappa}", err=True)
+        echo(f"{r.metric}: Cohen's kappa {kappa} is below --min-kappa {min_kappa}", err=True)
     if low:
         raise SystemExit(1)
 
@@ -82,4 +87,4 @@ def _record(reports: list[CalibrationReport], run, labellers: int, history_file:
             out.write("\n".join(lines) + "\n")
     except OSError as exc:
         raise UserError(f"cannot write {history_file}: {exc}") from None
-    click.echo(f"recorded {len(lines)} calibration record(s) in {history_file}", err=True)
+    echo(f"recorded {len(lines)} calibration record(s) in {history_file}", err=True)

@@ -12,6 +12,7 @@ from typing import TypeVar
 import click
 
 from rag_ci.errors import RagCiError
+from rag_ci.logsafe import neutralise
 
 EXIT_CODES = """\b
 Exit codes:
@@ -32,6 +33,10 @@ class UserError(click.ClickException):
     """A problem the user can fix; exit code 2 (1 is reserved for regressions)."""
 
     exit_code = 2
+
+    def format_message(self) -> str:
+        # Error messages quote what the user (or a pull request) wrote: ids, paths, values.
+        return neutralise(self.message)
 
 
 def user_errors(func: F) -> F:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import EXIT_CODES, user_errors
 from rag_ci.core.reporting.render import render_html, render_markdown
 from rag_ci.core.scoring.results import RunResult
@@ -57,7 +58,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     cross = sum(1 for q in questions if len(q.doc_id) > 1)
     refusals = sum(1 for q in questions if q.is_refusal)
     written = sum(1 for q in questions if q.provenance is not None)
-    click.echo(
+    echo(
         f"ok: {len(questions)} questions (v{project.questions.version}, {project.questions.content_hash}), "
         f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope"
         + (f", {written} machine-written and reviewed" if written else "")
@@ -65,12 +66,12 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     )
     files = read_corpora(corpus_folders(project.root, project.corpora), content=False)  # names only
     for qid, source in missing_citations(((q.id, q.sources) for q in questions), files.index):
-        click.echo(f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
+        echo(f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
                    f"matches (removed or renamed?): its reference may be stale", err=True)
     if show_coverage:
         from rag_ci.core.questionset.coverage import coverage, render_coverage
 
-        click.echo(render_coverage(coverage(project.questions, project.corpora, files.paths(), min_tag_questions)))
+        echo(render_coverage(coverage(project.questions, project.corpora, files.paths(), min_tag_questions)))
 
 
 def _history(history_file: Path | None) -> History:
@@ -85,6 +86,13 @@ def _history(history_file: Path | None) -> History:
             raise RagCiError(f"{history_file}: cannot read the history: {exc}") from None
 
     return History(read)
+
+
+def warn_skipped_history_lines(history: History, history_file: Path | None) -> None:
+    """A bad history line is skipped, never fatal: say which, once the history was read."""
+    if history_file is not None and history.was_read and history.problems:
+        echo(f"warning: {history_file}: skipped {len(history.problems)} unreadable line(s): "
+             + "; ".join(history.problems[:10]), err=True)
 
 
 def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: History, output: Path | None,
@@ -117,14 +125,16 @@ def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, histor
     text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
     if output is not None:
         write_text_atomic(output, text)
-        click.echo(
+        echo(
             f"{comparison.verdict}: {len(comparison.regressions)} regressions, {len(comparison.worse)} worse, "
             f"{len(comparison.leaks)} other routing leaks, {len(comparison.gains)} gains, {len(comparison.accepted)} accepted; "
             f"report in {output}",
             err=True,
         )
+    elif fmt == "json":
+        echo_json(text)
     else:
-        click.echo(text)
+        echo(text)
 
 
 @click.command(epilog=EXIT_CODES)
@@ -173,10 +183,10 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
     def replay(pinned: PinnedProject) -> RunResult:
         if pinned.policy_changes:
-            click.echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
+            echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
                        + "; ".join(pinned.policy_changes), err=True)
         if pinned.notice:
-            click.echo(f"[rag-ci] {pinned.notice}", err=True)
+            echo(f"[rag-ci] {pinned.notice}", err=True)
         return asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
                                                                   shard=shard, build=not no_build, samples=samples)))
 
@@ -185,9 +195,10 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         outcome = evaluate(project, base, replay, accepted=accepted, history=history,
                            options=GateOptions(pin_policy=policy == "baseline", shard=shard),
                            save=lambda carried: save_results(output, carried))
+    warn_skipped_history_lines(history, history_file)
     head = outcome.head
     agg = head.aggregates
-    click.echo(
+    echo(
         f"[rag-ci] {agg.overall.passed}/{agg.overall.n} pass, {agg.overall.failed} fail, {agg.overall.errors} error, "
         f"{agg.overall.routing_errors} routing_error; p50 {((agg.latency_p50_s or 0) * 1000):.0f} ms; results in {output}",
         err=True,
@@ -199,7 +210,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         )
     if base is None:
         if fmt != "json":  # the JSON format is the comparison's, and there is none
-            click.echo(_render(head, None, fmt, history, None))
+            echo(_render(head, None, fmt, history, None))
         return
     _emit_comparison(outcome, fmt, None, history)
     sys.exit(outcome.exit_code)
@@ -246,6 +257,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     if head_result.meta.broken:
         raise BrokenRun(f"This run is broken, not a result: {head_result.meta.broken}")
     _emit_comparison(outcome, fmt, output, history)
+    warn_skipped_history_lines(history, history_file)
     sys.exit(outcome.exit_code)
 
 
@@ -274,9 +286,10 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
     comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
     text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
+    warn_skipped_history_lines(history, history_file)
     if output is not None:
         write_text_atomic(output, text)
-        click.echo(f"report written to {output}", err=True)
+        echo(f"report written to {output}", err=True)
     else:
-        click.echo(text)
+        echo(text)
     sys.exit(outcome.exit_code)

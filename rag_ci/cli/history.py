@@ -12,8 +12,9 @@ from pathlib import Path
 
 import click
 
+from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import UserError, user_errors
-from rag_ci.core.comparison.history import dump_line, history_line, parse_history, render_trend_text, trend
+from rag_ci.core.comparison.history import dump_line, history_line, read_history, render_trend_text, trend
 
 EXIT_CODES = """\b
 Exit codes:
@@ -41,14 +42,21 @@ def history() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--last", default=20, show_default=True, type=click.IntRange(min=1), help="How many runs to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trend entries as JSON lines.")
+@user_errors
 def show(file: Path, last: int, as_json: bool) -> None:
     """Print the trend (pass rate, latency, cost) from an eval_history.jsonl."""
-    entries = trend(parse_history(file.read_text(encoding="utf-8")), last=last)
+    try:
+        records, problems = read_history(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{file}: cannot read the history: {exc}") from None
+    if problems:
+        echo(f"warning: {file}: skipped {len(problems)} unreadable line(s): " + "; ".join(problems[:10]), err=True)
+    entries = trend([entry for _, entry in records], last=last)
     if as_json:
         for entry in entries:
-            click.echo(json.dumps(entry, sort_keys=True))
+            echo_json(json.dumps(entry, sort_keys=True))
         return
-    click.echo(render_trend_text(entries))
+    echo(render_trend_text(entries))
 
 
 @history.command("append", epilog=EXIT_CODES)
@@ -81,4 +89,4 @@ def append(results: Path, history_file: Path, accepted_file: Path | None, run_ur
             out.write(line + "\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{history_file}: {exc}") from None
-    click.echo(f"appended a line for {(result.meta.git_sha or 'unknown commit')[:12]} to {history_file}", err=True)
+    echo(f"appended a line for {(result.meta.git_sha or 'unknown commit')[:12]} to {history_file}", err=True)

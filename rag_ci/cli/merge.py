@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import user_errors
 
 
@@ -29,7 +30,7 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     merged = merge_results(results, names=[str(path) for path in shards])
     save_results(output, merged)
     overall = merged.aggregates.overall
-    click.echo(
+    echo(
         f"[rag-ci] merged {len(shards)} shards: {overall.n} questions, {overall.passed} pass, {overall.failed} fail, "
         f"{overall.errors} error, {overall.routing_errors} routing_error; results in {output}",
         err=True,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.errors import RagCiError
 
@@ -52,10 +53,10 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
             write_text_atomic(questions_path, result.text)
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
-    click.echo(f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
+    echo(f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
                f"{result.skipped} already in the set")
     if result.added:
-        click.echo("Fill in reference, doc_id and sources, then remove `status: draft`: "
+        echo("Fill in reference, doc_id and sources, then remove `status: draft`: "
                    "`rag-ci validate` refuses drafts and lists them.")
 
 
@@ -100,7 +101,7 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
         writer_cfg = writer_config(sources.config, writer_spec)
         check = check_writer(sources.config, writer_cfg)  # before anything is called
         for warning in check.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            echo(f"warning: {warning}", err=True)
         documents, skipped = documents_to_draft(sources, uncovered_only)
         if not documents:
             raise RagCiError("no documents to draft from" + (" (every document is cited: drop --uncovered-only)" if uncovered_only else
@@ -109,11 +110,11 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
                            descriptions={name: spec.description for name, spec in sources.corpora.items()},
                            scope=scope_documents(sources))
         if skipped:
-            click.echo(f"note: {skipped} document(s) are not text (PDF, images...): no drafts from them", err=True)
+            echo(f"note: {skipped} document(s) are not text (PDF, images...): no drafts from them", err=True)
         if estimate:
             priced = writer_cfg.model_copy(update={"model": writer_cfg.model or FAKE_WRITER_MODEL})
             result = estimate_plan(plan, model_price(priced, provider_spec(priced.provider), role="writer"))
-            click.echo(f"{plan.total} drafts from {plan.documents} documents in {len(plan.jobs)} jobs: "
+            echo(f"{plan.total} drafts from {plan.documents} documents in {len(plan.jobs)} jobs: "
                        f"{result.calls:,} writer calls (up to {result.max_calls:,} if DeepEval's filtration rewrites "
                        f"every question), ~{result.input_tokens + result.output_tokens:,} tokens, ~${result.cost_usd:.2f} "
                        f"(up to ~${result.max_cost_usd:.2f}) with {check.label}; nothing was called")
@@ -122,7 +123,7 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
     for line in summary(outcome, sources.questions_path):
-        click.echo(line)
+        echo(line)
 
 
 @questions.command("review")
@@ -149,12 +150,12 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path) -> Non
     documents = {f"{c}/{p}": text for (c, p), text in sources.files.texts.items()}
     entries = review_entries(sources.questions, passages_by_hash(sources.files), documents)
     if not entries:
-        click.echo(f"no drafts in {sources.questions_path}: nothing to review")
+        echo(f"no drafts in {sources.questions_path}: nothing to review")
         return
     out_dir.mkdir(parents=True, exist_ok=True)
     page = out_dir / PAGE_FILE
     write_text_atomic(page, render_draft_page(entries, sources.questions_path.name))
-    click.echo(f"{len(entries)} drafts to review: open {page}, decide, save {REVIEWED_FILE}, then "
+    echo(f"{len(entries)} drafts to review: open {page}, decide, save {REVIEWED_FILE}, then "
                f"`rag-ci questions apply {REVIEWED_FILE}`")
 
 
@@ -184,7 +185,7 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
     parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
     if result.approved or result.rejected:
         write_text_atomic(sources.questions_path, result.text)
-    click.echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
+    echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
                f"{len(result.undecided)} still drafts, in {sources.questions_path}")
     if result.approved:
-        click.echo("Bump `version` in the question set when references changed; `rag-ci validate` checks the rest.")
+        echo("Bump `version` in the question set when references changed; `rag-ci validate` checks the rest.")

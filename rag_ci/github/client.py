@@ -109,6 +109,12 @@ class GitHubRepo:
             lambda: pulls.open_pr_for_head(self.repo, owner, branch, head_sha),
         )
 
+    # --- files at a commit ----------------------------------------------------------
+    def file_at(self, ref: str, path: str) -> str | None:
+        """A file's text at a branch or commit (None: no such file there)."""
+        result = _call(f"read {path} at {ref}", lambda: databranch.read_file(self.repo, ref, path), missing_ok=True)
+        return result.text if result else None
+
     # --- data branch ---------------------------------------------------------------
     def read_data_file(self, branch: str, path: str) -> str | None:
         result = _call(
@@ -117,6 +123,12 @@ class GitHubRepo:
             missing_ok=True,
         )
         return result.text if result else None
+
+    def lines_written_by_us(self, branch: str, path: str, lines: set[str]) -> set[str]:
+        """Those of `lines` of `path` that this token's account wrote, in verified commits."""
+        me = self.login()
+        return _call(f"read the commits of {path} on branch {branch}",
+                     lambda: databranch.lines_written_by(self.repo, branch, path, lines, me))
 
     def append_data_line(self, branch: str, path: str, line: str, message: str) -> None:
         _call(

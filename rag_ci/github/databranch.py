@@ -3,6 +3,12 @@
 Written through the contents API, so the action needs no git checkout or push rights
 beyond `contents: write`. The branch is created on first use as an orphan commit (it
 shares no history with the code, and checking it out shows only the data).
+
+Anyone who can push may push to the data branch too, so what a line *says* proves nothing
+about who wrote it. `lines_written_by` tells which lines came from the action itself: the
+newest commit that added the line must be attributed to the action's account and carry a
+signature GitHub verified. GitHub signs the commits a bot makes through the API; a pushed
+commit claiming the bot's e-mail is not verified (docs/noise.md).
 """
 
 from __future__ import annotations
@@ -92,3 +98,31 @@ def _create_orphan_branch(repo: Repository, branch: str, files: dict[str, str], 
     )
     commit = repo.create_git_commit(message, tree, [])
     repo.create_git_ref(f"refs/heads/{branch}", commit.sha)
+
+
+def lines_written_by(repo: Repository, branch: str, path: str, lines: set[str], login: str, *,
+                     max_commits: int = 40) -> set[str]:
+    """Those of `lines` (of `path` on `branch`) that a verified commit of `login` added.
+
+    Walks the file's commits newest first (GET commits?path=, then GET each commit for its
+    patch) until every line is attributed, or `max_commits` were read: the newest commit
+    that adds a line decides, so a later copy of a genuine line makes it untrusted too.
+    A line not found in those commits is not trusted."""
+    pending, trusted = set(lines), set()
+    for index, commit in enumerate(repo.get_commits(sha=branch, path=path)):
+        if not pending or index >= max_commits:
+            break
+        added = {line[1:] for f in commit.files if f.filename == path
+                 for line in (f.patch or "").splitlines() if line.startswith("+") and not line.startswith("+++")}
+        found = pending & added
+        if found and _made_by(commit, login):
+            trusted |= found
+        pending -= found
+    return trusted
+
+
+def _made_by(commit, login: str) -> bool:
+    author = commit.author.login if commit.author is not None else None
+    verification = commit.commit.verification  # PyGithub's GitCommitVerification (a dict in older versions)
+    verified = verification.get("verified") if isinstance(verification, dict) else getattr(verification, "verified", None)
+    return author == login and verified is True

@@ -4,15 +4,22 @@ Workflow commands (`::error::`, `::add-mask::`, ...) are lines the runner parses
 step's stdout. Data that could contain a newline would end the command early and let the
 rest be read as a new command, so every value is escaped the way the runner unescapes it
 (`%`, `\\r`, `\\n`, plus `:` and `,` in properties).
+
+Everything else `Runner` prints (`info`, and the messages and titles of its annotations)
+goes through `rag_ci.logsafe.neutralise` first: most of it quotes text rag-ci did not write
+(ids, paths, policy values, error messages), which must never become a command of its own.
+Only `mask` prints its value untouched: the runner must see the secret exactly.
 """
 
 from __future__ import annotations
 
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
+
+from rag_ci.logsafe import neutralise
 
 
 def escape_data(value: str) -> str:
@@ -33,6 +40,9 @@ class Runner:
 
     Outside Actions (`in_actions` false) workflow commands are still printed, except
     `add-mask`, which would print the secret itself to a terminal that does not mask it.
+
+    `redact` (rag_ci.redaction.Redactor) is applied to every line, summary and output it
+    writes, `mask` aside: whatever slipped past the run's own redaction stops here.
     """
 
     def __init__(
@@ -42,11 +52,13 @@ class Runner:
         github_output: Path | None,
         in_actions: bool,
         stream: TextIO | None = None,
+        redact: Callable[[str], str] = lambda text: text,
     ):
         self.step_summary = step_summary
         self.github_output = github_output
         self.in_actions = in_actions
         self._stream = stream
+        self.redact = redact
 
     @property
     def stream(self) -> TextIO:
@@ -56,25 +68,29 @@ class Runner:
         self.stream.write(line + "\n")
         self.stream.flush()
 
+    def _safe(self, text: str | None) -> str | None:
+        """Text for the log: redacted (a secret may span lines), then made inert."""
+        return None if text is None else neutralise(self.redact(text))
+
     def mask(self, value: str) -> None:
         # The runner consumes this line and replaces the value with *** in all later logs.
         if self.in_actions and value:
             self._emit(workflow_command("add-mask", value))
 
     def error(self, message: str, *, title: str | None = None, file: str | None = None) -> None:
-        self._emit(workflow_command("error", message, title=title, file=file))
+        self._emit(workflow_command("error", self._safe(message) or "", title=self._safe(title), file=self._safe(file)))
 
     def warning(self, message: str, *, title: str | None = None) -> None:
-        self._emit(workflow_command("warning", message, title=title))
+        self._emit(workflow_command("warning", self._safe(message) or "", title=self._safe(title)))
 
     def notice(self, message: str, *, title: str | None = None) -> None:
-        self._emit(workflow_command("notice", message, title=title))
+        self._emit(workflow_command("notice", self._safe(message) or "", title=self._safe(title)))
 
     def info(self, message: str) -> None:
-        self._emit(message)
+        self._emit(self._safe(message) or "")
 
     def group(self, title: str) -> None:
-        self._emit(workflow_command("group", title))
+        self._emit(workflow_command("group", self._safe(title) or ""))
 
     def end_group(self) -> None:
         self._emit(workflow_command("endgroup"))
@@ -84,7 +100,7 @@ class Runner:
         if self.step_summary is None:
             return
         with self.step_summary.open("a", encoding="utf-8") as f:
-            f.write(markdown.rstrip("\n") + "\n\n")
+            f.write(self.redact(markdown).rstrip("\n") + "\n\n")
 
     def set_outputs(self, outputs: Mapping[str, str]) -> None:
         """Write step outputs in the multi-line form (`name<<DELIM`), with a delimiter no
@@ -93,6 +109,7 @@ class Runner:
             return
         with self.github_output.open("a", encoding="utf-8") as f:
             for name, value in outputs.items():
+                value = self.redact(value)
                 delimiter = f"rag_ci_{secrets.token_hex(8)}"
                 while delimiter in value:
                     delimiter = f"rag_ci_{secrets.token_hex(8)}"

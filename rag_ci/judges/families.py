@@ -113,18 +113,33 @@ def family_of(model: str) -> str | None:
 
 
 def check_families(judge_model: str, judge_family: str, generator_model: str, generator_family: str | None) -> None:
-    """Raise RagCiError when the generator's family is unknown or equals the judge's."""
-    family = generator_family or family_of(generator_model)
-    if family is None:
+    """Raise RagCiError when the generator's family is unknown or shared with the judge.
+
+    An override (`target.generator_family`, `judge.family`) names the family of a model rag-ci
+    does not know; it never hides the family of one it does. A pull request's rag-ci.yml is the
+    PR's to edit, so `generator_family: mistral` beside answers of `gpt-4o` (usage.model) must
+    not let an OpenAI judge grade them: the known and the declared family are both checked."""
+    known = family_of(generator_model)
+    generator_families = {known, generator_family} - {None}
+    if not generator_families:
         raise RagCiError(
             f"rag-ci does not know which family the generator model '{generator_model}' belongs to, so it cannot "
             f"check it against the judge '{judge_model}' ({judge_family}); set `target.generator_family` in "
             f"rag-ci.yml (e.g. meta, alibaba, mistral, openai)"
         )
-    if family == judge_family:
+    shared = sorted(generator_families & ({judge_family, family_of(judge_model)} - {None}))
+    if not shared:
+        return
+    if known is not None and generator_family not in (None, known):
         raise RagCiError(
-            f"the judge '{judge_model}' and the generator '{generator_model}' are both of the {family} family: "
-            f"a judge grades its own family's answers more kindly. Choose a judge from another family "
-            f"(judge.provider / judge.model), or correct `judge.family` / `target.generator_family` if rag-ci "
-            f"guessed a family wrong"
+            f"the generator '{generator_model}' is of the {known} family, like the judge '{judge_model}': "
+            f"`target.generator_family: {generator_family}` names the family of a model rag-ci does not know, it does "
+            f"not change a known one. A judge grades its own family's answers more kindly: choose a judge from "
+            f"another family (judge.provider / judge.model)"
         )
+    raise RagCiError(
+        f"the judge '{judge_model}' and the generator '{generator_model}' are both of the {shared[0]} family: "
+        f"a judge grades its own family's answers more kindly. Choose a judge from another family "
+        f"(judge.provider / judge.model), or correct `judge.family` / `target.generator_family` if rag-ci "
+        f"guessed a family wrong"
+    )

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from rag_ci.core.questionset.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
+from rag_ci.logsafe import neutralise
 from rag_ci.targets.docker_image import ImageRef, build_spec, ensure_image
 from rag_ci.targets.http import HttpTarget
 from rag_ci.targets.processes import passed_env
@@ -391,4 +392,4 @@ class DockerTarget:
         return self._log or sys.stderr
 
     def _say(self, message: str) -> None:
-        print(f"[rag-ci] docker: {self.redact(message)}", file=self.log, flush=True)
+        print(neutralise(f"[rag-ci] docker: {self.redact(message)}"), file=self.log, flush=True)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rag_ci.errors import RagCiError
+from rag_ci.logsafe import neutralise
 
 SHA_LABEL = "rag-ci.sha"
 CONFIG_HASH_LABEL = "rag-ci.config-hash"
@@ -127,7 +128,7 @@ def ensure_image(
         print(f"[rag-ci] docker: reusing image {image.short_id} (context and build config unchanged)", file=log, flush=True)
         return ImageRef(image.id, tag, reused=True, seconds=seconds)
 
-    print(f"[rag-ci] docker: building {spec.dockerfile_in_context} in {spec.context_dir} as {tag}", file=log, flush=True)
+    print(neutralise(f"[rag-ci] docker: building {spec.dockerfile_in_context} in {spec.context_dir} as {tag}"), file=log, flush=True)
     image_id = _stream_build(client, spec, labels, tag, log=log, redact=redact, cancelled=cancelled)
     seconds = time.monotonic() - started
     print(f"[rag-ci] docker: built {image_id[:19]} in {seconds:.1f}s", file=log, flush=True)
@@ -181,7 +182,7 @@ def _stream_build(
                     continue
                 tail.append(line)
                 if _STEP.match(line):
-                    print(f"[rag-ci] docker build: {redact(line)[:160]}", file=log, flush=True)
+                    print(neutralise(f"[rag-ci] docker build: {redact(line)[:160]}"), file=log, flush=True)
                 elif line.startswith("Successfully built "):
                     image_id = image_id or line.split()[-1]
     except DockerException as exc:

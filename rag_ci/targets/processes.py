@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError
+from rag_ci.redaction import secret_parts
 from rag_ci.storage import current_umask
 from rag_ci.targets.venv import ensure_target_venv, target_venv_dir, venv_path_entries
 
@@ -108,12 +109,14 @@ def target_env(config: Any, environ: Mapping[str, str] | None = None) -> dict[st
 
 
 def declared_secrets(config: Any, environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of the target's environment that are secret: `${NAME}` references and the
-    names listed in `target.secret_env` (secret-looking names are caught by their name)."""
+    """Values of the target's environment that are secret: the names listed in
+    `target.secret_env`, and what looks like a credential in a `${NAME}` reference (a URL
+    such as `${OPENAI_API_BASE}` is not one, its password is: rag_ci.redaction.secret_parts)."""
     environ = os.environ if environ is None else environ
     given = target_env(config, environ)
     values = [given[n] for n in getattr(config, "secret_env", []) if n in given]
-    values += [resolve_env({k: v}, environ)[k] for k, v in config.env.items() if _ENV_REFERENCE.search(v)]
+    values += [part for k, v in config.env.items() if _ENV_REFERENCE.search(v)
+               for part in secret_parts(resolve_env({k: v}, environ)[k])]
     return values
 
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rag_ci.errors import RagCiError
+from rag_ci.logsafe import neutralise
 
 TARGET_VENV_VARIABLE = "RAG_CI_TARGET_VENV"
 IMAGE_VARIABLE = "RAG_CI_IMAGE"
@@ -58,7 +59,7 @@ def ensure_target_venv(path: Path, uid: int | None, gid: int | None) -> Path:
         done = subprocess.run([base_python(), "-m", "venv", str(path)], capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             raise RagCiError(f"could not create the RAG's virtual environment {path}: {done.stderr.strip()[-500:]}")
-        print(f"[rag-ci] the RAG's build steps and commands run in their own virtual environment {path}",
+        print(neutralise(f"[rag-ci] the RAG's build steps and commands run in their own virtual environment {path}"),
               file=sys.stderr, flush=True)
     if uid is not None:
         for root, dirs, files in os.walk(path):

@@ -24,6 +24,7 @@ REPOSITORY = "acme/rag"
 HEAD_SHA = "1" * 40
 MERGE_BASE_SHA = "2" * 40
 MERGE_SHA = "3" * 40  # the PR's merge commit, what actions/checkout checks out
+BASE_SHA = "b" * 40  # pull_request_event()'s base commit
 
 
 @dataclasses.dataclass
@@ -74,7 +75,7 @@ def pull_request_event(number: int = 7, *, fork: bool = False, base: str = "main
         "pull_request": {
             "number": number,
             "head": {"ref": "feature", "sha": HEAD_SHA, "repo": {"full_name": head_repo}},
-            "base": {"ref": base, "sha": "b" * 40, "repo": {"full_name": REPOSITORY}},
+            "base": {"ref": base, "sha": BASE_SHA, "repo": {"full_name": REPOSITORY}},
         },
         "repository": {"full_name": REPOSITORY, "default_branch": "main"},
     }
@@ -185,3 +186,24 @@ def assert_token_never_leaked(token: str, run: ActionRun, fake: Any, *roots: Pat
     for request in fake.requests:
         assert token not in json.dumps(request.body, default=str), f"token sent in a request body to {request.path}"
         assert token not in request.path and token not in json.dumps(request.query)
+
+
+def judged_project(root: Path, judge_url: str, gate: str = "") -> Path:
+    """A tiny project judged by an OpenAI-compatible server that reads its key from OPENAI_API_KEY."""
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "tests" / "fakes" / "tiny_rag.py", root / "tiny_rag.py")
+    (root / "questions.yml").write_text(
+        "version: 1\nquestions:\n"
+        "  - {id: Q-A, question: What is the delay on a?, reference: 10 ms, doc_id: a, sources: [a/x.md]}\n"
+        "  - {id: Q-B, question: What is the delay on b?, reference: 20 ms, doc_id: b, sources: [b/y.md]}\n"
+    )
+    (root / "rag-ci.yml").write_text(
+        "questions: questions.yml\n"
+        "corpora: {a: {description: A}, b: {description: B}}\n"
+        "target: {kind: command, command: [python, tiny_rag.py], generator_model: tiny-1, generator_family: tiny, timeout_s: 10}\n"
+        f"judge: {{provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: '{judge_url}', api_key_env: OPENAI_API_KEY,\n"
+        "        prices: {input_per_mtok: 0, output_per_mtok: 0}, max_retries: 0, backoff_s: 0.01, timeout_s: 5}\n"
+        "metrics: {hit_at_k: {k: 5}, faithfulness: {threshold: 0.7}, correctness: {}}\n"
+        f"{gate}"
+    )
+    return root

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from action_harness import REPO, assert_token_never_leaked, clean_env, pull_request_event, run_action
+from action_harness import BASE_SHA, REPO, assert_token_never_leaked, clean_env, judged_project, pull_request_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
 pytestmark = pytest.mark.slow
@@ -150,3 +150,47 @@ def test_under_root_the_target_runs_as_the_checkout_owner_and_cannot_read_secret
                 assert_token_never_leaked(secret, run, fake, base)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# --- The judge's own errors (issue 23 §1) ---------------------------------------------------
+def assert_not_in_any_sink(fragments: list[str], run, fake, workspace: Path) -> None:
+    """None of `fragments` in the log (but the runner's ::add-mask::), the summary, the outputs,
+    the REST request bodies, or any file of the output folder (results, report.md, report.html)."""
+    log = "\n".join(line for line in run.log.splitlines() if not line.startswith("::add-mask::"))
+    sinks = {"log": log, "summary": run.summary, "outputs": json.dumps(run.outputs),
+             "REST bodies": json.dumps([r.body for r in fake.requests], default=str)}
+    for path in (workspace / "rag-ci-output").rglob("*"):
+        if path.is_file():
+            sinks[path.name] = path.read_text(encoding="utf-8", errors="replace")
+    for name in ("results.json", "report.md", "report.html"):
+        assert name in sinks, f"{name} was not written"
+    for fragment in fragments:
+        for name, text in sinks.items():
+            assert fragment not in text, f"a piece of the judge key ({fragment[:6]}…) leaked into the {name}"
+
+
+@pytest.mark.parametrize("broken", [True, False], ids=["broken run", "errors listed"])
+@pytest.mark.parametrize("quote_key", ["full", "split"])
+def test_a_judge_quoting_its_key_in_a_401_leaks_it_into_no_sink_of_a_pr_run(tmp_path, token, quote_key, broken):
+    """The judge answers every call 401 with the key it was sent in its message. Broken run: every
+    question errors, and the most common error is the notice of the comment, the summary and the
+    log. Errors listed: `max_error_rate: 1.0` keeps the run a result, each metric's error is shown."""
+    from fakes.judge_servers import FakeOpenAIJudgeServer
+
+    key = judge_key()
+    with FakeOpenAIJudgeServer(always_fault="401", quote_key=quote_key) as judge, FakeGitHubServer(token=token) as fake:
+        workspace = judged_project(tmp_path / "workspace", judge.base_url, gate="" if broken else "gate: {max_error_rate: 1.0}\n")
+        fake.add_files_at(BASE_SHA, {"rag-ci.yml": (workspace / "rag-ci.yml").read_text()})  # the base branch's own judge
+        run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token,
+                         inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key}, timeout=180)
+
+        assert run.returncode == (2 if broken else 0), run.log
+        assert judge.requests > 0 and {r.status for r in judge.log} == {401}
+        results = json.loads((workspace / "rag-ci-output" / "results.json").read_text())
+        errors = [m["error"] for q in results["questions"] for m in q["metrics"].values() if m.get("error")]
+        assert errors and all("Incorrect API key provided: ***" in e for e in errors), errors
+        if broken:  # the most common error is the comment's notice
+            [comment] = fake.comments[7]
+            assert "Incorrect API key provided: ***" in comment["body"].replace("\\", "")
+        half = len(key) // 2
+        assert_not_in_any_sink([key, key[:half], key[half:]], run, fake, workspace)

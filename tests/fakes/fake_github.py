@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import difflib
 import hashlib
 import io
 import itertools
@@ -80,6 +81,24 @@ class FakeRun:
     head_full_name: str | None = None  # None: the repository itself
 
 
+@dataclasses.dataclass
+class FakeCommit:
+    """A commit that changed one file on a branch: who made it, and whether GitHub verified its signature."""
+
+    sha: str
+    branch: str
+    path: str
+    before: bytes
+    after: bytes
+    login: str | None  # the GitHub account the commit is attributed to (None: no account matches)
+    verified: bool  # GitHub signs the commits a bot makes through the API; a pushed commit is unsigned
+    message: str = "update"
+
+    def patch(self) -> str:
+        lines = difflib.unified_diff(self.before.decode().splitlines(), self.after.decode().splitlines(), lineterm="", n=3)
+        return "\n".join(line for line in lines if not line.startswith(("---", "+++")))
+
+
 def zip_of(files: dict[str, bytes | str]) -> bytes:
     """A zip like the one actions/upload-artifact produces."""
     buffer = io.BytesIO()
@@ -114,6 +133,7 @@ class FakeGitHubServer:
         self.blobs: dict[str, bytes] = {}
         self._trees: dict[str, dict[str, bytes]] = {}
         self._commits: dict[str, str] = {}  # commit sha -> tree sha
+        self.file_commits: list[FakeCommit] = []  # oldest first: every change of a file on a branch
         self._injected: list[tuple[str, str, int, dict[str, Any]]] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -174,6 +194,24 @@ class FakeGitHubServer:
         """Answer the next `times` matching requests with `status` (after recording them)."""
         for _ in range(times):
             self._injected.append((method, path_prefix, status, {"message": message}))
+
+    def add_files_at(self, ref: str, files: dict[str, bytes | str]) -> None:
+        """Files the contents API serves at `ref` (a branch name, or a commit sha such as a PR's base)."""
+        self.branches.setdefault(ref, {}).update({p: d.encode() if isinstance(d, str) else d for p, d in files.items()})
+
+    def push_commit(self, branch: str, path: str, text: str | bytes, *, login: str | None, verified: bool = False,
+                    message: str = "update") -> FakeCommit:
+        """A commit someone pushed (or the action made, `login` its bot and `verified`): `path` becomes `text`."""
+        with self._lock:
+            return self._record_commit(branch, path, text.encode() if isinstance(text, str) else text, login, verified, message)
+
+    def _record_commit(self, branch: str, path: str, data: bytes, login: str | None, verified: bool, message: str) -> FakeCommit:
+        files = self.branches.setdefault(branch, {})
+        sha = hashlib.sha1(data + str(next(self._ids)).encode()).hexdigest()
+        commit = FakeCommit(sha, branch, path, files.get(path, b""), data, login, verified, message)
+        files[path] = data
+        self.file_commits.append(commit)
+        return commit
 
     def file_on_branch(self, branch: str, path: str) -> bytes | None:
         return self.branches.get(branch, {}).get(path)
@@ -252,6 +290,25 @@ class FakeGitHubServer:
             "head": {"ref": p["head_branch"], "sha": p["head_sha"], "label": f"{p['head_owner']}:{p['head_branch']}", "repo": self._repo_json(head_repo)},
             "base": {"ref": p["base"], "sha": "b" * 40, "label": f"{self.repository.split('/')[0]}:{p['base']}", "repo": self._repo_json()},
         }
+
+    def _commit_json(self, c: FakeCommit, *, files: bool) -> dict[str, Any]:
+        person = {"name": c.login or "someone", "email": f"{c.login or 'someone'}@users.noreply.github.com", "date": NOW}
+        account = {"login": c.login, "id": 41898282, "type": "Bot" if (c.login or "").endswith("[bot]") else "User"} if c.login else None
+        data: dict[str, Any] = {
+            "sha": c.sha, "node_id": f"C_{c.sha[:8]}", "url": self._api(f"/commits/{c.sha}"),
+            "html_url": f"https://github.com/{self.repository}/commit/{c.sha}",
+            "commit": {"author": person, "committer": person, "message": c.message, "url": self._api(f"/git/commits/{c.sha}"),
+                       "tree": {"sha": "f" * 40, "url": self._api("/git/trees/" + "f" * 40)},
+                       "verification": {"verified": c.verified, "reason": "valid" if c.verified else "unsigned",
+                                        "signature": None, "payload": None}},
+            "author": account, "committer": {"login": "web-flow", "id": 19864447, "type": "User"} if c.verified else account,
+            "parents": [],
+        }
+        if files:
+            data["files"] = [{"filename": c.path, "status": "modified" if c.before else "added", "patch": c.patch(),
+                              "additions": c.patch().count("\n+") + c.patch().startswith("+"), "deletions": 0, "changes": 1,
+                              "sha": git_sha(c.after)}]
+        return data
 
     def _content_json(self, branch: str, path: str, data: bytes) -> dict[str, Any]:
         sha = git_sha(data)
@@ -337,6 +394,13 @@ class FakeGitHubServer:
             return (200, self._pull_json(pull), {}) if pull else (404, {"message": "Not Found"}, {})
         if m := re.fullmatch(r"/contents/(.+)", sub):
             return self._contents(method, unquote(m[1]), query, body)
+        if sub == "/commits" and method == "GET":
+            found = [c for c in reversed(self.file_commits)
+                     if c.branch == query.get("sha", "main") and ("path" not in query or c.path == query["path"])]
+            return self._paginated(path, query, [self._commit_json(c, files=False) for c in found])
+        if m := re.fullmatch(r"/commits/([0-9a-f]{40})", sub):
+            commit = next((c for c in self.file_commits if c.sha == m[1]), None)
+            return (200, self._commit_json(commit, files=True), {}) if commit else (404, {"message": "No commit found"}, {})
         if m := re.fullmatch(r"/branches/(.+)", sub):
             branch = unquote(m[1])
             if branch not in self.branches:
@@ -364,7 +428,9 @@ class FakeGitHubServer:
                 return 422, {"message": "Reference already exists"}, {}
             if body["sha"] not in self._commits:
                 return 422, {"message": "Object does not exist"}, {}
-            self.branches[branch] = dict(self._trees[self._commits[body["sha"]]])
+            self.branches[branch] = {}
+            for name, data in self._trees[self._commits[body["sha"]]].items():  # the bot's first commit on the branch
+                self._record_commit(branch, name, data, self.bot_login, True, "create the data branch")
             return 201, {"ref": body["ref"], "node_id": "REF_1", "url": self._api(f"/git/{body['ref']}"), "object": {"sha": body["sha"], "type": "commit", "url": self._api(f"/git/commits/{body['sha']}")}}, {}
         return 404, {"message": "Not Found (FakeGitHubServer does not implement this endpoint)"}, {}
 
@@ -385,8 +451,8 @@ class FakeGitHubServer:
             if path in files and body["sha"] != git_sha(files[path]):
                 return 409, {"message": f"{path} does not match {body['sha']}"}, {}
             created = path not in files
-            files[path] = base64.b64decode(body["content"])
-            commit_sha = hashlib.sha1(files[path] + str(next(self._ids)).encode()).hexdigest()
+            commit = self._record_commit(branch, path, base64.b64decode(body["content"]), self.bot_login, True, body["message"])
+            commit_sha = commit.sha
             return (201 if created else 200), {"content": self._content_json(branch, path, files[path]), "commit": {"sha": commit_sha, "message": body["message"], "url": self._api(f"/git/commits/{commit_sha}")}}, {}
         return 405, {"message": "Method not allowed"}, {}
 

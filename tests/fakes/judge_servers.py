@@ -22,9 +22,11 @@ Usage (also by the benchmarks; needs `tests/` on sys.path, as conftest.py does):
 
 Scripting: `latency_s` per request; `queue_faults("429", "500", "invalid_json",
 "hang", "400")` makes the next requests fail in that order (429 carries
-`Retry-After: retry_after`); `always_fault="500"` fails every request; `always_invalid_json`; `policy=JudgePolicy(flip_probability=…,
+`Retry-After: retry_after`); `always_fault="500"` fails every request; `always_invalid_json`;
+`always_fault="401", quote_key="full" | "split"` answers 401 quoting the API key it was sent, as
+real gateways do ("Incorrect API key provided: sk-…"; "split": cut across two lines); `policy=JudgePolicy(flip_probability=…,
 seed=…)` for a seeded flipping judge. Observing: `requests` (calls received),
-`max_in_flight` (peak concurrency), `log` (every answered request: arrival time,
+`max_in_flight` (peak concurrency), `presented_keys` (the API keys sent), `log` (every answered request: arrival time,
 path, prompt kind, status, body), `kinds()`; `reset()` clears them between runs.
 """
 
@@ -66,8 +68,9 @@ class FakeJudgeServer:
 
     def __init__(self, *, latency_s: float = 0.0, policy: JudgePolicy | None = None, retry_after: str = "1",
                  hang_s: float = 5.0, always_invalid_json: bool = False, always_fault: str | None = None,
-                 request_limit: int | None = None):
+                 request_limit: int | None = None, quote_key: str | None = None):
         self.latency_s = latency_s
+        self.quote_key = quote_key  # with a 401: the key presented, quoted in the error ("full" or "split")
         self.policy = policy or JudgePolicy()
         self.retry_after = retry_after
         self.hang_s = hang_s
@@ -78,6 +81,7 @@ class FakeJudgeServer:
         self.request_limit = request_limit
         self.log: list[LoggedRequest] = []
         self.received = 0  # requests that arrived (a hanging one is counted before it is logged)
+        self.presented_keys: set[str] = set()  # the API keys requests carried
         self.in_flight = 0
         self.max_in_flight = 0  # highest number of requests served at the same time
         self._faults: deque[str] = deque()
@@ -152,6 +156,7 @@ class FakeJudgeServer:
             self._faults.clear()
             self.received = 0
             self.max_in_flight = 0
+            self.presented_keys.clear()
 
     # -- request handling --------------------------------------------------------
 
@@ -165,10 +170,14 @@ class FakeJudgeServer:
         with self._lock:
             fault = self._faults.popleft() if self._faults else self.always_fault
             self.received += 1
+            if key := self.presented_key(handler):
+                self.presented_keys.add(key)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         kind = None
         try:
+            if fault == "401":  # a gateway checks the key before it reads the request
+                raise _Reply(401, self.error_body(401, self.rejected_key_message(handler)))
             prompt = self.prompt_of(handler.path, body)
             kind = self.policy.kind(prompt)
             if self.latency_s:
@@ -200,6 +209,20 @@ class FakeJudgeServer:
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (time-out test)
+
+    @staticmethod
+    def presented_key(handler: BaseHTTPRequestHandler) -> str:
+        auth = handler.headers.get("Authorization") or ""
+        return auth.removeprefix("Bearer ").strip() or handler.headers.get("x-api-key") or handler.headers.get("x-goog-api-key") or ""
+
+    def rejected_key_message(self, handler: BaseHTTPRequestHandler) -> str:
+        """A gateway's 401 message, with the key it was given in it (`quote_key`)."""
+        key = self.presented_key(handler)
+        if self.quote_key == "split":
+            half = len(key) // 2
+            key = key[:half] + "\n" + key[half:]
+        quoted = key if self.quote_key else "sk-...redacted"
+        return f"Incorrect API key provided: {quoted}. You can find your API key at https://platform.example/account/api-keys."
 
     rate_limit_headers: tuple[str, str] | None = None  # (limit, remaining) header names of the provider
 

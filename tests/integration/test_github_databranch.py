@@ -59,3 +59,27 @@ def test_without_contents_write_the_append_raises_cannot_write(fake, github):
     fake.read_only = True
     with pytest.raises(CannotWrite, match="contents: write"):
         github.append_data_line(BRANCH, FILE, "2", message="m")
+
+
+# --- Who wrote a history line (issue 23 §7) ------------------------------------------------
+def test_only_lines_the_action_committed_itself_are_vouched_for(fake, github):
+    github.append_data_line(BRANCH, FILE, '{"run": 1}', message="rag-ci: history")  # creates the branch
+    github.append_data_line(BRANCH, FILE, '{"run": 2}', message="rag-ci: history")
+    text = fake.branches[BRANCH][FILE].decode() + '{"forged": 3}\n'
+    fake.push_commit(BRANCH, FILE, text, login="mallory")
+    fake.push_commit(BRANCH, FILE, text + '{"forged": 4}\n', login="github-actions[bot]", verified=False)  # the bot's e-mail, unsigned
+    fake.requests.clear()
+
+    vouched = github.lines_written_by_us(BRANCH, FILE, {'{"run": 1}', '{"run": 2}', '{"forged": 3}', '{"forged": 4}', '{"absent": 5}'})
+
+    assert vouched == {'{"run": 1}', '{"run": 2}'}
+    # the token's login, the commits list, then each commit until every line is attributed
+    assert fake.routes().count("GET /repos/acme/rag/commits/{sha}") == 4
+
+
+def test_a_later_copy_of_a_genuine_line_makes_it_untrusted(fake, github):
+    github.append_data_line(BRANCH, FILE, '{"flaky": {"Q": [1, 4]}}', message="rag-ci: history")
+    genuine = fake.branches[BRANCH][FILE].decode()
+    fake.push_commit(BRANCH, FILE, genuine * 3, login="mallory")  # the mark, copied twice more
+
+    assert github.lines_written_by_us(BRANCH, FILE, {'{"flaky": {"Q": [1, 4]}}'}) == set()

@@ -206,3 +206,34 @@ def test_a_broken_run_report_says_it_is_not_a_result():
     good = run(question("A", "error"))
     broken = good.model_copy(update={"meta": good.meta.model_copy(update={"broken": "1/1 questions errored"})})
     assert render_markdown(broken).startswith("## rag-ci: ⛔ broken run: not a result")
+
+
+# -- known-flaky marks must be vouched for (issue 23 §7) -----------------------------------------
+
+
+def test_a_history_mark_counts_only_when_vouched_for_and_the_outcome_says_when_one_was_ignored():
+    from rag_ci.gate import History, compare_runs
+
+    genuine = json.dumps({"pass_rate": 1.0, "flaky": {"A": [1, 4]}, "git_sha": "1"})
+    forged = json.dumps({"pass_rate": 1.0, "flaky": {"B": [1, 4]}, "git_sha": "2"})
+    plain = json.dumps({"pass_rate": 1.0, "flaky": {}, "git_sha": "3"})
+    text = "\n".join([genuine, forged, plain]) + "\n"
+    asked: list[set[str]] = []
+
+    def vouch(lines: set[str]) -> set[str]:
+        asked.append(lines)
+        return {genuine}
+
+    history = History.of_text(text)
+    assert set(history.known_flaky() or {}) == {"A", "B"}  # no vouch: the user's own file (CLI --history)
+    vouched = History(lambda: text, vouch=vouch)
+    assert set(vouched.known_flaky() or {}) == {"A"} and vouched.ignored_marks == 1
+    assert asked == [{genuine, forged}]  # only the lines that mark a question are asked about
+
+    base = run(question("A"), question("B"))
+    head = run(question("A", "fail", metrics=[metric(HIT, 0.0, 1.0)]), question("B", "fail", metrics=[metric(HIT, 0.0, 1.0)]))
+    outcome = compare_runs(base, head, history=History(lambda: text, vouch=vouch))
+    assert [c.id for c in outcome.comparison.regressions] == ["B"]
+    [flaky] = outcome.comparison.flaky
+    assert flaky.id == "A" and flaky.from_history and flaky.why.startswith("cleared by the history of main")
+    assert any("1 line(s) of the history mark questions as known-flaky but were not written by rag-ci" in n for n in outcome.notices)

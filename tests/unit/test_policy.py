@@ -1,5 +1,7 @@
 """The gate policy: recorded from a config, pinned to the baseline's, the PR's changes described."""
 
+import pytest
+
 from rag_ci.core.questionset.config import parse_config
 from rag_ci.core.comparison.policy import apply_policy, pin_to_baseline, policy_changes, policy_of, redact_url
 from rag_ci.core.scoring.results import RunMeta
@@ -105,3 +107,66 @@ def test_policy_changes_name_each_side():
     a, b = policy_of(config()), policy_of(config(**{"threshold: 0.6": "threshold: 0.7"}))
     assert policy_changes(a, b) == ["keyword_coverage.threshold 0.6 → 0.7"]
     assert policy_changes(b, a) == ["keyword_coverage.threshold 0.7 → 0.6"]
+
+
+# --- Without a baseline: the judge of the base branch (issue 23 §2) --------------------------
+EVIL = 'base_url: "http://evil.example/v1", api_key_env: GITHUB_TOKEN'
+
+
+def test_without_a_baseline_the_judge_endpoint_and_key_variable_come_from_the_base_branch():
+    from rag_ci.core.comparison.policy import pin_judge_to_base
+
+    pr = config(MAIN.replace('base_url: "http://judge:8000/v1"', EVIL))
+    pinned = pin_judge_to_base(pr, MAIN, "rag-ci.yml at main")
+    assert pinned.config.judge.base_url == "http://judge:8000/v1" and pinned.config.judge.api_key_env is None
+    assert pinned.notice is None
+    assert set(pinned.changes) == {"judge.api_key_env none → GITHUB_TOKEN", "judge.base_url http://judge:8000/v1 → http://evil.example/v1"}
+    assert pinned.config.target == pr.target and pinned.config.metrics == pr.metrics  # only the judge
+
+
+@pytest.mark.parametrize("text, problem, why", [
+    (None, None, "the base branch has no rag-ci.yml at main"),
+    ("judge: [not, a, mapping", None, "rag-ci.yml at main is not a usable config"),
+    ("judge: {provider: openai-compatible}\n", None, "rag-ci.yml at main has no usable `judge:`"),
+    (None, "HTTP 403 Resource not accessible", "rag-ci.yml at main could not be read (HTTP 403"),
+])
+def test_without_a_readable_base_config_the_judge_does_not_run_and_says_why(text, problem, why):
+    from rag_ci.core.comparison.policy import pin_judge_to_base
+
+    pinned = pin_judge_to_base(config(MAIN.replace('base_url: "http://judge:8000/v1"', EVIL)), text, "rag-ci.yml at main", problem)
+    assert pinned.config.judge.provider == "none" and not pinned.config.judge_enabled
+    assert pinned.notice is not None and why in pinned.notice and "no judge key was used" in pinned.notice
+
+
+def test_a_keyless_judge_needs_no_base_config_and_a_base_without_judge_switches_the_prs_off():
+    from rag_ci.core.comparison.policy import pin_judge_to_base
+
+    keyless = config(MAIN.replace('provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: "http://judge:8000/v1"', "provider: none"))
+    assert pin_judge_to_base(keyless, None, "rag-ci.yml at main").config.judge.provider == "none"
+    judge_free_base = "target: {kind: python, entry: 'rag:answer'}\n"
+    pinned = pin_judge_to_base(config(), judge_free_base, "rag-ci.yml at main")
+    assert pinned.config.judge.provider == "none" and "judge.provider none → openai-compatible" in pinned.changes
+
+
+def test_the_gate_takes_the_judge_from_the_base_branch_when_the_baseline_recorded_no_policy(tmp_path):
+    from builders import question, run
+    from rag_ci.gate import BaseConfig, GateOptions, pin
+    from rag_ci.project import load_project
+
+    (tmp_path / "q.yml").write_text("version: 1\nquestions:\n  - {id: A, question: q, doc_id: a}\n")
+    (tmp_path / "rag-ci.yml").write_text("questions: q.yml\ncorpora: {a: {description: A}}\n"
+                                         + MAIN.replace('base_url: "http://judge:8000/v1"', EVIL))
+    project = load_project(tmp_path / "rag-ci.yml")
+    reads = []
+
+    def base() -> BaseConfig:
+        reads.append(1)
+        return BaseConfig("rag-ci.yml at main", text=MAIN)
+
+    for baseline in (None, run(question("A"))):  # no baseline; one from a rag-ci that recorded no policy
+        pinned = pin(project, baseline, GateOptions(), base)
+        assert pinned.project.config.judge.base_url == "http://judge:8000/v1", baseline
+    recorded = run(question("A"), policy=policy_of(config()))
+    assert pin(project, recorded, GateOptions(), base).project.config.judge.base_url == "http://judge:8000/v1"
+    assert len(reads) == 2  # a baseline with its policy needs no read
+    assert pin(project, None, GateOptions(pin_policy=False), base).project.config.judge.base_url == "http://evil.example/v1"

@@ -103,3 +103,34 @@ def test_the_action_keeps_judge_keys_and_inputs_out_of_its_own_environment(monke
     assert settings.judge_keys["OPENAI_API_KEY"].reveal() == KEY
     assert not [n for n in os.environ if n.startswith("INPUT_")]
     assert KEY not in os.environ.values() and "ghs_token123" not in os.environ.values()
+
+
+@pytest.mark.parametrize("value", ["bert-base-uncased", "gpt-4.1-mini-2025-04-14", "sentence-transformers/all-MiniLM-L6-v2",
+                                   "Qwen2.5-7B-Instruct", "claude-haiku-4-5-20251001", "https://api.example/v1", "disabled"])
+def test_model_names_words_and_urls_are_no_credentials(value):
+    from rag_ci.redaction import looks_like_credential, secret_parts
+
+    assert not looks_like_credential(value) and secret_parts(value) == []
+
+
+@pytest.mark.parametrize("value", ["tok_4Fq9ZkLm2", "sk-proj-AbCdEf0123456789xyz", "AKIAIOSFODNN7EXAMPLE", "hunter22",
+                                   "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "3f2a9c0d1e7b44aa3f2a9c0d1e7b44aa"])
+def test_keys_tokens_and_passwords_are_credentials(value):
+    from rag_ci.redaction import looks_like_credential
+
+    assert looks_like_credential(value)
+
+
+def test_of_a_url_only_its_password_and_credential_looking_query_values_are_secret():
+    from rag_ci.redaction import secret_parts
+
+    assert secret_parts("postgres://app:pw12345678@db/x?sslmode=require&token=AbC123dEf456gH") == ["pw12345678", "AbC123dEf456gH"]
+
+
+def test_a_name_that_merely_contains_token_or_key_is_no_secret_name():
+    from rag_ci.redaction import secret_name
+
+    assert [n for n in ("TOKENIZER_MODEL", "PIP_KEYRING_PROVIDER", "TOKENIZERS_PARALLELISM", "KEYBOARD") if secret_name(n)] == []
+    assert all(secret_name(n) for n in ("OPENAI_APIKEY", "INPUT_GITHUB-TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "MY_KEYS"))
+    redactor = Redactor.from_environment({"TOKENIZER_MODEL": "bert-base-uncased", "HF_TOKEN": "hf_AbCdEf0123456789"})
+    assert redactor("bert-base-uncased hf_AbCdEf0123456789") == "bert-base-uncased ***"

@@ -12,6 +12,7 @@ another judge), small enough that years of history stay one small file.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from rag_ci.core.scoring.results import RunResult
@@ -69,7 +70,21 @@ def flaky_on_run(result: RunResult) -> dict[str, list[int]]:
     }
 
 
-def known_flaky(entries: list[dict[str, Any]], last: int = 10) -> dict[str, float]:
+FLAKY_WINDOW = 10  # runs of main a known-flaky mark counts in
+
+
+def marked_lines(records: list[tuple[str, dict[str, Any]]], last: int = FLAKY_WINDOW) -> set[str]:
+    """The raw lines, among the last `last` entries, that mark a question flaky: what must be
+    vouched for before a pull request's regression may be cleared by them."""
+    return {raw for raw, entry in records[-last:] if isinstance(entry.get("flaky"), dict) and entry["flaky"]}
+
+
+def without_unvouched_marks(records: list[tuple[str, dict[str, Any]]], vouched: set[str]) -> list[dict[str, Any]]:
+    """The entries, with the flaky marks of lines not in `vouched` removed (the runs still count)."""
+    return [entry if raw in vouched or not entry.get("flaky") else {**entry, "flaky": {}} for raw, entry in records]
+
+
+def known_flaky(entries: list[dict[str, Any]], last: int = FLAKY_WINDOW) -> dict[str, float]:
     """Questions that disagreed with themselves on main in the last `last` runs, with a
     pooled estimate of their pass rate: the marked runs count their samples, every other
     run of the window counts as one passing sample (the question did not flip there).
@@ -103,21 +118,93 @@ def dump_line(entry: dict[str, Any]) -> str:
 def parse_history(text: str) -> list[dict[str, Any]]:
     """The entries of an eval_history.jsonl, oldest first; unreadable lines are skipped
     (a hand-edited or truncated line must not break every later PR comment)."""
-    return [entry for entry in _json_objects(text) if isinstance(entry.get("pass_rate"), (int, float))]
+    return [entry for _, entry in history_records(text)]
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL text; blank, unreadable and non-object lines skipped."""
+def history_records(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The entries of an eval_history.jsonl with the raw line each was read from."""
+    return read_history(text)[0]
+
+
+def read_history(text: str) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """The entries (with their raw lines) and, for each run line that was skipped, why
+    ("line 3: not JSON"): faces print those as warnings; a bad line is never fatal.
+    Calibration records are not run lines (parse_calibrations reads them)."""
+    records, problems = [], []
+    for number, raw, entry, problem in _json_objects(text):
+        if problem is None and entry.get("kind") == CALIBRATION_KIND:
+            continue
+        if problem is None:
+            entry, problem = _run_entry(entry)
+        if problem is not None:
+            problems.append(f"line {number}: {problem}")
+        else:
+            records.append((raw, entry))
+    return records, problems
+
+
+# A run line's fields and their types, as the trend and the known-flaky rule read them. A line
+# hand-edited to another type keeps its other fields: the bad field is dropped, not the run.
+_NUMBERS = ("questions", "passed", "failed", "errors", "routing_errors", "latency_p50_s", "latency_p95_s",
+            "generator_cost_usd", "judge_cost_usd")
+_MAPPINGS = ("metrics", "flaky", "corpora")
+
+
+def _run_entry(entry: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    rate = entry.get("pass_rate")
+    if not _is_number(rate) or not 0 <= rate <= 1:
+        return entry, "no pass_rate between 0 and 1"
+    clean = dict(entry)
+    for name in _NUMBERS:
+        if name in clean and clean[name] is not None and not _is_number(clean[name]):
+            del clean[name]
+    for name in _MAPPINGS:
+        if name in clean and not isinstance(clean[name], dict):
+            del clean[name]
+    if isinstance(clean.get("metrics"), dict):
+        clean["metrics"] = {str(k): v for k, v in clean["metrics"].items() if v is None or _is_number(v)}
+    for name in ("timestamp", "git_sha", "git_ref", "question_set_hash", "judge_digest"):
+        if name in clean and clean[name] is not None and not isinstance(clean[name], str):
+            del clean[name]
+    return clean, None
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return (isinstance(value, int) and abs(value) < 10**15) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
+def _json_objects(text: str) -> list[tuple[int, str, dict[str, Any], str | None]]:
+    """(line number, raw line, object, problem) for each non-blank line: the problem says why a
+    line is not a JSON object (not JSON, NaN or 1e999, nested too deeply)."""
     objects = []
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            entry = json.loads(raw)
-        except ValueError:
+            entry = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+        except RecursionError:
+            objects.append((number, raw, {}, "nested too deeply"))
+            continue
+        except ValueError as exc:
+            objects.append((number, raw, {}, f"not JSON ({str(exc)[:80]})"))
             continue
         if isinstance(entry, dict):
-            objects.append(entry)
+            objects.append((number, raw, entry, None))
+        else:
+            objects.append((number, raw, {}, "not a JSON object"))
     return objects
 
 
@@ -259,7 +346,7 @@ def calibration_line(*, judge_digest: str, judge: str | None, metric: str, n: in
 def parse_calibrations(text: str) -> list[dict[str, Any]]:
     """The calibration records of an eval_history.jsonl, oldest first; malformed ones skipped."""
     records = [
-        entry for entry in _json_objects(text)
+        entry for _, _, entry, problem in _json_objects(text) if problem is None
         if entry.get("kind") == CALIBRATION_KIND
         and isinstance(entry.get("judge_digest"), str) and isinstance(entry.get("metric"), str)
         and isinstance(entry.get("date"), str) and isinstance(entry.get("n"), int)

@@ -92,6 +92,7 @@ class FlakyQuestion:
     samples: int  # samples taken now
     baseline_pass_rate: float | None  # known from baseline samples or history; None = single sample
     why: str
+    from_history: bool = False  # cleared by the history's known-flaky mark (not by samples of this run)
 
     @property
     def pass_rate(self) -> float:
@@ -144,8 +145,10 @@ def review_flips(
         p = known_flaky_p_value(failures, n, rate)
         if p > alpha:
             cleared.add(qid)
+            by_history = qid in known_flaky
             flaky.append(FlakyQuestion(qid, n - failures, n, rate,
-                                       f"known flaky (pass rate on main {rate:.0%}): {failures}/{n} failed, "
-                                       f"binomial p = {p:.3f} > {alpha:g}"))
+                                       ("cleared by the history of main: " if by_history else "")
+                                       + f"known flaky (pass rate on main {rate:.0%}): {failures}/{n} failed, "
+                                       f"binomial p = {p:.3f} > {alpha:g}", from_history=by_history))
     flaky.sort(key=lambda f: f.id)
     return flaky, cleared

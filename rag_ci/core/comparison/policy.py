@@ -8,6 +8,12 @@ changes the gate: …"); they take effect once merged and re-baselined. So a PR 
 disarm its own gate by lowering a threshold, setting `gate.fail_on: never` or swapping
 the judge.
 
+Without a baseline that recorded its policy (the first PR, an expired artifact), the
+judge is still not the PR's to choose: its endpoint (`base_url`, `provider`) and the
+variable its key is read from (`api_key_env`) decide where the judge key is sent. So the
+judge comes from the base branch's own rag-ci.yml (`pin_judge_to_base`), or, when that
+cannot be read, the judge does not run and its key is used nowhere.
+
 Pure: config and results in, config and words out.
 """
 
@@ -21,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ValidationError as PydanticError
 
 from rag_ci.core.questionset.config import Config, GateConfig, JudgeConfig, MetricConfig
+from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain
 from rag_ci.core.scoring.results import GatePolicy, RunMeta
 from rag_ci.errors import RagCiError
 
@@ -93,6 +100,54 @@ def apply_policy(config: Config, policy: GatePolicy) -> Config:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise RagCiError(f"the baseline's recorded gate policy is not usable by this rag-ci ({where}: {first['msg']}); re-baseline") from None
+
+
+@dataclass(frozen=True)
+class PinnedJudge:
+    """A config with the base branch's judge, or with none, and why."""
+
+    config: Config
+    changes: tuple[str, ...]  # what the PR's own judge would change ("judge.base_url … → …")
+    notice: str | None = None  # the judge did not run, and why
+
+
+KEYLESS_JUDGES = ("none", "fake")  # no endpoint, no key: nothing for a pull request to redirect
+
+
+def pin_judge_to_base(config: Config, base_text: str | None, where: str, problem: str | None = None) -> PinnedJudge:
+    """`config` judged by the judge of the base branch's rag-ci.yml (`base_text`, read from
+    `where`; None: there is none; `problem`: it could not be read)."""
+    base, why = _base_judge(base_text, where, problem)
+    if base is None:
+        if config.judge.provider in KEYLESS_JUDGES:
+            return PinnedJudge(config, ())
+        return PinnedJudge(config.model_copy(update={"judge": JudgeConfig()}), (), (
+            f"The judge did not run and no judge key was used: {why}. Without a baseline the judge's endpoint "
+            "and key variable must come from the base branch, never from this pull request's rag-ci.yml (it would "
+            "choose where the key is sent). Only the judge-free metrics ran; the judge runs once the base branch "
+            "has this rag-ci.yml."
+        ))
+    own = config.judge.model_dump(mode="json")
+    theirs = base.model_dump(mode="json")
+    own["base_url"], theirs["base_url"] = redact_url(own["base_url"]), redact_url(theirs["base_url"])
+    changes = tuple(f"judge.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(theirs, own))
+    return PinnedJudge(config.model_copy(update={"judge": base}), changes)
+
+
+def _base_judge(text: str | None, where: str, problem: str | None) -> tuple[JudgeConfig | None, str]:
+    if problem is not None:
+        return None, f"{where} could not be read ({problem})"
+    if text is None:
+        return None, f"the base branch has no {where}"
+    try:
+        data = to_plain(load_yaml(text, where))
+        judge = data.get("judge") if isinstance(data, dict) else None
+        return JudgeConfig.model_validate(_known(JudgeConfig, judge) if isinstance(judge, dict) else {}), ""
+    except RagCiError as exc:
+        return None, f"{where} is not a usable config ({str(exc).splitlines()[0][:200]})"
+    except PydanticError as exc:
+        first = exc.errors()[0]
+        return None, f"{where} has no usable `judge:` ({'.'.join(map(str, first['loc']))}: {first['msg']})"
 
 
 def recorded_gate(meta: RunMeta) -> GateConfig:

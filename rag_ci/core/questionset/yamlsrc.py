@@ -8,12 +8,13 @@ of a few hundred bytes otherwise expands to billions of nodes when validated.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.composer import Composer, ComposerError
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import CollectionNode
 from ruamel.yaml.parser import Parser
@@ -98,8 +99,29 @@ def _loader(typ: str) -> YAML:
     return yaml
 
 
+# What YAML 1.2 allows in a stream (§5.1): tab, LF, CR, printable ASCII, NEL and the printable
+# rest of Unicode. Checked here, before any loader: the pure-Python and C loaders report these
+# differently (or, as ruamel's reader, with an exception that is not a MarkedYAMLError).
+_NOT_YAML = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def unprintable_character(text: str, filename: str) -> str | None:
+    """`file:line:column: ...` for the first character no YAML file may hold (NUL, other control
+    characters), or None. The text itself is not quoted: it may be anything (/proc/self/environ)."""
+    found = _NOT_YAML.search(text)
+    if found is None:
+        return None
+    line = text.count("\n", 0, found.start()) + 1
+    column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+    return (f"{filename}:{line}:{column}: control character U+{ord(found.group()):04X} is not allowed in YAML "
+            "(is this a text file?)")
+
+
 def load_yaml(text: str, filename: str) -> Any:
     """Parse YAML text; syntax errors and refused shapes become a ValidationError naming file and line."""
+    problem = unprintable_character(text, filename)
+    if problem is not None:
+        raise ValidationError([problem])
     try:
         return _loader("rt").load(text)
     except MarkedYAMLError as exc:
@@ -109,6 +131,8 @@ def load_yaml(text: str, filename: str) -> Any:
         raise ValidationError([f"{filename}:{line}: invalid YAML: {problem}"]) from None
     except RecursionError:  # a safety net: the composer's depth limit should come first
         raise ValidationError([f"{filename}: invalid YAML: nested too deeply"]) from None
+    except YAMLError as exc:  # any other refusal of the loader (its reader's, for one)
+        raise ValidationError([f"{filename}: invalid YAML: {str(exc).splitlines()[0][:200]}"]) from None
 
 
 def load_yaml_fast(text: str) -> Any:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_ci.core.scoring.results import RunResult
-from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
+from rag_ci.core.questionset.yamlsrc import line_of, load_yaml, unprintable_character
 from rag_ci.errors import ValidationError
 
 _TRUE = {"true", "yes", "y", "1", "correct", "pass", "ok"}
@@ -115,7 +115,12 @@ def parse_label_sheet(text: str, filename: str) -> LabelSheet:
     A blank value is not labelled (skipped), anything else must be true/false.
     """
     if filename.lower().endswith(".csv"):
-        return _parse_csv(text, filename)
+        if (problem := unprintable_character(text, filename)) is not None:
+            raise ValidationError([problem.replace("in YAML", "in a labels file")])
+        try:
+            return _parse_csv(text, filename)
+        except csv.Error as exc:  # a field over the csv module's limit, a broken quote
+            raise ValidationError([f"{filename}: not a readable CSV: {exc}"]) from None
     root = load_yaml(text, filename)
     header: dict[str, Any] = {}
     if isinstance(root, dict) and "labels" in root and set(root) <= _SHEET_KEYS:

@@ -1,0 +1,118 @@
+"""Hostile inputs get a clear error with file (and line) and exit 2, never a traceback (issue 23 §9).
+
+Exit 1 means "regression": a traceback (also exit 1) on a bad file would read as one. Each case
+runs the command line as a user would, through click's CliRunner with exceptions *not* caught
+by the test, so a traceback fails the test instead of passing as exit 1."""
+
+from __future__ import annotations
+
+
+import pytest
+from click.testing import CliRunner
+
+from builders import question, run, write
+from rag_ci.cli import cli
+from rag_ci.storage import save_results
+
+CONFIG = "questions: questions.yml\ncorpora: {a: {description: A}}\ntarget: {kind: python, entry: 'rag:answer'}\n"
+QUESTIONS = "version: 1\nquestions:\n  - {id: A, question: q, doc_id: a}\n"
+
+
+def cli_run(*args: str):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=True)
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
+        f"traceback: {result.exception!r}")
+    return result
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x01", "\x1b", "\x7f", "\ufffe"], ids=["NUL", "SOH", "ESC", "DEL", "U+FFFE"])
+@pytest.mark.parametrize("where", ["questions.yml", "rag-ci.yml"])
+def test_control_characters_in_the_config_or_question_set_name_the_file_line_and_column(tmp_path, char, where):
+    write(tmp_path / "questions.yml", QUESTIONS.replace("question: q", f"question: q{char}" if where == "questions.yml" else "question: q"))
+    write(tmp_path / "rag-ci.yml", CONFIG + (f"# note{char}\n" if where == "rag-ci.yml" else ""))
+    result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
+    assert result.exit_code == 2
+    line = 3 if where == "questions.yml" else 4
+    assert f"{where}:{line}:" in result.output and f"control character U+{ord(char):04X}" in result.output
+
+
+def test_a_question_set_that_is_proc_self_environ_is_refused_without_quoting_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_CI_TEST_SECRET", "s3cr3t-value-0123456789")
+    write(tmp_path / "rag-ci.yml", CONFIG.replace("questions.yml", "/proc/self/environ"))
+    result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
+    assert result.exit_code == 2 and "/proc/self/environ:1:" in result.output
+    assert "s3cr3t" not in result.output
+
+
+def test_control_characters_in_the_accepted_file_name_it(tmp_path):
+    save_results(tmp_path / "r.json", run(question("A")))
+    write(tmp_path / "accepted.yml", "accepted:\n  - {id: A, question_hash: h\x00, reason: r}\n")
+    result = cli_run("compare", str(tmp_path / "r.json"), str(tmp_path / "r.json"), "--accepted", str(tmp_path / "accepted.yml"))
+    assert result.exit_code == 2 and "accepted.yml:2:" in result.output and "U+0000" in result.output
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("labels.yml", "labels:\n  - {id: A, correct: tr\x00ue}\n", "labels.yml:2:"),
+    ("labels.csv", "id,correct\nA,tr\x00ue\n", "labels.csv:2:"),
+    ("labels.csv", "id,correct\nA," + "x" * 200_000 + "\n", "not a readable CSV"),
+    ("labels.yml", "labels: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than"),
+    ("labels.csv", b"\xff\xfe\x00 not utf-8", "cannot read the labels file"),
+])
+def test_calibrate_with_a_hostile_labels_file_names_it_and_exits_2(tmp_path, name, content, expected):
+    save_results(tmp_path / "r.json", run(question("A")))
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    result = cli_run("calibrate", str(path), str(tmp_path / "r.json"))
+    assert result.exit_code == 2 and expected in result.output and name in result.output
+
+
+HOSTILE_HISTORY = [
+    '{"schema": 1, "pass_rate": NaN}',
+    '{"schema": 1, "pass_rate": 1e999}',
+    '{"pass_rate": 0.5, "git_sha": "trunc',
+    "[" * 50_000 + "]" * 50_000,
+    '{"pass_rate": 0.9, "metrics": [1], "flaky": "all", "latency_p95_s": "fast", "timestamp": 7, "questions": 10000000000000000000000}',
+    '{"pass_rate": 1.0, "git_sha": "' + "a" * 40 + '", "timestamp": "2025-01-02"}',
+]
+
+
+@pytest.mark.parametrize("command", ["history", "compare", "report"])
+def test_bad_history_lines_are_skipped_with_a_warning_never_fatal(tmp_path, command):
+    save_results(tmp_path / "r.json", run(question("A")))
+    history = write(tmp_path / "eval_history.jsonl", "\n".join(HOSTILE_HISTORY) + "\n")
+    args = {"history": ["history", str(history)],
+            "compare": ["compare", str(tmp_path / "r.json"), str(tmp_path / "r.json"), "--history", str(history)],
+            "report": ["report", str(tmp_path / "r.json"), "--history", str(history)]}[command]
+    result = cli_run(*args)
+    assert result.exit_code == 0, result.output
+    assert "skipped 4 unreadable line(s): line 1: not JSON" in result.output
+    assert "line 4: nested too deeply" in result.output
+
+
+@pytest.mark.parametrize("output", [".", "./", ""])
+def test_an_output_that_names_no_file_is_refused_clearly(tmp_path, output, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "questions.yml", QUESTIONS)
+    write(tmp_path / "rag-ci.yml", CONFIG)
+    result = cli_run("run", "--config", "rag-ci.yml", "-o", output, "--no-progress")
+    assert result.exit_code == 2 and "is a folder; give a file name, e.g. results.json" in result.output
+
+
+@pytest.mark.parametrize("corpora_dir", ["../..", "/etc", "linked"])
+def test_a_corpora_dir_outside_the_repository_is_refused_naming_the_config_and_line(tmp_path, corpora_dir):
+    """Issue 23 §12: the corpora are files of the repository under review, never /etc."""
+    repo = tmp_path / "deep" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "linked").symlink_to("/etc")
+    write(repo / "questions.yml", QUESTIONS)
+    write(repo / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}", f"corpora_dir: {corpora_dir}"))
+    result = cli_run("validate", "--config", str(repo / "rag-ci.yml"))
+    assert result.exit_code == 2
+    assert f"rag-ci.yml:2: corpora_dir '{corpora_dir}'" in result.output and "outside the repository" in result.output
+
+
+def test_a_missing_corpora_dir_names_the_config_and_line(tmp_path):
+    write(tmp_path / "questions.yml", QUESTIONS)
+    write(tmp_path / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}", "corpora_dir: nowhere"))
+    result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
+    assert result.exit_code == 2 and "rag-ci.yml:2: corpora_dir not found" in result.output
