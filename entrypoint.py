@@ -1,8 +1,6 @@
 """Entrypoint of the rag-ci GitHub Action (Docker container action) and CLI; see rag_ci/__main__.py."""
 
-import sys
-
-from rag_ci.__main__ import main
+import runpy
 
 if __name__ == "__main__":
-    sys.exit(main())
+    runpy.run_module("rag_ci", run_name="__main__")

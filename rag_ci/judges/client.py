@@ -20,6 +20,7 @@ sets a fresh meter around each metric measurement.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import heapq
 import itertools
 import random
@@ -45,6 +46,10 @@ class JudgeCallError(RuntimeError):
     """The judge failed for good (after retries); the metric is marked `error`."""
 
 
+class _CallerCancelled(Exception):
+    """The caller sending a shared call was cancelled: its waiters ask again themselves."""
+
+
 @dataclass
 class CostMeter:
     """Calls and cost of one metric measurement (mutable, task-local through a ContextVar)."""
@@ -66,6 +71,7 @@ class JudgeStats:
     output_tokens: int = 0
     cost_usd: float = 0.0
     peak_concurrency: int = 0  # highest judge.concurrency reached by adapting to rate-limit headers
+    shared: int = 0  # calls answered by an identical call of this run (single flight), never sent
 
 
 current_meter: ContextVar[CostMeter | None] = ContextVar("rag_ci_judge_meter", default=None)
@@ -144,6 +150,8 @@ class JudgeClient:
         self._failing_since: float | None = None  # loop time of the first failure since the last reply
         self._last_failure: Failure | None = None
         self._given_up: str | None = None  # set when the breaker trips: why every call now fails
+        # Single flight: (sha256 of the prompt, reply schema) → the reply, or the future of it in flight.
+        self._replies: dict[tuple[bytes, type[BaseModel] | None], asyncio.Future[Any]] = {}
 
     @property
     def provider(self) -> ChatProvider:
@@ -161,8 +169,41 @@ class JudgeClient:
         before any judge call, so the event loop never waits for it)."""
         _ = self.provider
 
-    async def call(self, prompt: str, schema: type[BaseModel] | None) -> Any:
-        """The reply parsed into `schema` (or the text when no schema); raises JudgeCallError."""
+    async def call(self, prompt: str, schema: type[BaseModel] | None, *, fresh: bool = False) -> Any:
+        """The reply parsed into `schema` (or the text when no schema); raises JudgeCallError.
+
+        Single flight: within the run an identical prompt (with the same reply schema) is
+        sent once, and every caller gets that reply, callers arriving while it is in flight
+        included (temperature 0: equal prompts, equal replies; `reply_key` relies on the same).
+        `fresh` calls are always sent, and not shared: a confirmation re-judgement must be an
+        independent draw from the judge. A call that fails is not remembered (the next
+        identical prompt asks again); one whose caller is cancelled hands its waiters back to
+        asking themselves.
+        """
+        if fresh:
+            return await self._send(prompt, schema)
+        key = (hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).digest(), schema)
+        while (shared := self._replies.get(key)) is not None:
+            try:
+                reply = await asyncio.shield(shared)
+            except _CallerCancelled:
+                continue  # its caller went away before the reply: ask again (or wait for who does)
+            self.stats.shared += 1
+            return reply.model_copy(deep=True) if isinstance(reply, BaseModel) else reply
+        pending: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._replies[key] = pending
+        try:
+            reply = await self._send(prompt, schema)
+        except BaseException as exc:
+            del self._replies[key]
+            pending.set_exception(_CallerCancelled() if isinstance(exc, asyncio.CancelledError) else exc)
+            pending.exception()  # retrieved here: no "never retrieved" log when nobody waited
+            raise
+        pending.set_result(reply)
+        return reply
+
+    async def _send(self, prompt: str, schema: type[BaseModel] | None) -> Any:
+        """One judge call: retries, Retry-After pauses, invalid-JSON re-asks, the breaker."""
         invalid_left = INVALID_OUTPUT_RETRIES
         told_to_wait = 0.0  # seconds this call spent waiting for a Retry-After
         attempt = 0

@@ -42,7 +42,7 @@ class RagCiJudgeModel(DeepEvalBaseLLM):
         if replayed is not None:
             return replayed
         log.before_call()
-        reply = await self._client.call(prompt, schema)
+        reply = await self._client.call(prompt, schema, fresh=log.fresh)
         log.record(key, reply, schema)
         return reply
 

@@ -56,6 +56,9 @@ class CallLog:
     replayed: int = 0
     max_calls: int | None = None  # judge calls allowed beyond the replayed ones (None: any)
     calls: int = 0
+    # A confirmation re-judgement: each of its calls goes to the judge, never answered by an
+    # identical call of this run (JudgeClient.call's single flight), so the draw is independent.
+    fresh: bool = False
 
     def before_call(self) -> None:
         """Count a call the judge must answer; raises when the measurement may make no more."""

@@ -12,11 +12,12 @@ client's semaphore). Per metric:
    judged again, one run at a time, until a majority of `confirm_runs` verdicts agree
    (or all ran); the majority decides (a tie keeps the baseline's verdict: a flip must
    be confirmed), any disagreement marks it `unstable`;
-4. the reason (`explain`, once the engine has the question's whole record), for the
-   failing verdicts the comparison with the baseline prints (a regression, a worse
-   question, no usable baseline verdict: `rag_ci.core.comparison.question_change.reasons_shown`): the
-   chosen measurement again with `include_reason=True`, every step replayed from its
-   own replies, so it costs one call and the score stays the same. A failing verdict
+4. the reason (`explain`, once the engine has the question's whole record), for one
+   failing verdict of a question the comparison with the baseline explains (a regression,
+   a worse question, no usable baseline verdict: `rag_ci.core.comparison.question_change.reasons_shown`),
+   and none when a failing verdict carries its reason already (GEval's): the chosen
+   measurement again with `include_reason=True`, every step replayed from its own
+   replies, so it costs one call and the score stays the same. A failing verdict
    nobody reads in this run (no baseline, a failure as before, a new question) keeps
    all its replies in results.json instead: the run that prints it asks its reason.
 """
@@ -102,11 +103,13 @@ class DeepEvalJudgeScorer:
         return self._model
 
     def prefetch(self) -> None:
-        """Start importing DeepEval and the provider SDK now, in a worker thread.
+        """Start importing DeepEval and the provider SDK now, in a worker thread, and build
+        the SDK client there.
 
-        Called when the run will surely judge (no verdict cache): the import (seconds of
-        CPU) then overlaps with building and querying the target instead of delaying the
-        first judge call. Runs that may be fully cached do not call it, and import nothing.
+        Called when the scorer is built, at the start of the run: the import (a second or
+        more of CPU) then overlaps with building and starting the target instead of
+        delaying the first judge call. A run that turns out fully cached pays it in that
+        thread only, never on the event loop.
         """
         if self._prefetch is not None or self._model is not None:
             return
@@ -120,22 +123,6 @@ class DeepEvalJudgeScorer:
 
         threading.Thread(target=load, name="rag-ci-deepeval-import", daemon=True).start()
         self._prefetch = future
-
-    def expect(self, questions: list[Question], baseline: Mapping[str, QuestionResult]) -> None:
-        """Start DeepEval's import now (`prefetch`) when one of the questions about to be asked
-        will be judged whatever its answer: new or edited since the baseline, or a metric the
-        baseline holds no verdict of. Otherwise the import starts on the first answer the
-        verdict cache cannot serve (the first changed answer), and a run whose answers are
-        all unchanged imports nothing."""
-        if self._prefetch is not None or self._model is not None:
-            return
-        for question in questions:
-            old = baseline.get(question.id)
-            if old is None or old.question_hash != question.content_hash or any(
-                    (m := old.metrics.get(s.name)) is None or m.error is not None or m.cache_key is None
-                    for s in self.specs.values() if s.applies_to(question)):
-                self.prefetch()
-                return
 
     # -- family separation -------------------------------------------------
 
@@ -217,10 +204,11 @@ class DeepEvalJudgeScorer:
         first = runs[0].result
         if self.confirm_runs > 1 and before is not None and first.passed is not None and first.passed != before.passed:
             # A fresh flip: judged again, one run at a time, until a majority of confirm_runs is
-            # reached. Confirmation runs replay nothing: each is an independent judgement.
+            # reached. Confirmation runs replay nothing and share no call: each is an
+            # independent judgement.
             self.confirmations += 1
             while len(runs) < self.confirm_runs and not _majority_reached([r.result for r in runs], self.confirm_runs):
-                runs.append(await self._judge(spec, case, key, known={}))
+                runs.append(await self._judge(spec, case, key, known={}, fresh=True))
             chosen = runs[choose_by_majority([r.result for r in runs], before.passed)]
             decided = decide_by_majority([r.result for r in runs], before.passed)
         else:
@@ -233,7 +221,7 @@ class DeepEvalJudgeScorer:
         return decided
 
     async def _judge(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str, *,
-                     known: Mapping[str, Any], include_reason: bool = False) -> "_Measurement":
+                     known: Mapping[str, Any], include_reason: bool = False, fresh: bool = False) -> "_Measurement":
         """One DeepEval measurement; `known` replies stand in for the judge calls they answer."""
         model = await self.deepeval_model()  # first: it prepares DeepEval's environment and imports it
         from deepeval.test_case import LLMTestCase
@@ -241,7 +229,7 @@ class DeepEvalJudgeScorer:
         question, answer, contexts = case
         meter = CostMeter()
         # A reason pass replays every step and makes one call, the reason: never more.
-        log = CallLog(self._digest, known=known, max_calls=1 if include_reason else None)
+        log = CallLog(self._digest, known=known, max_calls=1 if include_reason else None, fresh=fresh)
         tokens = current_meter.set(meter), current_calls.set(log)
         try:
             metric = spec.build(model, include_reason=include_reason)
@@ -272,13 +260,17 @@ class DeepEvalJudgeScorer:
             del self._unexplained[(record.id, name, key)]
         question, priority = self._questions.pop(record.id, (None, 0))
         shown = reasons_shown(baseline, record) if record.metrics else frozenset()
+        if any(m.kind == "judge" and m.passed is False and m.reason for m in record.metrics.values()):
+            shown = frozenset()  # a failing verdict says why already (GEval's comes with its score)
         wanted: dict[str, Any] = {}
         updates: dict[str, MetricResult] = {}
         for name, metric in record.metrics.items():
             if metric.kind != "judge" or not _reason_may_be_read(metric):
                 continue
             entry = unexplained.get((name, metric.cache_key))
-            if name in shown:
+            # One reason per question: the report says why the question fails with one failing
+            # metric's reason (the others read "failed", their replies kept for a later run).
+            if name in shown and not wanted:
                 if entry is not None:
                     wanted[name] = self._add_reason(entry.spec, entry.case, entry.log.replies, metric)
                 elif (question is not None and metric.cached and not metric.equivalent_answer and name in self.specs
@@ -310,12 +302,11 @@ class DeepEvalJudgeScorer:
 
 
 def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[str, ...]):
-    import importlib
+    from rag_ci.judges.deepeval_import import import_deepeval
 
+    import_deepeval(preload)  # slow imports, off the event loop; before anything else imports DeepEval
     from rag_ci.judges.llm import RagCiJudgeModel
 
-    for module in ("deepeval.metrics", "deepeval.test_case", *preload):  # slow imports, off the event loop
-        importlib.import_module(module)
     # The SDK client too: building it loads the CA bundle and the HTTP transport's modules
     # (0.3-1 s of CPU), which on the first judge call would stall the event loop.
     client.warm_up()

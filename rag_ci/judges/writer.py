@@ -127,7 +127,8 @@ def _writer_model_class() -> type:
 
         async def _metered(self, prompt: str, schema: type[BaseModel] | None) -> Any:
             current_meter.set(self._meter)  # this task's own context: the job's calls and cost
-            return await self._client.call(prompt, schema)
+            # fresh: a writer asked the same prompt twice wants a second draft, not the first again.
+            return await self._client.call(prompt, schema, fresh=True)
 
         def generate(self, prompt: str, schema: type[BaseModel] | None = None, **kwargs: Any) -> Any:
             return asyncio.run_coroutine_threadsafe(self._metered(prompt, schema), self._loop).result()

@@ -108,7 +108,17 @@ def test_scores_equal_deepevals_own_metric_classes_given_the_same_judge_replies(
                     reasons += metric.name not in ("correctness", "completeness")
                 compared += 1
     assert compared == 2 * (4 * 6 + 3)
-    assert reasons >= 3  # the regressions' faithfulness, relevancy... reasons were compared, not only GEval's
+    # A question gets one reason (issue 25 §3): each metric's own reasons are compared in a run of
+    # that metric alone, so the faithfulness, relevancy... reasons are compared, not only GEval's.
+    for name in ("faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall"):
+        single = judge_config("openai", server, metrics={name: {"threshold": 0.7}})
+        alone = score_with_ragci(single, baseline=score_with_ragci(single, batch=baseline_items()))
+        for record in alone.questions:
+            metric = record.metrics.get(name)
+            if metric is not None and metric.reason is not None:
+                assert (metric.score, metric.reason) == theirs[record.id][name]
+                reasons += 1
+    assert reasons >= 3
     scores = {m.score for q in ours.questions for m in q.metrics.values()}
     assert {0.0, 0.5, 1.0} <= scores  # partial scores are part of the comparison, not only 0/1
 
@@ -146,11 +156,29 @@ def test_only_the_failing_verdicts_a_comparison_prints_ask_the_judge_for_a_reaso
         (c2.question, c2.wrong + " That is all.", c2.contexts),  # failing as before, reworded: printed nowhere
     ])
     by_id = head.by_id()
-    regressed = [m for m in by_id[c1.question.id].metrics.values() if m.passed is False and m.name not in GEVAL]
+    regressed = [m for m in by_id[c1.question.id].metrics.values() if m.passed is False]
     still_failing = [m for m in by_id[c2.question.id].metrics.values() if m.passed is False and m.name not in GEVAL]
-    assert regressed and all(m.reason for m in regressed)
     assert still_failing and all(m.reason is None for m in still_failing)
-    assert server.kinds().count("reason") == len(regressed)
+    # One reason says why the regression fails: GEval's verdict carries its own, so none is asked
+    # (issue 25 §3: reasons once per question).
+    assert any(m.reason for m in regressed if m.name in GEVAL)
+    assert all(m.reason is None for m in regressed if m.name not in GEVAL)
+    assert server.kinds().count("reason") == 0
+
+
+def test_a_regression_without_a_failing_geval_verdict_asks_one_reason(fake_judge):
+    server = fake_judge("openai")
+    metrics = {"faithfulness": {"threshold": 0.7}, "contextual_recall": {"threshold": 0.7}}
+    config = judge_config("openai", server, metrics=metrics)
+    c1 = CASES[1]
+    baseline = score_with_ragci(config, batch=[(c1.question, c1.correct, c1.contexts)])
+    server.reset()
+    unrelated = (Context(text="The weather in Lisbon is mild in spring.", doc_id="a", source="a/w.md"),)
+    head = score_with_ragci(config, baseline=baseline, batch=[(c1.question, c1.wrong, unrelated)])
+    failing = [m for m in head.questions[0].metrics.values() if m.passed is False]
+    assert len(failing) == 2  # both metrics regressed
+    assert [m.name for m in failing if m.reason] == [failing[0].name]  # the first says why, once
+    assert server.kinds().count("reason") == 1
 
 
 def test_a_worse_question_gets_the_reason_of_its_cached_failing_verdict_for_one_call_each(fake_judge):
@@ -158,7 +186,9 @@ def test_a_worse_question_gets_the_reason_of_its_cached_failing_verdict_for_one_
     # reused from the verdict cache, and the question is worse because its retrieval got worse:
     # the comparison prints the failing verdicts' reasons, replayed from those replies.
     server = fake_judge("openai")
-    config = judge_config("openai", server)
+    # No GEval metric: a failing GEval verdict carries its reason already, and none would be asked.
+    config = judge_config("openai", server, metrics={"faithfulness": {"threshold": 0.7}, "answer_relevancy": {"threshold": 0.7},
+                                                     "contextual_recall": {"threshold": 0.7}})
     c1 = CASES[1]
     main = score_with_ragci(config, batch=[(c1.question, c1.wrong, c1.contexts)])
     hit = MetricResult(name="hit_at_k", kind="retrieval", score=1.0, threshold=1.0, passed=True)
@@ -181,8 +211,8 @@ def test_a_worse_question_gets_the_reason_of_its_cached_failing_verdict_for_one_
     record = asyncio.run(go())
     judged = [m for m in record.metrics.values() if m.kind == "judge"]
     assert judged and all(m.cached for m in judged)
-    explained = [m for m in judged if m.passed is False and m.name not in GEVAL]
-    assert explained and all(m.reason for m in explained)
-    assert server.requests == server.kinds().count("reason") == len(explained)  # one call each, nothing re-judged
+    explained = [m for m in judged if m.passed is False and m.reason]
+    assert len(explained) == 1  # one reason per question (issue 25 §3)
+    assert server.requests == server.kinds().count("reason") == 1  # one call, nothing re-judged
     theirs = score_with_deepeval(config, server.base_url)[c1.question.id]
     assert all(m.reason == theirs[m.name][1] and m.score == theirs[m.name][0] for m in explained)
