@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -150,26 +149,30 @@ def save_results(path: Path, result: RunResult) -> None:
     write_chunks_atomic(path, results_json_chunks(result))
 
 
-# A JSON string (escapes included): what `_deeper_than` removes before it counts brackets.
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_INNERMOST_PAIR = re.compile(rb"\[\]|\{\}")
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+# Free-form values (dicts of Any) nested this deep send a file to the precise reading, which
+# applies MAX_JSON_DEPTH to the whole file exactly as it always did. The schema's own fields
+# add at most 7 levels above a free-form value (questions → question → carried → metrics →
+# metric → judge_replies), so no file that the old reading accepted takes the slow path
+# for nothing, and none that it refused is accepted.
+_SUSPECT_DEPTH = MAX_JSON_DEPTH - 8
 
 
-def _deeper_than(raw: bytes, limit: int) -> bool:
-    """Do the JSON text's lists and objects nest more than `limit` levels (as `shape_problem`
-    counts them)? Counted on the brackets outside strings, one innermost level removed per
-    pass, without building the data: for a file of any size, a handful of passes over a
-    string of brackets."""
-    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    for _ in range(limit):
-        if not brackets:
-            return False
-        shorter = _INNERMOST_PAIR.sub(b"", brackets)
-        if shorter == brackets:  # unbalanced: not JSON, the parser says so
-            return False
-        brackets = shorter
-    return bool(brackets)
+def _free_form_values(result: RunResult) -> Iterator[Any]:
+    """The values of `result` typed `Any` (everything else has the schema's fixed depth)."""
+    meta = result.meta
+    if meta.judge is not None:
+        yield meta.judge.metrics
+    if meta.policy is not None:
+        yield from (meta.policy.gate, meta.policy.metrics, meta.policy.judge)
+    for question in result.questions:
+        yield question.request
+        for metric in question.metrics.values():
+            if metric.judge_replies:
+                yield metric.judge_replies
+        if question.carried is not None:
+            for metric in question.carried.metrics.values():
+                if metric.judge_replies:
+                    yield metric.judge_replies
 
 
 def load_results(path: Path, *, what: str = "results file") -> RunResult:
@@ -187,14 +190,15 @@ def load_results(path: Path, *, what: str = "results file") -> RunResult:
         raw = path.read_bytes()
     except OSError as exc:
         raise RagCiError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    if not _deeper_than(raw, MAX_JSON_DEPTH):
-        try:
-            result = RunResult.model_validate_json(raw)
-        except ValidationError:
-            pass
-        else:
-            if result.meta.schema_version == SCHEMA_VERSION:
-                return result
+    try:
+        result = RunResult.model_validate_json(raw)
+    except ValidationError:  # not JSON, not this schema, or nested past pydantic's own limit
+        pass
+    else:
+        if result.meta.schema_version == SCHEMA_VERSION and not any(
+                shape_problem(value, _SUSPECT_DEPTH) for value in _free_form_values(result)):
+            return result
+        del result
     return _load_checked(raw, path, what)
 
 

@@ -18,6 +18,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import CollectionNode
 from ruamel.yaml.parser import Parser
+from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import RoundTripScanner, Scanner, ScannerError
 
 from rag_ci.errors import ValidationError
@@ -89,6 +90,22 @@ def _guarded_scanner(base: type) -> type:
 _GUARDED_SCANNERS = {"rt": _guarded_scanner(RoundTripScanner), "safe": _guarded_scanner(Scanner)}
 
 
+class _OneVersionResolver(VersionedResolver):
+    """ruamel's resolver, asking which YAML version applies once per load instead of per scalar.
+
+    Behind the C parser the question always ends at the same answer (the C parser keeps no
+    `%YAML` directive where ruamel's resolver looks: the loader's version, else 1.2), by way of
+    two caught AttributeErrors: a third of the time of loading 50,000 questions."""
+
+    @property
+    def processing_version(self) -> Any:
+        try:
+            return self._rag_ci_version
+        except AttributeError:
+            self._rag_ci_version = VersionedResolver.processing_version.fget(self)
+            return self._rag_ci_version
+
+
 def _loader(typ: str) -> YAML:
     yaml = YAML(typ=typ)
     # The C parser of ruamel.yaml.clib, when installed, scans and composes by itself:
@@ -96,6 +113,8 @@ def _loader(typ: str) -> YAML:
     if yaml.Parser is None or issubclass(yaml.Parser, Parser):
         yaml.Scanner = _GUARDED_SCANNERS[typ]
         yaml.Composer = _GuardedComposer
+    elif yaml.Resolver is VersionedResolver:
+        yaml.Resolver = _OneVersionResolver
     return yaml
 
 
