@@ -11,7 +11,8 @@ client's semaphore). Per metric:
 3. confirmation: when the fresh verdict flips against the baseline's, the metric is
    judged again, one run at a time, until a majority of `confirm_runs` verdicts agree
    (or all ran); the majority decides (a tie keeps the baseline's verdict: a flip must
-   be confirmed), any disagreement marks it `unstable`;
+   be confirmed), any disagreement marks it `unstable`. A question needs one confirmed
+   pass → fail flip to regress (or get worse): its other such flips are then left as judged;
 4. the reason (`explain`, once the engine has the question's whole record), for one
    failing verdict of a question the comparison with the baseline explains (a regression,
    a worse question, no usable baseline verdict: `rag_ci.core.comparison.question_change.reasons_shown`),
@@ -29,7 +30,7 @@ import concurrent.futures
 import itertools
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rag_ci.core.comparison.question_change import reasons_shown
@@ -142,7 +143,8 @@ class DeepEvalJudgeScorer:
         current_priority.set(priority)
         self._questions[question.id] = (question, priority)
         carried = await self._carry_equivalent(specs, question, answer, contexts, baseline)
-        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline)
+        settled = _Settled()
+        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline, settled)
                                          for s in specs if s.name not in carried))
         return {**carried, **{r.name: r for r in results}}
 
@@ -188,7 +190,7 @@ class DeepEvalJudgeScorer:
         return carried
 
     async def _score_metric(self, spec: JudgeMetricSpec, question: Question, answer: str, contexts: list[Context],
-                            baseline: QuestionResult | None) -> MetricResult:
+                            baseline: QuestionResult | None, settled: _Settled) -> MetricResult:
         key = verdict_cache_key(self._digest, spec, question.content_hash, answer, contexts)
         if not self.full:
             hit = self.cache.reuse(key)
@@ -202,23 +204,32 @@ class DeepEvalJudgeScorer:
         runs = [await self._judge(spec, case, key, known=self.replies)]
         before = _baseline_metric(baseline, question, spec.name)
         first = runs[0].result
+        chosen, decided = runs[0], first
         if self.confirm_runs > 1 and before is not None and first.passed is not None and first.passed != before.passed:
-            # A fresh flip: judged again, one run at a time, until a majority of confirm_runs is
-            # reached. Confirmation runs replay nothing and share no call: each is an
-            # independent judgement.
-            self.confirmations += 1
-            while len(runs) < self.confirm_runs and not _majority_reached([r.result for r in runs], self.confirm_runs):
-                runs.append(await self._judge(spec, case, key, known={}, fresh=True))
-            chosen = runs[choose_by_majority([r.result for r in runs], before.passed)]
-            decided = decide_by_majority([r.result for r in runs], before.passed)
-        else:
-            chosen, decided = runs[0], first
+            if before.passed:  # pass → fail: a flip that gates (a regression, or a worse question)
+                async with settled.lock:  # the question's gating flips are confirmed one at a time
+                    if not settled.gating_flip_confirmed:
+                        chosen, decided = await self._confirm(spec, case, key, runs, before.passed)
+                        settled.gating_flip_confirmed = decided.passed is False
+            else:  # fail → pass: a gain, confirmed so that noise is not reported as one
+                chosen, decided = await self._confirm(spec, case, key, runs, before.passed)
         decided = decided.model_copy(update={"judge_replies": dict(chosen.log.portable)})
         if _reason_may_be_read(decided):
             # Whether a report shows it depends on the whole question (other metrics, retrieval):
             # `explain` decides once the question's record is complete.
             self._unexplained[(question.id, spec.name, key)] = _Unexplained(spec, case, chosen.log)
         return decided
+
+    async def _confirm(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str,
+                       runs: list[_Measurement], baseline_passed: bool) -> tuple[_Measurement, MetricResult]:
+        """A fresh flip judged again, one run at a time, until a majority of confirm_runs is
+        reached. Confirmation runs replay nothing and share no call: each is an independent
+        judgement. → (the measurement standing for the majority, the decided verdict)."""
+        self.confirmations += 1
+        while len(runs) < self.confirm_runs and not _majority_reached([r.result for r in runs], self.confirm_runs):
+            runs.append(await self._judge(spec, case, key, known={}, fresh=True))
+        return (runs[choose_by_majority([r.result for r in runs], baseline_passed)],
+                decide_by_majority([r.result for r in runs], baseline_passed))
 
     async def _judge(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str, *,
                      known: Mapping[str, Any], include_reason: bool = False, fresh: bool = False) -> "_Measurement":
@@ -311,6 +322,17 @@ def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[st
     # (0.3-1 s of CPU), which on the first judge call would stall the event loop.
     client.warm_up()
     return RagCiJudgeModel(client, model_name)
+
+
+@dataclass
+class _Settled:
+    """One question's gating flips (pass → fail against the baseline): one confirmed by the
+    majority of `confirm_runs` decides the question (a regression, or worse), so its other
+    gating flips keep their single verdict (`confirm_runs` empty) and cost no re-judgement.
+    Flips outvoted by their confirmation settle nothing: the next one is confirmed."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    gating_flip_confirmed: bool = False
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,23 @@ def test_a_genuine_regression_survives_confirmation(fake_judge):
     assert metric.confirm_runs == [False, False] and not metric.unstable
 
 
+def test_one_confirmed_regression_of_a_question_settles_it_and_its_other_flips_are_not_rejudged(fake_judge):
+    # Issue 25 §3: correctness and completeness both flip on a wrong answer; once one is
+    # confirmed by the majority the question is a regression whatever the other says.
+    server = fake_judge("openai")
+    config = judge_config("openai", server, metrics={"correctness": {}, "completeness": {}})
+    baseline, _ = score_once(config, correct_items())
+    broken = CASES[1]
+    server.reset()
+    head, scorer = score_once(config, correct_items(answers={broken.question.id: broken.wrong}), baseline=baseline)
+    assert [r.id for r in compare(baseline, head).regressions] == [broken.question.id]
+    metrics = head.by_id()[broken.question.id].metrics
+    assert not metrics["correctness"].passed and not metrics["completeness"].passed
+    assert sorted(len(m.confirm_runs) for m in metrics.values()) == [0, 2]  # one confirmed [False, False], one as judged
+    assert scorer.confirmations == 1
+    assert server.requests == 2 + 1  # the two fresh verdicts and one confirmation: the third run is not made
+
+
 def test_a_baseline_from_another_judge_leaves_its_metrics_out_and_its_verdicts_are_not_reused(fake_judge):
     server = fake_judge("openai")
     baseline, _ = score_once(judge_config("openai", server), correct_items())

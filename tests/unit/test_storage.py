@@ -134,3 +134,47 @@ def test_a_full_disk_is_reported_as_its_cause():
     assert str(error) == "cannot write results.json: No space left on device (the disk is full)"
     with pytest.raises(RagCiError, match="is not a regular file"):
         write_text_atomic(Path("/dev/full"), "x")  # never replaces a device
+
+
+def test_results_json_is_written_question_by_question_with_exactly_the_bytes_of_one_dump(tmp_path):
+    # Issue 25 §4: streamed, never one string of the whole file, and the same file as before.
+    from rag_ci.storage import results_json_chunks
+
+    result = run(*(question(f"Q{i}", answer="naïve “quoted” \\ answer\nline 2") for i in range(3)))
+    chunks = list(results_json_chunks(result))
+    assert len(chunks) == 3 + 2  # the run's head, one chunk per question, the run's tail
+    assert "".join(chunks) == result.model_dump_json(indent=2) + "\n"
+    save_results(tmp_path / "r.json", result)
+    assert (tmp_path / "r.json").read_text(encoding="utf-8") == result.model_dump_json(indent=2) + "\n"
+    empty = run()
+    assert "".join(results_json_chunks(empty)) == empty.model_dump_json(indent=2) + "\n"
+
+
+def nested(levels: int):
+    value = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("levels", "refused"), [(58, False), (61, False), (62, True), (500, True)])
+def test_nesting_in_a_free_form_field_is_refused_past_64_levels_of_the_whole_file(tmp_path, levels, refused):
+    # request sits 3 levels down (file → questions → question), so 61 more levels is the deepest allowed.
+    data = json.loads(run(question("Q1")).model_dump_json())
+    data["questions"][0]["request"] = {"deep": nested(levels - 1)}
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    if refused:
+        with pytest.raises(RagCiError, match="nested deeper than 64 levels"):
+            load_results(tmp_path / "r.json")
+    else:
+        assert load_results(tmp_path / "r.json").questions[0].request["deep"] == nested(levels - 1)
+
+
+def test_loaded_results_share_no_per_object_bookkeeping_and_copies_stay_independent(tmp_path):
+    save_results(tmp_path / "r.json", run(question("Q1"), question("Q2")))
+    loaded = load_results(tmp_path / "r.json")
+    first, second = loaded.questions
+    assert first.model_fields_set is second.model_fields_set  # one shared set: half the memory of a loaded run
+    edited = first.model_copy(update={"answer": "changed"})
+    assert (edited.answer, first.answer) == ("changed", "ok")
+    assert load_results(tmp_path / "r.json") == loaded
