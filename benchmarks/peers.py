@@ -229,10 +229,12 @@ class Bench:
                                   revision=revision)
         output = self.folder / "out" / f"promptfoo-{scenario}-{round_no}.json"
         script = self.folder / "promptfoo-run.sh"
-        # The RAG's build and start are inside promptfoo's timing, as they are inside rag-ci's.
+        # The RAG's build (the example's own build steps) and start are inside promptfoo's
+        # timing, as they are inside rag-ci's.
+        build = "\n".join(f"{step} >&2" for step in read_yaml(self.project / "rag-ci.yml")["target"]["build"])
         script.write_text(f"""set -e
 cd {self.project}
-python rag/ingest.py >&2
+{build}
 python rag/server.py --http {port} --host 127.0.0.1 2>/dev/null &
 server=$!
 trap 'kill $server 2>/dev/null' EXIT

@@ -58,3 +58,18 @@ def test_tiny_benchmark_produces_the_seven_figures(tmp_path):
     for line in ("1 cold run / ideal", "2 rag-ci / deepeval.evaluate", "3 warm re-run / cold", "5 throughput / rate limit",
                  "7 judge calls / question"):
         assert line in done.stdout
+
+
+def test_the_peers_benchmark_runs_rag_cis_side_on_the_example(tmp_path):
+    # promptfoo is left out (--skip-promptfoo): installing it is the benchmark's business, not CI's.
+    pytest.importorskip("deepeval")
+    out = tmp_path / "peers.json"
+    env = {**os.environ, "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "benchmarks.peers", "--skip-promptfoo", "--rounds", "1",
+                           "--scenarios", "cold,warm", "--json", str(out)], check=False, cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = {r["scenario"]: r for r in json.loads(out.read_text())["runs"]}
+    assert runs["cold"]["exit_code"] == 0 and runs["cold"]["judge_calls"] > 0
+    assert runs["warm"]["exit_code"] == 0 and runs["warm"]["judge_calls"] == 0
+    assert "promptfoo skipped: --skip-promptfoo" in done.stdout

@@ -76,9 +76,12 @@ def test_the_sheet_never_shows_the_judges_verdict_or_reason_and_reads_back_as_un
 
 @pytest.mark.parametrize("hostile", ["a\nb: c", "\u0085 \u2028 \x9f \x7f \ud800", '"quoted" # not a comment', "</script><b>x</b>"])
 def test_any_answer_text_survives_the_sheet_as_a_yaml_string(hostile):
-    assert YAML(typ="safe").load(f"k: {yaml_quoted(hostile)}")["k"] == hostile
+    # Read as rag-ci reads a labels sheet (load_yaml: ruamel's pure-Python loader). The C scanner
+    # of ruamel.yaml.clib refuses the escape of a lone surrogate ("\ud800") that it reads.
+    reader = YAML(typ="safe", pure=True)
+    assert reader.load(f"k: {yaml_quoted(hostile)}")["k"] == hostile
     head = run(judged("Q1", "du2", True, answer=hostile), judge=JUDGE)
-    loaded = YAML(typ="safe").load(labels_yaml(head, draw_sample(head, 1.0, seed=0)))
+    loaded = reader.load(labels_yaml(head, draw_sample(head, 1.0, seed=0)))
     assert loaded["labels"][0]["answer"] == hostile
 
 
