@@ -106,20 +106,21 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         r = rows[-1]
-        print(f"{size}: run {r['head']['wall_s']:.1f} s (load {r['head']['load_s']:.1f} s), {r['head']['peak_rss_mib']:.0f} MiB; "
+        print(f"{size}: run {r['base']['wall_s']:.1f} s (load {r['base']['load_s']:.1f} s), {r['base']['peak_rss_mib']:.0f} MiB; "
+              f"PR run {r['head']['wall_s']:.1f} s, {r['head']['peak_rss_mib']:.0f} MiB; "
               f"compare {r['compare']['wall_s']:.1f} s {r['compare']['peak_rss_mib']:.0f} MiB; "
               f"report {r['report_html']['wall_s']:.1f} s {r['report_html']['peak_rss_mib']:.0f} MiB", file=sys.stderr, flush=True)
     load = os.getloadavg()
     print(f"judge-free tier, target simulator {args.latency * 1000:.0f} ms, concurrency {args.concurrency}; "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print("| questions | run (PR, with baseline): wall s | questions.yml load s | run peak RSS MiB | results.json MiB | "
-          "`compare` s | `compare` MiB | `report --format html` s | `report` MiB |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| questions | questions.yml load s | run: wall s / peak MiB | PR run (the run as baseline): wall s / peak MiB | "
+          "results.json MiB | `compare` s / MiB | `report --format html` s / MiB |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        h = r["head"]
-        print(f"| {r['questions']:,} | {h['wall_s']:.1f} | {h['load_s']:.1f} | {max(r['base']['peak_rss_mib'], h['peak_rss_mib']):.0f} | "
-              f"{h['results_mib']:.0f} | {r['compare']['wall_s']:.1f} | {r['compare']['peak_rss_mib']:.0f} | "
-              f"{r['report_html']['wall_s']:.1f} | {r['report_html']['peak_rss_mib']:.0f} |")
+        b, h, c, p = r["base"], r["head"], r["compare"], r["report_html"]
+        print(f"| {r['questions']:,} | {b['load_s']:.1f} | {b['wall_s']:.1f} / {b['peak_rss_mib']:.0f} | "
+              f"{h['wall_s']:.1f} / {h['peak_rss_mib']:.0f} | {h['results_mib']:.0f} | {c['wall_s']:.1f} / {c['peak_rss_mib']:.0f} | "
+              f"{p['wall_s']:.1f} / {p['peak_rss_mib']:.0f} |")
     args.json.write_text(json.dumps({"load_average": load, "rows": rows}, indent=2))
     return 0
 

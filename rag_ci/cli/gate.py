@@ -12,6 +12,7 @@ import click
 
 from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import EXIT_CODES, user_errors
+from rag_ci.core.questionset.yamlsrc import no_cyclic_gc
 from rag_ci.core.reporting.render import render_html, render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
@@ -252,11 +253,12 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     base_result = load_results(base, what="baseline")
     head_result = load_results(head, what="results file")
     history = _history(history_file)
-    outcome = compare_runs(base_result, head_result, accepted=_accepted(accepted_file, required=True), history=history,
-                           options=GateOptions(fail_on=fail_on))
-    if head_result.meta.broken:
-        raise BrokenRun(f"This run is broken, not a result: {head_result.meta.broken}")
-    _emit_comparison(outcome, fmt, output, history)
+    with no_cyclic_gc():  # two loaded runs are millions of objects: a full collection is seconds, and finds nothing
+        outcome = compare_runs(base_result, head_result, accepted=_accepted(accepted_file, required=True), history=history,
+                               options=GateOptions(fail_on=fail_on))
+        if head_result.meta.broken:
+            raise BrokenRun(f"This run is broken, not a result: {head_result.meta.broken}")
+        _emit_comparison(outcome, fmt, output, history)
     warn_skipped_history_lines(history, history_file)
     sys.exit(outcome.exit_code)
 
@@ -283,9 +285,10 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     history = _history(history_file)
     base = load_results(baseline, what="baseline") if baseline else None
     # A broken run is never compared, but its report is what shows what went wrong.
-    outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
-    comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
-    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
+    with no_cyclic_gc():  # as in `compare`
+        outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
+        comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
+        text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
     warn_skipped_history_lines(history, history_file)
     if output is not None:
         write_text_atomic(output, text)
