@@ -29,19 +29,6 @@ def main(argv: list[str] | None = None) -> int:
     return cli_main(argv)
 
 
-def console() -> None:
-    """The `rag-ci` console script (and `python -m rag_ci.cli`): the CLI, DeepEval's import
-    started first when the command line looks like a judged run (rag_ci.judges.deepeval_import),
-    and the process ended without the interpreter's teardown (rag_ci.process_exit)."""
-    from rag_ci.judges.deepeval_import import start_early
-    from rag_ci.process_exit import exit_process
-
-    start_early(sys.argv[1:])
-    from rag_ci.cli import main as cli_main
-
-    exit_process(cli_main())
-
-
 if __name__ == "__main__":
     from rag_ci.judges.deepeval_import import start_early
     from rag_ci.process_exit import exit_process
