@@ -290,6 +290,8 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     if judge is not None and judge.fingerprint.provider == "fake":
         print("[rag-ci] fake judge — a dry run, not a gate: the DeepEval metrics are scored by a fixed policy, "
               "offline; they show the judge tier runs, not how good the answers are (docs/judges.md)", file=sys.stderr)
+    if judge is not None and todo:  # may start importing DeepEval while the target is built and started
+        judge.expect(todo, baseline.by_id() if baseline else {})
     set_project_dir(project.root)
     try:
         if build and config.target.build and todo:

@@ -190,5 +190,6 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
         replies={} if full else replies_from_run(baseline),
         reuse_equivalent=judge.reuse_equivalent_answers,
     )
-    scorer.prefetch()  # import DeepEval while the target is built and started (rag_ci.judges.deepeval_import)
+    if len(scorer.cache) == 0:
+        scorer.prefetch()  # every answer will be judged: import DeepEval while the target runs
     return scorer

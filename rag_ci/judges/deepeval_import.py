@@ -89,11 +89,13 @@ _PROVIDER = re.compile(r"""provider:[ \t]*["']?(?P<name>[A-Za-z][\w-]*)""")
 
 
 def judge_configured(argv: list[str]) -> bool:
-    """Does this `rag-ci` command line look like a run that will judge? A cheap guess made
-    before anything is imported: `run` with `--judge` other than `none`, or a config file
-    whose top-level `judge:` names a provider other than `none`. A wrong guess costs
-    nothing but the early start (the run itself decides, from the parsed config)."""
-    if not argv or argv[0] != "run":
+    """Does this `rag-ci` command line look like a run that will judge every answer? A cheap
+    guess made before anything is imported: `run` without `--baseline` (a run with one may
+    be answered by its verdict cache entirely: the scorer starts the import when it knows a
+    question will be judged), with `--judge` other than `none`, or a config file whose
+    top-level `judge:` names a provider other than `none`. A wrong guess costs nothing but
+    the early start (the run itself decides, from the parsed config)."""
+    if not argv or argv[0] != "run" or any(a == "--baseline" or a.startswith("--baseline=") for a in argv):
         return False
     config, judge = "rag-ci.yml", None
     for i, arg in enumerate(argv):

@@ -107,10 +107,12 @@ class DeepEvalJudgeScorer:
         """Start importing DeepEval and the provider SDK now, in a worker thread, and build
         the SDK client there.
 
-        Called when the scorer is built, at the start of the run: the import (a second or
-        more of CPU) then overlaps with building and starting the target instead of
-        delaying the first judge call. A run that turns out fully cached pays it in that
-        thread only, never on the event loop.
+        Called when the run will surely judge (no verdict cache, or `expect` finds a question
+        that will be judged whatever its answer): the import (a second or more of CPU) then
+        overlaps with building and starting the target instead of delaying the first judge
+        call. A run that may be fully cached does not call it: the import would compete with
+        its target for the interpreter (a warm re-run of the example: 3.9 s → 5.5 s), so it
+        starts on the first answer the verdict cache cannot serve.
         """
         if self._prefetch is not None or self._model is not None:
             return
@@ -124,6 +126,22 @@ class DeepEvalJudgeScorer:
 
         threading.Thread(target=load, name="rag-ci-deepeval-import", daemon=True).start()
         self._prefetch = future
+
+    def expect(self, questions: list[Question], baseline: Mapping[str, QuestionResult]) -> None:
+        """Start DeepEval's import now (`prefetch`) when one of the questions about to be asked
+        will be judged whatever its answer: new or edited since the baseline, or a metric the
+        baseline holds no verdict of. Otherwise the import starts on the first answer the
+        verdict cache cannot serve (the first changed answer), and a run whose answers are
+        all unchanged imports nothing."""
+        if self._prefetch is not None or self._model is not None:
+            return
+        for question in questions:
+            old = baseline.get(question.id)
+            if old is None or old.question_hash != question.content_hash or any(
+                    (m := old.metrics.get(s.name)) is None or m.error is not None or m.cache_key is None
+                    for s in self.specs.values() if s.applies_to(question)):
+                self.prefetch()
+                return
 
     # -- family separation -------------------------------------------------
 

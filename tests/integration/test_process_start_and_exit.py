@@ -70,6 +70,7 @@ def test_the_process_ends_with_its_exit_code_its_output_flushed_and_its_atexit_h
     (["run"], "target:\n  judge:\n    provider: openai\n", False),  # not the top-level judge
     (["run"], "questions: q.yml\n", False),
     (["compare", "a.json", "b.json"], "judge:\n  provider: openai\n", False),  # only `run` judges
+    (["run", "--baseline", "base.json"], "judge:\n  provider: openai\n", False),  # may be all cached
 ])
 def test_a_judged_run_is_recognised_from_its_command_line_before_anything_is_imported(tmp_path, argv, config, expected):
     if config is not None:

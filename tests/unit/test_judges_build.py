@@ -84,9 +84,7 @@ def test_a_valid_config_builds_a_scorer_with_a_fingerprint_and_no_call():
     assert scorer.stats.calls == 0
 
 
-def test_a_configured_judge_starts_importing_deepeval_when_it_is_built_with_or_without_a_verdict_cache():
-    # Issue 25 §1: the judge is ready when the target is; a warm run pays the import in a
-    # worker thread only (the event loop never waits for it).
+def test_a_cold_run_starts_importing_deepeval_at_once_and_a_cached_one_does_not():
     from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
 
     judge = {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"}
@@ -94,15 +92,40 @@ def test_a_configured_judge_starts_importing_deepeval_when_it_is_built_with_or_w
     assert cold._prefetch is not None
     model = cold._prefetch.result(timeout=120)  # the adapter DeepEval's metrics will receive
     assert type(model).__name__ == "RagCiJudgeModel"
-    assert cold.client._provider is not None  # the SDK client was built in that thread, not on the loop
 
     verdict = MetricResult(name="correctness", kind="judge", score=1.0, threshold=1.0, passed=True, cache_key="v1:x")
     record = QuestionResult(id="Q", question="q", question_hash="h", corpora=["a"], request={}, metrics={"correctness": verdict}, verdict="pass")
     meta = RunMeta(rag_ci_version="t", started_at="2026-01-01T00:00:00", question_set_version=1, question_set_hash="qs",
                    config_fingerprint="c", target_kind="python")
     warm = build_judge(config(judge), baseline=RunResult(meta=meta, questions=[record]), env=KEYS)
-    assert warm._prefetch is not None
-    assert type(warm._prefetch.result(timeout=120)).__name__ == "RagCiJudgeModel"
+    assert warm._prefetch is None  # it may be fully cached: nothing is imported until something is judged
+
+
+def test_a_run_with_a_verdict_cache_starts_importing_deepeval_when_a_question_will_surely_be_judged():
+    from rag_ci.core.questionset.questions import Question
+    from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
+
+    judge = {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"}
+    known = Question(id="Q", question="q?", reference="r.")
+    names = ("faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall", "correctness", "completeness")
+    verdicts = {n: MetricResult(name=n, kind="judge", score=1.0, threshold=0.5, passed=True, cache_key=f"v1:{n}") for n in names}
+    record = QuestionResult(id="Q", question="q?", question_hash=known.content_hash, corpora=["a"], request={},
+                            metrics=verdicts, verdict="pass")
+    meta = RunMeta(rag_ci_version="t", started_at="2026-01-01T00:00:00", question_set_version=1, question_set_hash="qs",
+                   config_fingerprint="c", target_kind="python")
+    baseline = RunResult(meta=meta, questions=[record])
+
+    same = build_judge(config(judge), baseline=baseline, env=KEYS)
+    same.expect([known], baseline.by_id())
+    assert same._prefetch is None  # every verdict may come from the cache: nothing imported yet
+
+    for asked in ([known, Question(id="NEW", question="new?", reference="r.")],  # a new question
+                  [Question(id="Q", question="q, edited?", reference="r.")]):  # an edited one
+        scorer = build_judge(config(judge), baseline=baseline, env=KEYS)
+        scorer.expect(asked, baseline.by_id())
+        assert scorer._prefetch is not None
+        assert type(scorer._prefetch.result(timeout=120)).__name__ == "RagCiJudgeModel"
+        assert scorer.client._provider is not None  # the SDK client was built in that thread, not on the loop
 
 
 def test_the_sdk_client_is_built_once_when_the_import_thread_and_the_event_loop_both_ask_for_it():

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import (
-    Context,
-    JudgeFingerprint,
-    MetricResult,
-    QuestionResult,
-)
+from rag_ci.core.scoring.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 
 
 class JudgeScorer(Protocol):
@@ -25,6 +21,9 @@ class JudgeScorer(Protocol):
 
     def check_generator(self, model: str) -> None:
         """Raise RagCiError when `model` (a generator) is of the judge's family."""
+
+    def expect(self, questions: list[Question], baseline: Mapping[str, QuestionResult]) -> None:
+        """The questions this run will ask, before the first answer: a chance to prepare."""
 
     async def score(
         self,
