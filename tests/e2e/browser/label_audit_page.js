@@ -27,8 +27,12 @@ const { chromium } = require("playwright-core");
     const progress = await page.textContent("#progress");
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#save")]);
     await download.saveAs(outPath);
+    const items = {};
+    for (const section of await page.locator("section.item").all()) {
+      items[await section.getAttribute("data-id")] = await section.innerText();
+    }
     console.log(JSON.stringify({ shown, progress, requests, errors, filename: download.suggestedFilename(),
-                                 text: await page.locator("main").innerText() }));
+                                 text: await page.locator("main").innerText(), items }));
   } finally {
     await browser.close();
   }
