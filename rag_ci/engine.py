@@ -262,7 +262,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
 
         judge = build_judge(config, baseline=baseline, full=full, env={**os.environ, **context.judge_keys})
     if judge is not None and judge.fingerprint.provider == "fake":
-        print("[rag-ci] fake judge — a dry run, not a gate: the DeepEval metrics are scored by a fixed policy, "
+        print("[rag-ci] fake judge — its metrics are a dry run, never a gate: the DeepEval metrics are scored by a fixed policy, "
               "offline; they show the judge tier runs, not how good the answers are (docs/judges.md)", file=sys.stderr)
     if judge is not None and todo:  # may start importing DeepEval while the target is built and started
         judge.expect(todo, baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions)))
