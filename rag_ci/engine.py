@@ -21,6 +21,7 @@ from rag_ci import __version__
 from rag_ci.confirm_target import answer_with_noise_control
 from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.questionset.config import JUDGE_METRICS, Config
+from rag_ci.core.comparison.identity import baseline_records
 from rag_ci.core.comparison.policy import policy_of
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
@@ -105,7 +106,7 @@ class _Replay:
         self.config = project.config
         self.target = target
         self.judge = judge
-        self.baseline = baseline.by_id() if baseline else {}
+        self.baseline = baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions))
         self.metric_configs = {n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS}
         parallel = min(self.config.target.concurrency, target.max_parallel or self.config.target.concurrency)
         self.slots = asyncio.Semaphore(parallel)
@@ -171,6 +172,7 @@ class _Replay:
             tags=list(question.tags),
             expect=question.expect,
             reference=question.reference,
+            keywords=list(question.keywords),
             request=request,
             answer=answer,
             contexts=contexts,
@@ -288,10 +290,10 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
 
         judge = build_judge(config, baseline=baseline, full=full, env={**os.environ, **context.judge_keys})
     if judge is not None and judge.fingerprint.provider == "fake":
-        print("[rag-ci] fake judge — a dry run, not a gate: the DeepEval metrics are scored by a fixed policy, "
+        print("[rag-ci] fake judge — its metrics are a dry run, never a gate: the DeepEval metrics are scored by a fixed policy, "
               "offline; they show the judge tier runs, not how good the answers are (docs/judges.md)", file=sys.stderr)
     if judge is not None and todo:  # may start importing DeepEval while the target is built and started
-        judge.expect(todo, baseline.by_id() if baseline else {})
+        judge.expect(todo, baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions)))
     set_project_dir(project.root)
     try:
         if build and config.target.build and todo:

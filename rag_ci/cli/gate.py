@@ -12,7 +12,7 @@ import click
 
 from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import EXIT_CODES, user_errors
-from rag_ci.core.reporting.render import render_html, render_markdown
+from rag_ci.core.reporting.render import Commits, render_html, render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, PinnedProject, compare_runs, evaluate
@@ -96,14 +96,17 @@ def warn_skipped_history_lines(history: History, history_file: Path | None) -> N
 
 
 def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: History, output: Path | None,
-            notice: str | None = None, calibration: list | None = None) -> str:
+            notice: str | None = None, calibration: list | None = None, base: RunResult | None = None,
+            measured: tuple = ()) -> str:
     if fmt == "json":
         return json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n"
+    commits = Commits.of_runs(base, head) if base is not None else None  # the shas the two files recorded
     if fmt == "html":
-        return render_html(head, comparison, history=history.entries, calibration=calibration)
+        return render_html(head, comparison, history=history.entries, calibration=calibration, commits=commits)
     # The full report: beside a markdown file written with -o, the HTML rendered by `report --format html`.
     html_hint = str(output.with_suffix(".html")) if output is not None and output.suffix == ".md" else None
-    return render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint, calibration=calibration)
+    return render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint, calibration=calibration,
+                           commits=commits, measured=measured)
 
 
 def _accepted(accepted_file: Path | None, *, required: bool) -> tuple:
@@ -120,9 +123,9 @@ def _decided(outcome: GateOutcome) -> Comparison:
     return outcome.comparison
 
 
-def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, history: History) -> None:
+def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, history: History, base: RunResult | None = None) -> None:
     comparison, head = _decided(outcome), outcome.head
-    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
+    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base)
     if output is not None:
         write_text_atomic(output, text)
         echo(
@@ -212,7 +215,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         if fmt != "json":  # the JSON format is the comparison's, and there is none
             echo(_render(head, None, fmt, history, None))
         return
-    _emit_comparison(outcome, fmt, None, history)
+    _emit_comparison(outcome, fmt, None, history, base)
     sys.exit(outcome.exit_code)
 
 
@@ -256,7 +259,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
                            options=GateOptions(fail_on=fail_on))
     if head_result.meta.broken:
         raise BrokenRun(f"This run is broken, not a result: {head_result.meta.broken}")
-    _emit_comparison(outcome, fmt, output, history)
+    _emit_comparison(outcome, fmt, output, history, base_result)
     warn_skipped_history_lines(history, history_file)
     sys.exit(outcome.exit_code)
 
@@ -285,7 +288,8 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     # A broken run is never compared, but its report is what shows what went wrong.
     outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
     comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
-    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
+    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base,
+                   measured=outcome.measured)
     warn_skipped_history_lines(history, history_file)
     if output is not None:
         write_text_atomic(output, text)

@@ -108,6 +108,9 @@ class QuestionResult(_Model):
     tags: list[str] = Field(default_factory=list)
     expect: str | None = None
     reference: str | None = None
+    # The question's expected keywords: the comparison looks for the ones the answer lacks in
+    # the chunks retrieved (rag_ci.core.comparison.retrieval_diff). Empty in older files.
+    keywords: list[str] = Field(default_factory=list)
     request: dict[str, Any]
     answer: str | None = None
     contexts: list[Context] = Field(default_factory=list)
