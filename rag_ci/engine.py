@@ -34,7 +34,8 @@ from rag_ci.project import Project
 from rag_ci.progress import make_progress
 from rag_ci.redaction import Redactor
 from rag_ci.storage import Journal, journal_path, save_results
-from rag_ci.targets import Target, build_target, parse_reply
+from rag_ci.targets import WARMUP_ID_PREFIX, Target, TargetReply, build_target, describe_target, parse_reply
+from rag_ci.targets.breaker import TargetBreaker
 from rag_ci.targets.processes import OutputTail, declared_secrets, set_project_dir, target_env, target_process_kwargs
 
 
@@ -104,7 +105,10 @@ class _Replay:
         self.baseline = baseline.by_id() if baseline else {}
         self.metric_configs = {n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS}
         parallel = min(self.config.target.concurrency, target.max_parallel or self.config.target.concurrency)
+        self.parallel = parallel
         self.slots = asyncio.Semaphore(parallel)
+        self.breaker = TargetBreaker(describe_target(self.config.target), max_wait_s=self.config.target.breaker_wait_s(),
+                                     max_errors_at_start=self.config.target.breaker_errors_at_start(parallel))
         # Questions in flight (being answered or judged). Without a bound every question is
         # answered at once and then waits for the judge: all finish at the very end, so the
         # progress and the resume journal stay empty until then. Two judge-fulls of
@@ -112,31 +116,75 @@ class _Replay:
         self.window = asyncio.Semaphore(parallel + 2 * (self.config.judge.concurrency if judge is not None else parallel))
         self.generators: set[str] = set()
 
+    async def ask(self, request: dict, *, counts: bool = True) -> tuple[TargetReply | None, float | None, str | None]:
+        """One target call under its time-out and the breaker: (reply, latency, error).
+        `counts=False` (a warm-up request) keeps a failure out of the errors-at-start count."""
+        timeout = self.config.target.timeout_s
+        loop = asyncio.get_running_loop()
+        started, clock = time.perf_counter(), loop.time()
+        try:
+            # asyncio.timeout (inside the breaker), not wait_for: the call runs in this task,
+            # with no extra task (and no extra trip through the event loop's queue) per question.
+            async with self.breaker.call(timeout):
+                raw = await self.target.query(request)
+            latency = time.perf_counter() - started
+            # The redaction boundary: nothing the target said is kept, judged or shown unredacted.
+            reply = parse_reply(self.redact.tree(raw))
+        except asyncio.TimeoutError:
+            waited = loop.time() - clock
+            if self.breaker.tripped:  # cut by the breaker, tripped by another call
+                return None, None, self.breaker.cut_error()
+            own = waited + 1e-3 >= timeout
+            error = f"time-out: no answer within {timeout:g}s" if own else f"time-out: no answer after {waited:.1f}s"
+            self.breaker.failed(clock, error, counts=counts)
+            if self.breaker.tripped and not own:
+                return None, None, self.breaker.cut_error()
+            return None, None, error
+        except TargetError as exc:
+            error = self.redact(str(exc))
+            self.breaker.failed(clock, error, counts=counts)
+            return None, time.perf_counter() - started, error
+        self.breaker.succeeded()
+        return reply, latency, None
+
+    async def warm_up(self, questions: list[Question], count: int) -> list[float | None]:
+        """Send `count` unscored requests (the first questions', under ids of their own) and
+        wait for them: a target's cold first calls (loading a model, opening connections)
+        are not timed as the first questions' latency. Their latencies (None: failed)."""
+        if count <= 0 or not questions:
+            return []
+
+        async def one(i: int) -> float | None:
+            question = questions[i % len(questions)]
+            request = {"id": f"{WARMUP_ID_PREFIX}{i + 1}", "question": question.question, "corpora": route(question, self.project.corpora)}
+            async with self.slots:
+                _, latency, error = await self.ask(request, counts=False)
+            return None if error else latency
+
+        started = time.perf_counter()
+        latencies = await asyncio.gather(*(one(i) for i in range(count)))
+        answered = [x for x in latencies if x is not None]
+        spread = f", {min(answered):.2f}–{max(answered):.2f} s each" if answered else ""
+        failed = f"; {count - len(answered)} failed" if len(answered) < count else ""
+        print(f"[rag-ci] warm-up: {count} unscored request{'s' if count != 1 else ''} in {time.perf_counter() - started:.1f}s"
+              f"{spread}{failed} (target.warmup)", file=sys.stderr, flush=True)
+        return [None if x is None else round(x, 6) for x in latencies]
+
     async def answer(self, question: Question, judged: dict | None = None) -> QuestionResult:
         """Ask once, score. `judged` remembers this question's judge verdicts by answer and
         contexts, so a re-asked question whose answer repeats costs no judge call."""
         routed = route(question, self.project.corpora)
         request = {"id": question.id, "question": question.question, "corpora": routed}
-        timeout = self.config.target.timeout_s
         error = answer = usage = None
         contexts: list = []
         latency = None
         async with self.slots:
-            started = time.perf_counter()
-            try:
-                # asyncio.timeout, not wait_for: the call runs in this task, with no extra task
-                # (and no extra trip through the event loop's queue) per question.
-                async with asyncio.timeout(timeout):
-                    raw = await self.target.query(request)
-                latency = time.perf_counter() - started
-                # The redaction boundary: nothing the target said is kept, judged or shown unredacted.
-                reply = parse_reply(self.redact.tree(raw))
-                answer, contexts, usage = reply.answer, list(reply.contexts), reply.usage
-            except asyncio.TimeoutError:
-                error = f"time-out: no answer within {timeout:g}s"
-            except TargetError as exc:
-                latency = latency or time.perf_counter() - started
-                error = self.redact(str(exc))
+            if self.breaker.tripped:  # the target stopped answering: nothing more is sent
+                error = self.breaker.not_asked_error()
+            else:
+                raw, latency, error = await self.ask(request)
+                if raw is not None:
+                    answer, contexts, usage = raw.answer, list(raw.contexts), raw.usage
         # Answers of concurrent calls arrive together; yielding once lets the questions
         # waiting for the slot just freed send their requests before this one is scored,
         # so the target never idles while the event loop scores a batch of answers.
@@ -276,12 +324,14 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     bar = make_progress(len(todo), progress)
     journal.open(kept)
     completed = False
+    warmup: list[float | None] = []
     try:
         if todo:
             try:
                 await target.start()
             except RagCiError as exc:  # its message carries the target's last output lines
                 raise _redacted(exc, redact) from None
+            warmup = await replay.warm_up(todo, config.target.warmup_requests(replay.parallel))
 
         async def one(question: Question) -> None:
             try:
@@ -339,8 +389,10 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         question_ids=[q.id for q in project.questions.questions] if shard else None,
         full=full,
         diagnostics=diagnostics[-4000:] if diagnostics else None,
+        warmup_latency_s=warmup,
         # Mostly errors: kept for diagnosis, but never compared, never a baseline (docs/gate.md).
-        broken=broken_run_reason(ordered, config.gate.max_error_rate),
+        # A target that stopped answering is broken whatever the error share (the rest was never asked).
+        broken=replay.breaker.broken_reason(len(ordered)) or broken_run_reason(ordered, config.gate.max_error_rate),
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(output, result)

@@ -15,7 +15,7 @@ from rag_ci.core.questionset.config import (
     PythonTargetConfig,
     TargetConfig,
 )
-from rag_ci.targets.base import Target, TargetReply, parse_reply
+from rag_ci.targets.base import WARMUP_ID_PREFIX, Target, TargetReply, parse_reply
 from rag_ci.targets.processes import target_env
 
 
@@ -73,4 +73,15 @@ def build_target(config: TargetConfig, root: Path) -> Target:
     return TARGET_KINDS[config.kind](config, root)
 
 
-__all__ = ["Target", "TargetReply", "build_target", "parse_reply", "TARGET_KINDS"]
+def describe_target(config: TargetConfig) -> str:
+    """The target as messages name it: its kind and what the user configured it with."""
+    if isinstance(config, PythonTargetConfig):
+        return f"python `{config.entry}`"
+    if isinstance(config, CommandTargetConfig):
+        return f"command `{' '.join(config.command)}`"
+    if isinstance(config, HttpTargetConfig):
+        return f"http {config.url}"
+    return f"docker {config.dockerfile} (port {config.port}, {config.path})"
+
+
+__all__ = ["WARMUP_ID_PREFIX", "Target", "TargetReply", "build_target", "describe_target", "parse_reply", "TARGET_KINDS"]

@@ -84,7 +84,7 @@ def review_noise(comparison: "Comparison", base: RunResult, head: RunResult, *, 
         regressions=tuple(c for c in comparison.regressions if c.id not in cleared),
         flaky=tuple(flaky),
         significance=significance(base, head, alpha),
-        budgets=check_budgets(budgets or {}, base, head),
+        budgets=check_budgets(budgets or {}, base, head, alpha=alpha),
         alpha=alpha,
         target_calls=sum(q.target_calls for q in head.questions),
     )

@@ -54,6 +54,14 @@ class _TargetBase(_Strict):
     generator_family: str | None = None
     timeout_s: float = Field(60.0, gt=0)
     concurrency: int = Field(8, ge=1, le=256)
+    # Circuit breaker (docs/targets.md): the run stops asking once no call has succeeded for
+    # this long while calls failed (default: three time-outs), or once the first
+    # `max_errors_at_start` questions all failed (default: max(10, 2 × concurrency)).
+    max_wait_s: float | None = Field(None, gt=0)
+    max_errors_at_start: int | None = Field(None, ge=1)
+    # Unscored requests sent before the questions, so cold first calls are not timed
+    # (docs/noise.md#4-budgets). Default: one per call in flight (min(concurrency, processes)).
+    warmup: int | None = Field(None, ge=0, le=256)
     # Judge calls in flight may grow from `concurrency` up to this while the provider's
     # rate-limit headers show more than half its request budget left (hosted APIs only).
     concurrency_max: int = Field(32, ge=1, le=256)
@@ -71,6 +79,15 @@ class _TargetBase(_Strict):
             if name not in self.env and not any(fnmatchcase(name, p) for p in self.pass_env):
                 raise ValueError(f"secret_env names {name}, which is neither in target.env nor in target.pass_env")
         return self
+
+    def breaker_wait_s(self) -> float:
+        return self.max_wait_s if self.max_wait_s is not None else 3 * self.timeout_s
+
+    def warmup_requests(self, parallel: int) -> int:
+        return self.warmup if self.warmup is not None else parallel
+
+    def breaker_errors_at_start(self, parallel: int) -> int:
+        return self.max_errors_at_start if self.max_errors_at_start is not None else max(10, 2 * parallel)
 
 
 class PythonTargetConfig(_TargetBase):

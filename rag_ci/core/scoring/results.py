@@ -220,6 +220,9 @@ class RunMeta(_Model):
     question_ids: list[str] | None = None
     full: bool = False  # the cache was ignored
     diagnostics: str | None = None  # tail of the target's stderr/logs when questions errored
+    # The unscored warm-up requests sent before the questions (target.warmup), seconds each
+    # (None: failed). Absent in files written before warm-ups existed.
+    warmup_latency_s: list[float | None] = Field(default_factory=list)
     # Why this run is not a result (error share above gate.max_error_rate); such a file is
     # kept for diagnosis but is never compared, never a baseline, never a history line.
     broken: str | None = None
