@@ -40,7 +40,7 @@ def _command(config: CommandTargetConfig, root: Path) -> Target:
 
 
 def _http(config: HttpTargetConfig, root: Path) -> Target:
-    from rag_ci.targets.http import HttpTarget
+    from rag_ci.targets.http import HttpTarget, mapping_arguments
 
     return HttpTarget(
         config.url,
@@ -52,6 +52,7 @@ def _http(config: HttpTargetConfig, root: Path) -> Target:
         cwd=root,
         env=target_env(config),
         max_connections=config.concurrency,
+        **mapping_arguments(config),
     )
 
 

@@ -36,7 +36,7 @@ from typing import Any, TextIO
 from rag_ci.core.questionset.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.docker_image import ImageRef, build_spec, ensure_image
-from rag_ci.targets.http import HttpTarget
+from rag_ci.targets.http import HttpTarget, mapping_arguments
 from rag_ci.targets.processes import passed_env
 
 CONTAINER_PREFIX = "rag-ci-target-"
@@ -240,6 +240,7 @@ class DockerTarget:
             health_url=self.config.health,
             startup_timeout_s=self.config.startup_timeout_s,
             max_connections=self.config.concurrency,
+            **mapping_arguments(self.config),
         )
         if self._http is not None:
             self._retired.append(self._http)
