@@ -51,11 +51,29 @@ class RunContext:
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
-async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr, redact: Redactor | None = None) -> None:
+VERBOSE_VARIABLE = "RAG_CI_VERBOSE"
+
+
+def verbose_from_env(environ: Mapping[str, str]) -> bool:
+    """RAG_CI_VERBOSE=1, or a GitHub re-run with debug logging (RUNNER_DEBUG=1)."""
+    return environ.get(VERBOSE_VARIABLE, "").lower() in ("1", "true", "yes") or environ.get("RUNNER_DEBUG") == "1"
+
+
+def _last_redraw(line: str) -> str:
+    """What a terminal shows of a line a progress bar redrew with carriage returns."""
+    drawn = [part for part in line.split("\r") if part.strip()]
+    return drawn[-1] if drawn else ""
+
+
+async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr, redact: Redactor | None = None,
+                          verbose: bool = False) -> None:
     """Run the shell build steps in order; a failing step stops the run with its output.
 
-    Their output is shown one line late: each line is redacted with the next one in view,
-    so a secret printed across a line break is masked in both halves."""
+    Quiet unless `verbose`: a step's output (an ingest's progress bars can be thousands of
+    lines) is kept as a tail, shown when the step fails. Verbose, it is shown one line
+    late: each line is redacted with the next one in view, so a secret printed across a
+    line break is masked in both halves. A line redrawn with carriage returns counts as
+    its last drawing."""
     redact = redact or Redactor()
     for step in steps:
         print(f"[rag-ci] build: {step}", file=log, flush=True)
@@ -66,19 +84,24 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         )
         assert process.stdout is not None
         lines = redact.lines()
+        count = 0
 
         def show(ready: list[str]) -> None:
+            nonlocal count
             for line in ready:
+                count += 1
                 tail.add(line)
-                print(f"[build] {line}", file=log, flush=True)
+                if verbose:
+                    print(f"[build] {line}", file=log, flush=True)
 
         async for raw in process.stdout:
-            show(lines.feed(raw.decode("utf-8", "replace").rstrip()))
+            show(lines.feed(_last_redraw(raw.decode("utf-8", "replace").rstrip())))
         show(lines.flush())
         code = await process.wait()
         if code != 0:
             raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}")
-        print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s", file=log, flush=True)
+        hidden = "" if verbose or not count else f"; {count} lines of output not shown (--verbose or {VERBOSE_VARIABLE}=1 shows them)"
+        print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s{hidden}", file=log, flush=True)
 
 
 def git_context(root: Path) -> RunContext:
@@ -257,7 +280,8 @@ class RunOptions:
     verdict cache. `samples` > 1 answers every question that many times (the baseline's
     pass rates, `baseline.samples`); otherwise a flip against the baseline is re-asked
     (`gate.confirm_target_runs`, rag_ci/confirm_target.py). `run_context` defaults to
-    the project's git commit; `build: False` skips `target.build`.
+    the project's git commit; `build: False` skips `target.build`; `verbose` shows the
+    build steps' and the image build's output (default: RAG_CI_VERBOSE / RUNNER_DEBUG).
     """
 
     output: Path
@@ -269,6 +293,8 @@ class RunOptions:
     shard: tuple[int, int] | None = None
     build: bool = True
     samples: int = 1
+    # Build steps' and image build's output in the log; None: from the environment (verbose_from_env).
+    verbose: bool | None = None
 
 
 async def run_project(project: Project, options: RunOptions, *, target: Target | None = None,
@@ -314,9 +340,10 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         judge.expect(todo, baseline.by_id() if baseline else {})
     set_project_dir(project.root)
     try:
+        verbose = options.verbose if options.verbose is not None else verbose_from_env(os.environ)
         if build and config.target.build and todo:
-            await run_build_steps(config.target.build, project.root, target_env(config.target), redact=redact)
-        target = target or build_target(config.target, project.root)
+            await run_build_steps(config.target.build, project.root, target_env(config.target), redact=redact, verbose=verbose)
+        target = target or build_target(config.target, project.root, verbose=verbose)
     except RagCiError as exc:
         raise _redacted(exc, redact) from None
     replay = _Replay(project, target, judge, baseline, redact)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,6 +60,10 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope; "
         f"target {project.config.target.kind}; judge {project.config.judge.provider}"
     )
+    for field, name in project.config.target.env_references():
+        if name not in os.environ:
+            click.echo(f"warning: {field} refers to ${{{name}}}, which is not set here: a run without it stops at start "
+                       f"(exit 2); set it, or name another variable", err=True)
     if show_coverage:
         from rag_ci.core.questionset.coverage import coverage, render_coverage
 
@@ -145,10 +150,13 @@ def _emit_comparison(comparison: Comparison, head: RunResult, fmt: str, output: 
 @click.option("--policy", type=click.Choice(["baseline", "config"]), default="baseline", show_default=True,
               help="With --baseline: gate under the baseline's recorded policy (gate, metrics, judge), previewing this "
                    "config's changes, or under this config's own (metrics defined differently are then not comparable).")
+@click.option("--verbose", is_flag=True, default=None,
+              help="Show the build steps' and the image build's output (default: only a failing one's last lines; "
+                   "RAG_CI_VERBOSE=1 does the same).")
 @user_errors
 def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
         shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None, policy: str,
-        history_file: Path | None) -> None:
+        history_file: Path | None, verbose: bool | None) -> None:
     """Build and start the target, replay every question, score, write results.json, print the report
     (compared with --baseline when given; its accepted file, gate.accepted, applies)."""
     from rag_ci.engine import RunOptions, run_project
@@ -178,7 +186,8 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     # Held for the whole run; also proves the output can be written before any question is asked.
     with OutputLock(output):
         head = asyncio.run(run_project(project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
-                                                           shard=shard, build=not no_build, samples=samples)))
+                                                           shard=shard, build=not no_build, samples=samples,
+                                                           verbose=verbose or None)))
         if base is not None and not head.meta.broken:  # keep the last known good verdicts (docs/gate.md)
             carried = carry_forward(base, head)
             if carried is not head:

@@ -56,10 +56,10 @@ def _http(config: HttpTargetConfig, root: Path) -> Target:
     )
 
 
-def _docker(config: DockerTargetConfig, root: Path) -> Target:
+def _docker(config: DockerTargetConfig, root: Path, verbose: bool = False) -> Target:
     from rag_ci.targets.docker import DockerTarget
 
-    return DockerTarget(config, root)
+    return DockerTarget(config, root, verbose=verbose)
 
 
 TARGET_KINDS: dict[str, Callable[..., Target]] = {
@@ -70,7 +70,10 @@ TARGET_KINDS: dict[str, Callable[..., Target]] = {
 }
 
 
-def build_target(config: TargetConfig, root: Path) -> Target:
+def build_target(config: TargetConfig, root: Path, *, verbose: bool = False) -> Target:
+    """`verbose`: the docker target's image build output goes to the log (else its tail, on failure)."""
+    if isinstance(config, DockerTargetConfig):
+        return _docker(config, root, verbose)
     return TARGET_KINDS[config.kind](config, root)
 
 

@@ -1,4 +1,4 @@
-"""A fake HTTP RAG whose backend goes down: `python outage_rag.py PORT`.
+"""A fake HTTP RAG whose backend goes down: `python outage_rag.py PORT [HOST]` (127.0.0.1 by default).
 
 Like an app whose LLM API is unreachable (PrivateGPT with its model server down): the
 server is up and healthy, but questions hang or fail. OUTAGE_RAG chooses how:
@@ -57,7 +57,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    server = ThreadingHTTPServer((sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1", int(sys.argv[1])), Handler)
     server.daemon_threads = True
     print("outage rag listening", file=sys.stderr, flush=True)
     server.serve_forever()

@@ -38,6 +38,10 @@ DEFAULT_JUDGE_METRICS: dict[str, dict[str, Any]] = {
 }
 
 
+# ${NAME} in target.env and target.build_args values: read from rag-ci's environment.
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
 class _Strict(BaseModel):
     # NaN and infinity are never meaningful settings: a NaN threshold fails every
     # question and, as NaN != NaN, makes every later baseline incompatible.
@@ -80,6 +84,12 @@ class _TargetBase(_Strict):
             if name not in self.env and not any(fnmatchcase(name, p) for p in self.pass_env):
                 raise ValueError(f"secret_env names {name}, which is neither in target.env nor in target.pass_env")
         return self
+
+    def env_references(self) -> list[tuple[str, str]]:
+        """(field, NAME) for each ${NAME} the target's values read from rag-ci's environment."""
+        fields = {"target.env": self.env, "target.build_args": getattr(self, "build_args", {})}
+        return [(f"{field}.{key}", name) for field, values in fields.items() for key, value in values.items()
+                for name in _ENV_REFERENCE.findall(value)]
 
     def breaker_wait_s(self) -> float:
         return self.max_wait_s if self.max_wait_s is not None else 3 * self.timeout_s
@@ -178,6 +188,10 @@ class DockerTargetConfig(_TargetBase, _ApiMapped):
     context: str = "."
     build_args: dict[str, str] = Field(default_factory=dict)
     target: str | None = None  # build stage
+    # BuildKit (the docker CLI's buildx) when it is there, else the SDK's classic builder (docs/docker-target.md).
+    builder: Literal["auto", "buildx", "classic"] = "auto"
+    # Run this instead of the image's ENTRYPOINT and CMD (like `docker run --entrypoint`).
+    command: list[str] | None = Field(None, min_length=1)
     port: int = 8000
     path: str = "/query"
     health: str = "/health"
