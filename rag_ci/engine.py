@@ -104,15 +104,26 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s{hidden}", file=log, flush=True)
 
 
-def git_context(root: Path) -> RunContext:
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return out.stdout.strip() or None if out.returncode == 0 else None
+def _git(root: Path, *args: str) -> str | None:
+    """The command's output ("" when it printed nothing), or None when git failed or is missing."""
+    try:
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
 
-    return RunContext(git_sha=git("rev-parse", "HEAD"), git_ref=git("rev-parse", "--abbrev-ref", "HEAD"))
+
+def git_context(root: Path) -> RunContext:
+    return RunContext(git_sha=_git(root, "rev-parse", "HEAD") or None, git_ref=_git(root, "rev-parse", "--abbrev-ref", "HEAD") or None)
+
+
+def git_dirty(root: Path, sha: str | None) -> bool | None:
+    """Whether tracked files differ from commit `sha` in the checkout at `root` (untracked
+    files, like the output folder, do not count); None when that cannot be told."""
+    if not sha or _git(root, "rev-parse", "HEAD") != sha:
+        return None
+    status = _git(root, "status", "--porcelain", "--untracked-files=no")
+    return None if status is None else bool(status)
 
 
 class _Replay:
@@ -311,6 +322,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     config = project.config
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     context = run_context or git_context(project.root)
+    dirty = git_dirty(project.root, context.git_sha)  # before the build steps, which may write tracked files
     questions = select_shard(project.questions.questions, shard)
     header = {
         "config": config.fingerprint(),
@@ -400,6 +412,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     meta = RunMeta(
         rag_ci_version=__version__,
         git_sha=context.git_sha,
+        git_dirty=dirty,
         git_ref=context.git_ref,
         pr_number=context.pr_number,
         started_at=started_at,

@@ -200,6 +200,9 @@ class RunMeta(_Model):
     question_set_schema: int = QUESTION_SET_SCHEMA
     rag_ci_version: str
     git_sha: str | None = None
+    # The checkout had uncommitted changes to tracked files when the run started (so git_sha
+    # alone does not say what ran); None: not known (no git, or not the recorded commit).
+    git_dirty: bool | None = None
     git_ref: str | None = None
     pr_number: int | None = None
     started_at: str
