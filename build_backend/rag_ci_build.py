@@ -24,7 +24,8 @@ from setuptools.build_meta import (  # noqa: F401 - the editable interface (PEP 
     prepare_metadata_for_build_editable,
 )
 
-SOURCES = ("pyproject.toml", "README.md", "rag_ci")  # everything the package is built from
+# Everything the package is built from; the backend and MANIFEST.in so that the sdist builds as well.
+SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "rag_ci", "build_backend")
 
 
 @contextlib.contextmanager
@@ -34,7 +35,7 @@ def _in_a_copy() -> Iterator[None]:
         for name in SOURCES:
             source = root / name
             if source.is_dir():
-                shutil.copytree(source, Path(tmp) / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                shutil.copytree(source, Path(tmp) / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
             else:
                 shutil.copy2(source, Path(tmp) / name)
         os.chdir(tmp)
