@@ -100,7 +100,8 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         code = await process.wait()
         if code != 0:
             raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}")
-        hidden = "" if verbose or not count else f"; {count} lines of output not shown (--verbose or {VERBOSE_VARIABLE}=1 shows them)"
+        lines_of = f"{count} line{'s' if count != 1 else ''} of output"
+        hidden = "" if verbose or not count else f"; {lines_of} not shown (--verbose or {VERBOSE_VARIABLE}=1 shows them)"
         print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s{hidden}", file=log, flush=True)
 
 
@@ -170,7 +171,7 @@ class _Replay:
                 return None, None, self.breaker.cut_error()
             own = waited + 1e-3 >= timeout
             error = f"time-out: no answer within {timeout:g}s" if own else f"time-out: no answer after {waited:.1f}s"
-            self.breaker.failed(clock, error, counts=counts)
+            self.breaker.failed(clock, error, counts=counts, cut=not own)
             if self.breaker.tripped and not own:
                 return None, None, self.breaker.cut_error()
             return None, None, error

@@ -71,13 +71,15 @@ class TargetBreaker:
         self._failing_since = None
         self._reschedule()
 
-    def failed(self, started: float, error: str, *, counts: bool = True) -> None:
+    def failed(self, started: float, error: str, *, counts: bool = True, cut: bool = False) -> None:
         """A call that began at loop time `started` failed with `error`: maybe trip.
-        `counts=False` (a warm-up request) keeps it out of the errors-at-start count."""
+        `counts=False` (a warm-up request) keeps it out of the errors-at-start count;
+        `cut`: the breaker's own deadline ended it, so an earlier error says more."""
         if self.tripped:
             return
         now = asyncio.get_running_loop().time()
-        self._last_error = " ".join(error.split())[:300]
+        if not cut or self._last_error == "none":
+            self._last_error = " ".join(error.split())[:300]
         if self._failing_since is None:
             # The outage began no later than this call was sent, and after the last success.
             self._failing_since = max(started, self._last_success or started)

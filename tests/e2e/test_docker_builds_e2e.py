@@ -65,6 +65,7 @@ def _context(tmp_path: Path, dockerfile: str) -> Path:
     root = tmp_path / "app"
     write(root / "Dockerfile", dockerfile)
     shutil.copy(FAKES / "outage_rag.py", root / "server.py")  # a stdlib HTTP RAG (answers by default)
+    shutil.copy(FAKES / "http_rag.py", root / "http_rag.py")
     return root
 
 
@@ -111,7 +112,7 @@ def test_the_classic_builder_refuses_buildkit_syntax_up_front_and_explains_its_c
 def test_target_command_makes_an_image_with_a_shell_form_entrypoint_serve_rag_cis_endpoint(engine, tmp_path, no_buildx):
     client, base, session = engine
     # Like PrivateGPT's `ENTRYPOINT python -m private_gpt`: a shell-form entrypoint ignores CMD and arguments.
-    root = _context(tmp_path, HEADER + "COPY server.py /server.py\nENTRYPOINT python3 -c 'import sys; sys.exit(3)'\n")
+    root = _context(tmp_path, HEADER + "COPY server.py http_rag.py /\nENTRYPOINT python3 -c 'import sys; sys.exit(3)'\n")
     with pytest.raises(RagCiError, match="exited during start-up"):
         _ask(_target(root, client, base, session))
     reply = _ask(_target(root, client, base, session, command=["python3", "/server.py", "8000", "0.0.0.0"]))
@@ -128,7 +129,7 @@ def test_a_from_wrapper_is_rebuilt_when_the_image_behind_its_base_name_changes(e
         client.images.build(path=str(folder), tag=app, rm=True, forcerm=True)
 
     build_app("v1")
-    root = _context(tmp_path, "ARG APP\nFROM ${APP}\nARG SESSION\nLABEL rag-ci-e2e-session=${SESSION}\nCOPY server.py /server.py\n")
+    root = _context(tmp_path, "ARG APP\nFROM ${APP}\nARG SESSION\nLABEL rag-ci-e2e-session=${SESSION}\nCOPY server.py http_rag.py /\n")
     spec = build_spec(root, "Dockerfile", ".", {"APP": app, "SESSION": session}, None)
     first = ensure_image(client, spec, log=io.StringIO())
     again = ensure_image(client, spec, log=io.StringIO())
@@ -146,7 +147,7 @@ def test_the_buildx_path_builds_on_the_engine_with_the_labels_that_make_the_imag
     monkeypatch.setenv("FAKE_BUILDX_ENGINE", "1")  # the scripted buildx builds through the real engine
     argv_log = tmp_path / "buildx.jsonl"
     monkeypatch.setenv("FAKE_BUILDX_LOG", str(argv_log))
-    root = _context(tmp_path, HEADER + 'COPY server.py /server.py\nCMD ["python3", "/server.py", "8000", "0.0.0.0"]\n')
+    root = _context(tmp_path, HEADER + 'COPY server.py http_rag.py /\nCMD ["python3", "/server.py", "8000", "0.0.0.0"]\n')
 
     target = _target(root, client, base, session)
     assert _ask(target)["contexts"][0]["doc_id"] == "a"

@@ -10,15 +10,13 @@ each other but are the same every time the test runs.
 """
 
 import hashlib
-import json
 import os
 import random
-import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-DOCS = {"a": ("a/x.md", "The delay is 10 ms on CAN."), "b": ("b/y.md", "The delay is 20 ms on LIN.")}
+from http_rag import JsonHandler, contexts_for, serve
+
 SEED = int(os.environ.get("COLD_RAG_SEED", "0"))
 RNG = random.Random(SEED)
 COLD_S = float(os.environ.get("COLD_RAG_COLD_S") or RNG.uniform(1.5, 3.1))
@@ -44,35 +42,14 @@ def noise(request_id):
     return random.Random(f"{SEED}:{request_id}").lognormvariate(0, 0.25)
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):  # noqa: N802 - healthy at once: the model loads on the first question
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
+class Handler(JsonHandler):
     def do_POST(self):  # noqa: N802
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        request = self.read_json()
         load_model()
         time.sleep(typical_s(request["id"]) * noise(request["id"]) * SLOWDOWN)
-        contexts = [{"text": DOCS[c][1], "doc_id": c, "source": DOCS[c][0] + "#0", "score": 1.0}
-                    for c in request["corpora"] if c in DOCS]
-        data = json.dumps({"answer": " ".join(c["text"] for c in contexts), "contexts": contexts}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def main():
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
-    server.daemon_threads = True
-    server.serve_forever()
+        contexts = contexts_for(request["corpora"])
+        self.send_json(200, {"answer": " ".join(c["text"] for c in contexts), "contexts": contexts})
 
 
 if __name__ == "__main__":
-    main()
+    serve(Handler)

@@ -8,14 +8,13 @@ request shape (422) and answers in its own.
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from builders import write
+from builders import free_port, write
 from rag_ci.cli import cli
 
 pytestmark = pytest.mark.slow
@@ -38,14 +37,8 @@ MAPPING = """
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _project(tmp_path: Path, mapping: str = MAPPING) -> Path:
-    port = _free_port()
+    port = free_port()
     write(tmp_path / "questions.yml", QUESTIONS)
     return write(tmp_path / "rag-ci.yml", (
         "questions: questions.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"

@@ -10,25 +10,18 @@ concurrency 4 was the cold first batch, and unchanged re-runs breached the budge
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from builders import write
+from builders import free_port, write
 from rag_ci.cli import cli
 
 pytestmark = pytest.mark.slow
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _project(tmp_path: Path, port: int, questions: int = 30) -> Path:
@@ -65,7 +58,7 @@ def _run(config: Path, output: Path, *, seed: int, slowdown: float = 1.0, baseli
 
 
 def test_unchanged_reruns_of_a_cold_starting_rag_never_breach_and_a_2x_slowdown_always_does(tmp_path):
-    config = _project(tmp_path, _free_port())
+    config = _project(tmp_path, free_port())
     # Seeds chosen for their cold starts (cold_rag.py): 1.7 s on the baseline, 3.0, 2.5 and 2.8 s
     # on the re-runs, as in the issue (1.50–3.09 s): before warm-ups, p95 was that cold batch.
     base, _ = _run(config, tmp_path / "base.json", seed=1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import sys
 import time
 from collections import Counter
@@ -19,18 +18,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from builders import write
+from builders import free_port, write
 from rag_ci.cli import cli
 
 pytestmark = pytest.mark.slow
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _questions(n: int) -> str:
@@ -71,7 +64,7 @@ def test_a_target_that_stops_answering_ends_a_60_question_run_in_seconds_with_ex
     """The issue's "done when": timeout_s 3, 60 questions, every call hangs. Before the
     breaker: 60 time-outs at concurrency 8, plus three re-asks of each (all passed on the
     baseline) — about 90 s; now about 9 s (three time-outs' worth)."""
-    port = _free_port()
+    port = free_port()
     config = _project(tmp_path, 60, _http_target(port, "  timeout_s: 3\n"))
     log = tmp_path / "asked.log"
     base, _ = _run(config, tmp_path / "base.json", env={"OUTAGE_RAG": "ok"})
@@ -100,7 +93,7 @@ def test_a_target_that_stops_answering_ends_a_60_question_run_in_seconds_with_ex
 
 def test_a_target_failing_at_once_trips_after_the_first_questions_not_after_every_one(tmp_path):
     """HTTP 500 in a millisecond: no time-out to wait for, so the first K failures decide."""
-    port = _free_port()
+    port = free_port()
     config = _project(tmp_path, 60, _http_target(port, "  concurrency: 2\n  max_errors_at_start: 6\n"))
     log = tmp_path / "asked.log"
     result, _ = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "error", "OUTAGE_RAG_LOG": str(log)})
@@ -112,7 +105,7 @@ def test_a_target_failing_at_once_trips_after_the_first_questions_not_after_ever
 
 
 def test_a_target_that_dies_mid_run_keeps_the_answers_it_gave_and_the_run_is_broken(tmp_path):
-    port = _free_port()
+    port = free_port()
     config = _project(tmp_path, 40, _http_target(port, "  timeout_s: 1\n  concurrency: 2\n  max_wait_s: 2\n"))
     log = tmp_path / "asked.log"
     result, seconds = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "after=10", "OUTAGE_RAG_LOG": str(log)})
