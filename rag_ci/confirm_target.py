@@ -29,14 +29,14 @@ from rag_ci.core.scoring.results import QuestionResult, Sample
 
 
 async def answer_with_noise_control(replay: Any, question: Question, *, samples: int, runs: int) -> QuestionResult:
-    """`replay` is the engine's _Replay: `answer(question, judged)`, `baseline` by id and the
+    """`replay` is the engine's _Replay: `answer(question, judged, again=)`, `baseline` by id and the
     target's `breaker`: once it has tripped, nothing is asked again (docs/targets.md)."""
     judged: dict = {}
     first = await replay.answer(question, judged)
     if samples > 1:
         records = [first]
         for _ in range(samples - 1):
-            again = await replay.answer(question, judged)
+            again = await replay.answer(question, judged, again=True)
             if replay.breaker.left_unanswered(again.error):  # the target stopped answering: no more samples
                 break
             records.append(again)
@@ -48,7 +48,7 @@ async def answer_with_noise_control(replay: Any, question: Question, *, samples:
     while (decision := reask_decision([r.passed for r in records], runs)) == "ask_again":
         if replay.breaker.tripped:  # a broken run is no evidence either way: no re-asks
             break
-        again = await replay.answer(question, judged)
+        again = await replay.answer(question, judged, again=True)
         if replay.breaker.left_unanswered(again.error):  # tripped while this re-ask waited
             break
         records.append(again)

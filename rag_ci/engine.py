@@ -153,7 +153,7 @@ class _Replay:
 
     async def ask(self, request: dict, *, counts: bool = True) -> tuple[TargetReply | None, float | None, str | None]:
         """One target call under its time-out and the breaker: (reply, latency, error).
-        `counts=False` (a warm-up request) keeps a failure out of the errors-at-start count."""
+        `counts=False` (a warm-up request, a re-ask) keeps a failure out of the errors-at-start count."""
         timeout = self.config.target.timeout_s
         loop = asyncio.get_running_loop()
         started, clock = time.perf_counter(), loop.time()
@@ -205,9 +205,10 @@ class _Replay:
               f"{spread}{failed} (target.warmup)", file=sys.stderr, flush=True)
         return [None if x is None else round(x, 6) for x in latencies]
 
-    async def answer(self, question: Question, judged: dict | None = None) -> QuestionResult:
+    async def answer(self, question: Question, judged: dict | None = None, *, again: bool = False) -> QuestionResult:
         """Ask once, score. `judged` remembers this question's judge verdicts by answer and
-        contexts, so a re-asked question whose answer repeats costs no judge call."""
+        contexts, so a re-asked question whose answer repeats costs no judge call. `again`:
+        a re-ask or another sample, not counted among the questions the breaker counts."""
         routed = route(question, self.project.corpora)
         request = {"id": question.id, "question": question.question, "corpora": routed}
         error = answer = usage = None
@@ -217,7 +218,7 @@ class _Replay:
             if self.breaker.tripped:  # the target stopped answering: nothing more is sent
                 error = self.breaker.not_asked_error()
             else:
-                raw, latency, error = await self.ask(request)
+                raw, latency, error = await self.ask(request, counts=not again)
                 if raw is not None:
                     answer, contexts, usage = raw.answer, list(raw.contexts), raw.usage
         # Answers of concurrent calls arrive together; yielding once lets the questions
@@ -433,7 +434,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         warmup_latency_s=warmup,
         # Mostly errors: kept for diagnosis, but never compared, never a baseline (docs/gate.md).
         # A target that stopped answering is broken whatever the error share (the rest was never asked).
-        broken=replay.breaker.broken_reason(len(ordered)) or broken_run_reason(ordered, config.gate.max_error_rate),
+        broken=replay.breaker.broken_reason([r.error for r in ordered]) or broken_run_reason(ordered, config.gate.max_error_rate),
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(output, result)

@@ -9,7 +9,8 @@ The breaker watches every target call (warm-up included) and trips when either
   time-outs' worth), counted from the start of the first failing call after the last
   success — so time spent with no call in flight (waiting for the judge) is no outage; or
 * the first `target.max_errors_at_start` questions all failed, before any success (a
-  target that errors at once, e.g. HTTP 500 from a dead backend, trips in a second).
+  target that errors at once, e.g. HTTP 500 from a dead backend, trips in a second;
+  warm-up requests and re-asks are not counted).
 
 Once tripped, calls in flight are cut at once (their time-outs are rescheduled to now,
 no extra task per call), nothing more is sent — no question, no re-ask, hence no process
@@ -40,7 +41,6 @@ class TargetBreaker:
         self.max_wait_s = max_wait_s
         self.max_errors_at_start = max_errors_at_start
         self.reason: str | None = None  # set when tripped
-        self.not_asked = 0  # questions never sent because the breaker had tripped
         self._answered = False  # any call has succeeded
         self._errors_at_start = 0
         self._last_success: float | None = None
@@ -96,7 +96,6 @@ class TargetBreaker:
             self._reschedule()
 
     def not_asked_error(self) -> str:
-        self.not_asked += 1
         return f"{_NOT_ASKED}{self.reason}"
 
     def cut_error(self) -> str:
@@ -107,11 +106,14 @@ class TargetBreaker:
         """Did the breaker keep this question from its answer?"""
         return error is not None and error.startswith((_NOT_ASKED, _CUT_SHORT))
 
-    def broken_reason(self, questions: int) -> str | None:
-        """The run's `meta.broken` once tripped: which target, its last error, what was not asked."""
+    def broken_reason(self, errors: list[str | None]) -> str | None:
+        """The run's `meta.broken` once tripped (`errors`: each question's): which target,
+        its last error, how many questions were not asked."""
         if not self.tripped:
             return None
-        return f"{self.reason}; {self.not_asked} of {questions} questions not asked (docs/targets.md#when-the-target-stops-answering)"
+        not_asked = sum(1 for e in errors if e is not None and e.startswith(_NOT_ASKED))
+        return (f"{self.reason}; {not_asked} of {len(errors)} questions not asked "
+                "(docs/targets.md#when-the-target-stops-answering)")
 
     def _trip(self, why: str) -> None:
         self.reason = f"target {self.target} stopped answering: {why}; last error: {self._last_error}"
