@@ -192,8 +192,13 @@ class _Replay:
         async def one(i: int) -> float | None:
             question = questions[i % len(questions)]
             request = {"id": f"{WARMUP_ID_PREFIX}{i + 1}", "question": question.question, "corpora": route(question, self.project.corpora)}
-            async with self.slots:
-                _, latency, error = await self.ask(request, counts=False)
+            try:
+                async with self.slots:
+                    _, latency, error = await self.ask(request, counts=False)
+            except Exception as exc:  # noqa: BLE001 - a warm-up is unscored: whatever it raises, the run goes on
+                print(f"[rag-ci] warm-up request failed: {self.redact(f'{type(exc).__name__}: {exc}')[:300]}",
+                      file=sys.stderr, flush=True)
+                return None
             return None if error else latency
 
         started = time.perf_counter()

@@ -309,7 +309,7 @@ def test_a_rag_pinning_pydantic_1_and_old_numpy_builds_in_its_own_venv_and_is_ga
     (workspace / "baseline.json").write_text((EXAMPLES / "baseline" / "results.json").read_text())
     as_runner_checkout(workspace)
 
-    ran = docker_run(image, ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress",
+    ran = docker_run(image, ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress", "--verbose",
                              "--baseline", "baseline.json"], workspace=workspace, workdir="/src")
     own = subprocess.run(["docker", "run", "--rm", "--entrypoint", "/opt/rag-ci/venv/bin/python", image, "-c",
                           "import pydantic, numpy; print(pydantic.VERSION, numpy.__version__)"],
@@ -317,7 +317,7 @@ def test_a_rag_pinning_pydantic_1_and_old_numpy_builds_in_its_own_venv_and_is_ga
 
     print(ran.stderr[-1500:])
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert "rag env /tmp/rag-ci-target-venv 1." in ran.stderr  # the RAG's own venv, with its pins
+    assert "rag env /tmp/rag-ci-target-venv 1." in ran.stderr  # the RAG's own venv, with its pins (--verbose shows it)
     assert own.stdout.startswith("2."), own.stdout + own.stderr  # rag-ci's environment is untouched
 
 
