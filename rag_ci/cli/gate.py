@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,6 +69,10 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     for qid, source in missing_citations(((q.id, q.sources) for q in questions), files.index):
         echo(f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
                    f"matches (removed or renamed?): its reference may be stale", err=True)
+    for field, name in project.config.target.env_references():
+        if name not in os.environ:
+            echo(f"warning: {field} refers to ${{{name}}}, which is not set here: a run without it stops at start "
+                       f"(exit 2); set it, or name another variable", err=True)
     if show_coverage:
         from rag_ci.core.questionset.coverage import coverage, render_coverage
 
@@ -160,10 +165,13 @@ def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, histor
 @click.option("--policy", type=click.Choice(["baseline", "config"]), default="baseline", show_default=True,
               help="With --baseline: gate under the baseline's recorded policy (gate, metrics, judge), previewing this "
                    "config's changes, or under this config's own (metrics defined differently are then not comparable).")
+@click.option("--verbose", is_flag=True, default=None,
+              help="Show the build steps' and the image build's output (default: only a failing one's last lines; "
+                   "RAG_CI_VERBOSE=1 does the same).")
 @user_errors
 def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
         shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None, policy: str,
-        history_file: Path | None) -> None:
+        history_file: Path | None, verbose: bool | None) -> None:
     """Build and start the target, replay every question, score, write results.json, print the report
     (compared with --baseline when given; its accepted file, gate.accepted, applies)."""
     from rag_ci.engine import RunOptions, run_project
@@ -191,7 +199,8 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         if pinned.notice:
             echo(f"[rag-ci] {pinned.notice}", err=True)
         return asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
-                                                                  shard=shard, build=not no_build, samples=samples)))
+                                                                  shard=shard, build=not no_build, samples=samples,
+                                                                  verbose=verbose or None)))
 
     # Held for the whole run; also proves the output can be written before any question is asked.
     with OutputLock(output):

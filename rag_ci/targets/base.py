@@ -16,6 +16,11 @@ from rag_ci.core.scoring.results import Context, Usage
 from rag_ci.errors import TargetError
 
 
+# The ids of the unscored warm-up requests sent before the questions (target.warmup):
+# `rag-ci-warmup-1`, `rag-ci-warmup-2`... with the first questions' text and corpora.
+WARMUP_ID_PREFIX = "rag-ci-warmup-"
+
+
 @runtime_checkable
 class Target(Protocol):
     """A started RAG that answers one request at a time per call (calls may overlap)."""

@@ -207,6 +207,9 @@ class RunMeta(_Model):
     question_set_schema: int = QUESTION_SET_SCHEMA
     rag_ci_version: str
     git_sha: str | None = None
+    # The checkout had uncommitted changes to tracked files when the run started (so git_sha
+    # alone does not say what ran); None: not known (no git, or not the recorded commit).
+    git_dirty: bool | None = None
     git_ref: str | None = None
     pr_number: int | None = None
     started_at: str
@@ -227,6 +230,9 @@ class RunMeta(_Model):
     question_ids: list[str] | None = None
     full: bool = False  # the cache was ignored
     diagnostics: str | None = None  # tail of the target's stderr/logs when questions errored
+    # The unscored warm-up requests sent before the questions (target.warmup), seconds each
+    # (None: failed). Absent in files written before warm-ups existed.
+    warmup_latency_s: list[float | None] = Field(default_factory=list)
     # Why this run is not a result (error share above gate.max_error_rate); such a file is
     # kept for diagnosis but is never compared, never a baseline, never a history line.
     broken: str | None = None
