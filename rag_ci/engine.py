@@ -39,6 +39,7 @@ from rag_ci.progress import make_progress
 from rag_ci.redaction import Redactor
 from rag_ci.storage import Journal, journal_path, save_results
 from rag_ci.targets import WARMUP_ID_PREFIX, Target, TargetReply, build_target, describe_target, parse_reply
+from rag_ci.targets.base import reply_arrived_at
 from rag_ci.targets.breaker import TargetBreaker
 from rag_ci.targets.processes import declared_secrets, set_project_dir, target_env
 
@@ -90,12 +91,13 @@ class _Replay:
         timeout = self.config.target.timeout_s
         loop = asyncio.get_running_loop()
         started, clock = time.perf_counter(), loop.time()
+        reply_arrived_at.set(None)
         try:
             # asyncio.timeout (inside the breaker), not wait_for: the call runs in this task,
             # with no extra task (and no extra trip through the event loop's queue) per question.
             async with self.breaker.call(timeout):
                 raw = await self.target.query(request)
-            latency = time.perf_counter() - started
+            latency = (reply_arrived_at.get() or time.perf_counter()) - started
             # The redaction boundary: nothing the target said is kept, judged or shown unredacted.
             reply = parse_reply(self.redact.tree(raw))
         except asyncio.TimeoutError:
