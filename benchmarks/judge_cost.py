@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.simulators import SimulatedTarget, fact
+from rag_ci.targets.base import WARMUP_ID_PREFIX
 
 COUNTERFACTUAL = 10
 REWORDING = " That is all."
@@ -42,6 +43,8 @@ class CounterfactualTarget(SimulatedTarget):
     @staticmethod
     def reply(request: dict[str, Any]) -> dict[str, Any]:
         reply = SimulatedTarget.reply(request)
+        if request["id"].startswith(WARMUP_ID_PREFIX):  # an unscored warm-up request
+            return reply
         i = int(request["id"].split("-")[1])
         if i >= COUNTERFACTUAL:
             return reply

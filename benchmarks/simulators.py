@@ -15,6 +15,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from rag_ci.targets.base import WARMUP_ID_PREFIX
+
 CORPORA = ("engine", "gearbox", "brakes", "chassis")
 UNITS = ("ms", "bar", "Nm", "rpm", "mm")
 GENERATOR_MODEL = "llama-3.1-8b-instruct"  # meta family: kept apart from the (openai) simulated judge
@@ -118,6 +120,8 @@ class SimulatedTarget:
 
     @staticmethod
     def reply(request: dict[str, Any]) -> dict[str, Any]:
+        if request["id"].startswith(WARMUP_ID_PREFIX):  # an unscored warm-up request
+            return {"answer": "warm", "contexts": []}
         i = int(request["id"].split("-")[1])
         corpus, sentence = fact(i)
         routed = request["corpora"]

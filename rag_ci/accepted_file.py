@@ -9,8 +9,9 @@ from rag_ci.core.questionset.config import Config
 from rag_ci.errors import RagCiError
 
 
-def read_accepted(path: Path, *, required: bool) -> tuple[Acceptance, ...]:
-    """The entries of `path`; none when it does not exist and is not `required`."""
+def read_accepted(path: Path, *, required: bool, name: str | None = None) -> tuple[Acceptance, ...]:
+    """The entries of `path`; none when it does not exist and is not `required`. `name` is how
+    reports name the file (the repository-relative path in the action)."""
     if not path.exists():
         if required:
             raise RagCiError(f"{path}: no such accepted file")
@@ -19,7 +20,7 @@ def read_accepted(path: Path, *, required: bool) -> tuple[Acceptance, ...]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RagCiError(f"{path}: cannot read the accepted file: {exc}") from None
-    return parse_accepted(text, str(path))
+    return parse_accepted(text, name or str(path))
 
 
 def accepted_path(config: Config, config_path: Path) -> Path:

@@ -29,21 +29,30 @@ from rag_ci.core.scoring.results import QuestionResult, Sample
 
 
 async def answer_with_noise_control(replay: Any, question: Question, *, samples: int, runs: int) -> QuestionResult:
-    """`replay` is the engine's _Replay: `answer(question, judged)` and `baseline` by id."""
+    """`replay` is the engine's _Replay: `answer(question, judged, again=)`, `baseline` by id and the
+    target's `breaker`: once it has tripped, nothing is asked again (docs/targets.md)."""
     judged: dict = {}
     first = await replay.answer(question, judged)
     if samples > 1:
         records = [first]
         for _ in range(samples - 1):
-            records.append(await replay.answer(question, judged))
+            again = await replay.answer(question, judged, again=True)
+            if replay.breaker.left_unanswered(again.error):  # the target stopped answering: no more samples
+                break
+            records.append(again)
         verdict = majority_passes([r.passed for r in records])
         return _combine(next(r for r in records if r.passed == verdict), records, reasked=False)
-    if not should_reask(first, replay.baseline.get(question.id), runs):
+    if replay.breaker.tripped or not should_reask(first, replay.baseline.get(question.id), runs):
         return first
     records = [first]
     while reask_decision([r.passed for r in records], runs) == "ask_again":
-        records.append(await replay.answer(question, judged))
-    return _combine(records[0], records, reasked=True)
+        if replay.breaker.tripped:  # a broken run is no evidence either way: no re-asks
+            break
+        again = await replay.answer(question, judged, again=True)
+        if replay.breaker.left_unanswered(again.error):  # tripped while this re-ask waited
+            break
+        records.append(again)
+    return _combine(records[0], records, reasked=True) if len(records) > 1 else first
 
 
 def _sample(record: QuestionResult) -> Sample:

@@ -1,4 +1,5 @@
-"""One run, wired: build and start the target, replay, score, write (rag_ci.project loads the project).
+"""One run, wired: build and start the target, replay, score, write (rag_ci.project loads the project;
+rag_ci.prepare runs the build steps).
 
 This is the I/O shell around the pure core. It owns concurrency (a slot per
 target call, the judge has its own limit), time-outs, the resume journal and
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
@@ -21,6 +21,7 @@ from rag_ci import __version__
 from rag_ci.confirm_target import answer_with_noise_control
 from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.questionset.config import JUDGE_METRICS, Config
+from rag_ci.core.comparison.identity import baseline_records
 from rag_ci.core.comparison.policy import policy_of
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
@@ -32,14 +33,15 @@ from rag_ci.core.scoring.verdict import broken_run_reason, failure_stage, questi
 from rag_ci.core.questionset.documents import DocumentIndex
 from rag_ci.corpus_files import corpus_folders, read_corpora
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.logsafe import neutralise
 from rag_ci.project import Project
+from rag_ci.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.progress import make_progress
 from rag_ci.redaction import Redactor
 from rag_ci.storage import Journal, journal_path, save_results
-from rag_ci.targets import Target, build_target, parse_reply
-from rag_ci.targets.processes import (OutputTail, declared_secrets, permission_hint, set_project_dir, target_env,
-                                     target_process_kwargs)
+from rag_ci.targets import WARMUP_ID_PREFIX, Target, TargetReply, build_target, describe_target, parse_reply
+from rag_ci.targets.base import reply_arrived_at
+from rag_ci.targets.breaker import TargetBreaker
+from rag_ci.targets.processes import declared_secrets, set_project_dir, target_env
 
 
 @dataclass(frozen=True)
@@ -54,45 +56,9 @@ class RunContext:
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
-async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr, redact: Redactor | None = None) -> None:
-    """Run the shell build steps in order; a failing step stops the run with its output.
-
-    Their output is shown one line late: each line is redacted with the next one in view,
-    so a secret printed across a line break is masked in both halves."""
-    redact = redact or Redactor()
-    for step in steps:
-        print(neutralise(f"[rag-ci] build: {step}"), file=log, flush=True)
-        tail = OutputTail(40)
-        started = time.monotonic()
-        process = await asyncio.create_subprocess_shell(
-            step, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **target_process_kwargs(env)
-        )
-        assert process.stdout is not None
-        lines = redact.lines()
-
-        def show(ready: list[str]) -> None:
-            for line in ready:
-                tail.add(line)
-                print(neutralise(f"[build] {line}"), file=log, flush=True)
-
-        async for raw in process.stdout:
-            show(lines.feed(raw.decode("utf-8", "replace").rstrip()))
-        show(lines.flush())
-        code = await process.wait()
-        if code != 0:
-            raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}" + permission_hint(tail.text(20)))
-        print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s", file=log, flush=True)
-
-
 def git_context(root: Path) -> RunContext:
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return out.stdout.strip() or None if out.returncode == 0 else None
+    return RunContext(git_sha=git(root, "rev-parse", "HEAD") or None, git_ref=git(root, "rev-parse", "--abbrev-ref", "HEAD") or None)
 
-    return RunContext(git_sha=git("rev-parse", "HEAD"), git_ref=git("rev-parse", "--abbrev-ref", "HEAD"))
 
 
 class _Replay:
@@ -105,10 +71,13 @@ class _Replay:
         self.config = project.config
         self.target = target
         self.judge = judge
-        self.baseline = baseline.by_id() if baseline else {}
+        self.baseline = baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions))
         self.metric_configs = {n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS}
         parallel = min(self.config.target.concurrency, target.max_parallel or self.config.target.concurrency)
+        self.parallel = parallel
         self.slots = asyncio.Semaphore(parallel)
+        self.breaker = TargetBreaker(describe_target(self.config.target), max_wait_s=self.config.target.breaker_wait_s(),
+                                     max_errors_at_start=self.config.target.breaker_errors_at_start(parallel))
         # Questions in flight (being answered or judged). Without a bound every question is
         # answered at once and then waits for the judge: all finish at the very end, so the
         # progress and the resume journal stay empty until then. Two judge-fulls of
@@ -116,31 +85,82 @@ class _Replay:
         self.window = asyncio.Semaphore(parallel + 2 * (self.config.judge.concurrency if judge is not None else parallel))
         self.generators: set[str] = set()
 
-    async def answer(self, question: Question, judged: dict | None = None) -> QuestionResult:
+    async def ask(self, request: dict, *, counts: bool = True) -> tuple[TargetReply | None, float | None, str | None]:
+        """One target call under its time-out and the breaker: (reply, latency, error).
+        `counts=False` (a warm-up request, a re-ask) keeps a failure out of the errors-at-start count."""
+        timeout = self.config.target.timeout_s
+        loop = asyncio.get_running_loop()
+        started, clock = time.perf_counter(), loop.time()
+        reply_arrived_at.set(None)
+        try:
+            # asyncio.timeout (inside the breaker), not wait_for: the call runs in this task,
+            # with no extra task (and no extra trip through the event loop's queue) per question.
+            async with self.breaker.call(timeout):
+                raw = await self.target.query(request)
+            latency = (reply_arrived_at.get() or time.perf_counter()) - started
+            # The redaction boundary: nothing the target said is kept, judged or shown unredacted.
+            reply = parse_reply(self.redact.tree(raw))
+        except asyncio.TimeoutError:
+            waited = loop.time() - clock
+            if self.breaker.tripped:  # cut by the breaker, tripped by another call
+                return None, None, self.breaker.cut_error()
+            own = waited + 1e-3 >= timeout
+            error = f"time-out: no answer within {timeout:g}s" if own else f"time-out: no answer after {waited:.1f}s"
+            self.breaker.failed(clock, error, counts=counts, cut=not own)
+            if self.breaker.tripped and not own:
+                return None, None, self.breaker.cut_error()
+            return None, None, error
+        except TargetError as exc:
+            error = self.redact(str(exc))
+            self.breaker.failed(clock, error, counts=counts)
+            return None, time.perf_counter() - started, error
+        self.breaker.succeeded()
+        return reply, latency, None
+
+    async def warm_up(self, questions: list[Question], count: int) -> list[float | None]:
+        """Send `count` unscored requests (the first questions', under ids of their own) and
+        wait for them: a target's cold first calls (loading a model, opening connections)
+        are not timed as the first questions' latency. Their latencies (None: failed)."""
+        if count <= 0 or not questions:
+            return []
+
+        async def one(i: int) -> float | None:
+            question = questions[i % len(questions)]
+            request = {"id": f"{WARMUP_ID_PREFIX}{i + 1}", "question": question.question, "corpora": route(question, self.project.corpora)}
+            try:
+                async with self.slots:
+                    _, latency, error = await self.ask(request, counts=False)
+            except Exception as exc:  # noqa: BLE001 - a warm-up is unscored: whatever it raises, the run goes on
+                print(f"[rag-ci] warm-up request failed: {self.redact(f'{type(exc).__name__}: {exc}')[:300]}",
+                      file=sys.stderr, flush=True)
+                return None
+            return None if error else latency
+
+        started = time.perf_counter()
+        latencies = await asyncio.gather(*(one(i) for i in range(count)))
+        answered = [x for x in latencies if x is not None]
+        spread = f", {min(answered):.2f}–{max(answered):.2f} s each" if answered else ""
+        failed = f"; {count - len(answered)} failed" if len(answered) < count else ""
+        print(f"[rag-ci] warm-up: {count} unscored request{'s' if count != 1 else ''} in {time.perf_counter() - started:.1f}s"
+              f"{spread}{failed} (target.warmup)", file=sys.stderr, flush=True)
+        return [None if x is None else round(x, 6) for x in latencies]
+
+    async def answer(self, question: Question, judged: dict | None = None, *, again: bool = False) -> QuestionResult:
         """Ask once, score. `judged` remembers this question's judge verdicts by answer and
-        contexts, so a re-asked question whose answer repeats costs no judge call."""
+        contexts, so a re-asked question whose answer repeats costs no judge call. `again`:
+        a re-ask or another sample, not counted among the questions the breaker counts."""
         routed = route(question, self.project.corpora)
         request = {"id": question.id, "question": question.question, "corpora": routed}
-        timeout = self.config.target.timeout_s
         error = answer = usage = None
         contexts: list = []
         latency = None
         async with self.slots:
-            started = time.perf_counter()
-            try:
-                # asyncio.timeout, not wait_for: the call runs in this task, with no extra task
-                # (and no extra trip through the event loop's queue) per question.
-                async with asyncio.timeout(timeout):
-                    raw = await self.target.query(request)
-                latency = time.perf_counter() - started
-                # The redaction boundary: nothing the target said is kept, judged or shown unredacted.
-                reply = parse_reply(self.redact.tree(raw))
-                answer, contexts, usage = reply.answer, list(reply.contexts), reply.usage
-            except asyncio.TimeoutError:
-                error = f"time-out: no answer within {timeout:g}s"
-            except TargetError as exc:
-                latency = latency or time.perf_counter() - started
-                error = self.redact(str(exc))
+            if self.breaker.tripped:  # the target stopped answering: nothing more is sent
+                error = self.breaker.not_asked_error()
+            else:
+                raw, latency, error = await self.ask(request, counts=not again)
+                if raw is not None:
+                    answer, contexts, usage = raw.answer, list(raw.contexts), raw.usage
         # Answers of concurrent calls arrive together; yielding once lets the questions
         # waiting for the slot just freed send their requests before this one is scored,
         # so the target never idles while the event loop scores a batch of answers.
@@ -171,6 +191,7 @@ class _Replay:
             tags=list(question.tags),
             expect=question.expect,
             reference=question.reference,
+            keywords=list(question.keywords),
             request=request,
             answer=answer,
             contexts=contexts,
@@ -231,7 +252,8 @@ class RunOptions:
     verdict cache. `samples` > 1 answers every question that many times (the baseline's
     pass rates, `baseline.samples`); otherwise a flip against the baseline is re-asked
     (`gate.confirm_target_runs`, rag_ci/confirm_target.py). `run_context` defaults to
-    the project's git commit; `build: False` skips `target.build`.
+    the project's git commit; `build: False` skips `target.build`; `verbose` shows the
+    build steps' and the image build's output (default: RAG_CI_VERBOSE / RUNNER_DEBUG).
     """
 
     output: Path
@@ -243,6 +265,8 @@ class RunOptions:
     shard: tuple[int, int] | None = None
     build: bool = True
     samples: int = 1
+    # Build steps' and image build's output in the log; None: from the environment (verbose_from_env).
+    verbose: bool | None = None
 
 
 async def run_project(project: Project, options: RunOptions, *, target: Target | None = None,
@@ -259,6 +283,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     config = project.config
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     context = run_context or git_context(project.root)
+    dirty = git_dirty(project.root, context.git_sha)  # before the build steps, which may write tracked files
     questions = select_shard(project.questions.questions, shard)
     header = {
         "config": config.fingerprint(),
@@ -288,15 +313,16 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
 
         judge = build_judge(config, baseline=baseline, full=full, env={**os.environ, **context.judge_keys})
     if judge is not None and judge.fingerprint.provider == "fake":
-        print("[rag-ci] fake judge — a dry run, not a gate: the DeepEval metrics are scored by a fixed policy, "
+        print("[rag-ci] fake judge — its metrics are a dry run, never a gate: the DeepEval metrics are scored by a fixed policy, "
               "offline; they show the judge tier runs, not how good the answers are (docs/judges.md)", file=sys.stderr)
     if judge is not None and todo:  # may start importing DeepEval while the target is built and started
-        judge.expect(todo, baseline.by_id() if baseline else {})
+        judge.expect(todo, baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions)))
     set_project_dir(project.root)
     try:
+        verbose = options.verbose if options.verbose is not None else verbose_from_env(os.environ)
         if build and config.target.build and todo:
-            await run_build_steps(config.target.build, project.root, target_env(config.target), redact=redact)
-        target = target or build_target(config.target, project.root)
+            await run_build_steps(config.target.build, project.root, target_env(config.target), redact=redact, verbose=verbose)
+        target = target or build_target(config.target, project.root, verbose=verbose)
     except RagCiError as exc:
         raise _redacted(exc, redact) from None
     replay = _Replay(project, target, judge, baseline, redact)
@@ -304,12 +330,14 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     bar = make_progress(len(todo), progress)
     journal.open(kept)
     completed = False
+    warmup: list[float | None] = []
     try:
         if todo:
             try:
                 await target.start()
             except RagCiError as exc:  # its message carries the target's last output lines
                 raise _redacted(exc, redact) from None
+            warmup = await replay.warm_up(todo, config.target.warmup_requests(replay.parallel))
 
         async def one(question: Question) -> None:
             try:
@@ -355,6 +383,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     meta = RunMeta(
         rag_ci_version=__version__,
         git_sha=context.git_sha,
+        git_dirty=dirty,
         git_ref=context.git_ref,
         pr_number=context.pr_number,
         started_at=started_at,
@@ -371,8 +400,10 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         question_ids=[q.id for q in project.questions.questions] if shard else None,
         full=full,
         diagnostics=diagnostics[-4000:] if diagnostics else None,
+        warmup_latency_s=warmup,
         # Mostly errors: kept for diagnosis, but never compared, never a baseline (docs/gate.md).
-        broken=broken_run_reason(ordered, config.gate.max_error_rate),
+        # A target that stopped answering is broken whatever the error share (the rest was never asked).
+        broken=replay.breaker.broken_reason([r.error for r in ordered]) or broken_run_reason(ordered, config.gate.max_error_rate),
         corpus_fingerprints=documents.corpus_fingerprints(),
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))

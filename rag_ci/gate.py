@@ -21,7 +21,9 @@ from functools import cached_property
 from types import MappingProxyType
 
 from rag_ci.core.comparison.carry import carry_forward
-from rag_ci.core.comparison.compare import REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare
+from rag_ci.core.comparison.compare import (REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare,
+                                            judge_free_regressions)
+from rag_ci.core.comparison.identity import with_current_ids
 from rag_ci.core.comparison.history import known_flaky, marked_lines, read_history, trend_summary, without_unvouched_marks
 from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
 from rag_ci.core.questionset.config import GateConfig
@@ -191,6 +193,8 @@ class GateOutcome:
     policy_changes: tuple[str, ...] = ()
     carried: tuple[str, ...] = ()  # ids of the errored questions that kept their last good verdict
     calibration: tuple[CalibrationStatus, ...] = ()
+    # A broken run: the judge-free regressions it measured all the same, listed, never gated.
+    measured: tuple[QuestionChange, ...] = ()
 
     @property
     def notice(self) -> str | None:
@@ -248,7 +252,7 @@ def evaluate(project: Project, baseline: RunResult | None, run: Callable[[Pinned
     head = run(pinned)
     carried: tuple[str, ...] = ()
     if options.carry_forward and baseline is not None and not head.meta.broken:
-        with_carried = carry_forward(baseline, head)
+        with_carried = carry_forward(with_current_ids(baseline, head)[0], head)  # a renamed question keeps its verdict too
         if with_carried is not head:
             head = with_carried
             save(head)
@@ -273,8 +277,9 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
     calibration = history.calibration(head, today)
     if head.meta.broken:
         max_error_rate = (gate or recorded_gate(head.meta)).max_error_rate
+        measured = judge_free_regressions(baseline, head) if baseline is not None else ()
         return _with_exit_code(GateOutcome("broken", head, 0, notices=(*notices, broken_notice(max_error_rate, options)),
-                                           calibration=calibration), options)
+                                           calibration=calibration, measured=measured), options)
     if baseline is None:
         return _with_exit_code(GateOutcome(options.bootstrap.verdict, head, 0, notices=(*notices, *_some(options.bootstrap.notice)),
                                            calibration=calibration), options)
@@ -295,7 +300,7 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
                    "written by rag-ci on the default branch (no verified commit of the action added them): their marks "
                    "were ignored, and no regression was cleared by them.")
     comparison = dataclasses.replace(comparison, policy_changes=policy_changes)
-    comparison = apply_accepted(comparison, tuple(accepted), question_hashes(head))
+    comparison = apply_accepted(comparison, tuple(accepted), question_hashes(head), baseline_hashes=baseline_hashes(baseline, comparison))
     verdict: str = comparison.verdict
     if options.all_metrics_comparable and comparison.not_comparable:
         names = ", ".join(n.name for n in comparison.not_comparable)
@@ -311,6 +316,14 @@ def accepted_in_force(entries: Sequence[Acceptance], head: RunResult) -> list[di
 
 def question_hashes(head: RunResult) -> dict[str, str]:
     return {q.id: q.question_hash for q in head.questions}
+
+
+def baseline_hashes(baseline: RunResult, comparison: Comparison) -> dict[str, str]:
+    """The baseline's question hashes, under the ids of this run (renamed questions follow)."""
+    hashes = question_hashes(baseline)
+    for new, old in comparison.renamed:
+        hashes[new] = hashes.pop(old, "")
+    return hashes
 
 
 def broken_notice(max_error_rate: float, options: GateOptions) -> str:

@@ -145,6 +145,7 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
         "shard": None,
         "question_ids": None,
         "diagnostics": "\n".join(diagnostics)[-4000:] if diagnostics else None,
+        "warmup_latency_s": [x for m in metas for x in m.warmup_latency_s],  # each shard warmed its target up
         "broken": "; ".join(broken) if broken else None,
     })
     return RunResult(meta=meta, questions=questions, aggregates=aggregate(questions))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import textwrap
 from pathlib import Path
 
@@ -42,6 +43,13 @@ def run(*questions: QuestionResult, thresholds=None, sha="abc", judge=None, poli
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a fake server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def write(path: Path, text: str) -> Path:

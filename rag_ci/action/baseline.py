@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
@@ -25,12 +26,22 @@ ACTIONS_REBASELINE_HINT = (
 )
 
 
+@dataclass(frozen=True)
+class FoundBaseline:
+    """The baseline and where it came from: the commit, branch and run the comment names."""
+
+    result: RunResult
+    sha: str | None  # the commit the baseline run evaluated
+    branch: str
+    run_id: int | None
+
+
 def in_actions_words(message: str) -> str:
     """A core message with its re-baseline hint told the action's way."""
     return message.replace(REBASELINE_HINT, ACTIONS_REBASELINE_HINT)
 
 
-def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Runner) -> RunResult | None:
+def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Runner) -> FoundBaseline | None:
     """The baseline the plan asks for: compared with, only a verdict cache, or none."""
     if plan.baseline is BaselineUse.NONE:
         return None
@@ -54,7 +65,7 @@ def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Ru
 
 
 def fetch_baseline(settings: Settings, github: GitHubRepo, runner: Runner, branch: str,
-                   prefer: Callable[[], str | None]) -> RunResult | None:
+                   prefer: Callable[[], str | None]) -> FoundBaseline | None:
     """The baseline, or None when there is none yet (bootstrap).
 
     An artifact that exists but cannot be read (no results.json in it, corrupt JSON,
@@ -76,11 +87,11 @@ def fetch_baseline(settings: Settings, github: GitHubRepo, runner: Runner, branc
             raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{ACTIONS_REBASELINE_HINT}") from None
     if baseline.meta.broken:  # uploaded by hand, or by an older rag-ci: never compare with it
         raise RagCiError(f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{ACTIONS_REBASELINE_HINT}")
-    return baseline
+    return FoundBaseline(baseline, artifact.head_sha or baseline.meta.git_sha, branch, artifact.run_id)
 
 
 def cache_baseline(settings: Settings, github: GitHubRepo, runner: Runner, branch: str,
-                   prefer: Callable[[], str | None]) -> RunResult | None:
+                   prefer: Callable[[], str | None]) -> FoundBaseline | None:
     """On main the previous baseline only saves judge calls: without it the run is
     slower, not wrong, so a problem getting it is a warning."""
     try:

@@ -7,6 +7,7 @@ code, posts it here (docs/action.md, "Pull requests from forks").
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
             runner.warning(f"the `{settings.comment_artifact}` artifact holds no {COMMENT_FILE}; nothing posted.")
             return EXIT_PASS
         try:
-            body = untrusted_comment_body(path.read_text(encoding="utf-8", errors="replace"))
+            body = untrusted_comment_body(path.read_text(encoding="utf-8", errors="replace"), _origin(run, head_repo))
         except ValueError as exc:
             raise RagCiError(str(exc)) from None
     url = github.upsert_comment(int(pr_number), body, COMMENT_MARKER)
@@ -54,3 +55,10 @@ def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
     runner.set_outputs({"comment-url": url})
     return EXIT_PASS
 
+
+def _origin(run: dict, head_repo: dict) -> str:
+    """'workflow run 77 on contributor/rag@1111111', from the event GitHub wrote (never the artifact),
+    reduced to characters that cannot format the banner."""
+    repo = re.sub(r"[^A-Za-z0-9._/-]", "", str(head_repo.get("full_name") or "a fork"))[:100]
+    sha = re.sub(r"[^0-9a-f]", "", str(run.get("head_sha") or ""))[:7] or "unknown"
+    return f"workflow run {int(run['id'])} on {repo}@{sha}"

@@ -33,14 +33,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rag_ci.accepted_file import accepted_path, read_accepted
-from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, find_baseline, in_actions_words
+from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
-from rag_ci.core.reporting.render import render_markdown
+from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.errors import RagCiError
@@ -90,6 +90,10 @@ def main() -> int:
     except Exception:  # a bug: show it, but exit 2, not 1, which means "regression"
         runner.info(traceback.format_exc())  # through the runner: redacted and inert
         runner.error("rag-ci stopped on an internal error (traceback above); please report it.", title="rag-ci")
+        try:
+            replace_comment_with_not_evaluated(settings, github, runner, "rag-ci stopped on an internal error (the traceback is in the log)")
+        except Exception:  # noqa: BLE001 - the error above is the one to report
+            traceback.print_exc()
         return EXIT_ERROR
 
 
@@ -128,7 +132,45 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
         runner.error(message, title="rag-ci")
         runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
         runner.set_outputs({"verdict": "error"})
+        # Never leave an older verdict on the PR while this push's check is red.
+        replace_comment_with_not_evaluated(settings, github, runner, message)
         return EXIT_ERROR
+
+
+def replace_comment_with_not_evaluated(settings: Settings, github: GitHubRepo, runner: Runner, cause: str) -> None:
+    """A run that stopped before it could evaluate replaces the PR comment with "⛔ not evaluated —
+    <cause>" and a link to the run (issue 21 §1), so the comment never shows the previous push's verdict."""
+    try:
+        mode = resolve_mode(settings)
+    except RagCiError:
+        return
+    if mode is None or not PLANS[mode].comment or settings.pr_number is None:
+        return
+    commits = Commits(head_sha=settings.pr_head_sha or settings.sha, head_url=settings.run_url)
+    post_or_save_comment(settings, github, runner, comment_body(render_not_evaluated(cause, run_url=settings.run_url, commits=commits)))
+
+
+def post_or_save_comment(settings: Settings, github: GitHubRepo, runner: Runner, body: str) -> str:
+    """Post (or edit) the sticky comment; when the token cannot, save it for the fork-safe
+    workflow_run to post (docs/action.md). Returns the comment's URL, or "" when saved."""
+    s = settings
+    assert s.pr_number is not None
+    try:
+        url = github.upsert_comment(s.pr_number, body, COMMENT_MARKER)
+        runner.info(f"[rag-ci] comment: {url}")
+        return url
+    except GitHubError as exc:
+        path = s.output_path / COMMENT_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")
+        why = "the token is read-only (a pull request from a fork?)" if isinstance(exc, CannotWrite) else str(exc)
+        runner.warning(
+            f"Could not comment on the pull request: {why}. The report is in the step summary, and the comment "
+            f"was saved to {s.relative_to_workspace(path)}: upload it as the `{s.comment_artifact}` artifact and "
+            "post it from a workflow_run workflow (docs/action.md, 'Pull requests from forks').",
+            title="rag-ci: comment not posted",
+        )
+        return ""
 
 
 class Evaluation:
@@ -162,7 +204,9 @@ class Evaluation:
         project = load_project(s.config_path)
         options = self.options(plan)
         refuse_a_fake_judge(project, None, options)  # before the baseline is even looked for
-        baseline = find_baseline(plan, s, self.github, self.runner)
+        found = find_baseline(plan, s, self.github, self.runner)
+        baseline = found.result if found is not None else None
+        commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
         # what reviewers approve, and the comment lists every acceptance at the top.
         accepted = self.accepted(project) if plan.compare else ()
@@ -178,10 +222,10 @@ class Evaluation:
 
         markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
                                    trend=self.history.trend(TREND_POINTS) if plan.trend else None,
-                                   calibration=list(outcome.calibration),
+                                   calibration=list(outcome.calibration), commits=commits, measured=outcome.measured,
                                    report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
         reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=list(outcome.calibration),
-                                history=self.history.entries if self.history.text else [])
+                                history=self.history.entries if self.history.text else [], commits=commits)
         self.runner.add_summary(markdown)
         if plan.audit_sample and outcome.verdict != "broken":
             self.write_audit_sample(head, baseline)
@@ -242,10 +286,17 @@ class Evaluation:
 
     def accepted(self, project: Project) -> tuple[Acceptance, ...]:
         path = accepted_path(project.config, self.settings.config_path)
-        entries = read_accepted(path, required=False)
+        entries = read_accepted(path, required=False, name=self.settings.relative_to_workspace(path))
         if entries:
             self.runner.info(f"[rag-ci] {len(entries)} accepted regression entr{'y' if len(entries) == 1 else 'ies'} in {path}")
         return entries
+
+    def commits(self, found: FoundBaseline | None) -> Commits:
+        """What this run compares: the baseline's commit, branch and run → the PR's head commit and this run."""
+        s = self.settings
+        base_url = f"{s.server_url}/{s.repository}/actions/runs/{found.run_id}" if found is not None and found.run_id else None
+        return Commits(base_sha=found.sha if found else None, base_branch=found.branch if found else None, base_url=base_url,
+                       head_sha=s.pr_head_sha or s.sha, head_url=s.run_url)
 
     def report_url(self) -> str | None:
         """Where the full HTML report is: the run page's artifacts."""
@@ -306,20 +357,4 @@ class Evaluation:
             self.runner.warning(f"history not recorded: {exc}", title="rag-ci: history")
 
     def post_comment(self, body: str) -> str:
-        s = self.settings
-        assert s.pr_number is not None
-        try:
-            url = self.github.upsert_comment(s.pr_number, body, COMMENT_MARKER)
-            self.runner.info(f"[rag-ci] comment: {url}")
-            return url
-        except GitHubError as exc:
-            path = self.output / COMMENT_FILE
-            path.write_text(body, encoding="utf-8")
-            why = "the token is read-only (a pull request from a fork?)" if isinstance(exc, CannotWrite) else str(exc)
-            self.runner.warning(
-                f"Could not comment on the pull request: {why}. The report is in the step summary, and the comment "
-                f"was saved to {s.relative_to_workspace(path)}: upload it as the `{s.comment_artifact}` artifact and "
-                "post it from a workflow_run workflow (docs/action.md, 'Pull requests from forks').",
-                title="rag-ci: comment not posted",
-            )
-            return ""
+        return post_or_save_comment(self.settings, self.github, self.runner, body)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.gate import Comparison, QuestionChange
-from rag_ci.core.reporting.render import render_html
+from rag_ci.core.reporting.render import Commits, render_html
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.github.workflow import Runner
 from rag_ci.action.settings import Settings
@@ -36,11 +36,12 @@ class Reports:
 
 
 def write_reports(output_dir: Path, head: RunResult, comparison: Comparison | None, markdown: str, *,
-                  calibration: list | None = None, history: list[dict[str, Any]] | None = None) -> Reports:
+                  calibration: list | None = None, history: list[dict[str, Any]] | None = None,
+                  commits: Commits | None = None) -> Reports:
     md = output_dir / REPORT_MD
     html = output_dir / REPORT_HTML
     write_text_atomic(md, markdown)
-    write_text_atomic(html, render_html(head, comparison, calibration=calibration, history=history))
+    write_text_atomic(html, render_html(head, comparison, calibration=calibration, history=history, commits=commits))
     cmp_path = None
     if comparison is not None:
         cmp_path = output_dir / COMPARISON_FILE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ import click
 from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import EXIT_CODES, user_errors
 from rag_ci.core.questionset.yamlsrc import no_cyclic_gc
-from rag_ci.core.reporting.render import render_html, render_markdown
+from rag_ci.core.reporting.render import Commits, render_html, render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, PinnedProject, compare_runs, evaluate
@@ -69,6 +70,10 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     for qid, source in missing_citations(((q.id, q.sources) for q in questions), files.index):
         echo(f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
                    f"matches (removed or renamed?): its reference may be stale", err=True)
+    for field, name in project.config.target.env_references():
+        if name not in os.environ:
+            echo(f"warning: {field} refers to ${{{name}}}, which is not set here: a run without it stops at start "
+                       f"(exit 2); set it, or name another variable", err=True)
     if show_coverage:
         from rag_ci.core.questionset.coverage import coverage, render_coverage
 
@@ -97,14 +102,17 @@ def warn_skipped_history_lines(history: History, history_file: Path | None) -> N
 
 
 def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: History, output: Path | None,
-            notice: str | None = None, calibration: list | None = None) -> str:
+            notice: str | None = None, calibration: list | None = None, base: RunResult | None = None,
+            measured: tuple = ()) -> str:
     if fmt == "json":
         return json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n"
+    commits = Commits.of_runs(base, head) if base is not None else None  # the shas the two files recorded
     if fmt == "html":
-        return render_html(head, comparison, history=history.entries, calibration=calibration)
+        return render_html(head, comparison, history=history.entries, calibration=calibration, commits=commits)
     # The full report: beside a markdown file written with -o, the HTML rendered by `report --format html`.
     html_hint = str(output.with_suffix(".html")) if output is not None and output.suffix == ".md" else None
-    return render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint, calibration=calibration)
+    return render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint, calibration=calibration,
+                           commits=commits, measured=measured)
 
 
 def _accepted(accepted_file: Path | None, *, required: bool) -> tuple:
@@ -121,9 +129,9 @@ def _decided(outcome: GateOutcome) -> Comparison:
     return outcome.comparison
 
 
-def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, history: History) -> None:
+def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, history: History, base: RunResult | None = None) -> None:
     comparison, head = _decided(outcome), outcome.head
-    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
+    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base)
     if output is not None:
         write_text_atomic(output, text)
         echo(
@@ -158,10 +166,13 @@ def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, histor
 @click.option("--policy", type=click.Choice(["baseline", "config"]), default="baseline", show_default=True,
               help="With --baseline: gate under the baseline's recorded policy (gate, metrics, judge), previewing this "
                    "config's changes, or under this config's own (metrics defined differently are then not comparable).")
+@click.option("--verbose", is_flag=True, default=None,
+              help="Show the build steps' and the image build's output (default: only a failing one's last lines; "
+                   "RAG_CI_VERBOSE=1 does the same).")
 @user_errors
 def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
         shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None, policy: str,
-        history_file: Path | None) -> None:
+        history_file: Path | None, verbose: bool | None) -> None:
     """Build and start the target, replay every question, score, write results.json, print the report
     (compared with --baseline when given; its accepted file, gate.accepted, applies)."""
     from rag_ci.engine import RunOptions, run_project
@@ -189,7 +200,8 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         if pinned.notice:
             echo(f"[rag-ci] {pinned.notice}", err=True)
         return asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
-                                                                  shard=shard, build=not no_build, samples=samples)))
+                                                                  shard=shard, build=not no_build, samples=samples,
+                                                                  verbose=verbose or None)))
 
     # Held for the whole run; also proves the output can be written before any question is asked.
     with OutputLock(output):
@@ -213,7 +225,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         if fmt != "json":  # the JSON format is the comparison's, and there is none
             echo(_render(head, None, fmt, history, None))
         return
-    _emit_comparison(outcome, fmt, None, history)
+    _emit_comparison(outcome, fmt, None, history, base)
     sys.exit(outcome.exit_code)
 
 
@@ -258,7 +270,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
                                options=GateOptions(fail_on=fail_on))
         if head_result.meta.broken:
             raise BrokenRun(f"This run is broken, not a result: {head_result.meta.broken}")
-        _emit_comparison(outcome, fmt, output, history)
+        _emit_comparison(outcome, fmt, output, history, base_result)
     warn_skipped_history_lines(history, history_file)
     sys.exit(outcome.exit_code)
 
@@ -288,7 +300,8 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     with no_cyclic_gc():  # as in `compare`
         outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
         comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
-        text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration))
+        text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base,
+                       measured=outcome.measured)
     warn_skipped_history_lines(history, history_file)
     if output is not None:
         write_text_atomic(output, text)

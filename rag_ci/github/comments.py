@@ -39,18 +39,25 @@ def comment_body(markdown: str) -> str:
     return body
 
 
-def untrusted_comment_body(text: str) -> str:
+def untrusted_comment_body(text: str, origin: str) -> str:
     """A comment body read from a PR run's artifact, made safe to post with a write token.
 
     In the fork-PR pattern the artifact comes from a run of the fork's code, so its text
     is the fork's to choose. Post it only when it is ours in shape (starts with the
     marker), cut to the limit, with every @mention neutralised (a zero-width space after
-    `@` stops GitHub from notifying anyone).
+    `@` stops GitHub from notifying anyone), and never as the bot's own verdict: a banner
+    first says whose run produced it (`origin`, built from the event GitHub wrote), and its
+    headline says it is the fork run's.
     """
     if not text.startswith(COMMENT_MARKER):
         raise ValueError("the comment artifact does not start with the rag-ci marker; not posting it")
     text = re.sub(r"@(?=[A-Za-z0-9_-])", "@\u200b", text)
-    return comment_body(text[len(COMMENT_MARKER):].lstrip("\n"))
+    report = text[len(COMMENT_MARKER):].lstrip("\n")
+    report = re.sub(r"\A## rag-ci:", "## rag-ci (as the fork's run reported it):", report)
+    banner = (f"> [!IMPORTANT]\n> **Produced by the fork's own run ({origin}), not by this repository's rag-ci.** "
+              "The text below is that run's saved comment, posted as it was: untrusted, it may say anything. "
+              "The pull request's check is the verdict; re-run rag-ci from this repository to confirm it.\n\n")
+    return comment_body(banner + report)
 
 
 def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker: str, me: str) -> str:

@@ -15,7 +15,7 @@ from rag_ci.core.questionset.config import (
     PythonTargetConfig,
     TargetConfig,
 )
-from rag_ci.targets.base import Target, TargetReply, parse_reply
+from rag_ci.targets.base import WARMUP_ID_PREFIX, Target, TargetReply, parse_reply
 from rag_ci.targets.processes import target_env
 
 
@@ -41,7 +41,7 @@ def _command(config: CommandTargetConfig, root: Path) -> Target:
 
 
 def _http(config: HttpTargetConfig, root: Path) -> Target:
-    from rag_ci.targets.http import HttpTarget
+    from rag_ci.targets.http import HttpTarget, mapping_arguments
 
     return HttpTarget(
         config.url,
@@ -53,13 +53,14 @@ def _http(config: HttpTargetConfig, root: Path) -> Target:
         cwd=root,
         env=target_env(config),
         max_connections=config.concurrency,
+        **mapping_arguments(config),
     )
 
 
-def _docker(config: DockerTargetConfig, root: Path) -> Target:
+def _docker(config: DockerTargetConfig, root: Path, verbose: bool = False) -> Target:
     from rag_ci.targets.docker import DockerTarget
 
-    return DockerTarget(config, root)
+    return DockerTarget(config, root, verbose=verbose)
 
 
 TARGET_KINDS: dict[str, Callable[..., Target]] = {
@@ -70,8 +71,22 @@ TARGET_KINDS: dict[str, Callable[..., Target]] = {
 }
 
 
-def build_target(config: TargetConfig, root: Path) -> Target:
+def build_target(config: TargetConfig, root: Path, *, verbose: bool = False) -> Target:
+    """`verbose`: the docker target's image build output goes to the log (else its tail, on failure)."""
+    if isinstance(config, DockerTargetConfig):
+        return _docker(config, root, verbose)
     return TARGET_KINDS[config.kind](config, root)
 
 
-__all__ = ["Target", "TargetReply", "build_target", "parse_reply", "TARGET_KINDS"]
+def describe_target(config: TargetConfig) -> str:
+    """The target as messages name it: its kind and what the user configured it with."""
+    if isinstance(config, PythonTargetConfig):
+        return f"python `{config.entry}`"
+    if isinstance(config, CommandTargetConfig):
+        return f"command `{' '.join(config.command)}`"
+    if isinstance(config, HttpTargetConfig):
+        return f"http {config.url}"
+    return f"docker {config.dockerfile} (port {config.port}, {config.path})"
+
+
+__all__ = ["WARMUP_ID_PREFIX", "Target", "TargetReply", "build_target", "describe_target", "parse_reply", "TARGET_KINDS"]

@@ -7,6 +7,8 @@ capture are the runner's job, so every target stays a thin transport.
 
 from __future__ import annotations
 
+import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -14,6 +16,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag_ci.core.scoring.results import Context, Usage
 from rag_ci.errors import TargetError
+
+
+# The ids of the unscored warm-up requests sent before the questions (target.warmup):
+# `rag-ci-warmup-1`, `rag-ci-warmup-2`... with the first questions' text and corpora.
+WARMUP_ID_PREFIX = "rag-ci-warmup-"
+
+
+# When the reply arrived (time.perf_counter), set by a target that checks a reply for a while
+# after it arrived (a command target waits for a second line): the runner's latency ends here,
+# not when the check is over. Set in the caller's own task: `query` is awaited directly.
+reply_arrived_at: ContextVar[float | None] = ContextVar("reply_arrived_at", default=None)
+
+
+def mark_reply_arrived() -> None:
+    reply_arrived_at.set(time.perf_counter())
 
 
 @runtime_checkable

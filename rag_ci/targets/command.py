@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
+from rag_ci.targets.base import mark_reply_arrived
 from rag_ci.targets.processes import OutputTail, finish_reader, permission_hint, target_process_kwargs
 
 _LINE_LIMIT = 64 * 1024 * 1024  # replies with many contexts can be long
@@ -192,6 +193,7 @@ class _Worker:
             )
         await self._send(request)
         line = await self.lines.get()
+        mark_reply_arrived()  # the settle wait below is rag-ci's check, not the target's latency
         await self._refuse_unreadable(line)
         reply, problem = self._decode(line, request["id"])  # type: ignore[arg-type]
         if problem is None:

@@ -37,7 +37,7 @@ from rag_ci.core.questionset.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.logsafe import neutralise
 from rag_ci.targets.docker_image import ImageRef, build_spec, ensure_image
-from rag_ci.targets.http import HttpTarget
+from rag_ci.targets.http import HttpTarget, mapping_arguments
 from rag_ci.targets.processes import passed_env
 
 CONTAINER_PREFIX = "rag-ci-target-"
@@ -95,14 +95,14 @@ def choose_placement(client: Any, host: RunnerHost) -> Placement:
     return Placement(chosen, f"inside container {host.hostname}: joining its network {chosen}")
 
 
-def resolve_env(env: dict[str, str], environ: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+def resolve_env(env: dict[str, str], environ: dict[str, str], field: str = "target.env") -> tuple[dict[str, str], list[str]]:
     """Expand ${NAME} from rag-ci's environment -> (env for the container, values to redact)."""
     resolved, secrets = {}, []
     for key, value in env.items():
         names = _ENV_REFERENCE.findall(value)
         missing = [n for n in names if n not in environ]
         if missing:
-            raise RagCiError(f"target.env.{key} refers to ${{{missing[0]}}}, which is not set in rag-ci's environment")
+            raise RagCiError(f"{field}.{key} refers to ${{{missing[0]}}}, which is not set in rag-ci's environment")
         resolved[key] = _ENV_REFERENCE.sub(lambda m: environ[m.group(1)], value)
         if names or _SECRET_NAME.search(key):
             secrets.append(resolved[key])
@@ -134,14 +134,19 @@ class DockerTarget:
         host: RunnerHost | None = None,
         environ: dict[str, str] | None = None,
         log: TextIO | None = None,
+        verbose: bool = False,
     ):
         self.config = config
+        self.verbose = verbose  # the image build's output in the log (else only its tail, on failure)
         self.max_parallel: int | None = None  # an HTTP server in a container: target.concurrency bounds the calls
         self.root = Path(root)
         self.run_id = uuid.uuid4().hex
         self.name = f"{CONTAINER_PREFIX}{self.run_id[:12]}"
         environ = dict(os.environ if environ is None else environ)
         self.env, self._secrets = resolve_env(dict(config.env), environ)
+        # Build args expand ${NAME} like env (a missing one stops the run before any build).
+        self.build_args, arg_secrets = resolve_env(dict(config.build_args), environ, "target.build_args")
+        self._secrets = [*self._secrets, *arg_secrets]
         # `pass_env` names variables of rag-ci's environment to hand over as they are.
         passed = passed_env(config.pass_env, environ)
         self.env = {**passed, **self.env}
@@ -180,9 +185,10 @@ class DockerTarget:
     async def _start(self) -> None:
         if self._client is None:
             self._client = await asyncio.to_thread(docker_client)
-        spec = build_spec(self.root, self.config.dockerfile, self.config.context, self.config.build_args, self.config.target)
+        spec = build_spec(self.root, self.config.dockerfile, self.config.context, self.build_args, self.config.target)
         image = await asyncio.to_thread(
-            ensure_image, self._client, spec, log=self.log, redact=self.redact, cancelled=self._cancel_build
+            ensure_image, self._client, spec, log=self.log, redact=self.redact, cancelled=self._cancel_build,
+            verbose=self.verbose, builder=self.config.builder,
         )
         atexit.register(self._remove_leftovers)
         placement = await asyncio.to_thread(choose_placement, self._client, self._host or detect_runner_host())
@@ -206,10 +212,12 @@ class DockerTarget:
         if self.config.resources.memory:
             limits["mem_limit"] = self.config.resources.memory
         wiring: dict[str, Any] = {"network": placement.network} if placement.network else {"ports": {port: ("127.0.0.1", None)}}
+        # target.command replaces ENTRYPOINT and CMD: with an entrypoint set, the engine takes no CMD from the image.
+        command: dict[str, Any] = {"entrypoint": list(self.config.command)} if self.config.command else {}
         try:
             return self._client.containers.run(
                 image.id, detach=True, name=self.name, labels={RUN_LABEL: self.run_id},
-                environment=self.env, **limits, **wiring,
+                environment=self.env, **limits, **wiring, **command,
             )
         except DockerException as exc:
             raise RagCiError(f"cannot run the target container: {self.redact(str(exc))}") from None
@@ -241,6 +249,7 @@ class DockerTarget:
             health_url=self.config.health,
             startup_timeout_s=self.config.startup_timeout_s,
             max_connections=self.config.concurrency,
+            **mapping_arguments(self.config),
         )
         if self._http is not None:
             self._retired.append(self._http)

@@ -2,8 +2,10 @@
 
 An image built by rag-ci carries two labels: `rag-ci.sha` (hash of every file the
 build can see, after .dockerignore) and `rag-ci.config-hash` (Dockerfile text,
-build args, stage). When both match an image the engine already has, the build
-is skipped: an unchanged RAG costs no build time on a warm runner.
+build args, stage, and the id of every base image its stages start FROM). When both
+match an image the engine already has, the build is skipped: an unchanged RAG costs
+no build time on a warm runner, and a `FROM app-image` wrapper is rebuilt when the
+image behind `app-image` changes. The build itself: rag_ci/targets/docker_build.py.
 
 Blocking (the Docker SDK is synchronous): the target runs these in a thread.
 """
@@ -17,11 +19,10 @@ import re
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from rag_ci.errors import RagCiError
 from rag_ci.logsafe import neutralise
@@ -29,9 +30,8 @@ from rag_ci.logsafe import neutralise
 SHA_LABEL = "rag-ci.sha"
 CONFIG_HASH_LABEL = "rag-ci.config-hash"
 IMAGE_REPOSITORY = "rag-ci-target"
-BUILD_LOG_TAIL = 25  # lines quoted when a build fails
-_STEP = re.compile(r"^Step \d+/\d+ : ")  # classic builder progress lines
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the classic builder colours a step's stderr red
+# ${NAME} or $NAME in a FROM line, from the global ARGs (and the build args overriding them).
+_ARG_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass(frozen=True)
@@ -98,16 +98,67 @@ def context_hash(spec: BuildSpec, files: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def config_hash(spec: BuildSpec) -> str:
+def base_images(spec: BuildSpec) -> list[str]:
+    """The images the Dockerfile's stages start FROM (after ARG expansion), stages and scratch aside."""
+    from rag_ci.targets.docker_build import instructions
+
+    text = spec.dockerfile.read_text(encoding="utf-8", errors="replace")
+    args: dict[str, str] = {}
+    stages: set[str] = set()
+    bases: list[str] = []
+    seen_from = False
+    for ins in instructions(text):
+        words = ins.text.split()[1:]
+        if ins.keyword == "ARG" and not seen_from and words:  # global ARGs: the only ones FROM sees
+            name, _, default = words[0].partition("=")
+            args[name] = spec.build_args.get(name, default.strip("\"'"))
+        elif ins.keyword == "FROM":
+            seen_from = True
+            words = [w for w in words if not w.startswith("--")]  # --platform=...
+            if not words:
+                continue
+            image = _ARG_REFERENCE.sub(lambda m: args.get(m.group(1) or m.group(2), ""), words[0])
+            if len(words) >= 3 and words[1].lower() == "as":
+                stages.add(words[2].lower())
+            if image.lower() not in stages and image.lower() != "scratch" and image not in bases:
+                bases.append(image)
+    return bases
+
+
+def base_image_ids(client: Any, spec: BuildSpec) -> dict[str, str]:
+    """Each base image's id on this engine ("absent" when the engine does not have it yet):
+    a `FROM app-image` wrapper is rebuilt when the image behind that name changes."""
+    from docker.errors import DockerException
+
+    ids = {}
+    for name in base_images(spec):
+        try:
+            ids[name] = client.images.get(name).id
+        except DockerException:  # NotFound, or a name the engine cannot parse
+            ids[name] = "absent"
+    return ids
+
+
+def config_hash(spec: BuildSpec, bases: Mapping[str, str] | None = None) -> str:
     """Everything besides the context that changes the image. The Dockerfile text is
-    included because it may live outside the context."""
+    included because it may live outside the context; `bases` are the base images' ids."""
     payload = {
         "dockerfile": spec.dockerfile_in_context,
         "dockerfile_sha": hashlib.sha256(spec.dockerfile.read_bytes()).hexdigest(),
         "build_args": dict(sorted(spec.build_args.items())),
         "stage": spec.stage,
     }
+    if bases:
+        payload["bases"] = dict(sorted(bases.items()))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def image_labels(client: Any, spec: BuildSpec) -> dict[str, str]:
+    """The labels an image of this spec carries, hence the ones its reuse looks for."""
+    return {SHA_LABEL: context_hash(spec, context_files(spec)), CONFIG_HASH_LABEL: config_hash(spec, base_image_ids(client, spec))}
+
+
+Builder = Literal["auto", "buildx", "classic"]
 
 
 def ensure_image(
@@ -117,76 +168,39 @@ def ensure_image(
     log: TextIO = sys.stderr,
     redact: Callable[[str], str] = lambda s: s,
     cancelled: threading.Event | None = None,
+    verbose: bool = False,
+    builder: Builder = "auto",
+    docker_cli: str | None = None,
 ) -> ImageRef:
-    """Reuse the image whose labels match this context and config, or build it."""
+    """Reuse the image whose labels match this context, config and base images, or build it."""
+    from rag_ci.targets import docker_build
+
     started = time.monotonic()
-    labels = {SHA_LABEL: context_hash(spec, context_files(spec)), CONFIG_HASH_LABEL: config_hash(spec)}
+    labels = image_labels(client, spec)
     tag = f"{IMAGE_REPOSITORY}:{labels[SHA_LABEL][:12]}-{labels[CONFIG_HASH_LABEL][:8]}"
     filters = {"label": [f"{key}={value}" for key, value in labels.items()]}
     for image in client.images.list(filters=filters):
         seconds = time.monotonic() - started
-        print(f"[rag-ci] docker: reusing image {image.short_id} (context and build config unchanged)", file=log, flush=True)
+        print(f"[rag-ci] docker: reusing image {image.short_id} (context, build config and base images unchanged)",
+              file=log, flush=True)
         return ImageRef(image.id, tag, reused=True, seconds=seconds)
 
-    print(neutralise(f"[rag-ci] docker: building {spec.dockerfile_in_context} in {spec.context_dir} as {tag}"), file=log, flush=True)
-    image_id = _stream_build(client, spec, labels, tag, log=log, redact=redact, cancelled=cancelled)
+    request = docker_build.BuildRequest(spec.context_dir, spec.dockerfile, spec.dockerfile_in_context, spec.build_args,
+                                        spec.stage, labels, tag)
+    out = docker_build.BuildLog(log, redact, verbose)
+    use_buildx, why_not = (False, "target.builder: classic") if builder == "classic" else docker_build.buildx_available(docker_cli)
+    if builder == "buildx" and not use_buildx:
+        raise RagCiError(f"target.builder: buildx, but {why_not}: {docker_build.BUILDX_HINT}")
+    how = "BuildKit (docker buildx)" if use_buildx else f"the Docker SDK's classic builder ({why_not})"
+    quiet = "" if verbose else "; its output is shown on failure, or always with --verbose / RAG_CI_VERBOSE=1"
+    print(neutralise(f"[rag-ci] docker: building {spec.dockerfile_in_context} in {spec.context_dir} as {tag} with {how}{quiet}"),
+          file=log, flush=True)
+    if use_buildx:
+        image_id = docker_build.build_with_buildx(request, out, docker_cli=docker_cli, cancelled=cancelled)
+    else:
+        if builder == "auto":
+            docker_build.refuse_buildkit_only(request, why_not)
+        image_id = docker_build.build_with_sdk(client, request, out, cancelled=cancelled)
     seconds = time.monotonic() - started
-    print(f"[rag-ci] docker: built {image_id[:19]} in {seconds:.1f}s", file=log, flush=True)
+    print(f"[rag-ci] docker: built {image_id[:19]} in {seconds:.1f}s ({out.lines} lines of build output)", file=log, flush=True)
     return ImageRef(image_id, tag, reused=False, seconds=seconds)
-
-
-def _stream_build(
-    client: Any,
-    spec: BuildSpec,
-    labels: dict[str, str],
-    tag: str,
-    *,
-    log: TextIO,
-    redact: Callable[[str], str],
-    cancelled: threading.Event | None,
-) -> str:
-    """Run the build, printing one line per Dockerfile step (progress, not a wall of text)
-    and keeping the last lines for the error message."""
-    from docker.errors import DockerException
-
-    tail: deque[str] = deque(maxlen=BUILD_LOG_TAIL)
-    image_id: str | None = None
-
-    def failure(reason: str) -> RagCiError:
-        lines = "\n".join(f"    {redact(line)}" for line in tail) or "    (no build output)"
-        return RagCiError(f"docker build failed: {redact(reason)}\n  last lines of the build log:\n{lines}")
-
-    try:
-        stream = client.api.build(
-            path=str(spec.context_dir),
-            dockerfile=spec.dockerfile_in_context,
-            buildargs=dict(spec.build_args) or None,
-            target=spec.stage,
-            labels=labels,
-            tag=tag,
-            rm=True,
-            forcerm=True,  # never leave intermediate containers behind, even on failure
-            decode=True,
-        )
-        for chunk in stream:
-            if cancelled is not None and cancelled.is_set():
-                stream.close()
-                raise RagCiError("docker build cancelled")
-            if "error" in chunk:
-                raise failure(str(chunk.get("error", "")).strip())
-            if "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
-                image_id = chunk["aux"]["ID"]
-            for line in _ANSI.sub("", str(chunk.get("stream", ""))).splitlines():
-                line = line.rstrip()
-                if not line:
-                    continue
-                tail.append(line)
-                if _STEP.match(line):
-                    print(neutralise(f"[rag-ci] docker build: {redact(line)[:160]}"), file=log, flush=True)
-                elif line.startswith("Successfully built "):
-                    image_id = image_id or line.split()[-1]
-    except DockerException as exc:
-        raise failure(f"{type(exc).__name__}: {exc}") from None
-    if not image_id:
-        raise failure("the engine reported no image id")
-    return image_id

@@ -1,4 +1,9 @@
-"""`kind: http`: POST each request to a URL; optionally launch the server first."""
+"""`kind: http`: POST each request to a URL; optionally launch the server first.
+
+With `target.request`/`target.response` (rag_ci/core/questionset/api_mapping.py) the body
+sent is the app's own request shape and its reply is read into the contract's shape, so
+an existing API needs no adapter code.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,16 @@ from urllib.parse import urljoin
 
 import httpx
 
+from rag_ci.core.questionset.api_mapping import map_reply, render_request
+from rag_ci.core.questionset.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
+
+
+def mapping_arguments(config: HttpTargetConfig | DockerTargetConfig) -> dict[str, Any]:
+    """HttpTarget's arguments for `target.request`/`target.response` (docs/targets.md)."""
+    return {"request_template": config.request,
+            "response_map": config.response.model_dump() if config.response is not None else None}
 
 
 class HttpTarget:
@@ -27,8 +40,12 @@ class HttpTarget:
         cwd: Path | None = None,
         env: dict[str, str] | None = None,
         max_connections: int = 64,
+        request_template: Any = None,
+        response_map: dict[str, Any] | None = None,
     ):
         self.url = url
+        self.request_template = request_template
+        self.response_map = response_map
         self.max_parallel: int | None = None  # the server queues; target.concurrency bounds the calls
         self.timeout_s = timeout_s
         self.headers = headers or {}
@@ -84,8 +101,9 @@ class HttpTarget:
         raise RagCiError(f"target not healthy after {self.startup_timeout_s:.0f}s at {url} ({last})\n{self.output.text(20)}")
 
     async def query(self, request: dict[str, Any]) -> dict[str, Any]:
+        body = request if self.request_template is None else render_request(self.request_template, request)
         try:
-            response = await self._client.post(self.url, json=request, headers=self.headers)
+            response = await self._client.post(self.url, json=body, headers=self.headers)
         except httpx.TimeoutException:
             raise TargetError(f"target did not answer within {self.timeout_s:g}s") from None
         except httpx.HTTPError as exc:
@@ -93,9 +111,10 @@ class HttpTarget:
         if response.status_code >= 400:
             raise TargetError(f"target answered HTTP {response.status_code}: {response.text[:300]}")
         try:
-            return response.json()
+            reply = response.json()
         except ValueError:
             raise TargetError(f"malformed response: not JSON: {response.text[:200]!r}") from None
+        return reply if self.response_map is None else map_reply(self.response_map, reply)
 
     async def stop(self) -> None:
         await self._client.aclose()

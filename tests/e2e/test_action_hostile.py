@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import shutil
 import subprocess
@@ -61,12 +62,18 @@ def test_hostile_answer_text_is_escaped_and_cannot_see_the_token(tmp_path):
         body = comment["body"]
         assert body.count(COMMENT_MARKER) == 1  # the answer's fake marker was escaped
         assert body.startswith(COMMENT_MARKER)
-        for raw in ("<script>", "<img", "@everyone", "@acme/maintainers", "```", "| injected | row |", "](javascript:"):
-            assert raw not in body, f"unescaped {raw!r} in the comment"
+        # rag-ci's own fenced blocks (the accepted-file entries to paste) hold only JSON-quoted values.
+        own_blocks = re.findall(r"<details><summary>Intended [^\n]*</summary>\n\n```yaml\n(.*?)\n```\n\n</details>", body, re.S)
+        assert len(own_blocks) == 2 and all(re.fullmatch(r'  - id: "Q-[AB]"\n    question_hash: "[0-9a-f]{16}"\n.*', b, re.S) for b in own_blocks)
+        rest = re.sub(r"<details><summary>Intended .*?</details>", "", body, flags=re.S)
+        for raw in ("<script>", "<img", "@everyone", "@acme/maintainers", "```", "| injected | row |"):
+            assert raw not in rest, f"unescaped {raw!r} in the comment"
+        assert not re.search(r"(?<!\\)\]\(javascript:", rest)  # `\](` is an escaped bracket: it closes no link
         assert "&lt;script&gt;" in body and "&#64;everyone" in body
-        # The hostile text stayed inside its table cell: every regression row has 5 cells.
-        rows = [line for line in body.splitlines() if line.startswith("| Q-") and "verdict" in line]
-        assert len(rows) == 2 and all(line.replace("\\|", "").count("|") == 6 for line in rows)
+        # The hostile text stayed inside its table cell: every regression row has 4 cells.
+        table = rest[rest.index("### Errors (2)"):]
+        rows = [line for line in table.splitlines() if line.startswith("| Q-")][:2]
+        assert len(rows) == 2 and all(line.replace("\\|", "").count("|") == 5 for line in rows)
         # The target ran without the token in its environment: it tried to print it.
         results = json.loads((workspace / "rag-ci-output" / "results.json").read_text())
         assert all(q["error"].endswith("token=//") for q in results["questions"])

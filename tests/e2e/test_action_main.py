@@ -100,6 +100,13 @@ def test_workflow_run_posts_the_saved_fork_comment_with_mentions_defused(fake, w
     [comment] = fake.comments[12]
     assert comment["body"].startswith(COMMENT_MARKER)
     assert "@everyone" not in comment["body"] and "@\u200beveryone" in comment["body"]
+    # Never presented as the bot's own verdict: whose run produced it comes first, from the event.
+    lines = comment["body"].splitlines()
+    assert lines[1:3] == ["> [!IMPORTANT]", f"> **Produced by the fork's own run (workflow run {artifact.run_id} on "
+                          "contributor/rag@7777777), not by this repository's rag-ci.** The text below is that run's saved "
+                          "comment, posted as it was: untrusted, it may say anything. The pull request's check is the verdict; "
+                          "re-run rag-ci from this repository to confirm it."]
+    assert "## rag-ci (as the fork's run reported it): ❌ 1 regression" in lines
     assert run.outputs["comment-url"] == comment["html_url"]
     assert_token_never_leaked(token, run, fake, tmp_path)
 
@@ -126,5 +133,8 @@ def test_a_push_whose_questions_all_error_exits_2_and_is_neither_baseline_nor_hi
     assert "broken run: not a result" in run.summary and "401 Unauthorized" in run.summary
     assert history_lines(fake) == []
     written = json.loads((workspace / "rag-ci-output" / "results.json").read_text())
-    assert written["meta"]["broken"].startswith(f"{len(written['questions'])}/{len(written['questions'])} questions errored")
+    # The target's circuit breaker ends it at the first questions, naming the target and its error (docs/targets.md).
+    assert written["meta"]["broken"].startswith("target command `python rag/unavailable.py` stopped answering: "
+                                                "the first 10 questions all failed")
+    assert "last error: target reported an error: 401 Unauthorized" in written["meta"]["broken"]
     assert_token_never_leaked(token, run, fake, tmp_path)

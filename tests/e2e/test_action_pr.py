@@ -30,7 +30,7 @@ def test_pr_with_regressions_posts_one_comment_annotates_and_fails(fake, workspa
     [comment] = our_comments(fake)
     body = comment["body"]
     assert body.startswith(COMMENT_MARKER)
-    assert "regression" in body and "| question | corpus | metric |" in body
+    assert "regression" in body and "| question | corpus | failing | why |" in body
     assert "[workflow run](https://github.example/acme/rag/actions/runs/4242)" in body
     assert len(body) <= 65536
     assert "## rag-ci" in run.summary  # the same report in the step summary

@@ -31,15 +31,7 @@ from rag_ci.engine import RunOptions, run_project
 from rag_ci.project import load_project
 from rag_ci.errors import TargetError
 from rag_ci.targets.docker import CONTAINER_PREFIX, RUN_LABEL, DockerTarget
-from rag_ci.targets.docker_image import (
-    CONFIG_HASH_LABEL,
-    SHA_LABEL,
-    build_spec,
-    config_hash,
-    context_files,
-    context_hash,
-    ensure_image,
-)
+from rag_ci.targets.docker_image import build_spec, ensure_image, image_labels
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -97,13 +89,12 @@ def example_spec(project):
     return build_spec(project.root, t.dockerfile, t.context, t.build_args, t.target)
 
 
-def session_labels(project) -> list[str]:
-    spec = example_spec(project)
-    return [f"{SHA_LABEL}={context_hash(spec, context_files(spec))}", f"{CONFIG_HASH_LABEL}={config_hash(spec)}"]
+def session_labels(client, project) -> list[str]:
+    return [f"{key}={value}" for key, value in image_labels(client, example_spec(project)).items()]
 
 
 def remove_session_images(client, project) -> None:
-    for image in client.images.list(filters={"label": session_labels(project)}):
+    for image in client.images.list(filters={"label": session_labels(client, project)}):
         client.images.remove(image.id, force=True)
 
 
@@ -120,7 +111,7 @@ def test_the_example_built_and_run_in_docker_answers_like_the_command_target(eng
     client, base_image = engine
     monkeypatch.delenv("EXAMPLE_RAG_REGRESSION", raising=False)
     project = docker_project(example, base_image, session)
-    assert client.images.list(filters={"label": session_labels(project)}) == []  # so the run builds
+    assert client.images.list(filters={"label": session_labels(client, project)}) == []  # so the run builds
 
     target = DockerTarget(project.config.target, project.root, client=client)
     result = asyncio.run(run_project(project, RunOptions(output=tmp_path / "docker.json", progress=False), target=target))

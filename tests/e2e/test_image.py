@@ -6,6 +6,7 @@
   artifact (exit 1 on the example's chunking regression, exactly one sticky comment)
   and a baseline push.
 - As a CLI (GitLab CI, Jenkins, a laptop): `docker run IMAGE run …`, `--help`, `--version`;
+  the example's rag-ci.yml, unchanged, gives the same answers on the host and in the image;
   and examples/.gitlab-ci.yml's script, run as GitLab runs it, gates a merge request against
   main's baseline fetched from a fake GitLab artifacts endpoint.
 - The user's RAG in its own virtual environment: a RAG whose requirements pin
@@ -25,6 +26,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +42,7 @@ from action_harness import (
     MERGE_SHA,
     REPO,
     REPOSITORY,
+    clean_env,
     copy_example_repository,
     parse_outputs,
     pull_request_event,
@@ -203,6 +206,30 @@ def test_the_image_with_arguments_is_the_cli(image, tmp_path):
     assert results["aggregates"]["overall"]["n"] == len(json.loads((EXAMPLES / "baseline" / "results.json").read_text())["questions"])
 
 
+def _answers(results_file: Path) -> list[tuple]:
+    data = json.loads(results_file.read_text())
+    return [(q["id"], q["answer"], q["contexts"], q["verdict"], q["error"]) for q in data["questions"]]
+
+
+def test_one_rag_ci_yml_runs_unchanged_on_the_host_and_in_the_image(image, tmp_path):
+    """docs/container.md#one-rag-ciyml-for-a-laptop-ci-and-the-image: the example's config, not
+    one byte changed, run by `pip install`ed rag-ci on this machine and by the image on a
+    runner-style checkout, gives every question the same answer, contexts and verdict."""
+    host = copy_example_repository(tmp_path / "host")
+    inside = as_runner_checkout(copy_example_repository(tmp_path / "image"))
+    command = ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress"]
+    on_host = subprocess.run([sys.executable, "-m", "rag_ci.cli", *command], cwd=host, env=clean_env(),
+                             capture_output=True, text=True, timeout=300)
+    in_image = docker_run(image, command, workspace=inside, workdir="/src")
+
+    assert on_host.returncode == 0, on_host.stderr[-3000:]
+    assert in_image.returncode == 0, in_image.stderr[-3000:]
+    assert (host / "rag-ci.yml").read_bytes() == (inside / "rag-ci.yml").read_bytes() == (EXAMPLES / "rag-ci.yml").read_bytes()
+    assert "rag-ci-target-venv" not in on_host.stderr  # on the host: rag-ci's interpreter, no venv of its own
+    answers = _answers(host / "out" / "results.json")
+    assert answers == _answers(inside / "out" / "results.json") and {a[3] for a in answers} == {"pass"}
+
+
 class FakeGitLabArtifacts:
     """GitLab's job-artifacts endpoint, the one URL the GitLab example fetches main's baseline from."""
 
@@ -282,7 +309,7 @@ def test_a_rag_pinning_pydantic_1_and_old_numpy_builds_in_its_own_venv_and_is_ga
     (workspace / "baseline.json").write_text((EXAMPLES / "baseline" / "results.json").read_text())
     as_runner_checkout(workspace)
 
-    ran = docker_run(image, ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress",
+    ran = docker_run(image, ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress", "--verbose",
                              "--baseline", "baseline.json"], workspace=workspace, workdir="/src")
     own = subprocess.run(["docker", "run", "--rm", "--entrypoint", "/opt/rag-ci/venv/bin/python", image, "-c",
                           "import pydantic, numpy; print(pydantic.VERSION, numpy.__version__)"],
@@ -290,7 +317,7 @@ def test_a_rag_pinning_pydantic_1_and_old_numpy_builds_in_its_own_venv_and_is_ga
 
     print(ran.stderr[-1500:])
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert "rag env /tmp/rag-ci-target-venv 1." in ran.stderr  # the RAG's own venv, with its pins
+    assert "rag env /tmp/rag-ci-target-venv 1." in ran.stderr  # the RAG's own venv, with its pins (--verbose shows it)
     assert own.stdout.startswith("2."), own.stdout + own.stderr  # rag-ci's environment is untouched
 
 

@@ -64,9 +64,11 @@ def test_an_action_run_leaks_neither_the_judge_key_nor_the_token(tmp_path, token
     with FakeGitHubServer(token=token) as fake:
         run = run_action(
             fake, workspace, event_name="pull_request", event=pull_request_event(), token=token,
-            inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key},
+            # Verbose: the build step's dump of rag-ci's environment is printed (redacted), not hidden.
+            inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key, "RAG_CI_VERBOSE": "1"},
         )
         assert run.returncode == 0, run.log  # bootstrap: no baseline yet
+        assert "[build] " in run.log
         [comment] = fake.comments[7]
         results = json.loads((workspace / "rag-ci-output" / "results.json").read_text())
         by_id = {q["id"]: q for q in results["questions"]}
@@ -90,8 +92,9 @@ def test_a_cli_run_with_the_judge_key_in_the_environment_leaks_it_nowhere(tmp_pa
     out.mkdir()
     env = {**clean_env(), "OPENAI_API_KEY": key}
     cli = [sys.executable, "-m", "rag_ci.cli"]
-    runs = [
-        subprocess.run([*cli, "run", "--config", str(project / "rag-ci.yml"), "-o", str(out / "results.json"), "--no-progress"],
+    runs = [  # --verbose: the build step's output is printed, and must be redacted
+        subprocess.run([*cli, "run", "--config", str(project / "rag-ci.yml"), "-o", str(out / "results.json"), "--no-progress",
+                        "--verbose"],
                        env=env, capture_output=True, text=True, timeout=120),
         subprocess.run([*cli, "report", str(out / "results.json"), "--format", "html", "-o", str(out / "report.html")],
                        env=env, capture_output=True, text=True, timeout=60),
@@ -100,6 +103,7 @@ def test_a_cli_run_with_the_judge_key_in_the_environment_leaks_it_nowhere(tmp_pa
     assert [r.returncode for r in runs] == [0, 0, 0], runs[0].stderr[-2000:]
     answer = json.loads((out / "results.json").read_text())["questions"][0]["answer"]
     assert "PATH=" in answer  # the target did dump what it could reach
+    assert "[build] " in runs[0].stderr
     for done in runs:
         assert key not in done.stdout + done.stderr and key[:12] not in done.stdout + done.stderr
     for path in [*out.rglob("*"), *project.rglob("*")]:
@@ -133,7 +137,7 @@ def test_under_root_the_target_runs_as_the_checkout_owner_and_cannot_read_secret
         with FakeGitHubServer(token=token) as fake:
             run = run_action(
                 fake, workspace, event_name="pull_request", event=pull_request_event(), token=token,
-                inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key, "RAG_CI_TARGET_USER": ""},
+                inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key, "RAG_CI_TARGET_USER": "", "RAG_CI_VERBOSE": "1"},
             )
             assert run.returncode == 0, run.log
             output = workspace / "rag-ci-output"
@@ -145,7 +149,7 @@ def test_under_root_the_target_runs_as_the_checkout_owner_and_cannot_read_secret
             assert output.stat().st_uid == 0 and not output.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
             # The build step ran as the same user and could write its index in the checkout.
             assert (workspace / ".index" / "built").read_text().strip() == str(nobody.pw_uid)
-            assert "cannot read" in run.stderr  # it could not read rag-ci's environment either
+            assert "[build] cannot read" in run.stderr  # it could not read rag-ci's environment either
             for secret in (key, token):
                 assert_token_never_leaked(secret, run, fake, base)
     finally:

@@ -142,8 +142,10 @@ def test_killed_run_resumes_without_asking_finished_questions_again(tiny_project
     resumed = subprocess.run(run + ["--resume"], env=env, capture_output=True, text=True, timeout=60)
     assert resumed.returncode == 0, resumed.stderr
     assert f"resume: {finished} questions already done" in resumed.stderr
-    asked_again = log.read_text().split()
+    asked = log.read_text().split()
+    asked_again = [i for i in asked if i.startswith("Q")]
     assert len(asked_again) == 20 - finished
+    assert asked[0] == "rag-ci-warmup-1"  # the resumed run warms its fresh target up first (not a question)
     result = json.loads(output.read_text())
     assert [q["id"] for q in result["questions"]] == [f"Q{i:02d}" for i in range(20)]
     assert not journal.exists()
@@ -203,3 +205,16 @@ def test_results_and_the_html_report_honour_the_umask(tiny_project, tmp_path):
         done = subprocess.run([*cli, *command], capture_output=True, text=True, timeout=120, umask=0o022, env=os.environ.copy())
         assert done.returncode == 0, done.stderr
     assert {p.name: p.stat().st_mode & 0o777 for p in (results, html)} == {"results.json": 0o644, "report.html": 0o644}
+
+
+def test_a_command_targets_latency_ends_when_its_reply_arrives_not_after_the_second_line_check(tiny_project, tmp_path, monkeypatch):
+    # rag-ci waits a while after each reply for a second line (a reply written twice); that wait
+    # is its own check, not the RAG's latency: counting it made every command target look slower
+    # than its baseline the first time rag-ci was upgraded (a false latency-budget breach).
+    import rag_ci.targets.command as command
+
+    monkeypatch.setattr(command, "SETTLE_S", 0.4)  # well above the fake's round trip, so the test cannot pass by luck
+    config = tiny_project(COMMAND_TARGET + "  concurrency: 1\n")
+    assert invoke("run", "--config", config, "-o", tmp_path / "r.json", "--no-progress").exit_code == 0
+    latencies = [q["latency_s"] for q in json.loads((tmp_path / "r.json").read_text())["questions"]]
+    assert latencies and max(latencies) < 0.3, latencies

@@ -36,7 +36,7 @@ def test_a_regression_after_its_document_changed_is_labelled_stale_and_still_gat
     assert regression["source_changed"] == ["du2/battery.md"]
     assert all(r["source_changed"] == [] for r in report["regressions"] if "du2/battery.md" not in json.dumps(r))
     markdown = CliRunner().invoke(cli, ["compare", str(tmp_path / "base.json"), str(tmp_path / "head.json")])
-    assert "*Source changed in this PR — the reference may be stale:* DU2-CHARGE-TIME (du2/battery.md)" in markdown.output
+    assert "| DU2-CHARGE-TIME<br><sub>source changed in this PR — the reference may be stale: du2/battery.md</sub> |" in markdown.output
 
     (example / "corpora" / "du3" / "docs" / "can-bus.md").unlink()
     checked = CliRunner().invoke(cli, ["validate", "--config", config])

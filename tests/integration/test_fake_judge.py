@@ -20,7 +20,7 @@ from builders import EXAMPLES
 from rag_ci.cli import cli
 from rag_ci.core.questionset.config import JUDGE_METRICS
 
-LABEL = "fake judge — a dry run, not a gate"
+LABEL = "fake judge — its metrics are a dry run, never a gate"
 
 
 @pytest.fixture

@@ -95,3 +95,21 @@ def test_a_rerun_in_full_mode_still_reasks_against_the_baseline(flaky_project, t
     head = asyncio.run(run_project(project, RunOptions(output=tmp_path / "full.json", baseline=baseline, full=True, progress=False,
                                                        build=False, run_context=RunContext()), target=FlakyRag(1)))
     assert any(q.reasked for q in head.questions)
+
+
+def test_the_comment_on_the_flaky_fake_marks_unchecked_gains_as_possible_noise_and_says_how_many_answers_failed(flaky_project, tmp_path):
+    from rag_ci.core.reporting.render import render_markdown
+
+    project = flaky_project()
+    baseline, _ = _run(project, tmp_path, 0)
+    unchanged, _ = _run(project, tmp_path, 1, baseline=baseline)
+    calm = compare(baseline, unchanged, gate=project.config.gate)
+    md = render_markdown(unchanged, calm)
+    assert calm.verdict == "pass" and md.startswith("## rag-ci: ✅ no regression\n")
+    assert all(c.possibly_noise for c in calm.gains)  # a single-sample baseline: its failures were never re-asked
+    assert f"{len(calm.gains)} gains ({len(calm.gains)} possibly noise) · {len(calm.flaky)} flaky" in md
+    assert "could be chance" in md  # context, beside a gate that passes
+    broken, _ = _run(project, tmp_path, 2, baseline=baseline, broken=BROKEN)
+    md = render_markdown(broken, compare(baseline, broken, gate=project.config.gate))
+    rows = [line for line in md.splitlines() if line.startswith("| P") and "answers passed" in line]
+    assert rows and all("0/4 answers passed, re-asked 3×" in row for row in rows)

@@ -217,7 +217,8 @@ def test_a_broken_baseline_artifact_is_never_compared_with(fake, project):
     code, out, _ = act(fake, settings_for("pull_request", PR_EVENT, project), REGRESSED, baseline=broken(PASSING))
     assert code == EXIT_ERROR  # an unusable baseline, like a corrupt one
     assert "is a broken run, not a result" in (project / "summary.md").read_text()
-    assert fake.comments == {}
+    [comment] = fake.comments[7]  # no verdict: the comment says the push was not evaluated, and why
+    assert comment["body"].splitlines()[1].startswith("## rag-ci: ⛔ not evaluated — The baseline is unusable")
 
 
 def test_a_baseline_run_keeps_the_last_known_good_verdict_of_the_questions_it_errored_on(fake, project):
@@ -238,7 +239,7 @@ def test_worse_questions_fail_the_pr_are_annotated_and_counted(fake, project):
     code, out, _ = act(fake, settings_for("pull_request", PR_EVENT, project), head, baseline=base)
     assert code == EXIT_REGRESSION
     assert "::error title=RAG worse%3A Q1::Q1 (a): hit_at_k 1.00 → 0.00" in out
-    assert "### Worse (already failing, now worse)" in fake.comments[7][0]["body"]
+    assert "### Worse (1): already failing, now worse" in fake.comments[7][0]["body"]
     assert "worse<<" in (project / "output.txt").read_text()
 
 

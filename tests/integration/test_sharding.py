@@ -47,9 +47,10 @@ def invoke(*args):
 
 
 def content(path: Path) -> dict:
-    """results.json without what differs between any two runs: timestamps and measured latencies."""
+    """results.json without what differs between any two runs: timestamps and measured latencies
+    (the warm-ups' too: each shard warms its own target up)."""
     data = json.loads(path.read_text())
-    for key in ("started_at", "finished_at", "diagnostics"):
+    for key in ("started_at", "finished_at", "diagnostics", "warmup_latency_s"):
         data["meta"].pop(key)
     for key in ("latency_p50_s", "latency_p95_s"):
         data["aggregates"].pop(key)

@@ -67,7 +67,7 @@ def test_worse_is_in_the_json_and_in_a_visible_section_of_the_comment():
     assert [c["id"] for c in json.loads(json.dumps(result.to_dict(), default=str))["worse"]] == ["A"]
     md = render_markdown(head, result)
     assert md.startswith("## rag-ci: ❌ 1 worse\n")
-    section = md.index("### Worse (already failing, now worse)")
+    section = md.index("### Worse (1): already failing, now worse")
     assert "<details>" not in md[:section]  # not collapsed
     assert "lost hit_at_k 1.00 → 0.00" in md[section:]
     assert "Worse: already failing, now worse (1)" in render_html(head, result)
@@ -123,7 +123,9 @@ def test_a_baseline_that_errored_with_a_carried_pass_makes_a_failure_now_a_regre
     (change,) = result.regressions
     assert change.baseline_carried and change.carried_from_sha == "good111" and change.old_verdict == "pass"
     assert [(m.name, m.old, m.new) for m in change.metrics] == [(HIT, 1.0, 0.0)]
-    assert "The baseline errored on A; compared with the last known good verdict (pass) from `good111`." in render_markdown(head, result)
+    md = render_markdown(head, result)
+    assert "The baseline errored on 1 question; compared with the last known good verdict: A." in md
+    assert "| A<br><sub>compared with its last good verdict (good111)</sub> |" in md
 
 
 def test_the_last_good_verdict_keeps_being_carried_through_consecutive_outages():

@@ -66,7 +66,8 @@ def test_a_reasked_flip_that_passed_once_is_flaky_not_a_regression():
     (flaky,) = result.flaky
     assert (flaky.id, flaky.passed, flaky.samples) == ("A", 1, 3)
     text = render_markdown(head, result)
-    assert "### Flaky (not gating)" in text and "| A | 1/3 |" in text
+    assert "### Flaky (1, not gating)" in text and "| A | 1/3 |" in text
+    assert "0/4 answers passed, re-asked 3×" in text  # the regression says how many answers failed
 
 
 def test_a_known_flaky_question_needs_a_significant_number_of_failures():

@@ -26,9 +26,9 @@ def test_markdown_puts_verdict_first_and_lists_regressions():
     head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), question("B"))
     text = render_markdown(head, compare(base, head))
     assert text.startswith("## rag-ci: ❌ 1 regression")
-    assert "| A | a | hit_at_k | 1.00 → 0.00 |" in text
-    assert "### Gains" in text and "| B |" in text
-    assert text.index("### Regressions") < text.index("### Gains")
+    assert "| A | a | hit&#64;k 1→0 |" in text  # one row per question, its failing metrics folded into one cell
+    assert "### Gains (1)" in text and "| B |" in text
+    assert text.index("### Retrieval (1)") < text.index("### Gains")
 
 
 def test_hostile_answer_and_reason_are_escaped_in_markdown_and_html():
@@ -69,11 +69,12 @@ from jinja2 import nodes  # noqa: E402
 
 from rag_ci.core.reporting.render import escape_notice  # noqa: E402
 
-ESCAPING_FILTERS = {"u", "quote", "url", "ids"}
+# accept_yaml: a fenced block longer than any backtick run inside, its values JSON-quoted.
+ESCAPING_FILTERS = {"u", "quote", "url", "ids", "accept_yaml"}
 NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count", "budget", "pp", "pvalue", "ms_delta",
-                   "usd_delta", "pp_delta"}
+                   "usd_delta", "pp_delta", "latency_delta"}
 # Macros of the report (their bodies are walked like the rest of the template).
-TEMPLATE_MACROS = {"report_ref", "more_ids"}
+TEMPLATE_MACROS = {"report_ref", "more_ids", "id_cell", "change_rows"}
 
 
 def _printed_safely(node: nodes.Node) -> bool:
@@ -104,7 +105,7 @@ def raw_prints(template_name: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("template", ["report.md.j2", "noise.md.j2", "before_after.md.j2", "accepted.md.j2"])
+@pytest.mark.parametrize("template", ["report.md.j2", "noise.md.j2", "before_after.md.j2", "accepted.md.j2", "not_evaluated.md.j2"])
 def test_every_expression_printed_in_the_markdown_report_goes_through_an_escaping_or_numeric_filter(template):
     assert raw_prints(template) == []
 
@@ -183,7 +184,7 @@ def test_a_report_with_10k_gains_fits_the_limit():
     base = run(*(question(f"G{i:05d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]) for i in range(10000)))
     head = run(*(question(f"G{i:05d}", metrics=[metric("hit_at_k", 1.0, 1.0)]) for i in range(10000)))
     text = render_markdown(head, compare(base, head), max_chars=60000)
-    assert len(text) <= 60000 and "**10000** gains" in text
+    assert len(text) <= 60000 and "10000 gains" in text
     assert "| G00000 |" in text and "| G09999 |" not in text
 
 
@@ -204,7 +205,9 @@ def test_the_prs_gate_changes_open_the_report_escaped_and_not_comparable_metrics
     comparison = dataclasses.replace(compare(base, head), policy_changes=("gate.fail_on any_regression → never", f"correctness.criteria {HOSTILE}"))
     md = render_markdown(head, comparison)
     lines = md.splitlines()
-    assert lines[2].replace("\\", "").startswith("> ⚠️ **This PR changes the gate:** gate.fail_on any_regression → never; correctness.criteria &lt;script&gt;")
+    assert lines[2] == "> [!CAUTION]"  # a GitHub alert, not a grey quote
+    assert lines[3].replace("\\", "").startswith("> **This PR changes the gate:** gate.fail_on any_regression → never; correctness.criteria &lt;script&gt;")
+    assert "**Merging turns the gate off on main.**" in lines[3]
     assert "@everyone" not in md and "<script>" not in md
     assert "— 1/1 questions pass" in md  # the summary line is whole
     section = md[md.index("### Not comparable"):]

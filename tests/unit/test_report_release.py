@@ -34,8 +34,9 @@ def test_a_drop_in_mrr_with_hit_at_k_still_passing_is_filed_under_retrieval():
     [change] = comparison.regressions
     assert change.failure_stage == "retrieval" and change.retrieval_evidence == ("mrr 1.00 → 0.50",)
     md = render_markdown(head, comparison)
-    assert "Generation failure" not in md and "**Retrieval (" in md
-    assert "retrieval worse than on the baseline: mrr 1.00 → 0.50" in md
+    assert "### Generation" not in md and "### Retrieval (1)" in md
+    assert "| refund | a | keyword 1.00→0.00 (≥ 0.50) | mrr 1.00 → 0.50 |" in md  # the evidence is in the visible row
+    assert "retrieval not what it was: mrr 1.00 → 0.50" in md
 
 
 def test_a_generation_failure_without_retrieval_evidence_stays_generation():
@@ -52,7 +53,8 @@ def test_chunks_the_baseline_never_retrieved_point_at_retrieval():
     head.questions[0].contexts = [Context(text="new", doc_id="a", source="refunds.md#7"), base.questions[0].contexts[1]]
     [change] = compare(base, head).regressions
     assert change.failure_stage == "retrieval"
-    assert change.retrieval_evidence == ("1 of the top 2 chunks not retrieved on the baseline",)
+    assert change.retrieval_evidence == ("1 chunk of the baseline no longer retrieved (refunds.md)",
+                                         "1 of the top 2 chunks not retrieved on the baseline")
 
 
 def test_before_and_after_shows_both_answers_with_changed_words_marked_escaped_and_sources_by_rank():
@@ -62,7 +64,7 @@ def test_before_and_after_shows_both_answers_with_changed_words_marked_escaped_a
     block = md[md.index("<details><summary>Before and after"):]
     block = block[: block.index("</details>")]
     assert "- baseline: ~~Refunds are accepted within 30~~ days ~~of delivery.~~" in block
-    assert "- this PR: **Shipping takes &lt;script&gt;alert(1)&lt;/script&gt; 5** days **&#64;everyone.**" in block
+    assert "- this run: **Shipping takes &lt;script&gt;alert(1)&lt;/script&gt; 5** days **&#64;everyone.**" in block
     assert "<script>" not in md and "@everyone" not in md
     assert "| 1 | refunds.md | shipping.md |" in block and "| 2 | shipping.md | refunds.md |" in block
     html = render_html(head, comparison)
@@ -82,11 +84,12 @@ def test_deltas_carry_their_units_ms_dollars_and_percentage_points():
     head = run(question("A", latency=0.164, cost=0.0125), question("B", "fail", latency=0.164, cost=0.0125,
                                                                       metrics=[metric("hit_at_k", 0.0, 1.0)]))
     md = render_markdown(head, compare(base, head))
-    assert "| latency p50 | 200 ms | 164 ms | -36 ms |" in md
-    assert "| generator cost | $0.0200 | $0.0250 | +$0.0050 |" in md
+    assert "| latency p50 | 200 ms | 164 ms | −36 ms (−18 %) |  |" in md  # one minus sign; under ±20 %: not flagged
+    assert "| generator cost | $0.0200 | $0.0250 | \\+$0.0050 (\\+25 %) | ⚠️ |" in md  # beyond ±20 %: flagged
+    assert "judge cost" not in md  # a judge-free run has no judge cost row
     assert "| corpus a | 100% | 50% | −50.0 pp |" in md
     html = render_html(head, compare(base, head))
-    assert "-36 ms" in html and "+$0.0050" in html and " s<" not in html
+    assert "−36 ms" in html and "+$0.0050" in html and " s<" not in html
 
 
 def test_unscored_questions_are_counted_beside_the_mean():
@@ -123,8 +126,8 @@ def test_the_chart_has_one_red_bar_per_question_failing_the_gate_a_routing_leak_
     assert len(comparison.gating) == 2
     svg = score_delta_chart(comparison, head)
     assert svg.count('fill="#cf222e"') == 2 and svg.count('fill="#2da44e"') == 1
-    assert "<title>leak: fails the gate" in svg and "<title>reg: fails the gate" in svg and "<title>edited: fails" not in svg
-    assert "latency (ms)" in svg and ">100<" in svg
+    assert "<title>leak: routing leak" in svg and "<title>reg: fails the gate" in svg and "<title>edited: fails" not in svg
+    assert ">latency<" in svg and ">100 ms<" in svg and ">0 ms<" in svg  # every tick labelled with its unit
     html = render_html(head, comparison)
     assert "Gains (1)" in html
     no_gains = render_html(head, compare(base, run(*[q for q in head.questions if q.id != "gain"], base.questions[3])))
@@ -148,13 +151,14 @@ def _hashes(head):
 def test_an_accepted_regression_passes_the_gate_and_opens_the_comment_with_its_reason():
     base, head = _regressions()
     entries = parse_accepted("accepted:\n  - id: A\n    question_hash: hA\n    reason: Policy changed on purpose, see @legal <b>\n"
-                             "  - id: B\n    question_hash: hB\n    reason: New chunker; tracked in #12\n", "accepted.yml")
+                             "  - id: B\n    question_hash: hB\n    reason: \"New chunker; tracked in #12\"\n", "accepted.yml")
     comparison = apply_accepted(compare(base, head), entries, _hashes(head))
     assert [a.change.id for a in comparison.accepted] == ["A", "B"] and [c.id for c in comparison.regressions] == ["C"]
     assert comparison.verdict == "fail"  # the routing leak on C is never accepted
     md = render_markdown(head, comparison)
-    assert md.index("### ✋ Accepted regressions (2)") < md.index("### Regressions")
-    assert "| A | correctness, faithfulness | Policy changed on purpose, see &#64;legal &lt;b&gt; |" in md
+    assert md.index("### ✋ Accepted regressions (2)") < md.index("### Routing leaks (1)")
+    assert "| A | correctness, faithfulness | Policy changed on purpose, see &#64;legal &lt;b&gt; | accepted.yml:2 |" in md
+    assert "| B | hit_at_k | New chunker; tracked in \\#12 | accepted.yml:5 |" in md  # the whole reason, and its file
     assert "<b>" not in md
 
 
@@ -169,12 +173,12 @@ def test_a_metric_entry_accepts_only_that_metric_and_the_rest_still_gates():
 
 def test_an_entry_lapses_when_the_question_changes_and_one_that_matches_nothing_is_stale():
     base, head = _regressions()
-    entries = parse_accepted("- {id: A, question_hash: old-hash, reason: r}\n- {id: Z, question_hash: hZ, reason: gone}\n"
+    head.questions[0].question_hash = "edited-A"  # the PR edited A: the entry names its old hash
+    entries = parse_accepted("- {id: A, question_hash: hA, reason: r}\n- {id: Z, question_hash: hZ, reason: gone}\n"
                              "- {id: C, question_hash: hC, reason: leak}\n", "accepted.yml")
-    comparison = apply_accepted(compare(base, head), entries, _hashes(head))
-    assert "A" in [c.id for c in comparison.regressions]
+    comparison = apply_accepted(compare(base, head), entries, _hashes(head), baseline_hashes=_hashes(base))
     whys = {s.id: s.why for s in comparison.stale_accepted}
-    assert "question changed since it was accepted" in whys["A"]
+    assert whys["A"] == "the question changed since it was accepted (question_hash hA, now edited-A)"
     assert whys["Z"] == "no question with this id in the question set" and whys["C"] == "a routing leak is never accepted"
     md = render_markdown(head, comparison)
     assert "**Stale acceptances (3)**" in md
@@ -220,7 +224,7 @@ def test_the_html_report_charts_the_trend_overall_and_per_corpus_escaped():
     assert "<x>" not in html
 
 
-def test_the_accepted_file_setting_is_never_a_gate_change_nor_pinned_to_the_baseline():
+def test_moving_the_accepted_file_is_previewed_as_a_gate_change_but_never_pinned_to_the_baseline():
     from rag_ci.core.questionset.config import Config
     from rag_ci.core.comparison.policy import pin_to_baseline, policy_of
 
@@ -228,4 +232,33 @@ def test_the_accepted_file_setting_is_never_a_gate_change_nor_pinned_to_the_base
     for recorded in (None, policy_of(Config.model_validate({"target": {"kind": "http", "url": "http://127.0.0.1:1"}}))):
         meta = run(question("A"), thresholds={"hit_at_k": 1.0}, policy=recorded).meta
         pinned = pin_to_baseline(config, meta)
-        assert not [c for c in pinned.changes if "accepted" in c] and pinned.config.gate.accepted == "mine.yml"
+        [change] = [c for c in pinned.changes if "accepted" in c]
+        assert change.startswith("gate.accepted accepted.yml → mine.yml (the file that accepts regressions")
+        assert pinned.config.gate.accepted == "mine.yml"  # the PR's own file applies, on purpose
+
+
+def test_a_12_character_question_hash_prefix_accepts_and_a_mistyped_hash_says_so_without_two_identical_hashes():
+    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]))
+    head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]))
+    full = "3f2a9c0d1e7b5a11"
+    head.questions[0].question_hash = base.questions[0].question_hash = full
+    prefix = parse_accepted(f'- {{id: A, question_hash: "{full[:12]}", reason: "docs length"}}\n', "accepted.yml")
+    assert [a.change.id for a in apply_accepted(compare(base, head), prefix, {"A": full}).accepted] == ["A"]  # today: stale
+    typo = parse_accepted('- {id: A, question_hash: "3f2a9c0d1e7c", reason: "typo"}\n', "accepted.yml")
+    [stale] = apply_accepted(compare(base, head), typo, {"A": full}, baseline_hashes={"A": full}).stale_accepted
+    assert stale.why == f"its question_hash 3f2a9c0d1e7c is not this question's ({full}): mistyped, or copied from another question?"
+    assert stale.where == "accepted.yml:1"
+    short = parse_accepted('- {id: A, question_hash: "3f2a9c", reason: "too short"}\n', "accepted.yml")
+    assert apply_accepted(compare(base, head), short, {"A": full}).accepted == ()  # under 12 characters: no prefix match
+
+
+def test_an_unquoted_all_digit_question_hash_is_read_as_written_and_an_unquoted_reason_cut_at_a_hash_sign_is_refused():
+    [entry] = parse_accepted("accepted:\n  - id: A\n    question_hash: 000000000000\n    reason: r\n", "accepted.yml")
+    assert entry.question_hash == "000000000000"  # today: YAML's 0, "missing question_hash"
+    [entry] = parse_accepted("accepted:\n  - id: A\n    question_hash: 1234e56789012345\n    reason: r\n", "accepted.yml")
+    assert entry.question_hash == "1234e56789012345"  # today: "inf"
+    with pytest.raises(ValidationError) as err:
+        parse_accepted("accepted:\n  - id: A\n    question_hash: h\n    reason: see #231\n", "accepted.yml")
+    assert "accepted.yml:4: the reason is cut at ' #'" in str(err.value)  # today: accepted with the reason "see"
+    [entry] = parse_accepted('accepted:\n  - id: A\n    question_hash: h\n    reason: "see #231"  # a comment\n', "accepted.yml")
+    assert entry.reason == "see #231"

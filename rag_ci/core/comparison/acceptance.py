@@ -16,6 +16,7 @@ class AcceptedChange:
     change: QuestionChange
     reasons: tuple[str, ...]
     metrics: tuple[str, ...]  # the metrics that crossed down (empty: a verdict change, e.g. an error)
+    sources: tuple[str, ...] = ()  # where the accepting entries are ("accepted.yml:3")
 
 
 @dataclass(frozen=True)
@@ -24,3 +25,4 @@ class StaleAcceptance:
     metric: str | None
     reason: str
     why: str
+    where: str = ""  # the entry's file and line

@@ -3,18 +3,28 @@
 A budget is absolute (`latency_p95: 2.5` seconds, `cost_per_question_usd: 0.002`) or
 relative to the baseline (`latency_p95: "+20%"`). A relative budget without a baseline
 value to compare with is reported as unchecked, never as a breach.
+
+Latency is noisy (a cold first batch, a busy runner): a latency percentile above its
+limit breaches only when it is above it with confidence 1 − gate.alpha, by a seeded
+bootstrap (docs/noise.md#4-budgets): for a relative budget, the one-sided lower bound
+of the ratio now/baseline of the percentile, resampling the questions both runs timed
+(paired); for an absolute one, the lower bound of this run's percentile. A percentile
+over its limit whose bound is not is shown as "within noise", and does not gate.
+Costs are counted, not sampled: their budgets compare the values as they are.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.comparison.stats import paired_percentile_ratio_lower_bound, percentile_lower_bound
+from rag_ci.core.scoring.results import QuestionResult, RunResult
 
 _RELATIVE = re.compile(r"^\+?(\d+(?:\.\d+)?)\s*%$")
 UNITS = {"latency_p50": "s", "latency_p95": "s", "cost_per_question_usd": "usd", "judge_cost_usd": "usd"}
+PERCENTILES = {"latency_p50": 50.0, "latency_p95": 95.0}
 
 
 @dataclass(frozen=True)
@@ -24,10 +34,23 @@ class BudgetCheck:
     baseline: float | None
     value: float | None
     allowed: float | None  # the limit in the measure's unit; None when it cannot be checked
+    # Latency: the value this run is above with confidence 1 − alpha (module docstring), in
+    # the measure's unit; None for costs (no sampling noise) or with nothing to resample.
+    bound: float | None = None
+
+    @property
+    def over(self) -> bool:
+        """The value as measured is above the limit."""
+        return self.allowed is not None and self.value is not None and self.value > self.allowed + 1e-12
 
     @property
     def breached(self) -> bool:
-        return self.allowed is not None and self.value is not None and self.value > self.allowed + 1e-12
+        return self.over and (self.bound is None or self.bound > self.allowed + 1e-12)
+
+    @property
+    def within_noise(self) -> bool:
+        """Above the limit as measured, but not with confidence: not a breach."""
+        return self.over and not self.breached
 
     @property
     def unit(self) -> str:
@@ -49,7 +72,26 @@ def run_measures(run: RunResult) -> dict[str, float | None]:
     }
 
 
-def check_budgets(budgets: Mapping[str, float | str | None], base: RunResult, head: RunResult) -> tuple[BudgetCheck, ...]:
+def timed(records: list[QuestionResult]) -> dict[str, float]:
+    """Each question's latency as the run's percentiles count it (errors left out)."""
+    return {r.id: r.latency_s for r in records if r.latency_s is not None and r.verdict != "error"}
+
+
+def latency_bound(name: str, relative: bool, base: RunResult, head: RunResult, alpha: float) -> float | None:
+    """The latency percentile this run is above with confidence 1 − alpha, or None."""
+    q = PERCENTILES[name]
+    now = timed(head.questions)
+    if not relative:
+        return percentile_lower_bound(list(now.values()), q, alpha=alpha)
+    before = timed(base.questions)
+    paired = [i for i in now if i in before]
+    ratio = paired_percentile_ratio_lower_bound([before[i] for i in paired], [now[i] for i in paired], q, alpha=alpha)
+    baseline = run_measures(base)[name]
+    return None if ratio is None or not baseline else ratio * baseline
+
+
+def check_budgets(budgets: Mapping[str, float | str | None], base: RunResult, head: RunResult, *,
+                  alpha: float = 0.05) -> tuple[BudgetCheck, ...]:
     before, now = run_measures(base), run_measures(head)
     checks = []
     for name, limit in budgets.items():
@@ -62,5 +104,8 @@ def check_budgets(budgets: Mapping[str, float | str | None], base: RunResult, he
         else:
             old, allowed = before.get(name), float(limit)
         shown = limit if isinstance(limit, str) else format(float(limit), "f").rstrip("0").rstrip(".")
-        checks.append(BudgetCheck(name=name, limit=shown, baseline=old, value=now.get(name), allowed=allowed))
+        check = BudgetCheck(name=name, limit=shown, baseline=old, value=now.get(name), allowed=allowed)
+        if name in PERCENTILES and check.over:  # the bootstrap only where it can change the outcome
+            check = replace(check, bound=latency_bound(name, bool(match), base, head, alpha))
+        checks.append(check)
     return tuple(checks)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_ci.core.scoring.aggregate import aggregate
-from rag_ci.core.scoring.results import RunMeta, RunResult
+from rag_ci.core.scoring.results import RunMeta, RunResult, Sample
 from rag_ci.core.scoring.verdict import failure_stage, question_verdict
 
 JUDGE_PARTS = ("provider", "model", "temperature", "deepeval_version", "prompt_hash")
@@ -96,11 +96,24 @@ def without_metrics(result: RunResult, names: set[str]) -> RunResult:
         verdict = question_verdict(record.error, record.leaks, kept)
         questions.append(record.model_copy(update={
             "metrics": kept,
+            "samples": [_sample_without(s, names) for s in record.samples],
             "verdict": verdict,
             "failure_stage": failure_stage(kept) if verdict == "fail" else None,
             "unstable": any(m.unstable for m in kept.values()),
         }))
     return RunResult(meta=result.meta, questions=questions, aggregates=aggregate(questions))
+
+
+def _sample_without(sample: Sample, names: set[str]) -> Sample:
+    """A sample's verdict without `names`: a failure they alone caused is a pass (the paired
+    statistics read first samples, and must agree with the verdicts compared)."""
+    kept = {n: v for n, v in sample.metrics.items() if n not in names}
+    if len(kept) == len(sample.metrics):
+        return sample
+    verdict = sample.verdict
+    if verdict == "fail" and not any(v is False for v in kept.values()):
+        verdict = "pass"
+    return sample.model_copy(update={"metrics": kept, "verdict": verdict})
 
 
 def _flatten(definition: dict[str, Any], prefix: str = "") -> dict[str, Any]:

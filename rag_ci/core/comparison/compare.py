@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
 from rag_ci.core.comparison.budgets import BudgetCheck
 from rag_ci.core.comparison.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
+from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.noise import FlakyQuestion
 from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
 from rag_ci.core.comparison.question_change import QuestionChange, question_change, usable_baseline, what_got_worse
@@ -31,6 +32,7 @@ from rag_ci.errors import BrokenRun, IncompatibleBaseline
 # How to get a comparable baseline again, in words that hold wherever rag-ci runs; the
 # GitHub Action says it its own way (rag_ci.action.modes.in_actions_words).
 REBASELINE_HINT = "Re-baseline: make a fresh run on the base branch (`rag-ci run` on main) the new baseline."
+CHUNK_IDS_UNSTABLE = "chunk ids are not stable across index builds: compared by text"
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class Comparison:
     # a mean over fewer questions is shown with its count, never silently.
     metric_scored: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
     questions_n: tuple[int, int] = (0, 0)
+    passed_n: tuple[int, int] = (0, 0)  # questions passing on the compared metrics, (baseline, this run)
+    renamed: tuple[tuple[str, str], ...] = ()  # (id now, id on the baseline): same question hash, compared
     # The runs and the policy compared under.
     fail_on: str = "any_regression"
     base_sha: str | None = None
@@ -108,6 +112,21 @@ class Comparison:
     def leaking(self) -> tuple[QuestionChange, ...]:
         """Every question that leaks now, whichever list it is in."""
         return tuple(c for c in self.gating if c.new_verdict == "routing_error")
+
+    @property
+    def removed_passing(self) -> tuple[QuestionChange, ...]:
+        """Questions the PR removed that passed on the baseline: not gated, shown at the top."""
+        return tuple(c for c in self.removed if c.old_verdict == "pass")
+
+    @property
+    def new_failing(self) -> tuple[QuestionChange, ...]:
+        """Questions the PR added that do not pass: not gated (a leak is), shown at the top."""
+        return tuple(c for c in self.new if c.new_verdict != "pass")
+
+    @property
+    def edited_failing(self) -> tuple[QuestionChange, ...]:
+        """Questions the PR edited (another hash) that passed on the baseline and fail now."""
+        return tuple(c for c in self.changed if c.old_verdict == "pass" and c.new_verdict != "pass")
 
     @property
     def verdict(self) -> Literal["pass", "fail"]:
@@ -159,6 +178,8 @@ class Comparison:
             "accepted": [{**asdict(a.change), "reasons": list(a.reasons), "metrics": list(a.metrics)} for a in self.accepted],
             "stale_accepted": [asdict(s) for s in self.stale_accepted],
             "metric_scored": {k: list(v) for k, v in self.metric_scored.items()},
+            "passed_n": list(self.passed_n),
+            "renamed": [{"id": new, "baseline_id": old} for new, old in self.renamed],
         }
 
 
@@ -194,6 +215,20 @@ def check_baseline_usable(base: RunResult) -> None:
         )
 
 
+def judge_free_regressions(base: RunResult, head: RunResult) -> tuple[QuestionChange, ...]:
+    """What a broken run still measured: questions whose judge-free metrics (retrieval and
+    answer checks, which need no judge) passed on the baseline and fail now. Listed beside the
+    broken run's errors, never gated: a broken run is not a result."""
+    if base.meta.broken or schema_problems(base.meta, head.meta):
+        return ()
+    judged = {name for run in (base, head) for q in run.questions for name, m in q.metrics.items() if m.kind == "judge"}
+    left_out = judged | {n.name for n in not_comparable_metrics(base.meta, head.meta)}
+    base, head = without_metrics(base, left_out), without_metrics(head, left_out)
+    base, renamed = with_current_ids(base, head)
+    found = _compare(base, head, fail_on="any_regression", top_latency=0, not_comparable=(), renamed=renamed)
+    return tuple(c for c in found.regressions if c.new_verdict == "fail")
+
+
 def _rates(groups: dict[str, GroupAggregate]) -> dict[str, float]:
     return {k: g.pass_rate for k, g in groups.items()}
 
@@ -213,11 +248,14 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
     """
     check_usable(base, head)
     check_compatible(base, head)
+    base, renamed = with_current_ids(base, head)  # a renamed question is the same question
+    if known_flaky and renamed:
+        known_flaky = renamed_keys(known_flaky, renamed)
     not_comparable = not_comparable_metrics(base.meta, head.meta)
     if not_comparable:  # left out of both sides, for the classification and the noise review alike
         left_out = {n.name for n in not_comparable}
         base, head = without_metrics(base, left_out), without_metrics(head, left_out)
-    comparison = _compare(base, head, fail_on=fail_on, top_latency=top_latency, not_comparable=not_comparable)
+    comparison = _compare(base, head, fail_on=fail_on, top_latency=top_latency, not_comparable=not_comparable, renamed=renamed)
     gate = gate or GateConfig()
     noise = review_noise([c.id for c in comparison.regressions], base, head, alpha=gate.alpha,
                          budgets=gate.budgets.model_dump(), known_flaky=known_flaky)
@@ -230,7 +268,7 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
 
 
 def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,
-             not_comparable: tuple[NotComparable, ...]) -> Comparison:
+             not_comparable: tuple[NotComparable, ...], renamed: Mapping[str, str]) -> Comparison:
     old_by_id, new_by_id = base.by_id(), head.by_id()
     left_out = {n.name for n in not_comparable}
     regressions, gains, changed, worse, leaks, unjudged, carried, both = [], [], [], [], [], [], [], []
@@ -240,6 +278,8 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
             continue
         old = usable_baseline(recorded, left_out)
         change = question_change(old, new)
+        if qid in renamed:
+            change = replace(change, renamed_from=renamed[qid])
         if old is not recorded and old.question_hash == new.question_hash:
             change = replace(change, baseline_carried=True, carried_from_sha=recorded.carried.from_sha if recorded.carried else None)
             carried.append(change)
@@ -264,6 +304,9 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
     with_latency = [c for c in both if c.latency_delta_s is not None]
     largest = sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top_latency]
     ba, ha = base.aggregates, head.aggregates
+    same_text = sum(c.same_text_contexts for c in both)
+    # Most chunks came back with their text but under another id: the index mints ids per build.
+    ids_unstable = same_text >= 3 and 2 * sum(c.same_text_other_id for c in both) > same_text
     return Comparison(
         regressions=tuple(regressions),
         gains=tuple(gains),
@@ -295,6 +338,9 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
             for name in sorted(set(ba.per_metric) | set(ha.per_metric))
         },
         questions_n=(ba.overall.n, ha.overall.n),
+        passed_n=(ba.overall.passed, ha.overall.passed),
+        renamed=tuple(sorted(renamed.items())),
+        notes=(CHUNK_IDS_UNSTABLE,) if ids_unstable else (),
     )
 
 

@@ -90,7 +90,7 @@ def review_noise(regressions: Iterable[str], base: RunResult, head: RunResult, *
         cleared=frozenset(cleared),
         flaky=tuple(flaky),
         significance=significance(base, head, alpha),
-        budgets=check_budgets(budgets or {}, base, head),
+        budgets=check_budgets(budgets or {}, base, head, alpha=alpha),
         alpha=alpha,
         target_calls=sum(q.target_calls for q in head.questions),
     )

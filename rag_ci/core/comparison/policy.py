@@ -33,6 +33,10 @@ from rag_ci.errors import RagCiError
 
 
 
+# Said beside a moved accepted file: it applies at once, unlike the rest of the preview.
+ACCEPTED_NOTE = " (the file that accepts regressions: this PR's applies to this run, check its entries)"
+
+
 def redact_url(url: str | None) -> str | None:
     """A URL without user:password and query string, the places a key can hide."""
     if not url:
@@ -48,9 +52,10 @@ def policy_of(config: Config) -> GatePolicy:
     judge = config.judge.model_dump(mode="json")
     judge["base_url"] = redact_url(config.judge.base_url)
     return GatePolicy(
-        # gate.accepted is left out: the accepted file is the pull request's own, on purpose
-        # (rag_ci.core.review.accepted), so it is neither pinned to the baseline nor a policy change.
-        gate=config.gate.model_dump(mode="json", exclude={"accepted"}),
+        # gate.accepted is recorded so that a PR moving it (to a file that waives regressions) is
+        # previewed as a gate change; it is never pinned: the accepted file is the PR's own, on
+        # purpose (rag_ci.core.review.accepted).
+        gate=config.gate.model_dump(mode="json"),
         metrics={name: cfg.model_dump(mode="json") for name, cfg in sorted(config.metric_configs().items())},
         judge=judge,
     )
@@ -163,7 +168,8 @@ def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
     a change the pull request made.
     """
     baseline, own = _with_defaults(baseline), _with_defaults(own)
-    lines = [f"gate.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(baseline.gate, own.gate) if k != "accepted"]
+    lines = [f"gate.{k} {_show(a)} → {_show(b)}" + (ACCEPTED_NOTE if k == "accepted" else "")
+             for k, a, b in _differences(baseline.gate, own.gate)]
     for name in sorted(set(baseline.metrics) | set(own.metrics)):
         before, after = baseline.metrics.get(name), own.metrics.get(name)
         if before is None:
@@ -182,7 +188,7 @@ def _thresholds_only_policy(own: GatePolicy, thresholds: dict[str, float | None]
     metrics = {}
     for name, threshold in sorted(thresholds.items()):
         metrics[name] = {**own.metrics.get(name, {}), "threshold": threshold}
-    return GatePolicy(gate=GateConfig().model_dump(mode="json", exclude={"accepted"}), metrics=metrics, judge=own.judge)
+    return GatePolicy(gate=GateConfig().model_dump(mode="json"), metrics=metrics, judge=own.judge)
 
 
 def _with_defaults(policy: GatePolicy) -> GatePolicy:

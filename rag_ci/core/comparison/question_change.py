@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag_ci.core.comparison import carry
-from rag_ci.core.scoring.results import Context, QuestionResult
+from rag_ci.core.comparison.retrieval_diff import RetrievalDiff, diff_contexts, label
+from rag_ci.core.scoring.results import QuestionResult
+from rag_ci.core.scoring.retrieval_metrics import normalise_text
 from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
 
 
@@ -44,6 +46,8 @@ class QuestionChange:
     new_verdict: str | None
     metrics: tuple[MetricChange, ...] = ()  # the metrics that crossed their threshold
     reason: str | None = None  # why it fails now (or failed before, for gains)
+    # The stage to fix, decided from what retrieval returned (rag_ci.core.comparison.retrieval_diff):
+    # "retrieval" when a retrieval metric failed or retrieval is not what it was, else the run's own.
     failure_stage: str | None = None
     answer: str | None = None  # untrusted: escape when rendering
     old_latency_s: float | None = None
@@ -59,19 +63,40 @@ class QuestionChange:
     old_answer: str | None = None
     old_sources: tuple[str, ...] = ()
     new_sources: tuple[str, ...] = ()
-    # Retrieval metrics that scored lower than on the baseline ("mrr 1.00 → 0.50"): the
-    # evidence that points a failure at retrieval even when hit@k still passes.
+    # Per source of this run: "same", "new", "changed" (same id, other text) or "leaked".
+    new_source_kinds: tuple[str, ...] = ()
+    # Why retrieval is not what it was: metrics that scored lower ("mrr 1.00 → 0.50"), chunks
+    # cut, lost or new. The evidence that points a failure at retrieval even when hit@k passes.
     retrieval_evidence: tuple[str, ...] = ()
     question_hash: str | None = None  # this run's (an accepted-file entry names it)
     # Cited sources whose document changed between baseline and this run (content fingerprints):
     # the reference may be stale; the question still gates.
     source_changed: tuple[str, ...] = ()
+    # A routing leak: the corpora outside the question's routing, and how many contexts came from them.
+    leaks: tuple[str, ...] = ()
+    leaked_contexts: int = 0
+    # Every answer this run took (re-asks of a flip included) and how many passed.
+    answers: int = 1
+    answers_passed: int = 0
+    reasked: bool = False
+    # A gain whose baseline failure was a single answer nobody re-asked: possibly noise.
+    possibly_noise: bool = False
+    renamed_from: str | None = None  # its id on the baseline, when the PR renamed it (same question hash)
+    # Short labels shown under the question in the report (e.g. "source changed in this PR").
+    notes: tuple[str, ...] = ()
+    # Chunks of this run whose text the baseline retrieved too, and of them those under another id.
+    same_text_contexts: int = 0
+    same_text_other_id: int = 0
 
     @property
     def latency_delta_s(self) -> float | None:
         if self.old_latency_s is None or self.new_latency_s is None:
             return None
         return self.new_latency_s - self.old_latency_s
+
+    @property
+    def failing_metrics(self) -> tuple[MetricChange, ...]:
+        return tuple(m for m in self.metrics if m.crossed_down)
 
 
 def usable_baseline(old: QuestionResult, left_out: set[str]) -> QuestionResult:
@@ -145,7 +170,9 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
             if change.crossed_down or change.crossed_up:
                 crossings.append(change)
     reason_source = new if new is not None and not new.passed else old
-    evidence = _retrieval_evidence(old, new) if old is not None and new is not None else ()
+    retrieval = _retrieval(old, new) if old is not None and new is not None else None
+    evidence = retrieval.evidence if retrieval is not None else ()
+    samples = new.samples if new is not None else []
     return QuestionChange(
         id=subject.id,
         question=subject.question,
@@ -158,15 +185,30 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         failure_stage=_stage(new, evidence) if new is not None else None,
         answer=new.answer if new is not None else None,
         old_answer=old.answer if old is not None else None,
-        old_sources=_sources(old.contexts) if old is not None else (),
-        new_sources=_sources(new.contexts) if new is not None else (),
+        old_sources=tuple(label(c) for c in old.contexts) if old is not None else (),
+        new_sources=tuple(label(c) for c in new.contexts) if new is not None else (),
+        new_source_kinds=retrieval.kinds if retrieval is not None else (),
         retrieval_evidence=evidence,
         question_hash=subject.question_hash,
         old_latency_s=old.latency_s if old else None,
         new_latency_s=new.latency_s if new else None,
         unstable=new.unstable if new is not None else False,
         source_changed=_changed_sources(old, new) if old is not None and new is not None else (),
+        leaks=tuple(new.leaks) if new is not None else (),
+        leaked_contexts=sum(1 for c in new.contexts if c.doc_id in new.leaks) if new is not None else 0,
+        answers=max(1, len(samples)),
+        answers_passed=sum(1 for x in samples if x.verdict == "pass") if samples else int(bool(new and new.passed)),
+        reasked=bool(new and new.reasked),
+        possibly_noise=old is not None and new is not None and not old.passed and new.passed and not _failure_confirmed(old),
+        same_text_contexts=retrieval.same_text if retrieval is not None else 0,
+        same_text_other_id=retrieval.same_text_other_id if retrieval is not None else 0,
     )
+
+
+def _failure_confirmed(old: QuestionResult) -> bool:
+    """The baseline's failure was seen on several answers sampled for it, all failing (not one
+    answer, nor re-asks, which only follow a failure): a gain against it is not noise."""
+    return len(old.samples) > 1 and not old.reasked and old.pass_rate == 0
 
 
 def _changed_sources(old: QuestionResult, new: QuestionResult) -> tuple[str, ...]:
@@ -175,37 +217,32 @@ def _changed_sources(old: QuestionResult, new: QuestionResult) -> tuple[str, ...
     return tuple(s for s, fingerprint in new.source_fingerprints.items() if s in before and before[s] != fingerprint)
 
 
-_TOP_K = 5  # the default k of the retrieval metrics
-
-
-def _sources(contexts: list[Context]) -> tuple[str, ...]:
-    # The source (file, section) says which chunk; doc_id is often only the corpus.
-    return tuple(c.source or c.doc_id or " ".join(c.text.split())[:80] for c in contexts)
-
-
-def _retrieval_evidence(old: QuestionResult, new: QuestionResult) -> tuple[str, ...]:
+def _retrieval(old: QuestionResult, new: QuestionResult) -> RetrievalDiff:
     """Every retrieval metric (hit@k, MRR, nDCG, source recall/precision, contextual recall
-    and precision) that scored lower than on the baseline, passing or not."""
-    out = []
+    and precision) that scored lower than on the baseline, passing or not, then what the
+    chunks themselves say (rag_ci.core.comparison.retrieval_diff)."""
+    dropped = []
     for name in sorted(RETRIEVAL_STAGE & set(old.metrics) & set(new.metrics)):
         o, n = old.metrics[name].score, new.metrics[name].score
         if o is not None and n is not None and n < o - 1e-9:
-            out.append(f"{name} {_num(o)} → {_num(n)}")
-    # Chunks in the top k that the baseline did not retrieve (re-chunking, another retriever):
-    # the context is no longer the one the baseline answered from, whatever the metrics say.
-    before, after = _sources(old.contexts)[:_TOP_K], _sources(new.contexts)[:_TOP_K]
-    unseen = [label for label in after if label not in before]
-    if before and unseen:
-        out.append(f"{len(unseen)} of the top {len(after)} chunks not retrieved on the baseline")
-    return tuple(out)
+            dropped.append(f"{name} {_num(o)} → {_num(n)}")
+    answer = normalise_text(new.answer or "")
+    missing = [k for k in new.keywords if normalise_text(k) not in answer]
+    chunks = diff_contexts(old.contexts, new.contexts, keywords_missing=missing, leaked_corpora=new.leaks)
+    # The chunk that lost a keyword first: it names what the answer is missing and why.
+    lost = tuple(e for e in chunks.evidence if e.startswith("the chunk that held"))
+    rest = tuple(e for e in chunks.evidence if e not in lost)
+    return RetrievalDiff(lost + tuple(dropped) + rest, chunks.kinds, chunks.same_text, chunks.same_text_other_id)
 
 
 def _stage(new: QuestionResult, evidence: tuple[str, ...]) -> str | None:
-    """The stage to fix. A failure the run itself files under generation (the retrieval
-    checks pass) points at retrieval when retrieval got worse than on the baseline: the
-    expected source ranked lower (MRR, nDCG) or fewer of them made the top k."""
-    if new.failure_stage == "generation" and evidence:
-        return "retrieval"
-    if new.failure_stage is None and evidence and not new.passed and new.verdict == "fail":
+    """The stage to fix, from what retrieval returned. A failed retrieval metric files the
+    question under retrieval (also when the answer failed too: it could not be right without
+    the context); so does a failure the run files under generation (the retrieval checks pass)
+    when retrieval is not what it was on the baseline: a chunk cut or lost, the expected source
+    ranked lower, other chunks in the top k."""
+    if new.verdict != "fail":
+        return new.failure_stage
+    if new.failure_stage in ("retrieval", "both") or evidence:
         return "retrieval"
     return new.failure_stage

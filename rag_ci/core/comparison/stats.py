@@ -133,3 +133,45 @@ def format_pp(share: float) -> str:
 def format_p(p: float) -> str:
     # Three decimals below 0.1, so a p-value just under alpha never prints as alpha itself.
     return "< 0.001" if p < 0.001 else f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
+
+
+# Latency budgets: the percentile of every resample is computed over all n values, so
+# fewer resamples than for pass rates, in blocks that bound the memory (n × block floats).
+PERCENTILE_RESAMPLES = 2_000
+_BLOCK = 250
+
+
+def _resampled_percentiles(columns: Sequence[Sequence[float]], q: float, resamples: int, seed: int) -> list[np.ndarray]:
+    """For each column (same length n: paired), its q-th percentile over `resamples`
+    resamplings of the n rows with replacement (the same rows for every column)."""
+    data = [np.asarray(c, dtype=float) for c in columns]
+    n = len(data[0])
+    rng = np.random.default_rng(seed)
+    out: list[list[np.ndarray]] = [[] for _ in data]
+    for start in range(0, resamples, _BLOCK):
+        rows = rng.integers(0, n, size=(min(_BLOCK, resamples - start), n))
+        for i, column in enumerate(data):
+            out[i].append(np.percentile(column[rows], q, axis=1))
+    return [np.concatenate(parts) for parts in out]
+
+
+def percentile_lower_bound(values: Sequence[float], q: float, *, alpha: float = 0.05,
+                           resamples: int = PERCENTILE_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> float | None:
+    """One-sided (1 − alpha) lower confidence bound of the q-th percentile, seeded bootstrap."""
+    if not len(values):
+        return None
+    (draws,) = _resampled_percentiles([values], q, resamples, seed)
+    return float(np.quantile(draws, alpha))
+
+
+def paired_percentile_ratio_lower_bound(before: Sequence[float], after: Sequence[float], q: float, *, alpha: float = 0.05,
+                                        resamples: int = PERCENTILE_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> float | None:
+    """One-sided (1 − alpha) lower confidence bound of percentile(after) / percentile(before),
+    resampling the pairs (the same questions on both runs), seeded. None without pairs."""
+    if len(before) != len(after):
+        raise ValueError("paired samples must have the same length")
+    if not len(before):
+        return None
+    old, new = _resampled_percentiles([before, after], q, resamples, seed)
+    ratios = np.divide(new, old, out=np.full_like(new, np.inf), where=old > 0)
+    return float(np.quantile(ratios, alpha))

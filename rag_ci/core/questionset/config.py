@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, model_validator, field_validator
 
+from rag_ci.core.questionset.api_mapping import check_template, compile_expression
 from rag_ci.core.questionset.hashing import stable_hash
 from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain, where
 from rag_ci.errors import ValidationError
@@ -37,6 +38,10 @@ DEFAULT_JUDGE_METRICS: dict[str, dict[str, Any]] = {
 }
 
 
+# ${NAME} in target.env and target.build_args values: read from rag-ci's environment.
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
 class _Strict(BaseModel):
     # NaN and infinity are never meaningful settings: a NaN threshold fails every
     # question and, as NaN != NaN, makes every later baseline incompatible.
@@ -57,6 +62,14 @@ class _TargetBase(_Strict):
     generator_family: str | None = None
     timeout_s: float = Field(60.0, gt=0)
     concurrency: int = Field(8, ge=1, le=256)
+    # Circuit breaker (docs/targets.md): the run stops asking once no call has succeeded for
+    # this long while calls failed (default: three time-outs), or once the first
+    # `max_errors_at_start` questions all failed (default: max(10, 2 × concurrency)).
+    max_wait_s: float | None = Field(None, gt=0)
+    max_errors_at_start: int | None = Field(None, ge=1)
+    # Unscored requests sent before the questions, so cold first calls are not timed
+    # (docs/noise.md#4-budgets). Default: one per call in flight (min(concurrency, processes)).
+    warmup: int | None = Field(None, ge=0, le=256)
     # Judge calls in flight may grow from `concurrency` up to this while the provider's
     # rate-limit headers show more than half its request budget left (hosted APIs only).
     concurrency_max: int = Field(32, ge=1, le=256)
@@ -74,6 +87,21 @@ class _TargetBase(_Strict):
             if name not in self.env and not any(fnmatchcase(name, p) for p in self.pass_env):
                 raise ValueError(f"secret_env names {name}, which is neither in target.env nor in target.pass_env")
         return self
+
+    def env_references(self) -> list[tuple[str, str]]:
+        """(field, NAME) for each ${NAME} the target's values read from rag-ci's environment."""
+        fields = {"target.env": self.env, "target.build_args": getattr(self, "build_args", {})}
+        return [(f"{field}.{key}", name) for field, values in fields.items() for key, value in values.items()
+                for name in _ENV_REFERENCE.findall(value)]
+
+    def breaker_wait_s(self) -> float:
+        return self.max_wait_s if self.max_wait_s is not None else 3 * self.timeout_s
+
+    def warmup_requests(self, parallel: int) -> int:
+        return self.warmup if self.warmup is not None else parallel
+
+    def breaker_errors_at_start(self, parallel: int) -> int:
+        return self.max_errors_at_start if self.max_errors_at_start is not None else max(10, 2 * parallel)
 
 
 class PythonTargetConfig(_TargetBase):
@@ -94,7 +122,56 @@ class CommandTargetConfig(_TargetBase):
     restart_limit: int = Field(10, ge=0)
 
 
-class HttpTargetConfig(_TargetBase):
+def _expression(value: str | None) -> str | None:
+    if value is not None:
+        compile_expression(value)  # ValueError: reported with the file and line
+    return value
+
+
+class ContextMapping(_Strict):
+    """JMESPath expressions read on each item of `contexts` (defaults: the contract's names)."""
+
+    text: str = "text"
+    doc_id: str = "doc_id"  # from the chunk's own metadata, never echoed from the request
+    source: str = "source"
+    score: str = "score"
+
+    @field_validator("*")
+    @classmethod
+    def _compiles(cls, value: str) -> str | None:
+        return _expression(value)
+
+
+class ResponseMapping(_Strict):
+    """`target.response`: where the app's reply keeps the answer and the contexts (JMESPath)."""
+
+    answer: str
+    contexts: str | None = None  # a list; each item is read with `context`
+    context: ContextMapping = Field(default_factory=ContextMapping)
+    usage: str | None = None  # an object in the contract's shape: {model: meta.model, ...}
+
+    @field_validator("answer", "contexts", "usage")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        return _expression(value)
+
+
+class _ApiMapped(_Strict):
+    """`request`/`response` for the targets spoken to over HTTP (docs/targets.md)."""
+
+    # The app's request body: "{id}", "{question}", "{corpora}" are filled in (the last with the list).
+    request: Any = None
+    response: ResponseMapping | None = None
+
+    @field_validator("request")
+    @classmethod
+    def _template(cls, value: Any) -> Any:
+        if value is not None:
+            check_template(value)
+        return value
+
+
+class HttpTargetConfig(_TargetBase, _ApiMapped):
     kind: Literal["http"]
     url: str
     start: list[str] | None = None
@@ -108,12 +185,16 @@ class DockerResources(_Strict):
     memory: str | None = None  # "2g"
 
 
-class DockerTargetConfig(_TargetBase):
+class DockerTargetConfig(_TargetBase, _ApiMapped):
     kind: Literal["docker"]
     dockerfile: str = "Dockerfile"
     context: str = "."
     build_args: dict[str, str] = Field(default_factory=dict)
     target: str | None = None  # build stage
+    # BuildKit (the docker CLI's buildx) when it is there, else the SDK's classic builder (docs/docker-target.md).
+    builder: Literal["auto", "buildx", "classic"] = "auto"
+    # Run this instead of the image's ENTRYPOINT and CMD (like `docker run --entrypoint`).
+    command: list[str] | None = Field(None, min_length=1)
     port: int = 8000
     path: str = "/query"
     health: str = "/health"

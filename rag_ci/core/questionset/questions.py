@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError as PydanticError, field_validator
@@ -10,6 +11,35 @@ from rag_ci.core.questionset.config import pydantic_problems
 from rag_ci.core.questionset.hashing import stable_hash
 from rag_ci.core.questionset.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
 from rag_ci.errors import ValidationError
+
+
+# Characters that print as nothing, or as a space that is not one: an id holding one looks like
+# another id (`Q-2` and `Q-2` + U+200B), which would hide a regression as "removed" + "new".
+# Format characters (Cf: zero-width spaces and joiners, bidi controls, the BOM), controls,
+# separators other than the space, private-use and unassigned code points, and the fillers
+# and variation selectors Unicode lists as default-ignorable.
+_INVISIBLE_CATEGORIES = {"Cf", "Cc", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
+_IGNORABLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810), *range(0xFE00, 0xFE10),
+              *range(0xE0100, 0xE01F0)}
+
+
+def id_problem(value: str) -> str | None:
+    """Why `value` cannot be a question id, or None. Ids are the join key with the baseline:
+    each must look like what it is."""
+    if not value.strip():
+        return "the id is blank"
+    if value != value.strip():
+        return "the id starts or ends with whitespace"
+    for char in value:
+        if char != " " and (unicodedata.category(char) in _INVISIBLE_CATEGORIES or ord(char) in _IGNORABLE):
+            name = unicodedata.name(char, "unnamed character")
+            return f"the id holds an invisible or non-printing character U+{ord(char):04X} ({name}); remove it"
+    return None
+
+
+def shown_id(value: str) -> str:
+    """An id as an error message shows it: invisible characters written as \\uXXXX."""
+    return "".join(c if c == " " or c.isprintable() and ord(c) not in _IGNORABLE else f"\\u{ord(c):04x}" for c in value)
 
 
 # A positive integer or a non-empty string; strict, so `true` and `1.5` are refused.
@@ -50,6 +80,16 @@ class Question(BaseModel):
     # Machine-written questions say by which writer, from which passages (not part of the hash:
     # reviewing a question does not change what it asks).
     provenance: Provenance | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _printable_id(cls, value: str) -> str:
+        # NFC: an id typed on another system (NFD, as macOS file names) is the same id.
+        value = unicodedata.normalize("NFC", value)
+        problem = id_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @field_validator("question")
     @classmethod
@@ -168,7 +208,7 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
     for index, item in enumerate(items):
         line = line_of(items, index)
         qid = item.get("id") if isinstance(item, dict) else None
-        label = f"question {qid}" if qid else f"question #{index + 1}"
+        label = f"question {shown_id(str(qid))}" if qid and str(qid).strip() else f"question #{index + 1}"
         if not isinstance(item, dict):
             problems.append(f"{filename}:{line}: {label}: expected a mapping")
             continue

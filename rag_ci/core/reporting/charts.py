@@ -82,3 +82,58 @@ def trend_charts(entries: list[dict[str, Any]]) -> str:
 def _ms(seconds: Any) -> float | None:
     value = _num(seconds)
     return None if value is None else value * 1000
+
+
+def score_delta_chart(comparison: Any, head: Any, width: int = 640) -> str:
+    """Inline SVG: one row per question; bar = how it compares with the baseline, dot = latency.
+
+    The bar is red for every question that fails the gate (regression, worse, routing
+    leak: the headline's count) and green for a gain, its length the number of metrics that
+    crossed their threshold (at least one); other questions get no bar. The latency dots
+    share an axis in ms, every tick labelled with its unit. Built from numbers and escaped
+    ids only, so it is safe to embed.
+    """
+    gating = {c.id: c for c in comparison.gating} if comparison is not None else {}
+    gains = {c.id: c for c in comparison.gains} if comparison is not None else {}
+    questions = head.questions
+    max_latency = max((q.latency_s or 0.0) for q in questions) if questions else 0.0
+    max_latency = max_latency or 1.0
+    label_w, row_h, axis_h = 150, 14, 28
+    mid = label_w + 70
+    lat_left, lat_right = mid + 90, width - 30
+    rows = []
+    for i, q in enumerate(questions):
+        y = i * row_h
+        label = html.escape(q.id[:24])
+        row = f'<text x="0" y="{y + 11}" font-size="10">{label}</text>'
+        if q.id in gating or q.id in gains:
+            change = gating.get(q.id) or gains[q.id]
+            down = q.id in gating
+            crossed = sum(1 for m in change.metrics if (m.crossed_down if down else m.crossed_up))
+            bar_w = max(1, crossed) * 12
+            bar_x = mid - bar_w if down else mid
+            kind = ("routing leak" if change.new_verdict == "routing_error" else "fails the gate") if down else "gain"
+            row += (f'<rect x="{bar_x}" y="{y + 3}" width="{bar_w}" height="9" fill="{"#cf222e" if down else "#2da44e"}" '
+                    f'class="{"gating" if down else "gain"}"><title>{html.escape(q.id)}: {kind}, {crossed} metrics crossed</title></rect>')
+        lat_x = lat_left + int((lat_right - lat_left) * (q.latency_s or 0.0) / max_latency)
+        ms = (q.latency_s or 0.0) * 1000
+        row += (f'<circle cx="{lat_x}" cy="{y + 7}" r="3" fill="#0969da"><title>{html.escape(q.id)}: '
+                f'{ms:.0f} ms</title></circle>')
+        rows.append(row)
+    body_h = max(len(questions) * row_h, row_h)
+    ticks = []
+    for step in range(5):
+        x = lat_left + (lat_right - lat_left) * step // 4
+        value = max_latency * 1000 * step / 4
+        text = f"{value:.1f} ms" if max_latency < 0.01 else f"{value:.0f} ms"
+        ticks.append(f'<line x1="{x}" y1="{body_h}" x2="{x}" y2="{body_h + 4}" stroke="#57606a"/>'
+                     f'<text x="{x}" y="{body_h + 15}" font-size="9" text-anchor="middle" class="tick">{text}</text>')
+    axes = (f'<line x1="{mid}" y1="0" x2="{mid}" y2="{body_h}" stroke="#d0d7de"/>'
+            f'<line x1="{lat_left}" y1="{body_h}" x2="{lat_right}" y2="{body_h}" stroke="#57606a"/>' + "".join(ticks)
+            + f'<text x="{(lat_left + lat_right) // 2}" y="{body_h + 26}" font-size="9" text-anchor="middle">latency</text>'
+            + f'<text x="{mid}" y="{body_h + 15}" font-size="9" text-anchor="middle">◀ worse · better ▶</text>')
+    height = body_h + axis_h
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="per-question changes against the baseline and latency">{axes}{"".join(rows)}</svg>'
+    )

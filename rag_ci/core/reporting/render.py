@@ -16,7 +16,6 @@ makes it inert where it is printed:
 
 from __future__ import annotations
 
-import html
 import re
 from functools import lru_cache
 from typing import Any
@@ -24,17 +23,17 @@ from typing import Any
 import jinja2
 
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
+from rag_ci.core.reporting import view
+from rag_ci.core.reporting.view import Commits
 from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.scoring.verdict import error_causes
 from rag_ci.core.comparison.stats import format_p as fmt_p, format_pp as fmt_pp
+
+__all__ = ["Commits", "escape_md", "escape_notice", "markdown_url", "render_html", "render_markdown", "render_not_evaluated",
+           "score_delta_chart", "word_diff"]
 
 # Brackets are escaped, so parentheses and `!` can never complete a link or an image.
 _MD_SPECIALS = "\\`*_{}[]#+|~<>"
-STAGE_TITLES = {
-    "retrieval": "Retrieval (the expected context was not retrieved, ranked lower, or is not the baseline's)",
-    "generation": "Generation failure (right context, wrong answer)",
-    "both": "Retrieval and generation",
-    None: "Errors and routing leaks",
-}
 
 
 # What GitHub turns into a link by itself (GFM's extended autolinks).
@@ -127,27 +126,36 @@ def fmt_num(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def _signed(value: float, text: str) -> str:
+    # One minus sign everywhere, the true one; a change that rounds to nothing is ±0.
+    return ("+" if value > 0 else "−" if value < 0 else "±") + text.lstrip("-")
+
+
 def fmt_delta(delta: Delta, digits: int = 2, unit: str = "") -> str:
-    if delta.change is None:
+    if delta.old is None or delta.new is None:
         return "–"
-    sign = "+" if delta.change > 0 else ""
-    return f"{sign}{delta.change:.{digits}f}{unit}"
+    change = round(delta.new, digits) - round(delta.old, digits)  # from the values displayed beside it
+    return _signed(round(change, digits), f"{abs(change):.{digits}f}{unit}")
 
 
 def fmt_ms(seconds: float | None) -> str:
-    return "–" if seconds is None else f"{seconds * 1000:.0f} ms"
+    return view._ms(seconds)[1]
 
 
 def fmt_ms_delta(delta: Delta) -> str:
-    """A latency change in ms, like the latencies beside it."""
-    return "–" if delta.change is None else f"{delta.change * 1000:+.0f} ms"
+    """A latency change in ms, from the latencies displayed beside it."""
+    (old, _), (new, _) = view._ms(delta.old), view._ms(delta.new)
+    if old is None or new is None:
+        return "–"
+    change = new - old
+    return _signed(change, view._ms(abs(change), delta_of=True, like=min(old, new))[1])
 
 
 def fmt_usd_delta(delta: Delta) -> str:
-    if delta.change is None:
+    if delta.old is None or delta.new is None:
         return "–"
-    sign = "+" if delta.change > 0 else "−" if delta.change < 0 else ""
-    return f"{sign}${abs(delta.change):.4f}"
+    change = round(delta.new, 4) - round(delta.old, 4)
+    return _signed(round(change, 4), f"${abs(change):.4f}")
 
 
 def fmt_pp_delta(delta: Delta) -> str:
@@ -203,6 +211,15 @@ def fmt_budget(value: float | None, unit: str) -> str:
     return fmt_ms(value) if unit == "s" else f"${value:.6f}".rstrip("0").rstrip(".") if value < 0.01 else fmt_usd(value)
 
 
+def fmt_latency_delta(change: QuestionChange) -> str:
+    return fmt_ms_delta(Delta(change.old_latency_s, change.new_latency_s))
+
+
+def accept_yaml(change: QuestionChange) -> str:
+    """The accepted-file entry of a regression as a fenced YAML block (inert: JSON-quoted values in a fence)."""
+    return view.code_block(view.accept_entry(change), "yaml")
+
+
 @lru_cache(maxsize=2)
 def _environment(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(
@@ -215,62 +232,47 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     )
     env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms,
                        usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p, ms_delta=fmt_ms_delta,
-                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids)
-    env.globals.update(word_diff=word_diff)
+                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml,
+                       latency_delta=fmt_latency_delta)
+    env.globals.update(word_diff=word_diff, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
+                       **{name: getattr(view, name) for name in (
+                           "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
+                           "metric_cell", "why_cell", "leak_words", "baseline_words", "row_notes", "stage_groups", "leak_rows",
+                           "regression_rows", "worse_rows", "delta_rows", "answers_words", "gate_off_after_merge")})
     return env
 
 
-def group_by_stage(changes: tuple[QuestionChange, ...]) -> list[tuple[str, list[QuestionChange]]]:
-    """Regressions grouped by the stage that broke, in a fixed order."""
-    groups: list[tuple[str, list[QuestionChange]]] = []
-    for stage in ("retrieval", "generation", "both", None):
-        members = [c for c in changes if (c.failure_stage if c.new_verdict == "fail" else None) == stage]
-        if members:
-            groups.append((STAGE_TITLES[stage], members))
-    return groups
-
-
-def _gate_counts(comparison: Comparison) -> str:
-    """'2 regressions, 1 worse, 1 routing leak': what fails the gate, empty parts left out."""
-    def plural(n: int, word: str) -> str:
-        return f"{n} {word}{'s' if n != 1 else ''}"
-
-    parts = [plural(len(comparison.regressions), "regression")] if comparison.regressions or not comparison.gating else []
-    if comparison.worse:
-        parts.append(f"{len(comparison.worse)} worse")
-    if comparison.leaks:
-        parts.append(plural(len(comparison.leaks), "routing leak"))
-    return ", ".join(parts)
-
-
 def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]:
+    """The verdict class and the headline: what kind of failure, leaks first."""
     if head.meta.broken:
         return "fail", "⛔ broken run: not a result"
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
+    kinds = view.gate_kinds(comparison)
     if comparison.verdict == "fail":
         reasons = []
         if comparison.fail_on == "significant_drop":
             if comparison.leaking:  # a routing leak gates under every policy
-                reasons.append(f"{len(comparison.leaking)} routing leak{'s' if len(comparison.leaking) != 1 else ''}")
+                reasons.append(view.plural(len(comparison.leaking), "routing leak"))
             if comparison.significant_drop:
                 reasons.append("significant pass-rate drop")
         elif comparison.gating:
-            reasons.append(_gate_counts(comparison))
+            reasons.extend(kinds)
         if comparison.budget_breaches:
-            k = len(comparison.budget_breaches)
-            reasons.append(f"{k} budget{'s' if k != 1 else ''} exceeded")
-        return "fail", "❌ " + ", ".join(reasons or [_gate_counts(comparison)])
+            reasons.append(view.plural(len(comparison.budget_breaches), "budget") + " exceeded")
+        return "fail", "❌ " + " · ".join(reasons or kinds)
     accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
     if comparison.gating:
-        return "pass", f"⚠️ {_gate_counts(comparison)} (gate disabled){accepted}"
+        return "pass", f"⚠️ {' · '.join(kinds)} (gate disabled){accepted}"
     return "pass", f"✅ no regression{accepted}"
 
 
-# Ever shorter renderings, tried in order until one fits: rows per table (None: all), then
-# `compact` leaves out every detail section. The ids of every question that fails the gate
-# (or is accepted) are printed in all of them: rows go, names never do.
-_SHORTENINGS = ((None, False), (50, False), (20, False), (5, False), (0, False), (0, True))
+# Ever shorter renderings, tried in order until one fits: rows per table (None: all); `lean`
+# leaves out the collapsed before/after (the rows, visible, matter more); `compact` every detail
+# section. The ids of every question that fails the gate (or is accepted) are printed in all of
+# them: rows go, names never do.
+_SHORTENINGS = ((None, False, False), (50, False, False), (50, True, False), (20, True, False), (5, True, False),
+                (0, True, False), (0, True, True))
 
 
 def render_markdown(
@@ -284,16 +286,19 @@ def render_markdown(
     report_path: str | None = None,
     max_chars: int = 60000,
     calibration: list[Any] | None = None,
+    commits: Commits | None = None,
+    measured: tuple[QuestionChange, ...] = (),
 ) -> str:
     """The markdown report, shortened to fit max_chars (rows first, then detail sections,
     never the ids of the questions that fail the gate); a hard cut with a note is the last resort.
 
     `trend` is rag_ci.core.comparison.history.trend_summary(...); `report_url` (the run's artifact or
-    page) or `report_path` (a local file) is where the full HTML report is."""
+    page) or `report_path` (a local file) is where the full HTML report is; `commits` what was
+    compared; `measured` the judge-free regressions a broken run found (listed, not gating)."""
     verdict, headline = _headline(head, comparison)
     template = _environment(False).get_template("report.md.j2")
     text = ""
-    for row_limit, compact in _SHORTENINGS:
+    for row_limit, lean, compact in _SHORTENINGS:
         text = template.render(
             head=head,
             cmp=comparison,
@@ -307,8 +312,13 @@ def render_markdown(
             report_path=report_path,
             row_limit=row_limit,
             compact=compact,
+            lean=lean,
             failing=[q for q in head.questions if not q.passed],
-            regression_groups=group_by_stage(comparison.regressions) if comparison else [],
+            commits=commits,
+            measured=measured,
+            this="this PR" if head.meta.pr_number else "this run",
+            params=head.meta.policy.metrics if head.meta.policy else {},
+            accepted_file=(head.meta.policy.gate.get("accepted") if head.meta.policy else None) or "accepted.yml",
         )
         if len(text) <= max_chars:
             return text
@@ -316,64 +326,19 @@ def render_markdown(
     return text[: max_chars - len(note)] + note
 
 
-def score_delta_chart(comparison: Comparison | None, head: RunResult, width: int = 640) -> str:
-    """Inline SVG: one row per question; bar = how it compares with the baseline, dot = latency.
-
-    The bar is red for every question that fails the gate (regression, worse, routing
-    leak: the headline's count) and green for a gain, its length the number of metrics that
-    crossed their threshold (at least one); other questions get no bar. The latency dots
-    share an axis in ms. Built from numbers and escaped ids only, so it is safe to embed.
-    """
-    gating = {c.id: c for c in comparison.gating} if comparison is not None else {}
-    gains = {c.id: c for c in comparison.gains} if comparison is not None else {}
-    questions = head.questions
-    max_latency = max((q.latency_s or 0.0) for q in questions) if questions else 0.0
-    max_latency = max_latency or 1.0
-    label_w, row_h, axis_h = 150, 14, 28
-    mid = label_w + 70
-    lat_left, lat_right = mid + 90, width - 20
-    rows = []
-    for i, q in enumerate(questions):
-        y = i * row_h
-        label = html.escape(q.id[:24])
-        row = f'<text x="0" y="{y + 11}" font-size="10">{label}</text>'
-        if q.id in gating or q.id in gains:
-            change = gating.get(q.id) or gains[q.id]
-            down = q.id in gating
-            crossed = sum(1 for m in change.metrics if (m.crossed_down if down else m.crossed_up))
-            bar_w = max(1, crossed) * 12
-            bar_x = mid - bar_w if down else mid
-            kind = "fails the gate" if down else "gain"
-            row += (f'<rect x="{bar_x}" y="{y + 3}" width="{bar_w}" height="9" fill="{"#cf222e" if down else "#2da44e"}" '
-                    f'class="{"gating" if down else "gain"}"><title>{html.escape(q.id)}: {kind}, {crossed} metrics crossed</title></rect>')
-        lat_x = lat_left + int((lat_right - lat_left) * (q.latency_s or 0.0) / max_latency)
-        row += (f'<circle cx="{lat_x}" cy="{y + 7}" r="3" fill="#0969da"><title>{html.escape(q.id)}: '
-                f'{fmt_ms(q.latency_s)}</title></circle>')
-        rows.append(row)
-    body_h = max(len(questions) * row_h, row_h)
-    ticks = []
-    for step in range(5):
-        x = lat_left + (lat_right - lat_left) * step // 4
-        ticks.append(f'<line x1="{x}" y1="{body_h}" x2="{x}" y2="{body_h + 4}" stroke="#57606a"/>'
-                     f'<text x="{x}" y="{body_h + 15}" font-size="9" text-anchor="middle">{max_latency * 1000 * step / 4:.0f}</text>')
-    axes = (f'<line x1="{mid}" y1="0" x2="{mid}" y2="{body_h}" stroke="#d0d7de"/>'
-            f'<line x1="{lat_left}" y1="{body_h}" x2="{lat_right}" y2="{body_h}" stroke="#57606a"/>' + "".join(ticks)
-            + f'<text x="{(lat_left + lat_right) // 2}" y="{body_h + 26}" font-size="9" text-anchor="middle">latency (ms)</text>'
-            + f'<text x="{mid}" y="{body_h + 26}" font-size="9" text-anchor="middle">baseline</text>')
-    height = body_h + axis_h
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="per-question changes against the baseline and latency">{axes}{"".join(rows)}</svg>'
-    )
+def render_not_evaluated(cause: str, *, run_url: str | None = None, commits: Commits | None = None) -> str:
+    """What replaces the PR comment when a run fails before it can evaluate (a config error, a
+    build step or target that fails, an unusable baseline): never an older verdict left standing."""
+    return _environment(False).get_template("not_evaluated.md.j2").render(cause=cause, run_url=run_url, commits=commits)
 
 
 def render_html(head: RunResult, comparison: Comparison | None = None, *, calibration: list[Any] | None = None,
-                history: list[dict[str, Any]] | None = None) -> str:
+                history: list[dict[str, Any]] | None = None, commits: Commits | None = None) -> str:
     """A standalone HTML page (no external assets) with the same content, the per-question
     chart and, given the history of main, its trend as charts (overall and per corpus)."""
     from markupsafe import Markup
 
-    from rag_ci.core.reporting.charts import trend_charts
+    from rag_ci.core.reporting.charts import score_delta_chart, trend_charts
 
     verdict, headline = _headline(head, comparison)
     entries = (history or [])[-10:]
@@ -386,5 +351,13 @@ def render_html(head: RunResult, comparison: Comparison | None = None, *, calibr
         calibration=calibration or [],
         trend_charts=Markup(trend_charts(entries)) if entries else None,
         trend_runs=len(entries),
-        regression_groups=group_by_stage(comparison.regressions) if comparison else [],
+        commits=commits,
+        params=head.meta.policy.metrics if head.meta.policy else {},
+        accept_entry=view.accept_entry,
     )
+
+
+def score_delta_chart(comparison: Comparison | None, head: RunResult, width: int = 640) -> str:
+    from rag_ci.core.reporting.charts import score_delta_chart as chart
+
+    return chart(comparison, head, width)

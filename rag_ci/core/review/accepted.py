@@ -2,9 +2,9 @@
 
     accepted:
       - id: refund-window
-        question_hash: 3f2a9c...        # the question as accepted; an edit lapses the entry
+        question_hash: "3f2a9c0d1e7b"   # the question as accepted (12+ characters); an edit lapses the entry
         metric: faithfulness            # optional: only this metric's drop is accepted
-        reason: The new policy text replaced the 30-day window on purpose (PR #412).
+        reason: "The new policy text replaced the 30-day window on purpose (PR #412)."
 
 Unlike the rest of the gate policy (taken from the baseline), this file is read from the
 pull request on purpose: its diff is what reviewers approve, and the report lists every
@@ -15,6 +15,7 @@ entries out; a comparison and entries in, a comparison out.
 from __future__ import annotations
 
 from collections.abc import Mapping
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +25,9 @@ from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
 
 DEFAULT_ACCEPTED_FILE = "accepted.yml"
+# The shortest question_hash prefix an entry may give (the docs show 12 characters; the
+# report prints the whole hash): long enough that no two questions of a set share it.
+MIN_HASH_PREFIX = 12
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,16 @@ class Acceptance:
     reason: str
     metric: str | None = None
     line: int | None = None
+    file: str | None = None  # the accepted file, as the report names it
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file and self.line else self.file or "the accepted file"
+
+    def names(self, question_hash: str | None) -> bool:
+        """Whether this entry names the question with `question_hash` (whole, or a prefix of 12+ characters)."""
+        mine, theirs = self.question_hash.strip().lower(), (question_hash or "").lower()
+        return bool(theirs) and (mine == theirs or (len(mine) >= MIN_HASH_PREFIX and theirs.startswith(mine)))
 
 
 def parse_accepted(text: str, filename: str) -> tuple[Acceptance, ...]:
@@ -53,7 +67,9 @@ def parse_accepted(text: str, filename: str) -> tuple[Acceptance, ...]:
             problems.append(f"{where}: an entry must be a mapping with id, question_hash and reason")
             continue
         unknown = sorted(set(map(str, item)) - {"id", "question_hash", "reason", "metric"})
-        missing = [k for k in ("id", "question_hash", "reason") if not str(item.get(k) or "").strip()]
+        missing = [k for k in ("id", "reason") if not str(item.get(k) or "").strip()]
+        if item.get("question_hash") is None or not _as_written(item, "question_hash", text):
+            missing.insert(1, "question_hash")
         if unknown:
             problems.append(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: id, question_hash, reason, metric)")
         if missing:
@@ -61,19 +77,53 @@ def parse_accepted(text: str, filename: str) -> tuple[Acceptance, ...]:
                 " (the question_hash of each regression is in the HTML report and comparison.json)" if "question_hash" in missing else ""))
         if unknown or missing:
             continue
+        question_hash = _as_written(item, "question_hash", text)
+        if _cut_by_comment(item, "reason", text):
+            problems.append(f"{filename}:{line_of(item, 'reason') or line}: the reason is cut at ' #' (YAML reads the rest as a "
+                            "comment): quote it, e.g. reason: \"… (#231)\"")
+            continue
         metric = item.get("metric")
-        entries.append(Acceptance(id=str(item["id"]), question_hash=str(item["question_hash"]), reason=" ".join(str(item["reason"]).split()),
-                                  metric=str(metric) if metric not in (None, "") else None, line=line))
+        entries.append(Acceptance(id=str(item["id"]), question_hash=question_hash, reason=" ".join(str(item["reason"]).split()),
+                                  metric=str(metric) if metric not in (None, "") else None, line=line, file=filename))
     if problems:
         raise ValidationError(problems)
     return tuple(entries)
 
 
-def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str]) -> Comparison:
+def _as_written(item: Any, key: str, text: str) -> str:
+    """The scalar as typed: an unquoted all-digit hash is a number to YAML (`0012…` loses its
+    zeros, `1234e567…` is infinity), so a non-string is read back from the file's text."""
+    value = item.get(key)
+    if isinstance(value, str) or value is None:
+        return str(value or "").strip()
+    written = _source_text(item, key, text)
+    token = re.match(r"[^\s,#\]}'\"]+", written or "")
+    return token.group() if token else str(value)
+
+
+def _source_text(item: Any, key: str, text: str) -> str | None:
+    """The file's text from where `item[key]`'s value starts to the end of that line."""
+    try:
+        row, column = item.lc.value(key)
+        return text.splitlines()[row][column:]
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+
+
+def _cut_by_comment(item: Any, key: str, text: str) -> bool:
+    """A plain (unquoted) scalar followed by ` #…` on its own line: YAML dropped the rest as a comment."""
+    written = _source_text(item, key, text)
+    if not written or written[0] in "'\"|>":
+        return False
+    return bool(re.search(r"\s#", written))
+
+
+def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str], *,
+                   baseline_hashes: Mapping[str, str] | None = None) -> Comparison:
     """Move the regressions and worse questions the entries accept out of the gate, into
     `accepted`; entries that accept nothing become `stale_accepted`.
 
-    An entry applies while the question's hash is the one it names. With `metric`, it
+    An entry applies while the question's hash is the one it names (`Acceptance.names`). With `metric`, it
     covers that metric's drop only: a question is accepted when every metric that crossed
     down is covered (or an entry for it names no metric). Routing leaks are never accepted.
     """
@@ -90,7 +140,7 @@ def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], ques
         kept = []
         for change in changes:
             current = question_hashes.get(change.id)
-            candidates = [e for e in by_id.get(change.id, []) if e.question_hash == current]
+            candidates = [e for e in by_id.get(change.id, []) if e.names(current)]
             crossed = tuple(m.name for m in change.metrics if m.crossed_down)
             whole = [e for e in candidates if e.metric is None]
             covering = [e for e in candidates if e.metric is not None and e.metric in crossed]
@@ -99,7 +149,8 @@ def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], ques
             elif whole or (crossed and {e.metric for e in covering} >= set(crossed)):
                 chosen = whole + covering
                 used.update(chosen)
-                accepted.append(AcceptedChange(change, tuple(dict.fromkeys(e.reason for e in chosen)), crossed))
+                accepted.append(AcceptedChange(change, tuple(dict.fromkeys(e.reason for e in chosen)), crossed,
+                                               tuple(dict.fromkeys(e.where for e in chosen))))
             else:
                 kept.append(change)
         return tuple(kept)
@@ -111,18 +162,23 @@ def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], ques
         current = question_hashes.get(entry.id)
         if current is None:
             why = "no question with this id in the question set"
-        elif current != entry.question_hash:
-            why = f"the question changed since it was accepted (question_hash {entry.question_hash[:12]}, now {current[:12]})"
+        elif not entry.names(current):
+            before = (baseline_hashes or {}).get(entry.id)
+            if before and before != current and entry.names(before):
+                why = f"the question changed since it was accepted (question_hash {entry.question_hash}, now {current})"
+            else:
+                why = (f"its question_hash {entry.question_hash} is not this question's ({current}): mistyped, "
+                       "or copied from another question?")
         elif any(c.id == entry.id and c.new_verdict == "routing_error" for c in comparison.gating):
             why = "a routing leak is never accepted"
         elif any(c.id == entry.id for c in regressions + worse):
             why = f"the question regressed on other metrics than {entry.metric}" if entry.metric else "not accepted"
         else:
             why = "it did not regress in this run"
-        stale.append(StaleAcceptance(entry.id, entry.metric, entry.reason, why))
+        stale.append(StaleAcceptance(entry.id, entry.metric, entry.reason, why, entry.where))
     return replace(comparison, regressions=regressions, worse=worse, accepted=tuple(accepted), stale_accepted=tuple(stale))
 
 
 def in_force(entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str]) -> list[dict[str, Any]]:
     """The entries that still apply to this question set, for the history line."""
-    return [{"id": e.id, "metric": e.metric, "reason": e.reason} for e in entries if question_hashes.get(e.id) == e.question_hash]
+    return [{"id": e.id, "metric": e.metric, "reason": e.reason} for e in entries if e.names(question_hashes.get(e.id))]

@@ -121,6 +121,7 @@ def sheet_entries(run: RunResult, sample: AuditSample) -> list[dict[str, Any]]:
             "question": q.question,
             "corpora": list(q.corpora),
             "reference": q.reference,
+            "expect": q.expect,  # "refusal": out of scope, a refusal is the right answer (no reference)
             "answer": q.answer if q.answer is not None else f"(no answer: {q.error or 'error'})",
             "passages": [{"doc_id": c.doc_id, "source": c.source, "text": c.text} for c in q.contexts],
         })

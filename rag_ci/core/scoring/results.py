@@ -118,6 +118,9 @@ class QuestionResult(_Model):
     tags: list[str] = Field(default_factory=list)
     expect: str | None = None
     reference: str | None = None
+    # The question's expected keywords: the comparison looks for the ones the answer lacks in
+    # the chunks retrieved (rag_ci.core.comparison.retrieval_diff). Empty in older files.
+    keywords: list[str] = Field(default_factory=list)
     request: dict[str, Any]
     answer: str | None = None
     contexts: list[Context] = Field(default_factory=list)
@@ -214,6 +217,9 @@ class RunMeta(_Model):
     question_set_schema: int = QUESTION_SET_SCHEMA
     rag_ci_version: str
     git_sha: str | None = None
+    # The checkout had uncommitted changes to tracked files when the run started (so git_sha
+    # alone does not say what ran); None: not known (no git, or not the recorded commit).
+    git_dirty: bool | None = None
     git_ref: str | None = None
     pr_number: int | None = None
     started_at: str
@@ -234,6 +240,9 @@ class RunMeta(_Model):
     question_ids: list[str] | None = None
     full: bool = False  # the cache was ignored
     diagnostics: str | None = None  # tail of the target's stderr/logs when questions errored
+    # The unscored warm-up requests sent before the questions (target.warmup), seconds each
+    # (None: failed). Absent in files written before warm-ups existed.
+    warmup_latency_s: list[float | None] = Field(default_factory=list)
     # Why this run is not a result (error share above gate.max_error_rate); such a file is
     # kept for diagnosis but is never compared, never a baseline, never a history line.
     broken: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -78,3 +79,25 @@ def broken_run_reason(questions: Sequence[QuestionResult], max_error_rate: float
         f"{len(causes)}/{len(questions)} questions errored ({share:.0%}, above gate.max_error_rate "
         f"{max_error_rate:.0%}); most common error ({count}×): {cause}"
     )
+
+
+# What to check for the most common causes of errors, by what their message says.
+_HINTS = (
+    (re.compile(r"\b401\b|unauthori[sz]ed|invalid[ _-]?api[ _-]?key|incorrect api key|authentication", re.I), "check the key"),
+    (re.compile(r"\b403\b|forbidden|permission", re.I), "check the key's permissions"),
+    (re.compile(r"\b429\b|rate.?limit|quota", re.I), "rate-limited: lower the concurrency or raise the quota"),
+    (re.compile(r"timed? ?out|timeout", re.I), "it did not answer in time: is it up, is timeout_s enough?"),
+    (re.compile(r"connection refused|connect(ion)? ?error|cannot connect|name or service not known|unreachable", re.I),
+     "is it running and reachable?"),
+    (re.compile(r"\b5\d\d\b|server error|overloaded", re.I), "the service failed: re-run later"),
+)
+
+
+def error_causes(questions: Sequence[QuestionResult], limit: int = 5) -> list[tuple[int, str, str | None]]:
+    """The errors of a run grouped by cause, most common first: (count, cause, what to check).
+
+    A cause is the error's message on one line, cut at 160 characters, so questions that
+    failed the same way count together ("38 × judge HTTP 401 … — check the key")."""
+    causes = Counter(" ".join(c.split())[:160] for c in map(environment_error, questions) if c is not None)
+    return [(n, cause, next((hint for pattern, hint in _HINTS if pattern.search(cause)), None))
+            for cause, n in causes.most_common(limit)]

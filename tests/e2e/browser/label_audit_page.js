@@ -16,5 +16,9 @@ onPage(pagePath, async page => {
   await page.fill("#labeller", "ana");
   const progress = await page.textContent("#progress");
   const filename = await save(page, "#save", outPath);
-  return { shown, progress, filename, text: await page.locator("main").innerText() };
+  const items = {};
+  for (const section of await page.locator("section.item").all()) {
+    items[await section.getAttribute("data-id")] = await section.innerText();
+  }
+  return { shown, progress, filename, text: await page.locator("main").innerText(), items };
 }).catch(e => { console.error(e); process.exit(3); });

@@ -1,0 +1,346 @@
+"""What the report says, in words: pure helpers the templates print (rag_ci.core.reporting.render).
+
+A release manager reads the PR comment's first screen and decides: what was compared (the
+commits), what kind of failure it is (routing leaks, regressions, worse), where (corpus,
+stage), why (the evidence in the row) and what to do next. Every helper here returns plain
+text built from numbers, rag-ci's own words and untrusted names (ids, corpora, sources); the
+templates escape all of it where they print it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
+from rag_ci.core.comparison.question_change import MetricChange
+from rag_ci.core.scoring.results import RunResult
+
+SHORT_SHA = 7
+STAGE_TITLES = {"retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
+# Short names in rows; a `k` parameter joins the name ("hit@5").
+METRIC_LABELS = {"hit_at_k": "hit@{k}", "keyword_coverage": "keyword", "ndcg": "nDCG@{k}", "mrr": "MRR",
+                 "source_recall": "source recall@{k}", "source_precision": "source precision@{k}",
+                 "contextual_precision": "ctx precision", "contextual_recall": "ctx recall",
+                 "answer_relevancy": "relevancy"}
+BIG_CHANGE = 0.20  # a relative change beyond ±20 % is flagged
+LATENCY_NOISE_S = 0.010  # ... unless it is under 10 ms: timer noise on a fast target
+
+
+@dataclass(frozen=True)
+class Commits:
+    """What was compared: the baseline's commit (branch, run) and this run's."""
+
+    base_sha: str | None = None
+    base_branch: str | None = None
+    base_url: str | None = None  # the baseline's workflow run
+    head_sha: str | None = None
+    head_url: str | None = None  # this workflow run
+
+    @property
+    def known(self) -> bool:
+        return bool(self.base_sha or self.head_sha)
+
+    @classmethod
+    def of_runs(cls, base: RunResult | None, head: RunResult) -> Commits:
+        """From the results files alone (the command line): their recorded shas and refs."""
+        branch = base.meta.git_ref.removeprefix("refs/heads/") if base is not None and base.meta.git_ref else None
+        return cls(base_sha=base.meta.git_sha if base else None, base_branch=branch, head_sha=head.meta.git_sha)
+
+
+def short_sha(sha: str | None) -> str:
+    return sha[:SHORT_SHA] if sha else "unknown commit"
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+# --- what fails the gate, by kind ---------------------------------------------------------
+
+def leak_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
+    """Every question that leaks now: regressions, worse and still-leaking questions alike."""
+    return cmp.leaking
+
+
+def regression_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
+    return tuple(c for c in cmp.regressions if c.new_verdict != "routing_error")
+
+
+def worse_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
+    return tuple(c for c in cmp.worse if c.new_verdict != "routing_error")
+
+
+def gate_kinds(cmp: Comparison) -> list[str]:
+    """['13 routing leaks', '2 regressions', '1 worse']: what fails the gate, leaks first."""
+    parts = []
+    if leak_rows(cmp):
+        parts.append(plural(len(leak_rows(cmp)), "routing leak"))
+    if regression_rows(cmp) or not cmp.gating:
+        parts.append(plural(len(regression_rows(cmp)), "regression"))
+    if worse_rows(cmp):
+        parts.append(f"{len(worse_rows(cmp))} worse")
+    return parts
+
+
+def stage_of(change: QuestionChange) -> str:
+    if change.new_verdict == "routing_error":
+        return "routing"
+    if change.new_verdict == "fail" and change.failure_stage in ("retrieval", "generation"):
+        return change.failure_stage
+    return "error" if change.new_verdict == "error" else "retrieval" if change.failure_stage else "generation"
+
+
+def stage_groups(changes: Sequence[QuestionChange]) -> list[tuple[str, list[QuestionChange]]]:
+    """('Retrieval', rows), ('Generation', rows), ('Errors', rows), in that order, empty ones left out."""
+    groups = []
+    for stage, title in STAGE_TITLES.items():
+        members = [c for c in changes if stage_of(c) == stage]
+        if members:
+            groups.append((title, members))
+    return groups
+
+
+def where_line(cmp: Comparison) -> str:
+    """'du2 8 · du3 7 — routing 13 · retrieval 2': the questions failing the gate by corpus, by stage."""
+    corpora = Counter(corpus for c in cmp.gating for corpus in c.corpora)
+    stages = Counter(stage_of(c) for c in cmp.gating)
+    by_corpus = " · ".join(f"{name} {n}" for name, n in sorted(corpora.items(), key=lambda kv: (-kv[1], kv[0])))
+    by_stage = " · ".join(f"{name} {n}" for name, n in stages.most_common())
+    return f"{by_corpus} — {by_stage}" if by_corpus else by_stage
+
+
+def counts_line(cmp: Comparison) -> list[str]:
+    """The rest of the counts after what gates: accepted, gains, the questions the PR removed,
+    added or edited (the ones that passed and are gone, or fail, said so), flaky, unstable."""
+    parts = []
+    if cmp.accepted:
+        parts.append(f"{len(cmp.accepted)} accepted")
+    noisy = sum(1 for c in cmp.gains if c.possibly_noise)
+    parts.append(plural(len(cmp.gains), "gain") + (f" ({noisy} possibly noise)" if noisy else ""))
+    if cmp.removed:
+        passing = len(cmp.removed_passing)
+        parts.append(f"{len(cmp.removed)} removed" + (f" ({passing} passed on the baseline)" if passing else ""))
+    if cmp.new:
+        failing = len(cmp.new_failing)
+        parts.append(f"{len(cmp.new)} new" + (f" ({failing} failing)" if failing else ""))
+    if cmp.changed:
+        failing = len(cmp.edited_failing)
+        parts.append(f"{len(cmp.changed)} edited" + (f" ({failing} passed, fail now)" if failing else ""))
+    if cmp.renamed:
+        parts.append(f"{len(cmp.renamed)} renamed")
+    if cmp.flaky:
+        parts.append(f"{len(cmp.flaky)} flaky")
+    if cmp.unstable:
+        parts.append(f"{len(cmp.unstable)} unstable")
+    return parts
+
+
+def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str | None:
+    """One line: what to do now."""
+    if broken:
+        return "fix the cause above and re-run the job; nothing was compared."
+    if cmp is None:
+        return None
+    steps = []
+    if leak_rows(cmp):
+        steps.append("fix the routing (a routing leak is never accepted)")
+    if regression_rows(cmp) or worse_rows(cmp):
+        steps.append("fix the regressions, or accept an intended one with a reason (the entry to paste is under its row)")
+        if any(not c.reasked for c in regression_rows(cmp)) or cmp.unstable:
+            steps.append("re-run the job if you think it is noise")
+    if cmp.budget_breaches:
+        steps.append("bring the budget back under its limit")
+    if cmp.stale_accepted:
+        steps.append("remove the stale accepted entries")
+    if not steps:
+        return None
+    text = "; ".join(steps)
+    return text + ("." if verdict == "fail" else " (the gate is off for this run).")
+
+
+def significance_line(cmp: Comparison) -> str | None:
+    """'pass rate 48 % → 44 %, could be chance (McNemar p = 0.29)': context beside the
+    per-question gate; nothing when no question flipped."""
+    overall = next((r.test for r in cmp.significance if r.scope == "overall"), None)
+    if overall is None or overall.worse + overall.better == 0:
+        return None
+    from rag_ci.core.comparison.stats import format_p
+
+    p = format_p(overall.p_value)
+    p = p if p.startswith("<") else f"= {p}"
+    chance = "unlikely to be chance" if overall.significant else "could be chance"
+    return (f"pass rate {overall.before * 100:.0f} % → {overall.after * 100:.0f} % ({overall.worse} of {overall.n} questions "
+            f"flipped down, {overall.better} up), {chance} (McNemar p {p})")
+
+
+# --- one row per question ------------------------------------------------------------------
+
+def metric_label(name: str, params: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    template = METRIC_LABELS.get(name, name)
+    k = (params or {}).get(name, {}).get("k")
+    return template.format(k=k if k else "k")
+
+
+def metric_cell(metric: MetricChange, params: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """'keyword 1.00→0.50 (≥ 0.60)'; a pass/fail metric (0 or 1, bar 1) as 'hit@5 1→0'."""
+    name = metric_label(metric.name, params)
+    binary = metric.old in (0.0, 1.0) and metric.new in (0.0, 1.0) and metric.threshold in (None, 1.0)
+    if binary:
+        return f"{name} {metric.old:.0f}→{metric.new:.0f}"
+    bar = f" (≥ {metric.threshold:.2f})" if metric.threshold is not None else ""
+    return f"{name} {_num(metric.old)}→{_num(metric.new)}{bar}"
+
+
+def metrics_cell(change: QuestionChange, params: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    cells = [metric_cell(m, params) for m in change.failing_metrics]
+    return " · ".join(cells) or f"{change.old_verdict or 'new'} → {change.new_verdict}"
+
+
+def why_cell(change: QuestionChange, limit: int = 2) -> str:
+    """The evidence in the row: what retrieval lost (retrieval), the metric's own reason
+    (generation), the error; then how many answers failed."""
+    failing = {m.name for m in change.failing_metrics}  # their drop is in the row already
+    evidence = [e for e in change.retrieval_evidence if e.split(" ", 1)[0] not in failing]
+    if change.new_verdict == "routing_error":
+        parts = [leak_words(change)]
+    elif change.worse_because:
+        parts = [change.worse_because, *evidence[:limit - 1]]
+    elif stage_of(change) == "retrieval" and change.retrieval_evidence:
+        parts = evidence[:limit] or [m.reason for m in change.failing_metrics if m.reason][:limit]
+    else:
+        reasons = [m.reason for m in change.failing_metrics if m.reason]
+        parts = reasons[:limit] or [change.reason or ""]
+    answers = answers_words(change)
+    return " · ".join(p for p in (*parts, answers) if p)
+
+
+def answers_words(change: QuestionChange) -> str:
+    """'0/4 answers passed, re-asked 3×' when the question was asked more than once."""
+    if change.answers <= 1:
+        return ""
+    asked = f", re-asked {change.answers - 1}×" if change.reasked else ""
+    return f"{change.answers_passed}/{change.answers} answers passed{asked}"
+
+
+def leak_words(change: QuestionChange) -> str:
+    """'leaked: 2 contexts from du3'."""
+    what = plural(change.leaked_contexts, "context") if change.leaked_contexts else "contexts"
+    return f"leaked: {what} from {', '.join(change.leaks) or 'another corpus'}"
+
+
+def baseline_words(change: QuestionChange) -> str:
+    if change.old_verdict is None:
+        return "new question"
+    return {"pass": "passed", "fail": "failed", "routing_error": "leaked too", "error": "errored"}.get(change.old_verdict, change.old_verdict)
+
+
+def row_notes(change: QuestionChange) -> list[str]:
+    """Short labels under the question's id."""
+    notes = list(change.notes)
+    if change.renamed_from:
+        notes.insert(0, f"renamed from {change.renamed_from}")
+    if change.baseline_carried:
+        notes.append("compared with its last good verdict" + (f" ({short_sha(change.carried_from_sha)})" if change.carried_from_sha else ""))
+    if change.source_changed:
+        notes.append("source changed in this PR — the reference may be stale: " + ", ".join(change.source_changed))
+    return notes
+
+
+def accept_entry(change: QuestionChange) -> str:
+    """The accepted-file entry that would let this regression pass, to paste (docs/accepted.md).
+    Values are JSON strings (valid YAML): a quoted hash stays text, a quoted reason keeps its '#'."""
+    return (f"  - id: {json.dumps(change.id)}\n    question_hash: {json.dumps(change.question_hash or '')}\n"
+            '    reason: "…"  # why this change is intended (quote it: an unquoted # starts a comment)\n')
+
+
+def code_block(text: str, info: str = "") -> str:
+    """A fenced code block that no backtick run inside can close early."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.rstrip()}\n{fence}"
+
+
+# --- latency and cost ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DeltaRow:
+    label: str
+    old: str
+    new: str
+    change: str  # from the displayed values: '+1.2 ms (+35 %)', '±0 ms'
+    flag: str  # '⚠️' beyond ±20 %, '❌ over budget'
+
+
+def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
+    """Latency and cost, baseline → this run; rows without data left out (no judge row
+    on a judge-free run, no cost rows when the target reports no cost)."""
+    breached = {b.name for b in cmp.budget_breaches}
+    rows = []
+    for label, delta, budget in (("latency p50", cmp.latency_p50_s, "latency_p50"), ("latency p95", cmp.latency_p95_s, "latency_p95")):
+        if delta.old is not None or delta.new is not None:
+            rows.append(_row(label, delta, _ms, budget in breached, noise=LATENCY_NOISE_S))
+    if cmp.generator_cost_usd.old or cmp.generator_cost_usd.new:
+        rows.append(_row("generator cost", cmp.generator_cost_usd, _usd, "cost_per_question_usd" in breached))
+    if head.meta.judge is not None or cmp.judge_cost_usd.old or cmp.judge_cost_usd.new:
+        rows.append(_row("judge cost", cmp.judge_cost_usd, _usd, "judge_cost_usd" in breached))
+    return rows
+
+
+def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0) -> DeltaRow:
+    (old_value, old_text), (new_value, new_text) = show(delta.old), show(delta.new)
+    if old_value is None or new_value is None:
+        return DeltaRow(label, old_text, new_text, "–", "❌ over budget" if breached else "")
+    change = new_value - old_value
+    unit_text = show(abs(change), delta_of=True, like=min(old_value, new_value))[1]
+    sign = "+" if change > 0 else "−" if change < 0 else "±"
+    relative = change / old_value if old_value else None
+    rel_text = f" ({sign if change else ''}{abs(relative) * 100:.0f} %)" if relative is not None and change else ""
+    big = relative is not None and abs(relative) > BIG_CHANGE and abs(change) >= noise * _scale(show)
+    flag = "❌ over budget" if breached else "⚠️" if big else ""
+    return DeltaRow(label, old_text, new_text, f"{sign}{unit_text}{rel_text}", flag)
+
+
+def _scale(show: Any) -> float:
+    return 1000.0 if show is _ms else 1.0  # _ms works in displayed milliseconds
+
+
+def _ms(seconds: float | None, delta_of: bool = False, like: float | None = None) -> tuple[float | None, str]:
+    """(the value as displayed, in ms; its text): 1 decimal under 10 ms, whole ms under 10 s, then s.
+    A change (`delta_of`: already in ms) is shown with the precision of the values `like` it."""
+    if seconds is None:
+        return None, "–"
+    ms = seconds if delta_of else seconds * 1000
+    scale = ms if like is None else like
+    if scale >= 10_000 and like is not None:
+        return ms, f"{ms / 1000:.1f} s"
+    if scale >= 10 and like is not None:
+        return ms, f"{ms:.0f} ms"
+    if ms < 10:
+        value = round(ms, 1)
+        return value, f"{value:.1f} ms"
+    if ms < 10_000:
+        value = float(round(ms))
+        return value, f"{value:.0f} ms"
+    value = round(ms / 1000, 1) * 1000
+    return value, f"{value / 1000:.1f} s"
+
+
+def _usd(value: float | None, delta_of: bool = False, like: float | None = None) -> tuple[float | None, str]:
+    if value is None:
+        return None, "–"
+    shown = round(value, 4)
+    return shown, f"${shown:.4f}"
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def gate_off_after_merge(policy_changes: Sequence[str]) -> bool:
+    """Whether the PR's own gate policy, once merged, would gate nothing on main."""
+    return any(line.startswith("gate.fail_on ") and line.endswith("→ never") for line in policy_changes)
