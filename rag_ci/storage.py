@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from rag_ci.core.scoring.results import SCHEMA_VERSION, QuestionResult, RunResult
 from rag_ci.core.questionset.yamlsrc import no_cyclic_gc, shape_problem
+from rag_ci.results_layout import read_streamed, results_json_chunks
 from rag_ci.errors import RagCiError
 
 try:
@@ -124,27 +125,6 @@ def write_chunks_atomic(path: Path, chunks: Iterable[str]) -> None:
         raise
 
 
-def results_json_chunks(result: RunResult) -> Iterator[str]:
-    """`result.model_dump_json(indent=2) + "\n"`, the same bytes, one question at a time.
-
-    The run without its questions is dumped by pydantic (so every other field is written
-    exactly as before); the questions are dumped one by one into its empty list, each
-    indented as the nesting of `model_dump_json(indent=2)` puts it.
-    """
-    shell = result.model_copy(update={"questions": []}).model_dump_json(indent=2)
-    marker = '\n  "questions": [],\n'
-    head, found, tail = shell.partition(marker)
-    if not found or not result.questions:  # no question (or an unexpected layout): one piece
-        yield result.model_dump_json(indent=2) + "\n"
-        return
-    yield head + '\n  "questions": [\n'
-    last = len(result.questions) - 1
-    for i, question in enumerate(result.questions):
-        text = "    " + question.model_dump_json(indent=2).replace("\n", "\n    ")
-        yield text + (",\n" if i < last else "\n")
-    yield "  ],\n" + tail + "\n"
-
-
 def save_results(path: Path, result: RunResult) -> None:
     write_chunks_atomic(path, results_json_chunks(result))
 
@@ -165,7 +145,8 @@ def _free_form_values(result: RunResult) -> Iterator[Any]:
     if meta.policy is not None:
         yield from (meta.policy.gate, meta.policy.metrics, meta.policy.judge)
     for question in result.questions:
-        yield question.request
+        if _nests(question.request):
+            yield question.request
         for metric in question.metrics.values():
             if metric.judge_replies:
                 yield metric.judge_replies
@@ -175,31 +156,49 @@ def _free_form_values(result: RunResult) -> Iterator[Any]:
                     yield metric.judge_replies
 
 
+def _nests(value: dict[str, Any]) -> bool:
+    """Has `value` a list or mapping inside a list or mapping (else its depth is at most 2, nothing to check)?"""
+    for child in value.values():
+        if isinstance(child, dict):
+            child = child.values()
+        elif not isinstance(child, list):
+            continue
+        if any(isinstance(x, (dict, list)) for x in child):
+            return True
+    return False
+
+
 def load_results(path: Path, *, what: str = "results file") -> RunResult:
     """Load a results.json; missing, corrupt or foreign files raise RagCiError saying which.
 
-    pydantic parses the file straight into the schema's objects: no dict-and-list copy of
-    the whole file first (at 50,000 questions that copy was ~1 GiB). Any file that does
-    not validate that way is read again by `_load_checked`, which says what is wrong with it
-    exactly as before.
+    A file in the layout rag-ci writes is read one question at a time
+    (rag_ci.results_layout: pydantic's parse of a whole 50,000-question file was as much
+    memory again as the run); any other is parsed whole by pydantic, straight into the
+    schema's objects. A file that does not validate is read again by `_load_checked`, which
+    says what is wrong with it exactly as before.
     """
     path = Path(path)
     if not path.is_file():
         raise RagCiError(f"{what} not found: {path}")
     try:
+        with no_cyclic_gc():  # half the time at 50,000 questions (yamlsrc.no_cyclic_gc says why)
+            result = read_streamed(path)  # the layout rag-ci writes, one question at a time
+            if result is None:
+                raw = path.read_bytes()
+                try:
+                    result = RunResult.model_validate_json(raw)
+                except ValidationError:  # not JSON, not this schema, or nested past pydantic's own limit
+                    return _load_checked(raw, path, what)
+    except OSError as exc:
+        raise RagCiError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if result.meta.schema_version == SCHEMA_VERSION and not any(
+            shape_problem(value, _SUSPECT_DEPTH) for value in _free_form_values(result)):
+        return result
+    del result
+    try:
         raw = path.read_bytes()
     except OSError as exc:
         raise RagCiError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    try:
-        with no_cyclic_gc():  # half the time at 50,000 questions (yamlsrc.no_cyclic_gc says why)
-            result = RunResult.model_validate_json(raw)
-    except ValidationError:  # not JSON, not this schema, or nested past pydantic's own limit
-        pass
-    else:
-        if result.meta.schema_version == SCHEMA_VERSION and not any(
-                shape_problem(value, _SUSPECT_DEPTH) for value in _free_form_values(result)):
-            return result
-        del result
     return _load_checked(raw, path, what)
 
 

@@ -189,3 +189,16 @@ def test_the_reasons_shown_are_the_ones_the_comparison_prints():
     printed = {c.id for c in result.regressions + result.worse if c.reason and "faithfulness=" in c.reason}
     old = base.by_id()
     assert printed == {q.id for q in head.questions if "faithfulness" in reasons_shown(old[q.id], q)} == {"R", "W"}
+
+
+def test_largest_latency_changes_mix_questions_that_passed_on_both_runs_with_the_rest_in_head_order():
+    # Questions passing on both runs take a short path through compare (issue 25 §4): their
+    # rows are made only when they are among the largest latency changes, and the same as any.
+    from rag_ci.core.comparison.question_change import question_change
+
+    base = run(question("A", latency=0.1), question("B", latency=0.1), question("C", latency=0.1), question("D", latency=0.1))
+    head = run(question("D", "fail", latency=0.4), question("C", latency=0.4), question("B", latency=0.1), question("A", latency=0.6))
+    result = compare(base, head, top_latency=3)
+    assert [c.id for c in result.largest_latency_changes] == ["A", "D", "C"]  # 0.5, then 0.3 twice in head order
+    assert result.largest_latency_changes[0] == question_change(base.questions[0], head.questions[3])
+    assert [c.id for c in result.regressions] == ["D"]

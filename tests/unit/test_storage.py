@@ -138,7 +138,7 @@ def test_a_full_disk_is_reported_as_its_cause():
 
 def test_results_json_is_written_question_by_question_with_exactly_the_bytes_of_one_dump(tmp_path):
     # Issue 25 §4: streamed, never one string of the whole file, and the same file as before.
-    from rag_ci.storage import results_json_chunks
+    from rag_ci.results_layout import results_json_chunks
 
     result = run(*(question(f"Q{i}", answer="naïve “quoted” \\ answer\nline 2") for i in range(3)))
     chunks = list(results_json_chunks(result))
@@ -157,12 +157,13 @@ def nested(levels: int):
     return value
 
 
+@pytest.mark.parametrize("indent", [None, 2], ids=["compact", "rag-ci's layout"])
 @pytest.mark.parametrize(("levels", "refused"), [(58, False), (61, False), (62, True), (500, True)])
-def test_nesting_in_a_free_form_field_is_refused_past_64_levels_of_the_whole_file(tmp_path, levels, refused):
+def test_nesting_in_a_free_form_field_is_refused_past_64_levels_of_the_whole_file(tmp_path, levels, refused, indent):
     # request sits 3 levels down (file → questions → question), so 61 more levels is the deepest allowed.
-    data = json.loads(run(question("Q1")).model_dump_json())
+    data = json.loads(run(question("Q1"), question("Q2")).model_dump_json())
     data["questions"][0]["request"] = {"deep": nested(levels - 1)}
-    (tmp_path / "r.json").write_text(json.dumps(data))
+    (tmp_path / "r.json").write_text(json.dumps(data, indent=indent))
     if refused:
         with pytest.raises(RagCiError, match="nested deeper than 64 levels"):
             load_results(tmp_path / "r.json")
@@ -178,3 +179,71 @@ def test_loaded_results_share_no_per_object_bookkeeping_and_copies_stay_independ
     edited = first.model_copy(update={"answer": "changed"})
     assert (edited.answer, first.answer) == ("changed", "ok")
     assert load_results(tmp_path / "r.json") == loaded
+
+
+def layout_run():
+    """Questions whose text holds what the layout's lines look like, and a nested free-form request."""
+    tricky = 'a "quoted" },\n    { line and \\ and ]'
+    return run(question("Q1", answer=tricky), question("Q2", "fail", answer="naïve “x”"), question("Q3"))
+
+
+def test_a_results_json_in_rag_cis_layout_is_read_question_by_question_as_a_whole_file_parse_reads_it(tmp_path):
+    # Issue 25 §4: pydantic's parse of a whole 50,000-question file was as much memory again as the run.
+    from rag_ci.core.scoring.results import RunResult
+    from rag_ci.results_layout import read_streamed
+
+    result = layout_run()
+    result.questions[2].request = {"id": "Q3", "extra": {"nested": [{"deep": [1, 2]}]}}
+    save_results(tmp_path / "r.json", result)
+    streamed = read_streamed(tmp_path / "r.json")
+    assert streamed is not None and len(streamed.questions) == 3
+    assert streamed == RunResult.model_validate_json((tmp_path / "r.json").read_bytes()) == result
+    assert load_results(tmp_path / "r.json") == result
+
+
+@pytest.mark.parametrize("shape", ["compact", "indent 4", "one question"])
+def test_a_results_json_in_another_layout_is_read_whole_with_the_same_result(tmp_path, shape):
+    from rag_ci.results_layout import read_streamed
+
+    result = layout_run() if shape != "one question" else run(question("Q1"))
+    data = json.loads(result.model_dump_json())
+    if shape == "compact":
+        text = json.dumps(data)
+    elif shape == "indent 4":
+        text = json.dumps(data, indent=4)
+    else:
+        text = result.model_dump_json(indent=2)
+    (tmp_path / "r.json").write_text(text)
+    if shape == "one question":
+        assert read_streamed(tmp_path / "r.json") == result  # one question is the layout too
+    else:
+        assert read_streamed(tmp_path / "r.json") is None
+    loaded = load_results(tmp_path / "r.json")
+    assert [q.id for q in loaded.questions] == [q["id"] for q in json.loads(text)["questions"]]
+
+
+def test_a_corrupt_question_in_rag_cis_layout_gets_the_precise_error(tmp_path):
+    save_results(tmp_path / "r.json", layout_run())
+    text = (tmp_path / "r.json").read_text().replace('"latency_s": 0.1', '"latency_s": "slow"', 1)
+    assert '"slow"' in text
+    (tmp_path / "r.json").write_text(text)
+    with pytest.raises(RagCiError, match=r"is corrupt: questions\.0\.latency_s"):
+        load_results(tmp_path / "r.json")
+    (tmp_path / "r.json").write_text(text.replace('"slow"', "0.1")[:-40])  # cut short
+    with pytest.raises(RagCiError, match="is not valid JSON"):
+        load_results(tmp_path / "r.json")
+
+
+def test_an_array_laid_out_like_the_questions_inside_meta_is_not_taken_for_them(tmp_path):
+    # Its questions parse one by one, but the top-level `questions` is another (empty) array.
+    from rag_ci.results_layout import read_streamed
+
+    result = run(question("Q1"))
+    meta = result.meta.model_dump_json()
+    piece = "    " + result.questions[0].model_dump_json(indent=2).replace("\n", "\n    ")
+    text = ('{\n  "meta": {"unknown": {"x": 1,\n  "questions": [\n' + piece + "\n  ]}, " + meta[1:]
+            + ',\n  "questions": []\n}\n')
+    (tmp_path / "r.json").write_text(text)
+    assert json.loads(text)["questions"] == []
+    assert read_streamed(tmp_path / "r.json") is None
+    assert load_results(tmp_path / "r.json").questions == []

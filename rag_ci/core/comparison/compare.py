@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from collections import Counter
 from collections.abc import Mapping
 
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
@@ -25,8 +26,9 @@ from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.noise import FlakyQuestion
 from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
 from rag_ci.core.comparison.question_change import QuestionChange, question_change, usable_baseline, what_got_worse
+from rag_ci.core.comparison.retrieval_diff import chunk_identity
 from rag_ci.core.questionset.config import GateConfig
-from rag_ci.core.scoring.results import GroupAggregate, RunResult
+from rag_ci.core.scoring.results import GroupAggregate, QuestionResult, RunResult
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
 # How to get a comparable baseline again, in words that hold wherever rag-ci runs; the
@@ -270,11 +272,16 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
 def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,
              not_comparable: tuple[NotComparable, ...], renamed: Mapping[str, str]) -> Comparison:
     old_by_id, new_by_id = base.by_id(), head.by_id()
+    head_order = {qid: i for i, qid in enumerate(new_by_id)}
     left_out = {n.name for n in not_comparable}
     regressions, gains, changed, worse, leaks, unjudged, carried, both = [], [], [], [], [], [], [], []
+    steady: list[_Steady] = []
     for qid, new in new_by_id.items():
         recorded = old_by_id.get(qid)
         if recorded is None:
+            continue
+        if recorded.passed and new.passed and recorded.question_hash == new.question_hash and qid not in renamed:
+            steady.append(_Steady(recorded, new))  # most questions of a large run: no row to show, see _Steady
             continue
         old = usable_baseline(recorded, left_out)
         change = question_change(old, new)
@@ -301,12 +308,18 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
     new_only = [question_change(None, r) for qid, r in new_by_id.items() if qid not in old_by_id]
     leaks.extend(c for c in new_only if c.new_verdict == "routing_error")
     removed = [question_change(r, None) for qid, r in old_by_id.items() if qid not in new_by_id]
-    with_latency = [c for c in both if c.latency_delta_s is not None]
-    largest = sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top_latency]
+    # In head order, as one list: sorted() keeps equal deltas in that order.
+    with_latency = [c for c in both + steady if c.latency_delta_s is not None]
+    with_latency.sort(key=lambda c: head_order[c.id])
+    largest = [question_change(c.old, c.new) if isinstance(c, _Steady) else c for c in
+               sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top_latency]]
     ba, ha = base.aggregates, head.aggregates
-    same_text = sum(c.same_text_contexts for c in both)
+    base_scored, head_scored = _scored(base), _scored(head)
+    identity = [(c.same_text_contexts, c.same_text_other_id) for c in both]
+    identity += [chunk_identity(c.old.contexts, c.new.contexts) for c in steady]
+    same_text = sum(same for same, _ in identity)
     # Most chunks came back with their text but under another id: the index mints ids per build.
-    ids_unstable = same_text >= 3 and 2 * sum(c.same_text_other_id for c in both) > same_text
+    ids_unstable = same_text >= 3 and 2 * sum(other for _, other in identity) > same_text
     return Comparison(
         regressions=tuple(regressions),
         gains=tuple(gains),
@@ -334,7 +347,7 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
         head_sha=head.meta.git_sha,
         not_comparable=not_comparable,
         metric_scored={
-            name: (_scored(base, name) if name in ba.per_metric else None, _scored(head, name) if name in ha.per_metric else None)
+            name: (base_scored[name] if name in ba.per_metric else None, head_scored[name] if name in ha.per_metric else None)
             for name in sorted(set(ba.per_metric) | set(ha.per_metric))
         },
         questions_n=(ba.overall.n, ha.overall.n),
@@ -344,5 +357,26 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
     )
 
 
-def _scored(result: RunResult, name: str) -> int:
-    return sum(1 for q in result.questions if name in q.metrics and q.metrics[name].score is not None)
+@dataclass(frozen=True, slots=True)
+class _Steady:
+    """A question that passed on both runs, unchanged: no row of the comparison shows it, so
+    its QuestionChange is made only if it is among the largest latency changes (comparing
+    50,000 questions spent most of its time making one for each)."""
+
+    old: QuestionResult
+    new: QuestionResult
+
+    @property
+    def id(self) -> str:
+        return self.new.id
+
+    @property
+    def latency_delta_s(self) -> float | None:
+        if self.old.latency_s is None or self.new.latency_s is None:
+            return None
+        return self.new.latency_s - self.old.latency_s
+
+
+def _scored(result: RunResult) -> Counter[str]:
+    """Per metric, how many questions it scored (one pass over the run)."""
+    return Counter(name for q in result.questions for name, metric in q.metrics.items() if metric.score is not None)

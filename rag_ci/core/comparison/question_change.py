@@ -15,7 +15,7 @@ from rag_ci.core.scoring.retrieval_metrics import normalise_text
 from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricChange:
     name: str
     old: float | None
@@ -34,7 +34,7 @@ class MetricChange:
         return self.old_passed is False and self.new_passed is True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one per question, 50,000 in a large comparison
 class QuestionChange:
     """One question seen in both runs (or in one of them, for new/removed)."""
 
@@ -158,6 +158,9 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
     if old is not None and new is not None:
         for name in sorted(set(old.metrics) | set(new.metrics)):
             o, n = old.metrics.get(name), new.metrics.get(name)
+            was, now = o.passed if o else None, n.passed if n else None
+            if not (was is True and now is False) and not (was is False and now is True):
+                continue  # no crossing (MetricChange.crossed_down / crossed_up): most metrics of most questions
             change = MetricChange(
                 name=name,
                 old=o.score if o else None,
@@ -167,8 +170,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
                 new_passed=n.passed if n else None,
                 reason=(n.error or n.reason) if n else None,
             )
-            if change.crossed_down or change.crossed_up:
-                crossings.append(change)
+            crossings.append(change)
     reason_source = new if new is not None and not new.passed else old
     retrieval = _retrieval(old, new) if old is not None and new is not None else None
     evidence = retrieval.evidence if retrieval is not None else ()
@@ -226,7 +228,7 @@ def _retrieval(old: QuestionResult, new: QuestionResult) -> RetrievalDiff:
         o, n = old.metrics[name].score, new.metrics[name].score
         if o is not None and n is not None and n < o - 1e-9:
             dropped.append(f"{name} {_num(o)} → {_num(n)}")
-    answer = normalise_text(new.answer or "")
+    answer = normalise_text(new.answer or "") if new.keywords else ""
     missing = [k for k in new.keywords if normalise_text(k) not in answer]
     chunks = diff_contexts(old.contexts, new.contexts, keywords_missing=missing, leaked_corpora=new.leaks)
     # The chunk that lost a keyword first: it names what the answer is missing and why.

@@ -51,14 +51,15 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
     `keywords_missing` are the question's keywords the new answer lacks: when one of them
     was in a baseline chunk and is in none now, retrieval lost it, not generation."""
     before, after = list(old[:TOP_K]), list(new[:TOP_K])
-    old_text_to_id = {_text(c): c.source for c in before}
+    texts = [_text(c) for c in new]  # each chunk's text once (the longest part of comparing 50,000 questions)
+    before_texts = [_text(c) for c in before]
+    old_text_to_id = {text: c.source for text, c in zip(before_texts, before)}
     old_ids = {c.source for c in before if c.source}
-    new_texts = {_text(c) for c in after}
+    new_texts = set(texts[:TOP_K])
     new_ids = {c.source for c in after if c.source}
 
-    kinds, same_text, other_id, changed, unseen = [], 0, 0, [], []
-    for context in new:
-        text = _text(context)
+    kinds, changed, unseen = [], [], []
+    for context, text in zip(new, texts):
         if context.doc_id is not None and context.doc_id in leaked_corpora:
             kinds.append(LEAKED)
         elif text in old_text_to_id:
@@ -67,16 +68,15 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
             kinds.append(CHANGED)
         else:
             kinds.append(NEW)
-    for context in after:
-        text = _text(context)
+    same_text, other_id = _identity(old_text_to_id, after, texts)
+    for context, text in zip(after, texts):
         if text in old_text_to_id:
-            same_text += 1
-            other_id += old_text_to_id[text] != context.source
-        elif context.source and context.source in old_ids:
+            continue
+        if context.source and context.source in old_ids:
             changed.append(context.source)
         else:
             unseen.append(label(context))
-    lost = [c for c in before if _text(c) not in new_texts and not (c.source and c.source in new_ids)]
+    lost = [c for c, text in zip(before, before_texts) if text not in new_texts and not (c.source and c.source in new_ids)]
 
     evidence: list[str] = []
     explained: set[str] = set()  # chunks a keyword already accounts for
@@ -98,9 +98,27 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
     return RetrievalDiff(tuple(evidence), tuple(kinds), same_text, other_id)
 
 
+def chunk_identity(old: Sequence[Context], new: Sequence[Context]) -> tuple[int, int]:
+    """`RetrievalDiff.same_text` and `.same_text_other_id` alone (what a question that passed on
+    both runs contributes to telling regenerated chunk ids apart)."""
+    before, after = old[:TOP_K], new[:TOP_K]
+    return _identity({_text(c): c.source for c in before}, after, [_text(c) for c in after])
+
+
+def _identity(old_text_to_id: dict[str, str | None], after: Sequence[Context], texts: Sequence[str]) -> tuple[int, int]:
+    same_text = other_id = 0
+    for context, text in zip(after, texts):
+        if text in old_text_to_id:
+            same_text += 1
+            other_id += old_text_to_id[text] != context.source
+    return same_text, other_id
+
+
 def _keywords_lost(before: Sequence[Context], after: Sequence[Context],
                    keywords: Sequence[str]) -> list[tuple[Context, list[str]]]:
     """(baseline chunk, the missing keywords it held) for keywords no chunk of this run holds."""
+    if not keywords:
+        return []
     found: dict[int, list[str]] = {}
     new_texts = [normalise_text(c.text) for c in after]
     old_texts = [normalise_text(c.text) for c in before]

@@ -98,13 +98,16 @@ def source_precision_at_k(rel: np.ndarray, k: int) -> float:
     return float(top.sum()) / len(top) if len(top) else 0.0
 
 
+_SPACES = re.compile(r"\s+")
+
+
 def normalise_text(text: str) -> str:
     """Casefolded, accent-free, single-spaced: what keyword matching compares."""
     if text.isascii():  # same result, without decomposing every character (most answers)
-        return re.sub(r"\s+", " ", text.lower()).strip()
+        return _SPACES.sub(" ", text.lower()).strip()
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return re.sub(r"\s+", " ", stripped.casefold()).strip()
+    return _SPACES.sub(" ", stripped.casefold()).strip()
 
 
 def keyword_coverage(answer: str, keywords: Sequence[str]) -> float:
