@@ -179,7 +179,8 @@ class WriterPolicy:
         context = _tail(prompt, "\n        Context:", "\n        Input:")
         question = _tail(prompt, "\n        Input:", "\n        Generated Response:")
         asked = _terms(question)
-        scored = [(len(asked & _terms(s)), -i, s) for i, s in enumerate(_sentences(context))]
+        # Each sentence once: two corpora's same-topic passages may share one (a reference saying it twice).
+        scored = [(len(asked & _terms(s)), -i, s) for i, s in enumerate(dict.fromkeys(_sentences(context)))]
         scored = [s for s in sorted(scored, reverse=True) if s[0] > 0]
         if not scored:
             return {"response": NO_ANSWER}

@@ -55,6 +55,8 @@ def test_the_fake_writer_drafts_routed_checkable_questions_with_an_adversarial_m
         assert draft.doc_id == tuple(s.split("/", 1)[0] for s in draft.sources)  # the corpus of the cited document
         cited = " ".join(document_text(example, s) for s in draft.sources)
         assert 1 <= len(draft.keywords) <= 5 and all(k in cited for k in draft.keywords), draft
+        sentences = re.split(r"(?<=[.!?])\s+", draft.reference)
+        assert len(sentences) == len(set(sentences)), draft  # two manuals sharing a sentence: said once
     adversarial = [d for d in drafts if "adversarial" in d.tags]
     assert len(adversarial) >= 0.2 * len(drafts)
     kinds = {t for d in adversarial for t in d.tags} - {"generated", "adversarial"}
