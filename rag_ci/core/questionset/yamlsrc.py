@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import contextlib
+import contextvars
 import gc
 from collections.abc import Iterator
 from typing import Any
@@ -125,6 +126,16 @@ class _Fallback(Exception):
     """A node the plain builder leaves to ruamel's constructor (merge keys, duplicate keys...)."""
 
 
+class _NotATree(Exception):
+    """An alias or nesting past MAX_DEPTH, found while building: what `shape_problem` refuses."""
+
+
+# Set when a document was built by the plain path, which checks its shape as it goes (no
+# alias, no deeper than MAX_DEPTH): `load_yaml_fast` then need not walk it again. (ruamel
+# makes a loader object per load with the C parser, so the flag cannot live on it.)
+_tree_checked: contextvars.ContextVar[bool] = contextvars.ContextVar("rag_ci_yaml_tree_checked", default=False)
+
+
 class _PlainConstructor(SafeConstructor):
     """ruamel's safe constructor with a fast path for what question sets are made of.
 
@@ -136,31 +147,32 @@ class _PlainConstructor(SafeConstructor):
 
     def construct_document(self, node: Any) -> Any:
         try:
-            return self._plain(node, {})
+            data = self._plain(node, set(), 0)
         except _Fallback:
             return super().construct_document(node)
+        _tree_checked.set(True)
+        return data
 
-    def _plain(self, node: Any, made: dict[int, Any]) -> Any:
-        known = made.get(id(node))
-        if known is not None:  # an alias: the same object, as ruamel makes it
-            return known
+    def _plain(self, node: Any, made: set[int], depth: int) -> Any:
         tag = node.ctag
         name = tag.suffix if tag.handle is None else str(tag)
         if name == _STR and isinstance(node, ScalarNode):
             return node.value
+        if isinstance(node, (SequenceNode, MappingNode)):
+            if id(node) in made or depth >= MAX_DEPTH:
+                raise _NotATree  # an alias of a list or mapping, or too deep: `shape_problem` refuses both
+            made.add(id(node))
         if name == _SEQ and isinstance(node, SequenceNode):
-            made[id(node)] = items = []
-            items.extend(self._plain(child, made) for child in node.value)
-            return items
+            return [self._plain(child, made, depth + 1) for child in node.value]
         if name == _MAP and isinstance(node, MappingNode):
-            made[id(node)] = mapping = {}
+            mapping = {}
             for key_node, value_node in node.value:
                 if str(key_node.ctag).endswith(":merge"):
                     raise _Fallback
-                key = self._plain(key_node, made)
+                key = self._plain(key_node, made, depth + 1)
                 if not isinstance(key, (str, int, float, bool)) or key in mapping:
                     raise _Fallback
-                mapping[key] = self._plain(value_node, made)
+                mapping[key] = self._plain(value_node, made, depth + 1)
             return mapping
         if isinstance(node, ScalarNode):
             return self.construct_object(node, deep=True)
@@ -229,12 +241,15 @@ def load_yaml_fast(text: str) -> Any:
     a list or mapping (an alias) or nests too deeply also takes that slow path: the C
     parser does not apply the limits of `_GuardedComposer`.
     """
+    checked = _tree_checked.set(False)
     try:
         with no_cyclic_gc():
             data = _loader("safe").load(text)
-    except Exception:  # noqa: BLE001 - any failure: the caller takes the slow path, which reports it
+        return data if _tree_checked.get() or shape_problem(data) is None else None
+    except Exception:  # noqa: BLE001 - any failure (_NotATree too): the caller takes the slow path, which reports it
         return None
-    return data if shape_problem(data) is None else None
+    finally:
+        _tree_checked.reset(checked)
 
 
 @contextlib.contextmanager
