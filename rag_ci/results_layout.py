@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import ValidationError
 
@@ -67,7 +68,7 @@ def read_streamed(path: Path) -> RunResult | None:
         return None  # not in the layout, or not valid: the whole-file reading says what is wrong
 
 
-def _read(handle) -> RunResult | None:
+def _read(handle: BinaryIO) -> RunResult | None:
     buffer = b""
     while (start := buffer.find(_OPEN)) < 0:
         more = handle.read(_CHUNK)

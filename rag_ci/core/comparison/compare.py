@@ -272,16 +272,15 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
 def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,
              not_comparable: tuple[NotComparable, ...], renamed: Mapping[str, str]) -> Comparison:
     old_by_id, new_by_id = base.by_id(), head.by_id()
-    head_order = {qid: i for i, qid in enumerate(new_by_id)}
     left_out = {n.name for n in not_comparable}
-    regressions, gains, changed, worse, leaks, unjudged, carried, both = [], [], [], [], [], [], [], []
-    steady: list[_Steady] = []
+    regressions, gains, changed, worse, leaks, unjudged, carried = [], [], [], [], [], [], []
+    both: list[QuestionChange | _Steady] = []  # every question of both runs, in head order
     for qid, new in new_by_id.items():
         recorded = old_by_id.get(qid)
         if recorded is None:
             continue
         if recorded.passed and new.passed and recorded.question_hash == new.question_hash and qid not in renamed:
-            steady.append(_Steady(recorded, new))  # most questions of a large run: no row to show, see _Steady
+            both.append(_Steady.of(recorded, new))  # most questions of a large run: no row to show, see _Steady
             continue
         old = usable_baseline(recorded, left_out)
         change = question_change(old, new)
@@ -308,18 +307,14 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
     new_only = [question_change(None, r) for qid, r in new_by_id.items() if qid not in old_by_id]
     leaks.extend(c for c in new_only if c.new_verdict == "routing_error")
     removed = [question_change(r, None) for qid, r in old_by_id.items() if qid not in new_by_id]
-    # In head order, as one list: sorted() keeps equal deltas in that order.
-    with_latency = [c for c in both + steady if c.latency_delta_s is not None]
-    with_latency.sort(key=lambda c: head_order[c.id])
+    with_latency = [c for c in both if c.latency_delta_s is not None]
     largest = [question_change(c.old, c.new) if isinstance(c, _Steady) else c for c in
                sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top_latency]]
     ba, ha = base.aggregates, head.aggregates
     base_scored, head_scored = _scored(base), _scored(head)
-    identity = [(c.same_text_contexts, c.same_text_other_id) for c in both]
-    identity += [chunk_identity(c.old.contexts, c.new.contexts) for c in steady]
-    same_text = sum(same for same, _ in identity)
+    same_text = sum(c.same_text_contexts for c in both)
     # Most chunks came back with their text but under another id: the index mints ids per build.
-    ids_unstable = same_text >= 3 and 2 * sum(other for _, other in identity) > same_text
+    ids_unstable = same_text >= 3 and 2 * sum(c.same_text_other_id for c in both) > same_text
     return Comparison(
         regressions=tuple(regressions),
         gains=tuple(gains),
@@ -361,14 +356,17 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
 class _Steady:
     """A question that passed on both runs, unchanged: no row of the comparison shows it, so
     its QuestionChange is made only if it is among the largest latency changes (comparing
-    50,000 questions spent most of its time making one for each)."""
+    50,000 questions spent most of its time making one for each). It answers what every
+    question contributes: its latency delta and its chunks' identity."""
 
     old: QuestionResult
     new: QuestionResult
+    same_text_contexts: int
+    same_text_other_id: int
 
-    @property
-    def id(self) -> str:
-        return self.new.id
+    @classmethod
+    def of(cls, old: QuestionResult, new: QuestionResult) -> _Steady:
+        return cls(old, new, *chunk_identity(old.contexts, new.contexts))
 
     @property
     def latency_delta_s(self) -> float | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import contextlib
-import contextvars
 import gc
 from collections.abc import Iterator
 from typing import Any
@@ -130,12 +129,6 @@ class _NotATree(Exception):
     """An alias or nesting past MAX_DEPTH, found while building: what `shape_problem` refuses."""
 
 
-# Set when a document was built by the plain path, which checks its shape as it goes (no
-# alias, no deeper than MAX_DEPTH): `load_yaml_fast` then need not walk it again. (ruamel
-# makes a loader object per load with the C parser, so the flag cannot live on it.)
-_tree_checked: contextvars.ContextVar[bool] = contextvars.ContextVar("rag_ci_yaml_tree_checked", default=False)
-
-
 class _PlainConstructor(SafeConstructor):
     """ruamel's safe constructor with a fast path for what question sets are made of.
 
@@ -146,11 +139,14 @@ class _PlainConstructor(SafeConstructor):
     merges it as it always did). About twice as fast as ruamel's generic path."""
 
     def construct_document(self, node: Any) -> Any:
+        """A plain tree (no alias, no deeper than MAX_DEPTH), or _NotATree: checked while it is
+        built, or after ruamel's constructor built it."""
         try:
-            data = self._plain(node, set(), 0)
+            return self._plain(node, set(), 0)
         except _Fallback:
-            return super().construct_document(node)
-        _tree_checked.set(True)
+            data = super().construct_document(node)
+        if shape_problem(data) is not None:
+            raise _NotATree
         return data
 
     def _plain(self, node: Any, made: set[int], depth: int) -> Any:
@@ -241,15 +237,14 @@ def load_yaml_fast(text: str) -> Any:
     a list or mapping (an alias) or nests too deeply also takes that slow path: the C
     parser does not apply the limits of `_GuardedComposer`.
     """
-    checked = _tree_checked.set(False)
+    yaml = _loader("safe")
     try:
         with no_cyclic_gc():
-            data = _loader("safe").load(text)
-        return data if _tree_checked.get() or shape_problem(data) is None else None
+            data = yaml.load(text)
     except Exception:  # noqa: BLE001 - any failure (_NotATree too): the caller takes the slow path, which reports it
         return None
-    finally:
-        _tree_checked.reset(checked)
+    # Behind the C parser _PlainConstructor has checked the tree; the pure-Python path has not.
+    return data if yaml.Constructor is _PlainConstructor or shape_problem(data) is None else None
 
 
 @contextlib.contextmanager
