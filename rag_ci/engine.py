@@ -26,6 +26,7 @@ from rag_ci.core.comparison.policy import policy_of
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
 from rag_ci.core.scoring.retrieval_metrics import score_retrieval
+from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
 from rag_ci.core.questionset.routing import route, routing_leaks
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.questionset.shards import select_shard, shard_label
@@ -65,7 +66,7 @@ class _Replay:
     """State of one replay: target, judge, baseline records, journal, progress."""
 
     def __init__(self, project: Project, target: Target, judge: JudgeScorer | None, baseline: RunResult | None,
-                 redact: Redactor | None = None):
+                 redact: Redactor | None = None, confirm_each: frozenset[str] = frozenset()):
         self.project = project
         self.redact = redact or Redactor()
         self.config = project.config
@@ -73,6 +74,9 @@ class _Replay:
         self.judge = judge
         self.baseline = baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions))
         self.metric_configs = {n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS}
+        # Judge-free metrics whose drop settles a question (no judged flip of it is re-judged).
+        self.settling = settling_metrics(policy_of(self.config), baseline.meta.policy if baseline else None)
+        self.confirm_each = confirm_each
         parallel = min(self.config.target.concurrency, target.max_parallel or self.config.target.concurrency)
         self.parallel = parallel
         self.slots = asyncio.Semaphore(parallel)
@@ -176,7 +180,10 @@ class _Replay:
                 if judged is not None and seen in judged:
                     metrics.update({n: m.model_copy(update={"judge_cost_usd": 0.0}) for n, m in judged[seen].items()})
                 else:
-                    scored = await self.judge.score(question, answer or "", contexts, self.baseline.get(question.id))
+                    base = self.baseline.get(question.id)
+                    each = question.id in self.confirm_each
+                    scored = await self.judge.score(question, answer or "", contexts, base, confirm_each=each,
+                                                    settled=not each and regressed_without_judge(metrics, base, question.content_hash, self.settling))
                     metrics.update(scored)
                     if judged is not None:
                         judged[seen] = scored
@@ -267,6 +274,9 @@ class RunOptions:
     samples: int = 1
     # Build steps' and image build's output in the log; None: from the environment (verbose_from_env).
     verbose: bool | None = None
+    # Questions whose every judged pass → fail flip is confirmed on its own: the accepted
+    # file's (rag_ci.gate.PinnedProject.confirm_each).
+    confirm_each: frozenset[str] = frozenset()
 
 
 async def run_project(project: Project, options: RunOptions, *, target: Target | None = None,
@@ -325,7 +335,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         target = target or build_target(config.target, project.root, verbose=verbose)
     except RagCiError as exc:
         raise _redacted(exc, redact) from None
-    replay = _Replay(project, target, judge, baseline, redact)
+    replay = _Replay(project, target, judge, baseline, redact, options.confirm_each)
     records: dict[str, QuestionResult] = {r.id: r for r in kept}
     bar = make_progress(len(todo), progress)
     journal.open(kept)

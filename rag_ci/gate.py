@@ -181,6 +181,9 @@ class PinnedProject:
     project: Project
     policy_changes: tuple[str, ...] = ()  # what the project's own config would change ("hit_at_k.k 5 → 3")
     notice: str | None = None  # the baseline recorded only its thresholds
+    # Questions the accepted file names: an accepted drop settles nothing, so each of their
+    # judged pass → fail flips is confirmed on its own (rag_ci.judges.scorer).
+    confirm_each: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -248,7 +251,7 @@ def evaluate(project: Project, baseline: RunResult | None, run: Callable[[Pinned
             check_baseline_usable(baseline)
         except BrokenRun as exc:
             raise BrokenRun(str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)) from None
-    pinned = pin(project, baseline, options, base_config)
+    pinned = dataclasses.replace(pin(project, baseline, options, base_config), confirm_each=frozenset(a.id for a in accepted))
     head = run(pinned)
     carried: tuple[str, ...] = ()
     if options.carry_forward and baseline is not None and not head.meta.broken:

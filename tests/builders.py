@@ -62,6 +62,23 @@ def write(path: Path, text: str) -> Path:
 DOCKER_STATUS_FILE = Path(os.environ.get("RAG_CI_DOCKER_STATUS", "/tmp/rag-ci/docker-engine.status"))
 
 
+def docker_socket_problem() -> str | None:
+    """Why the engine's unix socket takes no connection, or None (also for a tcp:// DOCKER_HOST).
+
+    Asked before the Docker SDK is: on a refused connection the SDK leaves its socket unclosed,
+    and the ResourceWarning fails whichever later test the collector happens to run in."""
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not host.startswith("unix://"):
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(5)
+            probe.connect(host.removeprefix("unix://"))
+    except OSError as exc:
+        return f"{host}: {exc.strerror or exc}"
+    return None
+
+
 def docker_engine_status() -> dict[str, str]:
     """The key=value lines of the engine's status file (empty when it was never prepared)."""
     if not DOCKER_STATUS_FILE.is_file():

@@ -60,16 +60,17 @@ __all__ = ["EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "action", "main", "reso
 TREND_POINTS = 10
 AUDIT_DIR, AUDIT_FRACTION = "audit", 0.1  # the full run's audit sample, inside the output folder
 
-# (project, output, baseline, full, context) -> the run; the real one starts the user's RAG.
-Evaluate = Callable[[Project, Path, "RunResult | None", bool, RunContext], RunResult]
+# (project, output, baseline, full, context, confirm_each) -> the run; the real one starts the user's RAG.
+Evaluate = Callable[[Project, Path, "RunResult | None", bool, RunContext, frozenset[str]], RunResult]
 
 
-def run_engine(project: Project, output: Path, baseline: RunResult | None, full: bool, context: RunContext) -> RunResult:
+def run_engine(project: Project, output: Path, baseline: RunResult | None, full: bool, context: RunContext,
+               confirm_each: frozenset[str] = frozenset()) -> RunResult:
     # A run that is not for a pull request may become the baseline: it samples each
     # question `baseline.samples` times so the baseline knows each pass rate (docs/noise.md).
     samples = project.config.baseline.samples if context.pr_number is None else 1
     return asyncio.run(run_project(project, RunOptions(output=output, baseline=baseline, full=full, run_context=context,
-                                                       progress=True, samples=samples)))
+                                                       progress=True, samples=samples, confirm_each=confirm_each)))
 
 
 def main() -> int:
@@ -265,7 +266,7 @@ class Evaluation:
             # The baseline feeds the verdict cache (unless the plan turns it off) and the
             # re-asking of flipped questions (in every mode).
             with kept_from_the_target(os.environ):  # the runner's command files (runner_files.py)
-                head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context)
+                head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context, pinned.confirm_each)
         finally:
             self.runner.end_group()
         after = os.lstat(self.output)

@@ -201,7 +201,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
             echo(f"[rag-ci] {pinned.notice}", err=True)
         return asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
                                                                   shard=shard, build=not no_build, samples=samples,
-                                                                  verbose=verbose or None)))
+                                                                  verbose=verbose or None, confirm_each=pinned.confirm_each)))
 
     # Held for the whole run; also proves the output can be written before any question is asked.
     with OutputLock(output):

@@ -154,15 +154,15 @@ class DeepEvalJudgeScorer:
     # -- scoring -------------------------------------------------------------
 
     async def score(self, question: Question, answer: str, contexts: list[Context],
-                    baseline: QuestionResult | None) -> dict[str, MetricResult]:
+                    baseline: QuestionResult | None, *, settled: bool = False, confirm_each: bool = False) -> dict[str, MetricResult]:
         specs = [s for s in self.specs.values() if s.applies_to(question)]
         # This answer's judge calls queue behind those of answers that arrived earlier.
         priority = next(self._arrivals)
         current_priority.set(priority)
         self._questions[question.id] = (question, priority)
         carried = await self._carry_equivalent(specs, question, answer, contexts, baseline)
-        settled = _Settled()
-        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline, settled)
+        flips = _Settled(gating_flip_confirmed=settled and not confirm_each, confirm_each=confirm_each)
+        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline, flips)
                                          for s in specs if s.name not in carried))
         return {**carried, **{r.name: r for r in results}}
 
@@ -228,7 +228,7 @@ class DeepEvalJudgeScorer:
                 async with settled.lock:  # the question's gating flips are confirmed one at a time
                     if not settled.gating_flip_confirmed:
                         chosen, decided = await self._confirm(spec, case, key, runs, before.passed)
-                        settled.gating_flip_confirmed = decided.passed is False
+                        settled.gating_flip_confirmed = decided.passed is False and not settled.confirm_each
             else:  # fail → pass: a gain, confirmed so that noise is not reported as one
                 chosen, decided = await self._confirm(spec, case, key, runs, before.passed)
         decided = decided.model_copy(update={"judge_replies": dict(chosen.log.portable)})
@@ -347,10 +347,14 @@ class _Settled:
     """One question's gating flips (pass → fail against the baseline): one confirmed by the
     majority of `confirm_runs` decides the question (a regression, or worse), so its other
     gating flips keep their single verdict (`confirm_runs` empty) and cost no re-judgement.
-    Flips outvoted by their confirmation settle nothing: the next one is confirmed."""
+    Flips outvoted by their confirmation settle nothing: the next one is confirmed. A
+    question the engine found regressed without the judge starts settled. `confirm_each`
+    (the accepted file names the question, and may accept the drop that would settle it):
+    every flip is confirmed."""
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     gating_flip_confirmed: bool = False
+    confirm_each: bool = False
 
 
 @dataclass(frozen=True)

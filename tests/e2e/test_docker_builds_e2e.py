@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import docker_engine_status, write
+from builders import docker_engine_status, docker_socket_problem, write
 from fakes import fake_docker_cli
 from rag_ci.core.questionset.config import DockerTargetConfig
 from rag_ci.errors import RagCiError
@@ -36,14 +36,20 @@ REQUEST = {"id": "Q1", "question": "What is the delay?", "corpora": ["a"]}
 @pytest.fixture(scope="module")
 def engine():
     status = docker_engine_status()
+    if (problem := docker_socket_problem()) is not None:
+        pytest.skip(f"no Docker engine reachable: {status.get('reason') or problem}")
+    client = None
     try:
         import docker
 
         client = docker.from_env()
         client.ping()
     except Exception as exc:  # noqa: BLE001 - any failure to reach the engine is a reason to skip
+        if client is not None:
+            client.close()
         pytest.skip(f"no Docker engine reachable: {status.get('reason') or exc}")
     if status.get("status") != "ready":
+        client.close()
         pytest.skip("no local base image (run .ci/docker-engine.sh): these builds must not need a registry")
     session = uuid.uuid4().hex[:12]
     yield client, status["base_image"], session

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import EXAMPLES, docker_engine_status
+from builders import EXAMPLES, docker_engine_status, docker_socket_problem
 from rag_ci.engine import RunOptions, run_project
 from rag_ci.project import load_project
 from rag_ci.errors import TargetError
@@ -46,10 +46,15 @@ def engine():
         import docker
     except ImportError:
         pytest.skip("the Docker SDK is not installed: pip install 'rag-ci[docker]'")
+    if (problem := docker_socket_problem()) is not None:
+        pytest.skip(f"no Docker engine reachable: {status.get('reason') or problem}; run .ci/docker-engine.sh (as root) to start one")
+    client = None
     try:
         client = docker.from_env()
         client.ping()
     except Exception as exc:  # noqa: BLE001 - any failure to reach the engine is a reason to skip
+        if client is not None:
+            client.close()
         why = status.get("reason") or f"{exc}; run .ci/docker-engine.sh (as root) to start one"
         pytest.skip(f"no Docker engine reachable: {why}")
     # The status file names the local base image; without it, the Dockerfile's default (needs a registry).

@@ -86,7 +86,7 @@ def act(fake, settings: Settings, head, *, baseline=None):
     runner = Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=True, stream=stream)
     seen = {}
 
-    def evaluate(project, output, cache_baseline, full, context):
+    def evaluate(project, output, cache_baseline, full, context, confirm_each):
         seen.update(cache_baseline=cache_baseline, full=full, context=context, config=project.config)
         save_results(output, head)
         return head

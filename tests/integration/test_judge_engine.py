@@ -80,3 +80,62 @@ def test_an_engine_run_records_judge_metrics_and_a_rerun_costs_no_judge_call(tin
     second = asyncio.run(run_project(proj, RunOptions(output=tmp_path / "head.json", baseline=first, progress=False, build=False)))
     assert server.requests == cold
     assert all(m.cached for q in second.questions for m in q.metrics.values() if m.kind == "judge")
+
+
+# Issue 25 §3: a question whose answer already fails a judge-free metric its baseline passed
+# (keyword coverage here) is a regression whatever the judge says, as after one confirmed flip.
+SETTLE_RAG = '''
+def answer(request):
+    context = {"text": "The delay is 10 ms on CAN.", "doc_id": "a", "source": "a/x.md#0"}
+    return {"answer": "The delay is %s on CAN.", "contexts": [context], "usage": {"model": "llama3.1:8b"}}
+'''
+SETTLE_QUESTIONS = """
+version: 1
+questions:
+  - {id: Q1, question: What is the delay on CAN?, reference: The delay is 10 ms on CAN., doc_id: a, keywords: [10 ms]}
+"""
+
+
+def settle_project(tiny_project, tmp_path, server, said):
+    module = f"settle_rag_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(SETTLE_RAG % said)
+    judge = textwrap.dedent(f"""
+        metrics:
+          keyword_coverage: {{threshold: 0.6}}
+          correctness: {{}}
+          completeness: {{}}
+        judge:
+          provider: openai
+          model: {JUDGE_MODELS['openai']}
+          base_url: {server.base_url}
+          backoff_s: 0.01
+        """)
+    return load_project(tiny_project(f"target:\n  kind: python\n  entry: {module}:answer\n  path: ['.']\n", SETTLE_QUESTIONS, judge))
+
+
+def wrong_answer_run(tiny_project, tmp_path, server, confirm_each=frozenset()):
+    base = asyncio.run(run_project(settle_project(tiny_project, tmp_path, server, "10 ms"),
+                                   RunOptions(output=tmp_path / "base.json", progress=False, build=False)))
+    assert base.questions[0].verdict == "pass"
+    server.reset()
+    return asyncio.run(run_project(settle_project(tiny_project, tmp_path, server, "17 ms"),
+                                   RunOptions(output=tmp_path / "head.json", baseline=base, progress=False, build=False,
+                                              **({"confirm_each": confirm_each} if confirm_each else {})))).questions[0]
+
+
+def test_a_question_regressed_on_a_judge_free_metric_has_its_judged_flips_kept_unconfirmed(tiny_project, tmp_path, fake_judge):
+    server = fake_judge("openai")
+    head = wrong_answer_run(tiny_project, tmp_path, server)
+    assert head.metrics["keyword_coverage"].passed is False
+    assert head.metrics["correctness"].passed is False and head.metrics["completeness"].passed is False
+    assert [head.metrics[m].confirm_runs for m in ("correctness", "completeness")] == [[], []]
+    assert server.requests == 2  # the two fresh verdicts: no confirmation, no reason (GEval carries one)
+
+
+def test_a_question_the_accepted_file_names_has_each_judged_flip_confirmed(tiny_project, tmp_path, fake_judge):
+    # accepted.yml may accept the keyword drop only: then a judged flip gates on its own, and
+    # must be confirmed as if nothing else had regressed.
+    server = fake_judge("openai")
+    head = wrong_answer_run(tiny_project, tmp_path, server, confirm_each=frozenset({"Q1"}))
+    assert [head.metrics[m].confirm_runs for m in ("correctness", "completeness")] == [[False, False], [False, False]]
+    assert server.requests == 2 + 2

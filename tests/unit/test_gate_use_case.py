@@ -112,6 +112,16 @@ def test_the_accepted_file_lets_a_named_regression_pass(project):
     assert [a.change.id for a in outcome.comparison.accepted] == ["Q1"]
 
 
+def test_the_run_is_told_which_questions_the_accepted_file_names(project):
+    # An accepted drop must not settle the question: the run confirms each of its judged flips.
+    head = run(failing())
+    canned = CannedRun(head)
+    evaluate(project, run(passing()), canned, accepted=[Acceptance(id="Q1", question_hash="0" * 16, reason="r")])
+    assert canned.asked[0].confirm_each == frozenset({"Q1"})
+    evaluate(project, run(passing()), canned)
+    assert canned.asked[1].confirm_each == frozenset()
+
+
 def test_known_flaky_questions_come_from_the_history(project):
     # Q1 disagreed with itself on main (1 of 2 samples passed): a single failing answer is not evidence.
     history = History.of_text('{"pass_rate": 1.0, "flaky": {"Q1": [1, 2]}}\n')

@@ -247,3 +247,32 @@ def test_an_array_laid_out_like_the_questions_inside_meta_is_not_taken_for_them(
     assert json.loads(text)["questions"] == []
     assert read_streamed(tmp_path / "r.json") is None
     assert load_results(tmp_path / "r.json").questions == []
+
+
+@pytest.fixture
+def unfrozen():
+    import gc
+
+    yield gc
+    gc.unfreeze()  # what a test froze goes back under the collector, for the tests after it
+
+
+def test_a_large_run_is_frozen_out_of_the_cycle_collectors_walks_and_a_small_one_is_not(tmp_path, unfrozen):
+    # Issue 25 §4: after loading two 50,000-question runs, the collector walked every object of
+    # both again, first once the load ended and then at each full collection (5 of 17 s of a `compare`).
+    from rag_ci.storage import FROZEN_FROM
+
+    small, large = tmp_path / "small.json", tmp_path / "large.json"
+    save_results(small, run(*(question(f"Q{i}") for i in range(FROZEN_FROM - 1))))
+    save_results(large, run(*(question(f"Q{i}") for i in range(FROZEN_FROM))))
+    unfrozen.unfreeze()
+
+    def walked(obj) -> bool:  # gc.get_objects lists what collections walk, not the frozen objects
+        return any(o is obj for o in unfrozen.get_objects())
+
+    kept = load_results(small)
+    assert unfrozen.get_freeze_count() == 0 and walked(kept.questions[0].__dict__)
+    kept = load_results(large)
+    assert unfrozen.get_freeze_count() > 10 * FROZEN_FROM  # the run's objects (and what lived before them)
+    assert not walked(kept.questions[0].__dict__) and not walked(kept.questions[-1].__dict__)
+    assert [q.id for q in kept.questions[:2]] == ["Q0", "Q1"]

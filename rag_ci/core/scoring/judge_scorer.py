@@ -31,8 +31,15 @@ class JudgeScorer(Protocol):
         answer: str,
         contexts: list[Context],
         baseline: QuestionResult | None,
+        *,
+        settled: bool = False,
+        confirm_each: bool = False,
     ) -> dict[str, MetricResult]:
-        """Judge metrics for one answer, keyed by metric name."""
+        """Judge metrics for one answer, keyed by metric name. A judged flip against `baseline`
+        is confirmed by re-judging it; one confirmed pass → fail flip settles the question (a
+        regression), so its other such flips keep their single verdict. `settled`: the answer
+        already regressed on a judge-free metric, which settles it the same way. `confirm_each`:
+        nothing settles the question (the accepted file names it): every flip is confirmed."""
 
     async def explain(self, record: QuestionResult, baseline: QuestionResult | None) -> QuestionResult:
         """`record` (its final result, judge metrics from `score`) with the judge's reasons on the
