@@ -11,6 +11,14 @@ from rag_ci.judges.build import build_judge
 ONE_CALL = {"correctness": {}}  # one judge call per answer: easy to count
 
 
+@pytest.fixture
+def deepeval_imported():
+    """DeepEval imported before a test's clock starts: its import (seconds in a fresh process,
+    none once another test did it) is not the time-out budget the test measures."""
+    import deepeval.metrics  # noqa: F401
+    import deepeval.models  # noqa: F401
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
 def test_a_429_waits_for_retry_after_then_succeeds(provider, fake_judge):
     server = fake_judge(provider, retry_after="1")
@@ -77,7 +85,7 @@ def test_a_judge_that_only_returns_invalid_json_marks_every_metric_error(fake_ju
     assert all("invalid JSON from the judge" in m.error for m in record.metrics.values())
 
 
-def test_a_hanging_call_times_out_and_is_retried(fake_judge):
+def test_a_hanging_call_times_out_and_is_retried(fake_judge, deepeval_imported):
     server = fake_judge("openai", hang_s=3)
     server.queue_faults("hang")
     scorer = build_judge(judge_config("openai", server, metrics=ONE_CALL, timeout_s=0.3), env=FAKE_KEYS)
@@ -87,7 +95,7 @@ def test_a_hanging_call_times_out_and_is_retried(fake_judge):
     assert server.requests == 2
 
 
-def test_a_judge_that_never_answers_is_an_error_within_the_time_budget(fake_judge):
+def test_a_judge_that_never_answers_is_an_error_within_the_time_budget(fake_judge, deepeval_imported):
     server = fake_judge("anthropic", hang_s=3)
     server.queue_faults(*["hang"] * 3)
     scorer = build_judge(judge_config("anthropic", server, metrics=ONE_CALL, timeout_s=0.3, max_retries=2),

@@ -43,6 +43,16 @@ questions:
     assert oos.is_refusal and oos.doc_id == ()
 
 
+def test_questions_share_no_per_object_bookkeeping_and_copies_stay_independent():
+    # pydantic's "fields set" per question was ~730 bytes: 35 MiB of a 50,000-question set (issue 25 §4).
+    text = "version: 1\nquestions:\n  - {id: A, question: q a, doc_id: mss54, tags: [x]}\n  - {id: B, question: q b, doc_id: mss60}\n"
+    first, second = parse_question_set(text, "q.yml", CORPORA).questions
+    assert first.model_fields_set is second.model_fields_set
+    edited = first.model_copy(update={"question": "changed"})
+    assert (edited.question, first.question) == ("changed", "q a") and not first.model_fields_set
+    assert parse_question_set(text, "q.yml", CORPORA).questions[0] == first
+
+
 def test_question_hash_changes_with_reference_but_not_with_tags():
     base = "version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: mss54\n    reference: {ref}\n    tags: [{tag}]\n"
     h1 = parse_question_set(base.format(ref="x", tag="t1"), "q.yml", CORPORA).questions[0].content_hash

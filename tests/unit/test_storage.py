@@ -179,6 +179,8 @@ def test_loaded_results_share_no_per_object_bookkeeping_and_copies_stay_independ
     edited = first.model_copy(update={"answer": "changed"})
     assert (edited.answer, first.answer) == ("changed", "ok")
     assert load_results(tmp_path / "r.json") == loaded
+    first.answer = "assigned"  # pydantic adds the name to the object's (shared) set: it keeps nothing
+    assert (first.answer, second.answer) == ("assigned", "ok") and not second.model_fields_set
 
 
 def layout_run():

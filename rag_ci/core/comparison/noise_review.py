@@ -19,7 +19,7 @@ from typing import Any
 from rag_ci.core.comparison.budgets import BudgetCheck, check_budgets
 from rag_ci.core.comparison.noise import FlakyQuestion, review_flips
 from rag_ci.core.comparison.stats import PairedTest, paired_test
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.scoring.results import QuestionResult, RunResult
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,18 @@ def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[Signif
         return ()
     passed = [(old.first_sample_passed, new.first_sample_passed) for old, new in pairs]
     rows.append(SignificanceRow("overall", "", paired_test([o for o, _ in passed], [n for _, n in passed], alpha=alpha)))
-    metrics = sorted({m for _, q in pairs for m in q.metrics} | {m for q, _ in pairs for m in q.metrics})
-    # Each question's outcomes once, not once per metric, corpus and tag (50,000 questions: 1.5 s → 0.3 s).
-    outcomes = [({m: old.first_sample_metric(m) for m in metrics}, {m: new.first_sample_metric(m) for m in metrics})
-                for old, new in pairs]
-    for name in metrics:
-        both = [(o[name], n[name]) for o, n in outcomes if o[name] is not None and n[name] is not None]
-        if both:
-            rows.append(SignificanceRow("metric", name, paired_test([o for o, _ in both], [n for _, n in both], alpha=alpha)))
+    # Per metric, the pairs of outcomes where both runs have one, in one pass over the questions
+    # (not a lookup of every metric name in every question: 50,000 questions 1.5 s → 0.4 s).
+    both: dict[str, tuple[list[bool], list[bool]]] = {}
+    for old, new in pairs:
+        before = _first_sample_outcomes(old)
+        for name, now in _first_sample_outcomes(new).items():
+            if now is not None and (was := before.get(name)) is not None:
+                olds, news = both.setdefault(name, ([], []))
+                olds.append(was)
+                news.append(now)
+    for name in sorted(both):
+        rows.append(SignificanceRow("metric", name, paired_test(*both[name], alpha=alpha)))
     for scope, keys in (("corpus", lambda r: r.corpora), ("tag", lambda r: r.tags)):
         members: dict[str, list[int]] = {}
         for i, (_, new) in enumerate(pairs):
@@ -66,6 +70,13 @@ def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[Signif
             test = paired_test([passed[i][0] for i in group], [passed[i][1] for i in group], alpha=alpha)
             rows.append(SignificanceRow(scope, name, test))
     return tuple(rows)
+
+
+def _first_sample_outcomes(record: QuestionResult) -> Mapping[str, bool | None]:
+    """Each metric's verdict on the question's first sample (QuestionResult.first_sample_metric, for all at once)."""
+    if record.samples:
+        return record.samples[0].metrics
+    return {name: None if metric.error else metric.passed for name, metric in record.metrics.items()}
 
 
 @dataclass(frozen=True)

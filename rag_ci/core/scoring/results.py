@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from rag_ci.core.lean_model import LeanModel
 
 # Bump when a field changes meaning or is removed; compare refuses other versions.
 SCHEMA_VERSION = 1
@@ -23,20 +25,10 @@ Verdict = Literal["pass", "fail", "error", "routing_error"]
 MetricKind = Literal["retrieval", "answer", "judge"]
 
 
-# Every results model shares this one "fields set" (pydantic's record of which fields the
-# input named, read only by `exclude_unset`, which no code uses on results): kept per object
-# it was half the memory of a loaded results.json (a set of ~14 names per metric, per context
-# and per question: 50,000 questions took 0.7 GiB for it alone).
-_FIELDS_SET_NOT_KEPT: set[str] = set()
-
-
-class _Model(BaseModel):
+class _Model(LeanModel):  # no per-object "fields set" (rag_ci.core.lean_model says why)
     # NaN and infinity are refused: JSON has neither, and a NaN latency or score in a
     # results.json would poison every aggregate and comparison made with it.
     model_config = ConfigDict(extra="ignore", frozen=False, allow_inf_nan=False)
-
-    def model_post_init(self, context: Any, /) -> None:
-        object.__setattr__(self, "__pydantic_fields_set__", _FIELDS_SET_NOT_KEPT)
 
 
 class Usage(_Model):
