@@ -181,9 +181,8 @@ class _Replay:
                     metrics.update({n: m.model_copy(update={"judge_cost_usd": 0.0}) for n, m in judged[seen].items()})
                 else:
                     base = self.baseline.get(question.id)
-                    each = question.id in self.confirm_each
-                    scored = await self.judge.score(question, answer or "", contexts, base, confirm_each=each,
-                                                    settled=not each and regressed_without_judge(metrics, base, question.content_hash, self.settling))
+                    scored = await self.judge.score(question, answer or "", contexts, base, confirm_each=question.id in self.confirm_each,
+                                                    settled=regressed_without_judge(metrics, base, question.content_hash, self.settling))
                     metrics.update(scored)
                     if judged is not None:
                         judged[seen] = scored
@@ -337,8 +336,12 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         raise _redacted(exc, redact) from None
     replay = _Replay(project, target, judge, baseline, redact, options.confirm_each)
     by_id = {q.id: q for q in questions}
-    records: dict[str, QuestionResult] = {
-        r.id: r.model_copy(update={"source_fingerprints": documents.fingerprints(by_id[r.id].sources)}) for r in kept}
+
+    def with_fingerprints(record: QuestionResult) -> QuestionResult:
+        """The record with its cited documents' fingerprints as they are for this run (DESIGN §2a)."""
+        return record.model_copy(update={"source_fingerprints": documents.fingerprints(by_id[record.id].sources)})
+
+    records: dict[str, QuestionResult] = {r.id: with_fingerprints(r) for r in kept}
     bar = make_progress(len(todo), progress)
     journal.open(kept)
     completed = False
@@ -366,9 +369,9 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
                     corpora=route(question, project.corpora), tags=list(question.tags), request={},
                     error=redact(f"internal error: {type(exc).__name__}: {exc}"), verdict="error",
                 )
-            # The documents' fingerprints now, on the copy made anyway: a copy of every record at the
-            # end of the run held both (+40 MiB at 50,000 questions).
-            record = redact_judged(record, redact).model_copy(update={"source_fingerprints": documents.fingerprints(question.sources)})
+            # Fingerprinted as each question ends: a copy of every record at the end of the run
+            # held both copies at once (+40 MiB at 50,000 questions).
+            record = with_fingerprints(redact_judged(record, redact))
             records[question.id] = record
             journal.append(record)
             bar.advance(record.verdict)
