@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.gate import Comparison, QuestionChange
-from rag_ci.core.reporting.render import Commits, render_html
+from rag_ci.core.reporting.render import Commits, html_chunks
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.github.workflow import Runner
 from rag_ci.action.settings import Settings
 from rag_ci.signals import interrupted, interrupted_signal
-from rag_ci.storage import write_text_atomic
+from rag_ci.storage import write_chunks_atomic, write_text_atomic
 
 RESULTS_FILE = "results.json"
 REPORT_MD = "report.md"
@@ -41,7 +41,7 @@ def write_reports(output_dir: Path, head: RunResult, comparison: Comparison | No
     md = output_dir / REPORT_MD
     html = output_dir / REPORT_HTML
     write_text_atomic(md, markdown)
-    write_text_atomic(html, render_html(head, comparison, calibration=calibration, history=history, commits=commits))
+    write_chunks_atomic(html, html_chunks(head, comparison, calibration=calibration, history=history, commits=commits))
     cmp_path = None
     if comparison is not None:
         cmp_path = output_dir / COMPARISON_FILE

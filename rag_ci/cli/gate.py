@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,11 +15,11 @@ import click
 from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import EXIT_CODES, user_errors
 from rag_ci.core.questionset.yamlsrc import no_cyclic_gc
-from rag_ci.core.reporting.render import Commits, render_html, render_markdown
+from rag_ci.core.reporting.render import Commits, html_chunks, render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, PinnedProject, compare_runs, evaluate
-from rag_ci.storage import OutputLock, check_output_path, load_results, save_results, write_text_atomic
+from rag_ci.storage import OutputLock, check_output_path, load_results, save_results, write_chunks_atomic
 
 if TYPE_CHECKING:
     from rag_ci.core.questionset.config import Config
@@ -103,16 +104,18 @@ def warn_skipped_history_lines(history: History, history_file: Path | None) -> N
 
 def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: History, output: Path | None,
             notice: str | None = None, calibration: list | None = None, base: RunResult | None = None,
-            measured: tuple = ()) -> str:
+            measured: tuple = ()) -> Iterable[str]:
+    """The report in pieces: the HTML page as Jinja makes it (written as it comes, never held
+    whole: ~20 MB at 50,000 questions), markdown and JSON as one piece."""
     if fmt == "json":
-        return json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n"
+        return (json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n",)
     commits = Commits.of_runs(base, head) if base is not None else None  # the shas the two files recorded
     if fmt == "html":
-        return render_html(head, comparison, history=history.entries, calibration=calibration, commits=commits)
+        return html_chunks(head, comparison, history=history.entries, calibration=calibration, commits=commits)
     # The full report: beside a markdown file written with -o, the HTML rendered by `report --format html`.
     html_hint = str(output.with_suffix(".html")) if output is not None and output.suffix == ".md" else None
-    return render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint, calibration=calibration,
-                           commits=commits, measured=measured)
+    return (render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint,
+                            calibration=calibration, commits=commits, measured=measured),)
 
 
 def _accepted(accepted_file: Path | None, *, required: bool) -> tuple:
@@ -131,9 +134,9 @@ def _decided(outcome: GateOutcome) -> Comparison:
 
 def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, history: History, base: RunResult | None = None) -> None:
     comparison, head = _decided(outcome), outcome.head
-    text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base)
+    chunks = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base)
     if output is not None:
-        write_text_atomic(output, text)
+        write_chunks_atomic(output, chunks)
         echo(
             f"{comparison.verdict}: {len(comparison.regressions)} regressions, {len(comparison.worse)} worse, "
             f"{len(comparison.leaks)} other routing leaks, {len(comparison.gains)} gains, {len(comparison.accepted)} accepted; "
@@ -141,9 +144,9 @@ def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, histor
             err=True,
         )
     elif fmt == "json":
-        echo_json(text)
+        echo_json("".join(chunks))
     else:
-        echo(text)
+        echo("".join(chunks))
 
 
 @click.command(epilog=EXIT_CODES)
@@ -223,7 +226,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         )
     if base is None:
         if fmt != "json":  # the JSON format is the comparison's, and there is none
-            echo(_render(head, None, fmt, history, None))
+            echo("".join(_render(head, None, fmt, history, None)))
         return
     _emit_comparison(outcome, fmt, None, history, base)
     sys.exit(outcome.exit_code)
@@ -300,11 +303,14 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     with no_cyclic_gc():  # as in `compare`
         outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
         comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
-        text = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base,
-                       measured=outcome.measured)
+        chunks = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base,
+                         measured=outcome.measured)
+        if output is not None:
+            write_chunks_atomic(output, chunks)
+        else:
+            text = "".join(chunks)
     warn_skipped_history_lines(history, history_file)
     if output is not None:
-        write_text_atomic(output, text)
         echo(f"report written to {output}", err=True)
     else:
         echo(text)

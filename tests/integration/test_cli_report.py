@@ -72,3 +72,44 @@ def test_history_append_refuses_a_broken_run(tmp_path):
     head.write_text(json.dumps(data))
     result = invoke("history", "append", head, "--history", tmp_path / "h.jsonl")
     assert result.exit_code == 2 and "never a history line" in result.output and not (tmp_path / "h.jsonl").exists()
+
+
+def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path, monkeypatch):
+    """Issue 25: `report --format html` of two 50k runs peaked at 1.06 GiB, ~190 MiB of it the
+    page held whole (as Jinja's pieces, then joined). Written piece by piece, rendering adds
+    a fraction of the page to what the loaded runs already hold, not several times it."""
+    import tracemalloc
+
+    import rag_ci.cli.gate as gate_cli
+    from rag_ci.core.reporting.render import render_html
+    from rag_ci.storage import save_results
+
+    said = " ".join(f"word{i}" for i in range(200))  # long answers: the page, not the chart, is the size
+    base = run(*[question(f"q{i:04d}", metrics=[metric("hit_at_k", 1.0, 1.0)], answer=f"{i} base {said}") for i in range(500)])
+    head = run(*[question(f"q{i:04d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)], answer=f"{i} head {said}")
+                 for i in range(500)], sha="def")
+    save_results(tmp_path / "base.json", base)
+    save_results(tmp_path / "head.json", head)
+    render_html(head)  # the template compiled once, as in any process that renders twice: not the page's cost
+
+    compared = gate_cli.compare_runs
+    held_before_rendering = []
+
+    def compare_then_measure_from_here(*args, **kwargs):
+        outcome = compared(*args, **kwargs)
+        held_before_rendering.append(tracemalloc.get_traced_memory()[0])
+        tracemalloc.reset_peak()
+        return outcome
+
+    monkeypatch.setattr(gate_cli, "compare_runs", compare_then_measure_from_here)
+    tracemalloc.start()
+    try:
+        result = invoke("report", tmp_path / "head.json", "--baseline", tmp_path / "base.json", "--format", "html",
+                        "-o", tmp_path / "report.html")
+        rendering = tracemalloc.get_traced_memory()[1] - held_before_rendering[0]
+    finally:
+        tracemalloc.stop()
+    page = (tmp_path / "report.html").stat().st_size
+    assert result.exit_code == 1 and page > 500_000
+    assert "q0499" in (tmp_path / "report.html").read_text()
+    assert rendering < page / 2, f"rendering held {rendering:,} bytes for a page of {page:,}"

@@ -17,6 +17,7 @@ makes it inert where it is printed:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -29,7 +30,7 @@ from rag_ci.core.scoring.results import RunResult
 from rag_ci.core.scoring.verdict import error_causes
 from rag_ci.core.comparison.stats import format_p as fmt_p, format_pp as fmt_pp
 
-__all__ = ["Commits", "escape_md", "escape_notice", "markdown_url", "render_html", "render_markdown", "render_not_evaluated",
+__all__ = ["Commits", "escape_md", "escape_notice", "html_chunks", "markdown_url", "render_html", "render_markdown", "render_not_evaluated",
            "score_delta_chart", "word_diff"]
 
 # Brackets are escaped, so parentheses and `!` can never complete a link or an image.
@@ -336,13 +337,22 @@ def render_html(head: RunResult, comparison: Comparison | None = None, *, calibr
                 history: list[dict[str, Any]] | None = None, commits: Commits | None = None) -> str:
     """A standalone HTML page (no external assets) with the same content, the per-question
     chart and, given the history of main, its trend as charts (overall and per corpus)."""
+    return "".join(html_chunks(head, comparison, calibration=calibration, history=history, commits=commits))
+
+
+def html_chunks(head: RunResult, comparison: Comparison | None = None, *, calibration: list[Any] | None = None,
+                history: list[dict[str, Any]] | None = None, commits: Commits | None = None) -> Iterator[str]:
+    """`render_html`'s page in the pieces Jinja produces, for a writer to write as they come.
+
+    The page of 50,000 questions is ~20 MB, but Jinja's `render` first holds it as ~1.5
+    million small strings (~190 MiB); written piece by piece, it is never held at all."""
     from markupsafe import Markup
 
     from rag_ci.core.reporting.charts import score_delta_chart, trend_charts
 
     verdict, headline = _headline(head, comparison)
     entries = (history or [])[-10:]
-    return _environment(True).get_template("report.html.j2").render(
+    return _environment(True).get_template("report.html.j2").generate(
         head=head,
         cmp=comparison,
         verdict=verdict,
