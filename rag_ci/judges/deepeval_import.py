@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.util
+import json
 import re
 import sys
 import threading
@@ -110,9 +111,22 @@ def judge_configured(argv: list[str]) -> bool:
             text = handle.read(1_000_000)
     except (OSError, UnicodeDecodeError):
         return False
+    if text.lstrip().startswith("{"):  # a JSON config (JSON is YAML), as scripts and rag-ci's benchmarks write
+        provider = _json_judge_provider(text)
+        return provider is not None and provider != "none"
     section = _TOP_LEVEL_JUDGE.search(text)
-    provider = _PROVIDER.search(section.group("flow") or section.group("block")) if section else None
-    return provider is not None and provider.group("name") != "none"
+    found = _PROVIDER.search(section.group("flow") or section.group("block")) if section else None
+    return found is not None and found.group("name") != "none"
+
+
+def _json_judge_provider(text: str) -> str | None:
+    try:
+        config = json.loads(text)
+    except ValueError:
+        return None
+    judge = config.get("judge") if isinstance(config, dict) else None
+    provider = judge.get("provider") if isinstance(judge, dict) else None
+    return provider if isinstance(provider, str) else None
 
 
 def start_early(argv: list[str]) -> None:

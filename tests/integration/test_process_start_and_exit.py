@@ -69,6 +69,11 @@ def test_the_process_ends_with_its_exit_code_its_output_flushed_and_its_atexit_h
     (["run"], "judge:\n  provider: none\n", False),
     (["run"], "target:\n  judge:\n    provider: openai\n", False),  # not the top-level judge
     (["run"], "questions: q.yml\n", False),
+    # JSON is YAML: a generated config (rag-ci's own benchmarks write one) starts the import as early
+    (["run"], '{"questions": "q.yml", "judge": {"provider": "openai-compatible", "model": "m"}}', True),
+    (["run"], '{\n "judge": {"provider": "none"}\n}\n', False),
+    (["run"], '{"target": {"judge": {"provider": "openai"}}}', False),
+    (["run"], '{"judge": {"provider": "openai"', False),  # not JSON: the run itself says what is wrong
     (["compare", "a.json", "b.json"], "judge:\n  provider: openai\n", False),  # only `run` judges
     (["run", "--baseline", "base.json"], "judge:\n  provider: openai\n", False),  # may be all cached
 ])
