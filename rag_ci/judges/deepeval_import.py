@@ -58,9 +58,15 @@ def import_deepeval(provider_modules: Iterable[str] = ()) -> None:
     """Import the configured provider's SDK, then the DeepEval modules the judge uses."""
     prepare_deepeval_environment()
     provider_modules = tuple(provider_modules)
-    for module in provider_modules:
-        importlib.import_module(module)
-    with _lock:  # one import at a time; a second caller finds everything in sys.modules
+    # One import at a time, the SDK's included: DeepEval imports the OpenAI SDK too, and two
+    # threads importing one package from different ends (the early import's deepeval →
+    # openai.types.chat, the scorer's openai → openai.types) each wait for a module the other
+    # holds; Python then breaks the tie by handing one a partially initialised module
+    # ("cannot import name ... from partially initialized module 'openai.types.chat'"), and
+    # every question of the run errored. A second caller finds everything in sys.modules.
+    with _lock:
+        for module in provider_modules:
+            importlib.import_module(module)
         if RETRY_POLICY in sys.modules:
             skipped = frozenset()
         else:

@@ -49,6 +49,26 @@ def test_the_configured_providers_sdk_is_imported_and_deepeval_keeps_its_policy(
     assert done.stdout.strip() == "True True False"
 
 
+def test_the_providers_sdk_is_imported_only_while_no_other_thread_imports_deepeval(tmp_path):
+    """Found measuring issue 25: the early import (deepeval → openai.types.chat) and the scorer's
+    (openai → openai.types) ran at once, each waited for a module the other held, and Python
+    handed one a partially initialised module: "cannot import name 'ChatCompletionFunctionToolParam'
+    from partially initialized module 'openai.types.chat'", every question errored (2 cold runs of
+    the example in 24). The SDK is now imported under the same lock as DeepEval; the probe module
+    stands for the SDK and records whether that lock was held while it was imported."""
+    (tmp_path / "probe_sdk.py").write_text("from rag_ci.judges import deepeval_import\nLOCKED = deepeval_import._lock.locked()\n")
+    done = python(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from rag_ci.judges.deepeval_import import import_deepeval
+        import_deepeval(("probe_sdk",))
+        import probe_sdk
+        print(probe_sdk.LOCKED)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
+
+
 def test_the_process_ends_with_its_exit_code_its_output_flushed_and_its_atexit_handlers_run(tmp_path):
     marker = tmp_path / "atexit-ran"
     done = python(f"""
