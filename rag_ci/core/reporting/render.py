@@ -30,8 +30,8 @@ from rag_ci.core.scoring.results import RunResult
 from rag_ci.core.scoring.verdict import error_causes
 from rag_ci.core.comparison.stats import format_p as fmt_p, format_pp as fmt_pp
 
-__all__ = ["Commits", "escape_md", "escape_notice", "html_chunks", "markdown_url", "render_html", "render_markdown", "render_not_evaluated",
-           "score_delta_chart", "word_diff"]
+__all__ = ["Commits", "escape_md", "escape_notice", "html_chunks", "markdown_url", "render_html", "render_markdown",
+           "render_not_evaluated", "score_delta_chart", "word_diff"]
 
 # Brackets are escaped, so parentheses and `!` can never complete a link or an image.
 _MD_SPECIALS = "\\`*_{}[]#+|~<>"
