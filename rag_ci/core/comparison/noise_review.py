@@ -19,7 +19,7 @@ from typing import Any
 from rag_ci.core.comparison.budgets import BudgetCheck, check_budgets
 from rag_ci.core.comparison.noise import FlakyQuestion, review_flips
 from rag_ci.core.comparison.stats import PairedTest, paired_test
-from rag_ci.core.scoring.results import QuestionResult, RunResult
+from rag_ci.core.scoring.results import RunResult
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[Signif
     # (not a lookup of every metric name in every question: 50,000 questions 1.5 s → 0.4 s).
     both: dict[str, tuple[list[bool], list[bool]]] = {}
     for old, new in pairs:
-        before = _first_sample_outcomes(old)
-        for name, now in _first_sample_outcomes(new).items():
+        before = old.first_sample_outcomes()
+        for name, now in new.first_sample_outcomes().items():
             if now is not None and (was := before.get(name)) is not None:
                 olds, news = both.setdefault(name, ([], []))
                 olds.append(was)
@@ -70,13 +70,6 @@ def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[Signif
             test = paired_test([passed[i][0] for i in group], [passed[i][1] for i in group], alpha=alpha)
             rows.append(SignificanceRow(scope, name, test))
     return tuple(rows)
-
-
-def _first_sample_outcomes(record: QuestionResult) -> Mapping[str, bool | None]:
-    """Each metric's verdict on the question's first sample (QuestionResult.first_sample_metric, for all at once)."""
-    if record.samples:
-        return record.samples[0].metrics
-    return {name: None if metric.error else metric.passed for name, metric in record.metrics.items()}
 
 
 @dataclass(frozen=True)

@@ -149,11 +149,11 @@ class QuestionResult(_Model):
         statistics compare (re-asks only ever follow a failed first sample)."""
         return self.samples[0].verdict == "pass" if self.samples else self.passed
 
-    def first_sample_metric(self, name: str) -> bool | None:
+    def first_sample_outcomes(self) -> dict[str, bool | None]:
+        """Each metric's verdict on the first answer (None: not measured, or errored)."""
         if self.samples:
-            return self.samples[0].metrics.get(name)
-        metric = self.metrics.get(name)
-        return None if metric is None or metric.error else metric.passed
+            return self.samples[0].metrics
+        return {name: None if metric.error else metric.passed for name, metric in self.metrics.items()}
 
     @property
     def target_calls(self) -> int:
