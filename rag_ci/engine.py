@@ -42,6 +42,7 @@ from rag_ci.storage import Journal, journal_path, save_results
 from rag_ci.targets import WARMUP_ID_PREFIX, Target, TargetReply, build_target, describe_target, parse_reply
 from rag_ci.targets.base import reply_arrived_at
 from rag_ci.targets.breaker import TargetBreaker
+from rag_ci.targets.git_credentials import refuse_persisted_credentials
 from rag_ci.targets.processes import declared_secrets, set_project_dir, target_env
 
 
@@ -328,6 +329,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
         judge.expect(todo, baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions)))
     set_project_dir(project.root)
     try:
+        refuse_persisted_credentials(project.root)  # before any of the RAG's code runs
         verbose = options.verbose if options.verbose is not None else verbose_from_env(os.environ)
         if build and config.target.build and todo:
             await run_build_steps(config.target.build, project.root, target_env(config.target), redact=redact, verbose=verbose)

@@ -1,0 +1,119 @@
+"""A RAG reading the checkout's git config never sees the job token (issue 31 §4).
+
+actions/checkout keeps the token unless `persist-credentials: false`: v6 and later in
+`$RUNNER_TEMP/git-credentials-<uuid>.config`, included from `.git/config` by `includeIf.gitdir:`
+entries for the host's and the container's paths; v2 to v5 as `http.<origin>/.extraheader` in
+`.git/config`; v1 (and GitLab) in the remote's URL. The checkouts below are laid out as
+checkout's source (src/git-auth-helper.ts) writes them, with git itself. The RAG is a real
+subprocess (tests/fakes/git_snooping_rag.py) that reads `.git/config`, follows its includes and
+asks git, and answers with what it found: rag-ci refuses to start it (exit 2, naming
+`persist-credentials: false`) while a credential is there, and runs it when none is.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rag_ci.cli import cli
+from rag_ci.targets.git_credentials import credentials_in_checkout
+
+pytestmark = pytest.mark.slow
+
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+TOKEN = "ghs_" + "R4gC1JobT0ken" * 3
+HEADER = "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+SNOOPING_TARGET = f"""
+target:
+  kind: command
+  command: [python, {FAKES / 'git_snooping_rag.py'}]
+  timeout_s: 10
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=root, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def checkout(root: Path, runner_temp: Path, persist: str | None) -> None:
+    """A checkout as actions/checkout leaves it; `persist` names the version whose way of keeping the token is used."""
+    git(root, "init", "-q")
+    git(root, "remote", "add", "origin", "https://github.com/octo/rag.git")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--allow-empty", "-m", "the pull request")
+    if persist == "v6":  # the token in a file under RUNNER_TEMP, included for the host's and the container's paths
+        runner_temp.mkdir(exist_ok=True)
+        credentials = runner_temp / f"git-credentials-{uuid.uuid4()}.config"
+        git(root, "config", "--file", str(credentials), "http.https://github.com/.extraheader", HEADER)
+        git_dir = (root / ".git").as_posix()
+        git(root, "config", "--local", f"includeIf.gitdir:{git_dir}.path", str(credentials))
+        git(root, "config", "--local", f"includeIf.gitdir:{git_dir}/worktrees/*.path", str(credentials))
+        container_credentials = f"/github/runner_temp/{credentials.name}"
+        git(root, "config", "--local", "includeIf.gitdir:/github/workspace/.git.path", container_credentials)
+        git(root, "config", "--local", "includeIf.gitdir:/github/workspace/.git/worktrees/*.path", container_credentials)
+    elif persist == "v5":
+        git(root, "config", "--local", "http.https://github.com/.extraheader", HEADER)
+    elif persist == "v1":
+        git(root, "remote", "set-url", "origin", f"https://x-access-token:{TOKEN}@github.com/octo/rag.git")
+
+
+def run(config: Path, output: Path):
+    return CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(output), "--no-progress"], catch_exceptions=False)
+
+
+def assert_never_shown(text: str) -> None:
+    assert TOKEN not in text and HEADER.split()[-1] not in text
+
+
+@pytest.mark.parametrize("persist", ["v6", "v5", "v1"])
+def test_a_checkout_that_keeps_the_token_is_refused_before_the_rag_starts(tiny_project, tmp_path, persist):
+    config = tiny_project(SNOOPING_TARGET)
+    checkout(tmp_path, tmp_path.parent / f"{tmp_path.name}-runner-temp", persist)
+    # The layout is real: git, as the RAG would run it, hands over the token.
+    assert TOKEN in git(tmp_path, "config", "--list", "--includes") or HEADER in git(tmp_path, "config", "--list", "--includes")
+
+    result = run(config, tmp_path / "out" / "results.json")
+
+    assert result.exit_code == 2, result.output
+    assert "persist-credentials: false" in result.output
+    assert_never_shown(result.output)
+    assert not (tmp_path / "out" / "results.json").exists()  # no answer: the RAG never ran
+
+
+def test_without_persisted_credentials_the_rag_runs_and_finds_nothing(tiny_project, tmp_path):
+    config = tiny_project(SNOOPING_TARGET)
+    checkout(tmp_path, tmp_path / "runner-temp", persist=None)
+
+    result = run(config, tmp_path / "out" / "results.json")
+
+    assert result.exit_code in (0, 1), result.output  # the snooping RAG answers badly; what matters is what it saw
+    answers = {q["answer"] for q in json.loads((tmp_path / "out" / "results.json").read_text())["questions"]}
+    assert answers == {"nothing found"}
+
+
+def test_the_refusal_names_where_the_credential_is_and_never_its_value(tmp_path):
+    checkout(tmp_path, tmp_path / "runner-temp", persist="v6")
+    with (tmp_path / ".git" / "config").open("a") as config:
+        config.write(f'[url "https://x:{TOKEN}@github.com/"]\n\tinsteadOf = https://github.com/\n')
+
+    found = credentials_in_checkout(tmp_path / "sub" / "folder")  # the project folder may be below the checkout's root
+
+    keys = sorted(f.key for f in found)
+    assert keys == ["http.https://github.com/.extraheader", "url.https://***@github.com/.insteadof"], keys
+    assert all(TOKEN not in f.key for f in found)
+    (header,) = [f for f in found if f.key.startswith("http.")]
+    assert header.file.name.startswith("git-credentials-") and header.via == tmp_path / ".git" / "config"
+
+
+def test_includes_that_loop_or_point_nowhere_end_the_search(tmp_path):
+    git(tmp_path, "init", "-q")
+    with (tmp_path / ".git" / "config").open("a") as config:  # git refuses to write these; a PR's build step need not
+        config.write("[include]\n\tpath = config\n\tpath = /github/runner_temp/not-here.config\n")
+    assert credentials_in_checkout(tmp_path) == []
