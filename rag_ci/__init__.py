@@ -1,3 +1,3 @@
 """rag-ci: gate pull requests on the quality of a RAG application."""
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
