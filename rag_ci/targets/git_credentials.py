@@ -157,6 +157,7 @@ def refuse_persisted_credentials(folder: Path) -> None:
     raise RagCiError(
         f"the checkout keeps a git credential the RAG under test could read and use ({where}). "
         "rag-ci does not start the RAG next to it: check out with `persist-credentials: false` "
-        "(actions/checkout: `with: {persist-credentials: false}`), or remove the credential before rag-ci runs. "
+        "(actions/checkout: `with: {persist-credentials: false}`), or remove the credential before rag-ci runs "
+        "(GitLab CI: `git remote set-url origin \"$CI_SERVER_URL/$CI_PROJECT_PATH.git\"`). "
         "rag-ci itself needs no git credentials: its GitHub calls use the `github-token` input."
     )
