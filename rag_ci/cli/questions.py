@@ -180,7 +180,8 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
     if sources.new_set:
         raise UserError(f"question set not found: {sources.questions_path}")
     drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
-    result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed))
+    result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed),
+                            corpora=set(sources.corpora))
     # Still a valid set (drafts allowed): an edit never leaves questions.yml unreadable.
     parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
     if result.approved or result.rejected:
