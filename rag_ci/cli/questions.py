@@ -137,7 +137,7 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path) -> Non
     approve, edit (question, reference, keywords) or reject; it saves reviewed.yml, which
     `rag-ci questions apply` merges."""
     from rag_ci.core.review.draft_page import PAGE_FILE, REVIEWED_FILE, render_draft_page
-    from rag_ci.core.review.draft_review import review_entries
+    from rag_ci.core.review.draft_review import document_choices, review_entries
     from rag_ci.question_drafts import passages_by_hash, read_sources
     from rag_ci.storage import write_text_atomic
 
@@ -154,7 +154,8 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path) -> Non
         return
     out_dir.mkdir(parents=True, exist_ok=True)
     page = out_dir / PAGE_FILE
-    write_text_atomic(page, render_draft_page(entries, sources.questions_path.name))
+    choices = document_choices(sources.files.paths(), [s for q in sources.questions.questions for s in q.sources])
+    write_text_atomic(page, render_draft_page(entries, sources.questions_path.name, list(sources.corpora), choices))
     echo(f"{len(entries)} drafts to review: open {page}, decide, save {REVIEWED_FILE}, then "
                f"`rag-ci questions apply {REVIEWED_FILE}`")
 

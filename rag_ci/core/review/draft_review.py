@@ -25,11 +25,11 @@ Pure: texts in, texts out.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_ci.core.questionset.documents import cites
+from rag_ci.core.questionset.documents import ambiguous_file_names, citation_style, cites
 from rag_ci.core.questionset.passages import Passage
 from rag_ci.core.questionset.questions import Question, QuestionSet
 from rag_ci.core.questionset.yaml_edit import flow_list, open_question_set, remove_items_and_status
@@ -67,6 +67,18 @@ def review_entries(questions: QuestionSet, passages: Mapping[str, Passage], docu
             "date": q.provenance.date if q.provenance else None, "passages": shown, "note": note,
         })
     return entries
+
+
+def document_choices(paths: Mapping[str, Sequence[str]], cited: Iterable[str]) -> dict[str, list[str]]:
+    """Corpus -> each of its documents named the way the set cites that corpus (`du2/battery.md`
+    or `du2/docs/battery.md`, as `questions generate` names a draft's sources): what a reviewer
+    picks `sources` from."""
+    cited = list(cited)
+    choices = {}
+    for corpus, names in paths.items():
+        style, ambiguous = citation_style(corpus, names, cited), ambiguous_file_names(names)
+        choices[corpus] = [style.name(corpus, path, ambiguous) for path in sorted(names)]
+    return choices
 
 
 def _cited(source: str, name: str) -> bool:
