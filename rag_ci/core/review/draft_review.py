@@ -24,6 +24,7 @@ Pure: texts in, texts out.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -215,10 +216,12 @@ def apply_reviewed(questions_text: str, filename: str, drafts: Mapping[str, Ques
     approved = [d for d in reviewed.decisions if d.decision == "approve"]
     # Removals first, line by line: every comment not inside a rejected draft stays put.
     text, status_left = remove_items_and_status(questions_text, set(rejected), {d.id for d in approved})
-    edited = [d.id for d in approved if _changes(d, drafts[d.id])]
+    # An undecided draft keeps the reviewer's edits (`questions edit` without --approve) and stays a draft.
+    to_edit = approved + [d for d in reviewed.decisions if d.decision is None and d.edits]
+    edited = [d.id for d in to_edit if _changes(d, drafts[d.id])]
     reviewer_noted = reviewed.reviewer and any(drafts[d.id].provenance for d in approved)
     if edited or status_left or reviewer_noted:
-        text = _edit_approved(text, filename, approved, drafts, reviewed.reviewer, status_left)
+        text = _edit_drafts(text, filename, to_edit, drafts, reviewed.reviewer, status_left)
     decided = {d.id for d in approved} | set(rejected)
     undecided = tuple(qid for qid in drafts if qid not in decided)
     return Applied(text, tuple(d.id for d in approved), tuple(edited), tuple(rejected), undecided)
@@ -228,13 +231,13 @@ def _changes(decision: Decision, draft: Question) -> dict[str, Any]:
     return {name: value for name, value in decision.edits.items() if value != getattr(draft, name)}
 
 
-def _edit_approved(text: str, filename: str, approved: list[Decision], drafts: Mapping[str, Question],
-                   reviewer: str | None, status_left: set[str]) -> str:
-    """The approved drafts' edits and reviewer, with ruamel (values quoted as YAML needs). A new
+def _edit_drafts(text: str, filename: str, decisions: list[Decision], drafts: Mapping[str, Question],
+                 reviewer: str | None, status_left: set[str]) -> str:
+    """The drafts' edits, and the approved ones' reviewer, with ruamel (values quoted as YAML needs). A new
     key goes before the item's last one: comments after an item hang on its last key."""
     edit = open_question_set(text, filename)
     by_id = {unicodedata.normalize("NFC", str(item.get("id"))): item for item in edit.items if hasattr(item, "get")}
-    for d in approved:
+    for d in decisions:
         item = by_id[d.id]
         for name, value in _changes(d, drafts[d.id]).items():
             value = _yaml_value(name, value)
@@ -244,7 +247,7 @@ def _edit_approved(text: str, filename: str, approved: list[Decision], drafts: M
                 item.insert(len(item) - 1, name, value)
         if d.id in status_left and "status" in item:
             del item["status"]
-        if reviewer and "provenance" in item and hasattr(item["provenance"], "__setitem__"):
+        if d.decision == "approve" and reviewer and "provenance" in item and hasattr(item["provenance"], "__setitem__"):
             item["provenance"]["reviewed_by"] = reviewer
     return edit.dump()
 
@@ -253,3 +256,21 @@ def _yaml_value(name: str, value: Any) -> Any:
     if name == "doc_id" and len(value) == 1:
         return value[0]
     return flow_list(value) if isinstance(value, tuple) else value
+
+
+def _quoted(value: str) -> str:
+    """A YAML double-quoted string: JSON's escapes, plus the characters YAML does not allow raw
+    (the review page's `q()` does the same)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029\ufffe\uffff" else c for c in text)
+
+
+def dump_reviewed(reviewer: str | None, decisions: Iterable[Decision], questions_file: str) -> str:
+    """A reviewed file in the review page's format (docs/questions.md), e.g. from `questions review --cli`."""
+    out = [f"# rag-ci reviewed drafts of {_quoted(questions_file)}", f"reviewer: {_quoted(reviewer or '')}", "drafts:"]
+    for d in decisions:
+        out += [f"  - id: {_quoted(d.id)}", f"    hash: {_quoted(d.hash or '')}", "    decision:" + (f" {d.decision}" if d.decision else "")]
+        for name, value in d.edits.items():
+            shown = "[" + ", ".join(_quoted(v) for v in value) + "]" if isinstance(value, tuple) else _quoted(value)
+            out.append(f"    {name}: {shown}")
+    return "\n".join(out) + "\n"
