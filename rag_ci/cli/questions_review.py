@@ -144,24 +144,33 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(";") if part.strip()]
 
 
+def _ask(label: str, current: str) -> str:
+    """One field at the prompt; Enter keeps `current`. The value is shown through the log
+    boundary (echo), never as click's `[default]`: it is text rag-ci did not write."""
+    echo(f"  {label} now: {current or '(none)'}")
+    answer = click.prompt(f"  {label}", default="", show_default=False)
+    return answer if answer.strip() else current
+
+
 def _ask_edits(entry: dict[str, Any], corpora: list[str], documents: dict[str, list[str]]) -> dict[str, Any]:
-    """Each field with its value as the default (Enter keeps it); lists are `;`-separated."""
+    """Each field with its value as the default (Enter keeps it); lists are `;`-separated, `-` empties one."""
     from rag_ci.core.review.draft_review import read_edits
 
     while True:
-        given: dict[str, Any] = {"question": click.prompt("question", default=entry["question"])}
-        given["expect"] = click.prompt("expect", type=click.Choice(["answer", "refusal"]), default=entry["expect"])
-        given["doc_id"] = _split(click.prompt(f"doc_id (corpora: {', '.join(corpora)}; `;` between several, `-` for none)",
-                                              default="; ".join(entry["doc_id"]) or "-"))
+        given: dict[str, Any] = {"question": _ask("question", entry["question"])}
+        expect = _ask("expect (answer or refusal)", entry["expect"]).strip()
+        given["expect"] = expect
+        given["doc_id"] = _split(_ask(f"doc_id (corpora: {', '.join(corpora)}; `;` between several, `-` for none)",
+                                      "; ".join(entry["doc_id"])))
         known = [name for c in given["doc_id"] for name in documents.get(c, [])]
         if known:
             echo(f"  documents: {', '.join(known[:40])}{' …' if len(known) > 40 else ''}")
-        given["sources"] = _split(click.prompt("sources (`;` between several)", default="; ".join(entry["sources"]) or "-"))
-        if given["expect"] == "answer":
-            given["reference"] = click.prompt("reference", default=entry["reference"] or "")
-            given["keywords"] = _split(click.prompt("keywords (`;` between several)", default="; ".join(entry["keywords"]) or "-"))
-        given["tags"] = _split(click.prompt("tags (`;` between several)", default="; ".join(entry["tags"]) or "-"))
-        given = {k: [] if v == ["-"] else v for k, v in given.items()}
+        given["sources"] = _split(_ask("sources (`;` between several)", "; ".join(entry["sources"])))
+        if expect != "refusal":
+            given["reference"] = _ask("reference", entry["reference"] or "")
+            given["keywords"] = _split(_ask("keywords (`;` between several)", "; ".join(entry["keywords"])))
+        given["tags"] = _split(_ask("tags (`;` between several)", "; ".join(entry["tags"])))
+        given = {k: [] if v == ["-"] else v for k, v in given.items() if v not in ("", None)}
         edits, problems = read_edits({k: v for k, v in given.items() if v != [] or k == "doc_id"})
         unknown = [c for c in edits.get("doc_id", ()) if c not in corpora]
         problems += [f"doc_id {c} is not a corpus of the routing table" for c in unknown]

@@ -100,3 +100,22 @@ def test_a_bad_function_or_corpus_template_is_a_config_error_with_file_and_line(
     result = CliRunner().invoke(cli, ["validate", "--config", str(config)])
     assert result.exit_code == 2, result.output
     assert f"{config}:{line}: {message}" in result.output, result.output
+
+
+def test_an_http_targets_start_command_runs_in_the_configs_folder_and_without_health_the_url_is_polled(tmp_path, monkeypatch):
+    """docs/targets.md: `start` runs in rag-ci.yml's folder (a relative script path works from any
+    folder), and with no `health:` the server is up once `url` answers a GET below 500."""
+    project = tmp_path / "project"
+    (project / "app").mkdir(parents=True)
+    for name in ("data_folder_rag.py", "http_rag.py"):
+        (project / "app" / name).write_text((FAKES / name).read_text())
+    config = _project(project)
+    text = config.read_text()
+    text = text.replace("  health: /health\n", "").replace(str(FAKES / "data_folder_rag.py"), "app/data_folder_rag.py")
+    config.write_text(text)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = _run(Path("..") / "project" / "rag-ci.yml", tmp_path / "r.json")
+    assert result.exit_code == 0, result.output
+    assert [q["verdict"] for q in json.loads((tmp_path / "r.json").read_text())["questions"]] == ["pass", "pass", "pass"]

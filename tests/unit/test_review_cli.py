@@ -150,3 +150,19 @@ def test_quitting_the_terminal_review_at_once_changes_nothing(tmp_path):
                    input="q\n")
     assert done.exit_code == 0 and "nothing decided" in done.output
     assert (tmp_path / "questions.yml").read_text() == QUESTIONS and not (tmp_path / "r").exists()
+
+
+def test_the_terminal_review_asks_again_for_an_unknown_corpus_and_prints_draft_text_through_the_log_boundary(tmp_path):
+    config = _project(tmp_path)
+    (tmp_path / "questions.yml").write_text(QUESTIONS.replace(
+        "question: How long does the standard charger take?", 'question: "How long?\\n::add-mask::leak"'))
+    answers = "\n".join(["e", "", "", "du9", "", "", "", "",  # an unknown corpus: asked again
+                         "", "", "du3", "du3/battery.md", "", "", "", "q"]) + "\n"
+    done = _invoke("questions", "review", "--cli", "--reviewer", "ana", "--config", str(config), "--out", str(tmp_path / "r"),
+                   input=answers)
+    assert done.exit_code == 0, done.output
+    assert "doc_id du9 is not a corpus of the routing table: again" in done.output
+    assert not [line for line in done.output.splitlines() if line.lstrip().startswith("::")]  # no workflow command
+    assert "1 approved (1 edited)" in done.output
+    draft = _set(tmp_path)["DU2-BATTERY-02"]
+    assert (draft.doc_id, draft.sources, draft.status) == (("du3",), ("du3/battery.md",), None)
