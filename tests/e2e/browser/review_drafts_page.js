@@ -10,6 +10,8 @@ const plan = JSON.parse(planJson);
 onPage(pagePath, async page => {
   const shown = await page.locator("section.item").count();
   const checks = {};
+  // The documents offered to the first draft before any edit: its corpus's.
+  const choices = await page.locator("section.item").first().locator('select[name="sources"] option').allTextContents();
   for (const [id, review] of Object.entries(plan)) {
     const item = page.locator(`section.item[data-id="${id}"]`);
     for (const name of ["question", "reference"]) {
@@ -28,7 +30,6 @@ onPage(pagePath, async page => {
   await page.fill("#reviewer", "ana");
   const progress = await page.textContent("#progress");
   const filename = await save(page, "#save", outPath);
-  const choices = await page.locator("section.item").first().locator('select[name="sources"] option').allTextContents();
   return { shown, progress, checks, filename, choices, text: await page.locator("main").innerText(),
            pwned: await page.evaluate(() => document.body.getAttribute("data-pwned")) };
 }).catch(e => { console.error(e); process.exit(3); });
