@@ -202,3 +202,21 @@ def test_an_edited_doc_id_outside_the_routing_table_or_a_malformed_edit_is_refus
                                   "r.yml:2: A: expect must be answer or refusal, got 'maybe'",
                                   "r.yml:3: B: tags must be a list of non-empty strings",
                                   "r.yml:3: B: doc_id must be a corpus name or a list of them"]
+
+
+def test_a_flow_style_list_and_a_set_of_drafts_only_are_applied_too():
+    flow = 'version: 1\nquestions: [{id: A, question: q?, tags: [generated], status: draft, expect: refusal}, ' \
+           '{id: B, question: r?, expect: refusal, status: draft}]\n'
+    drafts = _drafts(flow)
+    reviewed = parse_reviewed(f"drafts:\n  - {{id: A, hash: {drafts['A'].content_hash}, decision: approve}}\n"
+                              f"  - {{id: B, hash: {drafts['B'].content_hash}, decision: reject}}\n", "r.yml")
+    result = apply_reviewed(flow, "q.yml", drafts, reviewed)
+    after = parse_question_set(result.text, "q.yml", {"du2"}).by_id()
+    assert list(after) == ["A"] and after["A"].status is None
+
+    only = "version: 1\nquestions:\n  # drafts\n  - id: OOS-01\n    question: Chess?\n    expect: refusal\n    status: draft\n# end\n"
+    drafts = _drafts(only)
+    reviewed = parse_reviewed(f"drafts:\n  - {{id: OOS-01, hash: {drafts['OOS-01'].content_hash}, decision: reject}}\n", "r.yml")
+    result = apply_reviewed(only, "q.yml", drafts, reviewed)
+    assert result.text == "version: 1\nquestions:\n  # drafts\n# end\n"
+    assert parse_question_set(result.text, "q.yml", {"du2"}, allow_drafts=True).questions == ()  # generate can fill it again

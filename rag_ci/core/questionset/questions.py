@@ -200,7 +200,7 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
                 f"{filename}:{line_of(root, 'version') or 1}: `version` must be a positive integer or a non-empty string, got {version!r}"
             )
     items = root.get("questions")
-    if items is None and "questions" in root and allow_drafts:
+    if items is None and "questions" in root:
         items = []  # `questions:` with nothing under it: what rejecting every draft of a new set leaves
     if not isinstance(items, list):
         problems.append(f"{filename}:{line_of(root, 'questions') or 1}: `questions` must be a list")

@@ -82,13 +82,14 @@ def flow_map(values: dict[str, Any]) -> CommentedMap:
     return mapping
 
 
-def _question_nodes(text: str) -> list[Any]:
-    """The composed nodes of the `questions` items (ruamel's, with their start and end marks)."""
+def _question_nodes(text: str) -> tuple[list[Any], bool]:
+    """The composed nodes of the `questions` items (ruamel's, with their start and end marks),
+    and whether the list is a block list (one item per `-`): only then are items whole lines."""
     root = YAML(typ="rt").compose(text)
     for key, value in getattr(root, "value", None) or ():
         if getattr(key, "value", None) == "questions" and isinstance(getattr(value, "value", None), list):
-            return list(value.value)
-    return []
+            return list(value.value), not value.flow_style
+    return [], False
 
 
 def _node_id(node: Any) -> str | None:
@@ -125,20 +126,24 @@ def _status_line(lines: list[str], node: Any) -> int | None:
     return None
 
 
-def remove_items_and_status(text: str, remove: set[str], undraft: set[str]) -> tuple[str, set[str]]:
+def remove_items_and_status(text: str, remove: set[str], undraft: set[str]) -> tuple[str, set[str], set[str]]:
     """`text` without the items whose id is in `remove` and without the `status:` line of those
     in `undraft`, line by line, so every other comment and blank line stays where it was (ruamel
     attaches the comments that follow an item to that item or to its last key, and loses them
-    when either is deleted). Ids are compared NFC-normalised. Returns the text and the ids in
-    `undraft` whose status could not be removed as a line (a flow mapping): the caller edits those."""
+    when either is deleted). Ids are compared NFC-normalised. Returns the text and the ids of
+    `remove` and of `undraft` that could not be edited as lines (a `[...]` list, a `{...}` item):
+    the caller edits those with ruamel."""
+    nodes, block = _question_nodes(text)
+    if not block:
+        return text, set(remove), set(undraft)
     lines = text.splitlines(keepends=True)
     drop: set[int] = set()
     left = set(undraft)
-    for node in _question_nodes(text):
+    for node in nodes:
         qid = _node_id(node)
         if qid in remove:
             drop.update(_item_lines(lines, node))
         elif qid in undraft and (line := _status_line(lines, node)) is not None:
             drop.add(line)
             left.discard(qid)
-    return "".join(line for number, line in enumerate(lines) if number not in drop), left
+    return "".join(line for number, line in enumerate(lines) if number not in drop), set(), left

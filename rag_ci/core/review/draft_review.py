@@ -215,13 +215,13 @@ def apply_reviewed(questions_text: str, filename: str, drafts: Mapping[str, Ques
     rejected = [d.id for d in reviewed.decisions if d.decision == "reject"]
     approved = [d for d in reviewed.decisions if d.decision == "approve"]
     # Removals first, line by line: every comment not inside a rejected draft stays put.
-    text, status_left = remove_items_and_status(questions_text, set(rejected), {d.id for d in approved})
+    text, remove_left, status_left = remove_items_and_status(questions_text, set(rejected), {d.id for d in approved})
     # An undecided draft keeps the reviewer's edits (`questions edit` without --approve) and stays a draft.
     to_edit = approved + [d for d in reviewed.decisions if d.decision is None and d.edits]
     edited = [d.id for d in to_edit if _changes(d, drafts[d.id])]
     reviewer_noted = reviewed.reviewer and any(drafts[d.id].provenance for d in approved)
-    if edited or status_left or reviewer_noted:
-        text = _edit_drafts(text, filename, to_edit, drafts, reviewed.reviewer, status_left)
+    if edited or status_left or remove_left or reviewer_noted:
+        text = _edit_drafts(text, filename, to_edit, drafts, reviewed.reviewer, status_left, remove_left)
     decided = {d.id for d in approved} | set(rejected)
     undecided = tuple(qid for qid in drafts if qid not in decided)
     return Applied(text, tuple(d.id for d in approved), tuple(edited), tuple(rejected), undecided)
@@ -232,11 +232,13 @@ def _changes(decision: Decision, draft: Question) -> dict[str, Any]:
 
 
 def _edit_drafts(text: str, filename: str, decisions: list[Decision], drafts: Mapping[str, Question],
-                 reviewer: str | None, status_left: set[str]) -> str:
+                 reviewer: str | None, status_left: set[str], remove_left: set[str]) -> str:
     """The drafts' edits, and the approved ones' reviewer, with ruamel (values quoted as YAML needs). A new
     key goes before the item's last one: comments after an item hang on its last key."""
     edit = open_question_set(text, filename)
     by_id = {unicodedata.normalize("NFC", str(item.get("id"))): item for item in edit.items if hasattr(item, "get")}
+    for qid in remove_left:  # in a `[...]` list: no lines of its own to remove
+        edit.items.remove(by_id[qid])
     for d in decisions:
         item = by_id[d.id]
         for name, value in _changes(d, drafts[d.id]).items():
