@@ -193,6 +193,8 @@ def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workfl
     Never overwrites a file."""
     root = folder.resolve()
     root.mkdir(parents=True, exist_ok=True)
+    if docs is not None and not docs.resolve().is_relative_to(root):
+        raise UserError(f"--docs {docs} is outside {root}: corpora live in the repository (rag-ci reads no file outside it)")
     corpora = find_corpora(root, docs.resolve() if docs else None)
     if not corpora:
         where = docs or " or ".join(d + "/" for d in DOCUMENT_FOLDERS)

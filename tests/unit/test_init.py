@@ -75,3 +75,33 @@ def test_validate_on_the_empty_set_says_to_generate_questions(tmp_path):
     done = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
     assert done.exit_code == 2
     assert "questions.yml:5: no questions yet: run `rag-ci questions generate`" in done.output
+
+
+def test_the_target_is_guessed_from_the_repository_and_a_flat_folder_is_one_corpus(tmp_path):
+    (tmp_path / "knowledge").mkdir()
+    (tmp_path / "knowledge" / "faq.md").write_text("# FAQ\n\nAnswers.\n")
+    (tmp_path / "app.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
+    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"])
+    assert done.exit_code == 0, done.output
+    config = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml")
+    assert list(config.corpora) == ["knowledge"] and config.corpora["knowledge"].path == "knowledge"
+    assert config.target.kind == "http"
+
+
+def test_docs_names_the_folder_of_corpora(tmp_path):
+    for corpus in ("hr", "it"):
+        (tmp_path / "content" / "manuals" / corpus).mkdir(parents=True)
+        (tmp_path / "content" / "manuals" / corpus / "a.txt").write_text("text\n")
+    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows", "--target", "command",
+                                    "--docs", str(tmp_path / "content" / "manuals")])
+    assert done.exit_code == 0, done.output
+    config = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml")
+    assert {n: s.path for n, s in config.corpora.items()} == {"hr": "content/manuals/hr", "it": "content/manuals/it"}
+    assert config.target.kind == "command"
+
+
+def test_a_documents_folder_outside_the_project_is_refused(tmp_path):
+    (tmp_path / "outside" / "a").mkdir(parents=True)
+    (tmp_path / "outside" / "a" / "x.md").write_text("x\n")
+    done = CliRunner().invoke(cli, ["init", str(tmp_path / "project"), "--yes", "--docs", str(tmp_path / "outside")])
+    assert done.exit_code == 2 and "is outside" in done.output and not (tmp_path / "project" / "rag-ci.yml").exists()
