@@ -3,21 +3,23 @@
 `rag-ci questions review` lists every draft (`status: draft`) beside the passage it was
 drafted from (found again by the passage hash in its provenance; the whole cited document
 when the passage changed since, nothing for an out-of-scope draft). The reviewer approves,
-edits (question, reference, keywords) or rejects each; the page saves a reviewed file:
+edits (question, reference, keywords, doc_id, sources, expect, tags) or rejects each; the
+page (or `questions review --cli`) saves a reviewed file (docs/questions.md, "reviewed.yml"):
 
     reviewer: "ana"
     drafts:
       - id: "DU2-BATTERY-01"
-        hash: "3f2a..."          # the draft's content hash when the page was made
+        hash: "3f2a..."          # required: the draft's content hash when it was reviewed
         decision: approve        # approve | reject | (empty: not decided yet)
         question: "..."          # only the fields the reviewer edited
-        reference: "..."
-        keywords: ["6.5 hours", "2 A"]
+        doc_id: ["du2"]
+        sources: ["du2/battery.md"]
 
-`rag-ci questions apply FILE` merges it into questions.yml, comments and layout kept:
-an approved draft takes the edits, loses `status: draft` and records its reviewer in its
-provenance; a rejected one is removed; an undecided one stays a draft. A draft that changed
-since the page was made is not touched (the whole file is refused: review it again).
+`rag-ci questions apply FILE` merges it into questions.yml: rejected drafts' own lines are
+removed and approved drafts lose their `status:` line, line by line, so every other comment
+and blank line stays; edits go through ruamel. An approved draft records its reviewer in its
+provenance; an undecided one stays a draft (with its edits). A draft that changed since it
+was reviewed, or an entry without its hash, refuses the whole file. Ids compare in NFC.
 
 Pure: texts in, texts out.
 """
@@ -171,6 +173,8 @@ def parse_reviewed(text: str, filename: str) -> Reviewed:
         edits, wrong = read_edits(item)
         problems.extend(f"{where}: {qid}: {problem}" for problem in wrong)
         digest = item.get("hash")
+        if isinstance(digest, int) and not isinstance(digest, bool):  # an all-digit hash written unquoted
+            digest = str(digest)
         decisions.append(Decision(qid, digest.strip() or None if isinstance(digest, str) else None, decision or None, edits, line))
     if problems:
         raise ValidationError(problems)
