@@ -15,6 +15,7 @@ from rag_ci.cli.calibrate import calibrate
 from rag_ci.cli.errors import EXIT_CODES
 from rag_ci.cli.gate import compare_cmd, report, run, validate
 from rag_ci.cli.history import history
+from rag_ci.cli.init import init
 from rag_ci.cli.merge import merge
 from rag_ci.cli.questions import questions
 
@@ -31,7 +32,8 @@ def cli() -> None:
     """
 
 
-for _command in (validate, run, compare_cmd, report,  # the gate: check, run, compare, report
+for _command in (init,  # `rag-ci init`: a project from nothing
+                 validate, run, compare_cmd, report,  # the gate: check, run, compare, report
                  audit,  # `rag-ci audit sample`: a blind sample to label
                  calibrate,  # `rag-ci calibrate`: judge vs human labels
                  history,  # `rag-ci history`: trend on main

@@ -130,14 +130,23 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
 @_config_option
 @_questions_option
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default="rag-ci-review", show_default=True,
-              help="Folder to write review.html into.")
+              help="Folder to write review.html (or, with --cli, reviewed.yml) into.")
+@click.option("--cli", "in_terminal", is_flag=True, help="Review at the prompt instead of on a page: each draft in turn, "
+                                                             "then the decisions are saved as reviewed.yml and applied.")
+@click.option("--reviewer", metavar="NAME", help="With --cli: who decided (asked when not given).")
 @user_errors
-def review(config_path: Path, questions_path: Path | None, out_dir: Path) -> None:
+def review(config_path: Path, questions_path: Path | None, out_dir: Path, in_terminal: bool, reviewer: str | None) -> None:
     """Write a static page listing each draft beside the passage it was drafted from, to
-    approve, edit (question, reference, keywords) or reject; it saves reviewed.yml, which
-    `rag-ci questions apply` merges."""
+    approve, edit (question, reference, keywords, doc_id, sources, expect, tags) or reject;
+    it saves reviewed.yml, which `rag-ci questions apply` merges. Without a browser: --cli,
+    or `rag-ci questions approve/reject/edit`."""
+    if in_terminal:
+        from rag_ci.cli.questions_review import interactive_review
+
+        interactive_review(config_path, questions_path, out_dir, reviewer)
+        return
     from rag_ci.core.review.draft_page import PAGE_FILE, REVIEWED_FILE, render_draft_page
-    from rag_ci.core.review.draft_review import review_entries
+    from rag_ci.core.review.draft_review import document_choices, review_entries
     from rag_ci.question_drafts import passages_by_hash, read_sources
     from rag_ci.storage import write_text_atomic
 
@@ -154,7 +163,8 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path) -> Non
         return
     out_dir.mkdir(parents=True, exist_ok=True)
     page = out_dir / PAGE_FILE
-    write_text_atomic(page, render_draft_page(entries, sources.questions_path.name))
+    choices = document_choices(sources.files.paths(), [s for q in sources.questions.questions for s in q.sources])
+    write_text_atomic(page, render_draft_page(entries, sources.questions_path.name, list(sources.corpora), choices))
     echo(f"{len(entries)} drafts to review: open {page}, decide, save {REVIEWED_FILE}, then "
                f"`rag-ci questions apply {REVIEWED_FILE}`")
 
@@ -180,7 +190,8 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
     if sources.new_set:
         raise UserError(f"question set not found: {sources.questions_path}")
     drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
-    result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed))
+    result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed),
+                            corpora=set(sources.corpora))
     # Still a valid set (drafts allowed): an edit never leaves questions.yml unreadable.
     parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
     if result.approved or result.rejected:
@@ -189,3 +200,6 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
                f"{len(result.undecided)} still drafts, in {sources.questions_path}")
     if result.approved:
         echo("Bump `version` in the question set when references changed; `rag-ci validate` checks the rest.")
+
+
+from rag_ci.cli import questions_review as _questions_review  # noqa: E402,F401  registers approve, reject, edit

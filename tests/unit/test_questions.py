@@ -108,7 +108,7 @@ def test_all_problems_are_reported_at_once():
 def test_missing_version_and_empty_list():
     problems = errors_of("questions: []\n")
     assert any("missing `version`" in p for p in problems)
-    assert any("`questions` must be a non-empty list" in p for p in problems)
+    assert any("no questions yet: run `rag-ci questions generate`" in p for p in problems)
 
 
 def test_question_without_id_is_labelled_by_position():

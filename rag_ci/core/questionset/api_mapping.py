@@ -2,8 +2,11 @@
 
 `target.request` is a JSON template: a string that is exactly `"{id}"`, `"{question}"` or
 `"{corpora}"` becomes the value (`{corpora}` the list of routed corpora); inside a longer
-string the placeholders are replaced by their text (corpora joined by ","). `target.response`
-holds JMESPath expressions (the `jmespath` package) that read the app's reply: `answer`,
+string the placeholders are replaced by their text (corpora joined by ","); a mapping
+`{each_corpus: TEMPLATE, join?: SEPARATOR}` repeats TEMPLATE per corpus (a list, or with
+`join` one string). `target.response`
+holds JMESPath expressions (the `jmespath` package, plus rag-ci's string functions
+`strip_prefix`, `strip_suffix`, `replace`, `split`: StringFunctions) that read the app's reply: `answer`,
 `contexts` (a list), per context `text`, `doc_id`, `source`, `score`, and `usage` (an object
 in the contract's shape, e.g. `{model: meta.model, input_tokens: meta.tokens_in}`).
 
@@ -21,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import jmespath
+from jmespath import functions
 from jmespath.exceptions import JMESPathError
 
 from rag_ci.errors import TargetError
@@ -31,59 +35,152 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 @functools.lru_cache(maxsize=256)
 def compile_expression(expression: str) -> Any:
-    """Compile a JMESPath expression; a bad one raises ValueError with the parser's words."""
+    """Compile a JMESPath expression; a bad one raises ValueError with the parser's words.
+    The result's `.search(data)` knows rag-ci's string functions (`strip_prefix`...)."""
     try:
-        return jmespath.compile(expression)
+        parsed = jmespath.compile(expression)
     except JMESPathError as exc:
         detail = " ".join(str(exc).split())
         raise ValueError(f"not a JMESPath expression ({detail}); see https://jmespath.org") from None
+    check_functions(parsed.parsed)
+    return MappingExpression(parsed)
+
+
+class StringFunctions(functions.Functions):
+    """JMESPath functions for an app's own naming (docs/targets.md): a source reported as
+    `data/du2/battery.md` is `strip_prefix(metadata.path, 'data/')`, its corpus
+    `split(metadata.path, '/')[1]`. Each leaves a value without the prefix/suffix as it is."""
+
+    @functions.signature({"types": ["string"]}, {"types": ["string"]})
+    def _func_strip_prefix(self, value: str, prefix: str) -> str:
+        return value[len(prefix):] if prefix and value.startswith(prefix) else value
+
+    @functions.signature({"types": ["string"]}, {"types": ["string"]})
+    def _func_strip_suffix(self, value: str, suffix: str) -> str:
+        return value[: -len(suffix)] if suffix and value.endswith(suffix) else value
+
+    @functions.signature({"types": ["string"]}, {"types": ["string"]}, {"types": ["string"]})
+    def _func_replace(self, value: str, old: str, new: str) -> str:
+        return value.replace(old, new) if old else value
+
+    @functions.signature({"types": ["string"]}, {"types": ["string"]})
+    def _func_split(self, value: str, separator: str) -> list[str]:
+        return value.split(separator) if separator else [value]
+
+
+SEARCH_OPTIONS = jmespath.Options(custom_functions=StringFunctions())
+_FUNCTIONS = SEARCH_OPTIONS.custom_functions.FUNCTION_TABLE
+
+
+class MappingExpression:
+    """A compiled expression searched with rag-ci's functions; `.expression` is its text."""
+
+    def __init__(self, parsed: Any):
+        self.parsed = parsed
+        self.expression = parsed.expression
+
+    def search(self, data: Any) -> Any:
+        return self.parsed.search(data, options=SEARCH_OPTIONS)
+
+
+def check_functions(node: Any) -> None:
+    """ValueError for a function JMESPath would only refuse at the first reply: an unknown
+    name, or the wrong number of arguments."""
+    if not isinstance(node, dict):
+        return
+    if node.get("type") == "function_expression":
+        name, given = node.get("value"), len(node.get("children", ()))
+        if name not in _FUNCTIONS:
+            raise ValueError(f"unknown function {name}(); rag-ci's own: strip_prefix(s, prefix), strip_suffix(s, suffix), "
+                             "replace(s, old, new), split(s, separator); the rest: https://jmespath.org/specification.html")
+        wanted = _FUNCTIONS[name]["signature"]
+        variadic = any(arg.get("variadic") for arg in wanted)
+        if given < len(wanted) - variadic or (not variadic and given != len(wanted)):
+            raise ValueError(f"{name}() takes {len(wanted)}{' or more' if variadic else ''} argument(s), got {given}")
+    for child in node.get("children", ()):
+        check_functions(child)
 
 
 def check_template(template: Any) -> None:
-    """ValueError when the template names an unknown placeholder or never sends the question."""
+    """ValueError when the template names an unknown placeholder, misuses `each_corpus`, or
+    never sends the question."""
     seen: set[str] = set()
 
-    def walk(node: Any) -> None:
+    def walk(node: Any, known: tuple[str, ...]) -> None:
         if isinstance(node, str):
             for name in _PLACEHOLDER.findall(node):
-                if name not in PLACEHOLDERS:
-                    known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
-                    raise ValueError(f"unknown placeholder {{{name}}} in {node!r}; known: {known}")
+                if name not in known:
+                    names = ", ".join("{" + p + "}" for p in known)
+                    where = " inside each_corpus" if "corpus" in known else ""
+                    hint = " ({corpus} only inside each_corpus)" if name == "corpus" else ""
+                    raise ValueError(f"unknown placeholder {{{name}}} in {node!r}{where}; known: {names}{hint}")
                 seen.add(name)
+        elif isinstance(node, Mapping) and EACH_CORPUS in node:
+            check_each_corpus(node)
+            walk(node[EACH_CORPUS], EACH_CORPUS_PLACEHOLDERS)
         elif isinstance(node, Mapping):
             for key, value in node.items():
-                walk(key)
-                walk(value)
+                walk(key, known)
+                walk(value, known)
         elif isinstance(node, list):
             for item in node:
-                walk(item)
+                walk(item, known)
 
-    walk(template)
+    walk(template, PLACEHOLDERS)
     if "question" not in seen:
         raise ValueError('the template never sends the question: put "{question}" where the API expects it')
+
+
+# `{each_corpus: TEMPLATE, join?: SEPARATOR}` in a request template: TEMPLATE once per routed
+# corpus ({corpus} is that corpus), giving a list, or, with `join`, one string. For APIs that
+# filter with an expression (`{each_corpus: "contains(path, 'data/{corpus}/')", join: " || "}`)
+# or a list of filter objects (`{each_corpus: {field: collection, value: "{corpus}"}}`).
+EACH_CORPUS = "each_corpus"
+EACH_CORPUS_PLACEHOLDERS = ("id", "question", "corpus")
+
+
+def check_each_corpus(node: Mapping[str, Any]) -> None:
+    extra = sorted(str(k) for k in node if k not in (EACH_CORPUS, "join"))
+    if extra:
+        raise ValueError(f"each_corpus takes only `join` beside it, not {', '.join(extra)}")
+    join = node.get("join")
+    if "join" in node and not isinstance(join, str):
+        raise ValueError("each_corpus: `join` is the separator between the corpora's strings, e.g. \" || \"")
+    if "join" in node and not isinstance(node[EACH_CORPUS], str):
+        raise ValueError("each_corpus with `join`: the template must be a string, e.g. \"collection = '{corpus}'\"")
+    if isinstance(node[EACH_CORPUS], str) and "{corpus}" not in node[EACH_CORPUS]:
+        raise ValueError("each_corpus: the template never names {corpus}")
 
 
 def render_request(template: Any, request: Mapping[str, Any]) -> Any:
     """The app's request body for one rag-ci request (`{"id", "question", "corpora"}`)."""
     values = {"id": str(request["id"]), "question": str(request["question"]), "corpora": list(request["corpora"])}
+    return _fill(template, values)
 
+
+def _fill(node: Any, values: Mapping[str, Any]) -> Any:
     def text(name: str) -> str:
         value = values[name]
         return ",".join(value) if isinstance(value, list) else value
 
-    def fill(node: Any) -> Any:
-        if isinstance(node, str):
-            whole = _PLACEHOLDER.fullmatch(node)
-            if whole and whole.group(1) in values:
-                return values[whole.group(1)]
-            return _PLACEHOLDER.sub(lambda m: text(m.group(1)) if m.group(1) in values else m.group(0), node)
-        if isinstance(node, Mapping):
-            return {fill(key): fill(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [fill(item) for item in node]
-        return node
+    if isinstance(node, str):
+        whole = _PLACEHOLDER.fullmatch(node)
+        if whole and whole.group(1) in values:
+            return values[whole.group(1)]
+        return _PLACEHOLDER.sub(lambda m: text(m.group(1)) if m.group(1) in values else m.group(0), node)
+    if isinstance(node, Mapping) and EACH_CORPUS in node:
+        return render_each_corpus(node, values)
+    if isinstance(node, Mapping):
+        return {_fill(key, values): _fill(value, values) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_fill(item, values) for item in node]
+    return node
 
-    return fill(template)
+
+def render_each_corpus(node: Mapping[str, Any], values: Mapping[str, Any]) -> Any:
+    each = {k: v for k, v in values.items() if k != "corpora"}
+    items = [_fill(node[EACH_CORPUS], {**each, "corpus": corpus}) for corpus in values["corpora"]]
+    return str(node["join"]).join(items) if "join" in node else items
 
 
 def _excerpt(value: Any) -> str:

@@ -200,8 +200,14 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
                 f"{filename}:{line_of(root, 'version') or 1}: `version` must be a positive integer or a non-empty string, got {version!r}"
             )
     items = root.get("questions")
-    if not isinstance(items, list) or not (items or allow_drafts):
-        problems.append(f"{filename}:{line_of(root, 'questions') or 1}: `questions` must be a non-empty list")
+    if items is None and "questions" in root:
+        items = []  # `questions:` with nothing under it: what rejecting every draft of a new set leaves
+    if not isinstance(items, list):
+        problems.append(f"{filename}:{line_of(root, 'questions') or 1}: `questions` must be a list")
+        raise ValidationError(problems)
+    if not items and not allow_drafts:
+        problems.append(f"{filename}:{line_of(root, 'questions') or 1}: no questions yet: run `rag-ci questions generate` "
+                        "(drafts from the corpora's documents; docs/questions.md) or `rag-ci questions import LOG.jsonl`")
         raise ValidationError(problems)
 
     questions: list[Question] = []

@@ -11,6 +11,7 @@ Pure: text in, an editable tree out, text back.
 from __future__ import annotations
 
 import io
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,3 +80,70 @@ def flow_map(values: dict[str, Any]) -> CommentedMap:
     mapping = CommentedMap(values)
     mapping.fa.set_flow_style()
     return mapping
+
+
+def _question_nodes(text: str) -> tuple[list[Any], bool]:
+    """The composed nodes of the `questions` items (ruamel's, with their start and end marks),
+    and whether the list is a block list (one item per `-`): only then are items whole lines."""
+    root = YAML(typ="rt").compose(text)
+    for key, value in getattr(root, "value", None) or ():
+        if getattr(key, "value", None) == "questions" and isinstance(getattr(value, "value", None), list):
+            return list(value.value), not value.flow_style
+    return [], False
+
+
+def _node_id(node: Any) -> str | None:
+    for key, value in node.value if isinstance(getattr(node, "value", None), list) else ():
+        if getattr(key, "value", None) == "id" and isinstance(getattr(value, "value", None), str):
+            return unicodedata.normalize("NFC", value.value)
+    return None
+
+
+def _item_lines(lines: list[str], node: Any) -> range:
+    """The lines of one item: from its dash to the end of its last value (its inline comment
+    included). Comments and blank lines after it are not its own: they sit above what follows."""
+    start = node.start_mark.line
+    if "-" not in lines[start][: node.start_mark.column]:  # `-` alone on the line above the first key
+        while start > 0 and not lines[start].lstrip().startswith("-"):
+            start -= 1
+    last = node.value[-1][1] if node.value else node
+    end = last.end_mark.line - (1 if last.end_mark.column == 0 else 0)
+    while end > start and not lines[end].strip():  # a block scalar's mark runs past its blank lines
+        end -= 1
+    return range(start, end + 1)
+
+
+def _status_line(lines: list[str], node: Any) -> int | None:
+    """The line holding only `status: ...` (and maybe a comment) in a block item, else None."""
+    if node.flow_style:
+        return None
+    for key, value in node.value:
+        if getattr(key, "value", None) != "status":
+            continue
+        line = key.start_mark.line
+        if value.end_mark.line == line and not lines[line][: key.start_mark.column].strip():
+            return line
+    return None
+
+
+def remove_items_and_status(text: str, remove: set[str], undraft: set[str]) -> tuple[str, set[str], set[str]]:
+    """`text` without the items whose id is in `remove` and without the `status:` line of those
+    in `undraft`, line by line, so every other comment and blank line stays where it was (ruamel
+    attaches the comments that follow an item to that item or to its last key, and loses them
+    when either is deleted). Ids are compared NFC-normalised. Returns the text and the ids of
+    `remove` and of `undraft` that could not be edited as lines (a `[...]` list, a `{...}` item):
+    the caller edits those with ruamel."""
+    nodes, block = _question_nodes(text)
+    if not block:
+        return text, set(remove), set(undraft)
+    lines = text.splitlines(keepends=True)
+    drop: set[int] = set()
+    left = set(undraft)
+    for node in nodes:
+        qid = _node_id(node)
+        if qid in remove:
+            drop.update(_item_lines(lines, node))
+        elif qid in undraft and (line := _status_line(lines, node)) is not None:
+            drop.add(line)
+            left.discard(qid)
+    return "".join(line for number, line in enumerate(lines) if number not in drop), set(), left

@@ -1,0 +1,222 @@
+"""`rag-ci init`: a project from nothing (docs/getting-started in README, "Start from nothing").
+
+Writes rag-ci.yml (the corpora found in the document folders, the target kind asked or
+guessed), the four workflows users copy (shipped in rag_ci/templates/workflows/, copies of
+this repository's own .github/workflows/rag-ci-*.yml with the "your repository" lines
+already changed), and an empty question set that `rag-ci questions generate` fills. It
+never overwrites a file: when one exists, nothing is written and the command says which.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from rag_ci.cli.echo import echo
+from rag_ci.cli.errors import UserError, user_errors
+
+# Folders that usually hold a project's documents, in the order they are looked at.
+DOCUMENT_FOLDERS = ("docs", "documents", "corpora", "data", "knowledge", "kb", "content")
+DOCUMENT_SUFFIXES = {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".adoc", ".pdf", ".json", ".csv"}
+KINDS = ("python", "command", "http", "docker")
+WORKFLOWS = ("rag-ci-pr.yml", "rag-ci-baseline.yml", "rag-ci-full.yml", "rag-ci-comment.yml")
+ACTION = "rag-ci/rag-ci@v1"
+QUESTIONS_FILE = "questions.yml"
+EMPTY_SET = """\
+# The question set rag-ci replays on every pull request (docs/questions.md).
+# Empty for now: `rag-ci questions generate` drafts questions from the corpora's documents,
+# `rag-ci questions review` (or approve/reject/edit) turns drafts into questions.
+version: 1
+questions: []
+"""
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    path: str  # relative to rag-ci.yml
+    documents: int
+
+
+def _documents_in(folder: Path) -> int:
+    return sum(1 for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
+               and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def find_corpora(root: Path, docs: Path | None) -> list[Corpus]:
+    """Each sub-folder of the documents folder that holds documents is a corpus; a documents
+    folder without sub-folders of documents is one corpus. `docs`: the folder to use (else the
+    first of DOCUMENT_FOLDERS that holds documents)."""
+    candidates = [docs] if docs is not None else [root / name for name in DOCUMENT_FOLDERS]
+    for base in candidates:
+        if not base.is_dir():
+            continue
+        subs = [Corpus(_corpus_name(sub.name), _relative(sub, root), _documents_in(sub))
+                for sub in sorted(base.iterdir()) if sub.is_dir() and not sub.name.startswith(".")]
+        subs = [c for c in subs if c.documents]
+        if subs:
+            return subs
+        if _documents_in(base):
+            return [Corpus(_corpus_name(base.name), _relative(base, root), _documents_in(base))]
+    return []
+
+
+def _corpus_name(folder: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", folder).strip("-") or "docs"
+
+
+def _relative(folder: Path, root: Path) -> str:
+    try:
+        return folder.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return folder.resolve().as_posix()
+
+
+def guess_target(root: Path) -> str:
+    """docker when there is a Dockerfile; http for a web app (FastAPI, Flask, ...); else python."""
+    if (root / "Dockerfile").is_file():
+        return "docker"
+    for source in sorted(root.glob("*.py"))[:50] + sorted(root.glob("*/*.py"))[:200]:
+        try:
+            text = source.read_text(encoding="utf-8", errors="replace")[:100_000]
+        except OSError:
+            continue
+        if re.search(r"\b(FastAPI|Flask|Starlette|aiohttp\.web|uvicorn)\b", text):
+            return "http"
+    return "python"
+
+
+def _target_block(kind: str, settings: dict[str, str]) -> str:
+    """The `target:` section for `kind`; every value the user may need to change is marked."""
+    if kind == "python":
+        return ("target:\n  kind: python\n"
+                f"  entry: {json.dumps(settings['entry'])}   # module:function answering {{id, question, corpora}} (docs/targets.md)\n")
+    if kind == "command":
+        command = json.dumps(settings["command"].split())
+        return ("target:\n  kind: command\n"
+                f"  command: {command}   # one JSON request per line on stdin, one reply per line (docs/targets.md)\n")
+    if kind == "http":
+        return ("target:\n  kind: http\n"
+                f"  url: {json.dumps(settings['url'])}   # POSTed {{id, question, corpora}} (or map your API: request/response)\n"
+                "  # start: [python, -m, myapp]   # launched first (in rag-ci.yml's folder), then polled until it answers\n")
+    return ("target:\n  kind: docker\n  dockerfile: Dockerfile\n"
+            f"  port: {int(settings['port'])}\n  path: {json.dumps(settings['path'])}   # POSTed {{id, question, corpora}}\n"
+            "  health: /health\n")
+
+
+def render_config(corpora: list[Corpus], kind: str, settings: dict[str, str]) -> str:
+    lines = ["# rag-ci configuration (docs/configuration.md). Paths are relative to this file.",
+             f"questions: {QUESTIONS_FILE}", "corpora:                      # the routing table: one entry per corpus"]
+    for corpus in corpora:
+        lines.append(f"  {corpus.name}: {{description: {json.dumps(corpus.name + ' documents')}, "
+                     f"path: {json.dumps(corpus.path)}}}   # {corpus.documents} documents")
+    text = "\n".join(lines) + "\n" + _target_block(kind, settings)
+    return text + """\
+metrics:                      # judge-free to start with; DeepEval metrics need a judge (docs/judges.md)
+  hit_at_k: {k: 5}
+  mrr: {}
+  keyword_coverage: {threshold: 0.6}
+  refusal: {}
+# judge: {provider: anthropic, model: claude-haiku-4-5-20251001}
+# writer: {provider: openai, model: gpt-4.1-mini-2025-04-14}   # drafts questions (`rag-ci questions generate`)
+"""
+
+
+def user_workflow(text: str, working_directory: str | None) -> str:
+    """The repository's own workflow as a user's copy: the lines marked "your repository" changed."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if "# your repository: remove" in line and "working-directory:" in line:
+            if working_directory:
+                indent = line[: len(line) - len(line.lstrip())]
+                out.append(f"{indent}working-directory: {working_directory}\n")
+            continue
+        if re.match(r"\s*(- )?uses: \./\s+# your repository:", line):
+            if "drop the checkout" in line:  # the action comes from the registry: no checkout needed
+                _drop_checkout(out)
+            out.append(re.sub(r"uses: \./\s+# your repository:.*", f"uses: {ACTION}", line.rstrip("\n")) + "\n")
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def _drop_checkout(out: list[str]) -> None:
+    """Remove the last `- uses: actions/checkout` step (its `with:` lines too) and the comment lines just above it."""
+    for index in range(len(out) - 1, -1, -1):
+        if re.match(r"\s*- uses: actions/checkout@", out[index]):
+            start, end = index, index + 1
+            while start > 0 and out[start - 1].lstrip().startswith("#"):
+                start -= 1
+            step_indent = len(out[index]) - len(out[index].lstrip())
+            # the step's own lines are indented deeper than its `- `
+            while end < len(out) and len(out[end]) - len(out[end].lstrip()) > step_indent and out[end].strip():
+                end += 1
+            del out[start:end]
+            return
+
+
+def shipped_workflow(name: str) -> str:
+    return resources.files("rag_ci").joinpath("templates", "workflows", name).read_text(encoding="utf-8")
+
+
+def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str, str]]:
+    guessed = kind or guess_target(root)
+    defaults = {"entry": "app:answer", "command": "python rag_server.py", "url": "http://127.0.0.1:8000/query",
+                "port": "8000", "path": "/query"}
+    if yes:
+        return guessed, defaults
+    chosen = kind or click.prompt("How does rag-ci reach your RAG? python (a function), command (a process speaking "
+                                  "JSON lines), http (a URL), docker (your Dockerfile)", type=click.Choice(KINDS), default=guessed)
+    asked = {"python": ("entry", "module:function that answers"), "command": ("command", "command to start"),
+             "http": ("url", "URL to POST questions to"), "docker": ("port", "port the container listens on")}
+    key, text = asked[chosen]
+    settings = {**defaults, key: click.prompt(text, default=defaults[key])}
+    if chosen == "docker":
+        settings["path"] = click.prompt("path to POST questions to", default=defaults["path"])
+    return chosen, settings
+
+
+@click.command("init")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--docs", "docs", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The folder of documents: each sub-folder is a corpus (default: the first of "
+                   f"{', '.join(d + '/' for d in DOCUMENT_FOLDERS)} holding documents).")
+@click.option("--target", "kind", type=click.Choice(KINDS), help="How rag-ci reaches your RAG (default: asked, or guessed "
+                                                                   "with --yes: docker when there is a Dockerfile, ...).")
+@click.option("--yes", "-y", is_flag=True, help="Ask nothing: the guesses and defaults.")
+@click.option("--no-workflows", is_flag=True, help="Do not write .github/workflows/rag-ci-*.yml.")
+@user_errors
+def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workflows: bool) -> None:
+    """Start a project: rag-ci.yml (corpora from the document folders, the target), the
+    GitHub workflows, and an empty questions.yml for `rag-ci questions generate` to fill.
+    Never overwrites a file."""
+    root = folder.resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    if docs is not None and not docs.resolve().is_relative_to(root):
+        raise UserError(f"--docs {docs} is outside {root}: corpora live in the repository (rag-ci reads no file outside it)")
+    corpora = find_corpora(root, docs.resolve() if docs else None)
+    if not corpora:
+        where = docs or " or ".join(d + "/" for d in DOCUMENT_FOLDERS)
+        raise UserError(f"no documents found in {where} (one sub-folder per corpus, e.g. docs/manual-a/, docs/manual-b/): "
+                        "give the folder with --docs")
+    files = {root / "rag-ci.yml": None, root / QUESTIONS_FILE: EMPTY_SET}
+    if not no_workflows:
+        files.update({root / ".github" / "workflows" / name: user_workflow(shipped_workflow(name), None) for name in WORKFLOWS})
+    existing = [path for path in files if path.exists()]
+    if existing:
+        raise UserError("not overwriting: " + ", ".join(_relative(p, root) for p in existing) + " (move them away, or edit them)")
+    chosen, settings = _ask_target(root, kind, yes)
+    files[root / "rag-ci.yml"] = render_config(corpora, chosen, settings)
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text or "", encoding="utf-8")
+        echo(f"wrote {_relative(path, root)}")
+    echo(f"{len(corpora)} corpora: " + ", ".join(f"{c.name} ({c.path}, {c.documents} documents)" for c in corpora)
+         + f"; target {chosen}")
+    echo("next: check the target in rag-ci.yml, then `rag-ci questions generate --writer PROVIDER:MODEL` (or `--writer fake` "
+         "for a dry run), review the drafts (`rag-ci questions review`), `rag-ci validate`, `rag-ci run`")
