@@ -89,7 +89,7 @@ def publish(settings: Settings, github: GitHubRepo, runner: Runner, annotations:
     """The annotations on the log and, on a pull request, in the `rag-ci gate` check run.
     Returns whether the check run was created; a token without `checks: write` is one quiet line."""
     head_sha = settings.pr_head_sha if settings.pr_number is not None else None
-    if head_sha is None:
+    if head_sha is None or settings.pr_is_from_fork:  # a fork's token is read-only: no call to be refused
         show(runner, annotations)
         return False
     located = [annotation_json(a.level, a.title, a.message, a.path, a.line) for a in by_severity(annotations) if a.path]
