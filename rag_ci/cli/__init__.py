@@ -17,6 +17,7 @@ from rag_ci.cli.gate import compare_cmd, report, run, validate
 from rag_ci.cli.history import history
 from rag_ci.cli.merge import merge
 from rag_ci.cli.questions import questions
+from rag_ci.cli.schema import schema
 
 
 @click.group(epilog=EXIT_CODES)
@@ -36,7 +37,8 @@ for _command in (validate, run, compare_cmd, report,  # the gate: check, run, co
                  calibrate,  # `rag-ci calibrate`: judge vs human labels
                  history,  # `rag-ci history`: trend on main
                  merge,  # `rag-ci merge`: shards -> one results.json
-                 questions):  # `rag-ci questions import`: drafts from logs
+                 questions,  # `rag-ci questions import`: drafts from logs
+                 schema):  # `rag-ci schema`: JSON Schemas of rag-ci.yml and questions.yml, for editors
     cli.add_command(_command)
 
 
