@@ -126,5 +126,6 @@ def check_text(verdict: str, comparison: Comparison | None, annotations: Sequenc
     title = f"rag-ci: {verdict}" + (f" — {kinds}" if kinds else "")
     where = f"[the job summary]({run_url})" if run_url else "the job summary"
     summary = (f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate at its "
-               f"`- id:` line, each changed cited document at the document. The full report is in {where}.")
+               f"`- id:` line, each changed cited document at the document. The full report is in {where}."
+               if comparison is not None else f"Nothing was compared ({verdict}); the report is in {where}.")
     return title, summary

@@ -138,6 +138,9 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
                                 summary="Fix the annotated lines and push again; nothing was evaluated.")
         else:
             runner.error(message, title="rag-ci")
+            if isinstance(exc, RagCiError):  # a required `rag-ci gate` check must not wait forever
+                annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
+                                    summary=message[:60000])
         runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
         runner.set_outputs({"verdict": "error"})
         # Never leave an older verdict on the PR while this push's check is red.
@@ -243,7 +246,7 @@ class Evaluation:
         if plan.audit_sample and outcome.verdict != "broken":
             self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
-        if outcome.comparison is not None:
+        if outcome.comparison is not None or plan.comment:
             self.annotate(project, outcome, plan)
         if outcome.verdict == "incompatible":
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
@@ -262,10 +265,10 @@ class Evaluation:
     def annotate(self, project: Project, outcome: GateOutcome, plan: Plan) -> None:
         """Each question that fails the gate at its line of questions.yml, each changed cited
         document at the document: on the log, and in the check run of a pull request."""
-        assert outcome.comparison is not None
         head = outcome.head
         params = dict(head.meta.policy.metrics) if head.meta.policy else None
-        found = annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off)
+        found = [] if outcome.comparison is None else \
+            annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off)
         if not plan.comment:
             annotations.show(self.runner, found)
             return

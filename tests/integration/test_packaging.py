@@ -44,6 +44,7 @@ def test_building_the_wheel_writes_nothing_into_the_checkout(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("rag_ci-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "rag_ci/templates/report.md.j2" in names and "rag_ci/targets/breaker.py" in names
+    assert "rag_ci/schemas/rag-ci.schema.json" in names and "rag_ci/schemas/questions.schema.json" in names
     assert not any(n.startswith(("tests/", "build_backend/")) for n in names)
 
 

@@ -124,7 +124,7 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
         var = "RAG_CI_" + name.upper().replace("-", "_")
         assert env.get(var) == f"${{{{ inputs.{name} }}}}", f"input {name} is not mapped to {var}"
         assert f'"{var}"' in settings_source, f"{var} is not read by rag_ci/action/settings.py"
-    assert set(action["outputs"]) == {"verdict", "regressions", "worse", "gains", "results-path", "report-path", "comment-url"}
+    assert set(action["outputs"]) == {"verdict", "regressions", "worse", "gains", "results-path", "report-path", "comparison-path", "comment-url"}
     for name in action["outputs"]:
         assert f'"{name}"' in (REPO / "rag_ci" / "action" / "outputs.py").read_text()  # step_outputs
     assert action["inputs"]["fail-on-regression"]["default"] == "true"
