@@ -73,7 +73,8 @@ def summary_report(render: Callable[[int], str], budget: int = SUMMARY_BYTES) ->
     for _ in range(5):
         size = len(text.encode("utf-8"))
         if size <= budget:
-            return text
+            # Cut to fit (over 1 MiB): the note must not send the reader to the summary it is in.
+            return text.replace("see the step summary or the HTML report", "see the HTML report")
         limit = max(1000, int(limit * budget / size * 0.97))
         text = render(limit)
     return text.encode("utf-8")[:budget].decode("utf-8", "ignore")
