@@ -92,9 +92,11 @@ def publish(settings: Settings, github: GitHubRepo, runner: Runner, annotations:
     if head_sha is None or settings.pr_is_from_fork:  # a fork's token is read-only: no call to be refused
         show(runner, annotations)
         return False
-    located = [annotation_json(a.level, a.title, a.message, a.path, a.line) for a in by_severity(annotations) if a.path]
+    # What goes over REST is redacted like everything the runner writes (the Runner's own filter).
+    redact = runner.redact
+    located = [annotation_json(a.level, redact(a.title), redact(a.message), a.path, a.line) for a in by_severity(annotations) if a.path]
     try:
-        url = github.publish_check_run(head_sha=head_sha, conclusion=conclusion, title=title, summary=summary,
+        url = github.publish_check_run(head_sha=head_sha, conclusion=conclusion, title=redact(title), summary=redact(summary),
                                        annotations=located, details_url=settings.run_url or None)
     except CannotWrite:
         show(runner, annotations)

@@ -42,6 +42,7 @@ from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, step_
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
 from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated
+from rag_ci.core.reporting.view import code_block
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.errors import RagCiError, ValidationError
@@ -140,7 +141,7 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
             runner.error(message, title="rag-ci")
             if isinstance(exc, RagCiError):  # a required `rag-ci gate` check must not wait forever
                 annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
-                                    summary=message[:60000])
+                                    summary="Nothing was evaluated:\n\n" + code_block(message[:60000]))  # a fence: inert
         runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
         runner.set_outputs({"verdict": "error"})
         # Never leave an older verdict on the PR while this push's check is red.

@@ -54,8 +54,9 @@ def regressed(n: int):
                  for i in range(n)])
 
 
-def act(fake: FakeGitHubServer, workspace: Path, head, baseline):
-    fake.add_baseline_artifact({"results.json": baseline.model_dump_json()})
+def act(fake: FakeGitHubServer, workspace: Path, head, baseline, *, artifact: str | None = None):
+    if baseline is not None or artifact is not None:
+        fake.add_baseline_artifact({"results.json": artifact if artifact is not None else baseline.model_dump_json()})
     settings = Settings(event_name="pull_request", event=PR_EVENT, repository="acme/rag", ref="refs/pull/7/merge", sha="f" * 40,
                         run_id="1", workspace=workspace, step_summary=workspace / "summary.md",
                         github_output=workspace / "output.txt", github_token=Secret("t0ken"))
@@ -128,3 +129,19 @@ def test_a_changed_cited_document_is_annotated_at_the_document(fake, tmp_path):
     assert "cited by Q000" in warning and "failing now: Q000" in warning and "update the reference or the document" in warning
     [check] = fake.check_runs.values()
     assert ("docs/a/x.md", 1, "warning") in [(a["path"], a["start_line"], a["annotation_level"]) for a in check["annotations"]]
+
+
+def test_a_bootstrap_and_a_run_that_could_not_evaluate_still_get_the_check_run(fake, tmp_path):
+    # Branch protection that requires `rag-ci gate` must never wait for a check that never comes.
+    workspace = project_with(tmp_path, 2)
+    code, _ = act(fake, workspace, passing(2), None)
+    assert code == 0
+    [bootstrap] = fake.check_runs.values()
+    assert bootstrap["conclusion"] == "success" and "bootstrap" in bootstrap["output"]["title"]
+
+    fake.check_runs.clear()
+    code, _ = act(fake, workspace, passing(2), None, artifact="{not json")
+    assert code == 2
+    [broken] = fake.check_runs.values()
+    assert broken["conclusion"] == "failure" and broken["output"]["title"] == "rag-ci: not evaluated"
+    assert "```" in broken["output"]["summary"]  # the cause, fenced: inert markdown
