@@ -3,7 +3,8 @@
 A real HTTP server (ThreadingHTTPServer on 127.0.0.1, random port) that implements just
 the endpoints the action calls through PyGithub, with GitHub's shapes: Link-header
 pagination, 302 to "blob storage" for artifact zips, 403 "Resource not accessible by
-integration" for a read-only token, 409 for a stale contents sha. Every request is
+integration" for a read-only token, 409 for a stale contents sha, the Checks API's rules
+for check runs (50 annotations per request, appended by each PATCH). Every request is
 recorded (method, path, query, whether it carried the token), so tests can count calls
 and check what was sent where. The token value itself is never recorded.
 
