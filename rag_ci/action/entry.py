@@ -37,14 +37,16 @@ from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, FoundBaseline, find_
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target
-from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, annotate_regressions, step_outputs, write_reports
+from rag_ci.action import annotations
+from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, step_outputs, summary_report, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
 from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated
+from rag_ci.core.reporting.view import code_block
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.engine import RunContext, RunOptions, run_project
-from rag_ci.errors import RagCiError
-from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, BaseConfig, GateOptions, History, PinnedProject, Uncompared,
+from rag_ci.errors import RagCiError, ValidationError
+from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, BaseConfig, GateOptions, GateOutcome, History, PinnedProject, Uncompared,
                          accepted_in_force, evaluate as gate_evaluate, refuse_a_fake_judge)
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body
@@ -130,7 +132,16 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
         return Evaluation(settings, github, runner, evaluate).run(plan)
     except (RagCiError, GitHubError) as exc:
         message = in_actions_words(str(exc))
-        runner.error(message, title="rag-ci")
+        if isinstance(exc, ValidationError):  # each problem at its file and line (rag_ci.action.annotations)
+            found = annotations.for_problems(settings, exc.problems)
+            annotations.publish(settings, github, runner, found, conclusion="failure",
+                                title=f"rag-ci: not evaluated — {len(found)} problem(s) in the configuration or question set",
+                                summary="Fix the annotated lines and push again; nothing was evaluated.")
+        else:
+            runner.error(message, title="rag-ci")
+            if isinstance(exc, RagCiError):  # a required `rag-ci gate` check must not wait forever
+                annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
+                                    summary="Nothing was evaluated:\n\n" + code_block(message[:60000]))  # a fence: inert
         runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
         runner.set_outputs({"verdict": "error"})
         # Never leave an older verdict on the PR while this push's check is red.
@@ -227,12 +238,17 @@ class Evaluation:
                                    report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
         reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=list(outcome.calibration),
                                 history=self.history.entries if self.history.text else [], commits=commits)
-        self.runner.add_summary(markdown)
+        # The job summary holds the whole report (1 MiB), every row the comment had to cut.
+        self.runner.add_summary(summary_report(lambda limit: render_markdown(
+            head, outcome.comparison, notice=outcome.notice, links=self.links(),
+            trend=self.history.trend(TREND_POINTS) if plan.trend else None, calibration=list(outcome.calibration),
+            commits=commits, measured=outcome.measured, report_url=self.report_url(),
+            report_path=s.relative_to_workspace(self.output / REPORT_HTML), max_chars=limit)))
         if plan.audit_sample and outcome.verdict != "broken":
             self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
-        if outcome.comparison is not None:
-            annotate_regressions(self.runner, outcome.comparison)
+        if outcome.comparison is not None or plan.comment:
+            self.annotate(project, outcome, plan)
         if outcome.verdict == "incompatible":
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
         if outcome.verdict == "broken":
@@ -246,6 +262,20 @@ class Evaluation:
         if outcome.gate_off:
             self.runner.warning("regressions, worse questions or routing leaks found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
         return outcome.exit_code
+
+    def annotate(self, project: Project, outcome: GateOutcome, plan: Plan) -> None:
+        """Each question that fails the gate at its line of questions.yml, each changed cited
+        document at the document: on the log, and in the check run of a pull request."""
+        head = outcome.head
+        params = dict(head.meta.policy.metrics) if head.meta.policy else None
+        found = [] if outcome.comparison is None else \
+            annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off)
+        if not plan.comment:
+            annotations.show(self.runner, found)
+            return
+        title, summary = annotations.check_text(outcome.verdict, outcome.comparison, found, self.settings.run_url)
+        annotations.publish(self.settings, self.github, self.runner, found, title=title, summary=summary,
+                            conclusion=annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off))
 
     def replay(self, pinned: PinnedProject, baseline: RunResult | None, plan: Plan) -> RunResult:
         """The run itself: the user's RAG replays the (pinned) question set into the output folder."""

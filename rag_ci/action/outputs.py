@@ -1,5 +1,6 @@
 """What one action run leaves behind besides the PR comment: the report files in the
-output folder, the regression annotations, the step outputs.
+output folder, the job summary's report, the step outputs (the annotations are
+rag_ci.action.annotations').
 
 Formatting plus file writes and the runner's workflow commands; no REST calls here
 (the comment body and its marker are rag_ci.github.comments').
@@ -8,11 +9,12 @@ Formatting plus file writes and the runner's workflow commands; no REST calls he
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_ci.gate import Comparison, QuestionChange
+from rag_ci.gate import Comparison
 from rag_ci.core.reporting.render import Commits, html_chunks
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.github.workflow import Runner
@@ -25,7 +27,9 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 COMPARISON_FILE = "comparison.json"
 COMMENT_FILE = "comment.md"  # saved when the comment cannot be posted (fork PRs)
-MAX_ANNOTATIONS = 50  # GitHub shows 10 per step anyway; the rest are in the report
+# GitHub's limit for one step's summary is 1 MiB (of UTF-8); some room is left for the
+# audit sample's lines and the blank lines between parts.
+SUMMARY_BYTES = 1024 * 1024 - 8 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,16 +63,21 @@ def report_interrupted(runner: Runner) -> int:
     return interrupted("no verdict; re-run the job (a CLI `rag-ci run` continues where it stopped with --resume)")
 
 
-def annotate_regressions(runner: Runner, comparison: Comparison) -> None:
-    """One `::error::` per question that fails the gate (regression, worse, routing leak),
-    so they show on the run's summary page."""
-    titled = [("RAG regression", c) for c in comparison.regressions] + [("RAG worse", c) for c in comparison.worse]
-    titled += [("RAG routing leak", c) for c in comparison.leaks]
-    for title, change in titled[:MAX_ANNOTATIONS]:
-        runner.error(describe_regression(change), title=f"{title}: {change.id[:80]}")
-    extra = len(titled) - MAX_ANNOTATIONS
-    if extra > 0:
-        runner.error(f"... and {extra} more questions that fail the gate; see the step summary.", title="RAG regressions")
+def summary_report(render: Callable[[int], str], budget: int = SUMMARY_BYTES) -> str:
+    """The report for the job summary: the whole of it (every regression row the comment's
+    60,000 characters had to cut) when it fits GitHub's 1 MiB, else shortened by the report's
+    own rules to fit. `render(max_chars)` renders it; characters are not bytes, so the limit
+    shrinks until the UTF-8 text fits."""
+    limit = budget
+    text = render(limit)
+    for _ in range(5):
+        size = len(text.encode("utf-8"))
+        if size <= budget:
+            # Cut to fit (over 1 MiB): the note must not send the reader to the summary it is in.
+            return text.replace("see the step summary or the HTML report", "see the HTML report")
+        limit = max(1000, int(limit * budget / size * 0.97))
+        text = render(limit)
+    return text.encode("utf-8")[:budget].decode("utf-8", "ignore")
 
 
 def step_outputs(settings: Settings, verdict: str, comparison: Comparison | None, results: Path, reports: Reports,
@@ -81,21 +90,7 @@ def step_outputs(settings: Settings, verdict: str, comparison: Comparison | None
         "gains": str(len(comparison.gains) if comparison else 0),
         "results-path": settings.relative_to_workspace(results),
         "report-path": settings.relative_to_workspace(reports.html),
+        # comparison.json (Comparison.to_dict) in the output folder; empty when nothing was compared.
+        "comparison-path": settings.relative_to_workspace(reports.comparison) if reports.comparison else "",
         "comment-url": comment_url,
     }
-
-
-def describe_regression(change: QuestionChange) -> str:
-    corpora = ", ".join(change.corpora) or "no corpus"
-    crossed = [m for m in change.metrics if m.crossed_down]
-    what = "; ".join(f"{m.name} {_num(m.old)} → {_num(m.new)}" for m in crossed) or f"verdict {change.old_verdict or 'new'} → {change.new_verdict}"
-    if change.worse_because and not crossed:
-        what = f"{what} ({change.worse_because[:200]})"
-    reason = " ".join((change.reason or "").split())
-    if len(reason) > 300:
-        reason = reason[:299] + "…"
-    return f"{change.id} ({corpora}): {what}" + (f" — {reason}" if reason else "")
-
-
-def _num(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"

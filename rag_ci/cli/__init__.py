@@ -18,6 +18,7 @@ from rag_ci.cli.history import history
 from rag_ci.cli.init import init
 from rag_ci.cli.merge import merge
 from rag_ci.cli.questions import questions
+from rag_ci.cli.schema import schema
 
 
 @click.group(epilog=EXIT_CODES)
@@ -38,7 +39,8 @@ for _command in (init,  # `rag-ci init`: a project from nothing
                  calibrate,  # `rag-ci calibrate`: judge vs human labels
                  history,  # `rag-ci history`: trend on main
                  merge,  # `rag-ci merge`: shards -> one results.json
-                 questions):  # `rag-ci questions import`: drafts from logs
+                 questions,  # `rag-ci questions import`: drafts from logs
+                 schema):  # `rag-ci schema`: JSON Schemas of rag-ci.yml and questions.yml, for editors
     cli.add_command(_command)
 
 

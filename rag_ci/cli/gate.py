@@ -109,6 +109,10 @@ def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: H
     whole: ~20 MB at 50,000 questions), markdown and JSON as one piece."""
     if fmt == "json":
         return (json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n",)
+    if fmt == "terminal":
+        from rag_ci.cli.terminal import terminal_report
+
+        return (terminal_report(head, comparison, notice=notice).rstrip("\n"),)
     commits = Commits.of_runs(base, head) if base is not None else None  # the shas the two files recorded
     if fmt == "html":
         return html_chunks(head, comparison, history=history.entries, calibration=calibration, commits=commits)
@@ -116,6 +120,24 @@ def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: H
     html_hint = str(output.with_suffix(".html")) if output is not None and output.suffix == ".md" else None
     return (render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint,
                             calibration=calibration, commits=commits, measured=measured),)
+
+
+FORMAT_HELP = "Default: the terminal view on a terminal, else md (the PR comment's markdown, as it is)."
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def resolve_format(fmt: str | None, output: Path | None) -> str:
+    """--format as asked; unasked, the terminal view when the report goes to a terminal, else
+    markdown (a pipe, a file, a CI log get the markdown, byte for byte as before)."""
+    if fmt is not None:
+        return fmt
+    return "terminal" if output is None and _stdout_is_terminal() else "md"
 
 
 def _accepted(accepted_file: Path | None, *, required: bool) -> tuple:
@@ -159,7 +181,8 @@ def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, histor
 @click.option("--judge", "judge_spec", metavar="PROVIDER:MODEL[@BASE_URL]", help="Override the config's judge, e.g. openai-compatible:qwen2.5-7b-instruct@http://127.0.0.1:8000/v1")
 @click.option("--shard", callback=_parse_shard, metavar="I/N", help="Run a deterministic 1/N slice of the questions (merge shards with `rag-ci merge`).")
 @click.option("--no-build", is_flag=True, help="Skip the target's build steps.")
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True, help="Format of the comparison printed with --baseline.")
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "html", "terminal"]), default=None,
+              help="Format of the report printed (compared with --baseline). " + FORMAT_HELP)
 @click.option("--progress/--no-progress", default=True, help="Progress bar on a terminal, periodic lines otherwise.")
 @click.option("--samples", type=click.IntRange(1, 15), default=None,
               help="Answers per question, for a baseline that knows each pass rate (default: 1, or the config's "
@@ -181,6 +204,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     from rag_ci.engine import RunOptions, run_project
     from rag_ci.project import load_project
 
+    fmt = resolve_format(fmt, None)
     project = load_project(config_path)
     if judge_spec:
         from rag_ci.judges.build import parse_judge_option
@@ -248,7 +272,7 @@ def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, confi
 @click.command("compare", epilog=EXIT_CODES)
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("head", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "html", "terminal"]), default=None, help=FORMAT_HELP)
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
 @click.option("--fail-on", type=click.Choice(["any_regression", "significant_drop", "never"]),
               help="Override the gate; default: BASE's recorded gate.fail_on (any_regression when it recorded none).")
@@ -263,6 +287,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
 
     Metrics defined differently in the two files (threshold, k, criteria, judge) are
     listed as not comparable and left out; all the others are compared and gated."""
+    fmt = resolve_format(fmt, output)
     if output is not None:
         check_output_path(output)
     base_result = load_results(base, what="baseline")
@@ -281,7 +306,7 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
 @click.command(epilog=EXIT_CODES)
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option("--baseline", type=click.Path(path_type=Path), help="Compare with this baseline in the report (and exit like `compare`).")
-@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "terminal"]), default=None, help=FORMAT_HELP)
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
 @click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="An eval_history.jsonl: the report shows the trend of its last 10 runs and the judge's calibration recorded there (docs/judges.md).")
@@ -294,6 +319,7 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
 
     Exits like `compare` with --baseline (1 when the gate fails), and 2 for a broken run,
     after printing its report."""
+    fmt = resolve_format(fmt, output)
     if output is not None:
         check_output_path(output)
     head = load_results(results)

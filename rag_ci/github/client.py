@@ -23,7 +23,7 @@ import httpx
 from github import Auth, Github, GithubException, GithubRetry
 
 from rag_ci import __version__
-from rag_ci.github import artifacts, comments, databranch, pulls
+from rag_ci.github import artifacts, checks, comments, databranch, pulls
 from rag_ci.secret import Secret
 
 T = TypeVar("T")
@@ -77,6 +77,18 @@ class GitHubRepo:
         return _call(
             f"post the comment on pull request #{pr_number}",
             lambda: comments.upsert_sticky_comment(self.repo, pr_number, body, marker=marker, me=me),
+            write=True,
+        )
+
+    # --- check run -----------------------------------------------------------------
+    def publish_check_run(self, *, head_sha: str, conclusion: str, title: str, summary: str,
+                          annotations: list[dict], details_url: str | None = None) -> str:
+        """The `rag-ci gate` check run with every annotation (rag_ci.github.checks); CannotWrite
+        when the token lacks `checks: write`."""
+        return _call(
+            f"create the '{checks.CHECK_RUN_NAME}' check run (needs `permissions: checks: write`)",
+            lambda: checks.publish_check_run(self.repo, head_sha=head_sha, conclusion=conclusion, title=title, summary=summary,
+                                             annotations=annotations, details_url=details_url),
             write=True,
         )
 

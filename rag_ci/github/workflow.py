@@ -80,6 +80,14 @@ class Runner:
     def error(self, message: str, *, title: str | None = None, file: str | None = None) -> None:
         self._emit(workflow_command("error", self._safe(message) or "", title=self._safe(title), file=self._safe(file)))
 
+    def annotate(self, command: str, message: str, *, title: str | None = None, file: str | None = None,
+                 line: int | None = None) -> None:
+        """An `::error`/`::warning`/`::notice` at `file` (relative to the workspace) and `line`:
+        shown on that line of the pull request's diff. A line without a file means nothing."""
+        assert command in ("error", "warning", "notice")
+        self._emit(workflow_command(command, self._safe(message) or "", file=self._safe(file),
+                                    line=line if file and line else None, title=self._safe(title)))
+
     def warning(self, message: str, *, title: str | None = None) -> None:
         self._emit(workflow_command("warning", self._safe(message) or "", title=self._safe(title)))
 

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
-from action_harness import MERGE_BASE_SHA, assert_token_never_leaked, pull_request_event, run_action
+from action_harness import HEAD_SHA, MERGE_BASE_SHA, assert_token_never_leaked, pull_request_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
 from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
+
+
+def id_lines(questions: Path) -> dict[str, int]:
+    """Question id -> the 1-based line of its `- id:` in questions.yml, read as text."""
+    return {m[1].strip("'\""): n for n, line in enumerate(questions.read_text().splitlines(), 1)
+            if (m := re.match(r"\s*- id: (.+?)\s*$", line))}
 
 
 def our_comments(fake: FakeGitHubServer, pr: int = 7) -> list[dict]:
@@ -34,7 +42,20 @@ def test_pr_with_regressions_posts_one_comment_annotates_and_fails(fake, workspa
     assert "[workflow run](https://github.example/acme/rag/actions/runs/4242)" in body
     assert len(body) <= 65536
     assert "## rag-ci" in run.summary  # the same report in the step summary
-    assert run.log.count("::error title=RAG regression") == min(regressions, 50)
+    # Each annotation at the question's `- id:` line of questions.yml, the first 10 on the log ...
+    lines = id_lines(workspace / "questions.yml")
+    logged = re.findall(r"^::error file=questions\.yml,line=(\d+),title=(.+?) — regression::", run.stdout, re.M)
+    assert len(logged) == min(regressions, 10)
+    assert all(lines[qid] == int(line) for line, qid in logged)
+    # ... and every one in the `rag-ci gate` check run on the PR's head commit.
+    [check] = fake.check_runs.values()
+    assert check["name"] == "rag-ci gate" and check["head_sha"] == HEAD_SHA and check["conclusion"] == "failure"
+    failures = [a for a in check["annotations"] if a["annotation_level"] == "failure"]
+    assert len(failures) == regressions + int(run.outputs["worse"])
+    assert all(a["path"] == "questions.yml" and a["start_line"] == lines[a["title"].split(" — ")[0]] for a in failures)
+    comparison = json.loads((workspace / "rag-ci-output" / "comparison.json").read_text())
+    assert all(r["id"] in run.summary for r in comparison["regressions"])  # the job summary names every one
+    assert run.outputs["comparison-path"] == "rag-ci-output/comparison.json"
     assert run.outputs["comment-url"] == comment["html_url"]
     assert run.outputs["results-path"] == "rag-ci-output/results.json"  # relative: valid on the runner too
     assert (workspace / "rag-ci-output" / "report.html").is_file()
@@ -49,6 +70,7 @@ def test_pr_with_regressions_posts_one_comment_annotates_and_fails(fake, workspa
         "GET /user",  # whose comment is ours (403 for GITHUB_TOKEN: the Actions bot)
         "GET /repos/acme/rag/issues/{n}/comments",  # find the sticky comment
         "POST /repos/acme/rag/issues/{n}/comments",  # first run: create it
+        "POST /repos/acme/rag/check-runs",  # the `rag-ci gate` check run with every annotation
     ]
     assert len([r for r in fake.requests if r.path.startswith("/_blobs/")]) == 1
     assert_token_never_leaked(token, run, fake, tmp_path)

@@ -3,7 +3,8 @@
 A real HTTP server (ThreadingHTTPServer on 127.0.0.1, random port) that implements just
 the endpoints the action calls through PyGithub, with GitHub's shapes: Link-header
 pagination, 302 to "blob storage" for artifact zips, 403 "Resource not accessible by
-integration" for a read-only token, 409 for a stale contents sha. Every request is
+integration" for a read-only token, 409 for a stale contents sha, the Checks API's rules
+for check runs (50 annotations per request, appended by each PATCH). Every request is
 recorded (method, path, query, whether it carried the token), so tests can count calls
 and check what was sent where. The token value itself is never recorded.
 
@@ -135,6 +136,9 @@ class FakeGitHubServer:
         self._commits: dict[str, str] = {}  # commit sha -> tree sha
         self.file_commits: list[FakeCommit] = []  # oldest first: every change of a file on a branch
         self._injected: list[tuple[str, str, int, dict[str, Any]]] = []
+        # Checks API (the `rag-ci gate` check run): id -> the check run as created, annotations appended.
+        self.check_runs: dict[int, dict[str, Any]] = {}
+        self.checks_forbidden = False  # a token without `checks: write`: POST check-runs is 403
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -349,6 +353,8 @@ class FakeGitHubServer:
         if method != "GET" and self.read_only:
             return 403, FORBIDDEN, {}
 
+        if sub == "/check-runs" or sub.startswith("/check-runs/"):
+            return self._checks(method, sub, body)
         if m := re.fullmatch(r"/issues/(\d+)/comments", sub):
             issue = int(m[1])
             if method == "GET":
@@ -433,6 +439,58 @@ class FakeGitHubServer:
                 self._record_commit(branch, name, data, self.bot_login, True, "create the data branch")
             return 201, {"ref": body["ref"], "node_id": "REF_1", "url": self._api(f"/git/{body['ref']}"), "object": {"sha": body["sha"], "type": "commit", "url": self._api(f"/git/commits/{body['sha']}")}}, {}
         return 404, {"message": "Not Found (FakeGitHubServer does not implement this endpoint)"}, {}
+
+    # --- Checks API (check runs and their annotations) ---------------------------------
+    # Kept apart from the other routes: only the `rag-ci gate` check run uses it.
+    CHECKS_BATCH = 50  # GitHub refuses more annotations per request (422)
+
+    def _checks(self, method: str, sub: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+        if self.checks_forbidden and method != "GET":
+            return 403, FORBIDDEN, {}
+        if sub == "/check-runs" and method == "POST":
+            missing = [k for k in ("name", "head_sha") if not body.get(k)]
+            if missing:
+                return 422, {"message": f"Invalid request: {', '.join(missing)} missing"}, {}
+            check_id = next(self._ids) + 300_000
+            run = {"id": check_id, "name": body["name"], "head_sha": body["head_sha"], "status": body.get("status", "queued"),
+                   "conclusion": body.get("conclusion"), "details_url": body.get("details_url"),
+                   "url": self._api(f"/check-runs/{check_id}"),
+                   "html_url": f"https://github.com/{self.repository}/runs/{check_id}",
+                   "output": {"title": None, "summary": None, "annotations_count": 0}, "annotations": [], "requests": 0}
+            self.check_runs[check_id] = run
+            problem = self._add_check_output(run, body.get("output"))
+            return (422, {"message": problem}, {}) if problem else (201, self._check_json(run), {})
+        if (m := re.fullmatch(r"/check-runs/(\d+)", sub)) and method in ("PATCH", "GET"):
+            run = self.check_runs.get(int(m[1]))
+            if run is None:
+                return 404, {"message": "Not Found"}, {}
+            problem = self._add_check_output(run, body.get("output")) if method == "PATCH" else None
+            return (422, {"message": problem}, {}) if problem else (200, self._check_json(run), {})
+        return 404, {"message": "Not Found (FakeGitHubServer does not implement this endpoint)"}, {}
+
+    def _add_check_output(self, run: dict[str, Any], output: dict[str, Any] | None) -> str | None:
+        """GitHub's rules: title and summary required with an output, at most 50 annotations per
+        request, each with path, start_line, end_line, annotation_level and message; appended."""
+        if output is None:
+            return None
+        if not output.get("title") or not output.get("summary"):
+            return "output.title and output.summary are required"
+        annotations = output.get("annotations") or []
+        if len(annotations) > self.CHECKS_BATCH:
+            return f"at most {self.CHECKS_BATCH} annotations per request"
+        for a in annotations:
+            if not a.get("path") or not isinstance(a.get("start_line"), int) or not isinstance(a.get("end_line"), int) \
+                    or a.get("annotation_level") not in ("notice", "warning", "failure") or not a.get("message"):
+                return f"invalid annotation {a!r}"
+        run["output"].update(title=output["title"], summary=output["summary"])
+        run["annotations"].extend(annotations)
+        run["output"]["annotations_count"] = len(run["annotations"])
+        run["requests"] += 1
+        return None
+
+    def _check_json(self, run: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in run.items() if k not in ("annotations", "requests")} | {
+            "app": {"id": 15368, "slug": "github-actions", "name": "GitHub Actions"}, "check_suite": {"id": 5}}
 
     def _contents(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
         if method == "GET":

@@ -95,12 +95,19 @@ def act(fake, settings: Settings, head, *, baseline=None):
     return code, stream.getvalue(), seen
 
 
+def id_line(project: Path, qid: str) -> int:
+    """The 1-based line of `- id: <qid>` in the project's questions.yml."""
+    lines = (project / "questions.yml").read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.strip() == f"- id: {qid}")
+
+
 def test_regressions_fail_the_pr_and_the_baseline_feeds_the_verdict_cache(fake, project):
     code, out, seen = act(fake, settings_for("pull_request", PR_EVENT, project), REGRESSED, baseline=PASSING)
     assert code == EXIT_REGRESSION
     assert seen["cache_baseline"] == PASSING and seen["full"] is False
     assert seen["context"].pr_number == 7 and seen["context"].git_sha == "f" * 40
-    assert "::error title=RAG regression%3A Q2::Q2 (a): hit_at_k 1.00 → 0.00" in out
+    # At the question's `- id:` line of questions.yml (relative to the workspace), titled by id and kind.
+    assert f"::error file=questions.yml,line={id_line(project, 'Q2')},title=Q2 — regression::hit@k 1.00→0.00 (≥ 0.50)" in out
 
 
 def test_with_fail_on_regression_false_the_pr_reports_but_passes(fake, project):
@@ -154,7 +161,11 @@ def test_an_invalid_config_is_an_error_with_the_reason_in_the_summary(fake, tmp_
     (tmp_path / "rag-ci.yml").write_text("target: {kind: nonsense}\n")
     code, out, _ = act(fake, settings_for("pull_request", PR_EVENT, tmp_path), PASSING)
     assert code == EXIT_ERROR
-    assert out.startswith("::error title=rag-ci::") or "::error title=rag-ci::" in out
+    # At the file and line the validation names, relative to the workspace (not one annotation without a place).
+    assert "::error file=rag-ci.yml,line=1,title=rag-ci%3A invalid input::target: " in out
+    assert "::error title=rag-ci::" not in out
+    [check] = fake.check_runs.values()
+    assert check["conclusion"] == "failure" and check["annotations"][0]["path"] == "rag-ci.yml"
     assert "## rag-ci: error" in (tmp_path / "summary.md").read_text()
     assert "verdict<<" in (tmp_path / "output.txt").read_text()
 
@@ -238,7 +249,7 @@ def test_worse_questions_fail_the_pr_are_annotated_and_counted(fake, project):
     head = run(question("Q1", "fail", metrics=[metric("hit_at_k", 0.0), metric("keyword_coverage", 0.1)]))
     code, out, _ = act(fake, settings_for("pull_request", PR_EVENT, project), head, baseline=base)
     assert code == EXIT_REGRESSION
-    assert "::error title=RAG worse%3A Q1::Q1 (a): hit_at_k 1.00 → 0.00" in out
+    assert f"::error file=questions.yml,line={id_line(project, 'Q1')},title=Q1 — worse::hit@k 1.00→0.00" in out
     assert "### Worse (1): already failing, now worse" in fake.comments[7][0]["body"]
     assert "worse<<" in (project / "output.txt").read_text()
 

@@ -66,6 +66,7 @@ def test_the_wheel_holds_every_data_file_of_the_package_and_nothing_else(tmp_pat
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"rag_ci/templates/report.md.j2", "rag_ci/targets/breaker.py"} <= names
     assert "rag_ci/templates/workflows/rag-ci-pr.yml" in names  # `rag-ci init` writes them
+    assert "rag_ci/schemas/rag-ci.schema.json" in names  # `rag-ci schema`, the editor's $schema
     assert _data_files(checkout) <= names, sorted(_data_files(checkout) - names)
     assert not any(n.startswith(("tests/", "docs/", "examples/")) or "__pycache__" in n for n in names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)

@@ -172,7 +172,7 @@ def test_every_workflow_declares_least_privilege_permissions(path):
     assert isinstance(permissions, dict), f"{path.name}: top-level `permissions:` must list scopes (not write-all)"
     allowed_write = {
         "ci.yml": set(),
-        "rag-ci-pr.yml": {"pull-requests"},
+        "rag-ci-pr.yml": {"pull-requests", "checks"},  # checks: the `rag-ci gate` check run (docs/action.md)
         "rag-ci-baseline.yml": {"contents"},
         "rag-ci-full.yml": {"contents"},
         "rag-ci-comment.yml": {"pull-requests"},
@@ -240,7 +240,7 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
         var = "RAG_CI_" + name.upper().replace("-", "_")
         assert env.get(var) == f"${{{{ inputs.{name} }}}}", f"input {name} is not mapped to {var}"
         assert f'"{var}"' in settings_source, f"{var} is not read by rag_ci/action/settings.py"
-    assert set(action["outputs"]) == {"verdict", "regressions", "worse", "gains", "results-path", "report-path", "comment-url"}
+    assert set(action["outputs"]) == {"verdict", "regressions", "worse", "gains", "results-path", "report-path", "comparison-path", "comment-url"}
     for name in action["outputs"]:
         assert f'"{name}"' in (REPO / "rag_ci" / "action" / "outputs.py").read_text()  # step_outputs
     assert action["inputs"]["fail-on-regression"]["default"] == "true"
@@ -272,7 +272,7 @@ def test_the_documented_pull_request_workflow_is_ten_lines():
     assert len(first.strip().splitlines()) == 10
     workflow = load(first)
     assert "pull_request" in triggers(workflow)
-    assert workflow["permissions"] == {"contents": "read", "actions": "read", "pull-requests": "write"}
+    assert workflow["permissions"] == {"contents": "read", "actions": "read", "pull-requests": "write", "checks": "write"}
 
 
 ACTION_EXTRAS = ("deepeval", "anthropic", "gemini", "ollama", "github", "docker")

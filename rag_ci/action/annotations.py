@@ -1,0 +1,133 @@
+"""Annotations of an action run, where GitHub shows them: the first `SHOWN` (most severe first)
+as workflow commands on the step's log, and every one in the `rag-ci gate` check run when the
+token may create one (pull requests; `permissions: checks: write`).
+
+What each annotation says and where it points is rag_ci.core.reporting.annotations (pure);
+this module finds the places on disk (the question set's lines, the cited documents' files,
+paths relative to the workspace) and writes them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rag_ci.action.settings import Settings
+from rag_ci.core.questionset.question_lines import question_lines
+from rag_ci.core.reporting.annotations import Annotation, by_severity, comparison_annotations, validation_annotations
+from rag_ci.gate import Comparison
+from rag_ci.github.checks import CHECK_RUN_NAME, annotation_json
+from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo
+from rag_ci.github.workflow import Runner
+from rag_ci.project import Project
+
+SHOWN = 10  # GitHub shows 10 annotations of each level per step; the check run holds them all
+_COMMANDS = {"failure": "error", "warning": "warning", "notice": "notice"}
+
+
+def workspace_path(settings: Settings, path: str | Path) -> str:
+    """`path` relative to the workspace (the repository root annotations are relative to)."""
+    absolute = Path(path).resolve()
+    try:
+        return absolute.relative_to(settings.workspace.resolve()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def for_comparison(settings: Settings, project: Project, comparison: Comparison, *, params: dict | None = None,
+                   gate_on: bool = True) -> list[Annotation]:
+    """Every question that fails the gate at its `- id:` line, every changed cited document at the document."""
+    source = Path(project.questions.source)
+    try:
+        lines = question_lines(source.read_text(encoding="utf-8"), str(source))
+    except (OSError, UnicodeDecodeError):
+        lines = {}
+    return comparison_annotations(comparison, questions_path=workspace_path(settings, source), lines=lines,
+                                  documents=_document_paths(settings, project, comparison), params=params,
+                                  level="failure" if gate_on else "warning")
+
+
+def _document_paths(settings: Settings, project: Project, comparison: Comparison) -> dict[str, str]:
+    """Changed cited source -> its document's path relative to the workspace (one document: a
+    source naming several, or none any more, is annotated at its question instead)."""
+    sources = {s for c in (*comparison.regressions, *comparison.worse, *comparison.leaks, *comparison.gains,
+                           *comparison.changed, *comparison.carried) for s in c.source_changed}
+    if not sources:
+        return {}
+    from rag_ci.corpus_files import corpus_folders, read_corpora
+    from rag_ci.errors import RagCiError
+
+    try:
+        folders = corpus_folders(project.root, project.corpora)
+        index = read_corpora(folders, content=False).index
+    except RagCiError:
+        return {}
+    out = {}
+    for source in sources:
+        found = index.cited(source)
+        if len(found) == 1:
+            out[source] = workspace_path(settings, folders[found[0].corpus] / found[0].path)
+    return out
+
+
+def for_problems(settings: Settings, problems: Sequence[str]) -> list[Annotation]:
+    """A ValidationError's problems at their files and lines."""
+    return validation_annotations(problems, lambda path: workspace_path(settings, path))
+
+
+def show(runner: Runner, annotations: Sequence[Annotation], where_the_rest_are: str = "the job summary") -> None:
+    """The first SHOWN annotations, most severe first, as workflow commands; a plain line counts the rest."""
+    ordered = by_severity(annotations)
+    for a in ordered[:SHOWN]:
+        runner.annotate(_COMMANDS[a.level], a.message, title=a.title, file=a.path, line=a.line)
+    if len(ordered) > SHOWN:
+        runner.info(f"[rag-ci] {len(ordered) - SHOWN} more annotation(s) in {where_the_rest_are}")
+
+
+def publish(settings: Settings, github: GitHubRepo, runner: Runner, annotations: Sequence[Annotation], *,
+            conclusion: str, title: str, summary: str) -> bool:
+    """The annotations on the log and, on a pull request, in the `rag-ci gate` check run.
+    Returns whether the check run was created; a token without `checks: write` is one quiet line."""
+    head_sha = settings.pr_head_sha if settings.pr_number is not None else None
+    if head_sha is None or settings.pr_is_from_fork:  # a fork's token is read-only: no call to be refused
+        show(runner, annotations)
+        return False
+    # What goes over REST is redacted like everything the runner writes (the Runner's own filter).
+    redact = runner.redact
+    located = [annotation_json(a.level, redact(a.title), redact(a.message), a.path, a.line) for a in by_severity(annotations) if a.path]
+    try:
+        url = github.publish_check_run(head_sha=head_sha, conclusion=conclusion, title=redact(title), summary=redact(summary),
+                                       annotations=located, details_url=settings.run_url or None)
+    except CannotWrite:
+        show(runner, annotations)
+        runner.info(f"[rag-ci] no check run: the token lacks checks: write (add `checks: write` to the job's permissions "
+                    f"for the '{CHECK_RUN_NAME}' check with every annotation)")
+        return False
+    except GitHubError as exc:
+        show(runner, annotations)
+        runner.warning(f"the '{CHECK_RUN_NAME}' check run was not created: {exc}", title="rag-ci: check run")
+        return False
+    show(runner, annotations, where_the_rest_are=f"the '{CHECK_RUN_NAME}' check run and the job summary")
+    runner.info(f"[rag-ci] check run: {url}")
+    return True
+
+
+def conclusion_of(exit_code: int, *, gate_off: bool = False) -> str:
+    """The check run's conclusion: the step's own outcome (the gate off with findings: neutral)."""
+    if exit_code != 0:
+        return "failure"
+    return "neutral" if gate_off else "success"
+
+
+def check_text(verdict: str, comparison: Comparison | None, annotations: Sequence[Annotation],
+               run_url: str | None) -> tuple[str, str]:
+    """The check run's title and summary: the verdict and what fails; the report is in the job summary."""
+    from rag_ci.core.reporting.view import gate_kinds
+
+    kinds = " · ".join(gate_kinds(comparison)) if comparison is not None and comparison.gating else ""
+    title = f"rag-ci: {verdict}" + (f" — {kinds}" if kinds else "")
+    where = f"[the job summary]({run_url})" if run_url else "the job summary"
+    summary = (f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate at its "
+               f"`- id:` line, each changed cited document at the document. The full report is in {where}."
+               if comparison is not None else f"Nothing was compared ({verdict}); the report is in {where}.")
+    return title, summary
