@@ -238,8 +238,9 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     env.globals.update(word_diff=word_diff, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
                        **{name: getattr(view, name) for name in (
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
-                           "metric_cell", "why_cell", "leak_words", "baseline_words", "row_notes", "stage_groups", "leak_rows",
-                           "regression_rows", "worse_rows", "delta_rows", "answers_words", "gate_off_after_merge")})
+                           "metric_cell", "why_cell", "leak_words", "noise_words", "changed_sources_line", "baseline_words",
+                           "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows", "delta_rows",
+                           "answers_words", "gate_off_after_merge", "fake_judge_after_merge")})
     return env
 
 

@@ -21,7 +21,7 @@ from rag_ci.core.comparison.question_change import MetricChange
 from rag_ci.core.scoring.results import RunResult
 
 SHORT_SHA = 7
-STAGE_TITLES = {"retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
+STAGE_TITLES = {"source": "Source changed", "retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
 # Short names in rows; a `k` parameter joins the name ("hit@5").
 METRIC_LABELS = {"hit_at_k": "hit@{k}", "keyword_coverage": "keyword", "ndcg": "nDCG@{k}", "mrr": "MRR",
                  "source_recall": "source recall@{k}", "source_precision": "source precision@{k}",
@@ -90,7 +90,7 @@ def gate_kinds(cmp: Comparison) -> list[str]:
 def stage_of(change: QuestionChange) -> str:
     if change.new_verdict == "routing_error":
         return "routing"
-    if change.new_verdict == "fail" and change.failure_stage in ("retrieval", "generation"):
+    if change.new_verdict == "fail" and change.failure_stage in ("source", "retrieval", "generation"):
         return change.failure_stage
     return "error" if change.new_verdict == "error" else "retrieval" if change.failure_stage else "generation"
 
@@ -149,7 +149,10 @@ def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str
     steps = []
     if leak_rows(cmp):
         steps.append("fix the routing (a routing leak is never accepted)")
-    if regression_rows(cmp) or worse_rows(cmp):
+    rows = regression_rows(cmp) + worse_rows(cmp)
+    if any(stage_of(c) == "source" for c in rows):
+        steps.append("update the reference or the document where a cited source changed in this PR")
+    if any(stage_of(c) != "source" for c in rows):
         steps.append("fix the regressions, or accept an intended one with a reason (the entry to paste is under its row)")
         if any(not c.reasked for c in regression_rows(cmp)) or cmp.unstable:
             steps.append("re-run the job if you think it is noise")
@@ -160,7 +163,14 @@ def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str
     if not steps:
         return None
     text = "; ".join(steps)
-    return text + ("." if verdict == "fail" else " (the gate is off for this run).")
+    # A passing verdict with rows that would gate says why they do not: only then is it true.
+    if verdict == "fail" or not cmp.gating:
+        return text + "."
+    if cmp.fail_on == "never":
+        return text + " (the gate is off for this run)."
+    if cmp.fail_on == "significant_drop":
+        return text + " (not failing: the gate is `significant_drop` and the drop is not significant)."
+    return text + "."
 
 
 def significance_line(cmp: Comparison) -> str | None:
@@ -210,6 +220,9 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
         parts = [leak_words(change)]
     elif change.worse_because:
         parts = [change.worse_because, *evidence[:limit - 1]]
+    elif stage_of(change) == "source":
+        reasons = [m.reason for m in change.failing_metrics if m.reason]
+        parts = [source_words(change), *reasons[:limit - 1]]
     elif stage_of(change) == "retrieval" and change.retrieval_evidence:
         parts = evidence[:limit] or [m.reason for m in change.failing_metrics if m.reason][:limit]
     else:
@@ -225,6 +238,15 @@ def answers_words(change: QuestionChange) -> str:
         return ""
     asked = f", re-asked {change.answers - 1}×" if change.reasked else ""
     return f"{change.answers_passed}/{change.answers} answers passed{asked}"
+
+
+def noise_words(change: QuestionChange) -> str:
+    """Why a gain may be noise, from what the baseline actually asked."""
+    if not change.possibly_noise:
+        return ""
+    if change.old_answers <= 1:
+        return "possibly noise: the baseline's failure was one answer, never re-asked"
+    return f"possibly noise: the baseline passed {change.old_answers_passed}/{change.old_answers} answers"
 
 
 def leak_words(change: QuestionChange) -> str:
@@ -246,9 +268,25 @@ def row_notes(change: QuestionChange) -> list[str]:
         notes.insert(0, f"renamed from {change.renamed_from}")
     if change.baseline_carried:
         notes.append("compared with its last good verdict" + (f" ({short_sha(change.carried_from_sha)})" if change.carried_from_sha else ""))
-    if change.source_changed:
+    if change.source_changed and stage_of(change) != "source":  # in its own group, the row says it
         notes.append("source changed in this PR — the reference may be stale: " + ", ".join(change.source_changed))
     return notes
+
+
+def changed_sources_line(cmp: Comparison) -> str:
+    """'du2/battery.md (CHARGE, CHARGE-2)': each changed document cited by a question that
+    failed before and fails now, with the questions citing it."""
+    citing: dict[str, list[str]] = {}
+    for change in cmp.source_changed_failing:
+        for source in change.source_changed:
+            citing.setdefault(source, []).append(change.id)
+    return "; ".join(f"{source} ({', '.join(ids)})" for source, ids in citing.items())
+
+
+def source_words(change: QuestionChange) -> str:
+    """'du2/battery.md changed in this PR: the reference may be stale'."""
+    what = ", ".join(change.source_changed)
+    return f"{what} changed in this PR: the reference may be stale"
 
 
 def accept_entry(change: QuestionChange) -> str:
@@ -344,3 +382,9 @@ def _num(value: float | None) -> str:
 def gate_off_after_merge(policy_changes: Sequence[str]) -> bool:
     """Whether the PR's own gate policy, once merged, would gate nothing on main."""
     return any(line.startswith("gate.fail_on ") and line.endswith("→ never") for line in policy_changes)
+
+
+def fake_judge_after_merge(policy_changes: Sequence[str]) -> bool:
+    """Whether the PR sets the fake judge, which baseline and full runs refuse (rag_ci.gate):
+    such a change never takes effect, it stops main's runs."""
+    return any(line.startswith("judge.provider ") and line.endswith("→ fake") for line in policy_changes)
