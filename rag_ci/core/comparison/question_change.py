@@ -74,6 +74,9 @@ class QuestionChange:
     # Cited sources whose document changed between baseline and this run (content fingerprints):
     # the reference may be stale; the question still gates.
     source_changed: tuple[str, ...] = ()
+    # Cited sources that name no document of their (known) corpus in this run: a typo, or a
+    # document the PR removed or never added.
+    missing_sources: tuple[str, ...] = ()
     # A routing leak: the corpora outside the question's routing, and how many contexts came from them.
     leaks: tuple[str, ...] = ()
     leaked_contexts: int = 0
@@ -202,6 +205,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         new_latency_s=new.latency_s if new else None,
         unstable=new.unstable if new is not None else False,
         source_changed=changed_sources,
+        missing_sources=tuple(s for s, f in new.source_fingerprints.items() if f is None) if new is not None else (),
         leaks=tuple(new.leaks) if new is not None else (),
         leaked_contexts=sum(1 for c in new.contexts if c.doc_id in new.leaks) if new is not None else 0,
         answers=max(1, len(samples)),

@@ -240,7 +240,9 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
                            "metric_cell", "why_cell", "leak_words", "noise_words", "changed_sources_line", "baseline_words",
                            "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows", "delta_rows",
-                           "answers_words", "gate_off_after_merge", "fake_judge_after_merge")})
+                           "answers_words", "gate_off_after_merge", "fake_judge_after_merge", "dirty_words",
+                           "budget_limit", "stale_dead", "stale_insufficient", "flaky_failing", "citing_missing",
+                           "missing_sources_line", "headline_cause", "not_evaluated_next", "empty_index_warning")})
     return env
 
 
@@ -251,6 +253,9 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
     kinds = view.gate_kinds(comparison)
+    accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
+    # Big rises of latency or cost, short: a table's ⚠️ alone is not read (a breach is said above).
+    rises = "".join(f" · {w}" for w in view.delta_warnings(comparison, head))
     if comparison.verdict == "fail":
         reasons = []
         if comparison.fail_on == "significant_drop":
@@ -262,11 +267,10 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
             reasons.extend(kinds)
         if comparison.budget_breaches:
             reasons.append(view.plural(len(comparison.budget_breaches), "budget") + " exceeded")
-        return "fail", "❌ " + " · ".join(reasons or kinds)
-    accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
+        return "fail", "❌ " + " · ".join(reasons or kinds) + accepted + rises
     if comparison.gating:
-        return "pass", f"⚠️ {' · '.join(kinds)} (gate disabled){accepted}"
-    return "pass", f"✅ no regression{accepted}"
+        return "pass", f"⚠️ {' · '.join(kinds)} (gate disabled){accepted}{rises}"
+    return "pass", f"✅ no regression{accepted}{rises}"
 
 
 # Ever shorter renderings, tried in order until one fits: rows per table (None: all); `lean`

@@ -16,8 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rag_ci.core.comparison.acceptance import StaleAcceptance
+from rag_ci.core.comparison.budgets import BudgetCheck
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.comparison.question_change import MetricChange
+from rag_ci.core.comparison.retrieval_diff import RETRIEVED_NOTHING
+from rag_ci.core.scoring.retrieval_metrics import is_refusal
+from rag_ci.core.scoring.verdict import cut_at_word
 from rag_ci.core.scoring.results import RunResult
 
 SHORT_SHA = 7
@@ -27,6 +32,7 @@ METRIC_LABELS = {"hit_at_k": "hit@{k}", "keyword_coverage": "keyword", "ndcg": "
                  "source_recall": "source recall@{k}", "source_precision": "source precision@{k}",
                  "contextual_precision": "ctx precision", "contextual_recall": "ctx recall",
                  "answer_relevancy": "relevancy"}
+RENAMED_SHOWN = 5  # renamed questions named in the counts line; the rest counted
 BIG_CHANGE = 0.20  # a relative change beyond ±20 % is flagged
 LATENCY_NOISE_S = 0.010  # ... unless it is under 10 ms: timer noise on a fast target
 
@@ -40,6 +46,9 @@ class Commits:
     base_url: str | None = None  # the baseline's workflow run
     head_sha: str | None = None
     head_url: str | None = None  # this workflow run
+    # The run's checkout had uncommitted changes: the sha alone is not what ran (RunMeta.git_dirty).
+    base_dirty: bool = False
+    head_dirty: bool = False
 
     @property
     def known(self) -> bool:
@@ -49,11 +58,17 @@ class Commits:
     def of_runs(cls, base: RunResult | None, head: RunResult) -> Commits:
         """From the results files alone (the command line): their recorded shas and refs."""
         branch = base.meta.git_ref.removeprefix("refs/heads/") if base is not None and base.meta.git_ref else None
-        return cls(base_sha=base.meta.git_sha if base else None, base_branch=branch, head_sha=head.meta.git_sha)
+        return cls(base_sha=base.meta.git_sha if base else None, base_branch=branch, head_sha=head.meta.git_sha,
+                   base_dirty=bool(base and base.meta.git_dirty), head_dirty=bool(head.meta.git_dirty))
 
 
 def short_sha(sha: str | None) -> str:
     return sha[:SHORT_SHA] if sha else "unknown commit"
+
+
+def dirty_words(dirty: bool | None) -> str:
+    """Said after a commit whose checkout had uncommitted changes: the run is not that commit."""
+    return " + uncommitted changes" if dirty else ""
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -132,7 +147,9 @@ def counts_line(cmp: Comparison) -> list[str]:
         failing = len(cmp.edited_failing)
         parts.append(f"{len(cmp.changed)} edited" + (f" ({failing} passed, fail now)" if failing else ""))
     if cmp.renamed:
-        parts.append(f"{len(cmp.renamed)} renamed")
+        shown = ", ".join(f"{old} → {new}" for new, old in cmp.renamed[:RENAMED_SHOWN])
+        more = f" and {len(cmp.renamed) - RENAMED_SHOWN} more" if len(cmp.renamed) > RENAMED_SHOWN else ""
+        parts.append(f"{len(cmp.renamed)} renamed ({shown}{more})")
     if cmp.flaky:
         parts.append(f"{len(cmp.flaky)} flaky")
     if cmp.unstable:
@@ -158,8 +175,10 @@ def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str
             steps.append("re-run the job if you think it is noise")
     if cmp.budget_breaches:
         steps.append("bring the budget back under its limit")
-    if cmp.stale_accepted:
+    if any(not s.insufficient for s in cmp.stale_accepted):
         steps.append("remove the stale accepted entries")
+    if any(s.insufficient for s in cmp.stale_accepted):
+        steps.append("complete the accepted entries that do not cover their regression")
     if not steps:
         return None
     text = "; ".join(steps)
@@ -228,6 +247,8 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
     else:
         reasons = [m.reason for m in change.failing_metrics if m.reason]
         parts = reasons[:limit] or [change.reason or ""]
+    if change.new_verdict == "fail" and not change.new_sources and RETRIEVED_NOTHING not in parts:
+        parts = ["retrieved nothing", *parts]  # no contexts: never read as an ordinary miss
     answers = answers_words(change)
     return " · ".join(p for p in (*parts, answers) if p)
 
@@ -311,25 +332,43 @@ class DeltaRow:
     old: str
     new: str
     change: str  # from the displayed values: '+1.2 ms (+35 %)', '±0 ms'
-    flag: str  # '⚠️' beyond ±20 %, '❌ over budget'
+    flag: str  # '⚠️' beyond ±20 %, '❌ over budget', '✅ within noise (budget)'
+    relative: str = ""  # '+35 %': what the headline says of a flagged rise
 
 
 def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
     """Latency and cost, baseline → this run; rows without data left out (no judge row
     on a judge-free run, no cost rows when the target reports no cost)."""
     breached = {b.name for b in cmp.budget_breaches}
+    noisy = {b.name for b in cmp.budgets if b.within_noise}  # the Budgets table says "within noise": so does this one
     rows = []
     for label, delta, budget in (("latency p50", cmp.latency_p50_s, "latency_p50"), ("latency p95", cmp.latency_p95_s, "latency_p95")):
         if delta.old is not None or delta.new is not None:
-            rows.append(_row(label, delta, _ms, budget in breached, noise=LATENCY_NOISE_S))
-    if cmp.generator_cost_usd.old or cmp.generator_cost_usd.new:
+            rows.append(_row(label, delta, _ms, budget in breached, noise=LATENCY_NOISE_S, within_noise=budget in noisy))
+    if _shown_cost(cmp.generator_cost_usd):
         rows.append(_row("generator cost", cmp.generator_cost_usd, _usd, "cost_per_question_usd" in breached))
-    if head.meta.judge is not None or cmp.judge_cost_usd.old or cmp.judge_cost_usd.new:
+    if _shown_cost(cmp.judge_cost_usd):  # $0.0000 → $0.0000 says nothing
         rows.append(_row("judge cost", cmp.judge_cost_usd, _usd, "judge_cost_usd" in breached))
     return rows
 
 
-def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0) -> DeltaRow:
+def _shown_cost(delta: Delta) -> bool:
+    return bool(round(delta.old or 0.0, 4) or round(delta.new or 0.0, 4))
+
+
+HEADLINE_LABELS = {"latency p50": "p50", "latency p95": "p95", "generator cost": "cost", "judge cost": "judge cost"}
+
+
+def delta_warnings(cmp: Comparison, head: RunResult) -> list[str]:
+    """['cost +100 %', 'p95 +41 %']: the flagged rises of latency and cost, for the headline
+    (a breached budget is said there already)."""
+    rises = [row for row in delta_rows(cmp, head) if row.flag == "⚠️" and row.relative.startswith("+")]
+    if any(row.label == "latency p95" for row in rises):  # one latency word is enough for a headline
+        rises = [row for row in rises if row.label != "latency p50"]
+    return [f"{HEADLINE_LABELS.get(row.label, row.label)} {row.relative}" for row in rises]
+
+
+def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0, within_noise: bool = False) -> DeltaRow:
     (old_value, old_text), (new_value, new_text) = show(delta.old), show(delta.new)
     if old_value is None or new_value is None:
         return DeltaRow(label, old_text, new_text, "–", "❌ over budget" if breached else "")
@@ -339,8 +378,9 @@ def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0
     relative = change / old_value if old_value else None
     rel_text = f" ({sign if change else ''}{abs(relative) * 100:.0f} %)" if relative is not None and change else ""
     big = relative is not None and abs(relative) > BIG_CHANGE and abs(change) >= noise * _scale(show)
-    flag = "❌ over budget" if breached else "⚠️" if big else ""
-    return DeltaRow(label, old_text, new_text, f"{sign}{unit_text}{rel_text}", flag)
+    flag = "❌ over budget" if breached else "✅ within noise (see Budgets)" if within_noise else "⚠️" if big else ""
+    relative_text = f"{sign}{abs(relative) * 100:.0f} %" if relative is not None and change else ""
+    return DeltaRow(label, old_text, new_text, f"{sign}{unit_text}{rel_text}", flag, relative_text)
 
 
 def _scale(show: Any) -> float:
@@ -388,3 +428,91 @@ def fake_judge_after_merge(policy_changes: Sequence[str]) -> bool:
     """Whether the PR sets the fake judge, which baseline and full runs refuse (rag_ci.gate):
     such a change never takes effect, it stops main's runs."""
     return any(line.startswith("judge.provider ") and line.endswith("→ fake") for line in policy_changes)
+
+
+def budget_limit(check: BudgetCheck) -> str:
+    """A budget's limit as configured, with its unit: '+20%', '$0.002', '2.5 s'."""
+    if check.limit.strip().endswith("%"):
+        return check.limit
+    return f"${check.limit}" if check.unit == "usd" else f"{check.limit} s" if check.unit == "s" else check.limit
+
+
+def stale_dead(cmp: Comparison) -> list[StaleAcceptance]:
+    return [s for s in cmp.stale_accepted if not s.insufficient]
+
+
+def stale_insufficient(cmp: Comparison) -> list[StaleAcceptance]:
+    return [s for s in cmp.stale_accepted if s.insufficient]
+
+
+def flaky_failing(cmp: Comparison, failing: Sequence[Any]) -> int:
+    """Flaky questions (not gating) whose verdict in this run is not a pass: said beside the
+    pass count, so they do not read as failures."""
+    flaky = {f.id for f in cmp.flaky}
+    return sum(1 for q in failing if q.id in flaky)
+
+
+def citing_missing(cmp: Comparison) -> list[QuestionChange]:
+    """New or edited questions citing a source that names no document of its corpus."""
+    return [c for c in (*cmp.new, *cmp.changed) if c.missing_sources]
+
+
+def missing_sources_line(cmp: Comparison, limit: int = 20) -> str:
+    found = citing_missing(cmp)
+    line = ", ".join(f"{c.id} ({', '.join(c.missing_sources)})" for c in found[:limit])
+    return line + (f" and {len(found) - limit} more" if len(found) > limit else "")
+
+
+# --- a failed run's cause in a headline ---------------------------------------------------------
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/])/(?:[^\s/:`'\"]+/)+([^\s/:`'\"]+)")
+HEADLINE_CAUSE = 140
+
+
+def headline_cause(cause: str | None, limit: int = HEADLINE_CAUSE) -> str:
+    """The first line of a cause, short enough for a headline: an absolute path as its file name
+    (a runner's temp folder says nothing; the cause quoted below keeps it whole), a list cut
+    between its items with how many more, anything else cut at a word, never inside an id or a URL."""
+    first = (cause or "").strip().splitlines()[0] if (cause or "").strip() else "the run stopped"
+    first = _ABSOLUTE_PATH.sub(lambda m: m.group(1), " ".join(first.split()))
+    if len(first) <= limit:
+        return first
+    items = first.split(", ")
+    if len(items) > 2:
+        kept = [items[0]]
+        for item in items[1:]:
+            rest = len(items) - len(kept) - 1
+            if len(", ".join([*kept, item])) + len(f" and {rest} more") > limit:
+                break
+            kept.append(item)
+        if len(kept) > 1:
+            return ", ".join(kept) + f" and {len(items) - len(kept)} more"
+    return cut_at_word(first, limit)
+
+
+def not_evaluated_next(cause: str | None) -> str:
+    """What to do when nothing was evaluated: a re-baseline when that is the fix, else the cause."""
+    if "re-baseline" in (cause or "").lower():
+        return "re-baseline as the cause above says (its baseline cannot be compared with), then re-run the job."
+    return "fix the cause above and push again (or re-run the job)."
+
+
+# --- a run that answers nothing ----------------------------------------------------------------
+
+SAME_ANSWER_MIN = 5  # below this many answers, a shared answer proves little
+
+
+def empty_index_warning(head: RunResult) -> str | None:
+    """A target that gave every question the same answer, or refused every in-scope question:
+    more likely an empty index or a failed start than a RAG this bad (issue 35)."""
+    answered = [q for q in head.questions if q.answer is not None and q.verdict != "error"]
+    in_scope = [q for q in answered if q.expect != "refusal"]
+    if len(in_scope) < SAME_ANSWER_MIN:
+        return None
+    texts = {" ".join((q.answer or "").split()).lower() for q in in_scope}
+    if len(texts) == 1:
+        answer = " ".join((in_scope[0].answer or "").split())
+        return f"every question got the same answer (“{cut_at_word(answer, 80)}”): is the index empty?"
+    if all(is_refusal(q.answer or "") for q in in_scope):
+        return f"the target refused all {len(in_scope)} in-scope questions: is the index empty?"
+    return None
