@@ -94,6 +94,8 @@ def describe_regression(change: QuestionChange) -> str:
     reason = " ".join((change.reason or "").split())
     if len(reason) > 300:
         reason = reason[:299] + "…"
+    if reason and reason in what:  # "now errors: X" says the error already: once is enough
+        reason = ""
     return f"{change.id} ({corpora}): {what}" + (f" — {reason}" if reason else "")
 
 

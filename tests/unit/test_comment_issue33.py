@@ -290,3 +290,22 @@ def test_a_target_answering_the_same_text_to_every_question_asks_whether_the_ind
     assert "is the index empty?" in md
     varied = run(*(question(f"Q{i}", answer=f"answer {i}") for i in range(6)))
     assert "is the index empty?" not in render_markdown(varied, notice="bootstrap: no baseline")
+
+
+def test_an_annotation_for_a_question_that_now_errors_says_the_error_once():
+    from rag_ci.action.outputs import describe_regression
+
+    error = "target exited with code 1: ModuleNotFoundError: No module named 'faiss'"
+    base = run(question("A", "fail", metrics=[metric(HIT, 0.0, 1.0)]))
+    head = run(question("A", "error", error=error))
+    [change] = compare(base, head).worse
+    text = describe_regression(change)
+    assert text.count("No module named") == 1, text  # today: in "(now errors: …)" and again after "—"
+
+
+def test_escaped_text_is_cut_between_words_never_inside_one():
+    from rag_ci.core.reporting.render import escape_md
+
+    out = escape_md("see https://example.com/a/very/long/path/that/must/not/be/cut " + "word " * 40, limit=50)
+    assert out.endswith("…") and "https://example.com/a/very/long" not in out.replace("`https://example.com/a/very/long/path/that/must/not/be/cut`", "")
+    assert escape_md("alpha beta gamma delta", limit=15) == "alpha beta…"  # today: "alpha beta gam…"

@@ -27,7 +27,7 @@ from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.reporting import view
 from rag_ci.core.reporting.view import Commits
 from rag_ci.core.scoring.results import RunResult
-from rag_ci.core.scoring.verdict import error_causes
+from rag_ci.core.scoring.verdict import cut_at_word, error_causes
 from rag_ci.core.comparison.stats import format_p as fmt_p, format_pp as fmt_pp
 
 __all__ = ["Commits", "escape_md", "escape_notice", "html_chunks", "markdown_url", "render_html", "render_markdown",
@@ -74,7 +74,7 @@ def escape_md(text: Any, limit: int = 200) -> str:
         return ""
     flat = " ".join(str(text).split())
     if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
+        flat = cut_at_word(flat, limit)  # never inside an id or a URL (cut short, a link to elsewhere)
     return _escape_inline(flat)
 
 
