@@ -254,7 +254,8 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
         return "bootstrap", "🟡 no baseline to compare with"
     kinds = view.gate_kinds(comparison)
     accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
-    # Big rises of latency or cost, short: a table's ⚠️ alone is not read (a breach is said above).
+    # A passing headline names big rises of latency or cost: a table's ⚠️ alone goes unread when
+    # nothing else calls for reading on (a failing comment is read on; a breach is a reason above).
     rises = "".join(f" · {w}" for w in view.delta_warnings(comparison, head))
     if comparison.verdict == "fail":
         reasons = []
@@ -267,7 +268,7 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
             reasons.extend(kinds)
         if comparison.budget_breaches:
             reasons.append(view.plural(len(comparison.budget_breaches), "budget") + " exceeded")
-        return "fail", "❌ " + " · ".join(reasons or kinds) + accepted + rises
+        return "fail", "❌ " + " · ".join(reasons or kinds) + accepted
     if comparison.gating:
         return "pass", f"⚠️ {' · '.join(kinds)} (gate disabled){accepted}{rises}"
     return "pass", f"✅ no regression{accepted}{rises}"
