@@ -309,3 +309,13 @@ def test_escaped_text_is_cut_between_words_never_inside_one():
     out = escape_md("see https://example.com/a/very/long/path/that/must/not/be/cut " + "word " * 40, limit=50)
     assert out.endswith("…") and "https://example.com/a/very/long" not in out.replace("`https://example.com/a/very/long/path/that/must/not/be/cut`", "")
     assert escape_md("alpha beta gamma delta", limit=15) == "alpha beta…"  # today: "alpha beta gam…"
+
+
+def test_without_a_baseline_a_failing_question_with_no_contexts_says_retrieved_nothing():
+    hit = question("HIT", metrics=[metric(HIT, 1.0, 1.0)])
+    hit.contexts = [Context(text="the delay is 10 ms", doc_id="a", source="a/evt.md#1")]
+    empty = question("EMPTY", "fail", metrics=[metric(HIT, 0.0, 1.0)])
+    md = render_markdown(run(hit, empty), notice="bootstrap: no baseline")
+    assert _line(md, "| EMPTY |").endswith("| fail | retrieved nothing · hit_at_k |")  # today: "| fail | hit_at_k |"
+    never = run(question("Q1", "fail", metrics=[metric(HIT, 0.0, 1.0)]), question("Q2"))  # a target without contexts
+    assert "retrieved nothing" not in render_markdown(never, notice="bootstrap: no baseline")

@@ -242,7 +242,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                            "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows", "delta_rows",
                            "answers_words", "gate_off_after_merge", "fake_judge_after_merge", "dirty_words",
                            "budget_limit", "stale_dead", "stale_insufficient", "flaky_failing", "citing_missing",
-                           "missing_sources_line", "headline_cause", "not_evaluated_next", "empty_index_warning")})
+                           "missing_sources_line", "headline_cause", "not_evaluated_next", "empty_index_warning",
+                           "failing_why")})
     return env
 
 

@@ -20,10 +20,9 @@ from rag_ci.core.comparison.acceptance import StaleAcceptance
 from rag_ci.core.comparison.budgets import BudgetCheck
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.comparison.question_change import MetricChange
-from rag_ci.core.comparison.retrieval_diff import RETRIEVED_NOTHING
 from rag_ci.core.scoring.retrieval_metrics import is_refusal
 from rag_ci.core.scoring.verdict import cut_at_word
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.scoring.results import QuestionResult, RunResult
 
 SHORT_SHA = 7
 STAGE_TITLES = {"source": "Source changed", "retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
@@ -247,8 +246,6 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
     else:
         reasons = [m.reason for m in change.failing_metrics if m.reason]
         parts = reasons[:limit] or [change.reason or ""]
-    if change.new_verdict == "fail" and not change.new_sources and RETRIEVED_NOTHING not in parts:
-        parts = ["retrieved nothing", *parts]  # no contexts: never read as an ordinary miss
     answers = answers_words(change)
     return " · ".join(p for p in (*parts, answers) if p)
 
@@ -498,6 +495,17 @@ def not_evaluated_next(cause: str | None) -> str:
 
 
 # --- a run that answers nothing ----------------------------------------------------------------
+
+def failing_why(question: QuestionResult, contexts_seen: bool) -> str:
+    """Why a question fails, for a run without a baseline: its error, its leak, its metrics' errors
+    or names; "retrieved nothing" first when it got no context while others of the run did (an
+    empty retrieval is not an ordinary miss; a target that never returns contexts says nothing)."""
+    errors = "; ".join(m.error for m in question.metrics.values() if m.error)
+    failed = ", ".join(m.name for m in question.metrics.values() if m.passed is False)
+    why = question.error or (question.leaks and "routing leak: " + ", ".join(question.leaks)) or errors or failed
+    if question.verdict == "fail" and contexts_seen and not question.contexts:
+        return "retrieved nothing" + (f" · {why}" if why else "")
+    return why
 
 SAME_ANSWER_MIN = 5  # below this many answers, a shared answer proves little
 
