@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
-from rag_ci.core.reporting import view
+from rag_ci.core.reporting import alerts, view
 from rag_ci.core.reporting.view import Commits
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.core.scoring.verdict import cut_at_word, error_causes
@@ -238,12 +238,13 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     env.globals.update(word_diff=word_diff, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
                        **{name: getattr(view, name) for name in (
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
-                           "metric_cell", "why_cell", "leak_words", "noise_words", "changed_sources_line", "baseline_words",
+                           "metric_cell", "why_cell", "leak_words", "noise_words", "baseline_words",
                            "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows", "delta_rows",
-                           "answers_words", "gate_off_after_merge", "fake_judge_after_merge", "dirty_words",
-                           "budget_limit", "stale_dead", "stale_insufficient", "flaky_failing", "citing_missing",
-                           "missing_sources_line", "headline_cause", "not_evaluated_next", "empty_index_warning",
-                           "failing_why")})
+                           "answers_words", "gate_off_after_merge", "dirty_words")},
+                       **{name: getattr(alerts, name) for name in (
+                           "fake_judge_after_merge", "changed_sources_line", "budget_limit", "stale_dead", "stale_insufficient",
+                           "flaky_failing", "citing_missing", "missing_sources_line", "headline_cause", "not_evaluated_next",
+                           "empty_index_warning", "failing_why")})
     return env
 
 
