@@ -81,7 +81,7 @@ def test_a_question_whose_cited_source_changed_is_its_own_stage_with_its_own_nex
     row = _line(md, "| CHARGE |")
     assert "was cut" not in row and "du2/battery.md changed in this PR" in row
     assert "update the reference or the document" in _line(md, "**Next:**")
-    assert "source 1" in _line(md, "**Where:**")
+    assert _line(md, "**Where:**") == "**Where:** du2 1 — source changed 1"
 
 
 def test_a_changed_source_cited_only_by_an_already_failing_question_is_mentioned():

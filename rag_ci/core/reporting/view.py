@@ -120,7 +120,7 @@ def where_line(cmp: Comparison) -> str:
     corpora = Counter(corpus for c in cmp.gating for corpus in c.corpora)
     stages = Counter(stage_of(c) for c in cmp.gating)
     by_corpus = " · ".join(f"{name} {n}" for name, n in sorted(corpora.items(), key=lambda kv: (-kv[1], kv[0])))
-    by_stage = " · ".join(f"{name} {n}" for name, n in stages.most_common())
+    by_stage = " · ".join(f"{'source changed' if name == 'source' else name} {n}" for name, n in stages.most_common())
     return f"{by_corpus} — {by_stage}" if by_corpus else by_stage
 
 
