@@ -319,3 +319,11 @@ def test_without_a_baseline_a_failing_question_with_no_contexts_says_retrieved_n
     assert _line(md, "| EMPTY |").endswith("| fail | retrieved nothing · hit_at_k |")  # today: "| fail | hit_at_k |"
     never = run(question("Q1", "fail", metrics=[metric(HIT, 0.0, 1.0)]), question("Q2"))  # a target without contexts
     assert "retrieved nothing" not in render_markdown(never, notice="bootstrap: no baseline")
+
+
+def test_a_not_evaluated_headline_for_14_draft_errors_names_the_first_whole_and_counts_the_rest():
+    cause = "\n".join(f"/tmp/tmpabc123/eval/questions.yml:{1 + 6 * i}: DRAFT-{i:02d}: a draft (write the reference, check "
+                      "doc_id and sources, then remove `status: draft`)" for i in range(1, 15))
+    headline = render_not_evaluated(cause).splitlines()[0]
+    assert headline.startswith("## rag-ci: ⛔ not evaluated — questions.yml:7: DRAFT-01: a draft"), headline
+    assert headline.endswith("(and 13 more like it)") and len(headline) < 200, headline

@@ -68,8 +68,18 @@ def headline_cause(cause: str | None, limit: int = HEADLINE_CAUSE) -> str:
     """The first line of a cause, short enough for a headline: an absolute path as its file name
     (a runner's temp folder says nothing; the cause quoted below keeps it whole), a list cut
     between its items with how many more, anything else cut at a word, never inside an id or a URL."""
-    first = (cause or "").strip().splitlines()[0] if (cause or "").strip() else "the run stopped"
-    first = _ABSOLUTE_PATH.sub(lambda m: m.group(1), " ".join(first.split()))
+    lines = (cause or "").strip().splitlines()
+    if not lines:
+        return "the run stopped"
+    first = _ABSOLUTE_PATH.sub(lambda m: m.group(1), " ".join(lines[0].split()))
+    # A list of problems of one file (a question set with 14 drafts): the first, and how many more.
+    where = lines[0].split(":", 1)[0] + ":"
+    alike = sum(1 for line in lines[1:] if line.startswith(where)) if ":" in lines[0] else 0
+    more = f" (and {alike} more like it)" if alike else ""
+    return _shortened(first, limit - len(more)) + more
+
+
+def _shortened(first: str, limit: int) -> str:
     if len(first) <= limit:
         return first
     items = first.split(", ")
