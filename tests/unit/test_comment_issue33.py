@@ -327,3 +327,9 @@ def test_a_not_evaluated_headline_for_14_draft_errors_names_the_first_whole_and_
     headline = render_not_evaluated(cause).splitlines()[0]
     assert headline.startswith("## rag-ci: ⛔ not evaluated — questions.yml:7: DRAFT-01: a draft"), headline
     assert headline.endswith("(and 13 more like it)") and len(headline) < 200, headline
+
+
+def test_a_target_refusing_every_in_scope_question_asks_whether_the_index_is_empty():
+    refusals = [f"I could not find anything about topic {i} in the documents." for i in range(5)]
+    head = run(*(question(f"Q{i}", "fail", answer=text) for i, text in enumerate(refusals)))
+    assert "the target refused all 5 in-scope questions: is the index empty?" in render_markdown(head, notice="bootstrap")

@@ -121,14 +121,12 @@ SAME_ANSWER_MIN = 5  # below this many answers, a shared answer proves little
 def empty_index_warning(head: RunResult) -> str | None:
     """A target that gave every question the same answer, or refused every in-scope question:
     more likely an empty index or a failed start than a RAG this bad (issue 35)."""
-    answered = [q for q in head.questions if q.answer is not None and q.verdict != "error"]
-    in_scope = [q for q in answered if q.expect != "refusal"]
+    in_scope = [q for q in head.questions if q.answer is not None and q.verdict != "error" and q.expect != "refusal"]
     if len(in_scope) < SAME_ANSWER_MIN:
         return None
-    texts = {" ".join((q.answer or "").split()).lower() for q in in_scope}
-    if len(texts) == 1:
-        answer = " ".join((in_scope[0].answer or "").split())
-        return f"every question got the same answer (“{cut_at_word(answer, 80)}”): is the index empty?"
+    first = " ".join((in_scope[0].answer or "").split())
+    if all(" ".join((q.answer or "").split()).lower() == first.lower() for q in in_scope):  # stops at the first other answer
+        return f"every question got the same answer (“{cut_at_word(first, 80)}”): is the index empty?"
     if all(is_refusal(q.answer or "") for q in in_scope):
         return f"the target refused all {len(in_scope)} in-scope questions: is the index empty?"
     return None

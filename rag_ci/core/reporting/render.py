@@ -244,7 +244,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                        **{name: getattr(alerts, name) for name in (
                            "fake_judge_after_merge", "changed_sources_line", "budget_limit", "stale_dead", "stale_insufficient",
                            "flaky_failing", "citing_missing", "missing_sources_line", "headline_cause", "not_evaluated_next",
-                           "empty_index_warning", "failing_why")})
+                           "failing_why")})
     return env
 
 
@@ -306,6 +306,7 @@ def render_markdown(
     compared; `measured` the judge-free regressions a broken run found (listed, not gating)."""
     verdict, headline = _headline(head, comparison)
     template = _environment(False).get_template("report.md.j2")
+    empty_index = alerts.empty_index_warning(head)  # once, not per shortening
     text = ""
     for row_limit, lean, compact in _SHORTENINGS:
         text = template.render(
@@ -325,6 +326,7 @@ def render_markdown(
             failing=[q for q in head.questions if not q.passed],
             commits=commits,
             measured=measured,
+            empty_index=empty_index,
             this="this PR" if head.meta.pr_number else "this run",
             params=head.meta.policy.metrics if head.meta.policy else {},
             accepted_file=(head.meta.policy.gate.get("accepted") if head.meta.policy else None) or "accepted.yml",
