@@ -333,3 +333,14 @@ def test_a_target_refusing_every_in_scope_question_asks_whether_the_index_is_emp
     refusals = [f"I could not find anything about topic {i} in the documents." for i in range(5)]
     head = run(*(question(f"Q{i}", "fail", answer=text) for i, text in enumerate(refusals)))
     assert "the target refused all 5 in-scope questions: is the index empty?" in render_markdown(head, notice="bootstrap")
+
+
+def test_a_regression_under_significant_drop_is_never_called_gate_disabled():
+    base = run(*(question(f"Q{i}", metrics=[metric(HIT, 1.0, 1.0)]) for i in range(10)))
+    head = run(question("Q0", "fail", metrics=[metric(HIT, 0.0, 1.0)]),
+               *(question(f"Q{i}", metrics=[metric(HIT, 1.0, 1.0)]) for i in range(1, 10)))
+    md = render_markdown(head, compare(base, head, fail_on="significant_drop"))
+    assert "gate disabled" not in md.splitlines()[0] and "gate is off" not in md  # today: "⚠️ 1 regression (gate disabled)"
+    assert md.splitlines()[0] == "## rag-ci: ⚠️ 1 regression (not a significant drop: the gate is significant_drop)"
+    never = render_markdown(head, compare(base, head, fail_on="never"))
+    assert never.splitlines()[0] == "## rag-ci: ⚠️ 1 regression (gate disabled)"

@@ -272,7 +272,8 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
             reasons.append(view.plural(len(comparison.budget_breaches), "budget") + " exceeded")
         return "fail", "❌ " + " · ".join(reasons or kinds) + accepted
     if comparison.gating:
-        return "pass", f"⚠️ {' · '.join(kinds)} (gate disabled){accepted}{rises}"
+        why = "gate disabled" if comparison.fail_on == "never" else f"not a significant drop: the gate is {comparison.fail_on}"
+        return "pass", f"⚠️ {' · '.join(kinds)} ({why}){accepted}{rises}"
     return "pass", f"✅ no regression{accepted}{rises}"
 
 
