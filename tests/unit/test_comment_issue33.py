@@ -344,3 +344,9 @@ def test_a_regression_under_significant_drop_is_never_called_gate_disabled():
     assert md.splitlines()[0] == "## rag-ci: ⚠️ 1 regression (not a significant drop: the gate is significant_drop)"
     never = render_markdown(head, compare(base, head, fail_on="never"))
     assert never.splitlines()[0] == "## rag-ci: ⚠️ 1 regression (gate disabled)"
+
+
+def test_a_new_judge_is_previewed_as_what_it_is_not_as_every_default_setting():
+    lines = policy_changes(GatePolicy(), GatePolicy(judge={"provider": "anthropic", "model": "claude-haiku-4-5-20251001",
+                                                           "base_url": "https://proxy.example/v1"}))
+    assert [line.split(" ", 1)[0] for line in lines] == ["judge.base_url", "judge.model", "judge.provider"], lines

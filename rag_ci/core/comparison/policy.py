@@ -185,8 +185,12 @@ def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
     if switched:
         lines.append(("judge metrics switched on by the new judge: " if judged_after else "judge metrics switched off with the judge: ")
                      + ", ".join(switched))
+    judge_changes = _differences(baseline.judge, own.judge)
+    if judged_after and not judged_before:  # a new judge: what it is and where its key goes, not every default knob
+        defaults = _with_defaults(GatePolicy(judge={"provider": "none"})).judge
+        judge_changes = [(k, a, b) for k, a, b in judge_changes if k in ("provider", "model") or b != defaults.get(k)]
     lines.extend(f"judge.{k} {_show(a)} → {_show(b)}" + (_key_note(b, own.judge.get("api_key_env")) if k == "provider" else "")
-                 for k, a, b in _differences(baseline.judge, own.judge))
+                 for k, a, b in judge_changes)
     return lines
 
 
