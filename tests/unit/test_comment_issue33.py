@@ -350,3 +350,11 @@ def test_a_new_judge_is_previewed_as_what_it_is_not_as_every_default_setting():
     lines = policy_changes(GatePolicy(), GatePolicy(judge={"provider": "anthropic", "model": "claude-haiku-4-5-20251001",
                                                            "base_url": "https://proxy.example/v1"}))
     assert [line.split(" ", 1)[0] for line in lines] == ["judge.base_url", "judge.model", "judge.provider"], lines
+
+
+def test_a_gain_against_a_failure_every_re_ask_reproduced_is_not_possibly_noise():
+    old = question("B", "fail", metrics=[metric(HIT, 0.0, 1.0)])
+    old.samples = [Sample(verdict="fail"), Sample(verdict="fail"), Sample(verdict="fail")]
+    old.reasked, old.pass_rate = True, 0.0
+    [gain] = compare(run(old), run(question("B", metrics=[metric(HIT, 1.0, 1.0)]))).gains
+    assert not gain.possibly_noise  # today: "possibly noise: the baseline's failure was one answer, never re-asked"

@@ -236,9 +236,11 @@ def failing_with_changed_sources(base: RunResult, head: RunResult, exclude: set[
 
 
 def _failure_confirmed(old: QuestionResult) -> bool:
-    """The baseline's failure was seen on several answers sampled for it, all failing (not one
-    answer, nor re-asks, which only follow a failure): a gain against it is not noise."""
-    return len(old.samples) > 1 and not old.reasked and old.pass_rate == 0
+    """The baseline's failure was seen on several answers, all failing: a gain against it is not
+    noise. Re-asks count too: they follow a failure, so they bias a pass rate, but a failure
+    every re-ask reproduced is confirmed all the more (issue 33: a gain against a re-asked
+    baseline was called "one answer, never re-asked")."""
+    return len(old.samples) > 1 and all(s.verdict != "pass" for s in old.samples)
 
 
 def _changed_sources(old: QuestionResult, new: QuestionResult) -> tuple[str, ...]:

@@ -183,7 +183,7 @@ def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str
     if cmp.fail_on == "never":
         return text + " (the gate is off for this run)."
     if cmp.fail_on == "significant_drop":
-        return text + " (not failing: the gate is `significant_drop` and the drop is not significant)."
+        return text + " (not failing: the gate is significant_drop and the drop is not significant)."
     return text + "."
 
 
