@@ -359,3 +359,15 @@ def test_a_gain_against_a_failure_every_re_ask_reproduced_is_not_possibly_noise(
     [gain] = compare(run(old), run(question("B", metrics=[metric(HIT, 1.0, 1.0)]))).gains
     assert not gain.possibly_noise  # today: "possibly noise: the baseline's failure was one answer, never re-asked"
 
+
+
+def test_a_worse_question_whose_source_changed_says_so_in_its_row_not_that_a_chunk_was_cut():
+    old = _charge("CHARGE", FULL, "f1", passed=False)
+    old.metrics[HIT] = metric(HIT, 1.0, 1.0)
+    new = _charge("CHARGE", EDITED, "f2", passed=False)
+    new.metrics[HIT] = metric(HIT, 0.0, 1.0)
+    comparison = compare(run(old), run(new))
+    [worse] = comparison.worse
+    md = render_markdown(run(new), comparison)
+    row = _line(md, "| CHARGE")
+    assert "du2/battery.md changed in this PR: the reference may be stale" in row and "was cut" not in row

@@ -232,8 +232,9 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
     evidence = [e for e in change.retrieval_evidence if e.split(" ", 1)[0] not in failing]
     if change.new_verdict == "routing_error":
         parts = [leak_words(change)]
-    elif change.worse_because:
-        parts = [change.worse_because, *evidence[:limit - 1]]
+    elif change.worse_because:  # a changed source is the evidence that matters, not its re-cut chunks
+        parts = [change.worse_because, source_words(change) if stage_of(change) == "source" else "", *evidence[:limit - 1]]
+        parts = [p for p in parts if p][:limit]
     elif stage_of(change) == "source":
         reasons = [m.reason for m in change.failing_metrics if m.reason]
         parts = [source_words(change), *reasons[:limit - 1]]
