@@ -224,13 +224,14 @@ def failing_with_changed_sources(base: RunResult, head: RunResult, exclude: set[
     """Questions that failed on the baseline and fail now, unedited, whose cited document changed
     in this PR: not gating (nothing got worse), but the change may be the fix, or the reference
     stale. `exclude`: the ids the comparison shows already (the gating rows)."""
+    candidates = [q for q in head.questions if not q.passed and q.source_fingerprints and q.id not in exclude]
+    if not candidates:  # most runs: no failing question cites a fingerprinted document
+        return ()
     old_by_id = base.by_id()
     found = []
-    for new in head.questions:
+    for new in candidates:
         old = old_by_id.get(new.id)
-        if old is None or new.passed or old.passed or new.id in exclude or old.question_hash != new.question_hash:
-            continue
-        if new.source_fingerprints and _changed_sources(old, new):
+        if old is not None and not old.passed and old.question_hash == new.question_hash and _changed_sources(old, new):
             found.append(question_change(old, new))
     return tuple(found)
 
