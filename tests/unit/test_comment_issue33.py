@@ -371,3 +371,14 @@ def test_a_worse_question_whose_source_changed_says_so_in_its_row_not_that_a_chu
     md = render_markdown(run(new), comparison)
     row = _line(md, "| CHARGE")
     assert "du2/battery.md changed in this PR: the reference may be stale" in row and "was cut" not in row
+
+
+def test_a_broken_run_says_its_error_once():
+    from rag_ci.core.scoring.verdict import broken_run_reason
+
+    error = "target exited with code 1; its stderr: ModuleNotFoundError: No module named 'faiss'"
+    head = run(*(question(f"Q{i}", "error", error=error) for i in range(5)))
+    head.meta.broken = broken_run_reason(head.questions, 0.2)
+    md = render_markdown(head, None, notice="It is not compared.")
+    assert md.split("<details>")[0].count("No module named") == 1, md  # today: in "This run is not a result: … most common error" and under "Errors by cause"
+    assert "5/5 questions errored" in md

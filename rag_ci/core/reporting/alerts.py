@@ -25,6 +25,12 @@ def fake_judge_after_merge(policy_changes: Sequence[str]) -> bool:
     return any(line.startswith("judge.provider ") and line.endswith("→ fake") for line in policy_changes)
 
 
+def broken_words(broken: str) -> str:
+    """Why a run is broken, without the most common error it names
+    (rag_ci.core.scoring.verdict.broken_run_reason): the comment lists every cause right below."""
+    return broken.split("; most common error (", 1)[0]
+
+
 def budget_limit(check: BudgetCheck) -> str:
     """A budget's limit as configured, with its unit: '+20%', '$0.002', '2.5 s'."""
     if check.limit.strip().endswith("%"):
