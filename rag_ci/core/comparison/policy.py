@@ -211,7 +211,7 @@ def _key_note(provider: Any, api_key_env: Any) -> str:
     if provider not in _JUDGE_KEYS:
         return ""
     variable, action_input = _JUDGE_KEYS[provider]
-    return f" (main's runs need its key in {variable}: the action's `{action_input}` input)"
+    return f" (main's runs need its key in {variable}: the action's {action_input} input)"
 
 
 def _thresholds_only_policy(own: GatePolicy, thresholds: dict[str, float | None]) -> GatePolicy:

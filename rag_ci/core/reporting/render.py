@@ -242,8 +242,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                            "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows", "delta_rows",
                            "answers_words", "gate_off_after_merge", "dirty_words")},
                        **{name: getattr(alerts, name) for name in (
-                           "fake_judge_after_merge", "broken_words", "changed_sources_line", "budget_limit", "stale_dead", "stale_insufficient",
-                           "flaky_failing", "citing_missing", "missing_sources_line", "headline_cause", "not_evaluated_next",
+                           "fake_judge_after_merge", "broken_words", "changed_sources_line", "budget_limit", "stale_dead",
+                           "stale_insufficient", "flaky_failing", "citing_missing", "missing_sources_line", "headline_cause", "not_evaluated_next",
                            "failing_why")})
     return env
 
