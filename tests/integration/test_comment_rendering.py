@@ -44,3 +44,27 @@ def test_the_html_report_of_500_questions_puts_counts_and_regressions_before_a_c
     _, base, head = _500_questions()
     page = render_html(head, compare(base, head))
     assert page.index('id="counts"') < page.index("Generation (100)") < page.index('<details id="chart" >') < page.index("<svg")
+
+
+# --- issue 33: the new lines as GitHub shows them ----------------------------------------------
+
+from test_comment_says_what_happened import EDITED, FULL, _charge, _timed  # noqa: E402
+from builders import question  # noqa: E402
+
+
+def test_as_github_renders_it_a_passing_headline_names_the_big_rises():
+    base = run(*(_timed(f"Q{i}", 0.100, 0.001) for i in range(10)))
+    head = run(*(_timed(f"Q{i}", 0.141, 0.002) for i in range(10)))
+    [h2] = rendered(render_markdown(head, compare(base, head))).find_all("h2")
+    assert h2.text() == "rag-ci: ✅ no regression · p95 +41 % · cost +100 %"
+
+
+def test_as_github_renders_it_a_changed_source_is_its_own_section_and_its_next_step_is_one_line():
+    base = run(_charge("CHARGE", FULL, "f1", passed=True), question("OTHER"))
+    head = run(_charge("CHARGE", EDITED, "f2", passed=False), question("OTHER"))
+    root = rendered(render_markdown(head, compare(base, head)))
+    [row] = body_rows(section_table(root, "Source changed (1)"))
+    assert row[0] == "CHARGE" and row[3].startswith("du2/battery.md changed in this PR: the reference may be stale")
+    [next_step] = [p for p in root.find_all("p") if p.text().startswith("Next:")]
+    assert not next_step.inside("blockquote")
+    assert next_step.text() == "Next: update the reference or the document where a cited source changed in this PR."

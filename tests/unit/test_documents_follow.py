@@ -7,7 +7,7 @@ from rag_ci.core.comparison.history import history_line, render_trend_text, tren
 from rag_ci.core.reporting.render import render_markdown
 from rag_ci.storage import load_results
 
-LABEL = "source changed in this PR — the reference may be stale:"
+LABEL = "changed in this PR: the reference may be stale"
 
 
 def cited(q, **fingerprints):
@@ -25,7 +25,10 @@ def test_a_regression_whose_cited_document_changed_is_labelled_and_still_gates()
     by_id = {c.id: c for c in comparison.regressions}
     assert by_id["A"].source_changed == ("du2/battery.md",) and by_id["B"].source_changed == ()
     text = render_markdown(head, comparison)
-    assert f"| A<br><sub>{LABEL} du2/battery.md</sub> |" in text and text.count(LABEL) == 1  # under A's id, not B's
+    # Its own group (issue 33): the changed document decides the stage, said in A's row, not B's.
+    assert "### Source changed (1)" in text and "### Retrieval (1)" in text
+    row = next(line for line in text.splitlines() if line.startswith("| A |"))
+    assert f"du2/battery.md {LABEL}" in row and text.count(LABEL) == 1
     assert list(comparison.to_dict()["regressions"][0]["source_changed"]) == ["du2/battery.md"]
 
 

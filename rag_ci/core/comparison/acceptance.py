@@ -26,3 +26,6 @@ class StaleAcceptance:
     reason: str
     why: str
     where: str = ""  # the entry's file and line
+    # It matched a regression of this run but does not cover it (other metrics regressed too):
+    # the entry needs completing, not removing.
+    insufficient: bool = False

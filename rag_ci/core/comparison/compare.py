@@ -25,7 +25,8 @@ from rag_ci.core.comparison.comparability import NotComparable, not_comparable_m
 from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.noise import FlakyQuestion
 from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
-from rag_ci.core.comparison.question_change import QuestionChange, question_change, usable_baseline, what_got_worse
+from rag_ci.core.comparison.question_change import (QuestionChange, failing_with_changed_sources, question_change, usable_baseline,
+                                                    what_got_worse)
 from rag_ci.core.comparison.retrieval_diff import chunk_identity
 from rag_ci.core.questionset.config import GateConfig
 from rag_ci.core.scoring.results import GroupAggregate, QuestionResult, RunResult
@@ -95,6 +96,8 @@ class Comparison:
     # their reason; entries of the accepted file that matched nothing, or lapsed.
     accepted: tuple[AcceptedChange, ...] = ()
     stale_accepted: tuple[StaleAcceptance, ...] = ()
+    # Failed on both runs, unedited, and a document they cite changed in this PR: not gating, said.
+    source_changed_failing: tuple[QuestionChange, ...] = ()
 
     @property
     def budget_breaches(self) -> tuple[BudgetCheck, ...]:
@@ -182,6 +185,7 @@ class Comparison:
             "metric_scored": {k: list(v) for k, v in self.metric_scored.items()},
             "passed_n": list(self.passed_n),
             "renamed": [{"id": new, "baseline_id": old} for new, old in self.renamed],
+            "source_changed_failing": changes(self.source_changed_failing),
         }
 
 
@@ -266,6 +270,7 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
         regressions=tuple(c for c in comparison.regressions if c.id not in noise.cleared),
         flaky=noise.flaky, significance=noise.significance, budgets=noise.budgets, alpha=noise.alpha,
         target_calls=noise.target_calls,
+        source_changed_failing=failing_with_changed_sources(base, head, {c.id for c in comparison.gating}),
     )
 
 

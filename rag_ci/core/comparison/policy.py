@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ValidationError as PydanticError
 
-from rag_ci.core.questionset.config import Config, GateConfig, JudgeConfig, MetricConfig
+from rag_ci.core.questionset.config import JUDGE_METRICS, Config, GateConfig, JudgeConfig, MetricConfig
 from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain
 from rag_ci.core.scoring.results import GatePolicy, RunMeta
 from rag_ci.errors import RagCiError
@@ -170,16 +170,48 @@ def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
     baseline, own = _with_defaults(baseline), _with_defaults(own)
     lines = [f"gate.{k} {_show(a)} → {_show(b)}" + (ACCEPTED_NOTE if k == "accepted" else "")
              for k, a, b in _differences(baseline.gate, own.gate)]
+    judged_before, judged_after = _judged(baseline), _judged(own)
+    switched: list[str] = []  # judge metrics that come and go with the judge itself
     for name in sorted(set(baseline.metrics) | set(own.metrics)):
         before, after = baseline.metrics.get(name), own.metrics.get(name)
-        if before is None:
+        if (before is None or after is None) and name in JUDGE_METRICS and judged_before != judged_after:
+            switched.append(name)
+        elif before is None:
             lines.append(f"{name} added")
         elif after is None:
             lines.append(f"{name} removed")
         else:
             lines.extend(f"{name}.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(before, after))
-    lines.extend(f"judge.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(baseline.judge, own.judge))
+    if switched:
+        lines.append(("judge metrics switched on by the new judge: " if judged_after else "judge metrics switched off with the judge: ")
+                     + ", ".join(switched))
+    judge_changes = _differences(baseline.judge, own.judge)
+    if judged_after and not judged_before:  # a new judge: what it is and where its key goes, not every default knob
+        defaults = _with_defaults(GatePolicy(judge={"provider": "none"})).judge
+        judge_changes = [(k, a, b) for k, a, b in judge_changes if k in ("provider", "model") or b != defaults.get(k)]
+    lines.extend(f"judge.{k} {_show(a)} → {_show(b)}" + (_key_note(b, own.judge.get("api_key_env")) if k == "provider" else "")
+                 for k, a, b in judge_changes)
     return lines
+
+
+# The variable each hosted judge reads its key from, and the action's input that sets it
+# (rag_ci.judges.providers and action.yml say the same; the core imports neither).
+_JUDGE_KEYS = {"openai": ("OPENAI_API_KEY", "openai-api-key"), "anthropic": ("ANTHROPIC_API_KEY", "anthropic-api-key"),
+               "gemini": ("GOOGLE_API_KEY", "google-api-key")}
+
+
+def _judged(policy: GatePolicy) -> bool:
+    return (policy.judge or {}).get("provider") not in (None, "none")
+
+
+def _key_note(provider: Any, api_key_env: Any) -> str:
+    """What main's workflow must pass for the new judge: a judge without its key errors every question."""
+    if api_key_env:
+        return f" (main's runs need its key in {api_key_env})"
+    if provider not in _JUDGE_KEYS:
+        return ""
+    variable, action_input = _JUDGE_KEYS[provider]
+    return f" (main's runs need its key in {variable}: the action's {action_input} input)"
 
 
 def _thresholds_only_policy(own: GatePolicy, thresholds: dict[str, float | None]) -> GatePolicy:

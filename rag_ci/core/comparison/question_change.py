@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from rag_ci.core.comparison import carry
 from rag_ci.core.comparison.retrieval_diff import RetrievalDiff, diff_contexts, label
-from rag_ci.core.scoring.results import QuestionResult
+from rag_ci.core.scoring.results import QuestionResult, RunResult
 from rag_ci.core.scoring.retrieval_metrics import normalise_text
 from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
 
@@ -47,7 +47,9 @@ class QuestionChange:
     metrics: tuple[MetricChange, ...] = ()  # the metrics that crossed their threshold
     reason: str | None = None  # why it fails now (or failed before, for gains)
     # The stage to fix, decided from what retrieval returned (rag_ci.core.comparison.retrieval_diff):
-    # "retrieval" when a retrieval metric failed or retrieval is not what it was, else the run's own.
+    # "source" when a cited document changed in this PR (the reference may be stale: whatever
+    # retrieval and generation did, the fix is the reference or the document), "retrieval" when a
+    # retrieval metric failed or retrieval is not what it was, else the run's own.
     failure_stage: str | None = None
     answer: str | None = None  # untrusted: escape when rendering
     old_latency_s: float | None = None
@@ -72,6 +74,9 @@ class QuestionChange:
     # Cited sources whose document changed between baseline and this run (content fingerprints):
     # the reference may be stale; the question still gates.
     source_changed: tuple[str, ...] = ()
+    # Cited sources that name no document of their (known) corpus in this run: a typo, or a
+    # document the PR removed or never added.
+    missing_sources: tuple[str, ...] = ()
     # A routing leak: the corpora outside the question's routing, and how many contexts came from them.
     leaks: tuple[str, ...] = ()
     leaked_contexts: int = 0
@@ -81,6 +86,9 @@ class QuestionChange:
     reasked: bool = False
     # A gain whose baseline failure was a single answer nobody re-asked: possibly noise.
     possibly_noise: bool = False
+    # The baseline's answers to this question (its samples, re-asks included) and how many passed.
+    old_answers: int = 1
+    old_answers_passed: int = 0
     renamed_from: str | None = None  # its id on the baseline, when the PR renamed it (same question hash)
     # Short labels shown under the question in the report (e.g. "source changed in this PR").
     notes: tuple[str, ...] = ()
@@ -175,6 +183,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
     retrieval = _retrieval(old, new) if old is not None and new is not None else None
     evidence = retrieval.evidence if retrieval is not None else ()
     samples = new.samples if new is not None else []
+    changed_sources = _changed_sources(old, new) if old is not None and new is not None else ()
     return QuestionChange(
         id=subject.id,
         question=subject.question,
@@ -184,7 +193,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         new_verdict=new.verdict if new else None,
         metrics=tuple(crossings),
         reason=_why(reason_source) if reason_source is not None else None,
-        failure_stage=_stage(new, evidence) if new is not None else None,
+        failure_stage=_stage(new, evidence, changed_sources) if new is not None else None,
         answer=new.answer if new is not None else None,
         old_answer=old.answer if old is not None else None,
         old_sources=tuple(label(c) for c in old.contexts) if old is not None else (),
@@ -195,22 +204,44 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         old_latency_s=old.latency_s if old else None,
         new_latency_s=new.latency_s if new else None,
         unstable=new.unstable if new is not None else False,
-        source_changed=_changed_sources(old, new) if old is not None and new is not None else (),
+        source_changed=changed_sources,
+        missing_sources=tuple(s for s, f in new.source_fingerprints.items() if f is None) if new is not None else (),
         leaks=tuple(new.leaks) if new is not None else (),
         leaked_contexts=sum(1 for c in new.contexts if c.doc_id in new.leaks) if new is not None else 0,
         answers=max(1, len(samples)),
         answers_passed=sum(1 for x in samples if x.verdict == "pass") if samples else int(bool(new and new.passed)),
         reasked=bool(new and new.reasked),
         possibly_noise=old is not None and new is not None and not old.passed and new.passed and not _failure_confirmed(old),
+        old_answers=max(1, len(old.samples)) if old is not None else 1,
+        old_answers_passed=(sum(1 for x in old.samples if x.verdict == "pass") if old.samples else int(old.passed))
+        if old is not None else 0,
         same_text_contexts=retrieval.same_text if retrieval is not None else 0,
         same_text_other_id=retrieval.same_text_other_id if retrieval is not None else 0,
     )
 
 
+def failing_with_changed_sources(base: RunResult, head: RunResult, exclude: set[str]) -> tuple[QuestionChange, ...]:
+    """Questions that failed on the baseline and fail now, unedited, whose cited document changed
+    in this PR: not gating (nothing got worse), but the change may be the fix, or the reference
+    stale. `exclude`: the ids the comparison shows already (the gating rows)."""
+    candidates = [q for q in head.questions if not q.passed and q.source_fingerprints and q.id not in exclude]
+    if not candidates:  # most runs: no failing question cites a fingerprinted document
+        return ()
+    old_by_id = base.by_id()
+    found = []
+    for new in candidates:
+        old = old_by_id.get(new.id)
+        if old is not None and not old.passed and old.question_hash == new.question_hash and _changed_sources(old, new):
+            found.append(question_change(old, new))
+    return tuple(found)
+
+
 def _failure_confirmed(old: QuestionResult) -> bool:
-    """The baseline's failure was seen on several answers sampled for it, all failing (not one
-    answer, nor re-asks, which only follow a failure): a gain against it is not noise."""
-    return len(old.samples) > 1 and not old.reasked and old.pass_rate == 0
+    """The baseline's failure was seen on several answers, all failing: a gain against it is not
+    noise. Re-asks count too: they follow a failure, so they bias a pass rate, but a failure
+    every re-ask reproduced is confirmed all the more (issue 33: a gain against a re-asked
+    baseline was called "one answer, never re-asked")."""
+    return len(old.samples) > 1 and all(s.verdict != "pass" for s in old.samples)
 
 
 def _changed_sources(old: QuestionResult, new: QuestionResult) -> tuple[str, ...]:
@@ -237,14 +268,18 @@ def _retrieval(old: QuestionResult, new: QuestionResult) -> RetrievalDiff:
     return RetrievalDiff(lost + tuple(dropped) + rest, chunks.kinds, chunks.same_text, chunks.same_text_other_id)
 
 
-def _stage(new: QuestionResult, evidence: tuple[str, ...]) -> str | None:
-    """The stage to fix, from what retrieval returned. A failed retrieval metric files the
+def _stage(new: QuestionResult, evidence: tuple[str, ...], changed_sources: tuple[str, ...] = ()) -> str | None:
+    """The stage to fix, from what retrieval returned. A cited document that changed decides
+    first: its chunks have other text and the answer other facts, so the retrieval evidence
+    ("the chunk that held … was cut") would point at the wrong fix. A failed retrieval metric files the
     question under retrieval (also when the answer failed too: it could not be right without
     the context); so does a failure the run files under generation (the retrieval checks pass)
     when retrieval is not what it was on the baseline: a chunk cut or lost, the expected source
     ranked lower, other chunks in the top k."""
     if new.verdict != "fail":
         return new.failure_stage
+    if changed_sources:
+        return "source"
     if new.failure_stage in ("retrieval", "both") or evidence:
         return "retrieval"
     return new.failure_stage

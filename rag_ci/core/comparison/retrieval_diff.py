@@ -23,6 +23,10 @@ from rag_ci.core.scoring.retrieval_metrics import normalise_text
 
 TOP_K = 5  # the default k of the retrieval metrics: what "the top chunks" means here
 
+# An answer without contexts: an empty index, a wrong collection or a failed retriever, more
+# often than a worse ranking (issue 35).
+RETRIEVED_NOTHING = "retrieved nothing (the target returned no contexts)"
+
 # How a chunk of this run compares with the baseline's, for the before/after tables.
 SAME, NEW, CHANGED, LEAKED = "same", "new", "changed", "leaked"
 
@@ -78,6 +82,8 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
             unseen.append(label(context))
     lost = [c for c, text in zip(before, before_texts) if text not in new_texts and not (c.source and c.source in new_ids)]
 
+    if before and not new:  # not a lost chunk among others: the target returned no context at all
+        return RetrievalDiff((RETRIEVED_NOTHING,), (), 0, 0)
     evidence: list[str] = []
     explained: set[str] = set()  # chunks a keyword already accounts for
     for chunk, words in _keywords_lost(before, after, keywords_missing):

@@ -24,10 +24,10 @@ from typing import Any
 import jinja2
 
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
-from rag_ci.core.reporting import view
+from rag_ci.core.reporting import alerts, view
 from rag_ci.core.reporting.view import Commits
 from rag_ci.core.scoring.results import RunResult
-from rag_ci.core.scoring.verdict import error_causes
+from rag_ci.core.scoring.verdict import cut_at_word, error_causes
 from rag_ci.core.comparison.stats import format_p as fmt_p, format_pp as fmt_pp
 
 __all__ = ["Commits", "escape_md", "escape_notice", "html_chunks", "markdown_url", "render_html", "render_markdown",
@@ -74,7 +74,7 @@ def escape_md(text: Any, limit: int = 200) -> str:
         return ""
     flat = " ".join(str(text).split())
     if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
+        flat = cut_at_word(flat, limit)  # never inside an id or a URL (cut short, a link to elsewhere)
     return _escape_inline(flat)
 
 
@@ -238,8 +238,13 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     env.globals.update(word_diff=word_diff, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
                        **{name: getattr(view, name) for name in (
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
-                           "metric_cell", "why_cell", "leak_words", "baseline_words", "row_notes", "stage_groups", "leak_rows",
-                           "regression_rows", "worse_rows", "delta_rows", "answers_words", "gate_off_after_merge")})
+                           "metric_cell", "why_cell", "leak_words", "noise_words", "baseline_words",
+                           "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows", "delta_rows",
+                           "answers_words", "gate_off_after_merge", "dirty_words")},
+                       **{name: getattr(alerts, name) for name in (
+                           "fake_judge_after_merge", "broken_words", "changed_sources_line", "budget_limit", "stale_dead",
+                           "stale_insufficient", "flaky_failing", "citing_missing", "missing_sources_line", "headline_cause", "not_evaluated_next",
+                           "failing_why")})
     return env
 
 
@@ -250,6 +255,10 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
     kinds = view.gate_kinds(comparison)
+    accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
+    # A passing headline names big rises of latency or cost: a table's ⚠️ alone goes unread when
+    # nothing else calls for reading on (a failing comment is read on; a breach is a reason above).
+    rises = "".join(f" · {w}" for w in view.delta_warnings(comparison, head))
     if comparison.verdict == "fail":
         reasons = []
         if comparison.fail_on == "significant_drop":
@@ -261,11 +270,11 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
             reasons.extend(kinds)
         if comparison.budget_breaches:
             reasons.append(view.plural(len(comparison.budget_breaches), "budget") + " exceeded")
-        return "fail", "❌ " + " · ".join(reasons or kinds)
-    accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
+        return "fail", "❌ " + " · ".join(reasons or kinds) + accepted
     if comparison.gating:
-        return "pass", f"⚠️ {' · '.join(kinds)} (gate disabled){accepted}"
-    return "pass", f"✅ no regression{accepted}"
+        why = "gate disabled" if comparison.fail_on == "never" else f"not a significant drop: the gate is {comparison.fail_on}"
+        return "pass", f"⚠️ {' · '.join(kinds)} ({why}){accepted}{rises}"
+    return "pass", f"✅ no regression{accepted}{rises}"
 
 
 # Ever shorter renderings, tried in order until one fits: rows per table (None: all); `lean`
@@ -298,6 +307,7 @@ def render_markdown(
     compared; `measured` the judge-free regressions a broken run found (listed, not gating)."""
     verdict, headline = _headline(head, comparison)
     template = _environment(False).get_template("report.md.j2")
+    empty_index = alerts.empty_index_warning(head)  # once, not per shortening
     text = ""
     for row_limit, lean, compact in _SHORTENINGS:
         text = template.render(
@@ -317,6 +327,7 @@ def render_markdown(
             failing=[q for q in head.questions if not q.passed],
             commits=commits,
             measured=measured,
+            empty_index=empty_index,
             this="this PR" if head.meta.pr_number else "this run",
             params=head.meta.policy.metrics if head.meta.policy else {},
             accepted_file=(head.meta.policy.gate.get("accepted") if head.meta.policy else None) or "accepted.yml",

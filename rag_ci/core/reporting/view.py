@@ -21,12 +21,13 @@ from rag_ci.core.comparison.question_change import MetricChange
 from rag_ci.core.scoring.results import RunResult
 
 SHORT_SHA = 7
-STAGE_TITLES = {"retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
+STAGE_TITLES = {"source": "Source changed", "retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
 # Short names in rows; a `k` parameter joins the name ("hit@5").
 METRIC_LABELS = {"hit_at_k": "hit@{k}", "keyword_coverage": "keyword", "ndcg": "nDCG@{k}", "mrr": "MRR",
                  "source_recall": "source recall@{k}", "source_precision": "source precision@{k}",
                  "contextual_precision": "ctx precision", "contextual_recall": "ctx recall",
                  "answer_relevancy": "relevancy"}
+RENAMED_SHOWN = 5  # renamed questions named in the counts line; the rest counted
 BIG_CHANGE = 0.20  # a relative change beyond ±20 % is flagged
 LATENCY_NOISE_S = 0.010  # ... unless it is under 10 ms: timer noise on a fast target
 
@@ -40,6 +41,9 @@ class Commits:
     base_url: str | None = None  # the baseline's workflow run
     head_sha: str | None = None
     head_url: str | None = None  # this workflow run
+    # The run's checkout had uncommitted changes: the sha alone is not what ran (RunMeta.git_dirty).
+    base_dirty: bool = False
+    head_dirty: bool = False
 
     @property
     def known(self) -> bool:
@@ -49,11 +53,17 @@ class Commits:
     def of_runs(cls, base: RunResult | None, head: RunResult) -> Commits:
         """From the results files alone (the command line): their recorded shas and refs."""
         branch = base.meta.git_ref.removeprefix("refs/heads/") if base is not None and base.meta.git_ref else None
-        return cls(base_sha=base.meta.git_sha if base else None, base_branch=branch, head_sha=head.meta.git_sha)
+        return cls(base_sha=base.meta.git_sha if base else None, base_branch=branch, head_sha=head.meta.git_sha,
+                   base_dirty=bool(base and base.meta.git_dirty), head_dirty=bool(head.meta.git_dirty))
 
 
 def short_sha(sha: str | None) -> str:
     return sha[:SHORT_SHA] if sha else "unknown commit"
+
+
+def dirty_words(dirty: bool | None) -> str:
+    """Said after a commit whose checkout had uncommitted changes: the run is not that commit."""
+    return " + uncommitted changes" if dirty else ""
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -90,7 +100,7 @@ def gate_kinds(cmp: Comparison) -> list[str]:
 def stage_of(change: QuestionChange) -> str:
     if change.new_verdict == "routing_error":
         return "routing"
-    if change.new_verdict == "fail" and change.failure_stage in ("retrieval", "generation"):
+    if change.new_verdict == "fail" and change.failure_stage in ("source", "retrieval", "generation"):
         return change.failure_stage
     return "error" if change.new_verdict == "error" else "retrieval" if change.failure_stage else "generation"
 
@@ -110,7 +120,7 @@ def where_line(cmp: Comparison) -> str:
     corpora = Counter(corpus for c in cmp.gating for corpus in c.corpora)
     stages = Counter(stage_of(c) for c in cmp.gating)
     by_corpus = " · ".join(f"{name} {n}" for name, n in sorted(corpora.items(), key=lambda kv: (-kv[1], kv[0])))
-    by_stage = " · ".join(f"{name} {n}" for name, n in stages.most_common())
+    by_stage = " · ".join(f"{'source changed' if name == 'source' else name} {n}" for name, n in stages.most_common())
     return f"{by_corpus} — {by_stage}" if by_corpus else by_stage
 
 
@@ -132,7 +142,9 @@ def counts_line(cmp: Comparison) -> list[str]:
         failing = len(cmp.edited_failing)
         parts.append(f"{len(cmp.changed)} edited" + (f" ({failing} passed, fail now)" if failing else ""))
     if cmp.renamed:
-        parts.append(f"{len(cmp.renamed)} renamed")
+        shown = ", ".join(f"{old} → {new}" for new, old in cmp.renamed[:RENAMED_SHOWN])
+        more = f" and {len(cmp.renamed) - RENAMED_SHOWN} more" if len(cmp.renamed) > RENAMED_SHOWN else ""
+        parts.append(f"{len(cmp.renamed)} renamed ({shown}{more})")
     if cmp.flaky:
         parts.append(f"{len(cmp.flaky)} flaky")
     if cmp.unstable:
@@ -149,18 +161,30 @@ def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str
     steps = []
     if leak_rows(cmp):
         steps.append("fix the routing (a routing leak is never accepted)")
-    if regression_rows(cmp) or worse_rows(cmp):
+    rows = regression_rows(cmp) + worse_rows(cmp)
+    if any(stage_of(c) == "source" for c in rows):
+        steps.append("update the reference or the document where a cited source changed in this PR")
+    if any(stage_of(c) != "source" for c in rows):
         steps.append("fix the regressions, or accept an intended one with a reason (the entry to paste is under its row)")
         if any(not c.reasked for c in regression_rows(cmp)) or cmp.unstable:
             steps.append("re-run the job if you think it is noise")
     if cmp.budget_breaches:
         steps.append("bring the budget back under its limit")
-    if cmp.stale_accepted:
+    if any(not s.insufficient for s in cmp.stale_accepted):
         steps.append("remove the stale accepted entries")
+    if any(s.insufficient for s in cmp.stale_accepted):
+        steps.append("complete the accepted entries that do not cover their regression")
     if not steps:
         return None
     text = "; ".join(steps)
-    return text + ("." if verdict == "fail" else " (the gate is off for this run).")
+    # A passing verdict with rows that would gate says why they do not: only then is it true.
+    if verdict == "fail" or not cmp.gating:
+        return text + "."
+    if cmp.fail_on == "never":
+        return text + " (the gate is off for this run)."
+    if cmp.fail_on == "significant_drop":
+        return text + " (not failing: the gate is significant_drop and the drop is not significant)."
+    return text + "."
 
 
 def significance_line(cmp: Comparison) -> str | None:
@@ -208,8 +232,12 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
     evidence = [e for e in change.retrieval_evidence if e.split(" ", 1)[0] not in failing]
     if change.new_verdict == "routing_error":
         parts = [leak_words(change)]
-    elif change.worse_because:
-        parts = [change.worse_because, *evidence[:limit - 1]]
+    elif change.worse_because:  # a changed source is the evidence that matters, not its re-cut chunks
+        parts = [change.worse_because, source_words(change) if stage_of(change) == "source" else "", *evidence[:limit - 1]]
+        parts = [p for p in parts if p][:limit]
+    elif stage_of(change) == "source":
+        reasons = [m.reason for m in change.failing_metrics if m.reason]
+        parts = [source_words(change), *reasons[:limit - 1]]
     elif stage_of(change) == "retrieval" and change.retrieval_evidence:
         parts = evidence[:limit] or [m.reason for m in change.failing_metrics if m.reason][:limit]
     else:
@@ -225,6 +253,15 @@ def answers_words(change: QuestionChange) -> str:
         return ""
     asked = f", re-asked {change.answers - 1}×" if change.reasked else ""
     return f"{change.answers_passed}/{change.answers} answers passed{asked}"
+
+
+def noise_words(change: QuestionChange) -> str:
+    """Why a gain may be noise, from what the baseline actually asked."""
+    if not change.possibly_noise:
+        return ""
+    if change.old_answers <= 1:
+        return "possibly noise: the baseline's failure was one answer, never re-asked"
+    return f"possibly noise: the baseline passed {change.old_answers_passed}/{change.old_answers} answers"
 
 
 def leak_words(change: QuestionChange) -> str:
@@ -246,9 +283,15 @@ def row_notes(change: QuestionChange) -> list[str]:
         notes.insert(0, f"renamed from {change.renamed_from}")
     if change.baseline_carried:
         notes.append("compared with its last good verdict" + (f" ({short_sha(change.carried_from_sha)})" if change.carried_from_sha else ""))
-    if change.source_changed:
+    if change.source_changed and stage_of(change) != "source":  # in its own group, the row says it
         notes.append("source changed in this PR — the reference may be stale: " + ", ".join(change.source_changed))
     return notes
+
+
+def source_words(change: QuestionChange) -> str:
+    """'du2/battery.md changed in this PR: the reference may be stale'."""
+    what = ", ".join(change.source_changed)
+    return f"{what} changed in this PR: the reference may be stale"
 
 
 def accept_entry(change: QuestionChange) -> str:
@@ -273,25 +316,43 @@ class DeltaRow:
     old: str
     new: str
     change: str  # from the displayed values: '+1.2 ms (+35 %)', '±0 ms'
-    flag: str  # '⚠️' beyond ±20 %, '❌ over budget'
+    flag: str  # '⚠️' beyond ±20 %, '❌ over budget', '✅ within noise (budget)'
+    relative: str = ""  # '+35 %': what the headline says of a flagged rise
 
 
 def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
     """Latency and cost, baseline → this run; rows without data left out (no judge row
     on a judge-free run, no cost rows when the target reports no cost)."""
     breached = {b.name for b in cmp.budget_breaches}
+    noisy = {b.name for b in cmp.budgets if b.within_noise}  # the Budgets table says "within noise": so does this one
     rows = []
     for label, delta, budget in (("latency p50", cmp.latency_p50_s, "latency_p50"), ("latency p95", cmp.latency_p95_s, "latency_p95")):
         if delta.old is not None or delta.new is not None:
-            rows.append(_row(label, delta, _ms, budget in breached, noise=LATENCY_NOISE_S))
-    if cmp.generator_cost_usd.old or cmp.generator_cost_usd.new:
+            rows.append(_row(label, delta, _ms, budget in breached, noise=LATENCY_NOISE_S, within_noise=budget in noisy))
+    if _shown_cost(cmp.generator_cost_usd):
         rows.append(_row("generator cost", cmp.generator_cost_usd, _usd, "cost_per_question_usd" in breached))
-    if head.meta.judge is not None or cmp.judge_cost_usd.old or cmp.judge_cost_usd.new:
+    if _shown_cost(cmp.judge_cost_usd):  # $0.0000 → $0.0000 says nothing
         rows.append(_row("judge cost", cmp.judge_cost_usd, _usd, "judge_cost_usd" in breached))
     return rows
 
 
-def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0) -> DeltaRow:
+def _shown_cost(delta: Delta) -> bool:
+    return bool(round(delta.old or 0.0, 4) or round(delta.new or 0.0, 4))
+
+
+HEADLINE_LABELS = {"latency p50": "p50", "latency p95": "p95", "generator cost": "cost", "judge cost": "judge cost"}
+
+
+def delta_warnings(cmp: Comparison, head: RunResult) -> list[str]:
+    """['cost +100 %', 'p95 +41 %']: the flagged rises of latency and cost, for the headline
+    (a breached budget is said there already)."""
+    rises = [row for row in delta_rows(cmp, head) if row.flag == "⚠️" and row.relative.startswith("+")]
+    if any(row.label == "latency p95" for row in rises):  # one latency word is enough for a headline
+        rises = [row for row in rises if row.label != "latency p50"]
+    return [f"{HEADLINE_LABELS.get(row.label, row.label)} {row.relative}" for row in rises]
+
+
+def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0, within_noise: bool = False) -> DeltaRow:
     (old_value, old_text), (new_value, new_text) = show(delta.old), show(delta.new)
     if old_value is None or new_value is None:
         return DeltaRow(label, old_text, new_text, "–", "❌ over budget" if breached else "")
@@ -301,8 +362,9 @@ def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0
     relative = change / old_value if old_value else None
     rel_text = f" ({sign if change else ''}{abs(relative) * 100:.0f} %)" if relative is not None and change else ""
     big = relative is not None and abs(relative) > BIG_CHANGE and abs(change) >= noise * _scale(show)
-    flag = "❌ over budget" if breached else "⚠️" if big else ""
-    return DeltaRow(label, old_text, new_text, f"{sign}{unit_text}{rel_text}", flag)
+    flag = "❌ over budget" if breached else "✅ within noise (see Budgets)" if within_noise else "⚠️" if big else ""
+    relative_text = f"{sign}{abs(relative) * 100:.0f} %" if relative is not None and change else ""
+    return DeltaRow(label, old_text, new_text, f"{sign}{unit_text}{rel_text}", flag, relative_text)
 
 
 def _scale(show: Any) -> float:

@@ -160,6 +160,7 @@ def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], ques
         if entry in used:
             continue
         current = question_hashes.get(entry.id)
+        insufficient = False
         if current is None:
             why = "no question with this id in the question set"
         elif not entry.names(current):
@@ -170,12 +171,13 @@ def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], ques
                 why = (f"its question_hash {entry.question_hash} is not this question's ({current}): mistyped, "
                        "or copied from another question?")
         elif any(c.id == entry.id and c.new_verdict == "routing_error" for c in comparison.gating):
-            why = "a routing leak is never accepted"
+            why = "a routing leak is never accepted"  # no entry can cover it: remove it
         elif any(c.id == entry.id for c in regressions + worse):
             why = f"the question regressed on other metrics than {entry.metric}" if entry.metric else "not accepted"
+            insufficient = True
         else:
             why = "it did not regress in this run"
-        stale.append(StaleAcceptance(entry.id, entry.metric, entry.reason, why, entry.where))
+        stale.append(StaleAcceptance(entry.id, entry.metric, entry.reason, why, entry.where, insufficient))
     return replace(comparison, regressions=regressions, worse=worse, accepted=tuple(accepted), stale_accepted=tuple(stale))
 
 

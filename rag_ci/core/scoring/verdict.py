@@ -81,6 +81,16 @@ def broken_run_reason(questions: Sequence[QuestionResult], max_error_rate: float
     )
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters (and "…") at a space: never inside a word, an id
+    or a URL (a URL cut short is a link to somewhere else)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = head.rfind(" ")
+    return (head[:space] if space > 0 else head[: limit - 1]).rstrip(" ,;:") + "…"
+
+
 # What to check for the most common causes of errors, by what their message says.
 _HINTS = (
     (re.compile(r"\b401\b|unauthori[sz]ed|invalid[ _-]?api[ _-]?key|incorrect api key|authentication", re.I), "check the key"),
@@ -98,6 +108,6 @@ def error_causes(questions: Sequence[QuestionResult], limit: int = 5) -> list[tu
 
     A cause is the error's message on one line, cut at 160 characters, so questions that
     failed the same way count together ("38 × judge HTTP 401 … — check the key")."""
-    causes = Counter(" ".join(c.split())[:160] for c in map(environment_error, questions) if c is not None)
+    causes = Counter(cut_at_word(" ".join(c.split()), 160) for c in map(environment_error, questions) if c is not None)
     return [(n, cause, next((hint for pattern, hint in _HINTS if pattern.search(cause)), None))
             for cause, n in causes.most_common(limit)]
