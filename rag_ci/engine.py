@@ -34,6 +34,7 @@ from rag_ci.core.scoring.verdict import broken_run_reason, failure_stage, questi
 from rag_ci.core.questionset.documents import DocumentIndex
 from rag_ci.corpus_files import corpus_folders, read_corpora
 from rag_ci.errors import RagCiError, TargetError
+from rag_ci.logsafe import neutralise
 from rag_ci.project import Project
 from rag_ci.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.progress import make_progress
@@ -135,7 +136,7 @@ class _Replay:
                 async with self.slots:
                     _, latency, error = await self.ask(request, counts=False)
             except Exception as exc:  # noqa: BLE001 - a warm-up is unscored: whatever it raises, the run goes on
-                print(f"[rag-ci] warm-up request failed: {self.redact(f'{type(exc).__name__}: {exc}')[:300]}",
+                print(neutralise(f"[rag-ci] warm-up request failed: {self.redact(f'{type(exc).__name__}: {exc}')[:300]}"),
                       file=sys.stderr, flush=True)
                 return None
             return None if error else latency
@@ -315,7 +316,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     try:
         documents = read_corpora(corpus_folders(project.root, project.corpora)).index
     except RagCiError as exc:  # the RAG never reads these folders: say so, run without the fingerprints
-        print(f"[rag-ci] warning: {exc}; the documents' fingerprints are not recorded", file=sys.stderr)
+        print(neutralise(f"[rag-ci] warning: {exc}; the documents' fingerprints are not recorded"), file=sys.stderr)
         documents = DocumentIndex(())
     if judge is None and config.judge_enabled:
         from rag_ci.judges.build import build_judge
