@@ -229,6 +229,9 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     if base is None:
         if fmt != "json":  # the JSON format is the comparison's, and there is none
             echo("".join(_render(head, None, fmt, history, None)))
+        if outcome.exit_code:  # a routing leak gates without a baseline too
+            echo(f"[rag-ci] {outcome.notice}", err=True)
+            sys.exit(outcome.exit_code)
         return
     _emit_comparison(outcome, fmt, None, history, base)
     sys.exit(outcome.exit_code)
