@@ -6,6 +6,8 @@ server is up and healthy, but questions hang or fail. OUTAGE_RAG chooses how:
   hang       every POST hangs (until the client gives up)
   error      every POST is HTTP 500 at once
   after=N    answers the first N POSTs, then hangs
+  first=N    the first N POSTs hang (a model still loading), then answers every question
+  hang=ID    every POST whose id starts with ID hangs (`hang=rag-ci-warmup-`: a warm-up), the others are answered
 OUTAGE_RAG_LOG=path appends the id of every POST received (to count asks and re-asks).
 """
 
@@ -30,7 +32,9 @@ class Handler(JsonHandler):
                 with open(os.environ["OUTAGE_RAG_LOG"], "a") as log:
                     log.write(request["id"] + "\n")
         mode = os.environ.get("OUTAGE_RAG", "ok")
-        if mode == "hang" or (mode.startswith("after=") and number > int(mode[6:])):
+        if (mode == "hang" or (mode.startswith("after=") and number > int(mode[6:]))
+                or (mode.startswith("first=") and number <= int(mode[6:]))
+                or (mode.startswith("hang=") and request["id"].startswith(mode[5:]))):
             time.sleep(3600)
         if mode == "error":
             self.send_json(500, {"detail": "LLM API unreachable: connection refused (http://llm:8080/v1)"})
