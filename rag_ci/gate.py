@@ -326,8 +326,10 @@ def question_hashes(head: RunResult) -> dict[str, str]:
 def baseline_hashes(baseline: RunResult, comparison: Comparison) -> dict[str, str]:
     """The baseline's question hashes, under the ids of this run (renamed questions follow)."""
     hashes = question_hashes(baseline)
-    for new, old in comparison.renamed:
-        hashes[new] = hashes.pop(old, "")
+    for new, old in comparison.renamed:  # one baseline question may be re-added under several ids
+        hashes[new] = hashes.get(old, "")
+    for _, old in comparison.renamed:
+        hashes.pop(old, None)
     return hashes
 
 
