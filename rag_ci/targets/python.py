@@ -29,6 +29,7 @@ from typing import Any
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.command import _EOF, CommandTarget, _Worker, shown
 from rag_ci.targets.processes import permission_hint
+from rag_ci.targets.reply_json import reply_bounds_problem
 from rag_ci.targets.venv import target_venv_dir
 
 WORKER = Path(__file__).with_name("python_worker.py")
@@ -75,7 +76,7 @@ class _PythonWorker(_Worker):
             await self._refuse_unreadable(line)
             assert isinstance(line, bytes)
             try:
-                message = json.loads(line)
+                message = None if reply_bounds_problem(line) else json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 message = None
             if isinstance(message, dict) and message.get("nonce") == nonce and ("reply" in message or "raised" in message):
@@ -141,7 +142,7 @@ class PythonTarget(CommandTarget):
             if line == _EOF:
                 return None
             try:
-                message = json.loads(line) if isinstance(line, bytes) else None
+                message = json.loads(line) if isinstance(line, bytes) and not reply_bounds_problem(line) else None
             except (json.JSONDecodeError, UnicodeDecodeError):
                 message = None
             if isinstance(message, dict) and "ready" in message:

@@ -134,3 +134,37 @@ def test_a_module_that_wrecks_builtins_and_sys_modules_does_not_wreck_the_worker
     # Before: the worker could not even say it was ready (json and isinstance were the module's).
     replies = replay(hostile_python("builtins"), request("Q1"), request("Q2"))
     assert [r["answer"][-4:] for r in replies] == ["[Q1]", "[Q2]"], replies
+
+
+def _deep_refused(reply) -> bool:
+    return isinstance(reply, TargetError) and "nested deeper than" in str(reply)
+
+
+def test_a_command_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursion_error():
+    """Issue 34: `internal error: RecursionError`."""
+    q1, q2 = replay(unruly(UNRULY_RAG="Q1=deep"), request("Q1"), request("Q2"))
+    assert _deep_refused(q1), q1
+    assert q2["answer"].endswith("[Q2]")
+
+
+def test_an_http_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursion_error():
+    from builders import free_port
+    from rag_ci.targets.http import HttpTarget
+
+    port = free_port()
+    target = HttpTarget(f"http://127.0.0.1:{port}/query", timeout_s=10, health_url="/health",
+                        start=[sys.executable, str(FAKES / "outage_rag.py"), str(port)], cwd=FAKES,
+                        env={**os.environ, "OUTAGE_RAG": "deep"})
+    [reply] = replay(target, request("Q1"))
+    assert _deep_refused(reply), reply
+
+
+@pytest.mark.parametrize("question", ["deep", "deep line"])
+def test_a_python_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursion_error(question):
+    target = PythonTarget("unruly_python_rag:answer", search_path=[FAKES])
+    deep, after = replay(target, {**request("Q1"), "question": question}, request("Q2"), wait_s=20)
+    if question == "deep":  # the worker cannot encode it: the question errors, clearly
+        assert isinstance(deep, TargetError) and "the reply could not be encoded" in str(deep), deep
+    else:  # a deep line written on stdout is the module's output, not a reply
+        assert deep["answer"] and "[[[" not in json.dumps(deep)
+    assert after["answer"]
