@@ -58,6 +58,12 @@ def worker_interpreter(setting: str | None, root: Path, target_path: str, enviro
     return found
 
 
+def _well_formed(message: dict[str, Any]) -> bool:
+    """The worker's reply message: its nonce and either the reply or what was raised (text)."""
+    keys = set(message)
+    return keys == {"nonce", "reply"} or (keys == {"nonce", "raised"} and isinstance(message["raised"], str))
+
+
 class _PythonWorker(_Worker):
     """Speaks the worker's protocol (python_worker.py): each request goes out with a fresh
     random nonce, and only the line carrying it is its reply. A line without it (a forgery
@@ -80,6 +86,10 @@ class _PythonWorker(_Worker):
             except (json.JSONDecodeError, UnicodeDecodeError):
                 message = None
             if isinstance(message, dict) and message.get("nonce") == nonce and ("reply" in message or "raised" in message):
+                if not _well_formed(message):
+                    await self.kill()
+                    raise TargetError("malformed response: the worker's message for this request is not of its protocol's "
+                                      f"shape (the module may have replaced the worker's parts): {shown(line)}; the process is restarted")
                 self.last_id = request["id"]
                 return message
             if nonce.encode() in line:

@@ -168,3 +168,14 @@ def test_a_python_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursi
     else:  # a deep line written on stdout is the module's output, not a reply
         assert deep["answer"] and "[[[" not in json.dumps(deep)
     assert after["answer"]
+
+
+def test_a_function_that_patches_the_workers_json_encoder_and_base_exception_errors_its_question():
+    """Issue 34 (second campaign's leftover): a call that replaced json's encoder and
+    builtins.BaseException inside the worker turned its own exception into a passing reply,
+    and the next questions got that forged reply too."""
+    target = hostile_python("encoder")
+    q1, q2, q3 = replay(target, {**request("Q1"), "question": "patch the worker"}, request("Q2"), request("Q3"))
+    assert isinstance(q1, TargetError) and "RuntimeError: this question fails" in str(q1), q1
+    assert [r["answer"][-4:] for r in (q2, q3)] == ["[Q2]", "[Q3]"], (q2, q3)
+    assert "forged" not in json.dumps([q2, q3])
