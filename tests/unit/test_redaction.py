@@ -156,3 +156,14 @@ def test_the_second_half_of_a_key_alone_is_masked_once_its_first_half_was_cut_aw
     assert redact(f"tail: {key[-12:]}") == "tail: ***"
     assert redact(key[-11:]) == key[-11:]  # too little of it to be recognised
     assert redact("an answer about the delay on CAN: 10 ms") == "an answer about the delay on CAN: 10 ms"
+
+
+def test_the_runners_command_files_never_reach_the_target_by_pass_env_or_env():
+    """Issue 34: the target must not even see the paths of GITHUB_OUTPUT, GITHUB_ENV, the summary..."""
+    environ = {"PATH": "/usr/bin", "GITHUB_ENV": "/runner/env", "GITHUB_OUTPUT": "/runner/out", "GITHUB_PATH": "/runner/path",
+               "GITHUB_STEP_SUMMARY": "/runner/summary", "GITHUB_STATE": "/runner/state", "GITHUB_SHA": "1" * 40}
+    extra = {**passed_env(["GITHUB_*", "GITHUB_OUTPUT"], environ), "MY_OUT": "/runner/out", "SUMMARY_AT": "/runner/summary",
+             "APP_SETTING": "fine"}
+    env = process_env(extra, environ)
+    assert env["GITHUB_SHA"] == "1" * 40 and env["APP_SETTING"] == "fine"
+    assert not any(v.startswith("/runner/") for v in env.values()), {k: v for k, v in env.items() if "/runner/" in v}
