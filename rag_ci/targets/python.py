@@ -81,8 +81,9 @@ class _PythonWorker(_Worker):
             line = await self.lines.get()
             await self._refuse_unreadable(line)
             assert isinstance(line, bytes)
+            problem = reply_bounds_problem(line)  # before parsing: a reply 200,000 deep is no RecursionError here
             try:
-                message = None if reply_bounds_problem(line) else json.loads(line)
+                message = None if problem else json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 message = None
             if isinstance(message, dict) and message.get("nonce") == nonce and ("reply" in message or "raised" in message):
@@ -92,6 +93,9 @@ class _PythonWorker(_Worker):
                                       f"shape (the module may have replaced the worker's parts): {shown(line)}; the process is restarted")
                 self.last_id = request["id"]
                 return message
+            if nonce.encode() in line and problem:
+                await self.kill()
+                raise TargetError(f"malformed response: {problem}; the process is restarted")
             if nonce.encode() in line:
                 await self.kill()
                 raise TargetError("malformed response: the worker's reply was mixed with other output written on its "

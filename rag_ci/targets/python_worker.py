@@ -144,7 +144,8 @@ def main(argv):
     isawaitable = inspect.isawaitable
     text, kind, catchable = str, type, BaseException
     # Written by hand, in case even the reply cannot be encoded: no user text in it.
-    unencodable = '{"nonce": "%s", "raised": "rag-ci worker: the reply could not be encoded"}\n'
+    unencodable = '{"nonce": "%s", "raised": "rag-ci worker: the reply could not be encoded%s"}\n'
+    too_deep = RecursionError
 
     def described(exc):
         try:
@@ -155,8 +156,8 @@ def main(argv):
     def send(message, nonce=""):
         try:
             line = encode(message) + "\n"
-        except catchable:  # a reply the encoder cannot take, or an encoder the module broke
-            line = unencodable % nonce
+        except catchable as exc:  # a reply the encoder cannot take, or an encoder the module broke
+            line = unencodable % (nonce, " (nested too deeply)" if kind(exc) is too_deep else "")
         replies.write(line)
         replies.flush()
 

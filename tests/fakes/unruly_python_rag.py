@@ -1,7 +1,8 @@
 """A fake `kind: python` RAG whose function misbehaves on purpose, chosen by the question text:
   "exit zero" raises SystemExit(0), "interrupt" raises KeyboardInterrupt,
   "hang" never returns, "chatty" prints to stdout before answering,
-  "deep" answers with a list nested 200,000 deep, "deep line" writes such a line on stdout first.
+  "deep" answers with a list nested 200,000 deep, "deep line" writes such a line on stdout first,
+  "nested" answers with a list nested 150 deep (encodable, deeper than rag-ci reads).
 Otherwise it answers like tiny_rag. `answer_async` is the same as a coroutine function.
 """
 
@@ -24,9 +25,9 @@ def answer(request):
     if "deep line" in question:
         import os
         os.write(1, b"[" * 200_000 + b"]" * 200_000 + b"\n")
-    elif "deep" in question:
+    elif "deep" in question or "nested" in question:
         nested = []
-        for _ in range(200_000):
+        for _ in range(200_000 if "deep" in question else 150):
             nested = [nested]
         return {**tiny_rag.answer(request), "extra": nested}
     if "chatty" in question:
