@@ -5,10 +5,15 @@ A corpus's folder is the sub-folder `corpora_dir` found it in, or the `path:` a
 the corpus's config.yml and hidden files; a document that is not UTF-8 text (a PDF, an
 image) still has a fingerprint, but no passages to draft from. The pure side of
 documents (names, matching, hashes) is rag_ci.core.questionset.documents.
+
+Nothing outside a corpus's folder is ever read (issue 34): a link (to a file or a folder)
+that leads outside it is skipped and counted, never followed, so a contributed
+`notes.md -> ~/.aws/credentials` cannot reach the writer's prompts or questions.yml.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,34 +21,65 @@ from pathlib import Path
 from rag_ci.core.questionset.config import CorpusSpec
 from rag_ci.core.questionset.documents import Document, DocumentIndex, content_fingerprint
 from rag_ci.errors import RagCiError
+from rag_ci.project import leaves, repository_root
 
 
 def corpus_folders(root: Path, corpora: Mapping[str, CorpusSpec]) -> dict[str, Path]:
-    """Corpus -> its folder, for the corpora that have one; RagCiError when a folder is missing."""
+    """Corpus -> its folder, for the corpora that have one; RagCiError when a folder is
+    missing or lies outside the repository (rag_ci.project refuses such a `path:` first)."""
+    repository = repository_root(root)
     folders = {}
     for name, spec in corpora.items():
         if not spec.path:
             continue
         folder = Path(spec.path) if Path(spec.path).is_absolute() else root / spec.path
+        if leaves(folder, repository):
+            raise RagCiError(f"corpus '{name}': its folder {folder} is outside the repository ({repository})")
         if not folder.is_dir():
             raise RagCiError(f"corpus '{name}': its folder {folder} does not exist (`path:` is relative to rag-ci.yml)")
         folders[name] = folder
     return folders
 
 
+def documents_in(folder: Path) -> tuple[list[str], int]:
+    """The documents of a corpus folder, as paths inside it (config.yml and hidden files
+    aside), and how many links leading outside the folder were not followed. A link to a
+    folder inside the corpus is not followed either: its files are listed where they are."""
+    found, links_outside = [], 0
+    for top, dirs, files in os.walk(folder):
+        here = Path(top)
+        for name in list(dirs):
+            if (here / name).is_symlink():
+                dirs.remove(name)
+                links_outside += leaves(here / name, folder)
+        for name in files:
+            path = here / name
+            if path.is_symlink() and leaves(path, folder):
+                links_outside += 1
+                continue
+            relative = path.relative_to(folder)
+            if path.is_file() and name != "config.yml" and not any(part.startswith(".") for part in relative.parts):
+                found.append(relative.as_posix())
+    return sorted(found), links_outside
+
+
 def list_documents(folder: Path) -> list[str]:
     """The documents of a corpus folder, as paths inside it; config.yml and hidden files aside."""
-    return sorted(
-        p.relative_to(folder).as_posix() for p in folder.rglob("*")
-        if p.is_file() and p.name != "config.yml"
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+    return documents_in(folder)[0]
+
+
+def links_outside_note(count: int) -> str | None:
+    """The warning line for links leading outside a corpus, None when there were none."""
+    if not count:
+        return None
+    return f"warning: {count} link{'s' if count != 1 else ''} outside the corpus not followed (docs/questions.md)"
 
 
 @dataclass(frozen=True)
 class CorpusFiles:
     index: DocumentIndex
     texts: dict[tuple[str, str], str]  # (corpus, path) -> text, for the documents that are text
+    links_outside: int = 0  # links leading outside a corpus folder, not followed
 
     def paths(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -64,11 +100,16 @@ def _text(data: bytes) -> str | None:
 def read_corpora(folders: Mapping[str, Path], *, content: bool = True) -> CorpusFiles:
     """Every document of these folders, fingerprinted, and the text of those that are text;
     with `content=False` only their names (nothing is read; fingerprints are empty)."""
-    documents, texts = [], {}
+    documents, texts, links_outside = [], {}, 0
     for corpus, folder in sorted(folders.items()):
-        for path in list_documents(folder):
+        paths, outside = documents_in(folder)
+        links_outside += outside
+        for path in paths:
             if not content:
                 documents.append(Document(corpus, path, ""))
+                continue
+            if leaves(folder / path, folder):  # replaced by a link since it was listed
+                links_outside += 1
                 continue
             try:
                 data = (folder / path).read_bytes()
@@ -78,4 +119,4 @@ def read_corpora(folders: Mapping[str, Path], *, content: bool = True) -> Corpus
             text = _text(data)
             if text is not None:
                 texts[(corpus, path)] = text
-    return CorpusFiles(DocumentIndex(documents), texts)
+    return CorpusFiles(DocumentIndex(documents), texts, links_outside)

@@ -34,6 +34,7 @@ from rag_ci.core.scoring.verdict import broken_run_reason, failure_stage, questi
 from rag_ci.core.questionset.documents import DocumentIndex
 from rag_ci.corpus_files import corpus_folders, read_corpora
 from rag_ci.errors import RagCiError, TargetError
+from rag_ci.logsafe import neutralise
 from rag_ci.project import Project
 from rag_ci.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.progress import make_progress
@@ -63,6 +64,9 @@ def git_context(root: Path) -> RunContext:
 
 
 
+OWN_TIME_OUT = "time-out: no answer within "
+
+
 class _Replay:
     """State of one replay: target, judge, baseline records, journal, progress."""
 
@@ -89,10 +93,16 @@ class _Replay:
         # questions keep every judge slot busy (each question has several calls ready).
         self.window = asyncio.Semaphore(parallel + 2 * (self.config.judge.concurrency if judge is not None else parallel))
         self.generators: set[str] = set()
+        # Questions that timed out before the target had answered anything: a cold start
+        # more often than the question's fault (two of four made a small run "broken");
+        # re-asked once at the end of the run, when the target has answered since.
+        self.early_time_outs: set[str] = set()
 
-    async def ask(self, request: dict, *, counts: bool = True) -> tuple[TargetReply | None, float | None, str | None]:
+    async def ask(self, request: dict, *, counts: bool = True,
+                  watched: bool = True) -> tuple[TargetReply | None, float | None, str | None]:
         """One target call under its time-out and the breaker: (reply, latency, error).
-        `counts=False` (a warm-up request, a re-ask) keeps a failure out of the errors-at-start count."""
+        `counts=False` (a re-ask) keeps a failure out of the errors-at-start count;
+        `watched=False` (a warm-up request) keeps its outcome from the breaker altogether."""
         timeout = self.config.target.timeout_s
         loop = asyncio.get_running_loop()
         started, clock = time.perf_counter(), loop.time()
@@ -110,44 +120,57 @@ class _Replay:
             if self.breaker.tripped:  # cut by the breaker, tripped by another call
                 return None, None, self.breaker.cut_error()
             own = waited + 1e-3 >= timeout
-            error = f"time-out: no answer within {timeout:g}s" if own else f"time-out: no answer after {waited:.1f}s"
+            error = f"{OWN_TIME_OUT}{timeout:g}s" if own else f"time-out: no answer after {waited:.1f}s"
+            if not watched:
+                return None, None, error
             self.breaker.failed(clock, error, counts=counts, cut=not own)
             if self.breaker.tripped and not own:
                 return None, None, self.breaker.cut_error()
             return None, None, error
         except TargetError as exc:
             error = self.redact(str(exc))
-            self.breaker.failed(clock, error, counts=counts)
+            if watched:
+                self.breaker.failed(clock, error, counts=counts)
             return None, time.perf_counter() - started, error
-        self.breaker.succeeded()
+        if watched:
+            self.breaker.succeeded()
         return reply, latency, None
 
     async def warm_up(self, questions: list[Question], count: int) -> list[float | None]:
         """Send `count` unscored requests (the first questions', under ids of their own) and
         wait for them: a target's cold first calls (loading a model, opening connections)
-        are not timed as the first questions' latency. Their latencies (None: failed)."""
+        are not timed as the first questions' latency. Their latencies (None: failed or
+        skipped). The breaker never sees them, and once one failed the rest are skipped:
+        a target that hangs on warm-ups costs one time-out, and its first question decides."""
         if count <= 0 or not questions:
             return []
+        failures: list[str] = []
 
         async def one(i: int) -> float | None:
             question = questions[i % len(questions)]
             request = {"id": f"{WARMUP_ID_PREFIX}{i + 1}", "question": question.question, "corpora": route(question, self.project.corpora)}
             try:
                 async with self.slots:
-                    _, latency, error = await self.ask(request, counts=False)
+                    if failures:
+                        return None
+                    _, latency, error = await self.ask(request, watched=False)
             except Exception as exc:  # noqa: BLE001 - a warm-up is unscored: whatever it raises, the run goes on
-                print(f"[rag-ci] warm-up request failed: {self.redact(f'{type(exc).__name__}: {exc}')[:300]}",
+                print(neutralise(f"[rag-ci] warm-up request failed: {self.redact(f'{type(exc).__name__}: {exc}')[:300]}"),
                       file=sys.stderr, flush=True)
+                failures.append(type(exc).__name__)
                 return None
+            if error:
+                failures.append(error)
             return None if error else latency
 
         started = time.perf_counter()
         latencies = await asyncio.gather(*(one(i) for i in range(count)))
         answered = [x for x in latencies if x is not None]
         spread = f", {min(answered):.2f}–{max(answered):.2f} s each" if answered else ""
-        failed = f"; {count - len(answered)} failed" if len(answered) < count else ""
-        print(f"[rag-ci] warm-up: {count} unscored request{'s' if count != 1 else ''} in {time.perf_counter() - started:.1f}s"
-              f"{spread}{failed} (target.warmup)", file=sys.stderr, flush=True)
+        failed = (f"; {len(failures)} failed ({self.redact(failures[0])[:120]}), {count - len(answered) - len(failures)} skipped"
+                  if failures else "")
+        print(neutralise(f"[rag-ci] warm-up: {count} unscored request{'s' if count != 1 else ''} in {time.perf_counter() - started:.1f}s"
+                         f"{spread}{failed} (target.warmup)"), file=sys.stderr, flush=True)
         return [None if x is None else round(x, 6) for x in latencies]
 
     async def answer(self, question: Question, judged: dict | None = None, *, again: bool = False) -> QuestionResult:
@@ -163,7 +186,10 @@ class _Replay:
             if self.breaker.tripped:  # the target stopped answering: nothing more is sent
                 error = self.breaker.not_asked_error()
             else:
+                cold = not self.breaker.answered  # sent before any call succeeded: maybe a cold start
                 raw, latency, error = await self.ask(request, counts=not again)
+                if cold and not again and error is not None and error.startswith(OWN_TIME_OUT):
+                    self.early_time_outs.add(question.id)
                 if raw is not None:
                     answer, contexts, usage = raw.answer, list(raw.contexts), raw.usage
         # Answers of concurrent calls arrive together; yielding once lets the questions
@@ -211,6 +237,14 @@ class _Replay:
             failure_stage=failure_stage(metrics) if verdict == "fail" else None,
             unstable=any(m.unstable for m in metrics.values()),
         )
+
+
+def early_time_outs_to_reask(replay: _Replay, records: Mapping[str, QuestionResult], todo: list[Question]) -> list[Question]:
+    """The questions that timed out before the target first answered, once it has answered
+    since (a cold start, not an outage: a tripped breaker re-asks nothing), still in error."""
+    if replay.breaker.tripped or not replay.breaker.answered:
+        return []
+    return [q for q in todo if q.id in replay.early_time_outs and records[q.id].verdict == "error"]
 
 
 def redact_judged(record: QuestionResult, redact: Redactor) -> QuestionResult:
@@ -316,7 +350,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     try:
         documents = read_corpora(corpus_folders(project.root, project.corpora)).index
     except RagCiError as exc:  # the RAG never reads these folders: say so, run without the fingerprints
-        print(f"[rag-ci] warning: {exc}; the documents' fingerprints are not recorded", file=sys.stderr)
+        print(neutralise(f"[rag-ci] warning: {exc}; the documents' fingerprints are not recorded"), file=sys.stderr)
         documents = DocumentIndex(())
     if judge is None and config.judge_enabled:
         from rag_ci.judges.build import build_judge
@@ -356,7 +390,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
                 raise _redacted(exc, redact) from None
             warmup = await replay.warm_up(todo, config.target.warmup_requests(replay.parallel))
 
-        async def one(question: Question) -> None:
+        async def one(question: Question, *, counted: bool = True) -> None:
             try:
                 async with replay.window:
                     record = await answer_with_noise_control(replay, question, samples=samples,
@@ -376,16 +410,21 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
             record = with_fingerprints(redact_judged(record, redact))
             records[question.id] = record
             journal.append(record)
-            bar.advance(record.verdict)
+            if counted:
+                bar.advance(record.verdict)
 
-        try:
-            async with asyncio.TaskGroup() as group:
-                for question in todo:
-                    group.create_task(one(question))
-        except ExceptionGroup as group_error:
-            # Only a RagCiError escapes `one` (e.g. a same-family judge): report it plainly.
-            first = group_error.exceptions[0]
-            raise (_redacted(first, redact) if isinstance(first, RagCiError) else first) from None
+        async def all_of(batch: list[Question], counted: bool = True) -> None:
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for question in batch:
+                        group.create_task(one(question, counted=counted))
+            except ExceptionGroup as group_error:
+                # Only a RagCiError escapes `one` (e.g. a same-family judge): report it plainly.
+                first = group_error.exceptions[0]
+                raise (_redacted(first, redact) if isinstance(first, RagCiError) else first) from None
+
+        await all_of(todo)
+        await all_of(early_time_outs_to_reask(replay, records, todo), counted=False)
         completed = True
     finally:
         bar.close()

@@ -284,7 +284,9 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
         return _with_exit_code(GateOutcome("broken", head, 0, notices=(*notices, broken_notice(max_error_rate, options)),
                                            calibration=calibration, measured=measured), options)
     if baseline is None:
-        return _with_exit_code(GateOutcome(options.bootstrap.verdict, head, 0, notices=(*notices, *_some(options.bootstrap.notice)),
+        leaks = _leaks_without_baseline(head, options.fail_on or (gate.fail_on if gate else None))
+        verdict = "fail" if leaks else options.bootstrap.verdict
+        return _with_exit_code(GateOutcome(verdict, head, 0, notices=(*notices, *_some(options.bootstrap.notice), *_some(leaks)),
                                            calibration=calibration), options)
     refuse_a_fake_judged_baseline(baseline)
     gate = gate or recorded_gate(baseline.meta)
@@ -324,8 +326,10 @@ def question_hashes(head: RunResult) -> dict[str, str]:
 def baseline_hashes(baseline: RunResult, comparison: Comparison) -> dict[str, str]:
     """The baseline's question hashes, under the ids of this run (renamed questions follow)."""
     hashes = question_hashes(baseline)
-    for new, old in comparison.renamed:
-        hashes[new] = hashes.pop(old, "")
+    for new, old in comparison.renamed:  # one baseline question may be re-added under several ids
+        hashes[new] = hashes.get(old, "")
+    for _, old in comparison.renamed:
+        hashes.pop(old, None)
     return hashes
 
 
@@ -369,6 +373,17 @@ def _require_calibration(outcome: GateOutcome, history: History, today: Date | N
         "Label the audit sample (docs/judges.md, \"Calibrating your judge\") and record it with "
         "`rag-ci calibrate --record`.",
     ), calibration=statuses)
+
+
+def _leaks_without_baseline(head: RunResult, fail_on: str | None) -> str | None:
+    """A routing leak always gates (docs/gate.md), with no baseline to compare with too;
+    only a gate switched off on purpose (`fail_on: never`) lets it pass."""
+    leaking = [q.id for q in head.questions if q.verdict == "routing_error"]
+    if not leaking or fail_on == "never":
+        return None
+    shown = ", ".join(leaking[:20]) + (f" and {len(leaking) - 20} more" if len(leaking) > 20 else "")
+    return (f"{len(leaking)} routing leak{'s' if len(leaking) != 1 else ''} ({shown}): contexts from corpora the question "
+            "was not routed to. A leak always gates, with or without a baseline.")
 
 
 def _with_exit_code(outcome: GateOutcome, options: GateOptions) -> GateOutcome:

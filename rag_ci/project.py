@@ -22,6 +22,7 @@ class Project:
     config: Config
     corpora: dict[str, CorpusSpec]
     questions: QuestionSet
+    links_outside: int = 0  # corpora_dir sub-folders that are links leaving it: skipped
 
     @property
     def root(self) -> Path:
@@ -40,14 +41,33 @@ def _read(path: Path, what: str) -> str:
         raise RagCiError(f"cannot read {what} {path}: {exc}") from None
 
 
+def leaves(path: Path, folder: Path) -> bool:
+    """Does `path`, its links resolved, lead outside `folder` (itself resolved)?"""
+    try:
+        return not path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return True
+
+
+def corpora_dir_links_outside(folder: Path) -> int:
+    """How many sub-folders of `corpora_dir` are links leading outside it (never followed)."""
+    if not folder.is_dir():
+        return 0
+    return sum(1 for p in folder.iterdir() if p.is_symlink() and leaves(p, folder))
+
+
 def scan_corpora_dir(folder: Path) -> dict[str, CorpusSpec]:
-    """Each sub-folder holding a config.yml is one corpus, named after the folder."""
+    """Each sub-folder holding a config.yml is one corpus, named after the folder; a
+    sub-folder that is a link leading outside `folder` is skipped: a contributed link
+    must not make rag-ci read (and `generate` send to a writer) files from elsewhere."""
     if not folder.is_dir():
         raise RagCiError(f"corpora_dir not found: {folder}")
     corpora: dict[str, CorpusSpec] = {}
-    for sub in sorted(p for p in folder.iterdir() if (p / "config.yml").is_file()):
+    for sub in sorted(p for p in folder.iterdir() if not leaves(p, folder) and (p / "config.yml").is_file()):
         from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain
 
+        if leaves(sub / "config.yml", sub):
+            continue
         data = to_plain(load_yaml(_read(sub / "config.yml", "corpus config"), str(sub / "config.yml"))) or {}
         description = str(data.get("description", "")) if isinstance(data, dict) else ""
         corpora[sub.name] = CorpusSpec(description=description, path=str(sub))
@@ -81,15 +101,51 @@ def _corpora_of_dir(config_path: Path, text: str, corpora_dir: str) -> dict[str,
         raise ValidationError([f"{where}: {exc}"]) from None
 
 
+def _refuse_corpus_paths_outside(config_path: Path, text: str, corpora: dict[str, CorpusSpec]) -> None:
+    """A corpus's `path:` must stay inside the repository (its links resolved)."""
+    from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
+
+    repository = repository_root(config_path.parent)
+    errors = []
+    for name, spec in corpora.items():
+        if not spec.path:
+            continue
+        folder = config_path.parent / spec.path
+        if not leaves(folder, repository):
+            continue
+        node = load_yaml(text, str(config_path))
+        try:
+            line = line_of(node["corpora"][name], "path")
+        except (KeyError, TypeError):
+            line = None
+        where = f"{config_path}:{line}" if line else str(config_path)
+        errors.append(f"{where}: corpus '{name}': path {spec.path!r} is {folder.resolve()}, outside the repository "
+                      f"({repository}): the corpora must be files of the repository under review")
+    if errors:
+        raise ValidationError(errors)
+
+
+def corpora_table(config_path: Path, text: str, config: Config) -> tuple[dict[str, CorpusSpec], int]:
+    """The routing table (from `corpora:` or `corpora_dir:`), every folder inside the
+    repository, and how many `corpora_dir` sub-folders were links leaving it (skipped)."""
+    if config.corpora:
+        corpora = dict(config.corpora)
+        _refuse_corpus_paths_outside(config_path, text, corpora)
+        return corpora, 0
+    if config.corpora_dir:
+        corpora = _corpora_of_dir(config_path, text, config.corpora_dir)
+        return corpora, corpora_dir_links_outside(config_path.parent / config.corpora_dir)
+    raise ValidationError([f"{config_path}: no corpora: add a `corpora:` table or `corpora_dir:`"])
+
+
 def load_project(config_path: Path) -> Project:
     """Read and validate rag-ci.yml, the routing table and the question set."""
     config_path = Path(config_path).resolve()
     text = _read(config_path, "config")
     config = parse_config(text, str(config_path))
     root = config_path.parent
-    corpora = dict(config.corpora) if config.corpora else _corpora_of_dir(config_path, text, config.corpora_dir) if config.corpora_dir else {}
-    if not corpora:
-        raise ValidationError([f"{config_path}: no corpora: add a `corpora:` table or `corpora_dir:`"])
+    corpora, links_outside = corpora_table(config_path, text, config)
     questions_path = root / config.questions
     questions = parse_question_set(_read(questions_path, "question set"), str(questions_path), set(corpora))
-    return Project(config_path=config_path, config=config, corpora=corpora, questions=questions)
+    return Project(config_path=config_path, config=config, corpora=corpora, questions=questions,
+                   links_outside=links_outside)

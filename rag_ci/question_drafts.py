@@ -11,6 +11,7 @@ that costs time: a writer of the judge's family stops the command before any cal
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from rag_ci.core.questionset.questions import QuestionSet, parse_question_set
 from rag_ci.core.questionset.yaml_edit import NEW_SET
 from rag_ci.corpus_files import CorpusFiles, corpus_folders, read_corpora
 from rag_ci.errors import RagCiError
-from rag_ci.project import scan_corpora_dir
+from rag_ci.project import corpora_table
 
 
 @dataclass(frozen=True)
@@ -53,11 +54,10 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     config_path = Path(config_path).resolve()
     if not config_path.is_file():
         raise RagCiError(f"config not found: {config_path}")
-    config = parse_config(config_path.read_text(encoding="utf-8"), str(config_path))
+    config_text = config_path.read_text(encoding="utf-8")
+    config = parse_config(config_text, str(config_path))
     root = config_path.parent
-    table = dict(config.corpora) if config.corpora else scan_corpora_dir(root / config.corpora_dir) if config.corpora_dir else {}
-    if not table:
-        raise RagCiError(f"{config_path}: no corpora: add a `corpora:` table or `corpora_dir:`")
+    table, links_outside = corpora_table(config_path, config_text, config)  # every folder inside the repository
     unknown = [c for c in corpora if c not in table]
     if unknown:
         raise RagCiError(f"--corpus {', '.join(unknown)}: no such corpus (corpora: {', '.join(table)})")
@@ -71,8 +71,9 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     text = NEW_SET if new_set else path.read_text(encoding="utf-8")
     questions = (QuestionSet(version=1, questions=(), source=str(path)) if new_set
                  else parse_question_set(text, str(path), set(table), allow_drafts=True))
-    return Sources(config_path, config, table, path, text, questions, read_corpora(folders),
-                   tuple(corpora or table), new_set)
+    files = read_corpora(folders)
+    files = dataclasses.replace(files, links_outside=files.links_outside + links_outside)
+    return Sources(config_path, config, table, path, text, questions, files, tuple(corpora or table), new_set)
 
 
 def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[DocumentPassages], int]:

@@ -27,6 +27,11 @@ Matching rules, and why:
   printed across two stderr lines is still one secret.
 - A secret's first 12 characters or more are enough: rag-ci cuts long messages (a reply
   shown in an error is cut at 200 characters), and the cut may fall inside a key.
+- So are its last 12 characters or more: a message cut to its first line, or a tail of
+  stderr, may hold only a key's second half (a 401 quoting the key across two lines).
+  They are found by their last 12 characters, then followed back through the secret.
+- Wrapped text is still one secret: indentation and quote marks around the line break,
+  or spaces where a line break was collapsed.
 
 Redaction keeps accidents out of reports; it cannot stop a target that encodes a key on
 purpose (reversed, base64...). That is what the target's allow-listed environment and,
@@ -46,8 +51,12 @@ MIN_PREFIX_CHARS = 12  # a cut secret is still recognised from this many leading
 _NESTING_LIMIT = 100  # longer secrets: prefixes longer than this are not matched one by one
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-# A line break, or one written as `\n` (a tail of stderr lines quoted with repr()).
-_LINE_BREAK = r"(?:\r?\n|(?:\\r)?\\n)?"
+# A line break, or one written as `\n` (a tail of stderr lines quoted with repr()), with
+# the indentation or quote marks a wrapped message puts around it; or spaces alone (a
+# message whose whitespace was collapsed, `" ".join(text.split())`).
+_LINE_BREAK = r"(?:[ \t]*(?:\r?\n|\r|[\u2028\u2029\x85]|(?:\\r)?\\n)[ \t>|#]*|[ \t]+)?"
+# What may sit between two characters of a secret, for the backward walk of a cut secret's tail.
+_BREAK_CHARS = frozenset(" \t\r\n\u2028\u2029\x85>|#")
 
 # The variables the judge providers and the GitHub integration read their credentials from.
 KNOWN_SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GITHUB_TOKEN")
@@ -120,6 +129,11 @@ class Redactor:
         values = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
         self._count = len(values)
         self._regex = re.compile("|".join(_pattern(s) for s in values)) if values else None
+        # A cut secret's tail: its last MIN_PREFIX_CHARS characters (no capturing groups: they
+        # would slow the search down; which secret matched is read from the match itself).
+        self._tails = {s[-MIN_PREFIX_CHARS:]: s[:-MIN_PREFIX_CHARS] for s in reversed(values) if len(s) > MIN_PREFIX_CHARS}
+        self._tail_regex = (re.compile("|".join(_LINE_BREAK.join(re.escape(c) for c in tail) for tail in self._tails))
+                            if self._tails else None)
 
     def __bool__(self) -> bool:
         return self._regex is not None
@@ -128,10 +142,32 @@ class Redactor:
         return f"Redactor({self._count} secrets)"
 
     def __call__(self, text: str) -> str:
-        return text if self._regex is None or not text else self._regex.sub(MASK, text)
+        if self._regex is None or not text:
+            return text
+        if self._tail_regex is None or not self._tail_regex.search(text):
+            return self._regex.sub(MASK, text)
+        out, last = [], 0
+        for lo, hi in self.spans(text):
+            out += [text[last:lo], MASK]
+            last = hi
+        return "".join(out) + text[last:]
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        return [] if self._regex is None else [m.span() for m in self._regex.finditer(text)]
+        """Where the secrets are in `text`: sorted, overlapping ones merged."""
+        if self._regex is None:
+            return []
+        found = [m.span() for m in self._regex.finditer(text)]
+        if self._tail_regex is not None:
+            for m in self._tail_regex.finditer(text):
+                tail = _without_breaks(m.group())
+                found.append((_start_of_tail(text, m.start(), self._tails.get(tail, "")), m.end()))
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(found):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+            else:
+                merged.append((lo, hi))
+        return merged
 
     def tree(self, value: Any) -> Any:
         """A decoded JSON value with every string (keys too) redacted."""
@@ -164,6 +200,29 @@ class Redactor:
                 found.append(environ[name])
         found += [part for k, v in environ.items() if secret_name(k) for part in secret_parts(v)]
         return cls(found)
+
+
+def _without_breaks(text: str) -> str:
+    """A matched piece of a secret without the line breaks, escapes and indentation in it."""
+    return re.sub(r"\\r|\\n", "", "".join(c for c in text if c not in _BREAK_CHARS)) if len(text) > MIN_PREFIX_CHARS else text
+
+
+def _start_of_tail(text: str, end: int, before: str) -> int:
+    """Where a secret's tail found at `end` begins: walking back through `text` while its
+    characters are the secret's (`before`: the characters ahead of the tail), line breaks,
+    indentation and `\\n` escapes between them allowed."""
+    start, pos, want = end, end - 1, len(before) - 1
+    while pos >= 0 and want >= 0:
+        if text[pos] == before[want]:
+            want, pos = want - 1, pos - 1
+            start = pos + 1
+        elif text[pos] in _BREAK_CHARS:
+            pos -= 1
+        elif text[pos] in "nr" and pos > 0 and text[pos - 1] == "\\":
+            pos -= 2
+        else:
+            break
+    return start
 
 
 class LineRedactor:

@@ -36,7 +36,7 @@ from rag_ci.accepted_file import accepted_path, read_accepted
 from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
-from rag_ci.action.runner_files import kept_from_the_target
+from rag_ci.action.runner_files import kept_from_the_target, undone_words
 from rag_ci.action import annotations
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, step_outputs, summary_report, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
@@ -295,10 +295,12 @@ class Evaluation:
         try:
             # The baseline feeds the verdict cache (unless the plan turns it off) and the
             # re-asking of flipped questions (in every mode).
-            with kept_from_the_target(os.environ):  # the runner's command files (runner_files.py)
+            with kept_from_the_target(os.environ) as undone:  # the runner's command files (runner_files.py)
                 head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context, pinned.confirm_each)
         finally:
             self.runner.end_group()
+        if undone:
+            self.runner.warning(undone_words(undone), title="rag-ci: the target wrote the runner's files")
         after = os.lstat(self.output)
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
             raise RagCiError(f"the output folder {s.output_dir} was replaced while the target ran; not trusting what is in it")

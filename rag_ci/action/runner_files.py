@@ -10,9 +10,12 @@ They belong to the runner's user, which is the checkout's owner, which the targe
 So while the target may run, `kept_from_the_target` holds what each file said before it
 started; when the replay is over it kills whatever the target left running (its user's
 processes below rag-ci: rag-ci becomes the child subreaper first, so even a daemon that
-left its process group stays below it), puts back every file the target changed, and fails
-the run saying which. The runner reads the files only after the step, so what the target
-wrote never reaches it. (A target running as root, by RAG_CI_TARGET_USER=root, is beyond
+left its process group stays below it), puts back every file the target changed, and names
+them (the action warns). The runner reads the files only after the step, so what the
+target wrote never reaches it, and rag-ci, which owns the files, writes its own outputs
+after: the run's verdict stands (a clean run is not made exit 2 by a target's scribbling,
+issue 34). Only a file rag-ci could not put back stops the run. The target's environment
+never names the files (rag_ci.targets.processes.without_runner_channels). (A target running as root, by RAG_CI_TARGET_USER=root, is beyond
 this: root could rewrite rag-ci itself.)
 """
 
@@ -37,13 +40,14 @@ _NOT_A_FILE = b"\0not a regular file\0"  # what a file replaced by a fifo, a fol
 
 
 @contextmanager
-def kept_from_the_target(environ: Mapping[str, str]) -> Iterator[None]:
+def kept_from_the_target(environ: Mapping[str, str]) -> Iterator[list[str]]:
+    """Yields the list it fills, on the way out, with the names of the files the target changed (and that were put back)."""
     paths = {name: Path(environ[name]) for name in COMMAND_FILES if environ.get(name)}
     _become_subreaper()
     before = {name: _contents(path) for name, path in paths.items()}
     changed: list[str] = []
     try:
-        yield
+        yield changed
     finally:
         user = target_user()
         if user is not None:
@@ -56,12 +60,14 @@ def kept_from_the_target(environ: Mapping[str, str]) -> Iterator[None]:
                 except OSError as exc:
                     raise RagCiError(f"the target changed the runner's {name} ({path}) and rag-ci could not put it back: "
                                      f"{exc.strerror or exc}; do not trust this job's later steps") from None
-    if changed:
-        raise RagCiError(
-            f"the target wrote to the runner's command file{'s' if len(changed) > 1 else ''} {', '.join(changed)}, "
-            "which would have reached the job's later steps; rag-ci put back what they held before it started. "
-            "Not evaluated: a RAG has no business with these files (docs/action.md, \"Secrets\")."
-        )
+
+
+def undone_words(changed: list[str]) -> str:
+    """The warning for the files the target wrote and rag-ci put back."""
+    return (f"the target wrote to the runner's command file{'s' if len(changed) > 1 else ''} {', '.join(changed)}, "
+            "which would have reached the job's later steps; rag-ci put back what they held before it started, and "
+            "nothing the target wrote there reaches the runner. A RAG has no business with these files "
+            "(docs/action.md, \"Secrets\").")
 
 
 def _become_subreaper() -> None:

@@ -53,7 +53,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     listed, machine-written ones with their writer. Questions citing a document that no
     longer exists are warned about."""
     from rag_ci.core.questionset.documents import missing_citations
-    from rag_ci.corpus_files import corpus_folders, read_corpora
+    from rag_ci.corpus_files import corpus_folders, links_outside_note, read_corpora
     from rag_ci.project import load_project
 
     project = load_project(config_path)
@@ -68,6 +68,8 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         + f"; target {project.config.target.kind}; judge {project.config.judge.provider}"
     )
     files = read_corpora(corpus_folders(project.root, project.corpora), content=False)  # names only
+    if links_outside_note(files.links_outside + project.links_outside):
+        echo(links_outside_note(files.links_outside + project.links_outside), err=True)
     for qid, source in missing_citations(((q.id, q.sources) for q in questions), files.index):
         echo(f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
                    f"matches (removed or renamed?): its reference may be stale", err=True)
@@ -251,6 +253,9 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     if base is None:
         if fmt != "json":  # the JSON format is the comparison's, and there is none
             echo("".join(_render(head, None, fmt, history, None)))
+        if outcome.exit_code:  # a routing leak gates without a baseline too
+            echo(f"[rag-ci] {outcome.notice}", err=True)
+            sys.exit(outcome.exit_code)
         return
     _emit_comparison(outcome, fmt, None, history, base)
     sys.exit(outcome.exit_code)

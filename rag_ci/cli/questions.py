@@ -93,6 +93,7 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
     from rag_ci.judges.writer import FAKE_WRITER_MODEL, Writer, check_writer
     from rag_ci.judges.writer import estimate as estimate_plan
     from rag_ci.core.questionset.draft_plan import plan_drafts
+    from rag_ci.corpus_files import links_outside_note
     from rag_ci.question_drafts import (documents_to_draft, generate as run_generate, read_sources, scope_documents, summary,
                                         writer_config)
 
@@ -103,6 +104,8 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
         for warning in check.warnings:
             echo(f"warning: {warning}", err=True)
         documents, skipped = documents_to_draft(sources, uncovered_only)
+        if links_outside_note(sources.files.links_outside):
+            echo(links_outside_note(sources.files.links_outside), err=True)
         if not documents:
             raise RagCiError("no documents to draft from" + (" (every document is cited: drop --uncovered-only)" if uncovered_only else
                                                             ": the corpora need a folder (`corpora_dir:` or a corpus's `path:`) of text files"))

@@ -12,6 +12,10 @@ The breaker watches every target call (warm-up included) and trips when either
   target that errors at once, e.g. HTTP 500 from a dead backend, trips in a second;
   warm-up requests and re-asks are not counted).
 
+Warm-up requests are not watched at all (the engine never reports them): they are
+unscored, and a target that hangs on them alone must not end a run before its first
+question is asked — the first real question decides.
+
 Once tripped, calls in flight are cut at once (their time-outs are rescheduled to now,
 no extra task per call), nothing more is sent — no question, no re-ask, hence no process
 restart — and `reason` names the target and its last error; the engine marks the
@@ -51,6 +55,11 @@ class TargetBreaker:
     @property
     def tripped(self) -> bool:
         return self.reason is not None
+
+    @property
+    def answered(self) -> bool:
+        """Has any watched call succeeded yet? (Before that, a time-out may be a cold start.)"""
+        return self._answered
 
     @contextlib.asynccontextmanager
     async def call(self, timeout_s: float) -> AsyncIterator[None]:

@@ -34,6 +34,7 @@ from typing import Any
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.base import mark_reply_arrived
 from rag_ci.targets.processes import OutputTail, finish_reader, permission_hint, target_process_kwargs
+from rag_ci.targets.reply_json import reply_bounds_problem
 
 _LINE_LIMIT = 64 * 1024 * 1024  # replies with many contexts can be long
 _EOF = b""
@@ -231,6 +232,9 @@ class _Worker:
 
     def _decode(self, line: bytes, request_id: str) -> tuple[dict[str, Any], str | None]:
         """The reply, or why this line is not the reply to `request_id`."""
+        problem = reply_bounds_problem(line)  # before parsing: 200,000 `[` made json.loads raise RecursionError
+        if problem is not None:
+            return {}, problem
         try:
             reply = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):

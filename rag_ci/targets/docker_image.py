@@ -181,7 +181,7 @@ def ensure_image(
     filters = {"label": [f"{key}={value}" for key, value in labels.items()]}
     for image in client.images.list(filters=filters):
         seconds = time.monotonic() - started
-        print(f"[rag-ci] docker: reusing image {image.short_id} (context, build config and base images unchanged)",
+        print(neutralise(f"[rag-ci] docker: reusing image {image.short_id} (context, build config and base images unchanged)"),
               file=log, flush=True)
         return ImageRef(image.id, tag, reused=True, seconds=seconds)
 
@@ -202,5 +202,6 @@ def ensure_image(
             docker_build.refuse_buildkit_only(request, why_not)
         image_id = docker_build.build_with_sdk(client, request, out, cancelled=cancelled)
     seconds = time.monotonic() - started
-    print(f"[rag-ci] docker: built {image_id[:19]} in {seconds:.1f}s ({out.lines} lines of build output)", file=log, flush=True)
+    print(neutralise(f"[rag-ci] docker: built {image_id[:19]} in {seconds:.1f}s ({out.lines} lines of build output)"),
+          file=log, flush=True)
     return ImageRef(image_id, tag, reused=False, seconds=seconds)

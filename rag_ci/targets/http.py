@@ -18,6 +18,7 @@ import httpx
 from rag_ci.core.questionset.api_mapping import map_reply, render_request
 from rag_ci.core.questionset.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
+from rag_ci.targets.reply_json import load_reply
 from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
 
 
@@ -111,7 +112,7 @@ class HttpTarget:
         if response.status_code >= 400:
             raise TargetError(f"target answered HTTP {response.status_code}: {response.text[:300]}")
         try:
-            reply = response.json()
+            reply = load_reply(response.content)  # bounded in size and depth before parsing
         except ValueError:
             raise TargetError(f"malformed response: not JSON: {response.text[:200]!r}") from None
         return reply if self.response_map is None else map_reply(self.response_map, reply)

@@ -145,7 +145,15 @@ def process_env(extra: Mapping[str, str] | None, environ: Mapping[str, str] | No
         env["HOME"] = env["TMPDIR"] = str(user.home)
         env["USER"] = env["LOGNAME"] = user.name
     env.update(extra or {})
-    return env
+    return without_runner_channels(env, environ)
+
+
+def without_runner_channels(env: dict[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """`env` without the runner's command files: neither their variables (a `pass_env:
+    [GITHUB_*]` would pass them) nor any variable whose value names one of their paths
+    (`env: {OUT: ${GITHUB_OUTPUT}}`). The target must not even know where they are."""
+    paths = [environ[name] for name in RUNNER_CHANNELS if environ.get(name)]
+    return {k: v for k, v in env.items() if k not in RUNNER_CHANNELS and not any(p in v for p in paths)}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.command import _EOF, CommandTarget, _Worker, shown
 from rag_ci.targets.processes import permission_hint
+from rag_ci.targets.reply_json import reply_bounds_problem
 from rag_ci.targets.venv import target_venv_dir
 
 WORKER = Path(__file__).with_name("python_worker.py")
@@ -57,6 +58,12 @@ def worker_interpreter(setting: str | None, root: Path, target_path: str, enviro
     return found
 
 
+def _well_formed(message: dict[str, Any]) -> bool:
+    """The worker's reply message: its nonce and either the reply or what was raised (text)."""
+    keys = set(message)
+    return keys == {"nonce", "reply"} or (keys == {"nonce", "raised"} and isinstance(message["raised"], str))
+
+
 class _PythonWorker(_Worker):
     """Speaks the worker's protocol (python_worker.py): each request goes out with a fresh
     random nonce, and only the line carrying it is its reply. A line without it (a forgery
@@ -74,13 +81,21 @@ class _PythonWorker(_Worker):
             line = await self.lines.get()
             await self._refuse_unreadable(line)
             assert isinstance(line, bytes)
+            problem = reply_bounds_problem(line)  # before parsing: a reply 200,000 deep is no RecursionError here
             try:
-                message = json.loads(line)
+                message = None if problem else json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 message = None
             if isinstance(message, dict) and message.get("nonce") == nonce and ("reply" in message or "raised" in message):
+                if not _well_formed(message):
+                    await self.kill()
+                    raise TargetError("malformed response: the worker's message for this request is not of its protocol's "
+                                      f"shape (the module may have replaced the worker's parts): {shown(line)}; the process is restarted")
                 self.last_id = request["id"]
                 return message
+            if nonce.encode() in line and problem:
+                await self.kill()
+                raise TargetError(f"malformed response: {problem}; the process is restarted")
             if nonce.encode() in line:
                 await self.kill()
                 raise TargetError("malformed response: the worker's reply was mixed with other output written on its "
@@ -141,7 +156,7 @@ class PythonTarget(CommandTarget):
             if line == _EOF:
                 return None
             try:
-                message = json.loads(line) if isinstance(line, bytes) else None
+                message = json.loads(line) if isinstance(line, bytes) and not reply_bounds_problem(line) else None
             except (json.JSONDecodeError, UnicodeDecodeError):
                 message = None
             if isinstance(message, dict) and "ready" in message:

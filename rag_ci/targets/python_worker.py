@@ -79,15 +79,42 @@ def _load(entry, search_path, saved):
     return function
 
 
-def _plain(value):
-    """JSON for the objects a RAG commonly returns besides dicts (pydantic, dataclasses, numpy)."""
-    if hasattr(value, "model_dump"):
+def _plain(value, _hasattr=hasattr, _isinstance=isinstance, _is_dataclass=dataclasses.is_dataclass,
+           _asdict=dataclasses.asdict, _type=type, _error=TypeError):
+    """JSON for the objects a RAG commonly returns besides dicts (pydantic, dataclasses, numpy).
+    What it uses is bound when this file is read: the user's module cannot replace it."""
+    if _hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if hasattr(value, "tolist"):
+    if _is_dataclass(value) and not _isinstance(value, _type):
+        return _asdict(value)
+    if _hasattr(value, "tolist"):
         return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+    raise _error(f"{_type(value).__name__} is not JSON serializable")
+
+
+def _private_encoder():
+    """A JSON encoder made of json's parts as they are now, before the user's module runs:
+    `json.JSONEncoder(...).encode` looks up `iterencode`, `c_make_encoder` and the string
+    escapers at every call, so a function that replaced them (inside this process) made
+    every later message, its own exception included, whatever it wanted (issue 34)."""
+    import json.encoder as parts
+
+    make_c, make_python = parts.c_make_encoder, parts._make_iterencode
+    escape, float_repr, infinity, join = parts.encode_basestring, float.__repr__, float("inf"), "".join
+
+    def floatstr(number):
+        if number != number:
+            return "NaN"
+        if number == infinity or number == -infinity:
+            return "Infinity" if number > 0 else "-Infinity"
+        return float_repr(number)
+
+    def encode(message):
+        if make_c is not None:
+            return join(make_c({}, _plain, escape, None, ": ", ", ", False, False, True)(message, 0))
+        return join(make_python({}, _plain, escape, None, floatstr, ": ", ", ", False, False, True)(message, 0))
+
+    return encode
 
 
 class _Builtins:
@@ -112,12 +139,13 @@ def main(argv):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     requests, replies = _protocol_streams()
     # Bound before the import: the module cannot replace what this loop uses.
-    encode = json.JSONEncoder(ensure_ascii=False, default=_plain).encode
+    encode = _private_encoder()
     decode = json.JSONDecoder().decode
     isawaitable = inspect.isawaitable
     text, kind, catchable = str, type, BaseException
     # Written by hand, in case even the reply cannot be encoded: no user text in it.
-    unencodable = '{"nonce": "%s", "raised": "rag-ci worker: the reply could not be encoded"}\n'
+    unencodable = '{"nonce": "%s", "raised": "rag-ci worker: the reply could not be encoded%s"}\n'
+    too_deep = RecursionError
 
     def described(exc):
         try:
@@ -128,8 +156,8 @@ def main(argv):
     def send(message, nonce=""):
         try:
             line = encode(message) + "\n"
-        except catchable:  # a reply the encoder cannot take, or an encoder the module broke
-            line = unencodable % nonce
+        except catchable as exc:  # a reply the encoder cannot take, or an encoder the module broke
+            line = unencodable % (nonce, " (nested too deeply)" if kind(exc) is too_deep else "")
         replies.write(line)
         replies.flush()
 

@@ -99,10 +99,12 @@ env_file, output_file = sys.argv[1], sys.argv[2]
 started = False
 for line in sys.stdin:
     request = json.loads(line)
-    with open(env_file, "a") as f:
-        f.write("LD_PRELOAD=/tmp/evil.so\\n")
-    with open(output_file, "a") as f:
-        f.write("verdict<<EOF\\npass\\nEOF\\n")
+    for path, text in ((env_file, "LD_PRELOAD=/tmp/evil.so\\n"), (output_file, "verdict<<EOF\\npass\\nEOF\\n")):
+        try:
+            with open(path, "a") as f:
+                f.write(text)
+        except OSError:
+            pass
     if not started and os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
@@ -117,8 +119,9 @@ for line in sys.stdin:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the target runs as the checkout's owner only when rag-ci runs as root")
-def test_a_target_that_writes_the_runners_command_files_is_undone_and_fails_the_run(token):
-    # Before: GITHUB_ENV kept LD_PRELOAD for every later step of the job (issue 23 §12).
+def test_a_target_that_writes_the_runners_command_files_is_undone_and_the_run_stands(token):
+    # Before: GITHUB_ENV kept LD_PRELOAD for every later step of the job (issue 23 §12); then the
+    # undoing turned a clean run into exit 2 (issue 34): rag-ci owns the files, the verdict stands.
     nobody = pwd.getpwnam("nobody")
     base = Path(tempfile.mkdtemp(prefix="rag-ci-command-files-"))
     try:
@@ -137,10 +140,11 @@ def test_a_target_that_writes_the_runners_command_files_is_undone_and_fails_the_
         with FakeGitHubServer(token=token) as fake:
             run = run_action(fake, workspace, event_name="push", event=push_event(), token=token,
                              env={"RAG_CI_TARGET_USER": "", "GITHUB_ENV": str(env_file)})
-        assert run.returncode == 2, run.log
+        assert run.returncode == 0, run.log
         assert "the target wrote to the runner's command files GITHUB_ENV, GITHUB_OUTPUT" in run.stdout
         time.sleep(0.5)  # the daemon, had it survived, would have written again by now
         assert env_file.read_text() == ""
-        assert run.outputs == {"verdict": "error"}
+        assert "LD_PRELOAD" not in output_file.read_text() and "verdict<<EOF\npass" not in output_file.read_text()
+        assert run.outputs["verdict"] != "error"
     finally:
         shutil.rmtree(base, ignore_errors=True)

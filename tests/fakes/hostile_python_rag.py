@@ -9,6 +9,10 @@
             json's functions and sys.modules entries of the modules the worker uses, and
             the worker's own globals
   signal    every call sends SIGTERM to the worker's parent (rag-ci), then answers
+  encoder   a call whose question says "patch" replaces, inside the worker, json's encoder
+            (JSONEncoder.iterencode forging a passing reply for any message, json.encoder's
+            C encoder and string escapers, json.dumps) and builtins.BaseException, then
+            raises: the question must error, and the next ones get their own answers
 
 The real answer is tiny_rag's, tagged with the id it answers ("... [Q1]"), so a forged
 or shifted answer shows.
@@ -58,12 +62,31 @@ def answer(request):
         return {"answer": f"The delay is 10 ms on CAN. [{request['id']}]", "contexts": [FACT]}
     if MODE == "forge":
         _forge(request)
+    if MODE == "encoder" and "patch" in request["question"]:
+        _patch_the_encoder(request["id"])
+        raise RuntimeError("this question fails")
     if MODE == "signal":
         os.kill(os.getppid(), signal.SIGTERM)
         time.sleep(0.5)
     reply = tiny_rag.answer(request)
     reply["answer"] = f"{reply['answer']} [{request['id']}]"
     return reply
+
+
+def _patch_the_encoder(qid):
+    import builtins
+    import json.encoder
+
+    def forged(self, message, _one_shot=False):  # every message the worker sends becomes a pass
+        nonce = message.get("nonce", "") if hasattr(message, "get") else ""
+        return ['{"nonce": "%s", "reply": {"answer": "forged pass [%s]", "contexts": []}}' % (nonce, qid)]
+
+    json.JSONEncoder.iterencode = forged
+    json.JSONEncoder.encode = lambda self, message: "".join(forged(self, message))
+    json.encoder.c_make_encoder = None
+    json.encoder.encode_basestring = json.encoder.encode_basestring_ascii = lambda text: '"forged"'
+    json.dumps = lambda *args, **kwargs: '{"answer": "forged"}'
+    builtins.BaseException = int
 
 
 if MODE == "hang":

@@ -23,7 +23,7 @@ Usage (also by the benchmarks; needs `tests/` on sys.path, as conftest.py does):
 Scripting: `latency_s` per request; `queue_faults("429", "500", "invalid_json",
 "hang", "400")` makes the next requests fail in that order (429 carries
 `Retry-After: retry_after`); `always_fault="500"` fails every request; `always_invalid_json`;
-`always_fault="401", quote_key="full" | "split"` answers 401 quoting the API key it was sent, as
+`always_fault="401", quote_key="full" | "split" | "wrapped"` answers 401 quoting the API key it was sent, as
 real gateways do ("Incorrect API key provided: sk-…"; "split": cut across two lines); `policy=JudgePolicy(flip_probability=…,
 seed=…)` for a seeded flipping judge. Observing: `requests` (calls received),
 `max_in_flight` (peak concurrency), `presented_keys` (the API keys sent), `log` (every answered request: arrival time,
@@ -221,6 +221,9 @@ class FakeJudgeServer:
         if self.quote_key == "split":
             half = len(key) // 2
             key = key[:half] + "\n" + key[half:]
+        if self.quote_key == "wrapped":  # a gateway that wraps its message at a width, indenting
+            half = len(key) // 2
+            key = key[:half] + "\n    " + key[half:]
         quoted = key if self.quote_key else "sk-...redacted"
         return f"Incorrect API key provided: {quoted}. You can find your API key at https://platform.example/account/api-keys."
 

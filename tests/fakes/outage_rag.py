@@ -6,6 +6,9 @@ server is up and healthy, but questions hang or fail. OUTAGE_RAG chooses how:
   hang       every POST hangs (until the client gives up)
   error      every POST is HTTP 500 at once
   after=N    answers the first N POSTs, then hangs
+  first=N    the first N POSTs hang (a model still loading), then answers every question
+  deep       every reply holds a list nested 200,000 deep
+  hang=ID    every POST whose id starts with ID hangs (`hang=rag-ci-warmup-`: a warm-up), the others are answered
 OUTAGE_RAG_LOG=path appends the id of every POST received (to count asks and re-asks).
 """
 
@@ -30,8 +33,18 @@ class Handler(JsonHandler):
                 with open(os.environ["OUTAGE_RAG_LOG"], "a") as log:
                     log.write(request["id"] + "\n")
         mode = os.environ.get("OUTAGE_RAG", "ok")
-        if mode == "hang" or (mode.startswith("after=") and number > int(mode[6:])):
+        if (mode == "hang" or (mode.startswith("after=") and number > int(mode[6:]))
+                or (mode.startswith("first=") and number <= int(mode[6:]))
+                or (mode.startswith("hang=") and request["id"].startswith(mode[5:]))):
             time.sleep(3600)
+        if mode == "deep":
+            data = ('{"answer": "x", "contexts": [], "extra": ' + "[" * 200_000 + "]" * 200_000 + "}").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if mode == "error":
             self.send_json(500, {"detail": "LLM API unreachable: connection refused (http://llm:8080/v1)"})
             return

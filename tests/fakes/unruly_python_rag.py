@@ -1,6 +1,8 @@
 """A fake `kind: python` RAG whose function misbehaves on purpose, chosen by the question text:
   "exit zero" raises SystemExit(0), "interrupt" raises KeyboardInterrupt,
-  "hang" never returns, "chatty" prints to stdout before answering.
+  "hang" never returns, "chatty" prints to stdout before answering,
+  "deep" answers with a list nested 200,000 deep, "deep line" writes such a line on stdout first,
+  "nested" answers with a list nested 150 deep (encodable, deeper than rag-ci reads).
 Otherwise it answers like tiny_rag. `answer_async` is the same as a coroutine function.
 """
 
@@ -20,6 +22,14 @@ def answer(request):
         raise KeyboardInterrupt
     if "hang" in question:
         threading.Event().wait()
+    if "deep line" in question:
+        import os
+        os.write(1, b"[" * 200_000 + b"]" * 200_000 + b"\n")
+    elif "deep" in question or "nested" in question:
+        nested = []
+        for _ in range(200_000 if "deep" in question else 150):
+            nested = [nested]
+        return {**tiny_rag.answer(request), "extra": nested}
     if "chatty" in question:
         print("DEBUG: loaded model")
     return tiny_rag.answer(request)

@@ -8,6 +8,7 @@ Misbehaviour is chosen per question id: UNRULY_RAG="Q1=stray,Q6=empty". Modes:
   no_id     the reply without its `id`, even with UNRULY_RAG_IDS=1
   other_id  first a reply carrying another question's id, then the real one
   empty     a well-formed reply without contexts (a real regression)
+  deep      a reply holding a list nested 200,000 deep
 Every answer names the id it answers, so a reply read for the wrong question shows.
 UNRULY_RAG_IDS=1 puts the request's `id` in every reply. UNRULY_RAG_BANNER=1 prints a
 reply-shaped line ({"answer": "banner"}, no id) at every start, before reading a request.
@@ -45,6 +46,8 @@ def main():
             sys.stdout.write("DEBUG: loaded model\n")
         elif mode == "other_id":
             sys.stdout.write(json.dumps({"id": "Q0", "answer": "stale [Q0]", "contexts": [FACT]}) + "\n")
+        if mode == "deep":
+            good = good[:-2] + ', "extra": ' + "[" * 200_000 + "]" * 200_000 + "}\n"
         if mode == "two_lines":
             print(good, end="", flush=True)
             print(good, end="", flush=True)

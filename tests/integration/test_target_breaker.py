@@ -138,3 +138,28 @@ def test_a_hanging_command_target_is_not_restarted_once_the_run_is_broken(tmp_pa
     assert len(starts.read_text().split()) <= 4
     head = json.loads((tmp_path / "head.json").read_text())
     assert sum(q["error"].startswith("not asked") for q in head["questions"]) >= 26
+
+
+def test_warm_ups_that_hang_never_trip_the_breaker_the_first_question_decides(tmp_path):
+    """Issue 34: unscored warm-ups that hang tripped the breaker, and a healthy target was never asked (exit 2)."""
+    port = free_port()
+    config = _project(tmp_path, 4, _http_target(port, "  concurrency: 1\n  warmup: 4\n  timeout_s: 1\n"))
+    log = tmp_path / "asked.log"
+    result, seconds = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "hang=rag-ci-warmup-", "OUTAGE_RAG_LOG": str(log)})
+    assert result.exit_code == 0, result.output
+    verdicts = {q["id"]: q["verdict"] for q in json.loads((tmp_path / "head.json").read_text())["questions"]}
+    assert set(verdicts.values()) == {"pass"}
+    assert sum(n for i, n in _asked(log).items() if not i.startswith("Q")) == 1  # the others were skipped
+    assert "warm-up" in result.output and "skipped" in result.output
+
+
+def test_two_slow_first_calls_on_a_small_set_are_re_asked_not_a_broken_run(tmp_path):
+    """Issue 34: two slow first calls on a 4-question set made the run "broken" (50 % > 20 %)."""
+    port = free_port()
+    config = _project(tmp_path, 4, _http_target(port, "  concurrency: 2\n  warmup: 0\n  timeout_s: 1\n"))
+    log = tmp_path / "asked.log"
+    result, _ = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "first=2", "OUTAGE_RAG_LOG": str(log)})
+    assert result.exit_code == 0, result.output
+    records = json.loads((tmp_path / "head.json").read_text())["questions"]
+    assert {q["verdict"] for q in records} == {"pass"}
+    assert sum(_asked(log).values()) == 6  # the two early time-outs, each asked once more

@@ -134,3 +134,50 @@ def test_a_module_that_wrecks_builtins_and_sys_modules_does_not_wreck_the_worker
     # Before: the worker could not even say it was ready (json and isinstance were the module's).
     replies = replay(hostile_python("builtins"), request("Q1"), request("Q2"))
     assert [r["answer"][-4:] for r in replies] == ["[Q1]", "[Q2]"], replies
+
+
+def _deep_refused(reply) -> bool:
+    return isinstance(reply, TargetError) and "nested deeper than" in str(reply)
+
+
+def test_a_command_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursion_error():
+    """Issue 34: `internal error: RecursionError`."""
+    q1, q2 = replay(unruly(UNRULY_RAG="Q1=deep"), request("Q1"), request("Q2"))
+    assert _deep_refused(q1), q1
+    assert q2["answer"].endswith("[Q2]")
+
+
+def test_an_http_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursion_error():
+    from builders import free_port
+    from rag_ci.targets.http import HttpTarget
+
+    port = free_port()
+    target = HttpTarget(f"http://127.0.0.1:{port}/query", timeout_s=10, health_url="/health",
+                        start=[sys.executable, str(FAKES / "outage_rag.py"), str(port)], cwd=FAKES,
+                        env={**os.environ, "OUTAGE_RAG": "deep"})
+    [reply] = replay(target, request("Q1"))
+    assert _deep_refused(reply), reply
+
+
+@pytest.mark.parametrize("question", ["deep", "deep line", "nested"])
+def test_a_python_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursion_error(question):
+    target = PythonTarget("unruly_python_rag:answer", search_path=[FAKES])
+    deep, after = replay(target, {**request("Q1"), "question": question}, request("Q2"), wait_s=20)
+    if question == "deep":  # the worker cannot encode it: the question errors, clearly
+        assert isinstance(deep, TargetError) and "the reply could not be encoded (nested too deeply)" in str(deep), deep
+    elif question == "nested":  # encoded, and refused before rag-ci parses it
+        assert _deep_refused(deep), deep
+    else:  # a deep line written on stdout is the module's output, not a reply
+        assert deep["answer"] and "[[[" not in json.dumps(deep)
+    assert after["answer"]
+
+
+def test_a_function_that_patches_the_workers_json_encoder_and_base_exception_errors_its_question():
+    """Issue 34 (second campaign's leftover): a call that replaced json's encoder and
+    builtins.BaseException inside the worker turned its own exception into a passing reply,
+    and the next questions got that forged reply too."""
+    target = hostile_python("encoder")
+    q1, q2, q3 = replay(target, {**request("Q1"), "question": "patch the worker"}, request("Q2"), request("Q3"))
+    assert isinstance(q1, TargetError) and "RuntimeError: this question fails" in str(q1), q1
+    assert [r["answer"][-4:] for r in (q2, q3)] == ["[Q2]", "[Q3]"], (q2, q3)
+    assert "forged" not in json.dumps([q2, q3])

@@ -64,3 +64,29 @@ def test_usage_is_an_expression_building_the_contracts_object():
     response = {"answer": "text", "usage": "{model: meta.model, input_tokens: meta.tokens.in}"}
     mapped = map_reply(response, {"text": "a", "meta": {"model": "m-1", "tokens": {"in": 5}}})
     assert mapped["usage"] == {"model": "m-1", "input_tokens": 5}
+
+
+@pytest.mark.parametrize("mapping, raw, message", [
+    ({"answer": "join(', ', result.sources)"}, {"result": {"sources": [{"file": "a.md"}]}},
+     "target.response.answer: join() needs strings, got an object at result.sources[0]"),
+    ({"answer": "result.text", "contexts": "sort_by(hits, &score)"}, {"result": {"text": "ok"}, "hits": [{"score": "high"}, {"score": 2}]},
+     "target.response.contexts: sort_by() needs"),
+    ({"answer": "result.text", "contexts": "hits", "context": {"text": "join(' ', parts)"}},
+     {"result": {"text": "ok"}, "hits": [{"parts": ["a", 3]}]},
+     "target.response.context.text: join() needs strings, got a number at parts[1] (context 1)"),
+])
+def test_a_jmespath_type_error_is_a_target_error_naming_the_expression_and_the_values_type(mapping, raw, message):
+    """Issue 34: `internal error: JMESPathTypeError`, which the breaker never counted."""
+    with pytest.raises(TargetError) as caught:
+        map_reply(mapping, raw)
+    assert message in str(caught.value), str(caught.value)
+
+
+def test_a_reply_nested_200000_deep_or_too_large_is_refused_before_parsing():
+    from rag_ci.targets.reply_json import MAX_REPLY_BYTES, load_reply
+
+    with pytest.raises(TargetError, match="nested deeper than 100 levels"):
+        load_reply(b'{"answer": "x", "extra": ' + b"[" * 200_000 + b"]" * 200_000 + b"}")
+    with pytest.raises(TargetError, match="more than rag-ci reads"):
+        load_reply(b'{"answer": "' + b"x" * MAX_REPLY_BYTES + b'"}')
+    assert load_reply('{"answer": "[[[[ \\" {{{", "c": [[[1]]]}') == {"answer": '[[[[ " {{{', "c": [[[1]]]}

@@ -215,3 +215,13 @@ def test_the_history_is_read_once_and_only_when_needed():
     assert reads == []
     history.known_flaky(), history.trend(), history.entries
     assert reads == [1]
+
+
+def test_a_routing_leak_fails_the_run_without_a_baseline_too():
+    """Issue 34: every question a routing_error, no baseline: exit 0 ("bootstrap"). A leak always gates."""
+    head = run(question("Q1", "routing_error"), question("Q2", "routing_error"))
+    outcome = compare_runs(None, head)
+    assert outcome.verdict == "fail" and outcome.exit_code == 1
+    assert "2 routing leaks" in outcome.notice and "Q1" in outcome.notice
+    clean = compare_runs(None, run(passing("Q1")))
+    assert clean.verdict == "bootstrap" and clean.exit_code == 0

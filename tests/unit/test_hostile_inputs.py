@@ -116,3 +116,69 @@ def test_a_missing_corpora_dir_names_the_config_and_line(tmp_path):
     write(tmp_path / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}", "corpora_dir: nowhere"))
     result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
     assert result.exit_code == 2 and "rag-ci.yml:2: corpora_dir not found" in result.output
+
+
+SECRET = "The vault password is hunter2-CORPUS-SECRET. Keep the credentials under the floor."
+DOC = ("The drive unit delivers 250 W of continuous power. It weighs 3.2 kg and mounts at the bottom bracket. "
+       "Its torque sensor samples the pedal force a thousand times per second.\n")
+
+
+def _repository_with_links_out(tmp_path):
+    """A repository whose corpora_dir holds a corpus with a file symlink and a folder symlink
+    leaving it, and a corpus sub-folder that is itself a symlink outside (issue 34)."""
+    outside = tmp_path / "outside"
+    write(outside / "secret.md", SECRET + "\n")
+    write(outside / "corpus" / "config.yml", "description: outside\n")
+    write(outside / "corpus" / "secret.md", SECRET + "\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    write(repo / "corpora" / "a" / "config.yml", "description: A\n")
+    write(repo / "corpora" / "a" / "doc.md", DOC)
+    (repo / "corpora" / "a" / "notes.md").symlink_to(outside / "secret.md")
+    (repo / "corpora" / "a" / "more").symlink_to(outside)
+    (repo / "corpora" / "b").symlink_to(outside / "corpus")
+    write(repo / "questions.yml", QUESTIONS)
+    write(repo / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}", "corpora_dir: corpora"))
+    return repo
+
+
+def test_generate_never_reads_a_file_a_symlink_leads_outside_the_corpus_to(tmp_path):
+    """Issue 34: a contributed symlink made `generate` send local files to the writer and commit them."""
+    repo = _repository_with_links_out(tmp_path)
+    result = cli_run("questions", "generate", "--config", str(repo / "rag-ci.yml"), "--writer", "fake", "--no-progress")
+    assert result.exit_code == 0, result.output
+    text = (repo / "questions.yml").read_text()
+    assert "hunter2" not in text and "vault" not in text and "doc_id: b" not in text
+    assert "a/doc.md" in text  # the corpus's own document is drafted from
+    assert "3 links outside the corpus not followed" in result.output
+
+
+def test_validate_coverage_and_fingerprints_skip_links_leaving_the_corpus(tmp_path):
+    from rag_ci.corpus_files import corpus_folders, read_corpora
+    from rag_ci.project import load_project
+
+    repo = _repository_with_links_out(tmp_path)
+    result = cli_run("validate", "--config", str(repo / "rag-ci.yml"), "--coverage")
+    assert result.exit_code == 0, result.output
+    assert "secret" not in result.output and "3 links outside the corpus not followed" in result.output
+    project = load_project(repo / "rag-ci.yml")
+    assert set(project.corpora) == {"a"}
+    files = read_corpora(corpus_folders(project.root, project.corpora))
+    assert [d.name for d in files.index.documents] == ["a/doc.md"] and files.links_outside == 2
+
+
+@pytest.mark.parametrize("command", ["validate", "generate"])
+@pytest.mark.parametrize("path", ["../outside", "/etc", "linked"])
+def test_a_corpus_path_outside_the_repository_is_refused_naming_the_config_and_line(tmp_path, command, path):
+    write(tmp_path / "outside" / "secret.md", SECRET + "\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "linked").symlink_to(tmp_path / "outside")
+    write(repo / "questions.yml", QUESTIONS)
+    write(repo / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}",
+                                              f"corpora:\n  a:\n    description: A\n    path: {path}"))
+    args = ["validate"] if command == "validate" else ["questions", "generate", "--writer", "fake", "--no-progress"]
+    result = cli_run(*args, "--config", str(repo / "rag-ci.yml"))
+    assert result.exit_code == 2, result.output
+    assert f"rag-ci.yml:5: corpus 'a': path '{path}'" in result.output and "outside the repository" in result.output
+    assert "hunter2" not in (repo / "questions.yml").read_text()

@@ -96,3 +96,102 @@ def test_cli_errors_and_reports_are_printed_inert(tmp_path):
     result = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
     assert result.exit_code == 2 and "pwned" in result.output
     assert runner_commands(result.output) == []
+
+
+def test_a_corpus_path_carrying_workflow_commands_reaches_stderr_inert(tmp_path):
+    """Issue 34: the engine's `[rag-ci] warning: {exc}` print carried a corpus path's
+    `\\n::set-output ...\\n::add-mask::` to the runner raw."""
+    from pathlib import Path
+
+    from rag_ci.cli import cli
+
+    fakes = Path(__file__).resolve().parents[1] / "fakes"
+    (tmp_path / "rag-ci.yml").write_text(
+        "questions: q.yml\n"
+        'corpora: {a: {description: A, path: "docs\\n::set-output name=verdict::pass\\n::add-mask::pwned"}}\n'
+        f"target: {{kind: python, entry: 'tiny_rag:answer', path: ['{fakes}'], warmup: 0}}\n"
+        "judge: {provider: none}\nmetrics: {keyword_coverage: {}}\n")
+    (tmp_path / "q.yml").write_text("version: 1\nquestions:\n  - {id: A, question: delay?, doc_id: a, keywords: [10 ms]}\n")
+    result = CliRunner().invoke(cli, ["run", "--config", str(tmp_path / "rag-ci.yml"), "-o", str(tmp_path / "r.json"),
+                                      "--no-progress"])
+    assert "pwned" in result.output, result.output
+    assert runner_commands(result.output) == []
+
+
+# Every place in rag_ci/ that prints: each passes its text through neutralise (or
+# rag_ci.cli.echo.echo, which does), or is listed here — by its function and the start of
+# what it prints, so a new print in the same function is not let through — with why its
+# text is rag-ci's own.
+OWN_TEXT_ONLY = {
+    "rag_ci/cli/__init__.py:main 'Aborted!'": "a constant",
+    "rag_ci/cli/echo.py:echo_json text.replace('##[', '##\\\\u005b')":
+        "JSON from json.dumps: control characters escaped, `##[` escaped here",
+    "rag_ci/engine.py:run_project f'[rag-ci] resume: {len(kept)} questions": "two counts",
+    "rag_ci/engine.py:run_project '[rag-ci] fake judge — its metrics are a": "a constant",
+    "rag_ci/github/workflow.py:Runner._emit line + '\\n'":
+        "the Runner's one output: its callers pass lines made inert (_safe) or its own commands",
+    "rag_ci/prepare.py:run_build_steps f'[rag-ci] build step done in {time.mono":
+        "a duration and a count (the step and its output go through neutralise)",
+    "rag_ci/progress.py:LineProgress.advance f'[rag-ci] {self.done}/{self.total} {sel":
+        "counts, and the label and failure words its callers pass as constants",
+    "rag_ci/signals.py:interrupted f'rag-ci: interrupted by {interrupted_si": "a signal's name and its callers' constant sentence",
+    "rag_ci/targets/processes.py:_choose_user f'[rag-ci] note: running the target as r": "a constant and a variable's name",
+}
+
+
+def _print_sites():
+    """(module:function, the printed expression) for every print/echo/stream write in rag_ci/."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted((root / "rag_ci").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scopes: list[tuple[ast.AST, str]] = []
+
+        def visit(node, outer: tuple[ast.AST, ...]):
+            for child in ast.iter_child_nodes(node):
+                inner = outer
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    inner = (*outer, child)
+                if isinstance(child, ast.Call):
+                    # a site is named by its top-level function, or its class and method
+                    names = [d.name for d in outer[:2 if outer and isinstance(outer[0], ast.ClassDef) else 1]]
+                    scopes.append((child, ".".join(names)))
+                visit(child, inner)
+
+        visit(tree, ())
+        for call, scope in scopes:
+            func = ast.unparse(call.func)
+            receiver = func.rsplit(".", 1)[0] if "." in func else ""
+            is_print = (func in {"print", "click.echo", "click.secho", "sys.stderr.write", "sys.stdout.write"}
+                        or func.endswith(".write") and any(s in receiver for s in ("stderr", "stdout", "stream", "log")))
+            if is_print and call.args:
+                yield f"{path.relative_to(root).as_posix()}:{scope}", call.args[0]
+
+
+def test_every_print_in_rag_ci_passes_its_text_through_the_log_boundary():
+    """Issue 34 §2: the boundary is enforced, not remembered: a new print of untrusted text fails here.
+    (`echo(...)` in rag_ci/cli is rag_ci.cli.echo.echo, which neutralises: not a site.)"""
+    import ast
+
+    unguarded, seen = [], set()
+    for site, printed in _print_sites():
+        key = f"{site} {ast.unparse(printed)[:40]}"
+        seen.add(key)
+        guarded = isinstance(printed, ast.Call) and ast.unparse(printed.func) in {"neutralise", "logsafe.neutralise"}
+        if not guarded and key not in OWN_TEXT_ONLY:
+            unguarded.append(f"{site}: {ast.unparse(printed)[:100]}")
+    assert unguarded == []
+    assert set(OWN_TEXT_ONLY) <= seen, f"stale allow-list entries: {set(OWN_TEXT_ONLY) - seen}"
+
+
+def test_the_only_echo_in_rag_ci_is_the_boundary():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "rag_ci"
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"(?<![.\w])echo\(", text) and path.name != "echo.py":
+            assert re.search(r"from rag_ci\.cli\.echo import .*\becho\b", text), path

@@ -56,10 +56,30 @@ def test_the_zero_width_rename_of_a_failing_question_still_gates():
     assert "<sub>renamed from Q-2</sub>" in md and "1 renamed" in md
 
 
-def test_a_hash_shared_by_several_removed_or_added_questions_pairs_none():
+def test_a_hash_shared_by_several_removed_questions_pairs_none_and_one_removed_pairs_every_added():
     assert renamed_questions([("a", "h"), ("b", "h")], [("c", "h")]) == {}
-    assert renamed_questions([("a", "h")], [("c", "h"), ("d", "h")]) == {}
+    assert renamed_questions([("a", "h")], [("c", "h"), ("d", "h")]) == {"c": "a", "d": "a"}
     assert renamed_questions([("a", "h"), ("keep", "k")], [("c", "h"), ("keep", "k")]) == {"c": "a"}
+
+
+def test_a_passing_question_re_added_under_two_ids_both_failing_gates_on_both():
+    """Issue 34: removed and re-added as two ids with the same content, both failing, passed
+    (the rename rule needed exactly one match): each copy is compared with the question it copies."""
+    def same(record):
+        record.question_hash = "same"  # the same content under another id
+        return record
+
+    base = run(question("KEEP"), same(question("Q-2", metrics=[metric(HIT, 1.0, 1.0)])))
+    head = run(question("KEEP"), same(question("Q-2a", "fail", metrics=[metric(HIT, 0.0, 1.0)])),
+               same(question("Q-2b", "fail", metrics=[metric(HIT, 0.0, 1.0)])))
+    comparison = compare(base, head)
+    assert comparison.verdict == "fail"
+    assert sorted(c.id for c in comparison.regressions) == ["Q-2a", "Q-2b"]
+    assert {c.renamed_from for c in comparison.regressions} == {"Q-2"}
+    assert comparison.removed == () and comparison.new == ()
+    one_passing = run(question("KEEP"), same(question("Q-2a", metrics=[metric(HIT, 1.0, 1.0)])),
+                      same(question("Q-2b", "fail", metrics=[metric(HIT, 0.0, 1.0)])))
+    assert [c.id for c in compare(base, one_passing).regressions] == ["Q-2b"]  # the worst of them gates
 
 
 def test_a_removed_passing_question_and_a_new_failing_one_open_the_comment_and_the_counts_line():

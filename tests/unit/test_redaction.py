@@ -134,3 +134,36 @@ def test_a_name_that_merely_contains_token_or_key_is_no_secret_name():
     assert all(secret_name(n) for n in ("OPENAI_APIKEY", "INPUT_GITHUB-TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "MY_KEYS"))
     redactor = Redactor.from_environment({"TOKENIZER_MODEL": "bert-base-uncased", "HF_TOKEN": "hf_AbCdEf0123456789"})
     assert redactor("bert-base-uncased hf_AbCdEf0123456789") == "bert-base-uncased ***"
+
+
+@pytest.mark.parametrize("wrap", ["\n  ", "\n\t", " ", "\u2028", "\n> ", "  \r\n    "],
+                         ids=["indented line", "tab", "collapsed to a space", "line separator", "quoted", "CRLF and spaces"])
+def test_a_judge_key_wrapped_across_two_lines_in_a_401_is_masked_in_both_halves(wrap):
+    """Issue 34: the key split across two lines (wrapped, indented, collapsed) still showed its second half."""
+    key = "sk-proj-Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7s"
+    half = len(key) // 2
+    message = f"Incorrect API key provided: {key[:half]}{wrap}{key[half:]}. You can find your API key at https://x"
+    shown = Redactor([key])(message)
+    assert key[half:] not in shown and key[:half] not in shown and key[-12:] not in shown, shown
+    assert shown.startswith("Incorrect API key provided: ***") and shown.endswith(". You can find your API key at https://x")
+
+
+def test_the_second_half_of_a_key_alone_is_masked_once_its_first_half_was_cut_away():
+    """A message cut to its first line, or a tail of stderr, may hold only the key's end."""
+    key = "sk-proj-Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7s"
+    redact = Redactor([key])
+    assert redact(f"...{key[20:]}. You can find") == "...***. You can find"
+    assert redact(f"tail: {key[-12:]}") == "tail: ***"
+    assert redact(key[-11:]) == key[-11:]  # too little of it to be recognised
+    assert redact("an answer about the delay on CAN: 10 ms") == "an answer about the delay on CAN: 10 ms"
+
+
+def test_the_runners_command_files_never_reach_the_target_by_pass_env_or_env():
+    """Issue 34: the target must not even see the paths of GITHUB_OUTPUT, GITHUB_ENV, the summary..."""
+    environ = {"PATH": "/usr/bin", "GITHUB_ENV": "/runner/env", "GITHUB_OUTPUT": "/runner/out", "GITHUB_PATH": "/runner/path",
+               "GITHUB_STEP_SUMMARY": "/runner/summary", "GITHUB_STATE": "/runner/state", "GITHUB_SHA": "1" * 40}
+    extra = {**passed_env(["GITHUB_*", "GITHUB_OUTPUT"], environ), "MY_OUT": "/runner/out", "SUMMARY_AT": "/runner/summary",
+             "APP_SETTING": "fine"}
+    env = process_env(extra, environ)
+    assert env["GITHUB_SHA"] == "1" * 40 and env["APP_SETTING"] == "fine"
+    assert not any(v.startswith("/runner/") for v in env.values()), {k: v for k, v in env.items() if "/runner/" in v}

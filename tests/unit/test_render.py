@@ -214,3 +214,23 @@ def test_the_prs_gate_changes_open_the_report_escaped_and_not_comparable_metrics
     assert "| mrr | not in the baseline |" in section
     html = render_html(head, comparison)
     assert "This PR changes the gate:" in html and "&lt;script&gt;" in html and "Not comparable (1)" in html
+
+
+def test_an_html_payload_in_a_question_id_is_nowhere_raw_in_the_comment_or_the_report():
+    """Issue 34 (second campaign's leftover): `<img src=x onerror=…>` as a question id survived raw in
+    the PR comment (the accepted-file snippet). Every rendering of an id is inert, the snippet
+    still YAML that reads back as the same id."""
+    from ruamel.yaml import YAML
+
+    payload = '<img src=x onerror=alert(1)><script>alert("x")</script>&amp;'
+    hit = "hit_at_k"
+    ids = [payload + kind for kind in ("REG", "NEW", "GAIN", "LEAK", "GONE", "EDIT")]
+    base = run(question(ids[0], metrics=[metric(hit, 1.0, 1.0)]), question(ids[2], "fail", metrics=[metric(hit, 0.0, 1.0)]),
+               question(ids[3]), question(ids[4]), question(ids[5]))
+    head = run(question(ids[0], "fail", metrics=[metric(hit, 0.0, 1.0)]), question(ids[1], "fail", metrics=[metric(hit, 0.0, 1.0)]),
+               question(ids[2], metrics=[metric(hit, 1.0, 1.0)]), question(ids[3], "routing_error"), question(ids[5], hash_="x"))
+    comparison = compare(base, head)
+    for text in (render_markdown(head, comparison, notice=f"leak in {payload}"), render_markdown(head, None), render_html(head, comparison)):
+        assert not re.search(r"<(img|script)", text, re.IGNORECASE), text[max(0, text.find("<img") - 200):text.find("<img") + 80]
+    snippet = render_markdown(head, comparison).split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert YAML(typ="safe").load("accepted:\n" + snippet)["accepted"][0]["id"] == ids[0]

@@ -25,7 +25,7 @@ from typing import Any
 
 import jmespath
 from jmespath import functions
-from jmespath.exceptions import JMESPathError
+from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
 from rag_ci.errors import TargetError
 
@@ -194,17 +194,17 @@ def map_reply(response: Mapping[str, Any], raw: Any) -> dict[str, Any]:
     `context` (`text`, `doc_id`, `source`, `score`) and `usage`. What an expression cannot
     find is a malformed response naming the expression and a piece of the reply."""
 
-    def search(expression: str, data: Any) -> Any:
-        return compile_expression(expression).search(data)
+    def search(expression: str, data: Any, name: str) -> Any:
+        return search_reply(expression, data, name)
 
-    answer = search(response["answer"], raw)
+    answer = search(response["answer"], raw, "answer")
     if not isinstance(answer, str):
         found = "nothing" if answer is None else f"a {type(answer).__name__}"
         raise TargetError(f"malformed response: target.response.answer `{response['answer']}` found {found}, not text, "
                           f"in the reply {_excerpt(raw)}")
     mapped: dict[str, Any] = {"answer": answer, "contexts": []}
     if response.get("contexts"):
-        items = search(response["contexts"], raw)
+        items = search(response["contexts"], raw, "contexts")
         if items is None:
             items = []
         if not isinstance(items, list):
@@ -213,7 +213,7 @@ def map_reply(response: Mapping[str, Any], raw: Any) -> dict[str, Any]:
         fields = response.get("context") or {}
         mapped["contexts"] = [_context(fields, item, i) for i, item in enumerate(items, 1)]
     if response.get("usage"):
-        usage = search(response["usage"], raw)
+        usage = search(response["usage"], raw, "usage")
         if usage is not None and not isinstance(usage, Mapping):
             raise TargetError(f"malformed response: target.response.usage `{response['usage']}` found a "
                               f"{type(usage).__name__}, not an object")
@@ -228,7 +228,7 @@ def _context(fields: Mapping[str, Any], item: Any, number: int) -> dict[str, Any
     out: dict[str, Any] = {}
     for name, default in CONTEXT_DEFAULTS.items():
         expression = fields.get(name) or default
-        value = compile_expression(expression).search(item)
+        value = search_reply(expression, item, f"context.{name}", where=f" (context {number})")
         if name == "text" and not isinstance(value, str):
             found = "nothing" if value is None else f"a {type(value).__name__}"
             raise TargetError(f"malformed response: target.response.context.text `{expression}` found {found}, not text, "
@@ -237,3 +237,71 @@ def _context(fields: Mapping[str, Any], item: Any, number: int) -> dict[str, Any
             value = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else json.dumps(value)
         out[name] = value
     return out
+
+
+# The error path of a search: a JMESPath error at run time (a function given the wrong
+# type, e.g. `join` on objects) is the reply not fitting the mapping, a target error the
+# breaker counts, never `internal error: JMESPathTypeError`.
+
+_JMESPATH_TYPE_WORDS = {"string": "a string", "number": "a number", "boolean": "a boolean", "array": "an array",
+                        "object": "an object", "null": "null", "expref": "an &expression",
+                        "array-string": "strings", "array-number": "numbers"}
+_WALK_LIMIT = 10_000  # values looked at to say where the offending one sits
+
+
+def search_reply(expression: str, data: Any, field: str, *, where: str = "") -> Any:
+    """`expression` applied to `data`; TargetError naming `target.response.<field>`, the
+    expression and the offending value's type (and where it sits) when it fails."""
+    try:
+        return compile_expression(expression).search(data)
+    except JMESPathTypeError as exc:
+        raise TargetError(f"malformed response: {type_error_words(field, exc, data)}{where}; expression `{expression}`") from None
+    except JMESPathError as exc:
+        raise TargetError(f"malformed response: target.response.{field} `{expression}`: {' '.join(str(exc).split())[:300]}{where}") from None
+    except RecursionError:
+        raise TargetError(f"malformed response: target.response.{field} `{expression}`: the reply is nested too deeply{where}") from None
+
+
+def jmespath_type(value: Any) -> str:
+    """The JMESPath name of a Python value's type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def type_error_words(field: str, exc: JMESPathTypeError, data: Any) -> str:
+    """"target.response.answer: join() needs strings, got an object at result.sources[0]"."""
+    needs = " or ".join(_JMESPATH_TYPE_WORDS.get(t, t) for t in exc.expected_types)
+    kind = jmespath_type(exc.current_value)
+    got = _JMESPATH_TYPE_WORDS.get(kind, f"a {kind}") if kind != "null" else "null"
+    path = path_of(exc.current_value, data)
+    return f"target.response.{field}: {exc.function_name}() needs {needs}, got {got}" + (f" at {path}" if path else "")
+
+
+def path_of(value: Any, data: Any) -> str | None:
+    """Where `value` sits in `data`, as a JMESPath-like path (`result.sources[0]`), when it
+    is found among the first values looked at; None otherwise (e.g. a computed value)."""
+    todo: list[tuple[Any, str]] = [(data, "")]
+    seen = 0
+    while todo and seen < _WALK_LIMIT:
+        node, path = todo.pop(0)
+        seen += 1
+        if node is value and path or (path and not isinstance(node, (list, Mapping)) and type(node) is type(value)
+                                      and node == value):
+            return path
+        if isinstance(node, Mapping):
+            todo.extend((child, f"{path}.{_key(key)}" if path else _key(key)) for key, child in node.items())
+        elif isinstance(node, list):
+            todo.extend((child, f"{path}[{i}]") for i, child in enumerate(node))
+    return None
+
+
+def _key(key: Any) -> str:
+    text = str(key)
+    return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text) else json.dumps(text)

@@ -297,8 +297,14 @@ def source_words(change: QuestionChange) -> str:
 def accept_entry(change: QuestionChange) -> str:
     """The accepted-file entry that would let this regression pass, to paste (docs/accepted.md).
     Values are JSON strings (valid YAML): a quoted hash stays text, a quoted reason keeps its '#'."""
-    return (f"  - id: {json.dumps(change.id)}\n    question_hash: {json.dumps(change.question_hash or '')}\n"
+    return (f"  - id: {_inert_json(change.id)}\n    question_hash: {_inert_json(change.question_hash or '')}\n"
             '    reason: "…"  # why this change is intended (quote it: an unquoted # starts a comment)\n')
+
+
+def _inert_json(text: str) -> str:
+    """A JSON (and YAML) string with `<`, `>` and `&` written as \\u escapes: the same value
+    once read, and no HTML in the comment's source even if a renderer ignored the fence."""
+    return json.dumps(text).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def code_block(text: str, info: str = "") -> str:
