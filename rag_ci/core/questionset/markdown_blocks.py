@@ -100,7 +100,7 @@ def markdown_blocks(text: str) -> list[Block]:
     """The blocks of a Markdown document, in order (see the module's docstring for what goes)."""
     tokens = _PARSER.parse(unindent_containers(text))
     blocks: list[Block | None] = []
-    lists: list[str] = []  # the open lists' markers, innermost last
+    lists: list[list[int]] = []  # the open lists' next numbers (0: a bullet list), innermost last
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -110,14 +110,16 @@ def markdown_blocks(text: str) -> list[Block]:
             i += 3
             continue
         if kind in ("bullet_list_open", "ordered_list_open"):
-            lists.append("-" if kind == "bullet_list_open" else "1.")
+            lists.append([int(token.attrs.get("start") or 1) if kind == "ordered_list_open" else 0])
         elif kind in ("bullet_list_close", "ordered_list_close"):
             lists.pop()
-        elif kind == "inline":  # a paragraph's (a list item's own paragraphs start with its marker)
+        elif kind == "inline":  # a paragraph's (a list item's first paragraph starts with its marker)
             shown, linked = inline_text(token)
             in_item = bool(lists) and i >= 2 and tokens[i - 2].type == "list_item_open"
             if in_item:
-                blocks.append(prose("item", f"{lists[-1]} {shown}", linked))
+                number = lists[-1][0]
+                lists[-1][0] += 1 if number else 0
+                blocks.append(prose("item", f"{number}. {shown}" if number else f"- {shown}", linked))
             else:
                 blocks.append(prose("item" if lists else "paragraph", shown, linked))
         elif kind in ("fence", "code_block"):

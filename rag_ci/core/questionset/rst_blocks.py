@@ -39,7 +39,7 @@ def reader() -> str:
 
 
 def rst_blocks(text: str) -> list[Block]:
-    return _docutils_blocks(text) if reader() == "docutils" else _plain_rst_blocks(text)
+    return _docutils_blocks(text) if reader() == "docutils" else plain_rst_blocks(text)
 
 
 def rst_inline(text: str) -> str:
@@ -69,7 +69,7 @@ def _docutils_blocks(text: str) -> list[Block]:
                                   nodes.substitution_reference)):
                 continue
             if isinstance(child, nodes.Text):
-                parts.append(str(child))
+                parts.append(str(child).replace("\n", " "))  # a wrapped line, not a break
             elif isinstance(child, nodes.literal):
                 parts.append(f"`{child.astext()}`")
             elif isinstance(child, nodes.problematic):  # a Sphinx role docutils does not know
@@ -116,7 +116,8 @@ def _docutils_blocks(text: str) -> list[Block]:
 # -- plain text ----------------------------------------------------------------------------
 
 
-def _plain_rst_blocks(text: str) -> list[Block]:
+def plain_rst_blocks(text: str) -> list[Block]:
+    """reStructuredText read as plain text that knows its headings, lists, literal blocks and directives."""
     lines = text.replace("\r\n", "\n").split("\n")
     blocks: list[Block | None] = []
     styles: list[tuple[str, bool]] = []  # heading styles in order of appearance: their level
@@ -139,7 +140,7 @@ def _plain_rst_blocks(text: str) -> list[Block]:
             body, i = _indented(lines, i + 1)
             name = directive.group(1).lower() if directive else ""
             if name in _KEPT_DIRECTIVES:
-                blocks += _plain_rst_blocks("\n".join(body))
+                blocks += plain_rst_blocks("\n".join(body))
             elif name in ("code-block", "code", "sourcecode", "highlight") and directive:
                 blocks.append(code("\n".join(b for b in body if not b.strip().startswith(":")), directive.group(2)))
             continue
