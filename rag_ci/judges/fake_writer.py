@@ -43,7 +43,7 @@ one two three four five six seven eight nine ten other others document documents
 """.split())
 EVERYDAY_SUBJECTS = (
     "How do I repot an orchid without damaging its roots?",
-    "What is the boiling point of water at the top of Mount Everest?",
+    "How do I descale a kettle with vinegar?",
     "Which chess opening is best for a beginner?",
     "How long should green tea steep?",
     "What is the tallest mountain in South America?",
