@@ -71,8 +71,9 @@ def _is_heading_of(text: str, passages: Sequence[str]) -> bool:
 
 
 def _cut_from(reference: str, passage: str) -> bool:
-    """The reference is the passage's own words but starts inside one of its sentences."""
-    text = re.sub(r"[ \t]+", " ", passage)
+    """The reference is the passage's own words but starts inside one of its sentences (a cut
+    capitalised by the writer is still a cut: compared without case)."""
+    text, reference = re.sub(r"[ \t]+", " ", passage).lower(), reference.lower()
     start, found = text.find(reference), False
     while start != -1:
         found, before = True, text[:start]
