@@ -39,7 +39,12 @@ def reader() -> str:
 
 
 def rst_blocks(text: str) -> list[Block]:
-    return _docutils_blocks(text) if reader() == "docutils" else plain_rst_blocks(text)
+    if reader() == "docutils":
+        try:
+            return _docutils_blocks(text)
+        except Exception:  # noqa: BLE001 - a document docutils chokes on is still read, as plain reST
+            pass
+    return plain_rst_blocks(text)
 
 
 def rst_inline(text: str) -> str:
