@@ -35,6 +35,10 @@ _UNRESOLVED_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")  # `[text][ref]` wh
 _LEFTOVER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>`]*)?/?>")
 _DIRECTIVE_LINE = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s.*$|^\s*\.\.\s+[\w:-]+::.*$", re.M)
 _WORD = re.compile(r"\w[\w'’.-]*")
+# A paragraph that only points to a link: "See the installation documentation for more information."
+_POINTER = re.compile(r"^(?:\(?\s*)(?:see|read|check out|refer to|learn more|visit|head over|take a look|for more|more info|"
+                      r"you (?:can|may) (?:also )?(?:read|find|check|learn|see|refer))\b|\bfor more (?:information|details)\b|"
+                      r"\bto learn more\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -76,13 +80,16 @@ def _outside_code(text: str, change) -> str:
 def prose(kind: str, text: str, linked: str = "") -> Block | None:
     """A paragraph or list item from its rendered text (`linked`: the text of its links), or
     None when a reader would not read it as prose: empty, only a directive marker, only
-    links or URLs (a link list, a badge row, "Documentation: https://...")."""
+    links or URLs (a link list, a badge row, "Documentation: https://..."), or a short
+    pointer to a link ("See the installation documentation for more information.")."""
     text = clean_inline(_DIRECTIVE_LINE.sub("", text))
     if not text:
         return None
     total = words(text)
     outside = words(_URL.sub(" ", text)) - words(linked)
     if total == 0 or (linked or _URL.search(text)) and (outside < 3 or outside < 0.4 * total):
+        return None
+    if linked and outside <= 12 and _POINTER.search(text.lstrip("- 0123456789.")):
         return None
     if not re.search(r"[^\W\d_]", text):  # "|", "---", "▶️ 2": no words
         return None
