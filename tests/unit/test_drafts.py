@@ -225,3 +225,9 @@ def test_the_adversarial_warning_compares_with_the_share_asked_for_and_does_not_
     assert "warning: 24.7% of the drafts are adversarial, below the 25% asked for" in "\n".join(lines)
     enough = summary(Outcome(plan=plan, writer="fake", added=added[:60] + added[61:]), Path("q.yml"))  # 20 of 80: 25 %
     assert not [line for line in enough if line.startswith("warning")] and "(20 adversarial, 25%)" in enough[3]
+
+
+def test_a_runaway_question_or_reference_is_dropped_before_the_duplicate_check_compares_it():
+    drafts, rejected = built([Written("d", "What is " + "very " * 400 + "long?", "The standard 2 A charger fills it.", 1.0),
+                              Written("d", "How long does the charger take?", "The standard 2 A charger. " * 200, 1.0)])
+    assert drafts == [] and [r.reason.split(" (")[0] for r in rejected] == ["a question too long", "a reference too long"]

@@ -30,6 +30,8 @@ from rag_ci.core.questionset.draft_text import content_terms, keywords_from_each
 from rag_ci.core.questionset.yaml_edit import flow_list, flow_map, open_question_set
 from rag_ci.core.scoring.retrieval_metrics import is_refusal
 
+MAX_QUESTION_CHARS = 1_000  # a question a user types; longer is a writer's runaway (and slows the duplicate check)
+MAX_REFERENCE_CHARS = 4_000
 QUALITY_THRESHOLD = 0.5  # DeepEval's FiltrationConfig.synthetic_input_quality_threshold default
 IN_SCOPE_SHARE = 0.6  # an out-of-scope question with this share of its words in one document is not
 
@@ -134,6 +136,10 @@ def _draft(job: Job, item: Written, kind: str, styles: Mapping[str, CitationStyl
     question = " ".join(item.question.split())
     if not question:
         return None, "empty question"
+    if len(question) > MAX_QUESTION_CHARS:
+        return None, f"a question too long ({len(question):,} characters; a question has at most {MAX_QUESTION_CHARS:,})"
+    if len(item.reference or "") > MAX_REFERENCE_CHARS:
+        return None, f"a reference too long ({len(item.reference or ''):,} characters; at most {MAX_REFERENCE_CHARS:,})"
     echo = echo_problem(item.question, quoted)
     if echo is not None:
         return None, f"the question {echo}"
