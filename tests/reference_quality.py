@@ -3,7 +3,8 @@ sentences. Defined here, apart from rag-ci's own checks (rag_ci.core.questionset
 so a test that counts with it does not grade rag-ci by rag-ci's own rule.
 
 A reference is "markup or fragment" when it
-- holds an HTML tag (`<img ...>`, `<a href=...>`, `</p>`, `<br>`), or an HTML entity (`&nbsp;`);
+- holds an HTML tag (`<img ...>`, `<a href=...>`, `</p>`, `<br>`), or an HTML entity (`&nbsp;`),
+  outside inline code (`--host <str>` in backticks reads as code);
 - holds image or badge Markdown (`![alt](...)`, `[![...`), a bare Markdown link (`[text](url)`)
   or a link reference definition (`[id]: http...`);
 - holds a code fence line (```` ``` ````, `~~~`), a mermaid/diagram line (`sequenceDiagram`,
@@ -36,7 +37,8 @@ def problems(reference: str | None) -> list[str]:
     if reference is None:
         return []
     text = reference.strip()
-    found = [name for name, pattern in _CHECKS if pattern.search(text)]
+    without_code = re.sub(r"`[^`\n]+`", "`code`", text)
+    found = [name for name, pattern in _CHECKS if pattern.search(without_code if name == "html tag" else text)]
     if not _SENTENCE_END.search(text):
         found.append("not ending as a sentence")
     if text[:1].islower() or re.match(r"^(and|or|but|,|;|\))\b", text):
