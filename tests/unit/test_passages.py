@@ -174,3 +174,12 @@ def test_a_real_projects_documentation_gives_passages_without_markup(path):
             passage.label, prose)
         for line in prose.splitlines():  # no paragraph ends where the source wrapped a sentence
             assert not re.search(r"\b(the|a|an|of|to|and|with|in)$", line.strip()), (passage.label, line)
+
+
+def test_front_matter_and_footnote_markers_are_no_text():
+    doc = ("---\ntitle: Charging\nsidebar_position: 2\n---\n\n# Charging\n\nThe standard charger fills an empty battery "
+           "in 6.5 hours.[^1] Charge only between 0 °C and 40 °C, or the charger pauses.\n\n[^1]: Measured at 20 °C.\n")
+    passages = cut_passages("c", "charging.md", doc, min_words=5)
+    assert [p.heading for p in passages] == ["Charging"]
+    assert "title:" not in passages[0].text and "sidebar_position" not in passages[0].text and "[^1]" not in passages[0].text
+    assert "in 6.5 hours. Charge only between 0 °C and 40 °C, or the charger pauses." in passages[0].text

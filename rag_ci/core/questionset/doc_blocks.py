@@ -32,6 +32,7 @@ _DIAGRAM_START = re.compile(r"^\s*(sequenceDiagram|classDiagram|stateDiagram|erD
                             r"flowchart\s|graph\s+(TD|TB|BT|LR|RL)\b|@startuml|digraph\s|strict\s+digraph|graph\s*\{)")
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _UNRESOLVED_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")  # `[text][ref]` whose ref is defined elsewhere (MkDocs)
+_FOOTNOTE = re.compile(r"\[\^[^\]\s]+\]:?")  # `[^1]`, and a footnote's own `[^1]:`
 _LEFTOVER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>`]*)?/?>")
 _DIRECTIVE_LINE = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s.*$|^\s*\.\.\s+[\w:-]+::.*$", re.M)
 _WORD = re.compile(r"\w[\w'’.-]*")
@@ -65,7 +66,7 @@ def words(text: str) -> int:
 def clean_inline(text: str) -> str:
     """Inline text without the markup a parser left in it: unresolved `[text][ref]` links,
     stray tags, no-break spaces, runs of blanks (line breaks kept)."""
-    text = _UNRESOLVED_LINK.sub(r"\1", text.replace("\xa0", " ").replace("\u200b", ""))
+    text = _UNRESOLVED_LINK.sub(r"\1", _FOOTNOTE.sub("", text.replace("\xa0", " ").replace("\u200b", "")))
     text = _outside_code(text, lambda part: _LEFTOVER_TAG.sub("", part))
     lines = [" ".join(line.split()) for line in text.split("\n")]
     return "\n".join(line for line in lines if line)

@@ -1,6 +1,7 @@
 """Markdown as blocks (rag_ci.core.questionset.doc_blocks), parsed by markdown-it-py.
 
-CommonMark plus tables, the way GitHub and MkDocs read a README: a `# comment` inside a
+CommonMark plus tables, the way GitHub and MkDocs read a README (a YAML or TOML front
+matter block at the top is metadata, not text): a `# comment` inside a
 fenced code block is code, not a heading; an image inside a link (a badge) is no text;
 an HTML block is read by the HTML reader (.html_blocks). MkDocs' admonitions (`!!! note`),
 collapsible blocks (`???`) and content tabs (`=== "pip"`) indent their content by four
@@ -21,6 +22,7 @@ from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_w
 from rag_ci.core.questionset.html_blocks import html_blocks
 
 _CONTAINER = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?|===)\s")
+_FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n.*?\n(?:---|\.\.\.)|\+\+\+[ \t]*\n.*?\n\+\+\+)[ \t]*(?:\n|\Z)", re.S)
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 
@@ -98,6 +100,7 @@ def _table(tokens: list[Token], start: int) -> tuple[list[Block], int]:
 
 def markdown_blocks(text: str) -> list[Block]:
     """The blocks of a Markdown document, in order (see the module's docstring for what goes)."""
+    text = _FRONT_MATTER.sub("", text.replace("\r\n", "\n").lstrip("\ufeff"), count=1)  # Jekyll/Hugo/MkDocs metadata
     tokens = _PARSER.parse(unindent_containers(text))
     blocks: list[Block | None] = []
     lists: list[list[int]] = []  # the open lists' next numbers (0: a bullet list), innermost last
