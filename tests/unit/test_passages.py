@@ -183,3 +183,10 @@ def test_front_matter_and_footnote_markers_are_no_text():
     assert [p.heading for p in passages] == ["Charging"]
     assert "title:" not in passages[0].text and "sidebar_position" not in passages[0].text and "[^1]" not in passages[0].text
     assert "in 6.5 hours. Charge only between 0 °C and 40 °C, or the charger pauses." in passages[0].text
+
+
+def test_html_the_standard_parser_cannot_read_is_cut_at_that_point_not_a_traceback():
+    # Python 3.11's html.parser raises AssertionError on `<![x` (an unknown marked section).
+    blocks = html_blocks("<p>The charger fills the battery in six hours.</p><![i](j) <p>More text here.</p>")
+    assert blocks[0].text == "The charger fills the battery in six hours."
+    assert cut_passages("c", "d.md", "Some words <![i](j) and more words here.\n") is not None

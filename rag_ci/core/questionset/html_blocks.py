@@ -10,6 +10,7 @@ Pure: text in, blocks out.
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_when_subject, prose, table_rows
@@ -126,8 +127,14 @@ def html_blocks(text: str, *, fragment: bool = False) -> list[Block]:
     """The blocks of an HTML page, or of an HTML fragment (`fragment`: a block inside Markdown,
     whose code is judged with the Markdown around it)."""
     reader = _Reader()
-    reader.feed(text)
-    reader.close()
+    # `<![x` that is no marked section Python's parser knows stops it (AssertionError in 3.11): it is text.
+    text = re.sub(r"<!\[(?!CDATA\[|if\b|endif\b|else\b)", "&lt;![", text, flags=re.I)
+    try:
+        reader.feed(text)
+        reader.close()
+    except (AssertionError, ValueError):  # anything else the parser cannot read ends the page there
+        pass
+    reader.in_cell = False
     reader.flush()
     blocks = [b for b in reader.blocks if b is not None]
     return blocks if fragment else keep_code_when_subject(blocks)
