@@ -70,7 +70,8 @@ from rag_ci.judges.writer import prompt_templates  # noqa: E402
 @pytest.mark.parametrize("text, reason", [
     ("Scenario: A user asks about a subject none of these documents covers. Task: refuse. Input Format: One plain question",
      "echoes the writer's prompt ('Scenario:')"),
-    ("What is the charge time?\nContext: the battery page", "echoes the writer's prompt ('Context:')"),
+    ("Input: What is the charge time?\nContext: the battery page", "echoes the writer's prompt (Context:, Input:)"),
+    ("What is the charge time?\nGenerated Response: 6 hours", "echoes the writer's prompt ('Generated Response:')"),
     ('{"input": "What is the charge time?"}', "echoes the writer's prompt"),
     ("I want you to act as a copywriter: what is the charge time?", "holds the writer's instructions ('I want you to act as')"),
     ("Based on the provided context, how long does charging take?", "holds the writer's instructions ('the provided context')"),
@@ -92,5 +93,6 @@ def test_a_question_quoting_the_writers_templates_is_found_and_the_documents_own
     # documentation is not an echo: "must be", `{id}` in code, JSON in prose, a colon
     for fine in ("The battery must be charged between 0 °C and 40 °C.", "GET `/items/{id}` returns the item as a JSON object.",
                  "How long does the PowerPack 400 take to charge: with the 2 A charger?",
-                 "What do the documents say about the task scheduler?", "Which input format does the importer read?"):
+                 "What do the documents say about the task scheduler?", "Which input format does the importer read?",
+                 "Input: a list of file paths, one per line.", "Example: set `--port 8000` to listen on port 8000."):
         assert echo_problem(fine, quoted) is None, fine

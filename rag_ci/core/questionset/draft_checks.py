@@ -36,9 +36,11 @@ _MARKUP = (
 )
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 _MID_SENTENCE = re.compile(r"^(?:[a-z]|(?:and|or|but|so|which|that|then)\b|[,;)\]]|-\s)")
-_LABELS = re.compile(r"^\s*(?:scenario|task|input format|input|context|evolved input|rewritten input|original query|"
-                     r"example(?: input| json| context| query| feedback)?|json|query|feedback|generated response|"
-                     r"expected output|max goldens per context)\s*:", re.I | re.M)
+# The prompts' own labels at the start of a line: one of the distinctive ones is an echo; the
+# generic ones ("Input:", "Context:") also start lines of documentation, so it takes two of them.
+_LABELS = re.compile(r"^\s*(?:scenario|task|input format|evolved input|rewritten input|original query|example (?:input|json|"
+                     r"context|query|feedback)|json|generated response|expected output|max goldens per context)\s*:", re.I | re.M)
+_GENERIC_LABELS = re.compile(r"^\s*(input|context|query|feedback)\s*:", re.I | re.M)
 _INLINE_LABELS = re.compile(r"\b(?:Scenario|Input Format|Evolved Input|Rewritten Input|Generated Response|Expected Output|"
                             r"Max Goldens Per Context|Example JSON)\s*:|\bTask\s*:\s*[\"']|[\"'](?:input|data|rewritten_input|"
                             r"response|feedback|used_source_files)[\"']\s*:")
@@ -120,6 +122,9 @@ def echo_problem(text: str, quoted: frozenset[tuple[str, ...]] = frozenset(), n:
     """Why this question or reference is the writer's prompt rather than a draft, or None;
     `quoted`: template_shingles of the prompts it was written from."""
     plain = _outside_code(text)  # `GET /items/{id}` is documentation, not a placeholder
+    generic = {m.lower() for m in _GENERIC_LABELS.findall(plain)}
+    if len(generic) >= 2:
+        return f"echoes the writer's prompt ({', '.join(sorted(g.capitalize() + ':' for g in generic))})"
     for pattern, reason in ((_LABELS, "echoes the writer's prompt"), (_INLINE_LABELS, "echoes the writer's prompt"),
                             (_INSTRUCTIONS, "holds the writer's instructions"), (_PLACEHOLDER, "holds a placeholder")):
         found = pattern.search(plain)
