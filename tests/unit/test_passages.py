@@ -190,3 +190,13 @@ def test_html_the_standard_parser_cannot_read_is_cut_at_that_point_not_a_traceba
     blocks = html_blocks("<p>The charger fills the battery in six hours.</p><![i](j) <p>More text here.</p>")
     assert blocks[0].text == "The charger fills the battery in six hours."
     assert cut_passages("c", "d.md", "Some words <![i](j) and more words here.\n") is not None
+
+
+def test_myst_roles_directives_and_targets_read_as_sphinx_renders_them():
+    doc = ("(options)=\n\n# Options\n\nAdd options with the {func}`option` decorator; they differ from "
+           "{ref}`positional arguments <arguments>`.\n\n```{note}\nAn option name starts with one or two dashes.\n```\n\n"
+           "```{toctree}\nquickstart\n```\n\n```{eval-rst}\n.. note::\n\n   A flag is an option that takes no value.\n```\n")
+    text = cut_passages("c", "options.md", doc, min_words=3)[0].text
+    assert text.startswith("# Options") and "(options)=" not in text and "toctree" not in text and "{" not in text
+    assert "Add options with the `option` decorator; they differ from positional arguments." in text
+    assert "An option name starts with one or two dashes." in text and "A flag is an option that takes no value." in text

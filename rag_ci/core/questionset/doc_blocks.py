@@ -34,7 +34,8 @@ _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _UNRESOLVED_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")  # `[text][ref]` whose ref is defined elsewhere (MkDocs)
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]+\]:?")  # `[^1]`, and a footnote's own `[^1]:`
 _LEFTOVER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>`]*)?/?>")
-_DIRECTIVE_LINE = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s.*$|^\s*\.\.\s+[\w:-]+::.*$", re.M)
+# MkDocs admonitions and tabs, reST directives, MyST's colon fences (`:::{note}`) and targets (`(options)=`).
+_DIRECTIVE_LINE = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s.*$|^\s*\.\.\s+[\w:-]+::.*$|^\s*:::+.*$|^\s*\([\w.:-]+\)=\s*$", re.M)
 _WORD = re.compile(r"\w[\w'’.-]*")
 # A paragraph that only points to a link: "See the installation documentation for more information."
 _POINTER = re.compile(r"^(?:\(?\s*)(?:see|read|check out|refer to|learn more|visit|head over|take a look|for more|more info|"

@@ -7,6 +7,9 @@ an HTML block is read by the HTML reader (.html_blocks). MkDocs' admonitions (`!
 collapsible blocks (`???`) and content tabs (`=== "pip"`) indent their content by four
 spaces, which CommonMark would read as code: their marker line is dropped and their content
 un-indented before parsing, so a fence inside a tab stays a fence and its prose stays prose.
+MyST (Sphinx's Markdown) is read too: a role ({func}`echo`, {ref}`text <target>`) keeps its
+text, a directive fence (```{note}) keeps its prose, ```{eval-rst} is read as reStructuredText,
+and ```{toctree}, ```{contents}, ```{image} and the like are no text.
 
 Pure: text in, blocks out (markdown-it-py is a pure-Python parser).
 """
@@ -20,11 +23,17 @@ from markdown_it.token import Token
 
 from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_when_subject, prose, table_rows
 from rag_ci.core.questionset.html_blocks import html_blocks
+from rag_ci.core.questionset.rst_blocks import rst_blocks
 
 _CONTAINER = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?|===)\s")
 _FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n.*?\n(?:---|\.\.\.)|\+\+\+[ \t]*\n.*?\n\+\+\+)[ \t]*(?:\n|\Z)", re.S)
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+_ROLE_BEFORE = re.compile(r"\{([\w:.+-]+)\}$")  # MyST: the `{func}` right before `echo` in {func}`echo`
+_TEXT_ROLES = frozenset("ref doc numref term download any abbr external".split())  # roles whose text is words, not code
+_PROSE_DIRECTIVES = frozenset("note warning tip hint important caution danger attention error admonition seealso "
+                              "versionadded versionchanged deprecated topic sidebar rubric margin dropdown card".split())
+_CODE_DIRECTIVES = frozenset("code-block code sourcecode code-cell".split())
 
 
 def unindent_containers(text: str) -> str:
@@ -61,7 +70,13 @@ def inline_text(token: Token) -> tuple[str, str]:
         if kind == "text":
             piece = child.content
         elif kind == "code_inline":
-            piece = f"`{child.content}`"
+            role = _ROLE_BEFORE.search(parts[-1]) if parts else None
+            if role:  # MyST: {ref}`positional arguments <arguments>` reads "positional arguments"
+                parts[-1] = parts[-1][:role.start()]
+            if role and role.group(1).split(":")[-1] in _TEXT_ROLES:
+                piece = re.sub(r"\s*<[^<>]*>$", "", child.content).strip()
+            else:
+                piece = f"`{child.content.lstrip('~!')}`"
         elif kind == "softbreak":
             piece = " "
         elif kind == "hardbreak":
@@ -125,6 +140,8 @@ def markdown_blocks(text: str) -> list[Block]:
                 blocks.append(prose("item", f"{number}. {shown}" if number else f"- {shown}", linked))
             else:
                 blocks.append(prose("item" if lists else "paragraph", shown, linked))
+        elif kind == "fence" and token.info.strip().startswith("{"):
+            blocks += _myst_directive(token.info.strip(), token.content)
         elif kind in ("fence", "code_block"):
             blocks.append(_code_token(token))
         elif kind == "html_block":
@@ -134,6 +151,20 @@ def markdown_blocks(text: str) -> list[Block]:
             blocks += rows
         i += 1
     return keep_code_when_subject(blocks)
+
+
+def _myst_directive(info: str, content: str) -> list[Block | None]:
+    """A MyST directive fence (```{name} args): its prose, its code, or nothing."""
+    name, _, args = info[1:].partition("}")
+    name = name.strip().lower()
+    body = re.sub(r"\A(?:[ \t]*:[\w-]+:.*\n)+", "", content)  # its `:option: value` lines
+    if name in _PROSE_DIRECTIVES:
+        return list(markdown_blocks(body))
+    if name == "eval-rst":
+        return list(rst_blocks(body))
+    if name in _CODE_DIRECTIVES:
+        return [code(body, args.strip())]
+    return []  # toctree, contents, image, figure, include, mermaid, ...: no text
 
 
 def _code_token(token: Token) -> Block | None:
