@@ -200,3 +200,10 @@ def test_myst_roles_directives_and_targets_read_as_sphinx_renders_them():
     assert text.startswith("# Options") and "(options)=" not in text and "toctree" not in text and "{" not in text
     assert "Add options with the `option` decorator; they differ from positional arguments." in text
     assert "An option name starts with one or two dashes." in text and "A flag is an option that takes no value." in text
+
+
+def test_a_sentence_with_an_autolink_is_prose_and_a_bare_autolink_is_not():
+    doc = "# Docs\n\nRead the docs at <https://x.org/a/b/c/d> for details on setup and tuning of the server.\n\n<https://x.org/a>\n"
+    text = cut_passages("c", "d.md", doc, min_words=3)[0].text
+    assert "Read the docs at https://x.org/a/b/c/d for details on setup and tuning of the server." in text
+    assert not text.rstrip().endswith("https://x.org/a")

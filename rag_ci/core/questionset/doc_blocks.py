@@ -88,7 +88,7 @@ def prose(kind: str, text: str, linked: str = "") -> Block | None:
     if not text:
         return None
     total = words(text)
-    outside = words(_URL.sub(" ", text)) - words(linked)
+    outside = words(_URL.sub(" ", text)) - words(_URL.sub(" ", linked))  # an autolink's URL is counted once
     if total == 0 or (linked or _URL.search(text)) and (outside < 3 or outside < 0.4 * total):
         return None
     if linked and outside <= 12 and _POINTER.search(text.lstrip("- 0123456789.")):
