@@ -22,6 +22,7 @@ from typing import TextIO
 from rag_ci.core.questionset.config import Config, CorpusSpec, WriterConfig, parse_config
 from rag_ci.core.questionset.coverage import coverage
 from rag_ci.core.questionset.dedupe import Known, dedupe, route_of
+from rag_ci.core.questionset.draft_checks import template_shingles
 from rag_ci.core.questionset.documents import ambiguous_file_names, citation_style
 from rag_ci.core.questionset.draft_plan import ADVERSARIAL, DocumentPassages, Plan
 from rag_ci.core.questionset.draft_text import content_terms
@@ -77,7 +78,8 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
 
 
 def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[DocumentPassages], int]:
-    """The documents of the chosen corpora cut into passages (and how many were skipped as not text)."""
+    """The documents of the chosen corpora cut into passages, and how many hold no prose to draft
+    from (not text, source code or data, nothing but markup)."""
     paths = {c: ps for c, ps in sources.files.paths().items() if c in sources.chosen}
     if uncovered_only:
         report = coverage(sources.questions, sources.corpora, paths)
@@ -87,11 +89,12 @@ def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[Doc
     for corpus, corpus_paths in sorted(paths.items()):
         for path in corpus_paths:
             text = sources.files.texts.get((corpus, path))
-            if text is None:
+            passages = tuple(cut_passages(corpus, path, text)) if text is not None else ()
+            if not passages:
                 skipped += 1
                 continue
-            documents.append(DocumentPassages(corpus, path, tuple(cut_passages(corpus, path, text))))
-    return [d for d in documents if d.passages], skipped
+            documents.append(DocumentPassages(corpus, path, passages))
+    return documents, skipped
 
 
 def writer_config(config: Config, option: str | None) -> WriterConfig:
@@ -119,6 +122,8 @@ class Outcome:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    time_limit_s: float | None = None
+    unfinished: int = 0  # writer jobs the time limit ended
     # Writer calls (answered) by what they drafted: each document's own jobs, or the two kinds
     # that belong to no single document ("cross-corpus", "out-of-scope").
     calls_per_document: dict[str, int] = field(default_factory=dict)
@@ -137,30 +142,34 @@ def _document_terms(sources: Sources) -> dict[str, frozenset[str]]:
     return out
 
 
-def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool = True, log: TextIO | None = None) -> Outcome:
-    """Draft, check, dedupe and append; `writer` is a rag_ci.judges.writer.Writer."""
-    from rag_ci.progress import make_progress
-    from rag_ci.storage import write_text_atomic
+def bounds_line(writer_config: WriterConfig, time_limit_s: float) -> str:
+    """The bounds a generate run keeps, printed before it starts (issue 34 §6)."""
+    from rag_ci.judges.writer import MAX_REPLY_CHARS
 
-    log = log or sys.stderr
-    bar = make_progress(len(plan.jobs), progress, stream=log, label="writer jobs", failures="failed")
-    outcome = Outcome(plan=plan, writer=writer.label)
+    return (f"bounds: the drafting stops after {_duration(time_limit_s)} (--time-limit, writer.time_limit_s), keeping what "
+            f"it drafted by then; each writer call waits at most {writer_config.timeout_s:g} s (writer.timeout_s, "
+            f"{writer_config.max_retries} retries) and a reply may have {MAX_REPLY_CHARS:,} characters")
 
-    def done(job, result) -> None:
-        bar.advance("pass" if result.error is None else "error")
-        name = (f"{job.passages[0].corpus}/{job.passages[0].path}" if job.kind in ("document", "vague")
-                else job.kind.replace("_", "-"))
-        outcome.calls_per_document[name] = outcome.calls_per_document.get(name, 0) + result.meter.calls
 
-    try:
-        results = asyncio.run(writer.write(plan, on_job=done))
-    finally:
-        bar.close()
-    stats = writer.client.stats
-    outcome.calls, outcome.input_tokens, outcome.output_tokens, outcome.cost_usd = (
-        stats.calls, stats.input_tokens, stats.output_tokens, stats.cost_usd)
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 and seconds % 60 == 0 else f"{seconds:g} s"
+
+
+def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool = True, log: TextIO | None = None,
+             time_limit_s: float | None = None) -> Outcome:
+    """Draft, check, dedupe and append; `writer` is a rag_ci.judges.writer.Writer. Past
+    `time_limit_s` the jobs still running end and the finished ones' drafts are kept."""
+    outcome = Outcome(plan=plan, writer=writer.label, time_limit_s=time_limit_s)
+    results = _write(plan, writer, outcome, progress, log or sys.stderr, time_limit_s)
+    from rag_ci.judges.writer import TIME_LIMIT_REACHED, prompt_templates
+
     outcome.failed_jobs = {key: r.error for key, r in results.items() if r.error is not None}
+    outcome.unfinished = sum(1 for error in outcome.failed_jobs.values() if TIME_LIMIT_REACHED in error)
     if len(outcome.failed_jobs) == len(plan.jobs):
+        if outcome.unfinished:
+            raise RagCiError(f"the time limit of {_duration(time_limit_s or 0)} was reached before any writer job finished: "
+                             "nothing was drafted; raise --time-limit (or writer.time_limit_s), or draft fewer documents "
+                             "at a time (--corpus, --per-document)")
         raise RagCiError(f"the writer failed on every job; the first: {next(iter(outcome.failed_jobs.values()))}")
     written = [w for job in plan.jobs for w in results[job.key].written]
     outcome.returned = len(written)
@@ -170,7 +179,8 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
     styles = {c: citation_style(c, ps, existing_sources) for c, ps in paths.items()}
     ambiguous = {c: ambiguous_file_names(ps) for c, ps in paths.items()}
     drafts, outcome.rejected = build_drafts(plan, written, styles=styles, ambiguous=ambiguous,
-                                            document_terms=_document_terms(sources), seed=seed)
+                                            document_terms=_document_terms(sources), seed=seed,
+                                            quoted=template_shingles(prompt_templates()))
     known = [Known(q.id, q.question, route_of(q.doc_id, q.is_refusal)) for q in sources.questions.questions]
     labelled = [(f"draft:{n}", d) for n, d in enumerate(drafts)]
     kept, dropped = dedupe(labelled, existing=known,
@@ -181,11 +191,43 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
     outcome.dropped = [(item.item[1], item.reason(names.get(item.of))) for item in dropped]
     outcome.added = numbered
     if numbered:
+        from rag_ci.storage import write_text_atomic
+
         today = date.today().isoformat()
         text = append_drafts(sources.questions_text, str(sources.questions_path), numbered, writer=writer.label, date=today)
         parse_question_set(text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)  # still a valid set
         write_text_atomic(sources.questions_path, text)
     return outcome
+
+
+def _write(plan: Plan, writer, outcome: Outcome, progress: bool, log: TextIO, time_limit_s: float | None) -> dict:
+    """The writer's jobs, with a progress bar; the calls, tokens and cost recorded in `outcome`."""
+    from rag_ci.progress import make_progress
+
+    bar = make_progress(len(plan.jobs), progress, stream=log, label="writer jobs", failures="failed")
+
+    def done(job, result) -> None:
+        bar.advance("pass" if result.error is None else "error")
+        name = (f"{job.passages[0].corpus}/{job.passages[0].path}" if job.kind in ("document", "vague")
+                else job.kind.replace("_", "-"))
+        outcome.calls_per_document[name] = outcome.calls_per_document.get(name, 0) + result.meter.calls
+
+    try:
+        results = asyncio.run(writer.write(plan, on_job=done, time_limit_s=time_limit_s))
+    finally:
+        bar.close()
+    stats = writer.client.stats
+    outcome.calls, outcome.input_tokens, outcome.output_tokens, outcome.cost_usd = (
+        stats.calls, stats.input_tokens, stats.output_tokens, stats.cost_usd)
+    return results
+
+
+def _share(part: int, whole: int, asked: float) -> str:
+    """part/whole as a percentage, with a decimal when rounding would read as the share asked
+    for (24.7 % is below 25 %: "25 %" would not say so)."""
+    share = part / whole if whole else 0.0
+    text = f"{share:.0%}"
+    return f"{share:.1%}" if share < asked - 1e-9 and text == f"{asked:.0%}" else text
 
 
 def summary(outcome: Outcome, questions_path: Path) -> list[str]:
@@ -196,6 +238,9 @@ def summary(outcome: Outcome, questions_path: Path) -> list[str]:
     total = len(outcome.added)
     per_document = outcome.calls / plan.documents if plan.documents else 0.0
     own = [n for name, n in outcome.calls_per_document.items() if name not in ("cross-corpus", "out-of-scope")]
+    from rag_ci.judges.writer import TIME_LIMIT_REACHED
+
+    failed = [e for e in outcome.failed_jobs.values() if TIME_LIMIT_REACHED not in e]
     lines = [
         f"writer {outcome.writer}: {outcome.calls} calls, {outcome.input_tokens + outcome.output_tokens:,} tokens, "
         f"${outcome.cost_usd:.4f}; {per_document:.1f} calls per document ({plan.documents} documents, {len(plan.jobs)} jobs)",
@@ -203,27 +248,58 @@ def summary(outcome: Outcome, questions_path: Path) -> list[str]:
         + "".join(f", {outcome.calls_per_document[k]} for the {k} drafts" for k in ("cross-corpus", "out-of-scope")
                   if k in outcome.calls_per_document),
         f"asked for {plan.total} drafts, DeepEval returned {outcome.returned}"
-        + (f"; {len(outcome.failed_jobs)} job(s) failed: {next(iter(outcome.failed_jobs.values()))}" if outcome.failed_jobs else ""),
-        f"added {total}: " + ", ".join(f"{kinds.get(k, 0)} {k.replace('_', '-')}" for k in
-                                        ("plain", "misspelt", "vague", "cross_corpus", "out_of_scope"))
-        + f" ({adversarial} adversarial, {adversarial / total:.0%})" if total else "added none",
+        + (f"; {len(failed)} job(s) failed: {failed[0]}" if failed else ""),
     ]
+    if outcome.unfinished:
+        lines.append(f"time limit of {_duration(outcome.time_limit_s or 0)} reached: {outcome.unfinished} of {len(plan.jobs)} "
+                     "writer jobs did not finish; the drafts of the others are kept. Run again with --uncovered-only to "
+                     "draft the rest, or raise --time-limit (writer.time_limit_s)")
+    lines.append(f"added {total}: " + ", ".join(f"{kinds.get(k, 0)} {k.replace('_', '-')}" for k in
+                                                ("plain", "misspelt", "vague", "cross_corpus", "out_of_scope"))
+                 + f" ({adversarial} adversarial, {_share(adversarial, total, plan.asked)})" if total else "added none")
+    if plan.cross_corpus_note:
+        lines.append(plan.cross_corpus_note)
     reasons = Counter(_kind_of_reason(r.reason) for r in outcome.rejected) + Counter(_kind_of_reason(r) for _, r in outcome.dropped)
     if reasons:
         lines.append(f"dropped {len(outcome.rejected) + len(outcome.dropped)}: "
                      + "; ".join(f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))))
         for draft, reason in outcome.dropped[:10]:
-            lines.append(f"  duplicate: {draft.question!r}: {reason}")
+            lines.append(f"  duplicate: {draft.question[:300]!r}: {reason}")
         for item in outcome.rejected[:10]:
-            lines.append(f"  {item.reason}: {item.written.question!r}")
+            lines.append(f"  {item.reason}: {item.written.question[:300]!r}")
     if total:
-        wanted = plan.adversarial / plan.total if plan.total else 0.0
-        if adversarial / total + 1e-9 < wanted:
-            lines.append(f"warning: {adversarial / total:.0%} of the drafts are adversarial, below the {wanted:.0%} asked "
-                         f"for (adversarial drafts were dropped); run again with another --seed for more")
+        if adversarial / total + 1e-9 < plan.asked:
+            lines.append(f"warning: {_share(adversarial, total, plan.asked)} of the drafts are adversarial, below the "
+                         f"{plan.asked:.0%} asked for (adversarial drafts were dropped); run again with another --seed for more")
         lines.append(f"appended to {questions_path}: {outcome.added[0].id} … {outcome.added[-1].id}, each `status: draft`; "
                      f"next: `rag-ci questions review`, then `rag-ci questions apply reviewed.yml`")
     return lines
+
+
+def estimate_lines(plan: Plan, writer_config: WriterConfig, label: str) -> list[str]:
+    """What `generate --estimate` prints: calls, tokens and dollars, computed without calling
+    anything; a model rag-ci has no price for gets calls and tokens, and says so."""
+    from rag_ci.judges.build import model_price
+    from rag_ci.judges.providers import provider_spec
+    from rag_ci.judges.writer import FAKE_WRITER_MODEL, estimate
+
+    priced = writer_config.model_copy(update={"model": writer_config.model or FAKE_WRITER_MODEL})
+    try:
+        price = model_price(priced, provider_spec(priced.provider), role="writer")
+        unpriced = None
+    except RagCiError:
+        price, unpriced = None, priced.model
+    result = estimate(plan, price)
+    head = (f"{plan.total} drafts from {plan.documents} documents in {len(plan.jobs)} jobs: {result.calls:,} writer calls "
+            f"(up to {result.max_calls:,} if DeepEval's filtration rewrites every question), "
+            f"~{result.input_tokens + result.output_tokens:,} tokens")
+    if result.cost_usd is None:
+        line = (f"{head} ({result.input_tokens:,} in, {result.output_tokens:,} out), dollars unknown: rag-ci has no price "
+                f"for '{unpriced}' (set `writer.prices: {{input_per_mtok: ..., output_per_mtok: ...}}`) with {label}; "
+                "nothing was called")
+    else:
+        line = (f"{head}, ~${result.cost_usd:.2f} (up to ~${result.max_cost_usd:.2f}) with {label}; nothing was called")
+    return [line] + ([plan.cross_corpus_note] if plan.cross_corpus_note else [])
 
 
 def _kind_of_reason(reason: str) -> str:

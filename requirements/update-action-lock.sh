@@ -11,7 +11,7 @@
 # (tests/e2e/image_judge_check.py) and runs the action and the CLI there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NEVER_IMPORTED='^(annotated-doc|backoff|execnet|iniconfig|markdown-it-py|mdurl|pluggy|posthog|prompt_toolkit|pyfiglet|pytest|pytest-asyncio|pytest-repeat|pytest-rerunfailures|pytest-xdist|questionary|shellingham|tabulate|typer|wcwidth|wheel)=='
+NEVER_IMPORTED='^(annotated-doc|backoff|execnet|iniconfig|pluggy|posthog|prompt_toolkit|pyfiglet|pytest|pytest-asyncio|pytest-repeat|pytest-rerunfailures|pytest-xdist|questionary|shellingham|tabulate|typer|wcwidth|wheel)=='
 venv="$(mktemp -d)/venv"
 python3.11 -m venv "$venv"
 "$venv/bin/pip" install --quiet --upgrade pip

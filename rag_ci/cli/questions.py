@@ -80,27 +80,27 @@ _config_option = click.option("--config", "config_path", type=click.Path(path_ty
 @click.option("--seed", type=int, default=0, show_default=True, help="Seeds the mix, the evolutions and the typos.")
 @_questions_option
 @click.option("--estimate", is_flag=True, help="Print the writer calls, tokens and dollars it would take; call nothing.")
+@click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=1), metavar="SECONDS",
+              help="Stop drafting after this long, keeping what was drafted (default: writer.time_limit_s, 1800).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress on stderr.")
 @user_errors
 def generate(config_path: Path, writer_spec: str | None, per_document: int, corpora: tuple[str, ...], uncovered_only: bool,
-             adversarial: float, seed: int, questions_path: Path | None, estimate: bool, progress: bool) -> None:
+             adversarial: float, seed: int, questions_path: Path | None, estimate: bool, time_limit_s: float | None,
+             progress: bool) -> None:
     """Draft questions from the corpora's documents with a writer model, through DeepEval's
     Synthesizer, and append them to the question set as drafts (`status: draft`), each with
     doc_id, sources, reference, keywords, tags and provenance. A writer of the judge's family
     is refused before any call. `validate` refuses the drafts until they are reviewed."""
-    from rag_ci.judges.build import model_price
-    from rag_ci.judges.providers import provider_spec
-    from rag_ci.judges.writer import FAKE_WRITER_MODEL, Writer, check_writer
-    from rag_ci.judges.writer import estimate as estimate_plan
+    from rag_ci.judges.writer import Writer, check_writer
     from rag_ci.core.questionset.draft_plan import plan_drafts
     from rag_ci.corpus_files import links_outside_note
-    from rag_ci.question_drafts import (documents_to_draft, generate as run_generate, read_sources, scope_documents, summary,
-                                        writer_config)
+    from rag_ci.question_drafts import (bounds_line, documents_to_draft, estimate_lines, generate as run_generate, read_sources,
+                                        scope_documents, summary, writer_config)
 
     try:
         sources = read_sources(config_path, questions_path, corpora)
         writer_cfg = writer_config(sources.config, writer_spec)
-        check = check_writer(sources.config, writer_cfg)  # before anything is called
+        check = check_writer(sources.config, writer_cfg, estimate=estimate)  # before anything is called
         for warning in check.warnings:
             echo(f"warning: {warning}", err=True)
         documents, skipped = documents_to_draft(sources, uncovered_only)
@@ -113,16 +113,14 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
                            descriptions={name: spec.description for name, spec in sources.corpora.items()},
                            scope=scope_documents(sources))
         if skipped:
-            echo(f"note: {skipped} document(s) are not text (PDF, images...): no drafts from them", err=True)
+            echo(f"note: {skipped} document(s) hold no prose to draft from (PDF, images, code, data)", err=True)
         if estimate:
-            priced = writer_cfg.model_copy(update={"model": writer_cfg.model or FAKE_WRITER_MODEL})
-            result = estimate_plan(plan, model_price(priced, provider_spec(priced.provider), role="writer"))
-            echo(f"{plan.total} drafts from {plan.documents} documents in {len(plan.jobs)} jobs: "
-                       f"{result.calls:,} writer calls (up to {result.max_calls:,} if DeepEval's filtration rewrites "
-                       f"every question), ~{result.input_tokens + result.output_tokens:,} tokens, ~${result.cost_usd:.2f} "
-                       f"(up to ~${result.max_cost_usd:.2f}) with {check.label}; nothing was called")
+            for line in estimate_lines(plan, writer_cfg, check.label):
+                echo(line)
             return
-        outcome = run_generate(sources, plan, Writer(writer_cfg, check), seed=seed, progress=progress)
+        limit = time_limit_s or writer_cfg.time_limit_s
+        echo(bounds_line(writer_cfg, limit), err=True)
+        outcome = run_generate(sources, plan, Writer(writer_cfg, check), seed=seed, progress=progress, time_limit_s=limit)
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
     for line in summary(outcome, sources.questions_path):

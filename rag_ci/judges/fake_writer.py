@@ -7,6 +7,7 @@ and tests. It recognises the prompts of DeepEval 4.3.1's Synthesizer:
 
 - inputs (`generate_synthetic_inputs`): one question per telling sentence of the context
   ("What do the documents say about <its first content words>?"), the most telling first;
+  a sentence is what reads as one (headings, code blocks and list markers aside);
   a styled (vague) prompt takes them from the other end, so it asks about other sentences;
   a multi-file context compares the sentences of its two files that share most words; the
   out-of-scope prompt rag-ci writes gets questions from a list of everyday subjects;
@@ -42,7 +43,7 @@ one two three four five six seven eight nine ten other others document documents
 """.split())
 EVERYDAY_SUBJECTS = (
     "How do I repot an orchid without damaging its roots?",
-    "What is the boiling point of water at the top of Mount Everest?",
+    "How do I descale a kettle with vinegar?",
     "Which chess opening is best for a beginner?",
     "How long should green tea steep?",
     "What is the tallest mountain in South America?",
@@ -73,9 +74,24 @@ def writer_prompt_kind(prompt: str) -> str | None:
     return next((kind for opening, kind in _OPENINGS if head.startswith(opening)), None)
 
 
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
+
+
 def _sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?])\s+|\n+", text)
-    return [p.strip() for p in parts if p.strip() and not p.strip().startswith("#")]
+    """The context's sentences, as a careful writer reads it: not its headings, code blocks
+    or list markers, and only what reads as a sentence (a capital first, a full stop last)."""
+    out, in_code = [], False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_code = not in_code
+            continue
+        if in_code or not stripped or stripped.startswith("#"):
+            continue
+        stripped = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", stripped)
+        out += [s for s in _SENTENCE_BREAK.split(stripped)
+                if re.match(r"[A-Z0-9\"'(`]", s) and re.search(r"[.!?][\"')]*$", s) and len(s.split()) >= 4]
+    return out
 
 
 def _words(text: str) -> list[str]:

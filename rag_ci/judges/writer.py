@@ -42,6 +42,11 @@ from rag_ci.judges.prices import Price
 from rag_ci.judges.providers import provider_spec
 
 FAKE_WRITER_MODEL = "rag-ci-fake-writer-1"
+# A reply of the Synthesizer's prompts is a few questions or a short answer: 32,000 characters is
+# far above any honest one, and keeps one runaway reply (issue 34: 8 MB per reply) from feeding
+# every later prompt and the duplicate check for minutes.
+MAX_REPLY_CHARS = 32_000
+TIME_LIMIT_REACHED = "time limit reached"
 QUALITY_RETRIES = 3  # DeepEval's FiltrationConfig.max_quality_retries default
 # rag-ci's styling of the two kinds DeepEval has no evolution for (StylingConfig).
 VAGUE_FORMAT = (f"A short, {VAGUE_MARKER} as a hurried user would type it into a chat: lower case, "
@@ -61,9 +66,11 @@ class WriterCheck:
     warnings: tuple[str, ...] = ()
 
 
-def check_writer(config: Config, writer: WriterConfig) -> WriterCheck:
+def check_writer(config: Config, writer: WriterConfig, *, estimate: bool = False) -> WriterCheck:
     """Everything that can refuse the writer without calling it: a missing writer, an alias,
-    an unknown family, and above all a writer of the judge's family (refused, naming both)."""
+    an unknown family, and above all a writer of the judge's family (refused, naming both).
+    For `--estimate` (nothing is called) an alias or an unknown family is a warning, to be
+    settled before drafting; a writer of the judge's family is refused all the same."""
     if writer.provider == "none":
         raise RagCiError("no writer: pass `--writer PROVIDER:MODEL[@BASE_URL]` (or `--writer fake` for a dry run), "
                          "or add a `writer:` block to rag-ci.yml (the same fields as `judge:`)")
@@ -74,13 +81,21 @@ def check_writer(config: Config, writer: WriterConfig) -> WriterCheck:
                                                  "review them as carefully as any",))
     provider_spec(writer.provider)
     assert writer.model is not None
+    label, warnings = f"{writer.provider}:{writer.model}", []
     problem = alias_problem(writer.provider, writer.model)
     if problem and not writer.allow_alias:
-        raise RagCiError(f"writer.model {problem}. Pin an exact, dated/versioned id so the provenance says which model "
-                         f"wrote the drafts, or set `writer.allow_alias: true`")
-    family = judge_family(writer, role="writer")
-    label = f"{writer.provider}:{writer.model}"
-    judge, warnings = config.judge, []
+        message = (f"writer.model {problem}. Pin an exact, dated/versioned id so the provenance says which model "
+                   f"wrote the drafts, or set `writer.allow_alias: true`")
+        if not estimate:
+            raise RagCiError(message)
+        warnings.append(f"{message} (before drafting; the estimate does not need it)")
+    try:
+        family = judge_family(writer, role="writer")
+    except RagCiError as exc:
+        if not estimate:
+            raise
+        return WriterCheck(label, "unknown", (*warnings, f"{exc} (before drafting; the estimate does not need it)"))
+    judge = config.judge
     if judge.provider not in ("none", "fake"):
         theirs = judge_family(judge)
         if theirs == family:
@@ -97,6 +112,32 @@ def check_writer(config: Config, writer: WriterConfig) -> WriterCheck:
         warnings.append(f"the writer '{writer.model}' shares the RAG generator's family ({family}): its questions may be "
                         f"phrased the way the generator answers best; a writer of another family tests it harder")
     return WriterCheck(label, family, tuple(warnings))
+
+
+_EVOLUTION_TEMPLATES = ("reasoning_evolution", "concretizing_evolution", "constrained_evolution", "hypothetical_scenario_evolution",
+                        "comparative_question_evolution", "multi_context_evolution", "in_breadth_evolution")
+
+
+def prompt_templates() -> tuple[str, ...]:
+    """The fixed text of every prompt the writer gets: rag-ci's styling and DeepEval's
+    Synthesizer templates with empty inputs. A draft that quotes them is the prompt echoed
+    back, not a question (rag_ci.core.questionset.draft_checks)."""
+    from rag_ci.judges.env import prepare_deepeval_environment
+
+    prepare_deepeval_environment()
+    from deepeval.synthesizer.templates import EvolutionTemplate, FilterTemplate, SynthesizerTemplate
+
+    style = OUT_OF_SCOPE_STYLE
+    texts = [VAGUE_FORMAT, *style.values(),
+             SynthesizerTemplate.generate_synthetic_inputs(context="", max_goldens_per_context="", scenario=style["scenario"],
+                                                           task=style["task"], input_format=style["input_format"]),
+             SynthesizerTemplate.rewrite_evolved_input("", scenario=style["scenario"], task=style["task"],
+                                                       input_format=style["input_format"]),
+             SynthesizerTemplate.rewrite_synthetic_inputs("", "", ""),
+             SynthesizerTemplate.generate_synthetic_expected_output("", "", None),
+             FilterTemplate.evaluate_synthetic_inputs("")]
+    texts += [getattr(EvolutionTemplate, name)(input="", context=[]) for name in _EVOLUTION_TEMPLATES]
+    return tuple(texts)
 
 
 @dataclass
@@ -118,8 +159,9 @@ def _writer_model_class() -> type:
         """What DeepEval's Synthesizer sees as its model, on a job's worker thread: every call
         runs on the writer loop (the caller's), through the shared JudgeClient, metered per job."""
 
-        def __init__(self, client: JudgeClient, name: str, loop: asyncio.AbstractEventLoop, meter: CostMeter):
-            self._client, self._name, self._loop, self._meter = client, name, loop, meter
+        def __init__(self, client: JudgeClient, name: str, loop: asyncio.AbstractEventLoop, meter: CostMeter,
+                     deadline: float | None = None):
+            self._client, self._name, self._loop, self._meter, self._deadline = client, name, loop, meter, deadline
             super().__init__(name)
 
         def load_model(self, *args: Any, **kwargs: Any) -> JudgeClient:
@@ -127,8 +169,19 @@ def _writer_model_class() -> type:
 
         async def _metered(self, prompt: str, schema: type[BaseModel] | None) -> Any:
             current_meter.set(self._meter)  # this task's own context: the job's calls and cost
-            # fresh: a writer asked the same prompt twice wants a second draft, not the first again.
-            return await self._client.call(prompt, schema, fresh=True)
+            left = None if self._deadline is None else self._deadline - self._loop.time()
+            if left is not None and left <= 0:
+                raise JudgeCallError(TIME_LIMIT_REACHED)
+            try:
+                async with asyncio.timeout(left):
+                    # fresh: a writer asked the same prompt twice wants a second draft, not the first again.
+                    reply = await self._client.call(prompt, schema, fresh=True)
+            except TimeoutError:
+                raise JudgeCallError(TIME_LIMIT_REACHED) from None
+            size = len(reply.model_dump_json()) if isinstance(reply, BaseModel) else len(str(reply))
+            if size > MAX_REPLY_CHARS:
+                raise JudgeCallError(f"a writer reply of {size:,} characters, over the {MAX_REPLY_CHARS:,} a reply may have")
+            return reply
 
         def generate(self, prompt: str, schema: type[BaseModel] | None = None, **kwargs: Any) -> Any:
             return asyncio.run_coroutine_threadsafe(self._metered(prompt, schema), self._loop).result()
@@ -208,9 +261,13 @@ class Writer:
                                   price=self.price, concurrency_max=writer.concurrency_max)
         self.config, self.label, self.model_name = writer, check.label, writer.model
 
-    async def write(self, plan: Plan, on_job: Callable[[Job, JobOutcome], None] | None = None) -> dict[str, JobOutcome]:
-        """Every job of the plan; a job that fails is recorded with its error, the others go on."""
+    async def write(self, plan: Plan, on_job: Callable[[Job, JobOutcome], None] | None = None,
+                    time_limit_s: float | None = None) -> dict[str, JobOutcome]:
+        """Every job of the plan; a job that fails is recorded with its error, the others go on.
+        Past `time_limit_s` every call fails at once (TIME_LIMIT_REACHED): the jobs still running
+        end, the finished ones keep what they drafted."""
         loop = asyncio.get_running_loop()
+        deadline = None if time_limit_s is None else loop.time() + time_limit_s
         model_class = await asyncio.to_thread(_writer_model_class)  # DeepEval's import takes seconds
         outcomes: dict[str, JobOutcome] = {}
         # Threads only wait (for the writer loop, or DeepEval's sleeps): a few more than the
@@ -220,7 +277,7 @@ class Writer:
 
         async def one(job: Job) -> None:
             outcome = JobOutcome()
-            model = model_class(self.client, self.model_name, loop, outcome.meter)
+            model = model_class(self.client, self.model_name, loop, outcome.meter, deadline)
             try:
                 outcome.written = await loop.run_in_executor(pool, _run_job, job, model)
             except JudgeCallError as exc:
@@ -245,8 +302,8 @@ class Estimate:
     max_calls: int  # when every one is rewritten QUALITY_RETRIES times
     input_tokens: int
     output_tokens: int
-    cost_usd: float
-    max_cost_usd: float
+    cost_usd: float | None  # None: no price known for the model
+    max_cost_usd: float | None
 
 
 # Typical reply lengths, in tokens, per prompt kind (the estimate's assumption).
@@ -258,8 +315,9 @@ def _tokens(text: str) -> int:
     return max(1, len(text) // 4)  # about 4 characters a token (the fake servers count the same way)
 
 
-def estimate(plan: Plan, price: Price) -> Estimate:
-    """Calls, tokens and dollars the plan takes, from the prompts DeepEval would render; nothing is called."""
+def estimate(plan: Plan, price: Price | None) -> Estimate:
+    """Calls, tokens and dollars the plan takes, from the prompts DeepEval would render; nothing
+    is called. Without a price (a model rag-ci has no price for) the dollars are None."""
     from rag_ci.judges.env import prepare_deepeval_environment
 
     prepare_deepeval_environment()
@@ -287,5 +345,7 @@ def estimate(plan: Plan, price: Price) -> Estimate:
         extra += 2 * retries + job.goldens
         extra_in += retries * (_tokens(per_golden[0][0]) + _tokens(rewrite)) + job.goldens * _tokens(rewrite)
         extra_out += retries * (_REPLY_TOKENS["filter"] + _REPLY_TOKENS["rewrite"]) + job.goldens * _REPLY_TOKENS["rewrite"]
+    if price is None:
+        return Estimate(calls, calls + extra, tokens_in, tokens_out, None, None)
     cost = price.cost(tokens_in, tokens_out)
     return Estimate(calls, calls + extra, tokens_in, tokens_out, cost, cost + price.cost(extra_in, extra_out))

@@ -22,7 +22,8 @@ from rag_ci.core.questionset.questions import parse_question_set
 
 pytestmark = pytest.mark.slow
 SCRIPT = Path(__file__).parent / "browser" / "review_drafts_page.js"
-HOSTILE = "The LED code <img src=x onerror=\"document.body.setAttribute('data-pwned','img')\"> means 42 V on the bus."
+# In inline code: passages keep code as text (HTML outside code is no prose, and is cut), so the page must escape it.
+HOSTILE = "The LED code `<img src=x onerror=\"document.body.setAttribute('data-pwned','img')\">` means 42 V on the bus."
 
 
 def test_edits_and_decisions_on_the_review_page_are_applied_to_the_question_set(tmp_path):
@@ -30,7 +31,7 @@ def test_edits_and_decisions_on_the_review_page_are_applied_to_the_question_set(
     example = tmp_path / "ex"
     shutil.copytree(EXAMPLES, example, ignore=shutil.ignore_patterns("baseline", "out", ".index", "*.sqlite*", ".rag-ci*"))
     (example / "corpora" / "du3" / "docs" / "led-codes.md").write_text(
-        f"# LED codes (DU-3)\n\n{HOSTILE} The remote blinks </script><script>alert(1)</script> twice for 3 seconds.\n")
+        f"# LED codes (DU-3)\n\n{HOSTILE} The remote blinks `</script><script>alert(1)</script>` twice for 3 seconds.\n")
     config = str(example / "rag-ci.yml")
     made = CliRunner().invoke(cli, ["questions", "generate", "--config", config, "--writer", "fake", "--corpus", "du3",
                                     "--per-document", "1", "--no-progress"])

@@ -4,16 +4,23 @@ provider path over HTTP against a fake OpenAI-protocol server, the writer kept a
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
+import time
 
 import pytest
 from click.testing import CliRunner
 
-from builders import EXAMPLES
+from builders import EXAMPLES, REPO
+from fakes.judge_servers import FakeOpenAIJudgeServer
 from rag_ci.cli import cli
 from rag_ci.core.questionset.draft_text import normalise
 from rag_ci.core.questionset.questions import parse_question_set
+from rag_ci.judges.fake import JudgePolicy
+from rag_ci.judges.fake_writer import WriterPolicy
 
 pytestmark = pytest.mark.slow
 CORPORA = {"du2", "du3"}
@@ -179,3 +186,131 @@ def test_a_question_set_that_does_not_exist_yet_is_started_with_the_drafts(examp
     assert questions.version == 1 and drafts == list(questions.questions) and len(drafts) >= 10
     # nothing cites the corpus yet: drafts name documents by their path in the corpus folder
     assert all(s.startswith("du2/docs/") for d in drafts for s in d.sources)
+
+
+# -- issue 35 §1, §4, §6 and issue 34 §6: clean passages, checked writer output, bounds --------------------------
+
+REAL_DOCS = EXAMPLES.parent / "tests" / "fixtures" / "real_docs"
+
+
+@pytest.mark.parametrize("project, at_least", [("example", 60), ("real_docs", 15)])
+def test_fake_writer_drafts_have_under_5_percent_markup_or_fragment_references(project, at_least, example, tmp_path):
+    """On the example's manuals and on a real project's documentation (uvicorn's docs and
+    llm-app's READMEs: badges, HTML, code fences, mermaid, tables, link lists), fewer than 5 %
+    of the drafted references are what a reviewer rejects on sight (tests/reference_quality.py)."""
+    from reference_quality import share_rejected
+
+    if project == "real_docs":
+        shutil.copytree(REAL_DOCS, tmp_path / "real")
+        config = tmp_path / "real" / "rag-ci.yml"
+    else:
+        config = example / "rag-ci.yml"
+    result = invoke("questions", "generate", "--config", str(config), "--writer", "fake", "--no-progress")
+    assert result.exit_code == 0, result.output
+    data = parse_question_set((config.parent / "questions.yml").read_text(), "q.yml",
+                              {"du2", "du3", "uvicorn", "llm-app"}, allow_drafts=True)
+    drafts = [q for q in data.questions if q.status == "draft"]
+    rejected, counted, why = share_rejected([d.reference for d in drafts])
+    assert len(drafts) >= at_least and counted >= at_least - 6
+    assert rejected < 0.05 * counted, why  # was 13 of 19 (68 %) on the real docs
+
+
+class _HugeWriter(WriterPolicy):
+    """A writer whose every question is 8 MB long (issue 34)."""
+
+    def _inputs(self, prompt: str) -> dict:
+        return {"data": [{"input": "What is " + "very " * 1_600_000 + "long?"}]}
+
+
+def _generate_process(config, writer: str, *args: str, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rag_ci", "questions", "generate", "--config", str(config), "--writer", writer,
+                           "--no-progress", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def test_a_writer_reply_over_the_size_bound_fails_its_job_in_seconds_not_minutes(example):
+    # issue 34: a writer returning an 8 MB question per reply kept generate running past 120 s.
+    with FakeOpenAIJudgeServer(policy=JudgePolicy(writer=_HugeWriter())) as server:
+        started = time.monotonic()
+        done = _generate_process(example / "rag-ci.yml", f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}",
+                                 "--corpus", "du3", "--per-document", "1", timeout=90)
+    assert time.monotonic() - started < 60
+    assert done.returncode == 2 and "a writer reply of 8,000,0" in done.stderr and "over the 32,000 a reply may have" in done.stderr
+    assert "each writer call waits at most 60 s (writer.timeout_s" in done.stderr  # the bounds, stated up front
+
+
+class _SlowOnOneDocument(WriterPolicy):
+    """A writer that never answers, within the test, about pairing phones (the app-pairing page)."""
+
+    def answer(self, kind: str, prompt: str) -> dict:
+        if re.search(r"\b(pairing|paired)\b", prompt):
+            time.sleep(30)
+        return super().answer(kind, prompt)
+
+
+def test_the_time_limit_ends_the_jobs_still_running_and_keeps_what_the_others_drafted(example):
+    with FakeOpenAIJudgeServer(policy=JudgePolicy(writer=_SlowOnOneDocument())) as server:
+        started = time.monotonic()
+        done = _generate_process(example / "rag-ci.yml", f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}",
+                                 "--corpus", "du3", "--per-document", "1", "--time-limit", "8", timeout=60)
+        elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert elapsed < 25  # 8 s of drafting, plus start-up; not the 30 s the slow document takes
+    assert "the drafting stops after 8 s (--time-limit, writer.time_limit_s)" in done.stderr
+    assert re.search(r"time limit of 8 s reached: [1-9]\d* of \d+ writer jobs did not finish; the drafts of the others are kept",
+                     done.stdout), done.stdout
+    _, drafts = drafts_of(example)
+    sources = {s for d in drafts for s in d.sources}
+    assert drafts and "du3/app-pairing.md" not in sources and "du3/battery.md" in sources
+
+
+class _EchoingWriter(WriterPolicy):
+    """A writer that echoes its prompt (issue 35: "Scenario/Task/Input Format" in a question)."""
+
+    def _inputs(self, prompt: str) -> dict:
+        reply = super()._inputs(prompt)
+        if "about a subject none of these documents covers" in prompt:  # rag-ci's out-of-scope styling
+            reply["data"][0]["input"] = ("Scenario: A user of an assistant asks about a subject none of these documents "
+                                         "covers. Task: The assistant must say the documents do not cover it. Input Format: "
+                                         "One plain question?")
+        else:
+            reply["data"][0]["input"] = "What does the manual say about [insert topic] on the {product}?"
+        return reply
+
+
+def test_writer_prompt_echoes_and_placeholders_are_dropped_and_counted(example):
+    with FakeOpenAIJudgeServer(policy=JudgePolicy(writer=_EchoingWriter())) as server:
+        result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer",
+                        f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}", "--corpus", "du3",
+                        "--per-document", "2", "--no-progress")
+    assert result.exit_code == 0, result.output
+    _, drafts = drafts_of(example)
+    assert drafts and not [d.question for d in drafts if "Scenario" in d.question or "{product}" in d.question]
+    assert re.search(r"dropped \d+: .*\d+ the question holds a placeholder", result.output)
+    assert re.search(r"\d+ the question echoes the writer's prompt", result.output)
+
+
+def test_estimate_works_for_a_model_rag_ci_knows_neither_the_family_nor_the_price_of(example):
+    # issue 35: an unknown writer model was refused even for --estimate.
+    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer",
+                    "openai-compatible:house-model-7b@http://127.0.0.1:9/v1", "--estimate", "--corpus", "du2")
+    assert result.exit_code == 0, result.output
+    assert "does not know which family the writer model 'house-model-7b' belongs to" in result.output  # a warning now
+    priced = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "openai:gpt-9-2030-01-01",
+                    "--estimate", "--corpus", "du2")
+    assert priced.exit_code == 0, priced.output
+    assert re.search(r"[\d,]+ writer calls .*~[\d,]+ tokens \([\d,]+ in, [\d,]+ out\), dollars unknown: rag-ci has no price "
+                     r"for 'gpt-9-2030-01-01'", priced.output)
+    refused = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer",
+                     "openai-compatible:house-model-7b@http://127.0.0.1:9/v1", "--corpus", "du2", "--no-progress")
+    assert refused.exit_code == 2 and "set `writer.family`" in refused.output  # drafting still needs the family
+
+
+def test_generate_says_why_it_drafted_no_cross_corpus_questions(example, tmp_path):
+    one = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--corpus", "du3",
+                 "--estimate")
+    assert "no cross-corpus drafts: they need documents of two corpora, and only du3 is drafted from (--corpus)" in one.output
+    shutil.copytree(REAL_DOCS, tmp_path / "real")
+    apart = invoke("questions", "generate", "--config", str(tmp_path / "real" / "rag-ci.yml"), "--writer", "fake", "--no-progress")
+    assert re.search(r"no cross-corpus drafts: no two documents of different corpora share a topic \(the closest, \S+ and \S+, "
+                     r"share \d+% of their words; 30% or the same file name make a topic\)", apart.output), apart.output

@@ -107,3 +107,20 @@ def test_the_example_plan_pairs_the_two_manuals_pages_on_the_same_topic_and_is_r
     out_of_scope = next(j for j in plan.jobs if j.kind == "out_of_scope")
     assert any("DU-2" in line for line in out_of_scope.context) and not out_of_scope.passages
     assert set(plan.wanted) - {"plain"} == ADVERSARIAL
+
+
+def test_a_plan_without_cross_corpus_drafts_says_why():
+    # issue 35: no cross-corpus drafts, and no hint why.
+    documents = example_documents()
+    assert plan_drafts(documents, per_document=1, adversarial=0.25, seed=0, descriptions={}).cross_corpus_note == ""
+    du3 = [d for d in documents if d.corpus == "du3"]
+    assert plan_drafts(du3, per_document=1, adversarial=0.25, seed=0, descriptions={}).cross_corpus_note == (
+        "no cross-corpus drafts: they need documents of two corpora, and only du3 is drafted from (--corpus)")
+    unrelated = [DocumentPassages("a", "x.md", tuple(cut_passages("a", "x.md", "The charger fills the battery in six hours."))),
+                 DocumentPassages("b", "y.md", tuple(cut_passages("b", "y.md", "The orchid needs water once a week in summer.")))]
+    plan = plan_drafts(unrelated, per_document=2, adversarial=0.25, seed=0, descriptions={})
+    assert plan.wanted["cross_corpus"] == 0 and plan.cross_corpus_note == (
+        "no cross-corpus drafts: no two documents of different corpora share a topic (the closest, a/x.md and b/y.md, share "
+        "0% of their words; 30% or the same file name make a topic)")
+    assert plan_drafts(unrelated, per_document=2, adversarial=0.0, seed=0, descriptions={}).cross_corpus_note.endswith(
+        "(--adversarial 0)")

@@ -167,3 +167,67 @@ def test_a_review_of_drafts_that_changed_since_or_a_malformed_file_is_refused_na
     assert bad.value.problems == ["r.yml:2: A: decision must be approve or reject, got 'maybe'",
                                   "r.yml:3: B: keywords must be a list of non-empty strings",
                                   "r.yml:4: A is listed twice", "r.yml:5: each entry needs an `id`"]
+
+
+def test_a_reference_that_is_no_sentence_of_its_passage_is_dropped_with_its_reason():
+    # issue 35: references that were an <img> tag, half a command, a code fence line, a bare heading, a cut sentence.
+    passage = Passage("du2", "docs/battery.md", 1, "Charging",
+                      "## Charging\n\nThe standard 2 A charger fills an empty PowerPack 400 in 6.5 hours, unless the "
+                      "battery is colder than 0 °C.")
+    job = Plan(jobs=(Job("d", "document", 6, "Reasoning", (passage,)),), documents=1, wanted={"plain": 6})
+    written = [Written("d", f"Question {n} about the PowerPack 400 charger?", reference, 1.0) for n, reference in enumerate([
+        '<img src="charger.png" alt="PowerPack 400 charger"> The 2 A charger.',
+        "```bash\ncharge --powerpack 400\n```",
+        "Charging",
+        "battery is colder than 0 °C.",
+        "The standard 2 A charger fills an empty PowerPack 400 in 6.5 hours, unless",
+        "The standard 2 A charger fills an empty PowerPack 400 in 6.5 hours, unless the battery is colder than 0 °C.",
+    ])]
+    drafts, rejected = build_drafts(job, written, styles=STYLE, ambiguous={}, seed=1, document_terms={})
+    assert [r.reason for r in rejected] == [
+        "markup in the reference (an HTML tag)",
+        "markup in the reference (a code fence)",
+        "the reference is not a sentence (a heading of its passage)",
+        "the reference is not a sentence (it starts mid-sentence)",
+        "the reference is not a sentence (it does not end as one)",
+    ]
+    assert [d.reference for d in drafts] == [written[-1].reference]  # the passage's own sentence, whole
+
+
+def test_a_reference_cut_out_of_a_sentence_of_its_passage_is_a_fragment():
+    from rag_ci.core.questionset.draft_checks import reference_problem
+
+    text = "## Usage\n\nIf you create a ContextVar in the lifespan task, it will not be available in the application task."
+    assert reference_problem("It will not be available in the application task.", [text]) == (
+        "the reference is a fragment of its passage (a sentence cut at its start)")
+    assert reference_problem("If you create a ContextVar in the lifespan task, it will not be available in the application "
+                             "task.", [text]) is None
+    # a writer's own wording (not the passage's words) is judged as a sentence only
+    assert reference_problem("A ContextVar set in the lifespan task is not visible to the application.", [text]) is None
+    assert reference_problem("Use `--host <str>` to bind the socket to a host.", ["..."]) is None  # code is no HTML tag
+
+
+def test_the_adversarial_warning_compares_with_the_share_asked_for_and_does_not_round_into_it():
+    # issue 35: "26 %" was printed for the documented 25 % default (the plan's own share, rounded up).
+    from pathlib import Path
+
+    from rag_ci.core.questionset.drafts import Draft
+    from rag_ci.question_drafts import Outcome, summary
+
+    def draft(kind, n):
+        return Draft(kind, "S", f"q{n}?", "r.", ("du2",), (), (), ("generated",), (), "d", id=f"S-{n:02d}")
+
+    plan = Plan(jobs=(), documents=20, wanted={"plain": 61, "misspelt": 6, "vague": 5, "cross_corpus": 6, "out_of_scope": 6},
+                asked=0.25)
+    added = [draft("plain", n) for n in range(61)] + [draft("misspelt", 61 + n) for n in range(20)]  # 20 of 81: 24.7 %
+    lines = summary(Outcome(plan=plan, writer="fake", added=added), Path("q.yml"))
+    assert "(20 adversarial, 24.7%)" in lines[3]
+    assert "warning: 24.7% of the drafts are adversarial, below the 25% asked for" in "\n".join(lines)
+    enough = summary(Outcome(plan=plan, writer="fake", added=added[:60] + added[61:]), Path("q.yml"))  # 20 of 80: 25 %
+    assert not [line for line in enough if line.startswith("warning")] and "(20 adversarial, 25%)" in enough[3]
+
+
+def test_a_runaway_question_or_reference_is_dropped_before_the_duplicate_check_compares_it():
+    drafts, rejected = built([Written("d", "What is " + "very " * 400 + "long?", "The standard 2 A charger fills it.", 1.0),
+                              Written("d", "How long does the charger take?", "The standard 2 A charger. " * 200, 1.0)])
+    assert drafts == [] and [r.reason.split(" (")[0] for r in rejected] == ["a question too long", "a reference too long"]

@@ -59,3 +59,14 @@ def test_a_cross_file_context_gets_a_comparison_and_out_of_scope_gets_everyday_s
     assert item["used_source_files"] == files and "compare between du2 and du3" in item["input"]
     outside = inputs(["The 'du2' documents cover: Battery."], 3, **OUT_OF_SCOPE_STYLE)
     assert len(set(outside)) == 3 and not any("battery" in q.lower() for q in outside)
+
+
+def test_the_fake_writer_drafts_from_whole_sentences_never_from_code_headings_or_list_markers():
+    context = ("## Disabling lifespan\n\nTo disable the lifespan protocol, start the server with this option:\n\n"
+               "```bash\n# the option takes on, off or auto\nuvicorn main:app --lifespan off\n```\n\n"
+               "- The default is auto, which enables the protocol when the application supports it.\n- on\n\n"
+               "Lifespan events run once per worker process.")
+    asked = inputs([context], 5)
+    answers = [policy.answer(Synth.generate_synthetic_expected_output(q, context, None))["response"] for q in asked]
+    assert answers and set(answers) <= {"The default is auto, which enables the protocol when the application supports it.",
+                                        "Lifespan events run once per worker process."}

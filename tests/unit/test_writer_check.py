@@ -59,3 +59,40 @@ def test_writer_option_overrides_the_writer_block_like_judge_does():
     with pytest.raises(Exception, match="writer.model is required"):
         config(writer={"provider": "openai"})
     assert config(writer={"provider": "fake"}).fingerprint() == config().fingerprint()  # a writer changes no run
+
+
+# -- issue 35 §4: what the writer wrote is checked for its own prompt ------------------------------------------------
+
+from rag_ci.core.questionset.draft_checks import echo_problem, template_shingles  # noqa: E402
+from rag_ci.judges.writer import prompt_templates  # noqa: E402
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("Scenario: A user asks about a subject none of these documents covers. Task: refuse. Input Format: One plain question",
+     "echoes the writer's prompt ('Scenario:')"),
+    ("Input: What is the charge time?\nContext: the battery page", "echoes the writer's prompt (Context:, Input:)"),
+    ("What is the charge time?\nGenerated Response: 6 hours", "echoes the writer's prompt ('Generated Response:')"),
+    ('{"input": "What is the charge time?"}', "echoes the writer's prompt"),
+    ("I want you to act as a copywriter: what is the charge time?", "holds the writer's instructions ('I want you to act as')"),
+    ("Based on the provided context, how long does charging take?", "holds the writer's instructions ('the provided context')"),
+    ("Sure, here is the question: how long does charging take?", "holds the writer's instructions"),
+    ("How long does the {product} take to charge?", "holds a placeholder ('{product}')"),
+    ("How long does [insert product name] take to charge?", "holds a placeholder"),
+])
+def test_prompt_echoes_instructions_and_placeholders_are_found(text, reason):
+    assert (echo_problem(text) or "").startswith(reason)
+
+
+def test_a_question_quoting_the_writers_templates_is_found_and_the_documents_own_words_are_not():
+    quoted = template_shingles(prompt_templates())
+    # DeepEval's own example (its in-breadth template) and rag-ci's out-of-scope styling, sent back as questions
+    assert echo_problem("What is the boiling point of water at the top of Mount Everest?", quoted) == (
+        "quotes the writer's template ('boiling point of water at')")
+    assert (echo_problem("Which answers only from the documents described in the context asks about cats?", quoted) or "").startswith(
+        "quotes the writer's template")
+    # documentation is not an echo: "must be", `{id}` in code, JSON in prose, a colon
+    for fine in ("The battery must be charged between 0 °C and 40 °C.", "GET `/items/{id}` returns the item as a JSON object.",
+                 "How long does the PowerPack 400 take to charge: with the 2 A charger?",
+                 "What do the documents say about the task scheduler?", "Which input format does the importer read?",
+                 "Input: a list of file paths, one per line.", "Example: set `--port 8000` to listen on port 8000."):
+        assert echo_problem(fine, quoted) is None, fine

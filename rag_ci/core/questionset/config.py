@@ -259,6 +259,10 @@ class WriterConfig(ModelConfig):
     """`writer:` — the model `rag-ci questions generate` drafts questions with (docs/questions.md).
     Never of the judge's family: a judge grades what its own family wrote more kindly."""
 
+    # The whole drafting's bound (`--time-limit` overrides it): past it the jobs still running
+    # end, and what the finished ones drafted is kept.
+    time_limit_s: float = Field(1800.0, gt=0)
+
 
 class MetricConfig(_Strict):
     threshold: float | None = Field(None, ge=0, le=1)  # every metric's score is in [0, 1]

@@ -80,6 +80,8 @@ class Plan:
     jobs: tuple[Job, ...]
     documents: int
     wanted: Mapping[str, int] = field(default_factory=dict)  # kind -> drafts asked for
+    asked: float = 0.0  # the adversarial share the user asked for (--adversarial): what the drafts are held to
+    cross_corpus_note: str = ""  # why the plan has no cross-corpus drafts, when it has none
 
     @property
     def total(self) -> int:
@@ -109,8 +111,9 @@ def _salience(passage: Passage) -> int:
     return len(keyword_candidates(passage.text)[0])
 
 
-def same_topic_pairs(documents: Sequence[DocumentPassages]) -> list[tuple[DocumentPassages, DocumentPassages]]:
-    """Documents of two different corpora on the same topic, each in one pair at most, best first."""
+def _pair_scores(documents: Sequence[DocumentPassages]) -> list[tuple[float, str, str, str, str, DocumentPassages, DocumentPassages]]:
+    """Every two documents of different corpora, scored by how much they share a topic (the
+    share of their words in common; 1 more for the same file name), best first."""
     def stem(d: DocumentPassages) -> str:
         return d.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
 
@@ -122,17 +125,39 @@ def same_topic_pairs(documents: Sequence[DocumentPassages]) -> list[tuple[Docume
                 continue
             ta, tb = terms[(a.corpus, a.path)], terms[(b.corpus, b.path)]
             overlap = len(ta & tb) / len(ta | tb) if ta | tb else 0.0
-            score = 1.0 + overlap if stem(a) == stem(b) else overlap
-            if score >= SAME_TOPIC:
-                scored.append((-score, a.corpus, a.path, b.corpus, b.path, a, b))
+            scored.append((-(1.0 + overlap if stem(a) == stem(b) else overlap), a.corpus, a.path, b.corpus, b.path, a, b))
+    return sorted(scored, key=lambda s: s[:5])
+
+
+def same_topic_pairs(documents: Sequence[DocumentPassages]) -> list[tuple[DocumentPassages, DocumentPassages]]:
+    """Documents of two different corpora on the same topic, each in one pair at most, best first."""
     used: set[tuple[str, str]] = set()
     pairs = []
-    for *_, a, b in sorted(scored, key=lambda s: s[:5]):
+    for score, *_, a, b in _pair_scores(documents):
+        if -score < SAME_TOPIC:
+            break
         if (a.corpus, a.path) in used or (b.corpus, b.path) in used:
             continue
         used |= {(a.corpus, a.path), (b.corpus, b.path)}
         pairs.append((a, b))
     return pairs
+
+
+def no_cross_corpus_reason(documents: Sequence[DocumentPassages], adversarial: float) -> str:
+    """Why a plan for these documents has no cross-corpus drafts (they need two corpora
+    sharing a topic), naming the closest pair when there is one."""
+    corpora = sorted({d.corpus for d in documents})
+    if adversarial <= 0:
+        return "no cross-corpus drafts: no adversarial drafts were asked for (--adversarial 0)"
+    if len(corpora) < 2:
+        return (f"no cross-corpus drafts: they need documents of two corpora, and only {corpora[0] if corpora else 'none'} "
+                "is drafted from (--corpus)" if corpora else "no cross-corpus drafts: no documents")
+    best = _pair_scores(documents)
+    if not best:
+        return "no cross-corpus drafts: no two corpora have documents with text"
+    score, ca, pa, cb, pb, *_ = best[0]
+    return (f"no cross-corpus drafts: no two documents of different corpora share a topic (the closest, {ca}/{pa} and "
+            f"{cb}/{pb}, share {-score:.0%} of their words; {SAME_TOPIC:.0%} or the same file name make a topic)")
 
 
 def _closest_passages(a: DocumentPassages, b: DocumentPassages) -> tuple[Passage, Passage]:
@@ -187,7 +212,8 @@ def plan_drafts(documents: Sequence[DocumentPassages], *, per_document: int, adv
     if wanted["out_of_scope"]:
         jobs.append(Job("out_of_scope", "out_of_scope", wanted["out_of_scope"], EVOLUTIONS["out_of_scope"][0],
                         scope=scope_lines(documents if scope is None else scope, descriptions)))
-    return Plan(jobs=tuple(jobs), documents=len(documents), wanted=wanted)
+    note = "" if wanted["cross_corpus"] else no_cross_corpus_reason(documents, adversarial)
+    return Plan(jobs=tuple(jobs), documents=len(documents), wanted=wanted, asked=adversarial, cross_corpus_note=note)
 
 
 def scope_lines(documents: Sequence[DocumentPassages], descriptions: Mapping[str, str], titles: int = 25) -> tuple[str, ...]:

@@ -4,10 +4,13 @@ Each golden DeepEval's Synthesizer returns for a job (rag_ci.core.questionset.dr
 becomes a draft: `doc_id` = the corpus of its passage, `sources` = its document as the set
 names that corpus's documents, `keywords` = salient terms of the reference found verbatim
 in the passage, `tags: [generated, ...]`, `status: draft` and a `provenance`. What DeepEval
-lets through but no reviewer should see is dropped here, with its reason: an input that
-never passed DeepEval's own filtration (it keeps those after its retries), a reference
-with no term of its passage, a "cross-corpus" reference that uses one corpus only, an
-"out-of-scope" question most of whose words one document holds.
+lets through but no reviewer should see is dropped here, with its reason: a question or
+reference that echoes the writer's prompt, its instructions, a placeholder or its
+template (.draft_checks.echo_problem), an input that never passed DeepEval's own
+filtration (it keeps those after its retries), a reference that is no sentence of its
+passage (markup, a heading, a piece cut out of a sentence: .draft_checks.reference_problem),
+a reference with no term of its passage, a "cross-corpus" reference that uses one corpus
+only, an "out-of-scope" question most of whose words one document holds.
 
 Pure: plan and goldens in, drafts (and the YAML text) out.
 """
@@ -21,11 +24,14 @@ from dataclasses import dataclass, replace
 from ruamel.yaml.comments import CommentedMap
 
 from rag_ci.core.questionset.documents import CitationStyle
+from rag_ci.core.questionset.draft_checks import echo_problem, reference_problem
 from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.draft_text import content_terms, keywords_from_each, misspell, pick_keywords
 from rag_ci.core.questionset.yaml_edit import flow_list, flow_map, open_question_set
 from rag_ci.core.scoring.retrieval_metrics import is_refusal
 
+MAX_QUESTION_CHARS = 1_000  # a question a user types; longer is a writer's runaway (and slows the duplicate check)
+MAX_REFERENCE_CHARS = 4_000
 QUALITY_THRESHOLD = 0.5  # DeepEval's FiltrationConfig.synthetic_input_quality_threshold default
 IN_SCOPE_SHARE = 0.6  # an out-of-scope question with this share of its words in one document is not
 
@@ -98,9 +104,11 @@ def _in_scope_document(question: str, document_terms: Mapping[str, frozenset[str
 
 def build_drafts(plan: Plan, written: Sequence[Written], *, styles: Mapping[str, CitationStyle],
                  ambiguous: Mapping[str, frozenset[str]], document_terms: Mapping[str, frozenset[str]],
-                 seed: int, quality_threshold: float = QUALITY_THRESHOLD) -> tuple[list[Draft], list[Rejected]]:
+                 seed: int, quality_threshold: float = QUALITY_THRESHOLD,
+                 quoted: frozenset[tuple[str, ...]] = frozenset()) -> tuple[list[Draft], list[Rejected]]:
     """Drafts in plan order; `styles`/`ambiguous`: per corpus, how the set cites its documents;
-    `document_terms`: document name -> its words (out-of-scope drafts must share few of them)."""
+    `document_terms`: document name -> its words (out-of-scope drafts must share few of them);
+    `quoted`: draft_checks.template_shingles of the writer's prompts (a draft quoting them goes)."""
     jobs = {job.key: job for job in plan.jobs}
     by_job: dict[str, list[Written]] = {}
     for item in written:
@@ -112,7 +120,7 @@ def build_drafts(plan: Plan, written: Sequence[Written], *, styles: Mapping[str,
         first_misspelt = len(items) - min(job.misspelt, len(items))
         for n, item in enumerate(items):
             kind = {"document": "misspelt" if n >= first_misspelt else "plain"}.get(job.kind, job.kind)
-            draft, why = _draft(jobs[job.key], item, kind, styles, ambiguous, document_terms, quality_threshold)
+            draft, why = _draft(jobs[job.key], item, kind, styles, ambiguous, document_terms, quality_threshold, quoted)
             if draft is None:
                 rejected.append(Rejected(item, why))
                 continue
@@ -123,10 +131,18 @@ def build_drafts(plan: Plan, written: Sequence[Written], *, styles: Mapping[str,
 
 
 def _draft(job: Job, item: Written, kind: str, styles: Mapping[str, CitationStyle], ambiguous: Mapping[str, frozenset[str]],
-           document_terms: Mapping[str, frozenset[str]], threshold: float) -> tuple[Draft | None, str]:
+           document_terms: Mapping[str, frozenset[str]], threshold: float,
+           quoted: frozenset[tuple[str, ...]]) -> tuple[Draft | None, str]:
     question = " ".join(item.question.split())
     if not question:
         return None, "empty question"
+    if len(question) > MAX_QUESTION_CHARS:
+        return None, f"a question too long ({len(question):,} characters; a question has at most {MAX_QUESTION_CHARS:,})"
+    if len(item.reference or "") > MAX_REFERENCE_CHARS:
+        return None, f"a reference too long ({len(item.reference or ''):,} characters; at most {MAX_REFERENCE_CHARS:,})"
+    echo = echo_problem(item.question, quoted)
+    if echo is not None:
+        return None, f"the question {echo}"
     if item.quality is not None and item.quality < threshold:
         return None, f"failed DeepEval's filtration (quality {item.quality:.2f} < {threshold:g} after its rewrites)"
     if kind == "out_of_scope":
@@ -140,6 +156,12 @@ def _draft(job: Job, item: Written, kind: str, styles: Mapping[str, CitationStyl
     if is_refusal(reference):
         return None, "the writer found no answer in its passage"
     texts = [p.text for p in job.passages]
+    problem = echo_problem(item.reference or "", quoted)
+    if problem is not None:
+        return None, f"the reference {problem}"
+    problem = reference_problem(item.reference or "", texts)
+    if problem is not None:
+        return None, problem
     keywords = pick_keywords(reference, texts)
     if not keywords:
         return None, "its reference shares no term with its passage (not grounded in it)"

@@ -1,12 +1,16 @@
 """A document cut into passages, the contexts `rag-ci questions generate` drafts from.
 
 Deterministic: the same text always gives the same passages, so a draft's provenance
-(the passage's hash) finds its passage again on the review page. A passage is a heading
-section of the document, kept verbatim (the keywords must occur in it word for word);
-a section longer than `max_words` is split between paragraphs (a paragraph longer than
-that between sentences), and a section shorter than `min_words` (a title, a one-line
-section) joins the next one. Markdown and reStructuredText-style `#` headings are
-sections; a text without headings is a run of paragraphs.
+(the passage's hash) finds its passage again on the review page. A document is read by a
+parser of its format (rag_ci.core.questionset.doc_blocks: Markdown, HTML, reStructuredText,
+plain text) into the blocks a reader reads: headings, paragraphs and list items, and code
+only where it is the subject; images, badges, tags, link lists, tables without sentences
+and diagrams are gone. A passage is a heading section of those blocks, written back as
+light Markdown (`## Heading`, paragraphs, `- item`); a section longer than `max_words` is
+split between blocks (a paragraph longer than that between sentences, never inside one),
+and a section shorter than `min_words` (a title, a one-line section) joins the next one. A
+section left without prose (only a heading, only code) is no passage. Source code and data
+files (`.py`, `.json`, `.yaml`...) hold no prose to draft from: no passages.
 
 Pure: text in, passages out.
 """
@@ -17,10 +21,48 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from rag_ci.core.questionset.doc_blocks import Block, plain_text_blocks
+from rag_ci.core.questionset.html_blocks import html_blocks
+from rag_ci.core.questionset.markdown_blocks import markdown_blocks
+from rag_ci.core.questionset.rst_blocks import rst_blocks
+
 MAX_WORDS = 220
 MIN_WORDS = 25
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
+FORMATS = {
+    "markdown": (".md", ".markdown", ".mdx", ".mkd", ".mdown"),
+    "html": (".html", ".htm", ".xhtml"),
+    "rst": (".rst", ".rest"),
+    "text": (".txt", ".text"),
+}
+NOT_PROSE = (".py", ".js", ".ts", ".tsx", ".jsx", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".cs", ".rb", ".php", ".sh",
+             ".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".csv", ".tsv", ".css", ".scss", ".sql",
+             ".lock", ".svg", ".ipynb")
+
+
+def document_format(path: str, text: str = "") -> str | None:
+    """"markdown", "html", "rst" or "text" by the file's extension (a file without a known
+    one is Markdown when it has Markdown headings or fences, HTML when it starts as a page,
+    else plain text); None for source code and data."""
+    lower = path.lower()
+    if lower.endswith(NOT_PROSE):
+        return None
+    for name, extensions in FORMATS.items():
+        if lower.endswith(extensions):
+            return name
+    head = text.lstrip()[:200].lower()
+    if head.startswith(("<!doctype html", "<html")):
+        return "html"
+    if re.search(r"^\s{0,3}(#{1,6}\s|```)", text, re.M):
+        return "markdown"
+    return "text"
+
+
+def document_blocks(path: str, text: str) -> list[Block]:
+    """The blocks of one document, by its format."""
+    reader = {"markdown": markdown_blocks, "html": html_blocks, "rst": rst_blocks, "text": plain_text_blocks}
+    found = document_format(path, text)
+    return [] if found is None else reader[found](text)
 
 
 @dataclass(frozen=True)
@@ -29,7 +71,7 @@ class Passage:
     path: str  # the document, inside its corpus folder
     index: int  # 0-based, in document order
     heading: str  # the heading of the section it starts in ("" before the first)
-    text: str  # verbatim from the document
+    text: str  # the document's prose, as light Markdown (headings, paragraphs, items)
 
     @property
     def hash(self) -> str:
@@ -45,32 +87,21 @@ class Passage:
         return f"{self.corpus}/{self.path} §{self.index + 1}" + (f" ({self.heading})" if self.heading else "")
 
 
-def _sections(text: str) -> list[tuple[str, list[str]]]:
-    """(heading, paragraphs) in order; a paragraph keeps its lines; the heading line starts its section."""
-    sections: list[tuple[str, list[str]]] = [("", [])]
-    paragraph: list[str] = []
-
-    def close() -> None:
-        if paragraph:
-            sections[-1][1].append("\n".join(paragraph))
-            paragraph.clear()
-
-    for line in text.splitlines():
-        heading = _HEADING.match(line)
-        if heading:
-            close()
-            sections.append((heading.group(1), [line.strip()]))
-        elif not line.strip():
-            close()
+def _sections(blocks: list[Block]) -> list[tuple[str, list[Block]]]:
+    """(heading, blocks) in order, the heading block first; sections without prose left out."""
+    sections: list[tuple[str, list[Block]]] = [("", [])]
+    for block in blocks:
+        if block.kind == "heading":
+            sections.append((block.text, [block]))
         else:
-            paragraph.append(line.rstrip())
-    close()
-    return [(h, paras) for h, paras in sections if paras]
+            sections[-1][1].append(block)
+    return [(h, bs) for h, bs in sections if any(b.kind in ("paragraph", "item") for b in bs)]
 
 
-def _pieces(paragraph: str, max_words: int) -> list[str]:
-    """A paragraph, or its sentences grouped under max_words when it is longer."""
-    if len(paragraph.split()) <= max_words:
+def _pieces(block: Block, max_words: int) -> list[str]:
+    """A block as text, or a long paragraph's sentences grouped under max_words."""
+    paragraph = block.rendered
+    if block.kind != "paragraph" or len(paragraph.split()) <= max_words:
         return [paragraph]
     pieces, current = [], []
     for sentence in _SENTENCE_END.split(paragraph):
@@ -83,23 +114,38 @@ def _pieces(paragraph: str, max_words: int) -> list[str]:
     return pieces
 
 
+def _join(parts: list[tuple[str, str]]) -> str:
+    """Blocks as text: a blank line between them, one line break between items of a list."""
+    out = ""
+    for n, (kind, text) in enumerate(parts):
+        if n:
+            out += "\n" if kind == "item" and parts[n - 1][0] == "item" else "\n\n"
+        out += text
+    return out
+
+
+def _chunks(blocks: list[Block], max_words: int) -> list[tuple[str, str]]:
+    """(heading, text) per section, a long section split between its blocks."""
+    chunks: list[tuple[str, str]] = []
+    for heading, section in _sections(blocks):
+        current: list[tuple[str, str]] = []
+        for block in section:
+            for piece in _pieces(block, max_words):
+                if current and len(_join(current + [(block.kind, piece)]).split()) > max_words:
+                    chunks.append((heading, _join(current)))
+                    current = []
+                current.append((block.kind, piece))
+        if current:
+            chunks.append((heading, _join(current)))
+    return chunks
+
+
 def cut_passages(corpus: str, path: str, text: str, *, max_words: int = MAX_WORDS,
                  min_words: int = MIN_WORDS) -> list[Passage]:
     """The passages of one document, in order."""
-    chunks: list[tuple[str, str]] = []  # (heading, text)
-    for heading, paragraphs in _sections(text):
-        current: list[str] = []
-        for paragraph in paragraphs:
-            for piece in _pieces(paragraph, max_words):
-                if current and len("\n\n".join(current + [piece]).split()) > max_words:
-                    chunks.append((heading, "\n\n".join(current)))
-                    current = []
-                current.append(piece)
-        if current:
-            chunks.append((heading, "\n\n".join(current)))
     merged: list[tuple[str, str]] = []
     carry: tuple[str, str] | None = None  # a short chunk waiting to join the next one
-    for heading, chunk in chunks:
+    for heading, chunk in _chunks(document_blocks(path, text), max_words):
         if carry is not None:
             heading, chunk = carry[0] or heading, carry[1] + "\n\n" + chunk
             carry = None

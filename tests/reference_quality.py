@@ -1,0 +1,55 @@
+"""What a reviewer rejects on sight in a drafted reference: markup, or a fragment instead of
+sentences. Defined here, apart from rag-ci's own checks (rag_ci.core.questionset.draft_text),
+so a test that counts with it does not grade rag-ci by rag-ci's own rule.
+
+A reference is "markup or fragment" when it
+- holds an HTML tag (`<img ...>`, `<a href=...>`, `</p>`, `<br>`), or an HTML entity (`&nbsp;`),
+  outside inline code (`--host <str>` in backticks reads as code);
+- holds image or badge Markdown (`![alt](...)`, `[![...`), a bare Markdown link (`[text](url)`)
+  or a link reference definition (`[id]: http...`);
+- holds a code fence line (```` ``` ````, `~~~`), a mermaid/diagram line (`sequenceDiagram`,
+  `graph TD`, `A-->>B`), a table row (`| a | b |`) or table rule (`|---|`);
+- is a bare heading (`## Usage`, or a short line with no verb that ends without punctuation);
+- does not end as a sentence (`.`, `!`, `?`, optionally followed by a closing quote or bracket),
+  or starts mid-sentence (a lower-case first letter, or `and`/`or`/`,`...);
+- holds MkDocs / reST directive syntax (`!!! note`, `=== "pip"`, `.. note::`, `:ref:`).
+"""
+
+from __future__ import annotations
+
+import re
+
+_CHECKS = (
+    ("html tag", re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?>|&(nbsp|amp|lt|gt|quot|#\d+);")),
+    ("image or badge", re.compile(r"!\[[^\]]*\]\(|\[!\[|shields\.io|badge\.svg|badge\.fury")),
+    ("markdown link", re.compile(r"\[[^\]]+\]\([^)]*\)|^\s*\[[^\]]+\]:\s*\S", re.M)),
+    ("code fence", re.compile(r"^\s*(```|~~~)", re.M)),
+    ("diagram", re.compile(r"sequenceDiagram|graph (TD|LR)|flowchart |-->>|->>|@startuml|digraph ")),
+    ("table", re.compile(r"^\s*\|.*\|\s*$|\|\s*:?-{3,}", re.M)),
+    ("heading", re.compile(r"^\s{0,3}#{1,6}\s", re.M)),
+    ("directive", re.compile(r"^\s*(!!!|\?\?\?|===\s+\")|^\s*\.\.\s+[a-z-]+::|:(ref|doc|class|func):`", re.M)),
+)
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
+
+
+def problems(reference: str | None) -> list[str]:
+    """Why a reviewer would reject this reference on sight (empty: nothing)."""
+    if reference is None:
+        return []
+    text = reference.strip()
+    without_code = re.sub(r"`[^`\n]+`", "`code`", text)
+    found = [name for name, pattern in _CHECKS if pattern.search(without_code if name == "html tag" else text)]
+    if not _SENTENCE_END.search(text):
+        found.append("not ending as a sentence")
+    if text[:1].islower() or re.match(r"^(and|or|but|,|;|\))\b", text):
+        found.append("starting mid-sentence")
+    if len(text.split()) < 4:
+        found.append("too short to be a sentence")
+    return found
+
+
+def share_rejected(references: list[str | None]) -> tuple[int, int, dict[str, list[str]]]:
+    """(rejected, counted, reference -> its problems), out-of-scope drafts (no reference) not counted."""
+    counted = [r for r in references if r is not None]
+    bad = {r: problems(r) for r in counted if problems(r)}
+    return sum(1 for r in counted if problems(r)), len(counted), bad
