@@ -4,6 +4,7 @@
 as arguments so tests can hand it a GitHub connected to a fake server, or a canned run.
 
     pull_request            -> pr:         run, compare with the baseline, comment, gate
+    merge_group             -> merge-queue: the same against the queue's base, no comment
     push to default branch  -> baseline:   run (verdict cache from the last baseline), history
     workflow_dispatch/cron  -> full:       run without cache, compare, history
       with `rebaseline`     -> rebaseline: run without cache nor comparison, history
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rag_ci.accepted_file import accepted_path, read_accepted
-from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words
+from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, store_baseline_copy
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target
@@ -85,7 +86,8 @@ def main() -> int:
     for secret in settings.secrets():
         runner.mask(secret.reveal())
     _prepare_process_environment(settings)
-    github = connect(settings.api_url, settings.github_token, settings.repository)
+    github = connect(settings.api_url, settings.github_token, settings.repository,
+                     comment_author=settings.comment_author, job_token=settings.job_token)
     try:
         return action(settings, github, runner)
     except Exception:  # a bug: show it, but exit 2, not 1, which means "regression"
@@ -205,7 +207,7 @@ class Evaluation:
         project = load_project(s.config_path)
         options = self.options(plan)
         refuse_a_fake_judge(project, None, options)  # before the baseline is even looked for
-        found = find_baseline(plan, s, self.github, self.runner)
+        found = find_baseline(plan, s, self.github, self.runner, history_lines=lambda: len(self.history.entries))
         baseline = found.result if found is not None else None
         commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
@@ -218,6 +220,8 @@ class Evaluation:
         if outcome.carried:
             self.runner.info(f"[rag-ci] kept the last known good verdict of {len(outcome.carried)} errored question(s): "
                              f"{', '.join(outcome.carried[:20])}")
+        if plan.produces_baseline and s.on_default_branch and outcome.exit_code == EXIT_PASS:
+            store_baseline_copy(s, self.github, self.runner, self.output / RESULTS_FILE)  # outlives the artifact
         if plan.history and s.on_default_branch and outcome.verdict != "broken":
             self.append_history(head, project)
 
@@ -255,7 +259,7 @@ class Evaluation:
         if pinned.notice:
             self.runner.info(f"[rag-ci] {pinned.notice}")
         context = RunContext(
-            git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number,
+            git_sha=s.sha, git_ref=s.ref, pr_number=s.gated_pr_number,
             judge_keys={name: key.reveal() for name, key in s.judge_keys.items()},
             secrets=tuple(secret.reveal() for secret in s.secrets()),
         )
@@ -296,7 +300,7 @@ class Evaluation:
         """What this run compares: the baseline's commit, branch and run → the PR's head commit and this run."""
         s = self.settings
         base_url = f"{s.server_url}/{s.repository}/actions/runs/{found.run_id}" if found is not None and found.run_id else None
-        return Commits(base_sha=found.sha if found else None, base_branch=found.branch if found else None, base_url=base_url,
+        return Commits(base_sha=found.sha if found else None, base_branch=found.described() if found else None, base_url=base_url,
                        head_sha=s.pr_head_sha or s.sha, head_url=s.run_url)
 
     def report_url(self) -> str | None:

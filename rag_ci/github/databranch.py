@@ -29,6 +29,8 @@ This branch is written by the rag-ci GitHub Action; it shares no history with th
 - `eval_history.jsonl`: one JSON line per evaluation of the default branch (pass rate,
   metric means, latency, cost, question-set version, judge). `rag-ci history eval_history.jsonl`
   prints the trend.
+- `baselines/<time>-<commit>.json.gz`: the default branch's last baselines (results.json,
+  gzipped), which pull requests compare with once the baseline artifact has expired.
 """
 
 
