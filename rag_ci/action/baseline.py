@@ -216,13 +216,13 @@ class BaselineFinder:
     def lost_message(self) -> str:
         s = self.settings
         return (
-            f"The baseline is gone: no `{s.baseline_artifact}` artifact from a successful run on {self.branch} is left "
-            f"(expired, deleted, or its baseline runs failed), and no copy of it on the `{s.data_branch}` branch "
-            f"(rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them). Yet a baseline "
-            f"existed: {'; '.join(self.trace)}. So this is not a first run, and it does not pass as a bootstrap.\n"
-            f"Fix: run the full re-evaluation on {self.branch} with `workflow_dispatch` and `rebaseline: true` "
-            f"(Actions → \"rag-ci (full re-evaluation)\" → Run workflow, or `gh workflow run rag-ci-full.yml -f rebaseline=true`); "
-            "it stores a new baseline (artifact and data-branch copy), then re-run this check."
+            f"The baseline of {self.branch} is gone: not compared, and not passed as a first-run bootstrap, because "
+            f"{self.branch} had one ({'; '.join(self.trace)}). No `{s.baseline_artifact}` artifact from a successful run "
+            f"on {self.branch} is left (expired, deleted, or its baseline runs failed) and no copy of it on the "
+            f"`{s.data_branch}` branch (rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them).\n"
+            f"Fix: run rag-ci's full re-evaluation workflow on {self.branch} with `workflow_dispatch` and `rebaseline: true` "
+            "(Actions → \"rag-ci (full re-evaluation)\" → Run workflow; or `gh workflow run rag-ci-full.yml -f rebaseline=true`): "
+            "it makes a new baseline (artifact and data-branch copy); then re-run this check."
         )
 
 

@@ -87,7 +87,7 @@ def main() -> int:
         runner.mask(secret.reveal())
     _prepare_process_environment(settings)
     github = connect(settings.api_url, settings.github_token, settings.repository,
-                     comment_author=settings.comment_author, job_token=settings.job_token)
+                     comment_author=settings.comment_author)
     try:
         return action(settings, github, runner)
     except Exception:  # a bug: show it, but exit 2, not 1, which means "regression"

@@ -80,9 +80,6 @@ class Settings:
     output_dir: PurePosixPath = PurePosixPath("rag-ci-output")  # relative to the workspace
     comment_artifact: str = "rag-ci-comment"
     comment_author: str | None = None  # the login the token comments as (a GitHub App's `<slug>[bot]`)
-    # action.yml compares the github-token input with the job's token: True, the token is
-    # GITHUB_TOKEN (github-actions[bot]); False, another one (a PAT, an App's); None: not said.
-    job_token: bool | None = None
     # --- the runner's variables ----------------------------------------------------
     api_url: str = "https://api.github.com"
     server_url: str = "https://github.com"
@@ -128,7 +125,6 @@ class Settings:
             output_dir=_relative_path("output-dir", get("RAG_CI_OUTPUT_DIR", "rag-ci-output")),
             comment_artifact=get("RAG_CI_COMMENT_ARTIFACT", "rag-ci-comment").strip(),
             comment_author=_login("comment-author", get("RAG_CI_COMMENT_AUTHOR")),
-            job_token=_bool("RAG_CI_TOKEN_IS_JOB_TOKEN", get("RAG_CI_TOKEN_IS_JOB_TOKEN")) if get("RAG_CI_TOKEN_IS_JOB_TOKEN") else None,
             api_url=get("GITHUB_API_URL", "https://api.github.com").rstrip("/"),
             server_url=get("GITHUB_SERVER_URL", "https://github.com").rstrip("/"),
             repository=get("GITHUB_REPOSITORY"),

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from github import GithubException
 from github.Repository import Repository
 
-from rag_ci.github.databranch import DATA_BRANCH_README, _branch_exists, _create_orphan_branch
+from rag_ci.github.databranch import CONFLICT_RETRIES, DATA_BRANCH_README, _branch_exists, _create_orphan_branch
 
 COPIES_DIR = "baselines"
 KEPT_COPIES = 20
@@ -112,22 +112,28 @@ def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, 
     first time, the branch is created (GET branch, POST tree, POST commit, POST ref)."""
     data = gzip.compress(results_json, compresslevel=6, mtime=0)
     path = copy_path(commit, when)
-    try:
-        existing = list_copies(repo, branch)
-    except GithubException as exc:
-        if exc.status != 404:
+    for attempt in range(CONFLICT_RETRIES):  # baseline runs of close pushes write at the same time
+        existing = list_copies(repo, branch) if _branch_exists(repo, branch) else None
+        try:
+            if existing is None:
+                _create_orphan_branch(repo, branch, {"README.md": DATA_BRANCH_README}, f"rag-ci: create {branch}")
+                existing = []
+            previous = next((c for c in existing if c.path == path), None)
+            if previous is not None:
+                repo.update_file(path, f"rag-ci: baseline of {commit[:12]}", data, previous.blob_sha, branch=branch)
+            else:
+                repo.create_file(path, f"rag-ci: baseline of {commit[:12]}", data, branch=branch)
+            break
+        except GithubException as exc:
+            if exc.status in (409, 422) and attempt < CONFLICT_RETRIES - 1:
+                continue
             raise
-        existing = []
-    if not _branch_exists(repo, branch):
-        _create_orphan_branch(repo, branch, {"README.md": DATA_BRANCH_README}, f"rag-ci: create {branch}")
-    previous = next((c for c in existing if c.path == path), None)
-    if previous is not None:
-        repo.update_file(path, f"rag-ci: baseline of {commit[:12]}", data, previous.blob_sha, branch=branch)
-    else:
-        repo.create_file(path, f"rag-ci: baseline of {commit[:12]}", data, branch=branch)
-    stored = BaselineCopy(path, commit, when, "")
     older_same = [c for c in existing if c.commit == commit and c.path != path]
     others = [c for c in existing if c.commit != commit and c.path != path]
     for dropped in [*older_same, *others[max(keep - 1, 0):]]:
-        repo.delete_file(dropped.path, f"rag-ci: drop the baseline copy of {dropped.commit[:12]}", dropped.blob_sha, branch=branch)
-    return stored
+        try:
+            repo.delete_file(dropped.path, f"rag-ci: drop the baseline copy of {dropped.commit[:12]}", dropped.blob_sha, branch=branch)
+        except GithubException as exc:
+            if exc.status not in (404, 409, 422):  # dropped by another run meanwhile: the next run tidies up
+                raise
+    return BaselineCopy(path, commit, when, "")

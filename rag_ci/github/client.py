@@ -40,10 +40,10 @@ class CannotWrite(GitHubError):
 
 
 def connect(api_url: str, token: Secret, repository: str, *, seconds_between_requests: float = 0.25, retries: int = 5,
-            comment_author: str | None = None, job_token: bool | None = None) -> GitHubRepo:
+            comment_author: str | None = None) -> GitHubRepo:
     """A client for `repository` at `api_url`. Requests are spaced out as GitHub asks
     integrations to (PyGithub's defaults); tests against a fake turn that off. `comment_author`
-    and `job_token` tell who the token is, when the workflow knows (rag_ci.github.identity)."""
+    names the token's login when the workflow knows it (rag_ci.github.identity)."""
     gh = Github(
         auth=Auth.Token(token.reveal()) if token else None,
         base_url=api_url,
@@ -58,30 +58,28 @@ def connect(api_url: str, token: Secret, repository: str, *, seconds_between_req
     )
     # PyGithub logs every expected 403 (GET /user with the Actions token) at INFO.
     logging.getLogger("github").setLevel(logging.WARNING)
-    return GitHubRepo(gh, repository, token, comment_author=comment_author, job_token=job_token)
+    return GitHubRepo(gh, repository, token, comment_author=comment_author)
 
 
 class GitHubRepo:
-    def __init__(self, gh: Github, repository: str, token: Secret, *, comment_author: str | None = None,
-                 job_token: bool | None = None):
+    def __init__(self, gh: Github, repository: str, token: Secret, *, comment_author: str | None = None):
         self.gh = gh
         self.repository = repository
         self._token = token  # for the artifact download, which PyGithub cannot follow
         self.repo = gh.get_repo(repository)  # lazy: no request
-        self._hints = (comment_author or None, job_token)
+        self._named = comment_author or None
         self._identity: Identity | None = None
 
     # --- comments ------------------------------------------------------------------
     def identity(self) -> Identity:
         """Who the token acts as (asked at most once per connection)."""
         if self._identity is None:
-            named, job_token = self._hints
-            self._identity = _call("read the token's user", lambda: token_identity(self.gh, named=named, is_job_token=job_token))
+            self._identity = _call("read the token's user", lambda: token_identity(self.gh, named=self._named))
         return self._identity
 
     def login(self) -> str:
-        """The token's login; an App's token whose name is unknown: the job token's (for the history's vouching)."""
-        return self.identity().login or comments.GITHUB_ACTIONS_LOGIN
+        """The token's login (an installation token's, not known: the job token's, github-actions[bot])."""
+        return self.identity().login
 
     def upsert_comment(self, pr_number: int, body: str, marker: str) -> str:
         """Create or edit the one comment holding `marker`; returns its URL."""

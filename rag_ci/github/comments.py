@@ -52,14 +52,22 @@ def untrusted_comment_body(text: str, origin: str) -> str:
 def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker: str, me: Identity) -> str:
     """Edit our marked comment on the PR, or create it; returns the comment's URL.
 
-    Ours: it holds the marker and `me` wrote it (rag_ci.github.identity). When the token's
-    login is not known (an App's token not named), the first marked comment by a bot is taken.
+    Ours: it holds the marker and `me` wrote it; with an installation token whose App is not
+    named, failing that, the first marked comment of a bot account (rag_ci.github.identity).
     Calls: GET issue comments (every page), then PATCH that comment or POST a new one.
     """
     issue = repo.get_issue(pr_number)  # lazy: the issue itself is never fetched
+    mine = maybe = None
     for comment in issue.get_comments():
         user = comment.user
-        if user is not None and marker in (comment.body or "") and me.wrote(user.login, user.type):
-            comment.edit(body)
-            return comment.html_url
+        if user is None or marker not in (comment.body or ""):
+            continue
+        if me.wrote(user.login, user.type):
+            mine = comment
+            break
+        if maybe is None and me.may_have_written(user.login, user.type):
+            maybe = comment
+    if (found := mine or maybe) is not None:
+        found.edit(body)
+        return found.html_url
     return issue.create_comment(body).html_url

@@ -57,7 +57,7 @@ def act(fake, project: Path, event_name: str, event: dict, head, *, sha: str = "
                         workspace=project, step_summary=project / "summary.md", github_output=project / "output.txt",
                         github_token=Secret("t0ken"), **inputs)
     github = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0,
-                     comment_author=settings.comment_author, job_token=settings.job_token)
+                     comment_author=settings.comment_author)
     stream = io.StringIO()
     runner = Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=True, stream=stream)
 
@@ -119,7 +119,7 @@ def test_with_neither_artifact_nor_copy_but_a_history_the_check_fails_and_says_h
     code, out, summary = pr(fake, project, regressed=True)
 
     assert code == EXIT_ERROR, out
-    assert "The baseline is gone" in summary and "has expired" in summary and "eval_history.jsonl" in summary
+    assert "The baseline of main is gone" in summary and "has expired" in summary and "eval_history.jsonl" in summary
     assert "`workflow_dispatch` and `rebaseline: true`" in summary
     assert "not evaluated" in fake.comments[7][0]["body"]
 
@@ -189,7 +189,7 @@ def test_an_app_tokens_comment_is_found_again_and_edited(fake, project):
     fake.add_comment(7, f"quoting: {COMMENT_MARKER}", login="reviewer")
 
     for regressed in (True, False):
-        pr(fake, project, regressed=regressed, job_token=False)
+        pr(fake, project, regressed=regressed)
 
     ours = [c for c in fake.comments[7] if c["user"]["login"] == "acme-rag-ci[bot]"]
     assert len(ours) == 1 and "no regression" in ours[0]["body"]
@@ -213,5 +213,5 @@ def test_a_personal_tokens_comment_is_found_by_its_login(fake, project):
     baseline_push(fake, project)
     fake.use_personal_token("release-manager")
     for regressed in (True, False):
-        pr(fake, project, regressed=regressed, job_token=False)
+        pr(fake, project, regressed=regressed)
     assert [c["user"]["login"] for c in fake.comments[7]] == ["release-manager"]
