@@ -108,9 +108,10 @@ class BaselineFinder:
         self.settings, self.github, self.runner, self.branch = settings, github, runner, branch
         self.trace: list[str] = []  # what shows that a baseline existed once
 
-    def find(self, prefer: Callable[[], str | None], history_lines: Callable[[], int]) -> FoundBaseline | None:
+    def find(self, prefer: Callable[[], str | None], history_lines: Callable[[], int] | None) -> FoundBaseline | None:
         """The baseline; None only when none ever existed (bootstrap). A baseline that exists but
-        cannot be read, or that was lost, raises: passing as "bootstrap" would let a PR through ungated."""
+        cannot be read, or that was lost, raises: passing as "bootstrap" would let a PR through ungated.
+        Without `history_lines` (a verdict cache only) no trace is looked for: None."""
         name = self.settings.baseline_artifact
         wanted: list[str | None] = []
 
@@ -128,6 +129,8 @@ class BaselineFinder:
         if artifact is not None:
             return self.from_artifact(artifact)
         self.runner.info(f"[rag-ci] no baseline artifact '{name}' from a successful run on {self.branch}, no copy on {self.settings.data_branch}")
+        if history_lines is None:
+            return None
         self.look_for_traces(history_lines)
         if not self.trace:
             return None
@@ -137,7 +140,7 @@ class BaselineFinder:
         """On main the previous baseline only saves judge calls: without it the run is
         slower, not wrong, so a problem getting it is a warning."""
         try:
-            return self.find(prefer, lambda: 0)
+            return self.find(prefer, None)
         except GitHubError as exc:
             self.runner.warning(f"previous baseline not used as verdict cache: {exc}")
         except RagCiError as exc:
