@@ -220,10 +220,10 @@ class Evaluation:
         if outcome.carried:
             self.runner.info(f"[rag-ci] kept the last known good verdict of {len(outcome.carried)} errored question(s): "
                              f"{', '.join(outcome.carried[:20])}")
-        if plan.produces_baseline and s.on_default_branch and outcome.exit_code == EXIT_PASS:
-            store_baseline_copy(s, self.github, self.runner, self.output / RESULTS_FILE)  # outlives the artifact
         if plan.history and s.on_default_branch and outcome.verdict != "broken":
             self.append_history(head, project)
+        if plan.produces_baseline and s.on_default_branch and outcome.exit_code == EXIT_PASS:
+            store_baseline_copy(s, self.github, self.runner, self.output / RESULTS_FILE)  # outlives the artifact
 
         markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
                                    trend=self.history.trend(TREND_POINTS) if plan.trend else None,
