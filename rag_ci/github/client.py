@@ -139,8 +139,8 @@ class GitHubRepo:
         return result.text if result else None
 
     def lines_written_by_us(self, branch: str, path: str, lines: set[str]) -> set[str]:
-        """Those of `lines` of `path` that this token's account wrote, in verified commits."""
-        me = self.login()
+        """Those of `lines` of `path` that the action's accounts wrote (Identity.writers), in verified commits."""
+        me = self.identity().writers()
         return _call(f"read the commits of {path} on branch {branch}",
                      lambda: databranch.lines_written_by(self.repo, branch, path, lines, me))
 

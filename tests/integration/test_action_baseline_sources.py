@@ -215,3 +215,16 @@ def test_a_personal_tokens_comment_is_found_by_its_login(fake, project):
     for regressed in (True, False):
         pr(fake, project, regressed=regressed)
     assert [c["user"]["login"] for c in fake.comments[7]] == ["release-manager"]
+
+
+def test_under_an_apps_token_the_job_tokens_history_lines_are_still_the_actions(fake):
+    # The baseline workflow writes with GITHUB_TOKEN; the pull requests comment with an App's token.
+    writer = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0)
+    writer.append_data_line("rag-ci-data", "eval_history.jsonl", '{"flaky": {"Q": [1, 4]}}', message="rag-ci: history")
+    fake.push_commit("rag-ci-data", "eval_history.jsonl", fake.file_on_branch("rag-ci-data", "eval_history.jsonl") + b'{"forged": 1}\n',
+                     login="mallory", verified=True)
+    fake.use_app_token("acme-rag-ci")
+    reader = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0, comment_author="acme-rag-ci[bot]")
+
+    assert reader.lines_written_by_us("rag-ci-data", "eval_history.jsonl", {'{"flaky": {"Q": [1, 4]}}', '{"forged": 1}'}) == {
+        '{"flaky": {"Q": [1, 4]}}'}
