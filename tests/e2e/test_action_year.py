@@ -148,94 +148,101 @@ def names_its_baseline(year: Year, number: int, source: str, commit: str) -> Non
 def test_a_year_in_a_repository(tmp_path, token):
     with FakeGitHubServer(token=token) as fake:
         year = Year(fake, tmp_path, token)
-
-        # January: main's first baseline; the first pull requests gate against its artifact.
-        assert year.push(sha(1)).returncode == 0
-        fake.advance(1)
-        gates(year.pr(1, regressed=False), regressed=False)
-        names_its_baseline(year, 1, "artifact", sha(1))
-        gates(year.pr(2, regressed=True), regressed=True)
-        gates(year.pr(2, regressed=True, attempt=2), regressed=True)  # a re-run of the job: the same comment
-        assert len(year.comments(2)) == 1
-        gates(year.pr(2, regressed=False), regressed=False)  # fixed: the comment says so, still one
-        assert len(year.comments(2)) == 1 and "no regression" in year.comments(2)[0]["body"]
-
-        # A push whose baseline job fails: no artifact, no history line; PRs keep the last good baseline.
-        fake.advance(2)
-        assert year.push(sha(2), failing=True).returncode == 2
-        gates(year.pr(3, regressed=True), regressed=True)
-        names_its_baseline(year, 3, "artifact", sha(1))  # nothing at sha(2): the newest good one
-
-        # April: main was quiet for 90 days, the artifact expired. The data branch's copy gates.
-        fake.advance(95)
-        assert all(a.expired for a in fake.artifacts)
-        gates(year.pr(4, regressed=True), regressed=True)
-        gates(year.pr(5, regressed=False), regressed=False)
-        names_its_baseline(year, 5, "data branch", sha(1))
-
-        # The organisation sets artifact retention to 1 day.
-        assert year.push(sha(3), retention=1).returncode == 0
-        fake.advance(3)
-        gates(year.pr(6, regressed=True), regressed=True)
-        names_its_baseline(year, 6, "data branch", sha(3))
-
-        # A force-push to main replaces sha(3) by sha(4).
-        assert year.push(sha(4), forced_over=sha(3)).returncode == 0
-        gates(year.pr(7, regressed=True), regressed=True)
-        names_its_baseline(year, 7, "artifact", sha(4))
-
-        # A merge queue: gated like a pull request against the queue's base; no comment.
-        comments_before = {n: [c["body"] for c in cs] for n, cs in fake.comments.items()}
-        gates(year.merge_group(8, regressed=True), regressed=True)
-        gates(year.merge_group(9, regressed=False), regressed=False)
-        assert {n: [c["body"] for c in cs] for n, cs in fake.comments.items()} == comments_before
-
-        # A pull request from a fork: read-only token, the comment saved, posted from workflow_run.
-        fake.read_only = True
-        fork = year.pr(10, regressed=True, fork=True)
-        fake.read_only = False
-        gates(fork, regressed=True)
-        assert year.comments(10) == []
-        saved = fake.upload_artifact({"comment.md": (fork.workspace / "rag-ci-output" / "comment.md").read_bytes()},
-                                     run_id=7000 + year.runs, head_sha=year.prs[10], name="rag-ci-comment", branch="feature-10",
-                                     event="pull_request", retention_days=1)
-        fake.add_pull(10, head_owner="contributor", head_branch="feature-10", head_sha=year.prs[10])
-        posted = year.act("workflow_run comment for #10", "workflow_run", {
-            "action": "completed", "workflow_run": {
-                "id": saved.run_id, "event": "pull_request", "head_branch": "feature-10", "head_sha": year.prs[10],
-                "pull_requests": [], "head_repository": {"full_name": "contributor/rag", "owner": {"login": "contributor"}}},
-            "repository": {"full_name": REPOSITORY, "default_branch": "main"}})
-        assert posted.returncode == 0, posted.log
-        names_its_baseline(year, 10, "artifact", sha(4))
-
-        # A GitHub App's token comments: found again, edited in place.
-        fake.use_app_token("acme-rag-ci")
-        gates(year.pr(11, regressed=True), regressed=True)
-        gates(year.pr(11, regressed=False), regressed=False)
-        assert [c["user"]["login"] for c in year.comments(11)] == ["acme-rag-ci[bot]"]
-        fake.bot_login, fake.user_endpoint_forbidden = "github-actions[bot]", True
-
-        # Someone deletes the data branch: the artifact still gates; the next push rebuilds the branch.
-        fake.delete_branch(DATA_BRANCH)
-        year.history_expected.clear()
-        gates(year.pr(12, regressed=True), regressed=True)
-        names_its_baseline(year, 12, "artifact", sha(4))
-        assert year.push(sha(5)).returncode == 0
-        fake.advance(120)
-        gates(year.pr(13, regressed=True), regressed=True)
-        gates(year.pr(14, regressed=False), regressed=False)
-        names_its_baseline(year, 14, "data branch", sha(5))
-
-        # December: the data branch is deleted again and every artifact has expired. A baseline
-        # existed (the expired artifacts say so): the check fails, never a bootstrap pass.
-        fake.delete_branch(DATA_BRANCH)
-        year.history_expected.clear()
-        lost = year.pr(15, regressed=True)
-        assert lost.returncode == 2, lost.log
-        assert "The baseline of main is gone" in lost.summary and "rebaseline: true" in lost.summary
-
-        # And every pull request had one rag-ci comment all year.
+        for chapter in (first_baseline_and_pull_requests, a_failing_baseline_job_and_a_quiet_main,
+                        one_day_retention_and_a_force_push, a_merge_queue, a_fork_and_an_app, deleted_data_branches):
+            chapter(year)
+        # Every pull request had one rag-ci comment all year; every good baseline run, a history line.
         for number in [*range(1, 8), *range(10, 16)]:
             assert len(year.comments(number)) == 1, (number, year.log)
         assert year.history() == year.history_expected
         print("\n".join(year.log))
+
+
+def first_baseline_and_pull_requests(year: Year) -> None:
+    """January: main's first baseline; the first pull requests gate against its artifact."""
+    assert year.push(sha(1)).returncode == 0
+    year.fake.advance(1)
+    gates(year.pr(1, regressed=False), regressed=False)
+    names_its_baseline(year, 1, "artifact", sha(1))
+    gates(year.pr(2, regressed=True), regressed=True)
+    gates(year.pr(2, regressed=True, attempt=2), regressed=True)  # a re-run of the job: the same comment
+    assert len(year.comments(2)) == 1
+    gates(year.pr(2, regressed=False), regressed=False)  # fixed: the comment says so, still one
+    assert len(year.comments(2)) == 1 and "no regression" in year.comments(2)[0]["body"]
+
+
+def a_failing_baseline_job_and_a_quiet_main(year: Year) -> None:
+    """A push whose baseline job fails (no artifact, no line); then 90 quiet days expire the artifact."""
+    year.fake.advance(2)
+    assert year.push(sha(2), failing=True).returncode == 2
+    gates(year.pr(3, regressed=True), regressed=True)
+    names_its_baseline(year, 3, "artifact", sha(1))  # nothing at sha(2): the newest good one
+    year.fake.advance(95)
+    assert all(a.expired for a in year.fake.artifacts)
+    gates(year.pr(4, regressed=True), regressed=True)  # the data branch's copy gates
+    gates(year.pr(5, regressed=False), regressed=False)
+    names_its_baseline(year, 5, "data branch", sha(1))
+
+
+def one_day_retention_and_a_force_push(year: Year) -> None:
+    """The organisation sets artifact retention to 1 day; later main is force-pushed."""
+    assert year.push(sha(3), retention=1).returncode == 0
+    year.fake.advance(3)
+    gates(year.pr(6, regressed=True), regressed=True)
+    names_its_baseline(year, 6, "data branch", sha(3))
+    assert year.push(sha(4), forced_over=sha(3)).returncode == 0
+    gates(year.pr(7, regressed=True), regressed=True)
+    names_its_baseline(year, 7, "artifact", sha(4))
+
+
+def a_merge_queue(year: Year) -> None:
+    """Gated like a pull request against the queue's base; no comment anywhere."""
+    comments_before = {n: [c["body"] for c in cs] for n, cs in year.fake.comments.items()}
+    gates(year.merge_group(8, regressed=True), regressed=True)
+    gates(year.merge_group(9, regressed=False), regressed=False)
+    assert {n: [c["body"] for c in cs] for n, cs in year.fake.comments.items()} == comments_before
+
+
+def a_fork_and_an_app(year: Year) -> None:
+    """A fork's read-only run saves its comment, rag-ci-comment.yml posts it; an App's token comments."""
+    fake = year.fake
+    fake.read_only = True
+    fork = year.pr(10, regressed=True, fork=True)
+    fake.read_only = False
+    gates(fork, regressed=True)
+    assert year.comments(10) == []
+    saved = fake.upload_artifact({"comment.md": (fork.workspace / "rag-ci-output" / "comment.md").read_bytes()},
+                                 run_id=7000 + year.runs, head_sha=year.prs[10], name="rag-ci-comment", branch="feature-10",
+                                 event="pull_request", retention_days=1)
+    fake.add_pull(10, head_owner="contributor", head_branch="feature-10", head_sha=year.prs[10])
+    posted = year.act("workflow_run comment for #10", "workflow_run", {
+        "action": "completed", "workflow_run": {
+            "id": saved.run_id, "event": "pull_request", "head_branch": "feature-10", "head_sha": year.prs[10],
+            "pull_requests": [], "head_repository": {"full_name": "contributor/rag", "owner": {"login": "contributor"}}},
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"}})
+    assert posted.returncode == 0, posted.log
+    names_its_baseline(year, 10, "artifact", sha(4))
+    fake.use_app_token("acme-rag-ci")
+    gates(year.pr(11, regressed=True), regressed=True)
+    gates(year.pr(11, regressed=False), regressed=False)
+    assert [c["user"]["login"] for c in year.comments(11)] == ["acme-rag-ci[bot]"]
+    fake.bot_login, fake.user_endpoint_forbidden = "github-actions[bot]", True
+
+
+def deleted_data_branches(year: Year) -> None:
+    """The artifact gates without the data branch, the next push rebuilds it; in December both are
+    gone while a baseline existed (expired artifacts say so): the check fails, never a bootstrap pass."""
+    year.fake.delete_branch(DATA_BRANCH)
+    year.history_expected.clear()
+    gates(year.pr(12, regressed=True), regressed=True)
+    names_its_baseline(year, 12, "artifact", sha(4))
+    assert year.push(sha(5)).returncode == 0
+    year.fake.advance(120)
+    gates(year.pr(13, regressed=True), regressed=True)
+    gates(year.pr(14, regressed=False), regressed=False)
+    names_its_baseline(year, 14, "data branch", sha(5))
+    year.fake.delete_branch(DATA_BRANCH)
+    year.history_expected.clear()
+    lost = year.pr(15, regressed=True)
+    assert lost.returncode == 2, lost.log
+    assert "The baseline of main is gone" in lost.summary and "rebaseline: true" in lost.summary
