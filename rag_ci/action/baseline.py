@@ -253,3 +253,16 @@ def store_baseline_copy(settings: Settings, github: GitHubRepo, runner: Runner, 
     except (GitHubError, OSError) as exc:
         runner.warning(f"baseline not copied to {s.data_branch}: {exc}; pull requests fall back on the artifact only "
                        "until the next baseline run", title="rag-ci: baseline copy")
+
+
+def missing_history_line(settings: Settings, entries: list[dict]) -> str | None:
+    """Why the commit this push replaced has no line in the history, when it has none: the
+    baseline workflow has no concurrency group (docs/action.md, "Concurrency"), so a missing
+    line is a run that failed, was cancelled or is still running, and the log says which commit."""
+    before = settings.push_before_sha
+    if not before or settings.event.get("forced") or not entries:
+        return None  # not a push, a force-push (the commit left main), or the history's first line
+    if any(entry.get("git_sha") == before for entry in entries):
+        return None
+    return (f"{HISTORY_FILE} on {settings.data_branch} has no line for {before[:12]}, the commit before this push: its "
+            "baseline run failed, was cancelled or is still running (see the Actions tab; re-run it to add the line).")

@@ -34,7 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rag_ci.accepted_file import accepted_path, read_accepted
-from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, store_baseline_copy
+from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, missing_history_line,
+                                   store_baseline_copy)
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target
@@ -222,6 +223,8 @@ class Evaluation:
                              f"{', '.join(outcome.carried[:20])}")
         if plan.history and s.on_default_branch and outcome.verdict != "broken":
             self.append_history(head, project)
+            if missing := missing_history_line(s, self.history.entries):
+                self.runner.notice(missing, title="rag-ci: history")
         if plan.produces_baseline and s.on_default_branch and outcome.exit_code == EXIT_PASS:
             store_baseline_copy(s, self.github, self.runner, self.output / RESULTS_FILE)  # outlives the artifact
 

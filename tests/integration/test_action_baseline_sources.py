@@ -228,3 +228,27 @@ def test_under_an_apps_token_the_job_tokens_history_lines_are_still_the_actions(
 
     assert reader.lines_written_by_us("rag-ci-data", "eval_history.jsonl", {'{"flaky": {"Q": [1, 4]}}', '{"forged": 1}'}) == {
         '{"flaky": {"Q": [1, 4]}}'}
+
+
+def test_a_commit_of_main_without_a_history_line_is_named_by_the_next_push(fake, project):
+    baseline_push(fake, project, sha="1" * 40)
+    code, out, _ = act(fake, project, "push", {"ref": "refs/heads/main", "before": "1" * 40, "after": "2" * 40, **MAIN},
+                       results(sha="2" * 40), sha="2" * 40)
+    assert code == EXIT_PASS and "has no line" not in out
+    # "3" * 40's run failed (or was cancelled): the push after it says so.
+    code, out, _ = act(fake, project, "push", {"ref": "refs/heads/main", "before": "3" * 40, "after": "4" * 40, **MAIN},
+                       results(sha="4" * 40), sha="4" * 40)
+    assert code == EXIT_PASS
+    assert "::notice title=rag-ci%3A history::eval_history.jsonl on rag-ci-data has no line for 333333333333" in out
+
+
+def test_a_damaged_copy_fails_the_check_instead_of_passing(fake, project):
+    baseline_push(fake, project)
+    fake.advance(91)
+    [path] = copies(fake)
+    fake.push_commit("rag-ci-data", path, b"not gzip", login="github-actions[bot]", verified=True)  # the action's, damaged
+
+    code, out, summary = pr(fake, project, regressed=False)
+
+    assert code == EXIT_ERROR, out
+    assert "The baseline is unusable" in summary and "not a gzip file" in summary and "rebaseline: true" in summary
