@@ -24,6 +24,7 @@ import json
 import re
 import threading
 import zipfile
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
@@ -171,7 +172,7 @@ class FakeGitHubServer:
         name: str = "rag-ci-baseline",
         branch: str = "main",
         head_sha: str = "a" * 40,
-        created_at: str = NOW,
+        created_at: str | None = None,  # None: now (the comment says how old its baseline is)
         event: str = "push",
         conclusion: str | None = "success",
         from_fork: bool = False,
@@ -180,6 +181,7 @@ class FakeGitHubServer:
         self.runs[run_id] = FakeRun(
             run_id, branch, head_sha, event=event, conclusion=conclusion, head_full_name="evil/rag" if from_fork else None
         )
+        created_at = created_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         artifact = FakeArtifact(next(self._ids) + 9000, name, run_id, branch, head_sha, zip_of(files), created_at, from_fork=from_fork)
         self.artifacts.append(artifact)
         return artifact
@@ -448,7 +450,7 @@ class FakeGitHubServer:
 
     def at_day(self, day: int) -> str:
         """The timestamp of day `day` of the simulated year."""
-        from datetime import datetime, timedelta, timezone
+        from datetime import timedelta
         start = datetime(2025, 1, 1, tzinfo=timezone.utc)
         return (start + timedelta(days=day)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
