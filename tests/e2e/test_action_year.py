@@ -153,7 +153,9 @@ def test_a_year_in_a_repository(tmp_path, token):
             chapter(year)
         # Every pull request had one rag-ci comment all year; every good baseline run, a history line.
         for number in [*range(1, 8), *range(10, 16)]:
-            assert len(year.comments(number)) == 1, (number, year.log)
+            [comment] = year.comments(number)
+            named = "(main, artifact, " in comment["body"] or "(main, data branch, " in comment["body"]
+            assert named or (number == 15 and "The baseline of main is gone" in comment["body"]), (number, year.log)
         assert year.history() == year.history_expected
         print("\n".join(year.log))
 
