@@ -7,7 +7,6 @@ The runs are canned (no RAG is started); GitHub is FakeGitHubServer.
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import io
 import json
