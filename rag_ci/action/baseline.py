@@ -177,7 +177,8 @@ class BaselineFinder:
             if problem is None:
                 return self.from_copy(copy)
             self.runner.warning(f"{copy.path} on {data_branch} is not used as the baseline: {problem}; rag-ci's "
-                                "own copies are verified commits of the action's account", title="rag-ci: baseline copy")
+                                "own copies are verified commits of the action's account (github-actions[bot], the "
+                                "token's user, or the GitHub App named by the `comment-author` input)", title="rag-ci: baseline copy")
             self.trace.append(f"`{copy.path}` on `{data_branch}` was not written by the action ({problem})")
         return None
 
