@@ -194,8 +194,9 @@ class Evaluation:
             pin_policy=plan.pin_policy, carry_forward=plan.carry_forward, compare=plan.compare,
             uncompared=Uncompared(plan.uncompared_verdict, plan.uncompared_notice.format(branch=s.branch, artifact=s.baseline_artifact)),
             bootstrap=Uncompared("bootstrap", (
-                f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch). "
-                "This run passes; the next run on the default branch creates the baseline.")),
+                f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch, "
+                f"expired or not, no copy and no history on `{s.data_branch}`). This run passes; the next run on the default "
+                "branch creates the baseline.")),
             # `fail-on-regression: false` turns the gate off for this run; the report then says
             # "gate disabled" instead of announcing a failure the check does not have.
             fail_on=None if s.fail_on_regression else "never",
