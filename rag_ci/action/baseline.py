@@ -1,5 +1,16 @@
-"""The baseline as the action finds it: the `rag-ci-baseline` artifact of a successful run on
-the base branch, and, when it cannot be used, how a repository using the action replaces it.
+"""The baseline as the action finds it, and how a repository using the action replaces it.
+
+Where a baseline comes from, in order (docs/action.md, "Which baseline"):
+
+  1. the `rag-ci-baseline` artifact of a successful trusted run on the base branch at the
+     merge base (a pull request) or the commit pushed over (main);
+  2. the copy of the baseline at that commit on the data branch (rag_ci.github.baseline_copies);
+  3. the newest such artifact, else the newest copy.
+
+None of them, and no trace of a baseline ever existing (no expired artifact, no history
+line, no copy): bootstrap, the first pull request passes. None of them but such a trace: the
+baseline was lost (expired, deleted, unreadable), and the check fails (exit 2) with the one
+workflow run that makes a new one, so an expired artifact never turns the gate into a pass.
 """
 
 from __future__ import annotations
@@ -7,13 +18,17 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action.outputs import RESULTS_FILE
 from rag_ci.gate import REBASELINE_HINT
+from rag_ci.core.comparison.history import HISTORY_FILE
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import RagCiError
+from rag_ci.github.artifacts import ArtifactRef
+from rag_ci.github.baseline_copies import KEPT_COPIES, BaselineCopy
 from rag_ci.github.client import GitHubError, GitHubRepo
 from rag_ci.github.workflow import Runner
 from rag_ci.action.settings import Settings
@@ -24,16 +39,28 @@ ACTIONS_REBASELINE_HINT = (
     "Re-baseline: run the rag-ci workflow on the base branch with `workflow_dispatch` and "
     "`rebaseline: true` (or run `rag-ci run` on main and replace the baseline artifact)."
 )
+ARTIFACT, DATA_BRANCH = "artifact", "data branch"
 
 
 @dataclass(frozen=True)
 class FoundBaseline:
-    """The baseline and where it came from: the commit, branch and run the comment names."""
+    """The baseline and where it came from: the commit, branch, run and source the comment names."""
 
     result: RunResult
     sha: str | None  # the commit the baseline run evaluated
     branch: str
     run_id: int | None
+    source: str = ARTIFACT  # ARTIFACT or DATA_BRANCH
+    made_at: datetime | None = None  # when the artifact was uploaded, or the copy stored
+
+    def described(self, now: datetime | None = None) -> str:
+        """'main, artifact, 3 days old': the words the comment puts after the baseline's commit."""
+        words = [self.branch, self.source]
+        if self.made_at is not None:
+            made = self.made_at if self.made_at.tzinfo else self.made_at.replace(tzinfo=timezone.utc)
+            days = max(((now or datetime.now(timezone.utc)) - made).days, 0)
+            words.append("today" if days == 0 else f"{days} day{'s' if days != 1 else ''} old")
+        return ", ".join(words)
 
 
 def in_actions_words(message: str) -> str:
@@ -41,8 +68,10 @@ def in_actions_words(message: str) -> str:
     return message.replace(REBASELINE_HINT, ACTIONS_REBASELINE_HINT)
 
 
-def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Runner) -> FoundBaseline | None:
-    """The baseline the plan asks for: compared with, only a verdict cache, or none."""
+def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Runner, *,
+                  history_lines: Callable[[], int] = lambda: 0) -> FoundBaseline | None:
+    """The baseline the plan asks for: compared with, only a verdict cache, or none.
+    `history_lines`: how many lines the data branch's history has (a trace of past baselines)."""
     if plan.baseline is BaselineUse.NONE:
         return None
     s = settings
@@ -54,50 +83,187 @@ def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Ru
 
         def prefer() -> str | None:  # the run at the commit the pull request branched from
             return github.merge_base(branch, s.pr_head_sha) if s.pr_head_sha else None
+    elif plan.base_branch is BaseBranch.MERGE_QUEUE_BASE:
+        if not s.pr_base_ref or not s.pr_base_sha:
+            raise RagCiError("the merge-queue mode needs a merge_group event (no merge_group.base_ref/base_sha in the payload)")
+        branch = s.pr_base_ref
+
+        def prefer() -> str | None:  # the queue builds on this commit of the base branch
+            return s.pr_base_sha
     else:
         branch = s.default_branch or s.branch or "main"
 
         def prefer() -> str | None:  # the run at the previous tip of the pushed branch
             return s.push_before_sha
+    finder = BaselineFinder(settings, github, runner, branch)
     if plan.baseline is BaselineUse.CACHE:
-        return cache_baseline(settings, github, runner, branch, prefer)
-    return fetch_baseline(settings, github, runner, branch, prefer)
+        return finder.as_cache(prefer)
+    return finder.find(prefer, history_lines)
 
 
-def fetch_baseline(settings: Settings, github: GitHubRepo, runner: Runner, branch: str,
-                   prefer: Callable[[], str | None]) -> FoundBaseline | None:
-    """The baseline, or None when there is none yet (bootstrap).
+class BaselineFinder:
+    """The artifact or the data branch's copy, as the module docstring orders them."""
 
-    An artifact that exists but cannot be read (no results.json in it, corrupt JSON,
-    another schema) raises: passing as "bootstrap" would let a PR through ungated."""
-    name = settings.baseline_artifact
-    artifact = github.find_baseline(name, branch, prefer)
-    if artifact is None:
-        runner.info(f"[rag-ci] no baseline artifact '{name}' from a successful run on {branch}")
-        return None
-    runner.info(f"[rag-ci] baseline: artifact #{artifact.id} from run {artifact.run_id} at {(artifact.head_sha or '?')[:12]}")
-    where = f"the `{name}` artifact #{artifact.id} (run {artifact.run_id})"
-    with tempfile.TemporaryDirectory(prefix="rag-ci-baseline-") as tmp:
-        path = github.download_file(artifact, RESULTS_FILE, Path(tmp) / RESULTS_FILE)
-        if path is None:
-            raise RagCiError(f"The baseline is unusable: {where} holds no {RESULTS_FILE}.\n{ACTIONS_REBASELINE_HINT}")
+    def __init__(self, settings: Settings, github: GitHubRepo, runner: Runner, branch: str):
+        self.settings, self.github, self.runner, self.branch = settings, github, runner, branch
+        self.trace: list[str] = []  # what shows that a baseline existed once
+
+    def find(self, prefer: Callable[[], str | None], history_lines: Callable[[], int] | None) -> FoundBaseline | None:
+        """The baseline; None only when none ever existed (bootstrap). A baseline that exists but
+        cannot be read, or that was lost, raises: passing as "bootstrap" would let a PR through ungated.
+        Without `history_lines` (a verdict cache only) no trace is looked for: None."""
+        name = self.settings.baseline_artifact
+        wanted: list[str | None] = []
+
+        def at_commit() -> str | None:  # asked once, and only when an artifact or a copy is there
+            if not wanted:
+                wanted.append(prefer())
+            return wanted[0]
+
+        artifact = self.github.find_baseline(name, self.branch, at_commit)
+        if artifact is not None and (not wanted or wanted[0] is None or artifact.head_sha == wanted[0]):
+            return self.from_artifact(artifact)
+        copy = self.usable_copy(at_commit, only_at_commit=artifact is not None)
+        if copy is not None:
+            return copy
+        if artifact is not None:
+            return self.from_artifact(artifact)
+        self.runner.info(f"[rag-ci] no baseline artifact '{name}' from a successful run on {self.branch}, no copy on {self.settings.data_branch}")
+        if history_lines is None:
+            return None
+        self.look_for_traces(history_lines)
+        if not self.trace:
+            return None
+        raise RagCiError(self.lost_message())
+
+    def as_cache(self, prefer: Callable[[], str | None]) -> FoundBaseline | None:
+        """On main the previous baseline only saves judge calls: without it the run is
+        slower, not wrong, so a problem getting it is a warning."""
         try:
-            baseline = load_results(path, what="baseline")
-        except RagCiError as exc:  # another schema version, or a damaged file
+            return self.find(prefer, None)
+        except GitHubError as exc:
+            self.runner.warning(f"previous baseline not used as verdict cache: {exc}")
+        except RagCiError as exc:
+            self.runner.info(f"[rag-ci] previous baseline not used as verdict cache: {exc}")
+        return None
+
+    def from_artifact(self, artifact: ArtifactRef) -> FoundBaseline:
+        name = self.settings.baseline_artifact
+        self.runner.info(f"[rag-ci] baseline: artifact #{artifact.id} from run {artifact.run_id} at {(artifact.head_sha or '?')[:12]}")
+        where = f"the `{name}` artifact #{artifact.id} (run {artifact.run_id})"
+        with tempfile.TemporaryDirectory(prefix="rag-ci-baseline-") as tmp:
+            path = self.github.download_file(artifact, RESULTS_FILE, Path(tmp) / RESULTS_FILE)
+            if path is None:
+                raise RagCiError(f"The baseline is unusable: {where} holds no {RESULTS_FILE}.\n{ACTIONS_REBASELINE_HINT}")
+            baseline = _load(path, where)
+        return FoundBaseline(baseline, artifact.head_sha or baseline.meta.git_sha, self.branch, artifact.run_id,
+                             ARTIFACT, artifact.created_at)
+
+    def usable_copy(self, at_commit: Callable[[], str | None], *, only_at_commit: bool) -> FoundBaseline | None:
+        """The data branch's copy at the wanted commit (else, unless `only_at_commit`, the newest)."""
+        data_branch = self.settings.data_branch
+        try:
+            copies = self.github.list_baseline_copies(data_branch)
+        except GitHubError as exc:
+            self.runner.warning(f"the baseline copies on {data_branch} could not be listed: {exc}")
+            self.trace.append(f"the baseline copies on `{data_branch}` could not be read ({exc})")
+            return None
+        if not copies:
+            return None
+        commit = at_commit()
+        chosen = [c for c in copies if c.commit == commit] or ([] if only_at_commit else copies)
+        for copy in chosen[:3]:
+            problem = self.github.baseline_copy_problem(data_branch, copy)
+            if problem is None:
+                return self.from_copy(copy)
+            self.runner.warning(f"{copy.path} on {data_branch} is not used as the baseline: {problem}; rag-ci's "
+                                "own copies are verified commits of the action's account (github-actions[bot], the "
+                                "token's user, or the GitHub App named by the `comment-author` input)", title="rag-ci: baseline copy")
+            self.trace.append(f"`{copy.path}` on `{data_branch}` was not written by the action ({problem})")
+        return None
+
+    def from_copy(self, copy: BaselineCopy) -> FoundBaseline:
+        data_branch = self.settings.data_branch
+        where = f"the copy `{copy.path}` on the `{data_branch}` branch"
+        self.runner.info(f"[rag-ci] baseline: {where} (stored {copy.stored_at:%Y-%m-%d})")
+        try:
+            text = self.github.read_baseline_copy(data_branch, copy)
+        except GitHubError as exc:
             raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{ACTIONS_REBASELINE_HINT}") from None
+        with tempfile.TemporaryDirectory(prefix="rag-ci-baseline-") as tmp:
+            path = Path(tmp) / RESULTS_FILE
+            path.write_bytes(text)
+            baseline = _load(path, where)
+        if baseline.meta.git_sha != copy.commit or baseline.meta.pr_number is not None:
+            raise RagCiError(f"The baseline is unusable: {where} holds the results of commit {baseline.meta.git_sha or 'unknown'}"
+                             f"{' of a pull request' if baseline.meta.pr_number is not None else ''}, not of {copy.commit[:12]} "
+                             f"on {self.branch}.\n{ACTIONS_REBASELINE_HINT}")
+        return FoundBaseline(baseline, copy.commit, self.branch, None, DATA_BRANCH, copy.stored_at)
+
+    def look_for_traces(self, history_lines: Callable[[], int]) -> None:
+        """What shows a baseline existed: an expired artifact, lines in the history."""
+        s = self.settings
+        try:
+            expired = self.github.expired_baseline(s.baseline_artifact, self.branch)
+        except GitHubError as exc:
+            self.runner.warning(f"could not look for expired baseline artifacts: {exc}")
+            expired = None
+        if expired is not None:
+            uploaded = f" uploaded {expired.created_at:%Y-%m-%d}" if expired.created_at else ""
+            self.trace.append(f"the last `{s.baseline_artifact}` artifact (#{expired.id}, commit "
+                              f"{(expired.head_sha or 'unknown')[:12]},{uploaded}) has expired")
+        lines = history_lines()
+        if lines:
+            self.trace.append(f"`{HISTORY_FILE}` on `{s.data_branch}` has {lines} line{'s' if lines != 1 else ''}: "
+                              f"{self.branch} was evaluated before")
+
+    def lost_message(self) -> str:
+        s = self.settings
+        return (
+            f"The baseline of {self.branch} is gone: not compared, and not passed as a first-run bootstrap, because "
+            f"{self.branch} had one ({'; '.join(self.trace)}). No `{s.baseline_artifact}` artifact from a successful run "
+            f"on {self.branch} is left (expired, deleted, or its baseline runs failed) and no copy of it on the "
+            f"`{s.data_branch}` branch (rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them).\n"
+            f"Fix: run rag-ci's full re-evaluation workflow on {self.branch} with `workflow_dispatch` and `rebaseline: true` "
+            "(Actions → \"rag-ci (full re-evaluation)\" → Run workflow; or `gh workflow run rag-ci-full.yml -f rebaseline=true`): "
+            "it makes a new baseline (artifact and data-branch copy); then re-run this check."
+        )
+
+
+def _load(path: Path, where: str) -> RunResult:
+    try:
+        baseline = load_results(path, what="baseline")
+    except RagCiError as exc:  # another schema version, or a damaged file
+        raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{ACTIONS_REBASELINE_HINT}") from None
     if baseline.meta.broken:  # uploaded by hand, or by an older rag-ci: never compare with it
         raise RagCiError(f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{ACTIONS_REBASELINE_HINT}")
-    return FoundBaseline(baseline, artifact.head_sha or baseline.meta.git_sha, branch, artifact.run_id)
+    return baseline
 
 
-def cache_baseline(settings: Settings, github: GitHubRepo, runner: Runner, branch: str,
-                   prefer: Callable[[], str | None]) -> FoundBaseline | None:
-    """On main the previous baseline only saves judge calls: without it the run is
-    slower, not wrong, so a problem getting it is a warning."""
+def store_baseline_copy(settings: Settings, github: GitHubRepo, runner: Runner, results: Path) -> None:
+    """Keep this run's results.json (which becomes the baseline) on the data branch too, so a
+    pull request still has it once the artifact has expired. A failure is a warning: the
+    artifact is still uploaded by the workflow."""
+    s = settings
+    if not s.sha:
+        runner.warning("baseline not copied to the data branch: GITHUB_SHA is not set")
+        return
     try:
-        return fetch_baseline(settings, github, runner, branch, prefer)
-    except GitHubError as exc:
-        runner.warning(f"previous baseline not used as verdict cache: {exc}")
-    except RagCiError as exc:
-        runner.info(f"[rag-ci] previous baseline not used as verdict cache: {exc}")
-    return None
+        copy = github.store_baseline_copy(s.data_branch, s.sha, results.read_bytes(), datetime.now(timezone.utc), KEPT_COPIES)
+        runner.info(f"[rag-ci] stored the baseline as {copy.path} on branch {s.data_branch} (the last {KEPT_COPIES} are kept)")
+    except (GitHubError, OSError) as exc:
+        runner.warning(f"baseline not copied to {s.data_branch}: {exc}; pull requests fall back on the artifact only "
+                       "until the next baseline run", title="rag-ci: baseline copy")
+
+
+def missing_history_line(settings: Settings, entries: list[dict]) -> str | None:
+    """Why the commit this push replaced has no line in the history, when it has none: the
+    baseline workflow has no concurrency group (docs/action.md, "Concurrency"), so a missing
+    line is a run that failed, was cancelled or is still running, and the log says which commit."""
+    before = settings.push_before_sha
+    if not before or settings.event.get("forced") or not entries:
+        return None  # not a push, a force-push (the commit left main), or the history's first line
+    if any(entry.get("git_sha") == before for entry in entries):
+        return None
+    return (f"{HISTORY_FILE} on {settings.data_branch} has no line for {before[:12]}, the commit before this push: its "
+            "baseline run failed, was cancelled or is still running (see the Actions tab; re-run it to add the line).")

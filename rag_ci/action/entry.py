@@ -4,6 +4,7 @@
 as arguments so tests can hand it a GitHub connected to a fake server, or a canned run.
 
     pull_request            -> pr:         run, compare with the baseline, comment, gate
+    merge_group             -> merge-queue: the same against the queue's base, no comment
     push to default branch  -> baseline:   run (verdict cache from the last baseline), history
     workflow_dispatch/cron  -> full:       run without cache, compare, history
       with `rebaseline`     -> rebaseline: run without cache nor comparison, history
@@ -33,7 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rag_ci.accepted_file import accepted_path, read_accepted
-from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words
+from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, missing_history_line,
+                                   store_baseline_copy)
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target, undone_words
@@ -87,7 +89,8 @@ def main() -> int:
     for secret in settings.secrets():
         runner.mask(secret.reveal())
     _prepare_process_environment(settings)
-    github = connect(settings.api_url, settings.github_token, settings.repository)
+    github = connect(settings.api_url, settings.github_token, settings.repository,
+                     comment_author=settings.comment_author)
     try:
         return action(settings, github, runner)
     except Exception:  # a bug: show it, but exit 2, not 1, which means "regression"
@@ -202,8 +205,9 @@ class Evaluation:
             pin_policy=plan.pin_policy, carry_forward=plan.carry_forward, compare=plan.compare,
             uncompared=Uncompared(plan.uncompared_verdict, plan.uncompared_notice.format(branch=s.branch, artifact=s.baseline_artifact)),
             bootstrap=Uncompared("bootstrap", (
-                f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch). "
-                "This run passes; the next run on the default branch creates the baseline.")),
+                f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch, "
+                f"expired or not, no copy and no history on `{s.data_branch}`). This run passes; the next run on the default "
+                "branch creates the baseline.")),
             # `fail-on-regression: false` turns the gate off for this run; the report then says
             # "gate disabled" instead of announcing a failure the check does not have.
             fail_on=None if s.fail_on_regression else "never",
@@ -216,7 +220,7 @@ class Evaluation:
         project = load_project(s.config_path)
         options = self.options(plan)
         refuse_a_fake_judge(project, None, options)  # before the baseline is even looked for
-        found = find_baseline(plan, s, self.github, self.runner)
+        found = find_baseline(plan, s, self.github, self.runner, history_lines=lambda: len(self.history.entries))
         baseline = found.result if found is not None else None
         commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
@@ -231,6 +235,10 @@ class Evaluation:
                              f"{', '.join(outcome.carried[:20])}")
         if plan.history and s.on_default_branch and outcome.verdict != "broken":
             self.append_history(head, project)
+            if missing := missing_history_line(s, self.history.entries):
+                self.runner.notice(missing, title="rag-ci: history")
+        if plan.produces_baseline and s.on_default_branch and outcome.exit_code == EXIT_PASS:
+            store_baseline_copy(s, self.github, self.runner, self.output / RESULTS_FILE)  # outlives the artifact
 
         markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
                                    trend=self.history.trend(TREND_POINTS) if plan.trend else None,
@@ -285,7 +293,7 @@ class Evaluation:
         if pinned.notice:
             self.runner.info(f"[rag-ci] {pinned.notice}")
         context = RunContext(
-            git_sha=s.sha, git_ref=s.ref, pr_number=s.pr_number,
+            git_sha=s.sha, git_ref=s.ref, pr_number=s.gated_pr_number,
             judge_keys={name: key.reveal() for name, key in s.judge_keys.items()},
             secrets=tuple(secret.reveal() for secret in s.secrets()),
         )
@@ -328,7 +336,7 @@ class Evaluation:
         """What this run compares: the baseline's commit, branch and run → the PR's head commit and this run."""
         s = self.settings
         base_url = f"{s.server_url}/{s.repository}/actions/runs/{found.run_id}" if found is not None and found.run_id else None
-        return Commits(base_sha=found.sha if found else None, base_branch=found.branch if found else None, base_url=base_url,
+        return Commits(base_sha=found.sha if found else None, base_branch=found.described() if found else None, base_url=base_url,
                        head_sha=s.pr_head_sha or s.sha, head_url=s.run_url)
 
     def report_url(self) -> str | None:

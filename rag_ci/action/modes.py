@@ -7,6 +7,7 @@ the options of the gate (rag_ci.gate), which decides the verdict and the exit co
 
     mode        event                     baseline          cache  compare  comment  history  may become the baseline
     pr          pull_request              the PR's base     yes    gate     yes      no       no
+    merge-queue merge_group               the queue's base  yes    gate     no       no       no
     baseline    push to the default br.   verdict cache     yes    no       no       yes      yes
     full        workflow_dispatch, cron   the default br.   no     gate     no       yes      yes
     rebaseline  full + `rebaseline: true` none              no     no       no       yes      yes
@@ -31,6 +32,7 @@ class Mode(enum.StrEnum):
     FULL = "full"
     REBASELINE = "rebaseline"  # the `full` input mode with `rebaseline: true`
     COMMENT = "comment"
+    MERGE_QUEUE = "merge-queue"  # a pull request's gate on a merge_group event (no PR to comment on)
 
 
 class BaselineUse(enum.Enum):
@@ -42,6 +44,7 @@ class BaselineUse(enum.Enum):
 class BaseBranch(enum.Enum):
     PULL_REQUEST_BASE = "pull request base"  # preferring the run at the merge base
     DEFAULT_BRANCH = "default branch"  # preferring the run at the commit pushed over
+    MERGE_QUEUE_BASE = "merge queue base"  # preferring the run at merge_group.base_sha
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,9 @@ _BECOMES_THE_BASELINE = "this run's results.json becomes the baseline once the w
 
 PLANS: Mapping[Mode, Plan] = MappingProxyType({plan.mode: plan for plan in (
     Plan(Mode.PR, evaluates=True, base_branch=BaseBranch.PULL_REQUEST_BASE, pin_policy=True, trend=True, comment=True),
+    # The queue's commit is the pull request merged onto the queue's base: gated the same way;
+    # no pull request to comment on (the job summary and the annotations carry the result).
+    Plan(Mode.MERGE_QUEUE, evaluates=True, base_branch=BaseBranch.MERGE_QUEUE_BASE, pin_policy=True, trend=True),
     Plan(Mode.BASELINE, evaluates=True, baseline=BaselineUse.CACHE, carry_forward=True, compare=False,
          uncompared_verdict="baseline",
          uncompared_notice=f"Baseline run on `{{branch}}`: {_BECOMES_THE_BASELINE} the `{{artifact}}` artifact.",
@@ -88,6 +94,8 @@ def resolve_mode(settings: Settings) -> Mode | None:
     mode = _input_mode(settings)
     if mode is Mode.FULL and settings.rebaseline:
         return Mode.REBASELINE
+    if mode is Mode.PR and settings.event_name == "merge_group":
+        return Mode.MERGE_QUEUE
     return mode
 
 
@@ -97,6 +105,8 @@ def _input_mode(settings: Settings) -> Mode | None:
     event = settings.event_name
     if event == "pull_request":
         return Mode.PR
+    if event == "merge_group":
+        return Mode.MERGE_QUEUE
     if event == "pull_request_target":
         raise RagCiError(
             "rag-ci does not run on `pull_request_target` by itself: that event has a write token and "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -46,6 +47,16 @@ def _bool(name: str, value: str) -> bool:
     raise RagCiError(f"input {name}: expected true or false, got {value!r}")
 
 
+def _login(name: str, value: str) -> str | None:
+    """A GitHub login (`octocat`, `my-app[bot]`), or None when not given."""
+    value = value.strip()
+    if not value:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?", value):
+        raise RagCiError(f"input {name}: expected a GitHub login such as `my-app[bot]`, got {value!r}")
+    return value
+
+
 def _relative_path(name: str, value: str) -> PurePosixPath:
     """A path inside the workspace: relative, and no `..` that climbs out of it."""
     path = PurePosixPath(value.strip() or ".")
@@ -68,6 +79,7 @@ class Settings:
     data_branch: str = "rag-ci-data"
     output_dir: PurePosixPath = PurePosixPath("rag-ci-output")  # relative to the workspace
     comment_artifact: str = "rag-ci-comment"
+    comment_author: str | None = None  # the login the token comments as (a GitHub App's `<slug>[bot]`)
     # --- the runner's variables ----------------------------------------------------
     api_url: str = "https://api.github.com"
     server_url: str = "https://github.com"
@@ -112,6 +124,7 @@ class Settings:
             data_branch=get("RAG_CI_DATA_BRANCH", "rag-ci-data").strip(),
             output_dir=_relative_path("output-dir", get("RAG_CI_OUTPUT_DIR", "rag-ci-output")),
             comment_artifact=get("RAG_CI_COMMENT_ARTIFACT", "rag-ci-comment").strip(),
+            comment_author=_login("comment-author", get("RAG_CI_COMMENT_AUTHOR")),
             api_url=get("GITHUB_API_URL", "https://api.github.com").rstrip("/"),
             server_url=get("GITHUB_SERVER_URL", "https://github.com").rstrip("/"),
             repository=get("GITHUB_REPOSITORY"),
@@ -158,11 +171,31 @@ class Settings:
 
     @property
     def pr_base_ref(self) -> str | None:
+        """The branch the pull request (or the merge queue) merges into."""
+        if self.merge_group:
+            return str(self.merge_group.get("base_ref") or "").removeprefix("refs/heads/") or None
         return (self.pull_request.get("base") or {}).get("ref")
 
     @property
     def pr_base_sha(self) -> str | None:
+        """The base commit: a pull request's base, or the merge queue's (merge_group.base_sha)."""
+        if self.merge_group:
+            return self.merge_group.get("base_sha") or None
         return (self.pull_request.get("base") or {}).get("sha")
+
+    @property
+    def merge_group(self) -> Mapping[str, Any]:
+        """A merge_group event's group: the queue's commit (head_sha), built on base_sha."""
+        return (self.event.get("merge_group") or {}) if self.event_name == "merge_group" else {}
+
+    @property
+    def gated_pr_number(self) -> int | None:
+        """The pull request this run gates: the event's, or the one a merge queue's branch names
+        (`gh-readonly-queue/main/pr-123-<sha>`); recorded in results.json as a pull request's run."""
+        if self.pr_number is not None:
+            return self.pr_number
+        match = re.search(r"/pr-(\d+)-[0-9a-f]+$", str(self.merge_group.get("head_ref") or ""))
+        return int(match[1]) if match else None
 
     @property
     def config_in_repository(self) -> str:

@@ -99,6 +99,19 @@ def _trusted_successful_run(repo: Repository, full_name: str, run_id: int) -> bo
     return run.conclusion == "success" and run.event in TRUSTED_EVENTS and head_repo == full_name
 
 
+def newest_expired(repo: Repository, *, name: str, branch: str) -> ArtifactRef | None:
+    """The newest expired artifact called `name` that a run of this repository on `branch`
+    uploaded: the trace of a baseline that existed (calls: GET artifacts?name=, one page)."""
+    expired = []
+    for artifact in repo.get_artifacts(name=name):
+        run = artifact.workflow_run
+        if len(expired) >= MAX_CANDIDATES:
+            break
+        if artifact.expired and run is not None and run.head_branch == branch and run.head_repository_id == run.repository_id:
+            expired.append(ArtifactRef.of(artifact))
+    return max(expired, key=lambda a: a.created_at or datetime.min, default=None)
+
+
 def find_in_run(repo: Repository, run_id: int, name: str) -> ArtifactRef | None:
     """The artifact called `name` that run `run_id` uploaded (calls: GET artifacts?name=)."""
     for artifact in repo.get_artifacts(name=name):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,7 +24,8 @@ import httpx
 from github import Auth, Github, GithubException, GithubRetry
 
 from rag_ci import __version__
-from rag_ci.github import artifacts, checks, comments, databranch, pulls
+from rag_ci.github import artifacts, baseline_copies, checks, comments, databranch, pulls
+from rag_ci.github.identity import Identity, token_identity
 from rag_ci.secret import Secret
 
 T = TypeVar("T")
@@ -37,9 +39,11 @@ class CannotWrite(GitHubError):
     """The token may not write here (a fork PR's read-only token, or missing `permissions:`)."""
 
 
-def connect(api_url: str, token: Secret, repository: str, *, seconds_between_requests: float = 0.25, retries: int = 5) -> GitHubRepo:
+def connect(api_url: str, token: Secret, repository: str, *, seconds_between_requests: float = 0.25, retries: int = 5,
+            comment_author: str | None = None) -> GitHubRepo:
     """A client for `repository` at `api_url`. Requests are spaced out as GitHub asks
-    integrations to (PyGithub's defaults); tests against a fake turn that off."""
+    integrations to (PyGithub's defaults); tests against a fake turn that off. `comment_author`
+    names the token's login when the workflow knows it (rag_ci.github.identity)."""
     gh = Github(
         auth=Auth.Token(token.reveal()) if token else None,
         base_url=api_url,
@@ -54,26 +58,32 @@ def connect(api_url: str, token: Secret, repository: str, *, seconds_between_req
     )
     # PyGithub logs every expected 403 (GET /user with the Actions token) at INFO.
     logging.getLogger("github").setLevel(logging.WARNING)
-    return GitHubRepo(gh, repository, token)
+    return GitHubRepo(gh, repository, token, comment_author=comment_author)
 
 
 class GitHubRepo:
-    def __init__(self, gh: Github, repository: str, token: Secret):
+    def __init__(self, gh: Github, repository: str, token: Secret, *, comment_author: str | None = None):
         self.gh = gh
         self.repository = repository
         self._token = token  # for the artifact download, which PyGithub cannot follow
         self.repo = gh.get_repo(repository)  # lazy: no request
-        self._login: str | None = None
+        self._named = comment_author or None
+        self._identity: Identity | None = None
 
     # --- comments ------------------------------------------------------------------
+    def identity(self) -> Identity:
+        """Who the token acts as (asked at most once per connection)."""
+        if self._identity is None:
+            self._identity = _call("read the token's user", lambda: token_identity(self.gh, named=self._named))
+        return self._identity
+
     def login(self) -> str:
-        if self._login is None:
-            self._login = _call("read the token's user", lambda: comments.token_login(self.gh))
-        return self._login
+        """The token's login (an installation token's, not known: the job token's, github-actions[bot])."""
+        return self.identity().login
 
     def upsert_comment(self, pr_number: int, body: str, marker: str) -> str:
         """Create or edit the one comment holding `marker`; returns its URL."""
-        me = self.login()
+        me = self.identity()
         return _call(
             f"post the comment on pull request #{pr_number}",
             lambda: comments.upsert_sticky_comment(self.repo, pr_number, body, marker=marker, me=me),
@@ -104,6 +114,10 @@ class GitHubRepo:
             f"download artifact {artifact.name} #{artifact.id}",
             lambda: artifacts.download_file(artifact, self._token, filename, dest),
         )
+
+    def expired_baseline(self, name: str, branch: str) -> artifacts.ArtifactRef | None:
+        """The newest baseline artifact of this repository on `branch` that has expired."""
+        return _call(f"list the artifacts named '{name}'", lambda: artifacts.newest_expired(self.repo, name=name, branch=branch))
 
     def run_artifact(self, run_id: int, name: str) -> artifacts.ArtifactRef | None:
         return _call(
@@ -137,10 +151,29 @@ class GitHubRepo:
         return result.text if result else None
 
     def lines_written_by_us(self, branch: str, path: str, lines: set[str]) -> set[str]:
-        """Those of `lines` of `path` that this token's account wrote, in verified commits."""
-        me = self.login()
+        """Those of `lines` of `path` that the action's accounts wrote (Identity.writers), in verified commits."""
+        me = self.identity().writers()
         return _call(f"read the commits of {path} on branch {branch}",
                      lambda: databranch.lines_written_by(self.repo, branch, path, lines, me))
+
+    def list_baseline_copies(self, branch: str) -> list[baseline_copies.BaselineCopy]:
+        return _call(f"list the baseline copies on branch {branch}", lambda: baseline_copies.list_copies(self.repo, branch))
+
+    def baseline_copy_problem(self, branch: str, copy: baseline_copies.BaselineCopy) -> str | None:
+        """None when the action's account wrote the copy (a verified commit); else why it does not count."""
+        writers = self.identity().writers()
+        return _call(f"read the commits of {copy.path} on branch {branch}",
+                     lambda: baseline_copies.written_by(self.repo, branch, copy, writers))
+
+    def read_baseline_copy(self, branch: str, copy: baseline_copies.BaselineCopy) -> bytes:
+        return _call(f"read {copy.path} on branch {branch}", lambda: baseline_copies.read_copy(self.repo, branch, copy))
+
+    def store_baseline_copy(self, branch: str, commit: str, results_json: bytes, when: datetime, keep: int) -> baseline_copies.BaselineCopy:
+        return _call(
+            f"store the baseline on branch {branch} (needs `permissions: contents: write`)",
+            lambda: baseline_copies.store_copy(self.repo, branch, commit, results_json, when=when, keep=keep),
+            write=True,
+        )
 
     def append_data_line(self, branch: str, path: str, line: str, message: str) -> None:
         _call(

@@ -8,27 +8,16 @@ from __future__ import annotations
 
 import re
 
-from github import Github, GithubException
 from github.Repository import Repository
+
+from rag_ci.github.identity import GITHUB_ACTIONS_LOGIN, Identity
+
+__all__ = ["COMMENT_MARKER", "GITHUB_ACTIONS_LOGIN", "comment_body", "untrusted_comment_body", "upsert_sticky_comment"]
 
 # Hidden in every body we post: how the action finds its own comment again.
 COMMENT_MARKER = "<!-- rag-ci:comment -->"
 GITHUB_COMMENT_LIMIT = 65536
 TRUNCATION_NOTE = "\n\n_…comment truncated to GitHub's 65,536-character limit; the step summary has the full report._\n"
-
-# What the workflow's GITHUB_TOKEN posts as. That token cannot read GET /user (403), so
-# its login is known rather than asked.
-GITHUB_ACTIONS_LOGIN = "github-actions[bot]"
-
-
-def token_login(gh: Github) -> str:
-    """The login the token posts as: GET /user for a personal token, else the Actions bot."""
-    try:
-        return gh.get_user().login
-    except GithubException as exc:
-        if exc.status in (401, 403, 404):
-            return GITHUB_ACTIONS_LOGIN
-        raise
 
 
 def comment_body(markdown: str) -> str:
@@ -60,14 +49,25 @@ def untrusted_comment_body(text: str, origin: str) -> str:
     return comment_body(banner + report)
 
 
-def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker: str, me: str) -> str:
+def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker: str, me: Identity) -> str:
     """Edit our marked comment on the PR, or create it; returns the comment's URL.
 
+    Ours: it holds the marker and `me` wrote it; with an installation token whose App is not
+    named, failing that, the first marked comment of a bot account (rag_ci.github.identity).
     Calls: GET issue comments (every page), then PATCH that comment or POST a new one.
     """
     issue = repo.get_issue(pr_number)  # lazy: the issue itself is never fetched
+    mine = maybe = None
     for comment in issue.get_comments():
-        if comment.user is not None and comment.user.login == me and marker in (comment.body or ""):
-            comment.edit(body)
-            return comment.html_url
+        user = comment.user
+        if user is None or marker not in (comment.body or ""):
+            continue
+        if me.wrote(user.login, user.type):
+            mine = comment
+            break
+        if maybe is None and me.may_have_written(user.login, user.type):
+            maybe = comment
+    if (found := mine or maybe) is not None:
+        found.edit(body)
+        return found.html_url
     return issue.create_comment(body).html_url

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+from collections.abc import Collection
 
 from github import GithubException, InputGitTreeElement
 from github.Repository import Repository
@@ -29,6 +30,8 @@ This branch is written by the rag-ci GitHub Action; it shares no history with th
 - `eval_history.jsonl`: one JSON line per evaluation of the default branch (pass rate,
   metric means, latency, cost, question-set version, judge). `rag-ci history eval_history.jsonl`
   prints the trend.
+- `baselines/<time>-<commit>.json.gz`: the default branch's last baselines (results.json,
+  gzipped), which pull requests compare with once the baseline artifact has expired.
 """
 
 
@@ -100,9 +103,9 @@ def _create_orphan_branch(repo: Repository, branch: str, files: dict[str, str], 
     repo.create_git_ref(f"refs/heads/{branch}", commit.sha)
 
 
-def lines_written_by(repo: Repository, branch: str, path: str, lines: set[str], login: str, *,
+def lines_written_by(repo: Repository, branch: str, path: str, lines: set[str], login: str | Collection[str], *,
                      max_commits: int = 40) -> set[str]:
-    """Those of `lines` (of `path` on `branch`) that a verified commit of `login` added.
+    """Those of `lines` (of `path` on `branch`) that a verified commit of `login` (or one of those logins) added.
 
     Walks the file's commits newest first (GET commits?path=, then GET each commit for its
     patch) until every line is attributed, or `max_commits` were read: the newest commit
@@ -121,8 +124,9 @@ def lines_written_by(repo: Repository, branch: str, path: str, lines: set[str], 
     return trusted
 
 
-def _made_by(commit, login: str) -> bool:
+def _made_by(commit, login: str | Collection[str]) -> bool:
+    logins = {login} if isinstance(login, str) else set(login)
     author = commit.author.login if commit.author is not None else None
     verification = commit.commit.verification  # PyGithub's GitCommitVerification (a dict in older versions)
     verified = verification.get("verified") if isinstance(verification, dict) else getattr(verification, "verified", None)
-    return author == login and verified is True
+    return author in logins and verified is True

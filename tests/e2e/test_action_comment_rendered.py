@@ -16,7 +16,7 @@ from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
 
-COMPARED = ("Compared: baseline 2222222 (main) → this PR 1111111")
+COMPARED = ("Compared: baseline 2222222 (main, artifact, today) → this PR 1111111")  # its source and age
 
 
 def comment(fake) -> str:

@@ -49,9 +49,13 @@ def test_push_to_main_writes_results_and_appends_one_history_line_per_run(fake, 
     assert lines[0]["run_url"] == f"https://github.example/{REPOSITORY}/actions/runs/4242"
     assert "README.md" in fake.branches["rag-ci-data"]  # created as an orphan data branch
     routes = fake.routes()
-    assert not any("/comments" in r or r == "GET /user" for r in routes)  # posts nothing
+    assert not any("/comments" in r for r in routes)  # posts nothing
     assert "POST /repos/acme/rag/git/refs" in routes  # branch created once...
-    assert routes.count("PUT /repos/acme/rag/contents/{path}") == 1  # ...then appended through the contents API
+    history_puts = [r for r in fake.requests if r.method == "PUT" and r.path.endswith("/eval_history.jsonl")]
+    assert len(history_puts) == 1  # ...then appended through the contents API
+    # Each run also keeps its results on the data branch, for when the artifact has expired.
+    assert sorted(p.rsplit("-", 1)[-1] for p in fake.branches["rag-ci-data"] if p.startswith("baselines/")) == [
+        f"{'5' * 40}.json.gz", f"{'6' * 40}.json.gz"]
     assert_token_never_leaked(token, second, fake, tmp_path)
 
 

@@ -25,6 +25,7 @@ import json
 import re
 import threading
 import zipfile
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
@@ -70,6 +71,7 @@ class FakeArtifact:
     created_at: str = NOW
     expired: bool = False
     from_fork: bool = False
+    expires_at: str = "2099-01-01T00:00:00Z"
 
 
 @dataclasses.dataclass
@@ -96,7 +98,7 @@ class FakeCommit:
     message: str = "update"
 
     def patch(self) -> str:
-        lines = difflib.unified_diff(self.before.decode().splitlines(), self.after.decode().splitlines(), lineterm="", n=3)
+        lines = difflib.unified_diff(self.before.decode(errors="replace").splitlines(), self.after.decode(errors="replace").splitlines(), lineterm="", n=3)
         return "\n".join(line for line in lines if not line.startswith(("---", "+++")))
 
 
@@ -174,7 +176,7 @@ class FakeGitHubServer:
         name: str = "rag-ci-baseline",
         branch: str = "main",
         head_sha: str = "a" * 40,
-        created_at: str = NOW,
+        created_at: str | None = None,  # None: now (the comment says how old its baseline is)
         event: str = "push",
         conclusion: str | None = "success",
         from_fork: bool = False,
@@ -183,6 +185,7 @@ class FakeGitHubServer:
         self.runs[run_id] = FakeRun(
             run_id, branch, head_sha, event=event, conclusion=conclusion, head_full_name="evil/rag" if from_fork else None
         )
+        created_at = created_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         artifact = FakeArtifact(next(self._ids) + 9000, name, run_id, branch, head_sha, zip_of(files), created_at, from_fork=from_fork)
         self.artifacts.append(artifact)
         return artifact
@@ -265,7 +268,7 @@ class FakeGitHubServer:
             "expired": a.expired,
             "created_at": a.created_at,
             "updated_at": a.created_at,
-            "expires_at": "2099-01-01T00:00:00Z",
+            "expires_at": a.expires_at,
             "workflow_run": {"id": a.run_id, "repository_id": self.repo_id, "head_repository_id": head_repo_id, "head_branch": a.head_branch, "head_sha": a.head_sha},
         }
 
@@ -339,6 +342,8 @@ class FakeGitHubServer:
             if artifact is None or query.get("sig") != "fake-signature":
                 return 403, b"AuthenticationFailed", {}
             return 200, artifact.zip_bytes, {"Content-Type": "application/zip"}
+        if (year := self._year_routes(method, path, query, body)) is not None:
+            return year
         if path == "/user":
             if self.user_endpoint_forbidden:
                 return 403, FORBIDDEN, {}
@@ -491,6 +496,82 @@ class FakeGitHubServer:
     def _check_json(self, run: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in run.items() if k not in ("annotations", "requests")} | {
             "app": {"id": 15368, "slug": "github-actions", "name": "GitHub Actions"}, "check_suite": {"id": 5}}
+
+    # === A repository's year (issue 32): the clock, retention, deletions, App tokens ======
+    # Artifacts expire after their retention (GitHub keeps listing an expired artifact with
+    # `expired: true`, and its zip answers 410), artifacts and branches get deleted, main is
+    # force-pushed (merge_bases changes), and the token may be a GitHub App's installation
+    # token (GET /user 403, comments posted as `<slug>[bot]`) or a personal token. The data
+    # branch serves directories (GET contents of a folder) and DELETE contents.
+    day: int = 0  # the simulated date, in days since NOW
+
+    def at_day(self, day: int) -> str:
+        """The timestamp of day `day` of the simulated year."""
+        from datetime import timedelta
+        start = datetime(2025, 1, 1, tzinfo=timezone.utc)
+        return (start + timedelta(days=day)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def advance(self, days: int) -> None:
+        """Let `days` pass: every artifact past its retention expires."""
+        self.day += days
+        for artifact in self.artifacts:
+            if artifact.expires_at <= self.at_day(self.day):
+                artifact.expired = True
+
+    def upload_artifact(self, files: dict[str, bytes | str], *, run_id: int, head_sha: str, name: str = "rag-ci-baseline",
+                        branch: str = "main", event: str = "push", retention_days: int = 90,
+                        conclusion: str | None = "success") -> FakeArtifact:
+        """What actions/upload-artifact does in run `run_id` today (retention-days as given)."""
+        self.runs.setdefault(run_id, FakeRun(run_id, branch, head_sha, event=event, conclusion=conclusion))
+        artifact = FakeArtifact(next(self._ids) + 9000, name, run_id, branch, head_sha, zip_of(files), self.at_day(self.day),
+                                expires_at=self.at_day(self.day + retention_days))
+        self.artifacts.append(artifact)
+        return artifact
+
+    def delete_artifact(self, artifact: FakeArtifact) -> None:
+        self.artifacts.remove(artifact)
+
+    def delete_branch(self, branch: str) -> None:
+        """The branch and its files are gone (its commits no longer listed)."""
+        self.branches.pop(branch, None)
+        self.file_commits = [c for c in self.file_commits if c.branch != branch]
+
+    def use_app_token(self, slug: str) -> None:
+        """The token is a GitHub App's installation token: GET /user is 403, it posts as `<slug>[bot]`."""
+        self.bot_login, self.user_endpoint_forbidden = f"{slug}[bot]", True
+
+    def use_personal_token(self, login: str) -> None:
+        self.bot_login, self.user_endpoint_forbidden = login, False
+
+    def _year_routes(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]] | None:
+        """The routes of this block; None: not one of them."""
+        prefix = f"/repos/{self.repository}/contents/"
+        if not path.startswith(prefix):
+            return None
+        name = unquote(path[len(prefix):])
+        if method == "GET":
+            branch = query.get("ref", "main")
+            files = self.branches.get(branch, {})
+            if name in files:
+                return None  # a file: the contents route above serves it
+            inside = sorted(p for p in files if p.startswith(name.rstrip("/") + "/") and "/" not in p[len(name.rstrip("/")) + 1:])
+            if not inside:
+                return None
+            return 200, [self._content_json(branch, p, files[p]) | {"content": None, "encoding": None} for p in inside], {}
+        if method == "DELETE":
+            if self.read_only:
+                return 403, FORBIDDEN, {}
+            branch = body.get("branch", "main")
+            files = self.branches.get(branch)
+            if files is None or name not in files:
+                return 404, {"message": "Not Found"}, {}
+            if body.get("sha") != git_sha(files[name]):
+                return 409, {"message": f"{name} does not match {body.get('sha')}"}, {}
+            commit = self._record_commit(branch, name, b"", self.bot_login, True, body.get("message", "delete"))
+            files.pop(name)
+            return 200, {"content": None, "commit": {"sha": commit.sha, "message": commit.message, "url": self._api(f"/git/commits/{commit.sha}")}}, {}
+        return None
+    # === end of the year block ============================================================
 
     def _contents(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
         if method == "GET":

@@ -110,3 +110,18 @@ def test_the_runners_channels_are_read_even_when_the_inputs_are_invalid(tmp_path
     assert (only.step_summary, only.github_output, only.in_actions) == (tmp_path / "summary.md", tmp_path / "out.txt", True)
     valid = Settings.from_environ({**environ, "RAG_CI_MODE": "pr"})
     assert (valid.step_summary, valid.github_output, valid.in_actions) == (only.step_summary, only.github_output, True)
+
+
+def test_a_merge_group_event_names_the_queues_base_and_the_pull_request_it_gates(tmp_path):
+    event = tmp_path / "event.json"
+    event.write_text('{"merge_group": {"head_sha": "' + "9" * 40 + '", "head_ref": "refs/heads/gh-readonly-queue/main/pr-42-'
+                     + "8" * 40 + '", "base_sha": "' + "8" * 40 + '", "base_ref": "refs/heads/main"}}')
+    s = Settings.from_environ({"GITHUB_EVENT_NAME": "merge_group", "GITHUB_EVENT_PATH": str(event)})
+    assert (s.pr_base_ref, s.pr_base_sha, s.pr_number, s.gated_pr_number) == ("main", "8" * 40, None, 42)
+
+
+def test_comment_author_is_a_github_login():
+    assert Settings.from_environ({"RAG_CI_COMMENT_AUTHOR": " acme-rag-ci[bot] "}).comment_author == "acme-rag-ci[bot]"
+    assert Settings.from_environ({}).comment_author is None
+    with pytest.raises(RagCiError, match="input comment-author"):
+        Settings.from_environ({"RAG_CI_COMMENT_AUTHOR": "@acme bot"})

@@ -1,0 +1,139 @@
+"""Copies of main's baseline on the data branch: the baseline outlives its artifact.
+
+Actions artifacts expire (90 days by default, often 1-30 days by an organisation's policy)
+and can be deleted; a quiet main, or a baseline job that failed, would then leave pull
+requests without a baseline. So every baseline run also stores its results.json, gzipped
+(the verdict cache is inside), on the data branch as
+
+    baselines/<UTC time>-<commit sha>.json.gz
+
+keeping the newest `KEPT_COPIES` (older ones are deleted: the branch stays small). A copy
+counts only when the newest commit that touched it is a verified commit of the action's
+account (rag_ci.github.identity: the same rule as the history's vouching), since anyone who
+can push could push a file there.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import gzip
+import io
+import re
+from collections.abc import Collection
+from datetime import datetime, timezone
+
+from github import GithubException
+from github.Repository import Repository
+
+from rag_ci.github.databranch import CONFLICT_RETRIES, DATA_BRANCH_README, _branch_exists, _create_orphan_branch
+
+COPIES_DIR = "baselines"
+KEPT_COPIES = 20
+MAX_COPY_BYTES = 256 * 1024 * 1024  # uncompressed: refuse gzip bombs
+_NAME = re.compile(r"(\d{8}T\d{6}Z)-([0-9a-f]{7,40})\.json\.gz")
+_TIME = "%Y%m%dT%H%M%SZ"
+
+
+@dataclasses.dataclass(frozen=True)
+class BaselineCopy:
+    path: str
+    commit: str  # the commit of the default branch the baseline run evaluated
+    stored_at: datetime
+    blob_sha: str
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+def copy_path(commit: str, when: datetime) -> str:
+    return f"{COPIES_DIR}/{when.astimezone(timezone.utc).strftime(_TIME)}-{commit}.json.gz"
+
+
+def list_copies(repo: Repository, branch: str) -> list[BaselineCopy]:
+    """The copies on `branch`, newest first (calls: GET contents of the folder; 404: none)."""
+    try:
+        entries = repo.get_contents(COPIES_DIR, ref=branch)
+    except GithubException as exc:
+        if exc.status == 404:
+            return []
+        raise
+    copies = []
+    for entry in entries if isinstance(entries, list) else [entries]:
+        match = _NAME.fullmatch(entry.name)
+        if match is None:
+            continue  # not ours: ignored
+        stored = datetime.strptime(match[1], _TIME).replace(tzinfo=timezone.utc)
+        copies.append(BaselineCopy(f"{COPIES_DIR}/{entry.name}", match[2], stored, entry.sha))
+    return sorted(copies, key=lambda c: c.name, reverse=True)
+
+
+def written_by(repo: Repository, branch: str, copy: BaselineCopy, writers: Collection[str]) -> str | None:
+    """None when the newest commit that touched the copy is a verified commit of one of
+    `writers`; otherwise who or what made it (calls: GET commits?path=)."""
+    for commit in repo.get_commits(sha=branch, path=copy.path):
+        author = commit.author.login if commit.author is not None else None
+        verification = commit.commit.verification
+        verified = verification.get("verified") if isinstance(verification, dict) else getattr(verification, "verified", None)
+        if author in writers and verified is True:
+            return None
+        return f"the newest commit that changed it ({commit.sha[:12]}) is {'by ' + author if author else 'by no known account'}" + (
+            "" if verified else ", unverified")
+    return "no commit of the data branch added it"
+
+
+def read_copy(repo: Repository, branch: str, copy: BaselineCopy) -> bytes:
+    """The copy's results.json, uncompressed (calls: GET contents; GET blob when over 1 MB).
+    Raises ValueError for a copy that is not gzip or too large."""
+    content = repo.get_contents(copy.path, ref=branch)
+    if isinstance(content, list):
+        raise ValueError(f"{copy.path} on {branch} is a directory")
+    if content.encoding == "base64" and content.content:
+        data = content.decoded_content
+    else:  # over 1 MB the contents API leaves `content` empty; the blob API serves up to 100 MB
+        data = base64.b64decode(repo.get_git_blob(content.sha).content)
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as unzipped:
+            text = unzipped.read(MAX_COPY_BYTES + 1)
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{copy.path} is not a gzip file: {exc}") from None
+    if len(text) > MAX_COPY_BYTES:
+        raise ValueError(f"{copy.path} is over {MAX_COPY_BYTES} bytes uncompressed")
+    return text
+
+
+def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, *, when: datetime,
+               keep: int = KEPT_COPIES) -> BaselineCopy:
+    """Store `results_json` (gzipped) as the copy of `commit`, then delete the oldest beyond `keep`
+    and the earlier copies of the same commit (a re-run replaces them).
+
+    Calls: GET contents of the folder, PUT contents, DELETE contents per copy dropped; the
+    first time, the branch is created (GET branch, POST tree, POST commit, POST ref)."""
+    data = gzip.compress(results_json, compresslevel=6, mtime=0)
+    path = copy_path(commit, when)
+    for attempt in range(CONFLICT_RETRIES):  # baseline runs of close pushes write at the same time
+        existing = list_copies(repo, branch) if _branch_exists(repo, branch) else None
+        try:
+            if existing is None:
+                _create_orphan_branch(repo, branch, {"README.md": DATA_BRANCH_README}, f"rag-ci: create {branch}")
+                existing = []
+            previous = next((c for c in existing if c.path == path), None)
+            if previous is not None:
+                repo.update_file(path, f"rag-ci: baseline of {commit[:12]}", data, previous.blob_sha, branch=branch)
+            else:
+                repo.create_file(path, f"rag-ci: baseline of {commit[:12]}", data, branch=branch)
+            break
+        except GithubException as exc:
+            if exc.status in (409, 422) and attempt < CONFLICT_RETRIES - 1:
+                continue
+            raise
+    older_same = [c for c in existing if c.commit == commit and c.path != path]
+    others = [c for c in existing if c.commit != commit and c.path != path]
+    for dropped in [*older_same, *others[max(keep - 1, 0):]]:
+        try:
+            repo.delete_file(dropped.path, f"rag-ci: drop the baseline copy of {dropped.commit[:12]}", dropped.blob_sha, branch=branch)
+        except GithubException as exc:
+            if exc.status not in (404, 409, 422):  # dropped by another run meanwhile: the next run tidies up
+                raise
+    return BaselineCopy(path, commit, when, "")
