@@ -38,7 +38,8 @@ from rag_ci.project import Project
 from rag_ci.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.progress import make_progress
 from rag_ci.redaction import Redactor
-from rag_ci.storage import Journal, journal_path, save_results
+from rag_ci.files.journal import Journal, journal_path
+from rag_ci.files.results_file import save_results
 from rag_ci.targets import WARMUP_ID_PREFIX, Target, TargetReply, build_target, describe_target, parse_reply
 from rag_ci.targets.base import reply_arrived_at
 from rag_ci.targets.breaker import TargetBreaker

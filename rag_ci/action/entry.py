@@ -52,7 +52,7 @@ from rag_ci.github.workflow import Runner
 from rag_ci.project import Project, load_project
 from rag_ci.redaction import Redactor
 from rag_ci.signals import terminate_like_interrupt
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 from rag_ci.targets.processes import protect_output_dir, set_project_dir
 
 __all__ = ["EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "action", "main", "resolve_mode"]

@@ -19,7 +19,9 @@ from rag_ci.core.reporting.render import Commits, html_chunks, render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, PinnedProject, compare_runs, evaluate
-from rag_ci.storage import OutputLock, check_output_path, load_results, save_results, write_chunks_atomic
+from rag_ci.files.lock import OutputLock
+from rag_ci.files.results_file import keep_until_exit, load_results, save_results
+from rag_ci.storage import check_output_path, write_chunks_atomic
 
 if TYPE_CHECKING:
     from rag_ci.core.questionset.config import Config
@@ -188,7 +190,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
         _refuse_a_judge_with_nothing_to_judge(project.config, judge_spec, config_path)
-    base = load_results(baseline, what="baseline") if baseline else None
+    base = keep_until_exit(load_results(baseline, what="baseline")) if baseline else None
     if samples is None:  # a run compared with a baseline is a PR's run; one without may become the baseline
         samples = 1 if base is not None else project.config.baseline.samples
     from rag_ci.accepted_file import accepted_path
@@ -265,8 +267,8 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     listed as not comparable and left out; all the others are compared and gated."""
     if output is not None:
         check_output_path(output)
-    base_result = load_results(base, what="baseline")
-    head_result = load_results(head, what="results file")
+    base_result = keep_until_exit(load_results(base, what="baseline"))
+    head_result = keep_until_exit(load_results(head, what="results file"))
     history = _history(history_file)
     with no_cyclic_gc():  # two loaded runs are millions of objects: a full collection is seconds, and finds nothing
         outcome = compare_runs(base_result, head_result, accepted=_accepted(accepted_file, required=True), history=history,
@@ -296,9 +298,9 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     after printing its report."""
     if output is not None:
         check_output_path(output)
-    head = load_results(results)
+    head = keep_until_exit(load_results(results))
     history = _history(history_file)
-    base = load_results(baseline, what="baseline") if baseline else None
+    base = keep_until_exit(load_results(baseline, what="baseline")) if baseline else None
     # A broken run is never compared, but its report is what shows what went wrong.
     with no_cyclic_gc():  # as in `compare`
         outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)

@@ -82,7 +82,7 @@ def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path,
 
     import rag_ci.cli.gate as gate_cli
     from rag_ci.core.reporting.render import render_html
-    from rag_ci.storage import save_results
+    from rag_ci.files.results_file import save_results
 
     said = " ".join(f"word{i}" for i in range(200))  # long answers: the page, not the chart, is the size
     base = run(*[question(f"q{i:04d}", metrics=[metric("hit_at_k", 1.0, 1.0)], answer=f"{i} base {said}") for i in range(500)])

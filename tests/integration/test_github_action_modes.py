@@ -25,7 +25,7 @@ from rag_ci.errors import RagCiError
 from rag_ci.github.client import connect
 from rag_ci.github.workflow import Runner
 from rag_ci.action.settings import Settings, Secret
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 
 PASSING = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), question("Q2", metrics=[metric("hit_at_k", 1.0)]))
 REGRESSED = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), question("Q2", "fail", metrics=[metric("hit_at_k", 0.0)]))

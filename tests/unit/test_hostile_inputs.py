@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from builders import question, run, write
 from rag_ci.cli import cli
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 
 CONFIG = "questions: questions.yml\ncorpora: {a: {description: A}}\ntarget: {kind: python, entry: 'rag:answer'}\n"
 QUESTIONS = "version: 1\nquestions:\n  - {id: A, question: q, doc_id: a}\n"

@@ -24,7 +24,7 @@ from rag_ci.core.questionset.documents import CitationStyle
 from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.draft_text import content_terms, keywords_from_each, misspell, pick_keywords
 from rag_ci.core.questionset.yaml_edit import flow_list, flow_map, open_question_set
-from rag_ci.core.scoring.retrieval_metrics import is_refusal
+from rag_ci.core.base.text import is_refusal
 
 QUALITY_THRESHOLD = 0.5  # DeepEval's FiltrationConfig.synthetic_input_quality_threshold default
 IN_SCOPE_SHARE = 0.6  # an out-of-scope question with this share of its words in one document is not

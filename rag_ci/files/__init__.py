@@ -1,0 +1,1 @@
+"""Files on disk: results.json, the resume journal, the output lock."""
