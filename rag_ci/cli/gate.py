@@ -18,7 +18,7 @@ from rag_ci.core.questionset.yamlsrc import no_cyclic_gc
 from rag_ci.core.reporting.render import Commits, html_chunks, render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
-from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, PinnedProject, compare_runs, evaluate
+from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, Verdict, compare_runs, decide, prepare
 from rag_ci.files.lock import OutputLock
 from rag_ci.files.results_file import keep_until_exit, load_results, save_results
 from rag_ci.storage import check_output_path, write_chunks_atomic
@@ -87,19 +87,15 @@ def _history(history_file: Path | None) -> History:
     """--history as the gate reads it (no file: no trend, no known-flaky questions, no calibration line)."""
     if history_file is None:
         return History()
-
-    def read() -> str:
-        try:
-            return history_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RagCiError(f"{history_file}: cannot read the history: {exc}") from None
-
-    return History(read)
+    try:
+        return History.of_text(history_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RagCiError(f"{history_file}: cannot read the history: {exc}") from None
 
 
 def warn_skipped_history_lines(history: History, history_file: Path | None) -> None:
     """A bad history line is skipped, never fatal: say which, once the history was read."""
-    if history_file is not None and history.was_read and history.problems:
+    if history_file is not None and history.problems:
         echo(f"warning: {history_file}: skipped {len(history.problems)} unreadable line(s): "
              + "; ".join(history.problems[:10]), err=True)
 
@@ -129,7 +125,7 @@ def _accepted(accepted_file: Path | None, *, required: bool) -> tuple:
 
 def _decided(outcome: GateOutcome) -> Comparison:
     """The comparison of an outcome, or the reason there is none as the user's error (exit 2)."""
-    if outcome.comparison is None or outcome.verdict == "incompatible":
+    if outcome.comparison is None or outcome.verdict == Verdict.INCOMPATIBLE:
         raise RagCiError((outcome.notice or outcome.verdict).removeprefix("Not compared: "))
     return outcome.comparison
 
@@ -198,21 +194,21 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     accepted = _accepted(accepted_path(project.config, config_path), required=False) if base is not None else ()
     history = _history(history_file)
 
-    def replay(pinned: PinnedProject) -> RunResult:
+    options = GateOptions(pin_policy=policy == "baseline", shard=shard)
+    # Held for the whole run; also proves the output can be written before any question is asked.
+    with OutputLock(output):
+        pinned = prepare(project, base, accepted=accepted, options=options)
         if pinned.policy_changes:
             echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
                        + "; ".join(pinned.policy_changes), err=True)
         if pinned.notice:
             echo(f"[rag-ci] {pinned.notice}", err=True)
-        return asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
+        head = asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
                                                                   shard=shard, build=not no_build, samples=samples,
                                                                   verbose=verbose or None, confirm_each=pinned.confirm_each)))
-
-    # Held for the whole run; also proves the output can be written before any question is asked.
-    with OutputLock(output):
-        outcome = evaluate(project, base, replay, accepted=accepted, history=history,
-                           options=GateOptions(pin_policy=policy == "baseline", shard=shard),
-                           save=lambda carried: save_results(output, carried))
+        outcome = decide(pinned, base, head, accepted=accepted, history=history, options=options)
+        if outcome.carried:  # the run gained the baseline's last good verdicts of its errored questions
+            save_results(output, outcome.head)
     warn_skipped_history_lines(history, history_file)
     head = outcome.head
     agg = head.aggregates
@@ -304,7 +300,7 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     # A broken run is never compared, but its report is what shows what went wrong.
     with no_cyclic_gc():  # as in `compare`
         outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
-        comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
+        comparison = None if outcome.verdict in (Verdict.BROKEN, Verdict.BOOTSTRAP) else _decided(outcome)
         chunks = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base,
                          measured=outcome.measured)
         if output is not None:

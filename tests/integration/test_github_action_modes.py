@@ -246,7 +246,7 @@ def test_worse_questions_fail_the_pr_are_annotated_and_counted(fake, project):
 def test_rebaseline_is_a_mode_of_its_own_in_the_table(tmp_path):
     assert resolve_mode(settings_for("workflow_dispatch", PUSH_EVENT, tmp_path, rebaseline=True)) == "rebaseline"
     plan = PLANS[Mode.REBASELINE]
-    assert plan.baseline is BaselineUse.NONE and not plan.compare and plan.produces_baseline
+    assert plan.baseline is BaselineUse.NONE and not plan.gate.compare and plan.produces_baseline
     assert [mode for mode, p in PLANS.items() if p.comment] == [Mode.PR]
 
 
