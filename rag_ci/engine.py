@@ -41,9 +41,9 @@ from rag_ci.redaction import Redactor
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.results_file import save_results
 from rag_ci.targets import WARMUP_ID_PREFIX, Target, TargetReply, build_target, describe_target, parse_reply
-from rag_ci.targets.base import reply_arrived_at
+from rag_ci.targets.base import arrived
 from rag_ci.targets.breaker import TargetBreaker
-from rag_ci.targets.processes import declared_secrets, set_project_dir, target_env
+from rag_ci.targets.processes import declared_secrets, target_env
 
 
 @dataclass(frozen=True)
@@ -96,13 +96,12 @@ class _Replay:
         timeout = self.config.target.timeout_s
         loop = asyncio.get_running_loop()
         started, clock = time.perf_counter(), loop.time()
-        reply_arrived_at.set(None)
         try:
             # asyncio.timeout (inside the breaker), not wait_for: the call runs in this task,
             # with no extra task (and no extra trip through the event loop's queue) per question.
             async with self.breaker.call(timeout):
-                raw = await self.target.query(request)
-            latency = (reply_arrived_at.get() or time.perf_counter()) - started
+                raw, arrived_at = arrived(await self.target.query(request))
+            latency = arrived_at - started
             # The redaction boundary: nothing the target said is kept, judged or shown unredacted.
             reply = parse_reply(self.redact.tree(raw))
         except asyncio.TimeoutError:
@@ -327,7 +326,6 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
               "offline; they show the judge tier runs, not how good the answers are (docs/judges.md)", file=sys.stderr)
     if judge is not None and todo:  # may start importing DeepEval while the target is built and started
         judge.expect(todo, baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions)))
-    set_project_dir(project.root)
     try:
         verbose = options.verbose if options.verbose is not None else verbose_from_env(os.environ)
         if build and config.target.build and todo:

@@ -54,7 +54,7 @@ from rag_ci.project import Project, load_project
 from rag_ci.redaction import Redactor
 from rag_ci.signals import terminate_like_interrupt
 from rag_ci.files.results_file import save_results
-from rag_ci.targets.processes import protect_output_dir, set_project_dir
+from rag_ci.targets.processes import protect_output_dir
 
 __all__ = ["EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "action", "main", "resolve_mode"]
 
@@ -183,8 +183,7 @@ class Evaluation:
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
         self.output = settings.output_path
         self.history = History()
-        set_project_dir(settings.project_dir)
-        protect_output_dir(self.output)
+        protect_output_dir(self.output, project_dir=settings.project_dir)
 
     def options(self, plan: Plan) -> GateOptions:
         s = self.settings
@@ -269,7 +268,7 @@ class Evaluation:
         try:
             # The baseline feeds the verdict cache (unless the plan turns it off) and the
             # re-asking of flipped questions (in every mode).
-            with kept_from_the_target(os.environ):  # the runner's command files (runner_files.py)
+            with kept_from_the_target(os.environ, project.root):  # the runner's command files (runner_files.py)
                 head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context, pinned.confirm_each)
         finally:
             self.runner.end_group()

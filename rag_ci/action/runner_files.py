@@ -37,7 +37,7 @@ _NOT_A_FILE = b"\0not a regular file\0"  # what a file replaced by a fifo, a fol
 
 
 @contextmanager
-def kept_from_the_target(environ: Mapping[str, str]) -> Iterator[None]:
+def kept_from_the_target(environ: Mapping[str, str], project_dir: Path) -> Iterator[None]:
     paths = {name: Path(environ[name]) for name in COMMAND_FILES if environ.get(name)}
     _become_subreaper()
     before = {name: _contents(path) for name, path in paths.items()}
@@ -45,7 +45,7 @@ def kept_from_the_target(environ: Mapping[str, str]) -> Iterator[None]:
     try:
         yield
     finally:
-        user = target_user()
+        user = target_user(project_dir)
         if user is not None:
             stop_descendants(user.uid)
         for name, path in paths.items():

@@ -37,17 +37,12 @@ from rag_ci.core.comparison.question_change import reasons_shown
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.scoring.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
-from rag_ci.judges.client import (
-    CostMeter,
-    JudgeClient,
-    JudgeStats,
-    current_meter,
-    current_priority,
-)
+from rag_ci.judges.call_context import for_this_task, judge_calls
+from rag_ci.judges.client import CostMeter, JudgeClient, JudgeStats
 from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
-from rag_ci.judges.replies import CallLog, current_calls
+from rag_ci.judges.replies import CallLog
 
 
 class DeepEvalJudgeScorer:
@@ -158,7 +153,7 @@ class DeepEvalJudgeScorer:
         specs = [s for s in self.specs.values() if s.applies_to(question)]
         # This answer's judge calls queue behind those of answers that arrived earlier.
         priority = next(self._arrivals)
-        current_priority.set(priority)
+        for_this_task(priority=priority)
         self._questions[question.id] = (question, priority)
         carried = await self._carry_equivalent(specs, question, answer, contexts, baseline)
         flips = _Settled(gating_flip_confirmed=settled and not confirm_each, confirm_each=confirm_each)
@@ -188,14 +183,12 @@ class DeepEvalJudgeScorer:
             return {}
         await self.deepeval_model()  # prepares the environment the provider SDK is imported in
         meter = CostMeter()
-        token = current_meter.set(meter)
         try:
             self.equivalence_calls += 1
-            reply = await self.client.call(equivalence_prompt(question.question, baseline.answer, answer), SameFacts)
+            with judge_calls(meter=meter):
+                reply = await self.client.call(equivalence_prompt(question.question, baseline.answer, answer), SameFacts)
         except Exception:  # noqa: BLE001 - no answer on equivalence: judge the metrics as usual
             return {}
-        finally:
-            current_meter.reset(token)
         if not reply.same_facts:
             return {}
         self.equivalent_carries += 1
@@ -259,18 +252,15 @@ class DeepEvalJudgeScorer:
         meter = CostMeter()
         # A reason pass replays every step and makes one call, the reason: never more.
         log = CallLog(self._digest, known=known, max_calls=1 if include_reason else None, fresh=fresh)
-        tokens = current_meter.set(meter), current_calls.set(log)
         try:
             metric = spec.build(model, include_reason=include_reason)
             test_case = LLMTestCase(input=question.question, actual_output=answer,
                                     expected_output=expected_output(question),
                                     retrieval_context=[c.text for c in contexts])
-            await metric.a_measure(test_case, _show_indicator=False)
+            with judge_calls(meter=meter, calls=log):
+                await metric.a_measure(test_case, _show_indicator=False)
         except Exception as exc:  # noqa: BLE001 - a judge failure marks the metric, it never stops the run
             return _Measurement(_result(spec, key, error=_describe(exc), cost=meter.cost_usd), log)
-        finally:
-            current_calls.reset(tokens[1])
-            current_meter.reset(tokens[0])
         if not include_reason:
             self.replayed_calls += log.replayed
         score = None if metric.score is None else float(metric.score)
@@ -310,7 +300,7 @@ class DeepEvalJudgeScorer:
             elif entry is not None:
                 updates[name] = metric.model_copy(update={"judge_replies": dict(entry.log.replies)})
         if wanted:
-            current_priority.set(priority)  # the answer's own turn: it completes before later answers
+            for_this_task(priority=priority)  # the answer's own turn: it completes before later answers
             explained = await asyncio.gather(*wanted.values())
             updates.update(zip(wanted, explained))
         if not updates:

@@ -132,7 +132,7 @@ class PythonTarget(CommandTarget):
         code = worker.process.returncode if worker.process is not None else None
         stderr = self.stderr.text(20)
         raise RagCiError(f"target entry {self.entry}: the python worker did not start (code {code})\n{stderr}".rstrip()
-                         + permission_hint(stderr))
+                         + permission_hint(stderr, project_dir=self.cwd))
 
     async def _ready(self, worker: _Worker) -> dict[str, Any] | None:
         """The worker's first message; lines before it (the module writing on the channel) are dropped."""
