@@ -29,7 +29,7 @@ from rag_ci.core.scoring.results import QuestionResult, Sample
 
 
 async def answer_with_noise_control(replay: Any, question: Question, *, samples: int, runs: int) -> QuestionResult:
-    """`replay` is the engine's _Replay: `answer(question, judged, again=)`, `baseline` by id and the
+    """`replay` is rag_ci.run.replay.Replay: `answer(question, judged, again=)`, `baseline` by id and the
     target's `breaker`: once it has tripped, nothing is asked again (docs/targets.md)."""
     judged: dict = {}
     first = await replay.answer(question, judged)
