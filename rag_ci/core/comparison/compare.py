@@ -269,6 +269,12 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
     )
 
 
+def _largest_latency_changes(both: list[QuestionChange | _Steady], top: int) -> list[QuestionChange]:
+    with_latency = [c for c in both if c.latency_delta_s is not None]
+    return [question_change(c.old, c.new) if isinstance(c, _Steady) else c for c in
+            sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top]]
+
+
 def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,
              not_comparable: tuple[NotComparable, ...], renamed: Mapping[str, str]) -> Comparison:
     old_by_id, new_by_id = base.by_id(), head.by_id()
@@ -307,9 +313,7 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
     new_only = [question_change(None, r) for qid, r in new_by_id.items() if qid not in old_by_id]
     leaks.extend(c for c in new_only if c.new_verdict == "routing_error")
     removed = [question_change(r, None) for qid, r in old_by_id.items() if qid not in new_by_id]
-    with_latency = [c for c in both if c.latency_delta_s is not None]
-    largest = [question_change(c.old, c.new) if isinstance(c, _Steady) else c for c in
-               sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top_latency]]
+    largest = _largest_latency_changes(both, top_latency)
     ba, ha = base.aggregates, head.aggregates
     base_scored, head_scored = _scored(base), _scored(head)
     same_text = sum(c.same_text_contexts for c in both)
