@@ -41,6 +41,7 @@ from rag_ci.judges.call_context import for_this_task, judge_calls
 from rag_ci.judges.client import CostMeter, JudgeClient, JudgeStats
 from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
+from rag_ci.judges.majority import choose_by_majority, decide_by_majority, majority_reached
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
 from rag_ci.judges.replies import CallLog
 
@@ -237,7 +238,7 @@ class DeepEvalJudgeScorer:
         reached. Confirmation runs replay nothing and share no call: each is an independent
         judgement. → (the measurement standing for the majority, the decided verdict)."""
         self.confirmations += 1
-        while len(runs) < self.confirm_runs and not _majority_reached([r.result for r in runs], self.confirm_runs):
+        while len(runs) < self.confirm_runs and not majority_reached([r.result for r in runs], self.confirm_runs):
             runs.append(await self._judge(spec, case, key, known={}, fresh=True))
         return (runs[choose_by_majority([r.result for r in runs], baseline_passed)],
                 decide_by_majority([r.result for r in runs], baseline_passed))
@@ -360,32 +361,6 @@ class _Unexplained:
 class _Measurement:
     result: MetricResult
     log: CallLog
-
-
-def _votes(runs: list[MetricResult]) -> list[bool]:
-    return [r.passed for r in runs if r.error is None and r.passed is not None]
-
-
-def _majority_reached(runs: list[MetricResult], confirm_runs: int) -> bool:
-    """More than half of the `confirm_runs` planned verdicts agree: the rest cannot change the outcome."""
-    votes = _votes(runs)
-    return 2 * max(votes.count(True), votes.count(False)) > confirm_runs
-
-
-def choose_by_majority(runs: list[MetricResult], baseline_passed: bool) -> int:
-    """Index of the run that stands for the majority verdict (a tie keeps the baseline's verdict)."""
-    votes = _votes(runs)
-    passes, fails = votes.count(True), votes.count(False)
-    verdict = True if passes > fails else False if fails > passes else baseline_passed
-    return next((i for i, r in enumerate(runs) if r.error is None and r.passed is verdict), 0)
-
-
-def decide_by_majority(runs: list[MetricResult], baseline_passed: bool) -> MetricResult:
-    """Majority of the verdicts that did not error; a tie keeps the baseline's verdict."""
-    cost = sum(r.judge_cost_usd for r in runs)
-    votes = _votes(runs)
-    chosen = runs[choose_by_majority(runs, baseline_passed)]
-    return chosen.model_copy(update={"confirm_runs": votes, "unstable": len(set(votes)) > 1, "judge_cost_usd": cost})
 
 
 def _reason_may_be_read(result: MetricResult) -> bool:
