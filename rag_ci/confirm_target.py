@@ -1,4 +1,4 @@
-"""Generator noise in the engine (DESIGN §7.3): ask a question more than once when it matters.
+"""Generator noise in the engine (docs/noise.md): ask a question more than once when it matters.
 
 Two cases, per question:
 * `samples` > 1 (the baseline on main, `baseline.samples`): ask it `samples` times; the

@@ -1,4 +1,4 @@
-"""The target contract (DESIGN §3): how rag-ci talks to the user's RAG.
+"""The target contract (docs/targets.md): how rag-ci talks to the user's RAG.
 
 A target receives `{"id", "question", "corpora"}` and returns the raw JSON reply;
 `parse_reply` checks it against the contract. Latency, time-outs and error

@@ -75,7 +75,7 @@ def test_history_append_refuses_a_broken_run(tmp_path):
 
 
 def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path, monkeypatch):
-    """Issue 25: `report --format html` of two 50k runs peaked at 1.06 GiB, ~190 MiB of it the
+    """`report --format html` of two 50k runs peaked at 1.06 GiB, ~190 MiB of it the
     page held whole (as Jinja's pieces, then joined). Written piece by piece, rendering adds
     a fraction of the page to what the loaded runs already hold, not several times it."""
     import tracemalloc

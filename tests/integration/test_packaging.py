@@ -1,4 +1,4 @@
-"""`pip install <checkout>` leaves the checkout as it was (issue 22 §6): the build backend
+"""`pip install <checkout>` leaves the checkout as it was: the build backend
 (build_backend/rag_ci_build.py) builds the wheel in a copy, so no build/ nor egg-info
 appears in a (possibly read-only, root-owned) checkout, and the wheel has the templates."""
 

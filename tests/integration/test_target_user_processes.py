@@ -1,4 +1,4 @@
-"""What the target's user can do, with real processes, when rag-ci runs as root (issue 23 §5, §12).
+"""What the target's user can do, with real processes, when rag-ci runs as root.
 
 On GitHub's runners the checkout belongs to `runner:docker` and, inside the action's
 container, the runner's uid has no account: the target must not get the checkout's group

@@ -210,7 +210,7 @@ def test_a_broken_run_report_says_it_is_not_a_result():
     assert render_markdown(broken).startswith("## rag-ci: ⛔ broken run: not a result")
 
 
-# -- known-flaky marks must be vouched for (issue 23 §7) -----------------------------------------
+# -- known-flaky marks must be vouched for -----------------------------------------
 
 
 def test_a_history_mark_counts_only_when_vouched_for_and_the_outcome_says_when_one_was_ignored():

@@ -109,7 +109,7 @@ def test_policy_changes_name_each_side():
     assert policy_changes(b, a) == ["keyword_coverage.threshold 0.7 → 0.6"]
 
 
-# --- Without a baseline: the judge of the base branch (issue 23 §2) --------------------------
+# --- Without a baseline: the judge of the base branch --------------------------
 EVIL = 'base_url: "http://evil.example/v1", api_key_env: GITHUB_TOKEN'
 
 

@@ -37,7 +37,7 @@ def umask():
 
 @pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
 def test_written_files_honour_the_umask_like_open_does(tmp_path, umask, mask, mode):
-    # Before: always 0600 (mkstemp's mode), so another user could not read results.json (issue 22 §6).
+    # Before: always 0600 (mkstemp's mode), so another user could not read results.json.
     umask(mask)
     save_results(tmp_path / "r.json", run(question("A")))
     write_text_atomic(tmp_path / "report.html", "<html></html>")
@@ -140,7 +140,7 @@ def test_a_full_disk_is_reported_as_its_cause():
 
 
 def test_results_json_is_written_question_by_question_with_exactly_the_bytes_of_one_dump(tmp_path):
-    # Issue 25 §4: streamed, never one string of the whole file, and the same file as before.
+    # Streamed, never one string of the whole file, and the same file as before.
     from rag_ci.results_layout import results_json_chunks
 
     result = run(*(question(f"Q{i}", answer="naïve “quoted” \\ answer\nline 2") for i in range(3)))
@@ -193,7 +193,7 @@ def layout_run():
 
 
 def test_a_results_json_in_rag_cis_layout_is_read_question_by_question_as_a_whole_file_parse_reads_it(tmp_path):
-    # Issue 25 §4: pydantic's parse of a whole 50,000-question file was as much memory again as the run.
+    # Pydantic's parse of a whole 50,000-question file was as much memory again as the run.
     from rag_ci.core.scoring.results import RunResult
     from rag_ci.results_layout import read_streamed
 
@@ -263,7 +263,7 @@ def unfrozen():
 
 
 def test_a_large_run_kept_until_exit_is_frozen_out_of_the_cycle_collectors_walks_and_a_small_one_is_not(tmp_path, unfrozen):
-    # Issue 25 §4: after loading two 50,000-question runs, the collector walked every object of
+    # After loading two 50,000-question runs, the collector walked every object of
     # both again, first once the load ended and then at each full collection (5 of 17 s of a `compare`).
     from rag_ci.files.results_file import FROZEN_FROM, keep_until_exit
 

@@ -1,4 +1,4 @@
-"""Comparison with the baseline (DESIGN §6): regressions, worse, gains, changes, deltas.
+"""Comparison with the baseline (docs/gate.md): regressions, worse, gains, changes, deltas.
 
 Questions are joined by id. A regression is a question that passed on the
 baseline and does not pass now; a question that already failed and now leaks,
@@ -32,7 +32,7 @@ from rag_ci.core.scoring.results import GroupAggregate, QuestionResult, RunResul
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
 # How to get a comparable baseline again, in words that hold wherever rag-ci runs; the
-# GitHub Action says it its own way (rag_ci.action.modes.in_actions_words).
+# GitHub Action says it its own way (rag_ci.action.baseline.in_actions_words).
 REBASELINE_HINT = "Re-baseline: make a fresh run on the base branch (`rag-ci run` on main) the new baseline."
 CHUNK_IDS_UNSTABLE = "chunk ids are not stable across index builds: compared by text"
 
@@ -85,7 +85,7 @@ class Comparison:
     not_comparable: tuple[NotComparable, ...] = ()
     # What the PR's own rag-ci.yml would change in the baseline's gate policy (preview only).
     policy_changes: tuple[str, ...] = ()
-    # Noise control (rag_ci.core.comparison.noise_review, DESIGN §7.3-7.4).
+    # Noise control (rag_ci.core.comparison.noise_review, docs/noise.md).
     flaky: tuple[FlakyQuestion, ...] = ()  # flips the evidence does not support, not gating
     significance: tuple[SignificanceRow, ...] = ()  # paired tests of every pass-rate change
     budgets: tuple[BudgetCheck, ...] = ()

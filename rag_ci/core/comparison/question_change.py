@@ -1,5 +1,5 @@
 """One question seen on both sides of a comparison: what crossed its threshold, why it
-fails, what got worse, the stage to fix and the retrieval evidence (DESIGN §6). Pure.
+fails, what got worse, the stage to fix and the retrieval evidence (docs/gate.md). Pure.
 
 rag_ci.core.comparison.compare sorts these changes into regressions, worse, gains and the rest.
 """
