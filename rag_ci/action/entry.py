@@ -141,7 +141,7 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
 
 def replace_comment_with_not_evaluated(settings: Settings, github: GitHubRepo, runner: Runner, cause: str) -> None:
     """A run that stopped before it could evaluate replaces the PR comment with "⛔ not evaluated —
-    <cause>" and a link to the run (issue 21 §1), so the comment never shows the previous push's verdict."""
+    <cause>" and a link to the run, so the comment never shows the previous push's verdict."""
     try:
         mode = resolve_mode(settings)
     except RagCiError:
