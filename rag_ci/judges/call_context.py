@@ -20,8 +20,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rag_ci.judges.client import CostMeter
     from rag_ci.judges.replies import CallLog
+
+
+@dataclass
+class CostMeter:
+    """Calls and cost of one metric measurement (mutable: the calls made in its context add up here)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from rag_ci.judges.call_context import current_call
+from rag_ci.judges.call_context import CostMeter, current_call
 from rag_ci.judges.prices import Price
 from rag_ci.judges.providers.base import ChatProvider, Completion
 from rag_ci.judges.providers.schemas import parse_json_text
@@ -48,16 +48,6 @@ class JudgeCallError(RuntimeError):
 
 class _CallerCancelled(Exception):
     """The caller sending a shared call was cancelled: its waiters ask again themselves."""
-
-
-@dataclass
-class CostMeter:
-    """Calls and cost of one metric measurement (mutable, task-local: rag_ci.judges.call_context)."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
 
 
 @dataclass

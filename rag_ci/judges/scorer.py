@@ -37,8 +37,8 @@ from rag_ci.core.comparison.question_change import reasons_shown
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.scoring.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
-from rag_ci.judges.call_context import for_this_task, judge_calls
-from rag_ci.judges.client import CostMeter, JudgeClient, JudgeStats
+from rag_ci.judges.call_context import CostMeter, for_this_task, judge_calls
+from rag_ci.judges.client import JudgeClient, JudgeStats
 from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
 from rag_ci.judges.majority import choose_by_majority, decide_by_majority, majority_reached

@@ -34,8 +34,8 @@ from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.drafts import Written
 from rag_ci.errors import RagCiError
 from rag_ci.judges.build import api_key, judge_family, model_price
-from rag_ci.judges.call_context import for_this_task
-from rag_ci.judges.client import CostMeter, JudgeCallError, JudgeClient
+from rag_ci.judges.call_context import CostMeter, for_this_task
+from rag_ci.judges.client import JudgeCallError, JudgeClient
 from rag_ci.judges.families import FAKE_FAMILY, canonical_family, family_of
 from rag_ci.judges.fake_writer import OUT_OF_SCOPE_MARKER, VAGUE_MARKER
 from rag_ci.judges.pinning import alias_problem
