@@ -29,7 +29,7 @@ from rag_ci.core.comparison.carry import carry_forward
 from rag_ci.core.comparison.compare import (REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare,
                                             judge_free_regressions)
 from rag_ci.core.comparison.identity import with_current_ids
-from rag_ci.core.comparison.history_view import History
+from rag_ci.core.review.history_view import History
 from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
 from rag_ci.core.questionset.config import GateConfig
 from rag_ci.core.questionset.shards import Shard
