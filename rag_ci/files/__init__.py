@@ -1,1 +1,1 @@
-"""Files on disk: results.json, the resume journal, the output lock."""
+"""Files on disk: atomic writes, results.json, the resume journal, the output lock, the project's files."""
