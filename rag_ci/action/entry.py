@@ -218,7 +218,6 @@ class Evaluation:
         head = outcome.head
         if outcome.carried:  # the run gained the baseline's last good verdicts of its errored questions
             save_results(self.output / RESULTS_FILE, head)
-        if outcome.carried:
             self.runner.info(f"[rag-ci] kept the last known good verdict of {len(outcome.carried)} errored question(s): "
                              f"{', '.join(outcome.carried[:20])}")
         if plan.history and s.on_default_branch and outcome.verdict != Verdict.BROKEN:
