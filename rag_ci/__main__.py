@@ -4,7 +4,7 @@
     no arguments, GITHUB_ACTIONS=true              the GitHub Action (action.yml passes no args)
     no arguments elsewhere                         the CLI's help
 
-entrypoint.py at the repository root calls the same `main`.
+The `rag-ci` command (rag_ci.cli.__main__) is the other face's process.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Generator noise in the engine (DESIGN §7.3): ask a question more than once when it matters.
+"""Generator noise in the engine (docs/noise.md): ask a question more than once when it matters.
 
 Two cases, per question:
 * `samples` > 1 (the baseline on main, `baseline.samples`): ask it `samples` times; the
@@ -29,7 +29,7 @@ from rag_ci.core.scoring.results import QuestionResult, Sample
 
 
 async def answer_with_noise_control(replay: Any, question: Question, *, samples: int, runs: int) -> QuestionResult:
-    """`replay` is the engine's _Replay: `answer(question, judged, again=)`, `baseline` by id and the
+    """`replay` is rag_ci.run.replay.Replay: `answer(question, judged, again=)`, `baseline` by id and the
     target's `breaker`: once it has tripped, nothing is asked again (docs/targets.md)."""
     judged: dict = {}
     first = await replay.answer(question, judged)

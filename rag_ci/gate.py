@@ -1,58 +1,79 @@
-"""The gate: a run evaluated against its baseline, written once for both faces (DESIGN §1).
+"""The gate: a run evaluated against its baseline, written once for both faces (docs/action.md, docs/cli.md).
 
-    pin the baseline's policy → run → carry forward the last good verdicts → compare
-    (known-flaky questions from the history) → record the policy changes → apply the
-    accepted file → decide (verdict, notices, exit code)
+A face calls it in order, and runs the engine itself in between:
 
-`evaluate` is the whole sequence, around a run the caller supplies (the real engine, or a
-canned result in tests); `compare_runs` is its second half, for two results already on disk
-(`rag-ci compare`, `rag-ci report`). The command line and the action call these and nothing
-of the core's comparison: every rule is applied the same way on both. What still differs
-between them is a field of `GateOptions`, named there, and the words around the outcome.
+    prepare   refuse the fake judge, check the baseline, pin the baseline's policy
+    (run)     the face replays the pinned project
+    decide    carry forward the last good verdicts → compare (known-flaky questions from the
+              history) → record the policy changes → apply the accepted file → verdict,
+              notices, calibration, exit code
+
+`compare_runs` is decide's second half, for two results already on disk (`rag-ci compare`,
+`rag-ci report`). The command line and the action call these and nothing of the core's
+comparison: every rule is applied the same way on both. What still differs between them is
+a field of `GateOptions`, named there, and the words around the outcome. The gate takes
+values, never callables: what it needs from GitHub or the disk (the history, the base
+branch's config) the face reads before.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date as Date, datetime, timezone
-from functools import cached_property
 from types import MappingProxyType
 
 from rag_ci.core.comparison.carry import carry_forward
 from rag_ci.core.comparison.compare import (REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare,
                                             judge_free_regressions)
 from rag_ci.core.comparison.identity import with_current_ids
-from rag_ci.core.comparison.history import known_flaky, marked_lines, read_history, trend_summary, without_unvouched_marks
+from rag_ci.core.review.history_view import History
 from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
 from rag_ci.core.questionset.config import GateConfig
 from rag_ci.core.questionset.shards import Shard
 from rag_ci.core.scoring.aggregate import restrict_to_shard
 from rag_ci.core.review.accepted import Acceptance, apply_accepted, in_force
-from rag_ci.core.review.calibration_status import CalibrationStatus, statuses_from_history, uncalibrated_reason
+from rag_ci.core.review.calibration_status import CalibrationStatus, uncalibrated_reason
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import BrokenRun, IncompatibleBaseline, RagCiError
 from rag_ci.project import Project
 
 __all__ = [
     "EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "GATE_EXIT_CODES", "REBASELINE_HINT", "Acceptance", "BaseConfig", "Comparison", "GateOptions",
-    "GateOutcome", "History", "PinnedProject", "QuestionChange", "Uncompared", "accepted_in_force", "compare_runs", "evaluate", "pin",
+    "GateOutcome", "History", "PinnedProject", "QuestionChange", "Uncompared", "Verdict", "accepted_in_force", "compare_runs", "decide",
+    "needs_base_config", "pin", "prepare",
 ]
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
 
+
+class Verdict(enum.StrEnum):
+    """The gate's verdict on a run. A str: `outcome.verdict == "fail"` holds, and it is written as its value."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    BOOTSTRAP = "bootstrap"  # no baseline yet
+    INCOMPATIBLE = "incompatible"  # the baseline cannot be compared with
+    BROKEN = "broken"  # the run is not a result
+    UNCALIBRATED = "uncalibrated"  # gate.require_calibration, and the judge is not calibrated
+    UNCOMPARED = "uncompared"  # not compared on purpose (GateOptions.compare)
+    BASELINE = "baseline"  # the action's baseline mode: the run replaces the baseline
+    REBASELINE = "rebaseline"  # the action's rebaseline mode
+
+
 # Verdict -> exit code; any other verdict passes. 1 is a regression and only that.
 GATE_EXIT_CODES: Mapping[str, int] = MappingProxyType({
-    "fail": EXIT_REGRESSION,
+    Verdict.FAIL: EXIT_REGRESSION,
     # Not 1: nothing regressed, the run could not measure. On main, the failed step also
     # keeps the workflow from uploading it as the baseline.
-    "broken": EXIT_ERROR,
+    Verdict.BROKEN: EXIT_ERROR,
     # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that cannot
     # compare must not quietly pass: stop, and let a human re-baseline on purpose.
-    "incompatible": EXIT_ERROR,
+    Verdict.INCOMPATIBLE: EXIT_ERROR,
     # gate.require_calibration: the instrument is unchecked, not the RAG worse.
-    "uncalibrated": EXIT_ERROR,
+    Verdict.UNCALIBRATED: EXIT_ERROR,
 })
 
 FAKE_JUDGE = "fake"
@@ -62,12 +83,15 @@ FAKE_JUDGE = "fake"
 class Uncompared:
     """What the outcome says when there is nothing to compare with."""
 
-    verdict: str
+    verdict: Verdict
     notice: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
 
 BOOTSTRAP = Uncompared(
-    "bootstrap", "bootstrap: no baseline yet. This run passes; the next run on the default branch creates the baseline.",
+    Verdict.BOOTSTRAP, "bootstrap: no baseline yet. This run passes; the next run on the default branch creates the baseline.",
 )
 
 
@@ -81,7 +105,7 @@ class GateOptions:
     pin_policy: bool = True  # gated by the baseline's recorded policy (`--policy config`: the config's own)
     carry_forward: bool = True  # an errored question keeps the baseline's last known good verdict
     compare: bool = True  # False: runs that replace the baseline (the action's baseline/rebaseline modes)
-    uncompared: Uncompared = Uncompared("uncompared")  # the outcome when `compare` is False
+    uncompared: Uncompared = Uncompared(Verdict.UNCOMPARED)  # the outcome when `compare` is False
     bootstrap: Uncompared = BOOTSTRAP  # the outcome when there is no baseline
     fail_on: str | None = None  # overrides the policy's gate.fail_on (`compare --fail-on`, `fail-on-regression: false`)
     all_metrics_comparable: bool = False  # a metric defined differently makes the outcome `incompatible` (full runs)
@@ -90,79 +114,6 @@ class GateOptions:
     shard: Shard | None = None  # the run covers one shard: compare the baseline's questions of that shard only
     rebaseline_hint: str = REBASELINE_HINT  # how to get a comparable baseline again, in the face's words
     exit_codes: Mapping[str, int] = field(default_factory=lambda: GATE_EXIT_CODES)
-
-
-@dataclass(frozen=True)
-class History:
-    """eval_history.jsonl, read at most once and only when a step needs it.
-
-    `read` returns its text (None: none could be read); the known-flaky questions, the trend
-    and the judge's calibration records all come from it. Without a `read` at all (the command
-    line without `--history`) the report says nothing about calibration.
-
-    A known-flaky mark makes a real regression "flaky, not gating", so a line that marks one
-    counts only when `vouch` (given the raw lines that mark questions) says rag-ci wrote it on
-    the default branch: the action asks GitHub who committed it (docs/noise.md). Without
-    `vouch` (`--history FILE` on the command line: the user's own file) every line counts."""
-
-    read: Callable[[], str | None] | None = None
-    vouch: Callable[[set[str]], set[str]] | None = None
-
-    @cached_property
-    def text(self) -> str | None:
-        return self.read() if self.read is not None else None
-
-    @cached_property
-    def _read(self) -> tuple[list[tuple[str, dict]], list[str]]:
-        return read_history(self.text) if self.text else ([], [])
-
-    @property
-    def records(self) -> list[tuple[str, dict]]:
-        return self._read[0]
-
-    @property
-    def problems(self) -> list[str]:
-        """Why lines were skipped ("line 3: not JSON"), for the faces to warn about; never fatal."""
-        return self._read[1]
-
-    @property
-    def was_read(self) -> bool:
-        return "text" in self.__dict__
-
-    @cached_property
-    def entries(self) -> list[dict]:
-        return [entry for _, entry in self.records]
-
-    @classmethod
-    def of_text(cls, text: str | None) -> History:
-        return cls(lambda: text)
-
-    @cached_property
-    def _flaky(self) -> tuple[dict[str, float] | None, int]:
-        if not self.entries:
-            return None, 0
-        if self.vouch is None:
-            return known_flaky(self.entries), 0
-        marked = marked_lines(self.records)
-        vouched = self.vouch(marked) & marked if marked else set()
-        return known_flaky(without_unvouched_marks(self.records, vouched)), len(marked - vouched)
-
-    def known_flaky(self) -> dict[str, float] | None:
-        return self._flaky[0]
-
-    @property
-    def ignored_marks(self) -> int:
-        """Lines marking questions flaky that rag-ci did not write (their marks were ignored)."""
-        return self._flaky[1]
-
-    def trend(self, last: int = 10) -> dict | None:
-        return trend_summary(self.entries, last=last) if self.entries else None
-
-    def calibration(self, head: RunResult, today: Date) -> tuple[CalibrationStatus, ...]:
-        """The judge's human calibration (docs/judges.md), from the records in the history."""
-        if head.meta.judge is None or self.read is None:
-            return ()
-        return tuple(statuses_from_history(head, self.text, today))
 
 
 @dataclass(frozen=True)
@@ -188,8 +139,8 @@ class PinnedProject:
 
 @dataclass(frozen=True)
 class GateOutcome:
-    verdict: str  # pass | fail | bootstrap | incompatible | broken | uncalibrated | the Uncompared verdict
-    head: RunResult  # as evaluated: with the carried verdicts
+    verdict: Verdict
+    head: RunResult  # as evaluated: with the carried verdicts (the face writes it again when `carried`)
     exit_code: int
     comparison: Comparison | None = None
     notices: tuple[str, ...] = ()
@@ -210,55 +161,70 @@ class GateOutcome:
         return c is not None and bool(c.gating) and c.verdict != "fail"
 
 
+def needs_base_config(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions()) -> bool:
+    """Must the judge come from the base branch's rag-ci.yml (`pin`)? Only when the policy is pinned,
+    the baseline recorded no policy (or there is none) and the judge has a key at stake (not `none`
+    nor `fake`): the face reads the base branch's config then, and only then."""
+    if not options.pin_policy:
+        return False
+    pinned, settled = _pinned_to_baseline(project, baseline)
+    return not settled and pinned.project.config.judge.provider not in KEYLESS_JUDGES
+
+
 def pin(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions(),
-        base_config: Callable[[], BaseConfig] | None = None) -> PinnedProject:
+        base_config: BaseConfig | None = None) -> PinnedProject:
     """The project under the baseline's gate policy, never the config the pull request may have edited.
 
     Without a baseline that recorded its judge, the judge (where its key goes) comes from
-    `base_config`, the base branch's rag-ci.yml, read only then (and only for a judge with a
-    key: not `none` nor `fake`); the judge does not run when that cannot be read. Without `base_config` (the command line) the config's own judge runs."""
+    `base_config`, the base branch's rag-ci.yml, read by the face when `needs_base_config`
+    says so; the judge does not run when that could not be read. Without `base_config`
+    (the command line) the config's own judge runs."""
     if not options.pin_policy:
         return PinnedProject(project)
-    changes: tuple[str, ...] = ()
-    notices: list[str] = []
-    if baseline is not None:
-        pinned = pin_to_baseline(project.config, baseline.meta)
-        project, changes = dataclasses.replace(project, config=pinned.config), pinned.changes
-        notices += _some(pinned.notice)
-        if baseline.meta.policy is not None:
-            return PinnedProject(project, changes, pinned.notice)
-    if base_config is not None and project.config.judge.provider not in KEYLESS_JUDGES:  # else no key is at stake
-        base = base_config()
-        judged = pin_judge_to_base(project.config, base.text, base.where, base.problem)
-        project, changes = dataclasses.replace(project, config=judged.config), (*changes, *judged.changes)
-        notices += _some(judged.notice)
-        if judged.changes:
-            notices.append(f"The judge is the base branch's ({base.where}), not this pull request's; its changes take "
-                           f"effect once merged: {'; '.join(judged.changes)}")
-    return PinnedProject(project, changes, "\n\n".join(notices) or None)
+    pinned, settled = _pinned_to_baseline(project, baseline)
+    if settled or base_config is None or pinned.project.config.judge.provider in KEYLESS_JUDGES:  # else no key is at stake
+        return pinned
+    judged = pin_judge_to_base(pinned.project.config, base_config.text, base_config.where, base_config.problem)
+    notices = [*_some(pinned.notice), *_some(judged.notice)]
+    if judged.changes:
+        notices.append(f"The judge is the base branch's ({base_config.where}), not this pull request's; its changes take "
+                       f"effect once merged: {'; '.join(judged.changes)}")
+    return PinnedProject(dataclasses.replace(pinned.project, config=judged.config), (*pinned.policy_changes, *judged.changes),
+                         "\n\n".join(notices) or None)
 
 
-def evaluate(project: Project, baseline: RunResult | None, run: Callable[[PinnedProject], RunResult], *,
-             accepted: Sequence[Acceptance] = (), history: History = History(), options: GateOptions = GateOptions(),
-             save: Callable[[RunResult], None] = lambda _result: None, today: Date | None = None,
-             base_config: Callable[[], BaseConfig] | None = None) -> GateOutcome:
-    """Run `project` against `baseline` and decide. `run` replays the (pinned) project; `save`
-    writes the run again when carried verdicts were added to it; `base_config` reads the base
-    branch's rag-ci.yml when the judge must come from there (`pin`)."""
+def _pinned_to_baseline(project: Project, baseline: RunResult | None) -> tuple[PinnedProject, bool]:
+    """The project under what the baseline recorded, and whether that settles the judge too (it recorded its policy)."""
+    if baseline is None:
+        return PinnedProject(project), False
+    pinned = pin_to_baseline(project.config, baseline.meta)
+    return (PinnedProject(dataclasses.replace(project, config=pinned.config), pinned.changes, pinned.notice),
+            baseline.meta.policy is not None)
+
+
+def prepare(project: Project, baseline: RunResult | None, *, accepted: Sequence[Acceptance] = (),
+            options: GateOptions = GateOptions(), base_config: BaseConfig | None = None) -> PinnedProject:
+    """Before the run: refuse the fake judge where it may not judge, refuse an unusable baseline,
+    and pin the project to the baseline's policy. The face then runs the pinned project."""
     refuse_a_fake_judge(project, baseline, options)
     if baseline is not None and options.compare:
         try:
             check_baseline_usable(baseline)
         except BrokenRun as exc:
             raise BrokenRun(str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)) from None
-    pinned = dataclasses.replace(pin(project, baseline, options, base_config), confirm_each=frozenset(a.id for a in accepted))
-    head = run(pinned)
+    return dataclasses.replace(pin(project, baseline, options, base_config), confirm_each=frozenset(a.id for a in accepted))
+
+
+def decide(pinned: PinnedProject, baseline: RunResult | None, head: RunResult, *, accepted: Sequence[Acceptance] = (),
+           history: History = History(), options: GateOptions = GateOptions(), today: Date | None = None) -> GateOutcome:
+    """After the run: carry forward the last good verdicts, compare, apply the accepted file and
+    the calibration rule, and give the exit code. When `carried` is not empty, `head` gained the
+    carried verdicts: the face writes it again."""
     carried: tuple[str, ...] = ()
     if options.carry_forward and baseline is not None and not head.meta.broken:
         with_carried = carry_forward(with_current_ids(baseline, head)[0], head)  # a renamed question keeps its verdict too
         if with_carried is not head:
             head = with_carried
-            save(head)
             carried = tuple(q.id for q in head.questions if q.carried is not None)
     gate = pinned.project.config.gate
     if not options.compare and not head.meta.broken:
@@ -267,7 +233,7 @@ def evaluate(project: Project, baseline: RunResult | None, run: Callable[[Pinned
         outcome = compare_runs(baseline, head, gate=gate, accepted=accepted, history=history, options=options,
                                policy_changes=pinned.policy_changes, notices=_some(pinned.notice), today=today)
     outcome = dataclasses.replace(outcome, carried=carried)
-    if options.check_calibration and outcome.verdict != "broken" and gate.require_calibration:
+    if options.check_calibration and outcome.verdict != Verdict.BROKEN and gate.require_calibration:
         outcome = _require_calibration(outcome, history, today)
     return _with_exit_code(outcome, options)
 
@@ -281,7 +247,7 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
     if head.meta.broken:
         max_error_rate = (gate or recorded_gate(head.meta)).max_error_rate
         measured = judge_free_regressions(baseline, head) if baseline is not None else ()
-        return _with_exit_code(GateOutcome("broken", head, 0, notices=(*notices, broken_notice(max_error_rate, options)),
+        return _with_exit_code(GateOutcome(Verdict.BROKEN, head, 0, notices=(*notices, broken_notice(max_error_rate, options)),
                                            calibration=calibration, measured=measured), options)
     if baseline is None:
         leaks = _leaks_without_baseline(head, options.fail_on or (gate.fail_on if gate else None))
@@ -296,7 +262,7 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
         comparison = compare(baseline, head, fail_on=options.fail_on or gate.fail_on, gate=gate,
                              known_flaky=history.known_flaky())
     except (IncompatibleBaseline, BrokenRun) as exc:
-        verdict = "incompatible" if isinstance(exc, IncompatibleBaseline) else "broken"
+        verdict = Verdict.INCOMPATIBLE if isinstance(exc, IncompatibleBaseline) else Verdict.BROKEN
         words = str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)
         return _with_exit_code(GateOutcome(verdict, head, 0, notices=(*notices, f"Not compared: {words}"),
                                            calibration=calibration), options)
@@ -306,10 +272,10 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
                    "were ignored, and no regression was cleared by them.")
     comparison = dataclasses.replace(comparison, policy_changes=policy_changes)
     comparison = apply_accepted(comparison, tuple(accepted), question_hashes(head), baseline_hashes=baseline_hashes(baseline, comparison))
-    verdict: str = comparison.verdict
+    verdict = Verdict(comparison.verdict)
     if options.all_metrics_comparable and comparison.not_comparable:
         names = ", ".join(n.name for n in comparison.not_comparable)
-        verdict = "incompatible"
+        verdict = Verdict.INCOMPATIBLE
         notices = (*notices, f"Not fully compared: the definition of {names} changed since the baseline.\n{options.rebaseline_hint}")
     return _with_exit_code(GateOutcome(verdict, head, 0, comparison, notices, policy_changes, calibration=calibration), options)
 
@@ -368,7 +334,7 @@ def _require_calibration(outcome: GateOutcome, history: History, today: Date | N
     reason = uncalibrated_reason(list(statuses))
     if not reason:
         return outcome
-    return dataclasses.replace(outcome, verdict="uncalibrated", notices=(
+    return dataclasses.replace(outcome, verdict=Verdict.UNCALIBRATED, notices=(
         f"gate.require_calibration: this full run's judge is not calibrated against human labels: {reason}. "
         "Label the audit sample (docs/judges.md, \"Calibrating your judge\") and record it with "
         "`rag-ci calibrate --record`.",

@@ -71,8 +71,17 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
     labels = list(names) if names is not None else [f"shard file #{k + 1}" for k in range(len(shards))]
     if len(labels) != len(shards):
         raise ValueError("names and shards differ in length")
+    ordered_shards, count = _in_shard_order(shards, labels)
+    _check_same_run(ordered_shards)
+    questions = _questions_once_each(ordered_shards, count)
+    return RunResult(meta=_merged_meta(ordered_shards, count), questions=questions, aggregates=aggregate(questions))
 
-    # 1. Every file is a shard, all of the same n, covering 1..n exactly once.
+
+_Shards = list[tuple[int, RunResult, str]]  # (shard index, its result, its label), in shard order
+
+
+def _in_shard_order(shards: Sequence[RunResult], labels: list[str]) -> tuple[_Shards, int]:
+    """1. Every file is a shard, all of the same n, covering 1..n exactly once."""
     positions: dict[int, int] = {}  # shard index -> position in `shards`
     count: int | None = None
     for k, result in enumerate(shards):
@@ -98,10 +107,11 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
     if missing_shards:
         listed = ", ".join(f"{i}/{count}" for i in missing_shards)
         raise MergeError(f"shard{'s' if len(missing_shards) > 1 else ''} {listed} missing: pass all {count} shard files")
+    return [(i, shards[positions[i]], labels[positions[i]]) for i in range(1, count + 1)], count
 
-    ordered_shards = [(i, shards[positions[i]], labels[positions[i]]) for i in range(1, count + 1)]
 
-    # 2. They belong to the same run.
+def _check_same_run(ordered_shards: _Shards) -> None:
+    """2. They belong to the same run."""
     _, first, first_label = ordered_shards[0]
     for _, result, label in ordered_shards[1:]:
         for field, words in _SAME.items():
@@ -110,7 +120,10 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
                 detail = "" if field in ("judge", "question_ids", "metric_thresholds", "corpus_fingerprints") else f": {_short(theirs)} vs {_short(mine)}"
                 raise MergeError(f"{first_label} and {label} differ in {words}{detail}; shards of one run must agree")
 
-    # 3. Every question answered once, in its own shard, and none missing.
+
+def _questions_once_each(ordered_shards: _Shards, count: int) -> list[QuestionResult]:
+    """3. Every question answered once, in its own shard, and none missing; in the set's order."""
+    _, first, first_label = ordered_shards[0]
     order = list(first.meta.question_ids or [])
     known = set(order)
     if len(known) != len(order):
@@ -131,14 +144,17 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
     missing = [qid for qid in order if qid not in records]
     if missing:
         raise MergeError(f"{len(missing)} question(s) answered by no shard: {_ids(missing)} (an interrupted shard? re-run it, with --resume)")
+    return [records[qid] for qid in order]
 
-    questions = [records[qid] for qid in order]
+
+def _merged_meta(ordered_shards: _Shards, count: int) -> RunMeta:
+    first = ordered_shards[0][1]
     metas = [result.meta for _, result, _ in ordered_shards]
     finished = [m.finished_at for m in metas]
     diagnostics = [f"[shard {i}/{count}]\n{r.meta.diagnostics}" for i, r, _ in ordered_shards if r.meta.diagnostics]
     # A broken shard makes the whole run unusable as a result (docs/gate.md).
     broken = [f"shard {i}/{count}: {r.meta.broken}" for i, r, _ in ordered_shards if r.meta.broken]
-    meta = first.meta.model_copy(update={
+    meta: RunMeta = first.meta.model_copy(update={
         "started_at": min(m.started_at for m in metas),
         "finished_at": None if None in finished else max(f for f in finished if f is not None),
         "generator_models": sorted({g for m in metas for g in m.generator_models}),
@@ -148,4 +164,4 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
         "warmup_latency_s": [x for m in metas for x in m.warmup_latency_s],  # each shard warmed its target up
         "broken": "; ".join(broken) if broken else None,
     })
-    return RunResult(meta=meta, questions=questions, aggregates=aggregate(questions))
+    return meta

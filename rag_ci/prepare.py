@@ -47,7 +47,7 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         tail = OutputTail(40)
         started = time.monotonic()
         process = await asyncio.create_subprocess_shell(
-            step, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **target_process_kwargs(env)
+            step, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **target_process_kwargs(env, project_dir=cwd)
         )
         assert process.stdout is not None
         lines = redact.lines()
@@ -66,7 +66,7 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         show(lines.flush())
         code = await process.wait()
         if code != 0:
-            raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}" + permission_hint(tail.text(20)))
+            raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}" + permission_hint(tail.text(20), project_dir=cwd))
         lines_of = f"{count} line{'s' if count != 1 else ''} of output"
         hidden = "" if verbose or not count else f"; {lines_of} not shown (--verbose or {VERBOSE_VARIABLE}=1 shows them)"
         print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s{hidden}", file=log, flush=True)

@@ -15,7 +15,7 @@ whitespace only, and the rest of the file with a placeholder in the array's plac
 valid JSON whose top-level `questions` is that placeholder. That is the JSON grammar of
 the original file, so the result is the one a whole-file parse gives. Any file that is not
 in this layout (hand-edited, another tool's, corrupt) makes `read_streamed` return None,
-and the caller reads it whole (rag_ci.storage.load_results), errors and all.
+and the caller reads it whole (rag_ci.files.results_file.load_results), errors and all.
 """
 
 from __future__ import annotations

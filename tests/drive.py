@@ -9,6 +9,7 @@ import pwd
 from pathlib import Path
 
 from rag_ci.errors import TargetError
+from rag_ci.targets.base import arrived
 
 
 def replay(target, *steps, wait_s: float = 5):
@@ -24,7 +25,7 @@ def replay(target, *steps, wait_s: float = 5):
                     await asyncio.sleep(step)
                     continue
                 try:
-                    results.append(await asyncio.wait_for(target.query(step), wait_s))
+                    results.append(arrived(await asyncio.wait_for(target.query(step), wait_s))[0])
                 except (TargetError, asyncio.TimeoutError) as exc:
                     results.append(exc)
             return results

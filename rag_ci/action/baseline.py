@@ -32,7 +32,7 @@ from rag_ci.github.baseline_copies import KEPT_COPIES, BaselineCopy
 from rag_ci.github.client import GitHubError, GitHubRepo
 from rag_ci.github.workflow import Runner
 from rag_ci.action.settings import Settings
-from rag_ci.storage import load_results
+from rag_ci.files.results_file import keep_until_exit, load_results
 
 # What the core's neutral REBASELINE_HINT means for a repository using the action.
 ACTIONS_REBASELINE_HINT = (
@@ -232,7 +232,7 @@ class BaselineFinder:
 
 def _load(path: Path, where: str) -> RunResult:
     try:
-        baseline = load_results(path, what="baseline")
+        baseline = keep_until_exit(load_results(path, what="baseline"))
     except RagCiError as exc:  # another schema version, or a damaged file
         raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{ACTIONS_REBASELINE_HINT}") from None
     if baseline.meta.broken:  # uploaded by hand, or by an older rag-ci: never compare with it

@@ -28,6 +28,7 @@ allows, and then it is neither a baseline nor a history line.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import traceback
 from collections.abc import Callable
@@ -49,15 +50,15 @@ from rag_ci.core.scoring.results import RunResult
 from rag_ci.engine import RunContext, RunOptions, run_project
 from rag_ci.errors import RagCiError, ValidationError
 from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, BaseConfig, GateOptions, GateOutcome, History, PinnedProject, Uncompared,
-                         accepted_in_force, evaluate as gate_evaluate, refuse_a_fake_judge)
+                         Verdict, accepted_in_force, decide, needs_base_config, prepare, refuse_a_fake_judge)
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body
 from rag_ci.github.workflow import Runner
 from rag_ci.project import Project, load_project
 from rag_ci.redaction import Redactor
 from rag_ci.signals import terminate_like_interrupt
-from rag_ci.storage import save_results
-from rag_ci.targets.processes import protect_output_dir, set_project_dir
+from rag_ci.files.results_file import save_results
+from rag_ci.targets.processes import protect_output_dir
 
 __all__ = ["EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "action", "main", "resolve_mode"]
 
@@ -154,7 +155,7 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
 
 def replace_comment_with_not_evaluated(settings: Settings, github: GitHubRepo, runner: Runner, cause: str) -> None:
     """A run that stopped before it could evaluate replaces the PR comment with "⛔ not evaluated —
-    <cause>" and a link to the run (issue 21 §1), so the comment never shows the previous push's verdict."""
+    <cause>" and a link to the run, so the comment never shows the previous push's verdict."""
     try:
         mode = resolve_mode(settings)
     except RagCiError:
@@ -195,24 +196,22 @@ class Evaluation:
     def __init__(self, settings: Settings, github: GitHubRepo, runner: Runner, evaluate: Evaluate):
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
         self.output = settings.output_path
-        self.history = History(self.history_text, vouch=self.history_lines_by_us)
-        set_project_dir(settings.project_dir)
-        protect_output_dir(self.output)
+        self.history = History()
+        protect_output_dir(self.output, project_dir=settings.project_dir)
 
     def options(self, plan: Plan) -> GateOptions:
         s = self.settings
-        return GateOptions(
-            pin_policy=plan.pin_policy, carry_forward=plan.carry_forward, compare=plan.compare,
-            uncompared=Uncompared(plan.uncompared_verdict, plan.uncompared_notice.format(branch=s.branch, artifact=s.baseline_artifact)),
-            bootstrap=Uncompared("bootstrap", (
+        uncompared = plan.gate.uncompared
+        return dataclasses.replace(
+            plan.gate,
+            uncompared=Uncompared(uncompared.verdict, (uncompared.notice or "").format(branch=s.branch, artifact=s.baseline_artifact)),
+            bootstrap=Uncompared(Verdict.BOOTSTRAP, (
                 f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch, "
                 f"expired or not, no copy and no history on `{s.data_branch}`). This run passes; the next run on the default "
                 "branch creates the baseline.")),
             # `fail-on-regression: false` turns the gate off for this run; the report then says
             # "gate disabled" instead of announcing a failure the check does not have.
-            fail_on=None if s.fail_on_regression else "never",
-            all_metrics_comparable=plan.all_metrics_comparable, check_calibration=plan.check_calibration,
-            may_become_baseline=plan.produces_baseline, rebaseline_hint=ACTIONS_REBASELINE_HINT,
+            fail_on=None if s.fail_on_regression else "never", rebaseline_hint=ACTIONS_REBASELINE_HINT,
         )
 
     def run(self, plan: Plan) -> int:
@@ -220,20 +219,23 @@ class Evaluation:
         project = load_project(s.config_path)
         options = self.options(plan)
         refuse_a_fake_judge(project, None, options)  # before the baseline is even looked for
-        found = find_baseline(plan, s, self.github, self.runner, history_lines=lambda: len(self.history.entries))
+        found = find_baseline(plan, s, self.github, self.runner, history_lines=lambda: len(self.read_history(comparing=False).entries))
         baseline = found.result if found is not None else None
         commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
         # what reviewers approve, and the comment lists every acceptance at the top.
-        accepted = self.accepted(project) if plan.compare else ()
-        outcome = gate_evaluate(project, baseline, lambda pinned: self.replay(pinned, baseline, plan), accepted=accepted,
-                                history=self.history, options=options, save=lambda head: save_results(self.output / RESULTS_FILE, head),
-                                base_config=self.base_config)
+        accepted = self.accepted(project) if options.compare else ()
+        base_config = self.base_config() if needs_base_config(project, baseline, options) else None
+        pinned = prepare(project, baseline, accepted=accepted, options=options, base_config=base_config)
+        head = self.replay(pinned, baseline, plan)
+        self.history = self.read_history(comparing=options.compare and baseline is not None and not head.meta.broken)
+        outcome = decide(pinned, baseline, head, accepted=accepted, history=self.history, options=options)
         head = outcome.head
-        if outcome.carried:
+        if outcome.carried:  # the run gained the baseline's last good verdicts of its errored questions
+            save_results(self.output / RESULTS_FILE, head)
             self.runner.info(f"[rag-ci] kept the last known good verdict of {len(outcome.carried)} errored question(s): "
                              f"{', '.join(outcome.carried[:20])}")
-        if plan.history and s.on_default_branch and outcome.verdict != "broken":
+        if plan.history and s.on_default_branch and outcome.verdict != Verdict.BROKEN:
             self.append_history(head, project)
             if missing := missing_history_line(s, self.history.entries):
                 self.runner.notice(missing, title="rag-ci: history")
@@ -245,26 +247,26 @@ class Evaluation:
                                    calibration=list(outcome.calibration), commits=commits, measured=outcome.measured,
                                    report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
         reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=list(outcome.calibration),
-                                history=self.history.entries if self.history.text else [], commits=commits)
+                                history=self.history.entries, commits=commits)
         # The job summary holds the whole report (1 MiB), every row the comment had to cut.
         self.runner.add_summary(summary_report(lambda limit: render_markdown(
             head, outcome.comparison, notice=outcome.notice, links=self.links(),
             trend=self.history.trend(TREND_POINTS) if plan.trend else None, calibration=list(outcome.calibration),
             commits=commits, measured=outcome.measured, report_url=self.report_url(),
             report_path=s.relative_to_workspace(self.output / REPORT_HTML), max_chars=limit)))
-        if plan.audit_sample and outcome.verdict != "broken":
+        if plan.audit_sample and outcome.verdict != Verdict.BROKEN:
             self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
         if outcome.comparison is not None or plan.comment:
             self.annotate(project, outcome, plan)
-        if outcome.verdict == "incompatible":
+        if outcome.verdict == Verdict.INCOMPATIBLE:
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
-        if outcome.verdict == "broken":
+        if outcome.verdict == Verdict.BROKEN:
             self.runner.error(f"this run is not a result: {head.meta.broken}", title="rag-ci: broken run")
-        if outcome.verdict == "uncalibrated":
+        if outcome.verdict == Verdict.UNCALIBRATED:
             self.runner.error(outcome.notice or "", title="rag-ci: judge not calibrated")
         self.runner.set_outputs(step_outputs(s, outcome.verdict, outcome.comparison, self.output / RESULTS_FILE, reports, comment_url))
-        if self.history.was_read and self.history.problems:  # skipped, never fatal
+        if self.history.problems:  # skipped, never fatal
             self.runner.warning(f"{HISTORY_FILE} on {s.data_branch}: skipped {len(self.history.problems)} unreadable line(s): "
                                 + "; ".join(self.history.problems[:10]), title="rag-ci: history")
         if outcome.gate_off:
@@ -303,7 +305,7 @@ class Evaluation:
         try:
             # The baseline feeds the verdict cache (unless the plan turns it off) and the
             # re-asking of flipped questions (in every mode).
-            with kept_from_the_target(os.environ) as undone:  # the runner's command files (runner_files.py)
+            with kept_from_the_target(os.environ, project.root) as undone:  # the runner's command files (runner_files.py)
                 head = self.evaluate(project, self.output / RESULTS_FILE, baseline, not plan.use_cache, context, pinned.confirm_each)
         finally:
             self.runner.end_group()
@@ -348,22 +350,21 @@ class Evaluation:
         url = self.settings.run_url
         return {"workflow run": url, "HTML report (artifact)": f"{url}#artifacts"} if url else {}
 
-    def history_text(self) -> str | None:
-        if not hasattr(self, "_history_text"):
-            try:
-                self._history_text = self.github.read_data_file(self.settings.data_branch, HISTORY_FILE)
-            except GitHubError as exc:
-                self.runner.warning(f"history not read (no trend, no known-flaky questions, no judge calibration): {exc}")
-                self._history_text = None
-        return self._history_text
-
-    def history_lines_by_us(self, lines: set[str]) -> set[str]:
-        """Which history lines the action wrote (verified commits of its account), for known-flaky marks."""
+    def read_history(self, *, comparing: bool) -> History:
+        """The data branch's history; when the run is compared, its known-flaky marks vouched for:
+        only the lines the action wrote (verified commits of its account) count."""
         try:
-            return self.github.lines_written_by_us(self.settings.data_branch, HISTORY_FILE, lines)
+            history = History.of_text(self.github.read_data_file(self.settings.data_branch, HISTORY_FILE))
+        except GitHubError as exc:
+            self.runner.warning(f"history not read (no trend, no known-flaky questions, no judge calibration): {exc}")
+            return History.of_text(None)
+        if not comparing or not history.marked:
+            return history.with_vouched(set())
+        try:
+            return history.with_vouched(self.github.lines_written_by_us(self.settings.data_branch, HISTORY_FILE, history.marked))
         except GitHubError as exc:
             self.runner.warning(f"could not check who wrote the history's known-flaky marks, so none is used: {exc}")
-            return set()
+            return history.with_vouched(set())
 
     def write_audit_sample(self, head: RunResult, baseline: RunResult | None) -> None:
         """A full run (before a release) leaves a blind audit sample in the report artifact."""

@@ -2,8 +2,8 @@
 
 Every difference between the modes is a field of its `Plan` (in the spirit of
 python-coverage-comment-action's activities), so `rag_ci.action.entry` runs one sequence of steps
-and asks the plan at each one instead of testing the mode's name; the plan's gate fields become
-the options of the gate (rag_ci.gate), which decides the verdict and the exit code:
+and asks the plan at each one instead of testing the mode's name; the plan's `gate` is the
+options of the gate (rag_ci.gate), which decides the verdict and the exit code:
 
     mode        event                     baseline          cache  compare  comment  history  may become the baseline
     pr          pull_request              the PR's base     yes    gate     yes      no       no
@@ -23,6 +23,7 @@ from typing import Mapping
 
 from rag_ci.errors import RagCiError
 from rag_ci.action.settings import Settings
+from rag_ci.gate import GateOptions, Uncompared, Verdict
 
 
 
@@ -54,38 +55,41 @@ class Plan:
     base_branch: BaseBranch = BaseBranch.DEFAULT_BRANCH
     baseline: BaselineUse = BaselineUse.GATE
     use_cache: bool = True  # verdicts cached in the baseline are reused (False: every answer re-judged)
-    pin_policy: bool = False  # gated by the baseline's recorded policy, never by the config it may edit
-    carry_forward: bool = False  # errored questions keep the baseline's last known good verdict
-    compare: bool = True  # False: the outcome is `uncompared_verdict` (unless the run is broken)
-    uncompared_verdict: str = ""
-    uncompared_notice: str = ""  # format fields: {branch} (this run's), {artifact} (the baseline's name)
-    all_metrics_comparable: bool = False  # a metric defined differently makes the run `incompatible`
-    check_calibration: bool = False  # gate.require_calibration applies
+    # The gate's options (rag_ci.gate.GateOptions); the uncompared notice's format fields: {branch}
+    # (this run's), {artifact} (the baseline's name). `may_become_baseline`: the workflow may upload
+    # this run's results.json as the baseline.
+    gate: GateOptions = GateOptions(pin_policy=False, carry_forward=False)
     history: bool = False  # a line in the data branch's history, on the default branch
     trend: bool = False  # the history's trend in the report
     audit_sample: bool = False  # a blind audit sample in the output folder
     comment: bool = False  # the sticky PR comment
-    produces_baseline: bool = False  # the workflow may upload this run's results.json as the baseline
+
+    @property
+    def produces_baseline(self) -> bool:
+        return self.gate.may_become_baseline
 
 
 _BECOMES_THE_BASELINE = "this run's results.json becomes the baseline once the workflow uploads it as"
 
 PLANS: Mapping[Mode, Plan] = MappingProxyType({plan.mode: plan for plan in (
-    Plan(Mode.PR, evaluates=True, base_branch=BaseBranch.PULL_REQUEST_BASE, pin_policy=True, trend=True, comment=True),
+    Plan(Mode.PR, evaluates=True, base_branch=BaseBranch.PULL_REQUEST_BASE, gate=GateOptions(pin_policy=True, carry_forward=False),
+         trend=True, comment=True),
     # The queue's commit is the pull request merged onto the queue's base: gated the same way;
     # no pull request to comment on (the job summary and the annotations carry the result).
-    Plan(Mode.MERGE_QUEUE, evaluates=True, base_branch=BaseBranch.MERGE_QUEUE_BASE, pin_policy=True, trend=True),
-    Plan(Mode.BASELINE, evaluates=True, baseline=BaselineUse.CACHE, carry_forward=True, compare=False,
-         uncompared_verdict="baseline",
-         uncompared_notice=f"Baseline run on `{{branch}}`: {_BECOMES_THE_BASELINE} the `{{artifact}}` artifact.",
-         history=True, produces_baseline=True),
-    Plan(Mode.FULL, evaluates=True, use_cache=False, carry_forward=True, all_metrics_comparable=True,
-         check_calibration=True, history=True, audit_sample=True, produces_baseline=True),
-    Plan(Mode.REBASELINE, evaluates=True, baseline=BaselineUse.NONE, use_cache=False, carry_forward=True, compare=False,
-         uncompared_verdict="rebaseline",
-         uncompared_notice=f"Re-baseline: full evaluation without comparison; {_BECOMES_THE_BASELINE} `{{artifact}}`.",
-         check_calibration=True, history=True, audit_sample=True, produces_baseline=True),
-    Plan(Mode.COMMENT, evaluates=False, baseline=BaselineUse.NONE, compare=False),
+    Plan(Mode.MERGE_QUEUE, evaluates=True, base_branch=BaseBranch.MERGE_QUEUE_BASE, gate=GateOptions(pin_policy=True, carry_forward=False),
+         trend=True),
+    Plan(Mode.BASELINE, evaluates=True, baseline=BaselineUse.CACHE,
+         gate=GateOptions(pin_policy=False, compare=False, may_become_baseline=True, uncompared=Uncompared(
+             Verdict.BASELINE, f"Baseline run on `{{branch}}`: {_BECOMES_THE_BASELINE} the `{{artifact}}` artifact.")),
+         history=True),
+    Plan(Mode.FULL, evaluates=True, use_cache=False,
+         gate=GateOptions(pin_policy=False, all_metrics_comparable=True, check_calibration=True, may_become_baseline=True),
+         history=True, audit_sample=True),
+    Plan(Mode.REBASELINE, evaluates=True, baseline=BaselineUse.NONE, use_cache=False,
+         gate=GateOptions(pin_policy=False, compare=False, check_calibration=True, may_become_baseline=True, uncompared=Uncompared(
+             Verdict.REBASELINE, f"Re-baseline: full evaluation without comparison; {_BECOMES_THE_BASELINE} `{{artifact}}`.")),
+         history=True, audit_sample=True),
+    Plan(Mode.COMMENT, evaluates=False, baseline=BaselineUse.NONE, gate=GateOptions(pin_policy=False, carry_forward=False, compare=False)),
 )})
 
 

@@ -40,7 +40,7 @@ _NOT_A_FILE = b"\0not a regular file\0"  # what a file replaced by a fifo, a fol
 
 
 @contextmanager
-def kept_from_the_target(environ: Mapping[str, str]) -> Iterator[list[str]]:
+def kept_from_the_target(environ: Mapping[str, str], project_dir: Path) -> Iterator[list[str]]:
     """Yields the list it fills, on the way out, with the names of the files the target changed (and that were put back)."""
     paths = {name: Path(environ[name]) for name in COMMAND_FILES if environ.get(name)}
     _become_subreaper()
@@ -49,7 +49,7 @@ def kept_from_the_target(environ: Mapping[str, str]) -> Iterator[list[str]]:
     try:
         yield changed
     finally:
-        user = target_user()
+        user = target_user(project_dir)
         if user is not None:
             stop_descendants(user.uid)
         for name, path in paths.items():

@@ -1,5 +1,25 @@
-"""`python -m rag_ci.cli`: the `rag-ci` command (the image's `rag-ci` wrapper runs this)."""
+"""The `rag-ci` command as a process: the console script, `python -m rag_ci.cli` (the image's
+`rag-ci` wrapper runs this).
 
-from rag_ci.console import main
+DeepEval's import is started first when the command line looks like a judged run
+(rag_ci.judges.deepeval_import), and the process ends without the interpreter's teardown
+(rag_ci.process_exit). `rag_ci.cli.main` itself returns its exit code (tests call it).
+"""
 
-main()
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    from rag_ci.judges.deepeval_import import start_early
+    from rag_ci.process_exit import exit_process
+
+    start_early(sys.argv[1:])
+    from rag_ci.cli import main as cli_main
+
+    exit_process(cli_main())
+
+
+if __name__ == "__main__":
+    main()

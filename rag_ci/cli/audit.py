@@ -32,7 +32,7 @@ def sample(results: Path, fraction: float, out: Path, seed: int, baseline: Path 
     """Write a labelling sheet and a self-contained HTML labelling page for a blind,
     stratified sample of RESULTS' answers (the judge's verdicts are not shown)."""
     from rag_ci.core.review.audit import describe_sample
-    from rag_ci.storage import load_results
+    from rag_ci.files.results_file import load_results
 
     try:
         head = load_results(results, what="results")

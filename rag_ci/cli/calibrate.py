@@ -36,7 +36,7 @@ def calibrate(labels: Path, results: Path, metrics: tuple[str, ...], as_json: bo
     """Compare human labels (the sheet of `rag-ci audit sample`, or YAML/CSV: id → correct
     true/false) with the judge's verdicts in a results.json: agreement, Cohen's kappa, and
     every disagreement with the judge's reason."""
-    from rag_ci.storage import load_results
+    from rag_ci.files.results_file import load_results
 
     if record and history_file is None:
         raise UserError("--record needs --history FILE (the eval_history.jsonl of the data branch)")

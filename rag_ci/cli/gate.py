@@ -18,8 +18,10 @@ from rag_ci.core.questionset.yamlsrc import no_cyclic_gc
 from rag_ci.core.reporting.render import Commits, html_chunks, render_markdown
 from rag_ci.core.scoring.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
-from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, PinnedProject, compare_runs, evaluate
-from rag_ci.storage import OutputLock, check_output_path, load_results, save_results, write_chunks_atomic
+from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, Verdict, compare_runs, decide, prepare
+from rag_ci.files.lock import OutputLock
+from rag_ci.files.results_file import keep_until_exit, load_results, save_results
+from rag_ci.storage import check_output_path, write_chunks_atomic
 
 if TYPE_CHECKING:
     from rag_ci.core.questionset.config import Config
@@ -87,19 +89,15 @@ def _history(history_file: Path | None) -> History:
     """--history as the gate reads it (no file: no trend, no known-flaky questions, no calibration line)."""
     if history_file is None:
         return History()
-
-    def read() -> str:
-        try:
-            return history_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RagCiError(f"{history_file}: cannot read the history: {exc}") from None
-
-    return History(read)
+    try:
+        return History.of_text(history_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RagCiError(f"{history_file}: cannot read the history: {exc}") from None
 
 
 def warn_skipped_history_lines(history: History, history_file: Path | None) -> None:
     """A bad history line is skipped, never fatal: say which, once the history was read."""
-    if history_file is not None and history.was_read and history.problems:
+    if history_file is not None and history.problems:
         echo(f"warning: {history_file}: skipped {len(history.problems)} unreadable line(s): "
              + "; ".join(history.problems[:10]), err=True)
 
@@ -151,7 +149,7 @@ def _accepted(accepted_file: Path | None, *, required: bool) -> tuple:
 
 def _decided(outcome: GateOutcome) -> Comparison:
     """The comparison of an outcome, or the reason there is none as the user's error (exit 2)."""
-    if outcome.comparison is None or outcome.verdict == "incompatible":
+    if outcome.comparison is None or outcome.verdict == Verdict.INCOMPATIBLE:
         raise RagCiError((outcome.notice or outcome.verdict).removeprefix("Not compared: "))
     return outcome.comparison
 
@@ -214,7 +212,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
         _refuse_a_judge_with_nothing_to_judge(project.config, judge_spec, config_path)
-    base = load_results(baseline, what="baseline") if baseline else None
+    base = keep_until_exit(load_results(baseline, what="baseline")) if baseline else None
     if samples is None:  # a run compared with a baseline is a PR's run; one without may become the baseline
         samples = 1 if base is not None else project.config.baseline.samples
     from rag_ci.accepted_file import accepted_path
@@ -222,21 +220,21 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     accepted = _accepted(accepted_path(project.config, config_path), required=False) if base is not None else ()
     history = _history(history_file)
 
-    def replay(pinned: PinnedProject) -> RunResult:
+    options = GateOptions(pin_policy=policy == "baseline", shard=shard)
+    # Held for the whole run; also proves the output can be written before any question is asked.
+    with OutputLock(output):
+        pinned = prepare(project, base, accepted=accepted, options=options)
         if pinned.policy_changes:
             echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
                        + "; ".join(pinned.policy_changes), err=True)
         if pinned.notice:
             echo(f"[rag-ci] {pinned.notice}", err=True)
-        return asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
+        head = asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
                                                                   shard=shard, build=not no_build, samples=samples,
                                                                   verbose=verbose or None, confirm_each=pinned.confirm_each)))
-
-    # Held for the whole run; also proves the output can be written before any question is asked.
-    with OutputLock(output):
-        outcome = evaluate(project, base, replay, accepted=accepted, history=history,
-                           options=GateOptions(pin_policy=policy == "baseline", shard=shard),
-                           save=lambda carried: save_results(output, carried))
+        outcome = decide(pinned, base, head, accepted=accepted, history=history, options=options)
+        if outcome.carried:  # the run gained the baseline's last good verdicts of its errored questions
+            save_results(output, outcome.head)
     warn_skipped_history_lines(history, history_file)
     head = outcome.head
     agg = head.aggregates
@@ -295,8 +293,8 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     fmt = resolve_format(fmt, output)
     if output is not None:
         check_output_path(output)
-    base_result = load_results(base, what="baseline")
-    head_result = load_results(head, what="results file")
+    base_result = keep_until_exit(load_results(base, what="baseline"))
+    head_result = keep_until_exit(load_results(head, what="results file"))
     history = _history(history_file)
     with no_cyclic_gc():  # two loaded runs are millions of objects: a full collection is seconds, and finds nothing
         outcome = compare_runs(base_result, head_result, accepted=_accepted(accepted_file, required=True), history=history,
@@ -327,13 +325,13 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     fmt = resolve_format(fmt, output)
     if output is not None:
         check_output_path(output)
-    head = load_results(results)
+    head = keep_until_exit(load_results(results))
     history = _history(history_file)
-    base = load_results(baseline, what="baseline") if baseline else None
+    base = keep_until_exit(load_results(baseline, what="baseline")) if baseline else None
     # A broken run is never compared, but its report is what shows what went wrong.
     with no_cyclic_gc():  # as in `compare`
         outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
-        comparison = None if outcome.verdict in ("broken", "bootstrap") else _decided(outcome)
+        comparison = None if outcome.verdict in (Verdict.BROKEN, Verdict.BOOTSTRAP) else _decided(outcome)
         chunks = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base,
                          measured=outcome.measured)
         if output is not None:

@@ -73,7 +73,7 @@ def append(results: Path, history_file: Path, accepted_file: Path | None, run_ur
     from rag_ci.accepted_file import read_accepted
     from rag_ci.gate import accepted_in_force
     from rag_ci.errors import RagCiError
-    from rag_ci.storage import load_results
+    from rag_ci.files.results_file import load_results
 
     try:
         result = load_results(results)

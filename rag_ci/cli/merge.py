@@ -23,7 +23,8 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     order, with the aggregates recomputed. Compare or report it as usual.
     """
     from rag_ci.merge import merge_results
-    from rag_ci.storage import check_output_path, load_results, save_results
+    from rag_ci.files.results_file import load_results, save_results
+    from rag_ci.storage import check_output_path
 
     check_output_path(output)
     results = [load_results(path, what="shard") for path in shards]

@@ -1,6 +1,6 @@
 """Actions artifacts: finding the baseline from main, and reading one file out of a zip.
 
-Which artifact is the baseline (DESIGN §5): the newest one with the configured name that
+Which artifact is the baseline (docs/action.md): the newest one with the configured name that
 a *successful* run on the PR's base branch uploaded, preferring the run whose head sha is
 the merge-base of the PR, i.e. exactly the code the PR branched from.
 

@@ -26,12 +26,12 @@ import itertools
 import random
 import threading
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rag_ci.judges.call_context import CostMeter, current_call
 from rag_ci.judges.prices import Price
 from rag_ci.judges.providers.base import ChatProvider, Completion
 from rag_ci.judges.providers.schemas import parse_json_text
@@ -51,16 +51,6 @@ class _CallerCancelled(Exception):
 
 
 @dataclass
-class CostMeter:
-    """Calls and cost of one metric measurement (mutable, task-local through a ContextVar)."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-@dataclass
 class JudgeStats:
     """Totals over the scorer's life, for logs and benchmarks."""
 
@@ -72,13 +62,6 @@ class JudgeStats:
     cost_usd: float = 0.0
     peak_concurrency: int = 0  # highest judge.concurrency reached by adapting to rate-limit headers
     shared: int = 0  # calls answered by an identical call of this run (single flight), never sent
-
-
-current_meter: ContextVar[CostMeter | None] = ContextVar("rag_ci_judge_meter", default=None)
-# Which answer a call belongs to, in the order answers reached the judge (set by the scorer).
-# Free slots go to the oldest answer's calls first, so answers finish one after the other
-# (steady progress, a useful resume journal) instead of all together at the end of the run.
-current_priority: ContextVar[int] = ContextVar("rag_ci_judge_priority", default=0)
 
 
 class PrioritySlots:
@@ -279,7 +262,7 @@ class JudgeClient:
 
     async def _attempt(self, prompt: str, schema: type[BaseModel] | None) -> tuple[Completion | None, Failure | None]:
         await self._wait_if_paused()
-        await self._slots.acquire(current_priority.get())
+        await self._slots.acquire(current_call().priority)
         try:
             await self._wait_if_paused()  # a 429 may have paused the client while this call queued
             self._check_breaker()  # it may have tripped while this call queued
@@ -325,7 +308,7 @@ class JudgeClient:
         self.stats.input_tokens += completion.input_tokens
         self.stats.output_tokens += completion.output_tokens
         self.stats.cost_usd += cost
-        meter = current_meter.get()
+        meter = current_call().meter
         if meter is not None:
             meter.calls += 1
             meter.input_tokens += completion.input_tokens

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from rag_ci.judges.client import JudgeClient
 from rag_ci.judges.env import prepare_deepeval_environment
-from rag_ci.judges.replies import current_calls
+from rag_ci.judges.call_context import current_call
 
 prepare_deepeval_environment()
 
@@ -35,7 +35,7 @@ class RagCiJudgeModel(DeepEvalBaseLLM):
     # DeepEval calls this one; overriding it directly skips DeepEval's tracing wrapper
     # around a_generate (no trace is ever active here).
     async def a_generate_with_schema(self, prompt: str, schema: type[BaseModel] | None = None, **kwargs) -> Any:
-        log = current_calls.get()
+        log = current_call().calls
         if log is None:
             return await self._client.call(prompt, schema)
         key, replayed = log.lookup(prompt, schema)

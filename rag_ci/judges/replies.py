@@ -13,14 +13,13 @@ the judge and the exact prompt rendered, so a reply can stand in for the call:
   (`MetricResult.judge_replies`), so a reworded answer over unchanged contexts does
   not extract the truths again.
 
-`CallLog` is set in a ContextVar around one measurement (like the cost meter), read
+`CallLog` travels in the judge call's context (rag_ci.judges.call_context) around one measurement, read
 by `rag_ci.judges.llm.RagCiJudgeModel` on every call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,9 +81,6 @@ class CallLog:
         self.replies[key] = data
         if schema is not None and schema.__name__ in PORTABLE_STEPS:
             self.portable[key] = data
-
-
-current_calls: ContextVar[CallLog | None] = ContextVar("rag_ci_judge_calls", default=None)
 
 
 def replies_from_run(run: RunResult | None) -> dict[str, Any]:

@@ -37,17 +37,13 @@ from rag_ci.core.comparison.question_change import reasons_shown
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.scoring.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
-from rag_ci.judges.client import (
-    CostMeter,
-    JudgeClient,
-    JudgeStats,
-    current_meter,
-    current_priority,
-)
+from rag_ci.judges.call_context import CostMeter, for_this_task, judge_calls
+from rag_ci.judges.client import JudgeClient, JudgeStats
 from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
+from rag_ci.judges.majority import choose_by_majority, decide_by_majority, majority_reached
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
-from rag_ci.judges.replies import CallLog, current_calls
+from rag_ci.judges.replies import CallLog
 
 
 class DeepEvalJudgeScorer:
@@ -158,7 +154,7 @@ class DeepEvalJudgeScorer:
         specs = [s for s in self.specs.values() if s.applies_to(question)]
         # This answer's judge calls queue behind those of answers that arrived earlier.
         priority = next(self._arrivals)
-        current_priority.set(priority)
+        for_this_task(priority=priority)
         self._questions[question.id] = (question, priority)
         carried = await self._carry_equivalent(specs, question, answer, contexts, baseline)
         flips = _Settled(gating_flip_confirmed=settled and not confirm_each, confirm_each=confirm_each)
@@ -188,14 +184,12 @@ class DeepEvalJudgeScorer:
             return {}
         await self.deepeval_model()  # prepares the environment the provider SDK is imported in
         meter = CostMeter()
-        token = current_meter.set(meter)
         try:
             self.equivalence_calls += 1
-            reply = await self.client.call(equivalence_prompt(question.question, baseline.answer, answer), SameFacts)
+            with judge_calls(meter=meter):
+                reply = await self.client.call(equivalence_prompt(question.question, baseline.answer, answer), SameFacts)
         except Exception:  # noqa: BLE001 - no answer on equivalence: judge the metrics as usual
             return {}
-        finally:
-            current_meter.reset(token)
         if not reply.same_facts:
             return {}
         self.equivalent_carries += 1
@@ -244,7 +238,7 @@ class DeepEvalJudgeScorer:
         reached. Confirmation runs replay nothing and share no call: each is an independent
         judgement. → (the measurement standing for the majority, the decided verdict)."""
         self.confirmations += 1
-        while len(runs) < self.confirm_runs and not _majority_reached([r.result for r in runs], self.confirm_runs):
+        while len(runs) < self.confirm_runs and not majority_reached([r.result for r in runs], self.confirm_runs):
             runs.append(await self._judge(spec, case, key, known={}, fresh=True))
         return (runs[choose_by_majority([r.result for r in runs], baseline_passed)],
                 decide_by_majority([r.result for r in runs], baseline_passed))
@@ -259,18 +253,15 @@ class DeepEvalJudgeScorer:
         meter = CostMeter()
         # A reason pass replays every step and makes one call, the reason: never more.
         log = CallLog(self._digest, known=known, max_calls=1 if include_reason else None, fresh=fresh)
-        tokens = current_meter.set(meter), current_calls.set(log)
         try:
             metric = spec.build(model, include_reason=include_reason)
             test_case = LLMTestCase(input=question.question, actual_output=answer,
                                     expected_output=expected_output(question),
                                     retrieval_context=[c.text for c in contexts])
-            await metric.a_measure(test_case, _show_indicator=False)
+            with judge_calls(meter=meter, calls=log):
+                await metric.a_measure(test_case, _show_indicator=False)
         except Exception as exc:  # noqa: BLE001 - a judge failure marks the metric, it never stops the run
             return _Measurement(_result(spec, key, error=_describe(exc), cost=meter.cost_usd), log)
-        finally:
-            current_calls.reset(tokens[1])
-            current_meter.reset(tokens[0])
         if not include_reason:
             self.replayed_calls += log.replayed
         score = None if metric.score is None else float(metric.score)
@@ -310,7 +301,7 @@ class DeepEvalJudgeScorer:
             elif entry is not None:
                 updates[name] = metric.model_copy(update={"judge_replies": dict(entry.log.replies)})
         if wanted:
-            current_priority.set(priority)  # the answer's own turn: it completes before later answers
+            for_this_task(priority=priority)  # the answer's own turn: it completes before later answers
             explained = await asyncio.gather(*wanted.values())
             updates.update(zip(wanted, explained))
         if not updates:
@@ -370,32 +361,6 @@ class _Unexplained:
 class _Measurement:
     result: MetricResult
     log: CallLog
-
-
-def _votes(runs: list[MetricResult]) -> list[bool]:
-    return [r.passed for r in runs if r.error is None and r.passed is not None]
-
-
-def _majority_reached(runs: list[MetricResult], confirm_runs: int) -> bool:
-    """More than half of the `confirm_runs` planned verdicts agree: the rest cannot change the outcome."""
-    votes = _votes(runs)
-    return 2 * max(votes.count(True), votes.count(False)) > confirm_runs
-
-
-def choose_by_majority(runs: list[MetricResult], baseline_passed: bool) -> int:
-    """Index of the run that stands for the majority verdict (a tie keeps the baseline's verdict)."""
-    votes = _votes(runs)
-    passes, fails = votes.count(True), votes.count(False)
-    verdict = True if passes > fails else False if fails > passes else baseline_passed
-    return next((i for i, r in enumerate(runs) if r.error is None and r.passed is verdict), 0)
-
-
-def decide_by_majority(runs: list[MetricResult], baseline_passed: bool) -> MetricResult:
-    """Majority of the verdicts that did not error; a tie keeps the baseline's verdict."""
-    cost = sum(r.judge_cost_usd for r in runs)
-    votes = _votes(runs)
-    chosen = runs[choose_by_majority(runs, baseline_passed)]
-    return chosen.model_copy(update={"confirm_runs": votes, "unstable": len(set(votes)) > 1, "judge_cost_usd": cost})
 
 
 def _reason_may_be_read(result: MetricResult) -> bool:

@@ -34,7 +34,8 @@ from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.drafts import Written
 from rag_ci.errors import RagCiError
 from rag_ci.judges.build import api_key, judge_family, model_price
-from rag_ci.judges.client import CostMeter, JudgeCallError, JudgeClient, current_meter
+from rag_ci.judges.call_context import CostMeter, for_this_task
+from rag_ci.judges.client import JudgeCallError, JudgeClient
 from rag_ci.judges.families import FAKE_FAMILY, canonical_family, family_of
 from rag_ci.judges.fake_writer import OUT_OF_SCOPE_MARKER, VAGUE_MARKER
 from rag_ci.judges.pinning import alias_problem
@@ -168,7 +169,7 @@ def _writer_model_class() -> type:
             return self._client
 
         async def _metered(self, prompt: str, schema: type[BaseModel] | None) -> Any:
-            current_meter.set(self._meter)  # this task's own context: the job's calls and cost
+            for_this_task(meter=self._meter)  # this task's own context: the job's calls and cost
             left = None if self._deadline is None else self._deadline - self._loop.time()
             if left is not None and left <= 0:
                 raise JudgeCallError(TIME_LIMIT_REACHED)

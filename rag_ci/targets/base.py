@@ -1,4 +1,4 @@
-"""The target contract (DESIGN §3): how rag-ci talks to the user's RAG.
+"""The target contract (docs/targets.md): how rag-ci talks to the user's RAG.
 
 A target receives `{"id", "question", "corpora"}` and returns the raw JSON reply;
 `parse_reply` checks it against the contract. Latency, time-outs and error
@@ -8,7 +8,6 @@ capture are the runner's job, so every target stays a thin transport.
 from __future__ import annotations
 
 import time
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -23,14 +22,21 @@ from rag_ci.errors import TargetError
 WARMUP_ID_PREFIX = "rag-ci-warmup-"
 
 
-# When the reply arrived (time.perf_counter), set by a target that checks a reply for a while
-# after it arrived (a command target waits for a second line): the runner's latency ends here,
-# not when the check is over. Set in the caller's own task: `query` is awaited directly.
-reply_arrived_at: ContextVar[float | None] = ContextVar("reply_arrived_at", default=None)
+@dataclass(frozen=True)
+class ArrivedReply:
+    """A reply with the moment it arrived (time.perf_counter), from a target that checks a reply
+    for a while after it arrived (a command target waits for a second line): the runner's
+    latency ends at `arrived_at`, not when the check is over."""
+
+    reply: dict[str, Any]
+    arrived_at: float
 
 
-def mark_reply_arrived() -> None:
-    reply_arrived_at.set(time.perf_counter())
+def arrived(raw: dict[str, Any] | ArrivedReply) -> tuple[dict[str, Any], float]:
+    """A target's reply and the moment it arrived (now, for a target that says nothing of it)."""
+    if isinstance(raw, ArrivedReply):
+        return raw.reply, raw.arrived_at
+    return raw, time.perf_counter()
 
 
 @runtime_checkable
@@ -45,8 +51,9 @@ class Target(Protocol):
     async def start(self) -> None:
         """Launch and wait until ready. Raise TargetError when it cannot start."""
 
-    async def query(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Send one request, return the decoded JSON reply. Raise TargetError on failure."""
+    async def query(self, request: dict[str, Any]) -> dict[str, Any] | ArrivedReply:
+        """Send one request, return the decoded JSON reply (with the moment it arrived, when the
+        target checked it for a while after). Raise TargetError on failure."""
 
     async def stop(self) -> None:
         """Release everything (processes, containers). Safe to call twice."""

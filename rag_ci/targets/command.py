@@ -27,12 +27,13 @@ import errno
 import json
 import os
 import signal
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.base import mark_reply_arrived
+from rag_ci.targets.base import ArrivedReply
 from rag_ci.targets.processes import OutputTail, finish_reader, permission_hint, target_process_kwargs
 from rag_ci.targets.reply_json import reply_bounds_problem
 
@@ -148,7 +149,7 @@ class _Worker:
                 **self.target.process_kwargs,
             )
         except OSError as exc:
-            hint = permission_hint() if exc.errno in (errno.EACCES, errno.EPERM) else ""
+            hint = permission_hint(project_dir=self.target.cwd) if exc.errno in (errno.EACCES, errno.EPERM) else ""
             raise RagCiError(f"cannot start target command {self.target.command}: {exc}{hint}") from exc
         assert self.process.stdout is not None
         self.lines = _Lines()
@@ -171,7 +172,7 @@ class _Worker:
     def needs_start(self) -> bool:
         return self.process is None or self.process.returncode is not None or self.lines.ended()
 
-    async def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def ask(self, request: dict[str, Any]) -> dict[str, Any] | ArrivedReply:
         try:
             return await self._ask(request)
         except asyncio.CancelledError:
@@ -179,7 +180,7 @@ class _Worker:
             await self.kill()
             raise
 
-    async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _ask(self, request: dict[str, Any]) -> ArrivedReply:
         if self.needs_start():
             await self.target.restart(self)
         stray = self.lines.stray()
@@ -194,7 +195,7 @@ class _Worker:
             )
         await self._send(request)
         line = await self.lines.get()
-        mark_reply_arrived()  # the settle wait below is rag-ci's check, not the target's latency
+        arrived_at = time.perf_counter()  # the settle wait below is rag-ci's check, not the target's latency
         await self._refuse_unreadable(line)
         reply, problem = self._decode(line, request["id"])  # type: ignore[arg-type]
         if problem is None:
@@ -211,7 +212,7 @@ class _Worker:
         if "id" in reply:
             self.target.sends_ids = True
         self.last_id = request["id"]
-        return reply
+        return ArrivedReply(reply, arrived_at)
 
     async def _send(self, message: dict[str, Any]) -> None:
         assert self.process is not None and self.process.stdin is not None
@@ -300,7 +301,7 @@ class CommandTarget:
     def __init__(self, command: list[str], *, cwd: Path, env: dict[str, str] | None = None, processes: int = 1, restart_limit: int = 10):
         self.command = list(command)
         self.cwd = cwd
-        self.process_kwargs = target_process_kwargs(env)  # env (allow-listed), and user under root
+        self.process_kwargs = target_process_kwargs(env, project_dir=cwd)  # env (allow-listed), and user under root
         self.restart_limit = restart_limit
         self.restarts = 0
         self.startup_grace_s = 0.5
@@ -336,7 +337,7 @@ class CommandTarget:
             # A command that dies at once is a start-up failure, not N question errors.
             await self.stop()
             stderr = self.stderr.text(20)
-            hint = permission_hint(stderr)
+            hint = permission_hint(stderr, project_dir=self.cwd)
             raise RagCiError(f"target command exited at start (code {dead.returncode}): {' '.join(self.command)}\n{stderr}{hint}")
         for worker in self._workers:
             self._idle.put_nowait(worker)
@@ -353,7 +354,7 @@ class CommandTarget:
             await worker.kill()
             raise TargetError(str(exc)) from None
 
-    async def query(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def query(self, request: dict[str, Any]) -> dict[str, Any] | ArrivedReply:
         worker = await self._idle.get()
         try:
             return await worker.ask(request)

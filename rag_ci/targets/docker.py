@@ -36,6 +36,7 @@ from typing import Any, TextIO
 from rag_ci.core.questionset.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.logsafe import neutralise
+from rag_ci.targets.docker_engine import docker_client
 from rag_ci.targets.docker_image import ImageRef, build_spec, ensure_image
 from rag_ci.targets.http import HttpTarget, mapping_arguments
 from rag_ci.targets.processes import passed_env
@@ -109,19 +110,6 @@ def resolve_env(env: dict[str, str], environ: dict[str, str], field: str = "targ
     # Longest first, so that a secret containing another is replaced whole. Under 4
     # characters a value is no secret, and redacting it would shred the logs.
     return resolved, sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
-
-
-def docker_client() -> Any:
-    try:
-        import docker
-    except ImportError:
-        raise RagCiError("the docker target needs the Docker SDK: pip install 'rag-ci[docker]'") from None
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as exc:  # noqa: BLE001 - DockerException, or requests' errors from ping
-        raise RagCiError(f"cannot reach the Docker engine: {exc} (is dockerd running? is DOCKER_HOST right?)") from None
-    return client
 
 
 class DockerTarget:

@@ -55,7 +55,7 @@ class HttpTarget:
         self.startup_timeout_s = startup_timeout_s
         self.start_command = list(start) if start else None
         self.cwd = cwd
-        self.process_kwargs = target_process_kwargs(env)  # env (allow-listed), and user under root
+        self.process_kwargs = target_process_kwargs(env, project_dir=cwd)  # env (allow-listed), and user under root
         self.output = OutputTail()
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None

@@ -13,7 +13,7 @@ The target is the user's code, and in CI the pull request's. It gets:
 
 Every place that starts a target process does it in one line:
 
-    await asyncio.create_subprocess_exec(*argv, cwd=root, **target_process_kwargs(target_env(config)))
+    await asyncio.create_subprocess_exec(*argv, cwd=root, **target_process_kwargs(target_env(config), project_dir=root))
 
 Which user: `RAG_CI_TARGET_USER` (a name, `uid` or `uid:gid`; `root` keeps root) when set;
 else the owner of the project folder when that is not root (on GitHub's runners, the
@@ -120,7 +120,8 @@ def declared_secrets(config: Any, environ: Mapping[str, str] | None = None) -> l
     return values
 
 
-def process_env(extra: Mapping[str, str] | None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def process_env(extra: Mapping[str, str] | None, environ: Mapping[str, str] | None = None, *,
+                project_dir: Path | None = None) -> dict[str, str]:
     """The environment for the user's build steps and target processes: the allow-listed
     basics of rag-ci's environment, then `extra` (what `target_env` resolved).
 
@@ -131,7 +132,7 @@ def process_env(extra: Mapping[str, str] | None, environ: Mapping[str, str] | No
     """
     environ = os.environ if environ is None else environ
     env = {k: v for k, v in environ.items() if _basic(k)}
-    user = target_user()
+    user = target_user(project_dir)
     venv = target_venv_dir(environ)
     if venv is not None:
         ensure_target_venv(venv, user.uid if user else None, user.gid if user else None)
@@ -264,28 +265,21 @@ def _choose_user(project_dir: str, setting: str, in_ci_container: bool) -> Targe
     return TargetUser(uid, gid, name, home)
 
 
-_project_dir: str = ""
-
-
-def set_project_dir(path: Path) -> None:
-    """The folder whose owner the target runs as (see the module docstring); set once per run."""
-    global _project_dir
-    _project_dir = str(Path(path).resolve())
-
-
-def target_user() -> TargetUser | None:
-    """The user to start target processes as, or None to keep rag-ci's (not root, or opted out)."""
+def target_user(project_dir: Path | None) -> TargetUser | None:
+    """The user to start target processes as, or None to keep rag-ci's (not root, or opted out).
+    `project_dir`: the folder whose owner the target runs as (see the module docstring); None: none known."""
     if os.geteuid() != 0:
         return None
     in_ci_container = os.environ.get("GITHUB_ACTIONS") == "true" or os.environ.get(IMAGE_VARIABLE) == "1"
-    return _choose_user(_project_dir, os.environ.get(TARGET_USER_VARIABLE, ""), in_ci_container)
+    folder = str(Path(project_dir).resolve()) if project_dir is not None else ""
+    return _choose_user(folder, os.environ.get(TARGET_USER_VARIABLE, ""), in_ci_container)
 
 
-def permission_hint(output: str | None = None) -> str:
+def permission_hint(output: str | None = None, *, project_dir: Path | None) -> str:
     """What to do about a "Permission denied" while the target runs as another user than
     rag-ci (root): "" when it does not, or when `output` (a failing step's or process's last
     lines) says nothing about permissions."""
-    user = target_user()
+    user = target_user(project_dir)
     if user is None or (output is not None and "permission denied" not in output.lower()):
         return ""
     return (
@@ -296,14 +290,14 @@ def permission_hint(output: str | None = None) -> str:
     )
 
 
-def target_process_kwargs(extra: Mapping[str, str] | None = None) -> dict[str, Any]:
+def target_process_kwargs(extra: Mapping[str, str] | None = None, *, project_dir: Path | None) -> dict[str, Any]:
     """`env=` plus, under root, `user=`/`group=`/`extra_groups=` for asyncio's or subprocess's
     process creation: the one call every target-starting site makes."""
-    user = target_user()
-    return {"env": process_env(extra), **(user.kwargs() if user is not None else {})}
+    user = target_user(project_dir)
+    return {"env": process_env(extra, project_dir=project_dir), **(user.kwargs() if user is not None else {})}
 
 
-def protect_output_dir(path: Path) -> None:
+def protect_output_dir(path: Path, *, project_dir: Path) -> None:
     """rag-ci's output folder in the action: a real folder, owned by rag-ci, that the target
     cannot write and the job's next step can read.
 
@@ -315,7 +309,7 @@ def protect_output_dir(path: Path) -> None:
     if path.is_symlink():
         raise RagCiError(f"the output folder {path} is a symbolic link; refusing to write through it")
     path.mkdir(parents=True, exist_ok=True)
-    if target_user() is not None:
+    if target_user(project_dir) is not None:
         os.chown(path, os.geteuid(), os.getegid())
     try:
         os.chmod(path, 0o755)

@@ -147,7 +147,7 @@ class PythonTarget(CommandTarget):
         code = worker.process.returncode if worker.process is not None else None
         stderr = self.stderr.text(20)
         raise RagCiError(f"target entry {self.entry}: the python worker did not start (code {code})\n{stderr}".rstrip()
-                         + permission_hint(stderr))
+                         + permission_hint(stderr, project_dir=self.cwd))
 
     async def _ready(self, worker: _Worker) -> dict[str, Any] | None:
         """The worker's first message; lines before it (the module writing on the channel) are dropped."""
@@ -165,6 +165,7 @@ class PythonTarget(CommandTarget):
 
     async def query(self, request: dict[str, Any]) -> dict[str, Any]:
         message = await super().query(request)
+        assert isinstance(message, dict)  # the worker's own message (_PythonWorker._ask): no settle wait, no ArrivedReply
         if "raised" in message:
             raise TargetError(f"target raised {message['raised']}"[:2000])
         return message["reply"]

@@ -1,4 +1,4 @@
-"""Running entrypoint.py the way the Actions runner does, against FakeGitHubServer.
+"""Running the action (`python -m rag_ci`, the image's entrypoint) the way the Actions runner does, against FakeGitHubServer.
 
 The action runs as a subprocess with the runner's GITHUB_* variables, an event payload
 file, the inputs as the env vars action.yml maps, and GITHUB_API_URL pointing at the
@@ -86,7 +86,7 @@ def push_event(before: str = "4" * 40, after: str = "5" * 40) -> dict[str, Any]:
 
 
 def run_action(fake: Any, workspace: Path, *, timeout: float = 60, **how: Any) -> ActionRun:
-    """Run entrypoint.py once, as the runner would, in `workspace`; `how`: start_action's keywords."""
+    """Run the action once, as the runner would, in `workspace`; `how`: start_action's keywords."""
     process = start_action(fake, workspace, **how)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
@@ -108,7 +108,7 @@ def start_action(
     env: dict[str, str] | None = None,
     umask: int = -1,
 ) -> subprocess.Popen:
-    """Start entrypoint.py as the runner would (with its `umask`), without waiting (see finished_action)."""
+    """Start the action (`python -m rag_ci`) as the runner would (with its `umask`), without waiting (see finished_action)."""
     runner_dir = workspace.parent / f"runner-{workspace.name}"
     runner_dir.mkdir(exist_ok=True)
     event_path = runner_dir / "event.json"
@@ -138,8 +138,9 @@ def start_action(
         **{f"RAG_CI_{k.upper().replace('-', '_')}": v for k, v in (inputs or {}).items()},
         **(env or {}),
     }
+    process_env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [process_env.get("PYTHONPATH")])])
     return subprocess.Popen(
-        [sys.executable, str(REPO / "entrypoint.py")],
+        [sys.executable, "-m", "rag_ci"],  # the image's entrypoint (Dockerfile)
         cwd=workspace, env=process_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, umask=umask,
     )
 

@@ -1,5 +1,5 @@
 """End to end: the PR comment the action posts, rendered as GitHub renders it (cmark-gfm), read as a
-release manager reads it (issue 21): the commits compared, the kind of failure in the headline, the
+release manager reads it: the commits compared, the kind of failure in the headline, the
 counts line outside any quote, leaks first and one row per question, the evidence in the row; and a
 push that cannot be evaluated replaces the comment instead of leaving an older verdict on the PR."""
 

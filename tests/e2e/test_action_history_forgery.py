@@ -1,4 +1,4 @@
-"""End to end: a line pushed to the data branch cannot disarm the gate (issue 23 §7).
+"""End to end: a line pushed to the data branch cannot disarm the gate.
 
 A history line marking a question known-flaky turns its real regression into "flaky, not
 gating". Such a mark now counts only when the line was written by the action: the newest
@@ -86,7 +86,7 @@ def test_a_known_flaky_mark_the_action_wrote_clears_the_regression_and_the_comme
 
 
 def test_corrupt_nan_huge_and_deeply_nested_history_lines_are_skipped_with_a_warning(tmp_path, token, baseline):
-    """Issue 23 §9: a bad history line must never stop a pull request's run."""
+    """A bad history line must never stop a pull request's run."""
     lines = ['{"pass_rate": NaN}', '{"pass_rate": 1e999}', '{"pass_rate": 0.5, "trunc', "[" * 50_000 + "]" * 50_000, FLAKY_LINE]
     workspace = tiny_repository(tmp_path / "workspace")
     with FakeGitHubServer(token=token) as fake:

@@ -1,4 +1,4 @@
-"""End to end: without a baseline, a pull request cannot choose where the judge key goes (issue 23 §2).
+"""End to end: without a baseline, a pull request cannot choose where the judge key goes.
 
 With a baseline the judge is pinned to the one it recorded. Without one (the first PR, an
 expired artifact) the PR's own rag-ci.yml used to set `judge.base_url`, and the judge key was

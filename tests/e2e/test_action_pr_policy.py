@@ -1,4 +1,4 @@
-"""End to end: a pull request cannot disarm its own gate (DESIGN §5).
+"""End to end: a pull request cannot disarm its own gate (docs/gate.md).
 
 The PR is evaluated under the baseline's recorded policy, whatever its rag-ci.yml says;
 a baseline artifact that exists but cannot be read fails the check instead of passing."""

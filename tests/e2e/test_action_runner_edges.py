@@ -1,4 +1,4 @@
-"""End to end: what the runner does around the action's step (issue 23 §4, §8).
+"""End to end: what the runner does around the action's step.
 
 A cancelled job (the runner sends SIGINT, then SIGTERM) is not a regression: exit 130 /
 143, an annotation saying so, `verdict: interrupted`, no traceback, the target stopped.
@@ -120,8 +120,8 @@ for line in sys.stdin:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the target runs as the checkout's owner only when rag-ci runs as root")
 def test_a_target_that_writes_the_runners_command_files_is_undone_and_the_run_stands(token):
-    # Before: GITHUB_ENV kept LD_PRELOAD for every later step of the job (issue 23 §12); then the
-    # undoing turned a clean run into exit 2 (issue 34): rag-ci owns the files, the verdict stands.
+    # Before: GITHUB_ENV kept LD_PRELOAD for every later step of the job; then the undoing
+    # turned a clean run into exit 2: rag-ci owns the files, the verdict stands.
     nobody = pwd.getpwnam("nobody")
     base = Path(tempfile.mkdtemp(prefix="rag-ci-command-files-"))
     try:

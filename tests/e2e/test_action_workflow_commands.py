@@ -1,4 +1,4 @@
-"""End to end: text rag-ci did not write never reaches the runner as a workflow command (issue 23 §3).
+"""End to end: text rag-ci did not write never reaches the runner as a workflow command.
 
 The GitHub runner obeys `::command::` at a line's start (after spaces), ends a line at a bare
 CR, and honours the legacy `##[command]` anywhere in a line. A pull request controls much of

@@ -1,4 +1,4 @@
-"""Docker targets for today's Dockerfiles against a real engine (issue 22 §5): the classic
+"""Docker targets for today's Dockerfiles against a real engine: the classic
 builder's BuildKit-shaped failures explained, `target.command` over a shell-form ENTRYPOINT,
 a FROM-wrapper rebuilt when its base changes, and the buildx path end to end.
 

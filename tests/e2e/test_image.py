@@ -12,7 +12,7 @@
 - The user's RAG in its own virtual environment: a RAG whose requirements pin
   pydantic<2 and numpy<1.26 builds and is gated, while rag-ci keeps pydantic 2; as a
   `kind: python` target too, whose worker imports the RAG's pins, not rag-ci's.
-- Issue 10 inside the image: a build step that reads /proc/1/environ and
+- Inside the image: a build step that reads /proc/1/environ and
   /proc/$PPID/environ and writes into the output folder gets nothing and changes nothing.
 - The trimmed lock: every judge provider scores every judge metric inside the image.
 
@@ -167,7 +167,7 @@ PROBE = ("cat /proc/1/environ > .probe-init 2>/dev/null || echo denied > .probe-
 
 def test_the_image_on_a_push_to_main_records_the_baseline_and_its_rag_reaches_no_secret(image, fake, token, tmp_path):
     workspace = copy_example_repository(tmp_path / "workspace")
-    # Issue 10 inside the image: a build step that reads the container's and rag-ci's
+    # Inside the image: a build step that reads the container's and rag-ci's
     # environments and writes into rag-ci's output folder.
     config = (workspace / "rag-ci.yml").read_text().replace("build: [", f'build: ["{PROBE}", ', 1)
     (workspace / "rag-ci.yml").write_text(config)

@@ -156,7 +156,7 @@ def test_under_root_the_target_runs_as_the_checkout_owner_and_cannot_read_secret
         shutil.rmtree(base, ignore_errors=True)
 
 
-# --- The judge's own errors (issue 23 §1) ---------------------------------------------------
+# --- The judge's own errors ---------------------------------------------------
 def assert_not_in_any_sink(fragments: list[str], run, fake, workspace: Path) -> None:
     """None of `fragments` in the log (but the runner's ::add-mask::), the summary, the outputs,
     the REST request bodies, or any file of the output folder (results, report.md, report.html)."""

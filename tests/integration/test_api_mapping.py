@@ -1,4 +1,4 @@
-"""An existing API mapped by config (issue 22 §3): `target.request` + `target.response`
+"""An existing API mapped by config: `target.request` + `target.response`
 (JMESPath) and nothing else make an app of its own shape a target, leaks included.
 
 The app is tests/fakes/own_api_rag.py, a real HTTP server that refuses rag-ci's own

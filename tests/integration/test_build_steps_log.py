@@ -1,4 +1,4 @@
-"""The build steps' output (issue 22 §6): kept out of the log unless verbose, the tail of a
+"""The build steps' output: kept out of the log unless verbose, the tail of a
 failing step always shown, a progress bar's redraws counted as one line."""
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ def fake_judged(path: Path) -> Path:
     """A results.json judged by the fake judge (`--judge fake`), as a dry run writes it."""
     from builders import question, run
     from rag_ci.core.scoring.results import JudgeFingerprint
-    from rag_ci.storage import save_results
+    from rag_ci.files.results_file import save_results
 
     judge = JudgeFingerprint(provider="fake", model="rag-ci-fake-judge-1", temperature=0.0, deepeval_version="4.3.1",
                              metrics={}, prompt_hash="p")

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from builders import question, run
 from rag_ci.cli import cli
 from rag_ci.project import load_project
-from rag_ci.storage import Journal, journal_path, save_results
+from rag_ci.files.journal import Journal, journal_path
+from rag_ci.files.results_file import save_results
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 PYTHON_TARGET = f"target:\n  kind: python\n  entry: tiny_rag:answer\n  path: [{FAKES}]\n"

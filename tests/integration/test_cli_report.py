@@ -75,14 +75,14 @@ def test_history_append_refuses_a_broken_run(tmp_path):
 
 
 def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path, monkeypatch):
-    """Issue 25: `report --format html` of two 50k runs peaked at 1.06 GiB, ~190 MiB of it the
+    """`report --format html` of two 50k runs peaked at 1.06 GiB, ~190 MiB of it the
     page held whole (as Jinja's pieces, then joined). Written piece by piece, rendering adds
     a fraction of the page to what the loaded runs already hold, not several times it."""
     import tracemalloc
 
     import rag_ci.cli.gate as gate_cli
     from rag_ci.core.reporting.render import render_html
-    from rag_ci.storage import save_results
+    from rag_ci.files.results_file import save_results
 
     said = " ".join(f"word{i}" for i in range(200))  # long answers: the page, not the chart, is the size
     base = run(*[question(f"q{i:04d}", metrics=[metric("hit_at_k", 1.0, 1.0)], answer=f"{i} base {said}") for i in range(500)])

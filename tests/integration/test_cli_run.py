@@ -196,7 +196,7 @@ def test_sigterm_from_a_cancelled_job_stops_the_target_server(tiny_project, tmp_
 
 
 def test_results_and_the_html_report_honour_the_umask(tiny_project, tmp_path):
-    # Before: 0600 whatever the umask (issue 22 §6): a CI's artifact upload as another user failed.
+    # Before: 0600 whatever the umask: a CI's artifact upload as another user failed.
     config = tiny_project(COMMAND_TARGET)
     results, html = tmp_path / "out" / "results.json", tmp_path / "out" / "report.html"
     cli = [sys.executable, "-m", "rag_ci.cli"]

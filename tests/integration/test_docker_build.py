@@ -1,4 +1,4 @@
-"""Docker targets for today's Dockerfiles (issue 22 §5, §6): BuildKit through the docker CLI's
+"""Docker targets for today's Dockerfiles: BuildKit through the docker CLI's
 buildx when it is there, the SDK's classic builder otherwise, a clear refusal of what only
 BuildKit builds, `target.command`, reuse keyed on the base image, `${NAME}` in build_args,
 and a quiet build log.

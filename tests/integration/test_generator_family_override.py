@@ -1,4 +1,4 @@
-"""A pull request's `target.generator_family` cannot hide a known generator's family (issue 23 §12).
+"""A pull request's `target.generator_family` cannot hide a known generator's family.
 
 The RAG reports `usage.model: gpt-4o-mini-2024-07-18` (OpenAI) and the config claims
 `generator_family: mistral`; an OpenAI judge must still refuse to grade those answers, before

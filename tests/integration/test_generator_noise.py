@@ -1,4 +1,4 @@
-"""Issue 16's goals on a seeded RAG that garbles 15 % of its answers at random (benchmarks/flaky_rag.py).
+"""The generator-noise goals on a seeded RAG that garbles 15 % of its answers at random (benchmarks/flaky_rag.py).
 
 100 questions, judge-free metrics, the real engine (`run_project`) and compare. Seeded, so
 the numbers are reproducible; docs/noise.md gives the exact rates these samples come from.
@@ -36,7 +36,7 @@ def flaky_project(tmp_path):
 
 
 def test_the_fake_is_noisy_enough_that_a_single_sample_gate_fails_every_rerun(flaky_project, tmp_path):
-    project = flaky_project("gate: {confirm_target_runs: 0}\n")  # re-asking off: the behaviour before issue 16
+    project = flaky_project("gate: {confirm_target_runs: 0}\n")  # re-asking off
     baseline, _ = _run(project, tmp_path, 0)
     outcomes = [compare(baseline, _run(project, tmp_path, seed, baseline=baseline)[0]) for seed in RERUNS]
     assert sum(c.verdict == "fail" for c in outcomes) >= 8

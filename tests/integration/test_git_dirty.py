@@ -1,5 +1,5 @@
-"""results.json records whether the checkout had uncommitted changes beside its git sha
-(issue 22 §6): `meta.git_dirty`, False on a clean commit, True with a modified tracked file,
+"""results.json records whether the checkout had uncommitted changes beside its git sha:
+`meta.git_dirty`, False on a clean commit, True with a modified tracked file,
 None outside git. The results written into the checkout (untracked) do not make it dirty."""
 
 from __future__ import annotations

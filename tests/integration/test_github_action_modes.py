@@ -25,7 +25,7 @@ from rag_ci.errors import RagCiError
 from rag_ci.github.client import connect
 from rag_ci.github.workflow import Runner
 from rag_ci.action.settings import Settings, Secret
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 
 PASSING = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), question("Q2", metrics=[metric("hit_at_k", 1.0)]))
 REGRESSED = run(question("Q1", metrics=[metric("hit_at_k", 1.0)]), question("Q2", "fail", metrics=[metric("hit_at_k", 0.0)]))
@@ -257,7 +257,7 @@ def test_worse_questions_fail_the_pr_are_annotated_and_counted(fake, project):
 def test_rebaseline_is_a_mode_of_its_own_in_the_table(tmp_path):
     assert resolve_mode(settings_for("workflow_dispatch", PUSH_EVENT, tmp_path, rebaseline=True)) == "rebaseline"
     plan = PLANS[Mode.REBASELINE]
-    assert plan.baseline is BaselineUse.NONE and not plan.compare and plan.produces_baseline
+    assert plan.baseline is BaselineUse.NONE and not plan.gate.compare and plan.produces_baseline
     assert [mode for mode, p in PLANS.items() if p.comment] == [Mode.PR]
 
 

@@ -61,7 +61,7 @@ def test_without_contents_write_the_append_raises_cannot_write(fake, github):
         github.append_data_line(BRANCH, FILE, "2", message="m")
 
 
-# --- Who wrote a history line (issue 23 §7) ------------------------------------------------
+# --- Who wrote a history line ------------------------------------------------
 def test_only_lines_the_action_committed_itself_are_vouched_for(fake, github):
     github.append_data_line(BRANCH, FILE, '{"run": 1}', message="rag-ci: history")  # creates the branch
     github.append_data_line(BRANCH, FILE, '{"run": 2}', message="rag-ci: history")

@@ -1,4 +1,4 @@
-"""An interrupted run is not a regression (issue 23 §8): Ctrl-C (SIGINT) and a cancelled
+"""An interrupted run is not a regression: Ctrl-C (SIGINT) and a cancelled
 job's SIGTERM end `rag-ci run` with 130 / 143, one line saying to resume with --resume,
 no traceback, and a journal that --resume continues; a python target that signals rag-ci
 does the same. Before: click's "Aborted!" and exit 1, which means "regression"."""

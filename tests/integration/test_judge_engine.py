@@ -82,7 +82,7 @@ def test_an_engine_run_records_judge_metrics_and_a_rerun_costs_no_judge_call(tin
     assert all(m.cached for q in second.questions for m in q.metrics.values() if m.kind == "judge")
 
 
-# Issue 25 §3: a question whose answer already fails a judge-free metric its baseline passed
+# A question whose answer already fails a judge-free metric its baseline passed
 # (keyword coverage here) is a regression whatever the judge says, as after one confirmed flip.
 SETTLE_RAG = '''
 def answer(request):

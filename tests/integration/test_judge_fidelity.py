@@ -108,7 +108,7 @@ def test_scores_equal_deepevals_own_metric_classes_given_the_same_judge_replies(
                     reasons += metric.name not in ("correctness", "completeness")
                 compared += 1
     assert compared == 2 * (4 * 6 + 3)
-    # A question gets one reason (issue 25 §3): each metric's own reasons are compared in a run of
+    # A question gets one reason: each metric's own reasons are compared in a run of
     # that metric alone, so the faithfulness, relevancy... reasons are compared, not only GEval's.
     for name in ("faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall"):
         single = judge_config("openai", server, metrics={name: {"threshold": 0.7}})
@@ -160,7 +160,7 @@ def test_only_the_failing_verdicts_a_comparison_prints_ask_the_judge_for_a_reaso
     still_failing = [m for m in by_id[c2.question.id].metrics.values() if m.passed is False and m.name not in GEVAL]
     assert still_failing and all(m.reason is None for m in still_failing)
     # One reason says why the regression fails: GEval's verdict carries its own, so none is asked
-    # (issue 25 §3: reasons once per question).
+    # (reasons once per question).
     assert any(m.reason for m in regressed if m.name in GEVAL)
     assert all(m.reason is None for m in regressed if m.name not in GEVAL)
     assert server.kinds().count("reason") == 0
@@ -212,7 +212,7 @@ def test_a_worse_question_gets_the_reason_of_its_cached_failing_verdict_for_one_
     judged = [m for m in record.metrics.values() if m.kind == "judge"]
     assert judged and all(m.cached for m in judged)
     explained = [m for m in judged if m.passed is False and m.reason]
-    assert len(explained) == 1  # one reason per question (issue 25 §3)
+    assert len(explained) == 1  # one reason per question
     assert server.requests == server.kinds().count("reason") == 1  # one call, nothing re-judged
     theirs = score_with_deepeval(config, server.base_url)[c1.question.id]
     assert all(m.reason == theirs[m.name][1] and m.score == theirs[m.name][0] for m in explained)

@@ -125,7 +125,7 @@ def test_a_genuine_regression_survives_confirmation(fake_judge):
 
 
 def test_one_confirmed_regression_of_a_question_settles_it_and_its_other_flips_are_not_rejudged(fake_judge):
-    # Issue 25 §3: correctness and completeness both flip on a wrong answer; once one is
+    # Correctness and completeness both flip on a wrong answer; once one is
     # confirmed by the majority the question is a regression whatever the other says.
     server = fake_judge("openai")
     config = judge_config("openai", server, metrics={"correctness": {}, "completeness": {}})

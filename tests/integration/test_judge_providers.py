@@ -38,7 +38,7 @@ def test_a_correct_answer_passes_and_a_wrong_answer_fails(provider, fake_judge):
     assert {n for n, m in bad.metrics.items() if m.reason} == {"correctness", "completeness"}
     # 9 judge calls per answer: faithfulness 3, relevancy 2, precision 1, recall 1, GEval 1 each. The
     # wrong answer has the same contexts: its truths, precision and recall prompts are the correct
-    # answer's, sent once in the run (issue 25 §2, single flight).
+    # answer's, sent once in the run (single flight).
     assert server.requests == 9 + 9 - 3
     assert all(r.status == 200 for r in server.log)
 

@@ -1,4 +1,4 @@
-"""Latency budgets that hold on noise (issue 22 §2): unchanged re-runs of a RAG with a cold
+"""Latency budgets that hold on noise: unchanged re-runs of a RAG with a cold
 start never breach `latency_p95: "+20%"`, a real 2× slowdown always does.
 
 The RAG is tests/fakes/cold_rag.py, a real HTTP server that loads its "model" on the first

@@ -1,4 +1,4 @@
-"""The `rag-ci` process (issue 25 §1): DeepEval imported without the SDKs rag-ci does not call,
+"""The `rag-ci` process: DeepEval imported without the SDKs rag-ci does not call,
 started early for a judged run, and the process ended without the interpreter's teardown but
 with its exit code, its output and every `atexit` handler."""
 
@@ -50,7 +50,7 @@ def test_the_configured_providers_sdk_is_imported_and_deepeval_keeps_its_policy(
 
 
 def test_the_providers_sdk_is_imported_only_while_no_other_thread_imports_deepeval(tmp_path):
-    """Found measuring issue 25: the early import (deepeval → openai.types.chat) and the scorer's
+    """Found measuring 50,000-question runs: the early import (deepeval → openai.types.chat) and the scorer's
     (openai → openai.types) ran at once, each waited for a module the other held, and Python
     handed one a partially initialised module: "cannot import name 'ChatCompletionFunctionToolParam'
     from partially initialized module 'openai.types.chat'", every question errored (2 cold runs of

@@ -1,4 +1,4 @@
-"""Redaction must not change verdicts (issue 23 §11, issue 22 §6): only credentials are masked.
+"""Redaction must not change verdicts: only credentials are masked.
 
 A RAG that names its tokenizer model (`TOKENIZER_MODEL=bert-base-uncased`, a variable whose
 name merely contains TOKEN) or its upstream URL (`${OPENAI_API_BASE}` in target.env) in its

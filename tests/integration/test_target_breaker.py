@@ -1,4 +1,4 @@
-"""The target's circuit breaker (issue 22 §1): a RAG that stops answering ends the run in
+"""The target's circuit breaker: a RAG that stops answering ends the run in
 seconds, with exit 2, naming the target and its last error, and nothing is re-asked.
 
 The RAG is tests/fakes/outage_rag.py, a real HTTP server whose backend "goes down"

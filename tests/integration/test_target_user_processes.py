@@ -1,4 +1,4 @@
-"""What the target's user can do, with real processes, when rag-ci runs as root (issue 23 §5, §12).
+"""What the target's user can do, with real processes, when rag-ci runs as root.
 
 On GitHub's runners the checkout belongs to `runner:docker` and, inside the action's
 container, the runner's uid has no account: the target must not get the checkout's group
@@ -52,7 +52,6 @@ def shared_dir(monkeypatch):
     processes._choose_user.cache_clear()
     yield base
     processes._choose_user.cache_clear()
-    processes.set_project_dir(Path.cwd())
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -72,7 +71,6 @@ def test_the_target_of_a_runner_docker_checkout_gets_neither_the_group_nor_the_s
     os.chown(engine, 0, docker)
     os.chmod(engine, 0o660)
     try:
-        processes.set_project_dir(checkout)
         [reply] = replay(CommandTarget([PYTHON, "rag.py", str(engine)], cwd=checkout), {"id": "Q1", "question": "q", "corpora": ["a"]})
     finally:
         server.close()
@@ -104,7 +102,6 @@ def test_a_build_step_that_cannot_write_the_checkout_hints_at_the_user(shared_di
     monkeypatch.setenv(processes.TARGET_USER_VARIABLE, "nobody")
     checkout = shared_dir / "checkout"
     checkout.mkdir(mode=0o755)
-    processes.set_project_dir(checkout)
     env = {"PATH": os.environ.get("PATH", os.defpath)}
     with pytest.raises(RagCiError) as caught:
         asyncio.run(run_build_steps(["mkdir .index"], checkout, env, log=sys.stderr))

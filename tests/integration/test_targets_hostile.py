@@ -1,4 +1,4 @@
-"""Targets that tried to fool the replay in the second hostile campaign (issue 23 §10).
+"""Targets that tried to fool the replay in the second hostile campaign.
 
 Command targets: what a question gets must not depend on timing (a reply written twice
 errors that question, every time), a reply-shaped line written at a (re)start never becomes

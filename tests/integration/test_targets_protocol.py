@@ -1,4 +1,4 @@
-"""A misbehaving target never shifts or loses answers (issue 9 §1).
+"""A misbehaving target never shifts or loses answers.
 
 Command targets: a stray stdout line, a reply written twice or a reply for another id
 errors the question it was read for and restarts the process, so every later question

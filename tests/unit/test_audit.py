@@ -12,7 +12,7 @@ from rag_ci.core.review.audit import draw_sample, labels_yaml, stratum_of, yaml_
 from rag_ci.core.review.audit_page import render_audit_page
 from rag_ci.core.review.calibration import parse_label_sheet
 from rag_ci.core.scoring.results import JudgeFingerprint
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 
 JUDGE = JudgeFingerprint(provider="openai", model="gpt-4o-mini-2024-07-18", temperature=0.0, deepeval_version="3",
                          metrics={"correctness": {"threshold": 1.0}, "completeness": {"threshold": 1.0}}, prompt_hash="p")

@@ -12,7 +12,7 @@ from rag_ci.cli import cli
 from rag_ci.core.questionset.questions import parse_question_set
 from rag_ci.core.questionset.yamlsrc import shape_problem
 from rag_ci.errors import TargetError, ValidationError
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 from rag_ci.targets import parse_reply
 
 CONFIG = "questions: questions.yml\ncorpora: {a: {description: A}}\ntarget: {kind: python, entry: 'rag:answer'}\n"

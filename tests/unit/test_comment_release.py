@@ -1,4 +1,4 @@
-"""The PR comment a release manager reads in 30 seconds (issue 21): the kind of failure in the
+"""The PR comment a release manager reads in 30 seconds: the kind of failure in the
 headline (leaks first), the stage decided from what retrieval returned, one row per question with
 its evidence, what to do next, no contradictions and no empty rows."""
 
@@ -41,7 +41,7 @@ def test_a_chunk_whose_id_stayed_but_whose_text_was_cut_is_retrieval_with_the_ev
 
 
 def test_regenerated_chunk_ids_leave_a_generation_regression_classed_as_generation_and_are_said_once():
-    """Issue 22 §4: an index that mints new chunk ids on every build; a pure prompt regression."""
+    """An index that mints new chunk ids on every build; a pure prompt regression."""
     def asked(qid, ids, verdict, answer):
         q = question(qid, verdict, answer=answer, metrics=[metric(HIT, 1.0, 1.0), metric(KW, 1.0 if verdict == "pass" else 0.0, 0.6, kind="answer")])
         q.keywords = ["10 ms"]

@@ -192,7 +192,7 @@ def test_the_reasons_shown_are_the_ones_the_comparison_prints():
 
 
 def test_largest_latency_changes_mix_questions_that_passed_on_both_runs_with_the_rest_in_head_order():
-    # Questions passing on both runs take a short path through compare (issue 25 §4): their
+    # Questions passing on both runs take a short path through compare: their
     # rows are made only when they are among the largest latency changes, and the same as any.
     from rag_ci.core.comparison.question_change import question_change
 

@@ -19,7 +19,7 @@ def _set(*sources_per_question):
 
 
 def test_coverage_counts_a_document_cited_without_its_extension():
-    # issue 20 §6: a set citing `news-even/q0-pos0` reported every `news-even/q0-pos0.txt` as uncited.
+    # A set citing `news-even/q0-pos0` reported every `news-even/q0-pos0.txt` as uncited.
     questions = _set(["news-even/q0-pos0"], ["news-even/q1-pos0#2"])
     report = coverage(questions, ["news-even"], {"news-even": ["q0-pos0.txt", "q1-pos0.txt", "q2-pos0.txt"]})
     assert report.uncited_documents == ("news-even/q2-pos0.txt",)
@@ -74,7 +74,7 @@ def test_drafts_cite_documents_the_way_the_set_already_does():
 
 
 def test_validate_coverage_lists_the_documents_of_a_corpus_declared_with_a_path(tmp_path, monkeypatch):
-    # issue 22 §6: only corpora_dir corpora had their uncited documents listed; a `path:` is
+    # Before: only corpora_dir corpora had their uncited documents listed; a `path:` is
     # relative to rag-ci.yml, wherever validate runs from.
     project = tmp_path / "project"
     write(project / "manuals" / "a.md", "# A\n")

@@ -5,7 +5,7 @@ from builders import EXAMPLES, metric, question, run
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.comparison.history import history_line, render_trend_text, trend
 from rag_ci.core.reporting.render import render_markdown
-from rag_ci.storage import load_results
+from rag_ci.files.results_file import load_results
 
 LABEL = "changed in this PR: the reference may be stale"
 

@@ -210,7 +210,7 @@ def test_a_broken_run_report_says_it_is_not_a_result():
     assert render_markdown(broken).startswith("## rag-ci: ⛔ broken run: not a result")
 
 
-# -- known-flaky marks must be vouched for (issue 23 §7) -----------------------------------------
+# -- known-flaky marks must be vouched for -----------------------------------------
 
 
 def test_a_history_mark_counts_only_when_vouched_for_and_the_outcome_says_when_one_was_ignored():
@@ -228,13 +228,13 @@ def test_a_history_mark_counts_only_when_vouched_for_and_the_outcome_says_when_o
 
     history = History.of_text(text)
     assert set(history.known_flaky() or {}) == {"A", "B"}  # no vouch: the user's own file (CLI --history)
-    vouched = History(lambda: text, vouch=vouch)
+    vouched = history.with_vouched(vouch(history.marked))
     assert set(vouched.known_flaky() or {}) == {"A"} and vouched.ignored_marks == 1
     assert asked == [{genuine, forged}]  # only the lines that mark a question are asked about
 
     base = run(question("A"), question("B"))
     head = run(question("A", "fail", metrics=[metric(HIT, 0.0, 1.0)]), question("B", "fail", metrics=[metric(HIT, 0.0, 1.0)]))
-    outcome = compare_runs(base, head, history=History(lambda: text, vouch=vouch))
+    outcome = compare_runs(base, head, history=history.with_vouched(vouch(history.marked)))
     assert [c.id for c in outcome.comparison.regressions] == ["B"]
     [flaky] = outcome.comparison.flaky
     assert flaky.id == "A" and flaky.from_history and flaky.why.startswith("cleared by the history of main")

@@ -1,6 +1,7 @@
 """rag_ci.gate, the evaluation both faces call: each step of the sequence and each named option.
 
-The run is an in-memory fake (a callable handing back a canned result), the only edge here."""
+The run is an in-memory fake (a canned result), the only edge here; `evaluate` below calls the
+gate as a face does: prepare, run, decide, and write the run again when verdicts were carried."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rag_ci.core.comparison.policy import policy_of
 from rag_ci.core.review.accepted import Acceptance
 from rag_ci.core.scoring.results import JudgeFingerprint
 from rag_ci.errors import BrokenRun, RagCiError
-from rag_ci.gate import GateOptions, History, Uncompared, compare_runs, evaluate
+from rag_ci.gate import GateOptions, History, Uncompared, compare_runs, decide, prepare
 from rag_ci.project import load_project
 
 HIT = "hit_at_k"
@@ -43,6 +44,16 @@ class CannedRun:
     def __call__(self, pinned):
         self.asked.append(pinned)
         return self.head
+
+
+def evaluate(project, baseline, run, *, accepted=(), history=History(), options=GateOptions(), save=lambda _head: None,
+             today=None):
+    """The sequence as a face runs it: prepare → run → decide (→ save the run with its carried verdicts)."""
+    pinned = prepare(project, baseline, accepted=accepted, options=options)
+    outcome = decide(pinned, baseline, run(pinned), accepted=accepted, history=history, options=options, today=today)
+    if outcome.carried:
+        save(outcome.head)
+    return outcome
 
 
 def test_a_regression_fails_with_exit_1_and_a_pass_exits_0(project):
@@ -203,22 +214,14 @@ def test_a_full_run_under_require_calibration_with_no_calibration_is_uncalibrate
     project = type(project)(project.config_path, strict, project.corpora, project.questions)
     options = GateOptions(compare=False, uncompared=Uncompared("rebaseline"), check_calibration=True)
 
-    outcome = evaluate(project, None, CannedRun(judged), history=History(lambda: None), options=options, today=date(2026, 1, 2))
+    outcome = evaluate(project, None, CannedRun(judged), history=History.of_text(None), options=options, today=date(2026, 1, 2))
 
     assert (outcome.verdict, outcome.exit_code) == ("uncalibrated", 2) and "gate.require_calibration" in outcome.notice
     assert evaluate(project, None, CannedRun(judged), options=GateOptions(compare=False)).exit_code == 0
 
 
-def test_the_history_is_read_once_and_only_when_needed():
-    reads = []
-    history = History(lambda: reads.append(1) or '{"flaky": {}}\n')
-    assert reads == []
-    history.known_flaky(), history.trend(), history.entries
-    assert reads == [1]
-
-
 def test_a_routing_leak_fails_the_run_without_a_baseline_too():
-    """Issue 34: every question a routing_error, no baseline: exit 0 ("bootstrap"). A leak always gates."""
+    """Every question a routing_error, no baseline: was exit 0 ("bootstrap"). A leak always gates."""
     head = run(question("Q1", "routing_error"), question("Q2", "routing_error"))
     outcome = compare_runs(None, head)
     assert outcome.verdict == "fail" and outcome.exit_code == 1

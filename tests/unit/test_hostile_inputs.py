@@ -1,4 +1,4 @@
-"""Hostile inputs get a clear error with file (and line) and exit 2, never a traceback (issue 23 §9).
+"""Hostile inputs get a clear error with file (and line) and exit 2, never a traceback.
 
 Exit 1 means "regression": a traceback (also exit 1) on a bad file would read as one. Each case
 runs the command line as a user would, through click's CliRunner with exceptions *not* caught
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from builders import question, run, write
 from rag_ci.cli import cli
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 
 CONFIG = "questions: questions.yml\ncorpora: {a: {description: A}}\ntarget: {kind: python, entry: 'rag:answer'}\n"
 QUESTIONS = "version: 1\nquestions:\n  - {id: A, question: q, doc_id: a}\n"
@@ -100,7 +100,7 @@ def test_an_output_that_names_no_file_is_refused_clearly(tmp_path, output, monke
 
 @pytest.mark.parametrize("corpora_dir", ["../..", "/etc", "linked"])
 def test_a_corpora_dir_outside_the_repository_is_refused_naming_the_config_and_line(tmp_path, corpora_dir):
-    """Issue 23 §12: the corpora are files of the repository under review, never /etc."""
+    """The corpora are files of the repository under review, never /etc."""
     repo = tmp_path / "deep" / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "linked").symlink_to("/etc")

@@ -1,4 +1,4 @@
-"""Single flight (issue 25 §2): within a run an identical prompt to the judge is sent once.
+"""Single flight: within a run an identical prompt to the judge is sent once.
 
 The provider here is a fake at the outer edge (an in-memory ChatProvider that answers
 after a delay and counts what it was sent); everything between it and the caller is

@@ -9,7 +9,7 @@ from builders import metric, question, run
 from rag_ci.core.review.calibration import calibrate, cohen_kappa, parse_labels, render_calibration
 from rag_ci.errors import ValidationError
 from rag_ci.cli.calibrate import calibrate as calibrate_command
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 
 # 10 questions: both correct 4, both wrong 3, human-only correct 2, judge-only correct 1.
 HUMAN = {f"Q{i}": v for i, v in enumerate([True] * 4 + [False] * 3 + [True] * 2 + [False])}

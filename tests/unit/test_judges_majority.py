@@ -1,7 +1,7 @@
 """Confirmation runs: majority decides, a tie keeps the baseline, disagreement is unstable."""
 
 from rag_ci.core.scoring.results import MetricResult
-from rag_ci.judges.scorer import decide_by_majority
+from rag_ci.judges.majority import decide_by_majority
 
 
 def verdict(passed, cost=0.01, error=None):

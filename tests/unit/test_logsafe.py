@@ -1,4 +1,4 @@
-"""rag_ci.logsafe.neutralise: untrusted text printed by rag-ci is never a workflow command (issue 23 §3).
+"""rag_ci.logsafe.neutralise: untrusted text printed by rag-ci is never a workflow command.
 
 Each form the runner obeys is checked against a model of its parser (tests/fakes/actions_runner.py),
 and so is every print boundary that routes through it: the Runner, the build steps, the CLI."""

@@ -109,7 +109,7 @@ def test_policy_changes_name_each_side():
     assert policy_changes(b, a) == ["keyword_coverage.threshold 0.7 → 0.6"]
 
 
-# --- Without a baseline: the judge of the base branch (issue 23 §2) --------------------------
+# --- Without a baseline: the judge of the base branch --------------------------
 EVIL = 'base_url: "http://evil.example/v1", api_key_env: GITHUB_TOKEN'
 
 
@@ -150,7 +150,7 @@ def test_a_keyless_judge_needs_no_base_config_and_a_base_without_judge_switches_
 
 def test_the_gate_takes_the_judge_from_the_base_branch_when_the_baseline_recorded_no_policy(tmp_path):
     from builders import question, run
-    from rag_ci.gate import BaseConfig, GateOptions, pin
+    from rag_ci.gate import BaseConfig, GateOptions, needs_base_config, pin
     from rag_ci.project import load_project
 
     (tmp_path / "q.yml").write_text("version: 1\nquestions:\n  - {id: A, question: q, doc_id: a}\n")
@@ -163,10 +163,13 @@ def test_the_gate_takes_the_judge_from_the_base_branch_when_the_baseline_recorde
         reads.append(1)
         return BaseConfig("rag-ci.yml at main", text=MAIN)
 
+    def pin_as_a_face(project, baseline, options):  # the face reads the base branch's config only when the gate needs it
+        return pin(project, baseline, options, base() if needs_base_config(project, baseline, options) else None)
+
     for baseline in (None, run(question("A"))):  # no baseline; one from a rag-ci that recorded no policy
-        pinned = pin(project, baseline, GateOptions(), base)
+        pinned = pin_as_a_face(project, baseline, GateOptions())
         assert pinned.project.config.judge.base_url == "http://judge:8000/v1", baseline
     recorded = run(question("A"), policy=policy_of(config()))
-    assert pin(project, recorded, GateOptions(), base).project.config.judge.base_url == "http://judge:8000/v1"
+    assert pin_as_a_face(project, recorded, GateOptions()).project.config.judge.base_url == "http://judge:8000/v1"
     assert len(reads) == 2  # a baseline with its policy needs no read
-    assert pin(project, None, GateOptions(pin_policy=False), base).project.config.judge.base_url == "http://evil.example/v1"
+    assert pin(project, None, GateOptions(pin_policy=False), base()).project.config.judge.base_url == "http://evil.example/v1"

@@ -1,4 +1,4 @@
-"""A regression cannot be hidden by renaming or deleting its question (issue 23 §6, §12): ids are
+"""A regression cannot be hidden by renaming or deleting its question: ids are
 printable and normalised, a question with a removed question's hash is that question, and what the
 PR removed, added or edited and no longer passes is named at the top of the comment."""
 

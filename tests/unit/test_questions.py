@@ -44,7 +44,7 @@ questions:
 
 
 def test_questions_share_no_per_object_bookkeeping_and_copies_stay_independent():
-    # pydantic's "fields set" per question was ~730 bytes: 35 MiB of a 50,000-question set (issue 25 §4).
+    # pydantic's "fields set" per question was ~730 bytes: 35 MiB of a 50,000-question set.
     text = "version: 1\nquestions:\n  - {id: A, question: q a, doc_id: mss54, tags: [x]}\n  - {id: B, question: q b, doc_id: mss60}\n"
     first, second = parse_question_set(text, "q.yml", CORPORA).questions
     assert first.model_fields_set is second.model_fields_set

@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 from builders import question, run
-from rag_ci.storage import Journal, OutputLock, cannot_write, journal_path, load_results, lock_path, save_results, write_text_atomic
+from rag_ci.files.journal import Journal, journal_path
+from rag_ci.files.lock import OutputLock, lock_path
+from rag_ci.files.results_file import load_results, save_results
+from rag_ci.storage import cannot_write, write_text_atomic
 from rag_ci.errors import RagCiError
 
 
@@ -34,7 +37,7 @@ def umask():
 
 @pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
 def test_written_files_honour_the_umask_like_open_does(tmp_path, umask, mask, mode):
-    # Before: always 0600 (mkstemp's mode), so another user could not read results.json (issue 22 §6).
+    # Before: always 0600 (mkstemp's mode), so another user could not read results.json.
     umask(mask)
     save_results(tmp_path / "r.json", run(question("A")))
     write_text_atomic(tmp_path / "report.html", "<html></html>")
@@ -137,7 +140,7 @@ def test_a_full_disk_is_reported_as_its_cause():
 
 
 def test_results_json_is_written_question_by_question_with_exactly_the_bytes_of_one_dump(tmp_path):
-    # Issue 25 §4: streamed, never one string of the whole file, and the same file as before.
+    # Streamed, never one string of the whole file, and the same file as before.
     from rag_ci.results_layout import results_json_chunks
 
     result = run(*(question(f"Q{i}", answer="naïve “quoted” \\ answer\nline 2") for i in range(3)))
@@ -190,7 +193,7 @@ def layout_run():
 
 
 def test_a_results_json_in_rag_cis_layout_is_read_question_by_question_as_a_whole_file_parse_reads_it(tmp_path):
-    # Issue 25 §4: pydantic's parse of a whole 50,000-question file was as much memory again as the run.
+    # Pydantic's parse of a whole 50,000-question file was as much memory again as the run.
     from rag_ci.core.scoring.results import RunResult
     from rag_ci.results_layout import read_streamed
 
@@ -259,10 +262,10 @@ def unfrozen():
     gc.unfreeze()  # what a test froze goes back under the collector, for the tests after it
 
 
-def test_a_large_run_is_frozen_out_of_the_cycle_collectors_walks_and_a_small_one_is_not(tmp_path, unfrozen):
-    # Issue 25 §4: after loading two 50,000-question runs, the collector walked every object of
+def test_a_large_run_kept_until_exit_is_frozen_out_of_the_cycle_collectors_walks_and_a_small_one_is_not(tmp_path, unfrozen):
+    # After loading two 50,000-question runs, the collector walked every object of
     # both again, first once the load ended and then at each full collection (5 of 17 s of a `compare`).
-    from rag_ci.storage import FROZEN_FROM
+    from rag_ci.files.results_file import FROZEN_FROM, keep_until_exit
 
     small, large = tmp_path / "small.json", tmp_path / "large.json"
     save_results(small, run(*(question(f"Q{i}") for i in range(FROZEN_FROM - 1))))
@@ -272,9 +275,9 @@ def test_a_large_run_is_frozen_out_of_the_cycle_collectors_walks_and_a_small_one
     def walked(obj) -> bool:  # gc.get_objects lists what collections walk, not the frozen objects
         return any(o is obj for o in unfrozen.get_objects())
 
-    kept = load_results(small)
+    kept = keep_until_exit(load_results(small))
     assert unfrozen.get_freeze_count() == 0 and walked(kept.questions[0].__dict__)
-    kept = load_results(large)
+    kept = keep_until_exit(load_results(large))
     assert unfrozen.get_freeze_count() > 10 * FROZEN_FROM  # the run's objects (and what lived before them)
     assert not walked(kept.questions[0].__dict__) and not walked(kept.questions[-1].__dict__)
     assert [q.id for q in kept.questions[:2]] == ["Q0", "Q1"]

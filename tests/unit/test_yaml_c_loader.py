@@ -1,4 +1,4 @@
-"""The C YAML loader (ruamel.yaml.clib, issue 25 §4) reads what the pure-Python loader reads,
+"""The C YAML loader (ruamel.yaml.clib) reads what the pure-Python loader reads,
 and errors keep the lines the round-trip loader reports."""
 
 from __future__ import annotations

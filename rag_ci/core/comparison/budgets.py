@@ -1,4 +1,4 @@
-"""Latency and cost budgets (DESIGN §7.4): a quality gain may still cost too much.
+"""Latency and cost budgets (docs/gate.md): a quality gain may still cost too much.
 
 A budget is absolute (`latency_p95: 2.5` seconds, `cost_per_question_usd: 0.002`) or
 relative to the baseline (`latency_p95: "+20%"`). A relative budget without a baseline

@@ -1,4 +1,4 @@
-"""Carrying the last known good verdict forward in the baseline (DESIGN §5).
+"""Carrying the last known good verdict forward in the baseline (docs/gate.md).
 
 When main's run errors on a question (a judge outage, a target time-out), its baseline
 has no verdict for it, and without this every pull request would be free to break that

@@ -1,4 +1,4 @@
-"""Which metrics of two runs can be compared (DESIGN §5).
+"""Which metrics of two runs can be compared (docs/gate.md).
 
 A metric is comparable when its whole definition is equal in both runs: its name and
 configuration (threshold, k, criteria) and, for a judged metric, what makes its verdicts

@@ -1,4 +1,4 @@
-"""Comparison with the baseline (DESIGN §6): regressions, worse, gains, changes, deltas.
+"""Comparison with the baseline (docs/gate.md): regressions, worse, gains, changes, deltas.
 
 Questions are joined by id. A regression is a question that passed on the
 baseline and does not pass now; a question that already failed and now leaks,
@@ -33,7 +33,7 @@ from rag_ci.core.scoring.results import GroupAggregate, QuestionResult, RunResul
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
 # How to get a comparable baseline again, in words that hold wherever rag-ci runs; the
-# GitHub Action says it its own way (rag_ci.action.modes.in_actions_words).
+# GitHub Action says it its own way (rag_ci.action.baseline.in_actions_words).
 REBASELINE_HINT = "Re-baseline: make a fresh run on the base branch (`rag-ci run` on main) the new baseline."
 CHUNK_IDS_UNSTABLE = "chunk ids are not stable across index builds: compared by text"
 
@@ -86,7 +86,7 @@ class Comparison:
     not_comparable: tuple[NotComparable, ...] = ()
     # What the PR's own rag-ci.yml would change in the baseline's gate policy (preview only).
     policy_changes: tuple[str, ...] = ()
-    # Noise control (rag_ci.core.comparison.noise_review, DESIGN §7.3-7.4).
+    # Noise control (rag_ci.core.comparison.noise_review, docs/noise.md).
     flaky: tuple[FlakyQuestion, ...] = ()  # flips the evidence does not support, not gating
     significance: tuple[SignificanceRow, ...] = ()  # paired tests of every pass-rate change
     budgets: tuple[BudgetCheck, ...] = ()
@@ -274,6 +274,12 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
     )
 
 
+def _largest_latency_changes(both: list[QuestionChange | _Steady], top: int) -> list[QuestionChange]:
+    with_latency = [c for c in both if c.latency_delta_s is not None]
+    return [question_change(c.old, c.new) if isinstance(c, _Steady) else c for c in
+            sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top]]
+
+
 def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,
              not_comparable: tuple[NotComparable, ...], renamed: Mapping[str, str]) -> Comparison:
     old_by_id, new_by_id = base.by_id(), head.by_id()
@@ -312,9 +318,7 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
     new_only = [question_change(None, r) for qid, r in new_by_id.items() if qid not in old_by_id]
     leaks.extend(c for c in new_only if c.new_verdict == "routing_error")
     removed = [question_change(r, None) for qid, r in old_by_id.items() if qid not in new_by_id]
-    with_latency = [c for c in both if c.latency_delta_s is not None]
-    largest = [question_change(c.old, c.new) if isinstance(c, _Steady) else c for c in
-               sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top_latency]]
+    largest = _largest_latency_changes(both, top_latency)
     ba, ha = base.aggregates, head.aggregates
     base_scored, head_scored = _scored(base), _scored(head)
     same_text = sum(c.same_text_contexts for c in both)

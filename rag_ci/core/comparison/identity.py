@@ -1,4 +1,4 @@
-"""Which baseline question a question of this run is (DESIGN §6). Pure.
+"""Which baseline question a question of this run is (docs/gate.md). Pure.
 
 Questions are joined by id. A pull request that renames a question, even invisibly, must not
 turn its regression into "removed" + "new" (neither gates): a question of this run whose id

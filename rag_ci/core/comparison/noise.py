@@ -1,4 +1,4 @@
-"""Generator noise (DESIGN §7.3): when a flipped question is a regression, and when it is flaky.
+"""Generator noise (docs/noise.md): when a flipped question is a regression, and when it is flaky.
 
 Pure rules, written so their false-alarm rates can be computed (docs/noise.md):
 

@@ -1,7 +1,7 @@
 """The noise part of a comparison: flaky questions, significance of every pass-rate change, budgets.
 
 `review_noise` takes the question-by-question regressions and the two runs and returns what
-DESIGN §7.3–7.4 ask for, as a `NoiseReview` that rag_ci.core.comparison.compare folds into
+docs/noise.md asks for, as a `NoiseReview` that rag_ci.core.comparison.compare folds into
 the Comparison, so the per-question semantics of compare.py stay as they are:
 - flaky: re-asked flips that a sample cleared, and regressions of known-flaky questions
   whose failures are not significant (those leave `regressions`);

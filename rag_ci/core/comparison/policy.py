@@ -1,4 +1,4 @@
-"""The gate policy (DESIGN §5): what decides pass or fail, and whose version applies.
+"""The gate policy (docs/gate.md): what decides pass or fail, and whose version applies.
 
 The policy is the `gate:` block, every metric in force with its parameters (threshold,
 k, criteria) and the judge. A run records the policy it was gated under in

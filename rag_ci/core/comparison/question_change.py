@@ -1,5 +1,5 @@
 """One question seen on both sides of a comparison: what crossed its threshold, why it
-fails, what got worse, the stage to fix and the retrieval evidence (DESIGN §6). Pure.
+fails, what got worse, the stage to fix and the retrieval evidence (docs/gate.md). Pure.
 
 rag_ci.core.comparison.compare sorts these changes into regressions, worse, gains and the rest.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rag_ci.core.comparison import carry
 from rag_ci.core.comparison.retrieval_diff import RetrievalDiff, diff_contexts, label
 from rag_ci.core.scoring.results import QuestionResult, RunResult
-from rag_ci.core.scoring.retrieval_metrics import normalise_text
+from rag_ci.core.base.text import normalise_text
 from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_ci.core.scoring.results import Context
-from rag_ci.core.scoring.retrieval_metrics import normalise_text
+from rag_ci.core.base.text import normalise_text
 
 TOP_K = 5  # the default k of the retrieval metrics: what "the top chunks" means here
 

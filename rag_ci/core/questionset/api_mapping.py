@@ -1,4 +1,4 @@
-"""An app's own HTTP API mapped onto the target contract by config (DESIGN §3), no adapter code.
+"""An app's own HTTP API mapped onto the target contract by config (docs/targets.md), no adapter code.
 
 `target.request` is a JSON template: a string that is exactly `"{id}"`, `"{question}"` or
 `"{corpora}"` becomes the value (`{corpora}` the list of routed corpora); inside a longer

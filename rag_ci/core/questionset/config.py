@@ -1,7 +1,7 @@
-"""rag-ci.yml (DESIGN §2): the config models and their parsing, with file:line errors.
+"""rag-ci.yml (README.md, "rag-ci.yml"): the config models and their parsing, with file:line errors.
 
 Pure: takes text, returns models. Reading files and scanning `corpora_dir` is the
-caller's job (rag_ci.loading).
+caller's job (rag_ci.project).
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ def _budget_limit(value: float | str | None) -> float | str | None:
 
 
 class BudgetsConfig(_Strict):
-    """Gates on latency and cost (DESIGN §7.4); a breach is listed with its numbers and fails."""
+    """Gates on latency and cost (docs/gate.md); a breach is listed with its numbers and fails."""
 
     latency_p50: float | str | None = None  # seconds, or "+20%" of the baseline's
     latency_p95: float | str | None = None

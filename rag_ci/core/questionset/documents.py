@@ -1,4 +1,4 @@
-"""The corpora's documents as the question set cites them (DESIGN §2a).
+"""The corpora's documents as the question set cites them (docs/questions.md).
 
 A question's `sources` name a document as `corpus/path-inside-the-corpus-folder` or
 `corpus/file-name`, with an optional `#chunk` or `:line` suffix, and with or without the

@@ -28,7 +28,7 @@ from rag_ci.core.questionset.draft_checks import echo_problem, reference_problem
 from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.draft_text import content_terms, keywords_from_each, misspell, pick_keywords
 from rag_ci.core.questionset.yaml_edit import flow_list, flow_map, open_question_set
-from rag_ci.core.scoring.retrieval_metrics import is_refusal
+from rag_ci.core.base.text import is_refusal
 
 MAX_QUESTION_CHARS = 1_000  # a question a user types; longer is a writer's runaway (and slows the duplicate check)
 MAX_REFERENCE_CHARS = 4_000

@@ -1,4 +1,4 @@
-"""questions.yml (DESIGN §2): the versioned question set, its hashes and its validation."""
+"""questions.yml (docs/questions.md): the versioned question set, its hashes and its validation."""
 
 from __future__ import annotations
 

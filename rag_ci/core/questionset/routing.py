@@ -1,4 +1,4 @@
-"""Routing (DESIGN §2–3): which corpora a question goes to, and leaks out of them."""
+"""Routing (docs/questions.md, docs/targets.md): which corpora a question goes to, and leaks out of them."""
 
 from __future__ import annotations
 

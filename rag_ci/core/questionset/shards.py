@@ -1,4 +1,4 @@
-"""Sharding (DESIGN §11): what "i/n" means and which 1/n slice a question belongs to. Pure.
+"""Sharding (docs/sharding.md): what "i/n" means and which 1/n slice a question belongs to. Pure.
 
 The one place for it: `rag-ci run --shard` parses with `parse_shard` and answers
 `select_shard`; a shard compares with the whole baseline restricted to it

@@ -1,4 +1,4 @@
-"""Aggregates of a run (DESIGN §4): per metric, per corpus, per tag, latency, costs."""
+"""Aggregates of a run (docs/report.md): per metric, per corpus, per tag, latency, costs."""
 
 from __future__ import annotations
 

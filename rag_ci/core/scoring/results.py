@@ -1,4 +1,4 @@
-"""The results.json artifact (DESIGN §4): a versioned pydantic schema.
+"""The results.json artifact (docs/report.md): a versioned pydantic schema.
 
 A run writes one `RunResult`; the baseline on main is the same file. Everything
 that compare, the report and the verdict cache need is here, so a results.json
@@ -60,11 +60,11 @@ class MetricResult(_Model):
     reason: str | None = None
     error: str | None = None
     judge_cost_usd: float = Field(0.0, ge=0)
-    # Verdict cache (DESIGN §7): the key this verdict was stored under, and whether
+    # Verdict cache (docs/judges.md): the key this verdict was stored under, and whether
     # it was reused from the cache instead of asking the judge.
     cache_key: str | None = None
     cached: bool = False
-    # Confirmation runs (DESIGN §7.2): each re-judged pass/fail, majority decides.
+    # Confirmation runs (docs/judges.md): each re-judged pass/fail, majority decides.
     confirm_runs: list[bool] = Field(default_factory=list)
     unstable: bool = False
     # Judge replies a later run may reuse below the verdict (rag_ci.judges.replies): the
@@ -76,7 +76,7 @@ class MetricResult(_Model):
 
 
 class Sample(_Model):
-    """One answer to a question when it was asked more than once (DESIGN §7.3)."""
+    """One answer to a question when it was asked more than once (docs/noise.md)."""
 
     verdict: Verdict
     metrics: dict[str, bool | None] = Field(default_factory=dict)  # each metric's pass/fail on this answer
@@ -87,7 +87,7 @@ class Sample(_Model):
 
 
 class CarriedVerdict(_Model):
-    """The last known good verdict of a question that errored in this run (DESIGN §5).
+    """The last known good verdict of a question that errored in this run (docs/gate.md).
 
     Written into a baseline so that an outage on main (a judge down, a missing key)
     never turns into a free pass: compare judges the question against this instead.
@@ -125,7 +125,7 @@ class QuestionResult(_Model):
     # Where a failing question broke: "retrieval", "generation" or "both" (None when passing).
     failure_stage: Literal["retrieval", "generation", "both"] | None = None
     unstable: bool = False
-    # Generator noise (DESIGN §7.3): every answer when the question was asked more than once
+    # Generator noise (docs/noise.md): every answer when the question was asked more than once
     # (baseline sampling or re-asking a flip), in the order asked; the fields above hold the
     # representative sample (docs/noise.md). `pass_rate` = passing samples / samples.
     samples: list[Sample] = Field(default_factory=list)
@@ -190,7 +190,7 @@ class JudgeFingerprint(_Model):
 
 
 class GatePolicy(_Model):
-    """The gate policy a run was evaluated under (DESIGN §5), recorded so that a pull
+    """The gate policy a run was evaluated under (docs/gate.md), recorded so that a pull
     request is gated by its baseline's policy, not by the rag-ci.yml it may have edited.
 
     Plain data (not the config models) so a baseline written by another rag-ci version

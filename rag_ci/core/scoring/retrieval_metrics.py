@@ -7,11 +7,11 @@ one answer and returns MetricResults with pass/fail against the thresholds.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from rag_ci.core.base.text import is_refusal, normalise_text
 from rag_ci.core.questionset.config import MetricConfig
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.scoring.results import Context, MetricResult
@@ -98,40 +98,12 @@ def source_precision_at_k(rel: np.ndarray, k: int) -> float:
     return float(top.sum()) / len(top) if len(top) else 0.0
 
 
-_SPACES = re.compile(r"\s+")
-
-
-def normalise_text(text: str) -> str:
-    """Casefolded, accent-free, single-spaced: what keyword matching compares."""
-    if text.isascii():  # same result, without decomposing every character (most answers)
-        return _SPACES.sub(" ", text.lower()).strip()
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _SPACES.sub(" ", stripped.casefold()).strip()
-
-
 def keyword_coverage(answer: str, keywords: Sequence[str]) -> float:
     if not keywords:
         return 0.0
     text = normalise_text(answer)
     found = sum(1 for keyword in keywords if normalise_text(keyword) in text)
     return found / len(keywords)
-
-
-_REFUSAL_PATTERNS = [
-    r"\b(not|isn't|is not|wasn't) (in|covered (in|by)|mentioned in|found in|part of) (the|these|my|our|provided) (documents?|documentation|context|sources?|manuals?)",
-    r"\b(could not|couldn't|cannot|can't|can not|unable to|did not|didn't) (find|locate|answer|determine|see)\b",
-    r"\bno (relevant )?(information|mention|answer|documentation)\b",
-    r"\b(i|we) (do not|don't) (know|have (that|this|enough) information)\b",
-    r"\bout of (the )?scope\b",
-    r"\b(the )?(documents?|context|sources?) (do|does) not (say|mention|contain|cover|specify)\b",
-]
-_REFUSAL_RE = re.compile("|".join(_REFUSAL_PATTERNS), re.IGNORECASE)
-
-
-def is_refusal(answer: str) -> bool:
-    """Heuristic: does the answer decline ("not in the documents") rather than answer?"""
-    return bool(_REFUSAL_RE.search(normalise_text(answer)))
 
 
 def _result(name: str, score: float, cfg: MetricConfig, reason: str, kind: str = "retrieval") -> MetricResult:

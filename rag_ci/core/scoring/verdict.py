@@ -11,7 +11,7 @@ from rag_ci.core.scoring.results import MetricResult, QuestionResult, Verdict
 
 # Metrics that judge what was retrieved; the others judge the answer.
 RETRIEVAL_STAGE = frozenset({"hit_at_k", "mrr", "ndcg", "source_precision", "source_recall", "contextual_precision", "contextual_recall"})
-# The retrieval check used to classify failures, best first (DESIGN: expected source in
+# The retrieval check used to classify failures, best first (docs/gate.md: expected source in
 # the top k, or contextual recall when the question lists no sources).
 _RETRIEVAL_CHECKS = ("hit_at_k", "contextual_recall")
 

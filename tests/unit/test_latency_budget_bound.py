@@ -1,4 +1,4 @@
-"""Latency budgets decided with a confidence bound (issue 22 §2, rag_ci/core/comparison/budgets.py):
+"""Latency budgets decided with a confidence bound (rag_ci/core/comparison/budgets.py):
 a percentile over its limit breaches only when its bootstrap lower bound is over it too."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_a_2x_slowdown_on_every_question_breaches_with_its_bound_over_the_limit(
 
 @pytest.mark.parametrize("seed", range(1, 11))
 def test_unchanged_noisy_reruns_never_breach(seed):
-    """Under the point-estimate rule (before issue 22), re-runs 6, 8 and 9 breached this baseline."""
+    """Under the point-estimate rule (before the confidence bound), re-runs 6, 8 and 9 breached this baseline."""
     base, head = _run(_noisy(103)), _run(_noisy(seed))
     checks = check_budgets({"latency_p95": "+20%", "latency_p50": "+20%"}, base, head)
     assert not any(c.breached for c in checks), checks
