@@ -126,8 +126,8 @@ OWN_TEXT_ONLY = {
     "rag_ci/cli/__init__.py:main 'Aborted!'": "a constant",
     "rag_ci/cli/echo.py:echo_json text.replace('##[', '##\\\\u005b')":
         "JSON from json.dumps: control characters escaped, `##[` escaped here",
-    "rag_ci/engine.py:run_project f'[rag-ci] resume: {len(kept)} questions": "two counts",
-    "rag_ci/engine.py:run_project '[rag-ci] fake judge — its metrics are a": "a constant",
+    "rag_ci/engine.py:_resume f'[rag-ci] resume: {len(kept)} questions": "two counts",
+    "rag_ci/engine.py:_judge '[rag-ci] fake judge — its metrics are a": "a constant",
     "rag_ci/github/workflow.py:Runner._emit line + '\\n'":
         "the Runner's one output: its callers pass lines made inert (_safe) or its own commands",
     "rag_ci/prepare.py:run_build_steps f'[rag-ci] build step done in {time.mono":
