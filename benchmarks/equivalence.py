@@ -98,7 +98,7 @@ def measure(client, pairs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _client_for(config_path: Path | None, base_url: str | None):
-    from rag_ci.project import load_project
+    from rag_ci.files.project import load_project
     from rag_ci.judges.build import build_judge
 
     if config_path is not None:

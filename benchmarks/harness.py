@@ -107,8 +107,8 @@ def _log(message: str) -> None:
 
 def _run_ragci(config: Path, output: Path, *, target: SimulatedTarget, baseline=None, timings: dict | None = None):
     """load_project + run_project, as `rag-ci run` does; the time returned includes both."""
-    from rag_ci.engine import RunContext, RunOptions, run_project
-    from rag_ci.project import load_project
+    from rag_ci.run.engine import RunContext, RunOptions, run_project
+    from rag_ci.files.project import load_project
 
     started = time.perf_counter()
     project = load_project(config)
@@ -141,7 +141,7 @@ def _deepeval_cases(config: Path):
     """The same questions and answers rag-ci judged, as DeepEval test cases."""
     from deepeval.test_case import LLMTestCase
 
-    from rag_ci.project import load_project
+    from rag_ci.files.project import load_project
     from rag_ci.judges.metrics import expected_output
 
     project = load_project(config)
@@ -157,7 +157,7 @@ def _deepeval_cases(config: Path):
 def _deepeval_metrics(config: Path, model):
     """DeepEval's metrics as a DeepEval user writes them (DeepEval's defaults, include_reason=True),
     with rag-ci's thresholds and GEval steps, on `model`."""
-    from rag_ci.project import load_project
+    from rag_ci.files.project import load_project
     from rag_ci.judges.metrics import metric_specs
 
     specs = metric_specs(load_project(config).config.metric_configs())

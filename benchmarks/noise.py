@@ -23,7 +23,7 @@ BROKEN = frozenset(f"P{i:03d}" for i in range(0, 100, 10))
 
 
 def _run(project, folder: Path, seed: int, baseline=None, broken=frozenset()):
-    from rag_ci.engine import RunContext, RunOptions, run_project
+    from rag_ci.run.engine import RunContext, RunOptions, run_project
 
     target = FlakyRag(seed, broken=broken)
     result = asyncio.run(run_project(project, RunOptions(output=folder / "run.json", baseline=baseline, progress=False, build=False,
@@ -33,7 +33,7 @@ def _run(project, folder: Path, seed: int, baseline=None, broken=frozenset()):
 
 def _measure(reask: bool, baselines: int, reruns: int, folder: Path) -> dict[str, Any]:
     from rag_ci.core.comparison.compare import compare
-    from rag_ci.project import load_project
+    from rag_ci.files.project import load_project
 
     extra = "" if reask else "gate: {confirm_target_runs: 0}\n"
     project = load_project(write_flaky_project(folder / ("on" if reask else "off"), extra_yaml=extra))

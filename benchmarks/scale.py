@@ -47,8 +47,8 @@ def child(size: int, folder: Path, concurrency: int, latency_s: float, baseline:
     import asyncio
 
     from benchmarks.simulators import SimulatedTarget, write_project
-    from rag_ci.engine import RunContext, RunOptions, run_project
-    from rag_ci.project import load_project
+    from rag_ci.run.engine import RunContext, RunOptions, run_project
+    from rag_ci.files.project import load_project
     from rag_ci.files.results_file import load_results
 
     config = folder / "rag-ci.yml"

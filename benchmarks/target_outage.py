@@ -36,7 +36,7 @@ class HangingTarget(SimulatedTarget):
 
 
 def _project(folder: Path, questions: int, timeout_s: float, concurrency: int):
-    from rag_ci.project import load_project
+    from rag_ci.files.project import load_project
 
     config = write_project(folder, questions=questions, concurrency=concurrency, metrics="judge-free")
     config.write_text(config.read_text().replace("timeout_s: 120", f"timeout_s: {timeout_s:g}"))
@@ -44,7 +44,7 @@ def _project(folder: Path, questions: int, timeout_s: float, concurrency: int):
 
 
 def measure(questions: int, timeout_s: float, concurrency: int) -> dict[str, Any]:
-    from rag_ci.engine import RunOptions, run_project
+    from rag_ci.run.engine import RunOptions, run_project
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     from rag_ci.judges.deepeval_import import start_early
-    from rag_ci.process_exit import exit_process
+    from rag_ci.runtime.process_exit import exit_process
 
     start_early(sys.argv[1:])
     exit_process(main())

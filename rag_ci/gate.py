@@ -31,14 +31,14 @@ from rag_ci.core.comparison.compare import (REBASELINE_HINT, Comparison, Questio
 from rag_ci.core.comparison.identity import with_current_ids
 from rag_ci.core.review.history_view import History
 from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
-from rag_ci.core.questionset.config import GateConfig
+from rag_ci.core.config import GateConfig
 from rag_ci.core.questionset.shards import Shard
 from rag_ci.core.scoring.aggregate import restrict_to_shard
 from rag_ci.core.review.accepted import Acceptance, apply_accepted, in_force
 from rag_ci.core.review.calibration_status import CalibrationStatus, uncalibrated_reason
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 from rag_ci.errors import BrokenRun, IncompatibleBaseline, RagCiError
-from rag_ci.project import Project
+from rag_ci.files.project import Project
 
 __all__ = [
     "EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "GATE_EXIT_CODES", "REBASELINE_HINT", "Acceptance", "BaseConfig", "Comparison", "GateOptions",

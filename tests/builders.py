@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from rag_ci.core.scoring.aggregate import aggregate
-from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
+from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
 
 
 def metric(name: str, score: float, threshold: float | None = 0.5, kind: str = "retrieval") -> MetricResult:
@@ -18,7 +18,7 @@ def metric(name: str, score: float, threshold: float | None = 0.5, kind: str = "
 
 def question(qid: str, verdict: str = "pass", *, hash_: str = "h", corpora=("a",), tags=(), latency=0.1, metrics=(), answer="ok", cost=0.0,
              leaks=(), error: str | None = None) -> QuestionResult:
-    from rag_ci.core.scoring.results import Usage
+    from rag_ci.core.results import Usage
 
     return QuestionResult(
         id=qid, question=f"question {qid}", question_hash=hash_ + qid, corpora=list(corpora), tags=list(tags),

@@ -19,7 +19,7 @@ from rag_ci.gate import Comparison
 from rag_ci.github.checks import CHECK_RUN_NAME, annotation_json
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo
 from rag_ci.github.workflow import Runner
-from rag_ci.project import Project
+from rag_ci.files.project import Project
 
 SHOWN = 10  # GitHub shows 10 annotations of each level per step; the check run holds them all
 _COMMANDS = {"failure": "error", "warning": "warning", "notice": "notice"}
@@ -54,7 +54,7 @@ def _document_paths(settings: Settings, project: Project, comparison: Comparison
                            *comparison.changed, *comparison.carried) for s in c.source_changed}
     if not sources:
         return {}
-    from rag_ci.corpus_files import corpus_folders, read_corpora
+    from rag_ci.files.corpus_files import corpus_folders, read_corpora
     from rag_ci.errors import RagCiError
 
     try:

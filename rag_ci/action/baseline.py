@@ -25,7 +25,7 @@ from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action.outputs import RESULTS_FILE
 from rag_ci.gate import REBASELINE_HINT
 from rag_ci.core.comparison.history import HISTORY_FILE
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.github.artifacts import ArtifactRef
 from rag_ci.github.baseline_copies import KEPT_COPIES, BaselineCopy

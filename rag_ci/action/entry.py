@@ -34,7 +34,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from rag_ci.accepted_file import accepted_path, read_accepted
+from rag_ci.files.accepted_file import accepted_path, read_accepted
 from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, missing_history_line,
                                    store_baseline_copy)
 from rag_ci.action.comment_mode import comment_mode
@@ -46,17 +46,17 @@ from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Setting
 from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
 from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated
 from rag_ci.core.reporting.view import code_block
-from rag_ci.core.scoring.results import RunResult
-from rag_ci.engine import RunContext, RunOptions, run_project
+from rag_ci.core.results import RunResult
+from rag_ci.run.engine import RunContext, RunOptions, run_project
 from rag_ci.errors import RagCiError, ValidationError
 from rag_ci.gate import (EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, Acceptance, BaseConfig, GateOptions, GateOutcome, History, PinnedProject, Uncompared,
                          Verdict, accepted_in_force, decide, needs_base_config, prepare, refuse_a_fake_judge)
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo, connect
 from rag_ci.github.comments import COMMENT_MARKER, comment_body
 from rag_ci.github.workflow import Runner
-from rag_ci.project import Project, load_project
-from rag_ci.redaction import Redactor
-from rag_ci.signals import terminate_like_interrupt
+from rag_ci.files.project import Project, load_project
+from rag_ci.safety.redaction import Redactor
+from rag_ci.runtime.signals import terminate_like_interrupt
 from rag_ci.files.results_file import save_results
 from rag_ci.targets.processes import protect_output_dir
 
@@ -368,7 +368,7 @@ class Evaluation:
 
     def write_audit_sample(self, head: RunResult, baseline: RunResult | None) -> None:
         """A full run (before a release) leaves a blind audit sample in the report artifact."""
-        from rag_ci.audit_sample import PAGE_FILE, write_audit_sample
+        from rag_ci.files.audit_sample import PAGE_FILE, write_audit_sample
 
         folder = self.output / AUDIT_DIR
         try:

@@ -16,11 +16,11 @@ from typing import Any
 
 from rag_ci.gate import Comparison
 from rag_ci.core.reporting.render import Commits, html_chunks
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 from rag_ci.github.workflow import Runner
 from rag_ci.action.settings import Settings
-from rag_ci.signals import interrupted, interrupted_signal
-from rag_ci.storage import write_chunks_atomic, write_text_atomic
+from rag_ci.runtime.signals import interrupted, interrupted_signal
+from rag_ci.files.atomic import write_chunks_atomic, write_text_atomic
 
 RESULTS_FILE = "results.json"
 REPORT_MD = "report.md"

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rag_ci.errors import RagCiError
-from rag_ci.secret import Secret
+from rag_ci.safety.secret import Secret
 
 MODES = ("auto", "pr", "baseline", "full", "comment")
 

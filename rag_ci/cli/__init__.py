@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
     Not click's standalone mode: that turns Ctrl-C and a cancelled job's SIGTERM into
     "Aborted!" and exit 1, which means "regression" (signals.interrupted says what happened)."""
-    from rag_ci.signals import interrupted, terminate_like_interrupt
+    from rag_ci.runtime.signals import interrupted, terminate_like_interrupt
 
     terminate_like_interrupt()
     try:

@@ -3,7 +3,7 @@
 
 DeepEval's import is started first when the command line looks like a judged run
 (rag_ci.judges.deepeval_import), and the process ends without the interpreter's teardown
-(rag_ci.process_exit). `rag_ci.cli.main` itself returns its exit code (tests call it).
+(rag_ci.runtime.process_exit). `rag_ci.cli.main` itself returns its exit code (tests call it).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 def main() -> None:
     from rag_ci.judges.deepeval_import import start_early
-    from rag_ci.process_exit import exit_process
+    from rag_ci.runtime.process_exit import exit_process
 
     start_early(sys.argv[1:])
     from rag_ci.cli import main as cli_main

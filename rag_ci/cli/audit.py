@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rag_ci.audit_sample import LABELS_FILE, PAGE_FILE, write_audit_sample
+from rag_ci.files.audit_sample import LABELS_FILE, PAGE_FILE, write_audit_sample
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 

@@ -1,4 +1,4 @@
-"""What the commands print, made inert for a CI runner that parses the output (rag_ci.logsafe).
+"""What the commands print, made inert for a CI runner that parses the output (rag_ci.safety.logsafe).
 
 The command line runs in CI too (`run: rag-ci run ...` in a GitHub workflow), where a
 report, a policy preview or an error quoting a question id would otherwise be read as a
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.logsafe import neutralise
 
 
 def echo(text: str = "", *, err: bool = False) -> None:

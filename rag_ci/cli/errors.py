@@ -12,7 +12,7 @@ from typing import TypeVar
 import click
 
 from rag_ci.errors import RagCiError
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.logsafe import neutralise
 
 EXIT_CODES = """\b
 Exit codes:

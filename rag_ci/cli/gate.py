@@ -14,17 +14,17 @@ import click
 
 from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import EXIT_CODES, user_errors
-from rag_ci.core.questionset.yamlsrc import no_cyclic_gc
+from rag_ci.core.base.yamlsrc import no_cyclic_gc
 from rag_ci.core.reporting.render import Commits, html_chunks, render_markdown
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, Verdict, compare_runs, decide, prepare
 from rag_ci.files.lock import OutputLock
 from rag_ci.files.results_file import keep_until_exit, load_results, save_results
-from rag_ci.storage import check_output_path, write_chunks_atomic
+from rag_ci.files.atomic import check_output_path, write_chunks_atomic
 
 if TYPE_CHECKING:
-    from rag_ci.core.questionset.config import Config
+    from rag_ci.core.config import Config
 
 
 def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
@@ -55,8 +55,8 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     listed, machine-written ones with their writer. Questions citing a document that no
     longer exists are warned about."""
     from rag_ci.core.questionset.documents import missing_citations
-    from rag_ci.corpus_files import corpus_folders, links_outside_note, read_corpora
-    from rag_ci.project import load_project
+    from rag_ci.files.corpus_files import corpus_folders, links_outside_note, read_corpora
+    from rag_ci.files.project import load_project
 
     project = load_project(config_path)
     questions = project.questions.questions
@@ -142,7 +142,7 @@ def resolve_format(fmt: str | None, output: Path | None) -> str:
 
 def _accepted(accepted_file: Path | None, *, required: bool) -> tuple:
     """The accepted file's entries (docs/accepted.md): the regressions they list pass the gate."""
-    from rag_ci.accepted_file import read_accepted
+    from rag_ci.files.accepted_file import read_accepted
 
     return () if accepted_file is None else read_accepted(accepted_file, required=required)
 
@@ -201,21 +201,21 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         history_file: Path | None, verbose: bool | None) -> None:
     """Build and start the target, replay every question, score, write results.json, print the report
     (compared with --baseline when given; its accepted file, gate.accepted, applies)."""
-    from rag_ci.engine import RunOptions, run_project
-    from rag_ci.project import load_project
+    from rag_ci.run.engine import RunOptions, run_project
+    from rag_ci.files.project import load_project
 
     fmt = resolve_format(fmt, None)
     project = load_project(config_path)
     if judge_spec:
         from rag_ci.judges.build import parse_judge_option
-        from rag_ci.core.questionset.config import JudgeConfig
+        from rag_ci.core.config import JudgeConfig
 
         project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
         _refuse_a_judge_with_nothing_to_judge(project.config, judge_spec, config_path)
     base = keep_until_exit(load_results(baseline, what="baseline")) if baseline else None
     if samples is None:  # a run compared with a baseline is a PR's run; one without may become the baseline
         samples = 1 if base is not None else project.config.baseline.samples
-    from rag_ci.accepted_file import accepted_path
+    from rag_ci.files.accepted_file import accepted_path
 
     accepted = _accepted(accepted_path(project.config, config_path), required=False) if base is not None else ()
     history = _history(history_file)
@@ -261,7 +261,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
 
 def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, config_path: Path) -> None:
     """`--judge` with a `metrics:` block naming no judge metric would judge nothing, silently."""
-    from rag_ci.core.questionset.config import JUDGE_METRICS
+    from rag_ci.core.config import JUDGE_METRICS
 
     if not config.judge_enabled or config.metrics is None or any(name in JUDGE_METRICS for name in config.metrics):
         return

@@ -70,7 +70,7 @@ def show(file: Path, last: int, as_json: bool) -> None:
 @user_errors
 def append(results: Path, history_file: Path, accepted_file: Path | None, run_url: str | None, event: str | None) -> None:
     """Append RESULTS' summary line (the one the action writes on main) to the history."""
-    from rag_ci.accepted_file import read_accepted
+    from rag_ci.files.accepted_file import read_accepted
     from rag_ci.gate import accepted_in_force
     from rag_ci.errors import RagCiError
     from rag_ci.files.results_file import load_results

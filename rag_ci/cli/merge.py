@@ -22,9 +22,9 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     the merged file has the same content as an unsharded run, in question-set
     order, with the aggregates recomputed. Compare or report it as usual.
     """
-    from rag_ci.merge import merge_results
+    from rag_ci.files.merge import merge_results
     from rag_ci.files.results_file import load_results, save_results
-    from rag_ci.storage import check_output_path
+    from rag_ci.files.atomic import check_output_path
 
     check_output_path(output)
     results = [load_results(path, what="shard") for path in shards]

@@ -35,11 +35,11 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
     comments and layout; questions already in the set are skipped. `validate` refuses
     drafts until a human fills in reference, doc_id and sources and removes the status."""
     from rag_ci.core.review.questions_import import append_drafts, parse_log
-    from rag_ci.storage import write_text_atomic
+    from rag_ci.files.atomic import write_text_atomic
 
     try:
         if questions_path is None:
-            from rag_ci.core.questionset.config import parse_config
+            from rag_ci.core.config import parse_config
 
             if not config_path.is_file():
                 raise RagCiError(f"config not found: {config_path} (or pass --questions FILE)")
@@ -91,10 +91,10 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
     Synthesizer, and append them to the question set as drafts (`status: draft`), each with
     doc_id, sources, reference, keywords, tags and provenance. A writer of the judge's family
     is refused before any call. `validate` refuses the drafts until they are reviewed."""
-    from rag_ci.judges.writer import Writer, check_writer
+    from rag_ci.drafting.writer import Writer, check_writer
     from rag_ci.core.questionset.draft_plan import plan_drafts
-    from rag_ci.corpus_files import links_outside_note
-    from rag_ci.question_drafts import (bounds_line, documents_to_draft, estimate_lines, generate as run_generate, read_sources,
+    from rag_ci.files.corpus_files import links_outside_note
+    from rag_ci.drafting.question_drafts import (bounds_line, documents_to_draft, estimate_lines, generate as run_generate, read_sources,
                                         scope_documents, summary, writer_config)
 
     try:
@@ -148,8 +148,8 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path, in_ter
         return
     from rag_ci.core.review.draft_page import PAGE_FILE, REVIEWED_FILE, render_draft_page
     from rag_ci.core.review.draft_review import document_choices, review_entries
-    from rag_ci.question_drafts import passages_by_hash, read_sources
-    from rag_ci.storage import write_text_atomic
+    from rag_ci.drafting.question_drafts import passages_by_hash, read_sources
+    from rag_ci.files.atomic import write_text_atomic
 
     try:
         sources = read_sources(config_path, questions_path)
@@ -180,8 +180,8 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
     edits and lose `status: draft`, rejected ones are removed, undecided ones stay drafts."""
     from rag_ci.core.questionset.questions import parse_question_set
     from rag_ci.core.review.draft_review import apply_reviewed, parse_reviewed
-    from rag_ci.question_drafts import read_sources
-    from rag_ci.storage import write_text_atomic
+    from rag_ci.drafting.question_drafts import read_sources
+    from rag_ci.files.atomic import write_text_atomic
 
     try:
         decisions = parse_reviewed(reviewed.read_text(encoding="utf-8"), str(reviewed))

@@ -22,7 +22,7 @@ _PASSAGE_CHARS = 1200
 
 
 def _read(config_path: Path, questions_path: Path | None):
-    from rag_ci.question_drafts import read_sources
+    from rag_ci.drafting.question_drafts import read_sources
 
     try:
         sources = read_sources(config_path, questions_path)
@@ -41,7 +41,7 @@ def apply_decisions(sources, reviewed, label: str) -> None:
     """Apply, check the set still reads, write it, and say what happened (as `questions apply` does)."""
     from rag_ci.core.questionset.questions import parse_question_set
     from rag_ci.core.review.draft_review import apply_reviewed
-    from rag_ci.storage import write_text_atomic
+    from rag_ci.files.atomic import write_text_atomic
 
     result = apply_reviewed(sources.questions_text, str(sources.questions_path), _drafts(sources), reviewed, label,
                             corpora=set(sources.corpora))
@@ -184,8 +184,8 @@ def interactive_review(config_path: Path, questions_path: Path | None, out_dir: 
     decisions are saved as reviewed.yml (the page's format) in `out_dir` and applied."""
     from rag_ci.core.review.draft_page import REVIEWED_FILE
     from rag_ci.core.review.draft_review import Decision, Reviewed, document_choices, dump_reviewed, review_entries
-    from rag_ci.question_drafts import passages_by_hash
-    from rag_ci.storage import write_text_atomic
+    from rag_ci.drafting.question_drafts import passages_by_hash
+    from rag_ci.files.atomic import write_text_atomic
 
     sources = _read(config_path, questions_path)
     documents = {f"{c}/{p}": text for (c, p), text in sources.files.texts.items()}

@@ -25,7 +25,7 @@ from rich.text import Text
 from rag_ci.core.comparison.question_change import QuestionChange
 from rag_ci.core.reporting import view
 from rag_ci.core.reporting.render import _headline as headline_of, fmt_budget
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 from rag_ci.gate import Comparison
 
 ROWS = 50  # per table; the rest are named by id (the HTML report has every row)

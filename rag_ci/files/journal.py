@@ -16,8 +16,8 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from rag_ci.core.scoring.results import QuestionResult
-from rag_ci.storage import cannot_write, fsync_folder, new_file
+from rag_ci.core.results import QuestionResult
+from rag_ci.files.atomic import cannot_write, fsync_folder, new_file
 
 
 def journal_path(output: Path) -> Path:

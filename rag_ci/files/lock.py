@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from rag_ci.errors import RagCiError
-from rag_ci.storage import cannot_write, check_output_path
+from rag_ci.files.atomic import cannot_write, check_output_path
 
 try:
     import fcntl

@@ -13,11 +13,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag_ci.core.questionset.yamlsrc import no_cyclic_gc, shape_problem
-from rag_ci.core.scoring.results import SCHEMA_VERSION, RunResult
+from rag_ci.core.base.yamlsrc import no_cyclic_gc, shape_problem
+from rag_ci.core.results import SCHEMA_VERSION, RunResult
 from rag_ci.errors import RagCiError
-from rag_ci.results_layout import read_streamed, results_json_chunks
-from rag_ci.storage import write_chunks_atomic
+from rag_ci.files.results_layout import read_streamed, results_json_chunks
+from rag_ci.files.atomic import write_chunks_atomic
 
 # A results.json nests about six levels; the limit leaves room and stays far below
 # the recursion limits of json and pydantic.
@@ -75,7 +75,7 @@ def load_results(path: Path, *, what: str = "results file") -> RunResult:
     """Load a results.json; missing, corrupt or foreign files raise RagCiError saying which.
 
     A file in the layout rag-ci writes is read one question at a time
-    (rag_ci.results_layout: pydantic's parse of a whole 50,000-question file was as much
+    (rag_ci.files.results_layout: pydantic's parse of a whole 50,000-question file was as much
     memory again as the run); any other is parsed whole by pydantic, straight into the
     schema's objects. A file that does not validate is read again by `_load_checked`, which
     says what is wrong with it exactly as before.

@@ -25,7 +25,7 @@ from github.Artifact import Artifact
 from github.Repository import Repository
 
 from rag_ci import __version__
-from rag_ci.secret import Secret
+from rag_ci.safety.secret import Secret
 
 TRUSTED_EVENTS = frozenset({"push", "workflow_dispatch", "schedule"})
 MAX_CANDIDATES = 100  # one page of the artifacts list

@@ -26,7 +26,7 @@ from github import Auth, Github, GithubException, GithubRetry
 from rag_ci import __version__
 from rag_ci.github import artifacts, baseline_copies, checks, comments, databranch, pulls
 from rag_ci.github.identity import Identity, token_identity
-from rag_ci.secret import Secret
+from rag_ci.safety.secret import Secret
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ rest be read as a new command, so every value is escaped the way the runner unes
 (`%`, `\\r`, `\\n`, plus `:` and `,` in properties).
 
 Everything else `Runner` prints (`info`, and the messages and titles of its annotations)
-goes through `rag_ci.logsafe.neutralise` first: most of it quotes text rag-ci did not write
+goes through `rag_ci.safety.logsafe.neutralise` first: most of it quotes text rag-ci did not write
 (ids, paths, policy values, error messages), which must never become a command of its own.
 Only `mask` prints its value untouched: the runner must see the secret exactly.
 """
@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.logsafe import neutralise
 
 
 def escape_data(value: str) -> str:
@@ -41,7 +41,7 @@ class Runner:
     Outside Actions (`in_actions` false) workflow commands are still printed, except
     `add-mask`, which would print the secret itself to a terminal that does not mask it.
 
-    `redact` (rag_ci.redaction.Redactor) is applied to every line, summary and output it
+    `redact` (rag_ci.safety.redaction.Redactor) is applied to every line, summary and output it
     writes, `mask` aside: whatever slipped past the run's own redaction stops here.
     """
 

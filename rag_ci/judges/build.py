@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rag_ci.core.questionset.config import Config, JudgeConfig, ModelConfig
+from rag_ci.core.config import Config, JudgeConfig, ModelConfig
 from rag_ci.errors import RagCiError
 from rag_ci.judges.families import FAKE_FAMILY, canonical_family, check_families, family_of
 from rag_ci.judges.pinning import alias_problem
@@ -22,7 +22,7 @@ from rag_ci.judges.prices import Price, resolve_price
 from rag_ci.judges.providers import ProviderSpec, provider_spec
 
 if TYPE_CHECKING:
-    from rag_ci.core.scoring.results import RunResult
+    from rag_ci.core.results import RunResult
     from rag_ci.core.scoring.judge_scorer import JudgeScorer
 
 __all__ = ["build_judge", "judge_family", "parse_judge_option", "validate_judge"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rag_ci.core.questionset.hashing import stable_hash
-from rag_ci.core.scoring.results import Context, MetricResult, RunResult
+from rag_ci.core.base.hashing import stable_hash
+from rag_ci.core.results import Context, MetricResult, RunResult
 from rag_ci.judges.metrics import JudgeMetricSpec
 
 CACHE_KEY_VERSION = "v1"

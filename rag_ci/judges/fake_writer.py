@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 WRITER_KINDS = ("synth_inputs", "synth_filter", "synth_rewrite", "synth_evolve", "synth_style", "synth_expected")
-# What rag-ci's own styling says (rag_ci.judges.writer): the fake recognises its prompts by it.
+# What rag-ci's own styling says (rag_ci.drafting.writer): the fake recognises its prompts by it.
 VAGUE_MARKER = "casual, vague question"
 OUT_OF_SCOPE_MARKER = "about a subject none of these documents covers"
 NO_ANSWER = "I could not find this in the documents."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_ci.core.scoring.results import MetricResult
+from rag_ci.core.results import MetricResult
 
 
 def _votes(runs: list[MetricResult]) -> list[bool]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.questionset.config import JUDGE_METRICS, MetricConfig
+from rag_ci.core.config import JUDGE_METRICS, MetricConfig
 from rag_ci.core.questionset.questions import Question
 
 CORRECTNESS_STEPS = (

@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rag_ci.core.questionset.hashing import stable_hash
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.base.hashing import stable_hash
+from rag_ci.core.results import RunResult
 
 # DeepEval's reply schemas of the steps whose prompt reads one input only (faithfulness'
 # truths: the contexts; its claims: the answer). Only these are kept in results.json:

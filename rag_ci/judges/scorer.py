@@ -35,7 +35,7 @@ from typing import Any
 
 from rag_ci.core.comparison.question_change import reasons_shown
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import Context, JudgeFingerprint, MetricResult, QuestionResult
+from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
 from rag_ci.judges.call_context import CostMeter, for_this_task, judge_calls
 from rag_ci.judges.client import JudgeClient, JudgeStats

@@ -1,6 +1,6 @@
 """One replay's questions: each asked of the target under its time-out and the breaker, then scored.
 
-The engine (rag_ci.engine) wires a run around it: the target, the judge, the journal and the file.
+The engine (rag_ci.run.engine) wires a run around it: the target, the judge, the journal and the file.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from collections.abc import Mapping
 
 from rag_ci.core.comparison.identity import baseline_records
 from rag_ci.core.comparison.policy import policy_of
-from rag_ci.core.questionset.config import JUDGE_METRICS
+from rag_ci.core.config import JUDGE_METRICS
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.questionset.routing import route, routing_leaks
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
-from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunResult
+from rag_ci.core.results import MetricResult, QuestionResult, RunResult
 from rag_ci.core.scoring.retrieval_metrics import score_retrieval
 from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
 from rag_ci.core.scoring.verdict import failure_stage, question_verdict
 from rag_ci.errors import TargetError
-from rag_ci.logsafe import neutralise
-from rag_ci.project import Project
-from rag_ci.redaction import Redactor
+from rag_ci.safety.logsafe import neutralise
+from rag_ci.files.project import Project
+from rag_ci.safety.redaction import Redactor
 from rag_ci.targets import WARMUP_ID_PREFIX, Target, TargetReply, describe_target, parse_reply
 from rag_ci.targets.base import arrived
 from rag_ci.targets.breaker import TargetBreaker

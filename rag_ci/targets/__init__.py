@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from rag_ci.core.questionset.config import (
+from rag_ci.core.config import (
     CommandTargetConfig,
     DockerTargetConfig,
     HttpTargetConfig,

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rag_ci.core.scoring.results import Context, Usage
+from rag_ci.core.results import Context, Usage
 from rag_ci.errors import TargetError
 
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from rag_ci.core.questionset.config import DockerTargetConfig
+from rag_ci.core.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.logsafe import neutralise
 from rag_ci.targets.docker_engine import docker_client
 from rag_ci.targets.docker_image import ImageRef, build_spec, ensure_image
 from rag_ci.targets.http import HttpTarget, mapping_arguments

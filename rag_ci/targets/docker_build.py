@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.logsafe import neutralise
 from rag_ci.errors import RagCiError
 
 BUILD_LOG_TAIL = 25  # lines quoted when a build fails

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from rag_ci.errors import RagCiError
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.logsafe import neutralise
 
 SHA_LABEL = "rag-ci.sha"
 CONFIG_HASH_LABEL = "rag-ci.config-hash"

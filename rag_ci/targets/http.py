@@ -1,6 +1,6 @@
 """`kind: http`: POST each request to a URL; optionally launch the server first.
 
-With `target.request`/`target.response` (rag_ci/core/questionset/api_mapping.py) the body
+With `target.request`/`target.response` (rag_ci/core/base/api_mapping.py) the body
 sent is the app's own request shape and its reply is read into the contract's shape, so
 an existing API needs no adapter code.
 """
@@ -15,8 +15,8 @@ from urllib.parse import urljoin
 
 import httpx
 
-from rag_ci.core.questionset.api_mapping import map_reply, render_request
-from rag_ci.core.questionset.config import DockerTargetConfig, HttpTargetConfig
+from rag_ci.core.base.api_mapping import map_reply, render_request
+from rag_ci.core.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.reply_json import load_reply
 from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate

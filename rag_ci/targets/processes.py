@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError
-from rag_ci.redaction import secret_parts
-from rag_ci.storage import current_umask
+from rag_ci.safety.redaction import secret_parts
+from rag_ci.files.atomic import current_umask
 from rag_ci.targets.venv import ensure_target_venv, target_venv_dir, venv_path_entries
 
 # What every process needs to run, and nothing that authorises anything.
@@ -111,7 +111,7 @@ def target_env(config: Any, environ: Mapping[str, str] | None = None) -> dict[st
 def declared_secrets(config: Any, environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of the target's environment that are secret: the names listed in
     `target.secret_env`, and what looks like a credential in a `${NAME}` reference (a URL
-    such as `${OPENAI_API_BASE}` is not one, its password is: rag_ci.redaction.secret_parts)."""
+    such as `${OPENAI_API_BASE}` is not one, its password is: rag_ci.safety.redaction.secret_parts)."""
     environ = os.environ if environ is None else environ
     given = target_env(config, environ)
     values = [given[n] for n in getattr(config, "secret_env", []) if n in given]

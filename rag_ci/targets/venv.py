@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rag_ci.errors import RagCiError
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.logsafe import neutralise
 
 TARGET_VENV_VARIABLE = "RAG_CI_TARGET_VENV"
 IMAGE_VARIABLE = "RAG_CI_IMAGE"

@@ -15,7 +15,7 @@ from builders import metric, question, run
 from rag_ci.core.review.audit import draw_sample
 from rag_ci.core.review.audit_page import render_audit_page
 from rag_ci.core.review.calibration import calibrate, parse_label_sheet
-from rag_ci.core.scoring.results import Context, JudgeFingerprint
+from rag_ci.core.results import Context, JudgeFingerprint
 
 SCRIPT = Path(__file__).parent / "browser" / "label_audit_page.js"
 JUDGE = JudgeFingerprint(provider="openai", model="gpt-4o-mini-2024-07-18", temperature=0.0, deepeval_version="3",

@@ -22,7 +22,7 @@ import pytest
 
 from builders import docker_engine_status, docker_socket_problem, write
 from fakes import fake_docker_cli
-from rag_ci.core.questionset.config import DockerTargetConfig
+from rag_ci.core.config import DockerTargetConfig
 from rag_ci.errors import RagCiError
 from rag_ci.targets.docker import RUN_LABEL, DockerTarget
 from rag_ci.targets.docker_image import CONFIG_HASH_LABEL, SHA_LABEL, build_spec, ensure_image

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from builders import EXAMPLES, docker_engine_status, docker_socket_problem
-from rag_ci.engine import RunOptions, run_project
-from rag_ci.project import load_project
+from rag_ci.run.engine import RunOptions, run_project
+from rag_ci.files.project import load_project
 from rag_ci.errors import TargetError
 from rag_ci.targets.docker import CONTAINER_PREFIX, RUN_LABEL, DockerTarget
 from rag_ci.targets.docker_image import build_spec, ensure_image, image_labels

@@ -12,7 +12,7 @@ import pytest
 from builders import metric, question, run
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.reporting.render import render_html
-from rag_ci.core.scoring.results import Context
+from rag_ci.core.results import Context
 
 BROWSER = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine: `apt-get install -y chromium` (Debian) to run the browser check of the HTML report")

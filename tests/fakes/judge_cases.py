@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import dataclass
 
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import Context, QuestionResult, RunMeta, RunResult
+from rag_ci.core.results import Context, QuestionResult, RunMeta, RunResult
 from rag_ci.core.scoring.verdict import question_verdict
 from rag_ci.judges.build import build_judge
 

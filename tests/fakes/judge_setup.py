@@ -19,7 +19,7 @@ FAKE_KEYS = {"OPENAI_API_KEY": "sk-fake", "ANTHROPIC_API_KEY": "sk-ant-fake", "G
 
 def judge_config(provider: str, server: FakeJudgeServer, *, metrics: dict | None = None, gate: dict | None = None,
                  generator_model: str = "mistral-small-2409", **judge: Any):
-    from rag_ci.core.questionset.config import Config
+    from rag_ci.core.config import Config
 
     data: dict[str, Any] = {
         "target": {"kind": "python", "entry": "fake:answer", "generator_model": generator_model},

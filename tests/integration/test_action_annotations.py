@@ -16,7 +16,7 @@ from rag_ci.action.entry import EXIT_REGRESSION, action
 from rag_ci.action.settings import Secret, Settings
 from rag_ci.github.client import connect
 from rag_ci.github.workflow import Runner
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 
 PR_EVENT = {"pull_request": {"number": 7, "head": {"sha": "e" * 40, "repo": {"full_name": "acme/rag"}}, "base": {"ref": "main"}},
             "repository": {"default_branch": "main"}}

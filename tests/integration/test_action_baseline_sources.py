@@ -23,7 +23,7 @@ from rag_ci.github.baseline_copies import KEPT_COPIES
 from rag_ci.github.client import connect
 from rag_ci.github.comments import COMMENT_MARKER
 from rag_ci.github.workflow import Runner
-from rag_ci.storage import save_results
+from rag_ci.files.results_file import save_results
 
 MAIN_SHA, PR_HEAD = "a" * 40, "1" * 40
 MAIN = {"repository": {"default_branch": "main"}}

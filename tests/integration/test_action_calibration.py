@@ -13,7 +13,7 @@ from test_github_action_modes import PR_EVENT, PUSH_EVENT, act, fake, project, s
 from rag_ci.action.entry import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION
 from rag_ci.core.review.calibration import parse_label_sheet
 from rag_ci.core.comparison.history import calibration_line, dump_line
-from rag_ci.core.scoring.results import JudgeFingerprint
+from rag_ci.core.results import JudgeFingerprint
 
 JUDGE = JudgeFingerprint(provider="openai", model="gpt-4o-mini-2024-07-18", temperature=0.0, deepeval_version="3",
                          metrics={"correctness": {"threshold": 1.0}}, prompt_hash="p")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from rag_ci.prepare import run_build_steps, verbose_from_env
+from rag_ci.run.prepare import run_build_steps, verbose_from_env
 from rag_ci.errors import RagCiError
 
 # An ingest that draws a progress bar (carriage returns) and logs 1,500 lines.

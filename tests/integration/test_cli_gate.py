@@ -116,7 +116,7 @@ def test_an_outage_on_main_does_not_exempt_a_question_from_the_gate(tiny_project
 def fake_judged(path: Path) -> Path:
     """A results.json judged by the fake judge (`--judge fake`), as a dry run writes it."""
     from builders import question, run
-    from rag_ci.core.scoring.results import JudgeFingerprint
+    from rag_ci.core.results import JudgeFingerprint
     from rag_ci.files.results_file import save_results
 
     judge = JudgeFingerprint(provider="fake", model="rag-ci-fake-judge-1", temperature=0.0, deepeval_version="4.3.1",

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from builders import question, run
 from rag_ci.cli import cli
-from rag_ci.project import load_project
+from rag_ci.files.project import load_project
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.results_file import save_results
 

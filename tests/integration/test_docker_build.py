@@ -24,7 +24,7 @@ from builders import write
 from fakes import fake_docker_cli
 from fakes.fake_docker_engine import FakeDockerClient, FakeImage
 from rag_ci.cli import cli
-from rag_ci.core.questionset.config import DockerTargetConfig
+from rag_ci.core.config import DockerTargetConfig
 from rag_ci.errors import RagCiError
 from rag_ci.targets.docker import DockerTarget, RunnerHost
 from rag_ci.targets.docker_image import CONFIG_HASH_LABEL, SHA_LABEL

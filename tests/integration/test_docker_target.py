@@ -21,7 +21,7 @@ from docker.errors import DockerException
 
 from fakes import fake_docker_cli
 from fakes.fake_docker_engine import FakeDockerClient
-from rag_ci.core.questionset.config import DockerTargetConfig
+from rag_ci.core.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.docker import RUN_LABEL, DockerTarget, RunnerHost, choose_placement, resolve_env
 from rag_ci.targets.docker_image import CONFIG_HASH_LABEL, SHA_LABEL

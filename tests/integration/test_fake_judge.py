@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from builders import EXAMPLES
 from rag_ci.cli import cli
-from rag_ci.core.questionset.config import JUDGE_METRICS
+from rag_ci.core.config import JUDGE_METRICS
 
 LABEL = "fake judge — its metrics are a dry run, never a gate"
 

@@ -13,8 +13,8 @@ import pytest
 
 from benchmarks.flaky_rag import FlakyRag, write_flaky_project
 from rag_ci.core.comparison.compare import compare
-from rag_ci.engine import RunContext, RunOptions, run_project
-from rag_ci.project import load_project
+from rag_ci.run.engine import RunContext, RunOptions, run_project
+from rag_ci.files.project import load_project
 
 RERUNS = range(1, 11)
 BROKEN = frozenset(f"P{i:03d}" for i in range(0, 100, 10))  # 10 questions given the wrong passages

@@ -18,7 +18,7 @@ from rag_ci.action.entry import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action, 
 from rag_ci.action.baseline import ACTIONS_REBASELINE_HINT, in_actions_words
 from rag_ci.action.modes import PLANS, BaselineUse, Mode
 from rag_ci.core.comparison.compare import REBASELINE_HINT
-from rag_ci.core.questionset.config import parse_config
+from rag_ci.core.config import parse_config
 from rag_ci.core.comparison.policy import policy_of
 from rag_ci.github.comments import COMMENT_MARKER
 from rag_ci.errors import RagCiError
@@ -290,7 +290,7 @@ def test_the_cores_rebaseline_hint_names_no_workflow_and_the_action_tells_it_the
 
 
 def test_a_pull_request_is_never_gated_by_a_baseline_the_fake_judge_made(fake, project):
-    from rag_ci.core.scoring.results import JudgeFingerprint
+    from rag_ci.core.results import JudgeFingerprint
 
     dry_run = PASSING.model_copy(deep=True)
     dry_run.meta.judge = JudgeFingerprint(provider="fake", model="rag-ci-fake-judge-1", temperature=0.0,

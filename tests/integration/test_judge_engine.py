@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from fakes.judge_setup import JUDGE_MODELS
-from rag_ci.engine import RunOptions, run_project
-from rag_ci.project import load_project
+from rag_ci.run.engine import RunOptions, run_project
+from rag_ci.files.project import load_project
 from rag_ci.errors import RagCiError
 
 RAG = '''

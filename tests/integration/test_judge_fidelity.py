@@ -13,7 +13,7 @@ import pytest
 
 from fakes.judge_cases import REFUSAL, cases, score_questions
 from fakes.judge_setup import FAKE_KEYS, judge_config
-from rag_ci.core.scoring.results import Context, MetricResult
+from rag_ci.core.results import Context, MetricResult
 from rag_ci.judges.build import build_judge
 from rag_ci.judges.metrics import expected_output, metric_specs
 

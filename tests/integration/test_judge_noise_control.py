@@ -153,7 +153,7 @@ def test_a_baseline_from_another_judge_leaves_its_metrics_out_and_its_verdicts_a
 
 
 def test_the_truths_of_unchanged_contexts_travel_in_results_json_and_are_not_extracted_again(fake_judge):
-    from rag_ci.core.scoring.results import RunResult
+    from rag_ci.core.results import RunResult
 
     server = fake_judge("openai")
     config = judge_config("openai", server, metrics={"faithfulness": {}})
@@ -175,7 +175,7 @@ def test_the_truths_of_unchanged_contexts_travel_in_results_json_and_are_not_ext
 def test_a_baseline_written_before_judge_replies_existed_still_loads_and_hits_the_verdict_cache(fake_judge):
     import json
 
-    from rag_ci.core.scoring.results import RunResult
+    from rag_ci.core.results import RunResult
 
     server = fake_judge("openai")
     config = judge_config("openai", server, metrics={"faithfulness": {}})

@@ -25,8 +25,8 @@ def test_a_rate_limited_judge_costs_time_not_verdicts(tmp_path):
     pytest.importorskip("deepeval")
     from benchmarks.simulated_judge import JudgeProcess
     from benchmarks.simulators import SimulatedTarget, write_project
-    from rag_ci.engine import RunContext, RunOptions, run_project
-    from rag_ci.project import load_project
+    from rag_ci.run.engine import RunContext, RunOptions, run_project
+    from rag_ci.files.project import load_project
 
     with JudgeProcess(latency_s=0.02, rate_limit=15) as judge:
         config = write_project(tmp_path, questions=6, concurrency=6, judge_url=judge.base_url, judge_concurrency=8)

@@ -75,7 +75,7 @@ def test_the_process_ends_with_its_exit_code_its_output_flushed_and_its_atexit_h
         import atexit, sys
         atexit.register(lambda: open({str(marker)!r}, "w").write("yes"))
         sys.stdout.write("unflushed output")
-        from rag_ci.process_exit import exit_process
+        from rag_ci.runtime.process_exit import exit_process
         exit_process(143)
     """)
     assert (done.returncode, done.stdout, marker.read_text()) == (143, "unflushed output", "yes")

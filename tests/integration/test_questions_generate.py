@@ -156,7 +156,7 @@ def test_uncovered_only_drafts_for_the_documents_no_question_cites(example):
 
 def test_out_of_scope_drafts_of_one_corpus_stay_out_of_every_corpus(example):
     from rag_ci.core.questionset.draft_plan import plan_drafts
-    from rag_ci.question_drafts import documents_to_draft, read_sources, scope_documents
+    from rag_ci.drafting.question_drafts import documents_to_draft, read_sources, scope_documents
 
     sources = read_sources(example / "rag-ci.yml", corpora=("du3",))
     documents, _ = documents_to_draft(sources, uncovered_only=False)

@@ -97,7 +97,7 @@ def test_a_target_command_the_target_user_may_not_run_says_who_it_runs_as_and_ho
 
 def test_a_build_step_that_cannot_write_the_checkout_hints_at_the_user(shared_dir, monkeypatch):
     # Inside the image: the checkout is root's, the target user `nobody`. Before: a bare "Permission denied".
-    from rag_ci.engine import run_build_steps
+    from rag_ci.run.engine import run_build_steps
 
     monkeypatch.setenv(processes.TARGET_USER_VARIABLE, "nobody")
     checkout = shared_dir / "checkout"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from drive import processes_running, replay
-from rag_ci.core.questionset.config import PythonTargetConfig
+from rag_ci.core.config import PythonTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets import build_target
 from rag_ci.targets.command import CommandTarget

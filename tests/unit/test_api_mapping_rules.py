@@ -1,10 +1,10 @@
-"""target.request templates and target.response JMESPath mappings (rag_ci/core/questionset/api_mapping.py)."""
+"""target.request templates and target.response JMESPath mappings (rag_ci/core/base/api_mapping.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag_ci.core.questionset.api_mapping import check_template, map_reply, render_request
+from rag_ci.core.base.api_mapping import check_template, map_reply, render_request
 from rag_ci.errors import TargetError
 
 REQUEST = {"id": "EVT-01", "question": "What is the delay?", "corpora": ["mss54", "mss60"]}

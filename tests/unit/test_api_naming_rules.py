@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_ci.core.questionset.api_mapping import check_template, compile_expression, map_reply, render_request
+from rag_ci.core.base.api_mapping import check_template, compile_expression, map_reply, render_request
 
 REQUEST = {"id": "Q1", "question": "What is the delay?", "corpora": ["du2", "du3"]}
 

@@ -11,7 +11,7 @@ from rag_ci.cli import cli
 from rag_ci.core.review.audit import draw_sample, labels_yaml, stratum_of, yaml_quoted
 from rag_ci.core.review.audit_page import render_audit_page
 from rag_ci.core.review.calibration import parse_label_sheet
-from rag_ci.core.scoring.results import JudgeFingerprint
+from rag_ci.core.results import JudgeFingerprint
 from rag_ci.files.results_file import save_results
 
 JUDGE = JudgeFingerprint(provider="openai", model="gpt-4o-mini-2024-07-18", temperature=0.0, deepeval_version="3",

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from builders import question, run, write
 from rag_ci.cli import cli
 from rag_ci.core.questionset.questions import parse_question_set
-from rag_ci.core.questionset.yamlsrc import shape_problem
+from rag_ci.core.base.yamlsrc import shape_problem
 from rag_ci.errors import TargetError, ValidationError
 from rag_ci.files.results_file import save_results
 from rag_ci.targets import parse_reply

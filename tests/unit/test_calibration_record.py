@@ -10,7 +10,7 @@ from builders import metric, question, run
 from rag_ci.cli import cli
 from rag_ci.core.review.calibration_status import calibration_statuses, uncalibrated_reason
 from rag_ci.core.comparison.history import calibration_line, dump_line, parse_calibrations, parse_history
-from rag_ci.core.scoring.results import JudgeFingerprint
+from rag_ci.core.results import JudgeFingerprint
 from rag_ci.files.results_file import save_results
 
 JUDGE = JudgeFingerprint(provider="openai", model="gpt-4o-mini-2024-07-18", temperature=0.0, deepeval_version="3",

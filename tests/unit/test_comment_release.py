@@ -7,7 +7,7 @@ from __future__ import annotations
 from builders import metric, question, run
 from rag_ci.core.comparison.compare import CHUNK_IDS_UNSTABLE, compare, judge_free_regressions
 from rag_ci.core.reporting.render import Commits, render_html, render_markdown
-from rag_ci.core.scoring.results import Context, JudgeFingerprint, MetricResult, Sample
+from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, Sample
 
 KW, HIT = "keyword_coverage", "hit_at_k"
 

@@ -12,7 +12,7 @@ from rag_ci.core.comparison.compare import compare
 from rag_ci.core.comparison.noise import FlakyQuestion
 from rag_ci.core.comparison.policy import policy_changes
 from rag_ci.core.reporting.render import Commits, render_html, render_markdown, render_not_evaluated
-from rag_ci.core.scoring.results import Context, GatePolicy, Sample
+from rag_ci.core.results import Context, GatePolicy, Sample
 
 KW, HIT = "keyword_coverage", "hit_at_k"
 
@@ -240,7 +240,7 @@ def test_accepted_regressions_are_in_a_failing_headline_too():
 
 
 def test_a_judge_cost_of_nothing_on_both_sides_has_no_row():
-    from rag_ci.core.scoring.results import JudgeFingerprint
+    from rag_ci.core.results import JudgeFingerprint
 
     judge = JudgeFingerprint(provider="openai", model="gpt-4.1-mini-2025-04-14", temperature=0, deepeval_version="x",
                              metrics={}, prompt_hash="p")

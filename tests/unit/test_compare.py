@@ -4,7 +4,7 @@ import pytest
 
 from builders import metric, question, run
 from rag_ci.core.comparison.compare import compare
-from rag_ci.core.scoring.results import GatePolicy, JudgeFingerprint
+from rag_ci.core.results import GatePolicy, JudgeFingerprint
 from rag_ci.errors import IncompatibleBaseline
 
 
@@ -147,7 +147,7 @@ def test_to_dict_carries_the_promised_keys():
 
 
 def test_a_question_is_judged_on_its_comparable_metrics_plus_its_own_errors():
-    from rag_ci.core.scoring.results import MetricResult
+    from rag_ci.core.results import MetricResult
 
     broken_judge = MetricResult(name="faithfulness", kind="judge", threshold=0.7, error="judge error: HTTP 500")
     base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), question("B", metrics=[metric("hit_at_k", 1.0, 1.0)]))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_ci.core.questionset.config import parse_config
+from rag_ci.core.config import parse_config
 from rag_ci.errors import ValidationError
 
 COMMAND = "questions: q.yml\ncorpora: {a: {}}\ntarget:\n  kind: command\n  command: [python, rag.py]\n"

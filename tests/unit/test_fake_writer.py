@@ -4,7 +4,7 @@ import pytest
 
 from rag_ci.judges.env import prepare_deepeval_environment
 from rag_ci.judges.fake import JudgePolicy
-from rag_ci.judges.writer import OUT_OF_SCOPE_STYLE, VAGUE_FORMAT
+from rag_ci.drafting.writer import OUT_OF_SCOPE_STYLE, VAGUE_FORMAT
 
 prepare_deepeval_environment()
 templates = pytest.importorskip("deepeval.synthesizer.templates")

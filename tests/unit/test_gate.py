@@ -7,9 +7,9 @@ import pytest
 from builders import metric, question, run
 from rag_ci.core.comparison.carry import carry_forward
 from rag_ci.core.comparison.compare import compare
-from rag_ci.core.questionset.config import GateConfig
+from rag_ci.core.config import GateConfig
 from rag_ci.core.reporting.render import render_html, render_markdown
-from rag_ci.core.scoring.results import MetricResult
+from rag_ci.core.results import MetricResult
 from rag_ci.core.scoring.verdict import broken_run_reason
 from rag_ci.errors import BrokenRun
 

@@ -12,10 +12,10 @@ import pytest
 from builders import metric, question, run
 from rag_ci.core.comparison.policy import policy_of
 from rag_ci.core.review.accepted import Acceptance
-from rag_ci.core.scoring.results import JudgeFingerprint
+from rag_ci.core.results import JudgeFingerprint
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.gate import GateOptions, History, Uncompared, compare_runs, decide, prepare
-from rag_ci.project import load_project
+from rag_ci.files.project import load_project
 
 HIT = "hit_at_k"
 FAKE_JUDGE = JudgeFingerprint(provider="fake", model="rag-ci-fake-judge-1", temperature=0.0, deepeval_version="x",

@@ -154,8 +154,8 @@ def test_generate_never_reads_a_file_a_symlink_leads_outside_the_corpus_to(tmp_p
 
 
 def test_validate_coverage_and_fingerprints_skip_links_leaving_the_corpus(tmp_path):
-    from rag_ci.corpus_files import corpus_folders, read_corpora
-    from rag_ci.project import load_project
+    from rag_ci.files.corpus_files import corpus_folders, read_corpora
+    from rag_ci.files.project import load_project
 
     repo = _repository_with_links_out(tmp_path)
     result = cli_run("validate", "--config", str(repo / "rag-ci.yml"), "--coverage")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_ci.core.questionset.config import Config
+from rag_ci.core.config import Config
 from rag_ci.errors import RagCiError
 from rag_ci.judges.build import build_judge, validate_judge
 from rag_ci.judges.providers import ProviderSpec
@@ -85,7 +85,7 @@ def test_a_valid_config_builds_a_scorer_with_a_fingerprint_and_no_call():
 
 
 def test_a_cold_run_starts_importing_deepeval_at_once_and_a_cached_one_does_not():
-    from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
+    from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
 
     judge = {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"}
     cold = build_judge(config(judge), env=KEYS)
@@ -103,7 +103,7 @@ def test_a_cold_run_starts_importing_deepeval_at_once_and_a_cached_one_does_not(
 
 def test_a_run_with_a_verdict_cache_starts_importing_deepeval_when_a_question_will_surely_be_judged():
     from rag_ci.core.questionset.questions import Question
-    from rag_ci.core.scoring.results import MetricResult, QuestionResult, RunMeta, RunResult
+    from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
 
     judge = {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"}
     known = Question(id="Q", question="q?", reference="r.")

@@ -1,8 +1,8 @@
 """Verdict cache keys: exactly what the judge sees, with contexts in their order."""
 
 from builders import question, run
-from rag_ci.core.questionset.config import MetricConfig
-from rag_ci.core.scoring.results import Context, MetricResult
+from rag_ci.core.config import MetricConfig
+from rag_ci.core.results import Context, MetricResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
 from rag_ci.judges.metrics import metric_specs
 

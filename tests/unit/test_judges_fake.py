@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from rag_ci.core.questionset.config import Config
+from rag_ci.core.config import Config
 from rag_ci.errors import RagCiError
 from rag_ci.judges.build import build_judge, parse_judge_option, validate_judge
 from rag_ci.judges.fake import FAKE_MODEL, FakeChat, FakeJudgeScorer, UnknownPrompt

@@ -1,6 +1,6 @@
 """Confirmation runs: majority decides, a tie keeps the baseline, disagreement is unstable."""
 
-from rag_ci.core.scoring.results import MetricResult
+from rag_ci.core.results import MetricResult
 from rag_ci.judges.majority import decide_by_majority
 
 

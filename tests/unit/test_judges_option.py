@@ -20,7 +20,7 @@ def test_parses_provider_model_and_base_url(value, expected):
 
 
 def test_model_specific_settings_from_the_config_are_reset():
-    from rag_ci.core.questionset.config import JudgeConfig
+    from rag_ci.core.config import JudgeConfig
 
     configured = JudgeConfig(provider="openai-compatible", model="acme-judge-7b", family="mistral",
                              prices={"input_per_mtok": 1, "output_per_mtok": 2}, concurrency=4)

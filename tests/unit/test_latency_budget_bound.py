@@ -10,7 +10,7 @@ from builders import question, run
 from rag_ci.core.comparison.budgets import check_budgets
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.comparison.stats import paired_percentile_ratio_lower_bound, percentile_lower_bound
-from rag_ci.core.questionset.config import GateConfig
+from rag_ci.core.config import GateConfig
 from rag_ci.core.reporting.render import render_markdown
 
 

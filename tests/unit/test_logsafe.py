@@ -1,4 +1,4 @@
-"""rag_ci.logsafe.neutralise: untrusted text printed by rag-ci is never a workflow command.
+"""rag_ci.safety.logsafe.neutralise: untrusted text printed by rag-ci is never a workflow command.
 
 Each form the runner obeys is checked against a model of its parser (tests/fakes/actions_runner.py),
 and so is every print boundary that routes through it: the Runner, the build steps, the CLI."""
@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from fakes.actions_runner import runner_commands
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.logsafe import neutralise
 
 HOSTILE = {
     "command at the start": "::stop-commands::pwned",
@@ -61,7 +61,7 @@ def test_the_runner_prints_untrusted_text_inert_but_its_own_commands_as_commands
 
 def test_the_runner_redacts_every_line_summary_and_output_but_the_mask(tmp_path):
     from rag_ci.github.workflow import Runner
-    from rag_ci.redaction import Redactor
+    from rag_ci.safety.redaction import Redactor
 
     key = "sk-proj-0123456789abcdefABCDEF"
     stream, summary, output = io.StringIO(), tmp_path / "summary.md", tmp_path / "output"
@@ -78,7 +78,7 @@ def test_the_runner_redacts_every_line_summary_and_output_but_the_mask(tmp_path)
 
 
 def test_build_step_text_and_output_are_printed_inert(tmp_path):
-    from rag_ci.engine import run_build_steps
+    from rag_ci.run.engine import run_build_steps
 
     log = io.StringIO()
     steps = ["printf 'ok\\r::stop-commands::pwned\\nx ##[set-output name=verdict]pass\\n'", "true \r::warning::pwned"]
@@ -126,15 +126,15 @@ OWN_TEXT_ONLY = {
     "rag_ci/cli/__init__.py:main 'Aborted!'": "a constant",
     "rag_ci/cli/echo.py:echo_json text.replace('##[', '##\\\\u005b')":
         "JSON from json.dumps: control characters escaped, `##[` escaped here",
-    "rag_ci/engine.py:_resume f'[rag-ci] resume: {len(kept)} questions": "two counts",
-    "rag_ci/engine.py:_judge '[rag-ci] fake judge — its metrics are a": "a constant",
+    "rag_ci/run/engine.py:_resume f'[rag-ci] resume: {len(kept)} questions": "two counts",
+    "rag_ci/run/engine.py:_judge '[rag-ci] fake judge — its metrics are a": "a constant",
     "rag_ci/github/workflow.py:Runner._emit line + '\\n'":
         "the Runner's one output: its callers pass lines made inert (_safe) or its own commands",
-    "rag_ci/prepare.py:run_build_steps f'[rag-ci] build step done in {time.mono":
+    "rag_ci/run/prepare.py:run_build_steps f'[rag-ci] build step done in {time.mono":
         "a duration and a count (the step and its output go through neutralise)",
-    "rag_ci/progress.py:LineProgress.advance f'[rag-ci] {self.done}/{self.total} {sel":
+    "rag_ci/runtime/progress.py:LineProgress.advance f'[rag-ci] {self.done}/{self.total} {sel":
         "counts, and the label and failure words its callers pass as constants",
-    "rag_ci/signals.py:interrupted f'rag-ci: interrupted by {interrupted_si": "a signal's name and its callers' constant sentence",
+    "rag_ci/runtime/signals.py:interrupted f'rag-ci: interrupted by {interrupted_si": "a signal's name and its callers' constant sentence",
     "rag_ci/targets/processes.py:_choose_user f'[rag-ci] note: running the target as r": "a constant and a variable's name",
 }
 

@@ -7,9 +7,9 @@ from builders import metric, question
 
 from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import JudgeFingerprint, RunMeta, RunResult
+from rag_ci.core.results import JudgeFingerprint, RunMeta, RunResult
 from rag_ci.core.questionset.shards import ShardError, parse_shard, select_shard, shard_of
-from rag_ci.merge import MergeError, merge_results
+from rag_ci.files.merge import MergeError, merge_results
 
 IDS = [f"Q{i:03d}" for i in range(40)]
 

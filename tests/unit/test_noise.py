@@ -4,11 +4,11 @@ import pytest
 
 from builders import metric, question, run
 from rag_ci.core.comparison.compare import compare
-from rag_ci.core.questionset.config import GateConfig, parse_config
+from rag_ci.core.config import GateConfig, parse_config
 from rag_ci.core.comparison.history import known_flaky
 from rag_ci.core.comparison.noise import expected_extra_calls, false_alarm_rate, reask_decision, should_reask
 from rag_ci.core.reporting.render import render_markdown
-from rag_ci.core.scoring.results import Sample
+from rag_ci.core.results import Sample
 from rag_ci.errors import ValidationError
 
 
@@ -48,7 +48,7 @@ def test_only_unchanged_pass_to_fail_or_error_flips_are_reasked():
 
 
 def test_a_flip_against_a_carried_passing_verdict_is_reasked_like_any_flip():
-    from rag_ci.core.scoring.results import CarriedVerdict
+    from rag_ci.core.results import CarriedVerdict
 
     errored_on_main = question("A", "error")
     carried_pass = errored_on_main.model_copy(update={"carried": CarriedVerdict(verdict="pass", question_hash=errored_on_main.question_hash)})

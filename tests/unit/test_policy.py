@@ -2,9 +2,9 @@
 
 import pytest
 
-from rag_ci.core.questionset.config import parse_config
+from rag_ci.core.config import parse_config
 from rag_ci.core.comparison.policy import apply_policy, pin_to_baseline, policy_changes, policy_of, redact_url
-from rag_ci.core.scoring.results import RunMeta
+from rag_ci.core.results import RunMeta
 
 MAIN = """
 target: {kind: python, entry: "rag:answer"}
@@ -151,7 +151,7 @@ def test_a_keyless_judge_needs_no_base_config_and_a_base_without_judge_switches_
 def test_the_gate_takes_the_judge_from_the_base_branch_when_the_baseline_recorded_no_policy(tmp_path):
     from builders import question, run
     from rag_ci.gate import BaseConfig, GateOptions, needs_base_config, pin
-    from rag_ci.project import load_project
+    from rag_ci.files.project import load_project
 
     (tmp_path / "q.yml").write_text("version: 1\nquestions:\n  - {id: A, question: q, doc_id: a}\n")
     (tmp_path / "rag-ci.yml").write_text("questions: q.yml\ncorpora: {a: {description: A}}\n"

@@ -2,7 +2,7 @@
 
 import io
 
-from rag_ci.progress import LineProgress, SilentProgress, make_progress
+from rag_ci.runtime.progress import LineProgress, SilentProgress, make_progress
 
 
 def test_plain_lines_every_tenth_and_at_the_end():

@@ -7,9 +7,9 @@ import os
 import pytest
 
 from rag_ci.action.entry import _prepare_process_environment
-from rag_ci.core.questionset.config import parse_config
+from rag_ci.core.config import parse_config
 from rag_ci.errors import ValidationError
-from rag_ci.redaction import Redactor
+from rag_ci.safety.redaction import Redactor
 from rag_ci.action.settings import Settings
 from rag_ci.targets.processes import passed_env, process_env, target_env
 
@@ -84,7 +84,7 @@ def test_target_env_and_secret_marking_from_rag_ci_yml(tmp_path):
     )
     environ = {"RAG_OPENAI_KEY": "sk-rag", "DB_URL": "postgres://u:pw@db/x", "UPSTREAM": "up-123", "OTHER": "o"}
     assert target_env(config.target, environ) == {"RAG_OPENAI_KEY": "sk-rag", "DB_URL": "postgres://u:pw@db/x", "MODE": "fast", "UPSTREAM_KEY": "up-123"}
-    from rag_ci.engine import RunContext, run_redactor
+    from rag_ci.run.engine import RunContext, run_redactor
 
     redact = run_redactor(config, RunContext(), environ={**environ, "DB_URL": "postgres://u:pw@db/secret1"})
     assert redact("postgres://u:pw@db/secret1 up-123") == "*** up-123"  # up-123: under 8 characters
@@ -108,7 +108,7 @@ def test_the_action_keeps_judge_keys_and_inputs_out_of_its_own_environment(monke
 @pytest.mark.parametrize("value", ["bert-base-uncased", "gpt-4.1-mini-2025-04-14", "sentence-transformers/all-MiniLM-L6-v2",
                                    "Qwen2.5-7B-Instruct", "claude-haiku-4-5-20251001", "https://api.example/v1", "disabled"])
 def test_model_names_words_and_urls_are_no_credentials(value):
-    from rag_ci.redaction import looks_like_credential, secret_parts
+    from rag_ci.safety.redaction import looks_like_credential, secret_parts
 
     assert not looks_like_credential(value) and secret_parts(value) == []
 
@@ -116,19 +116,19 @@ def test_model_names_words_and_urls_are_no_credentials(value):
 @pytest.mark.parametrize("value", ["tok_4Fq9ZkLm2", "sk-proj-AbCdEf0123456789xyz", "AKIAIOSFODNN7EXAMPLE", "hunter22",
                                    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "3f2a9c0d1e7b44aa3f2a9c0d1e7b44aa"])
 def test_keys_tokens_and_passwords_are_credentials(value):
-    from rag_ci.redaction import looks_like_credential
+    from rag_ci.safety.redaction import looks_like_credential
 
     assert looks_like_credential(value)
 
 
 def test_of_a_url_only_its_password_and_credential_looking_query_values_are_secret():
-    from rag_ci.redaction import secret_parts
+    from rag_ci.safety.redaction import secret_parts
 
     assert secret_parts("postgres://app:pw12345678@db/x?sslmode=require&token=AbC123dEf456gH") == ["pw12345678", "AbC123dEf456gH"]
 
 
 def test_a_name_that_merely_contains_token_or_key_is_no_secret_name():
-    from rag_ci.redaction import secret_name
+    from rag_ci.safety.redaction import secret_name
 
     assert [n for n in ("TOKENIZER_MODEL", "PIP_KEYRING_PROVIDER", "TOKENIZERS_PARALLELISM", "KEYBOARD") if secret_name(n)] == []
     assert all(secret_name(n) for n in ("OPENAI_APIKEY", "INPUT_GITHUB-TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "MY_KEYS"))

@@ -162,7 +162,7 @@ def test_bare_urls_in_reasons_are_code_not_links():
 
 
 def test_a_judge_model_from_the_config_cannot_mention_or_inject_in_the_footer():
-    from rag_ci.core.scoring.results import JudgeFingerprint
+    from rag_ci.core.results import JudgeFingerprint
 
     head = run(question("A"))
     head.meta.judge = JudgeFingerprint(provider="openai", model=HOSTILE_MODEL, temperature=0.0, deepeval_version="x",

@@ -9,7 +9,7 @@ from rag_ci.core.review.accepted import apply_accepted, in_force, parse_accepted
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.comparison.history import history_line, trend_summary
 from rag_ci.core.reporting.render import render_html, render_markdown, score_delta_chart, word_diff
-from rag_ci.core.scoring.results import Context, RunResult
+from rag_ci.core.results import Context, RunResult
 from rag_ci.errors import ValidationError
 
 
@@ -102,7 +102,7 @@ def test_unscored_questions_are_counted_beside_the_mean():
 
 
 def test_answer_checks_are_answer_metrics_and_old_results_storing_retrieval_still_load():
-    from rag_ci.core.questionset.config import MetricConfig
+    from rag_ci.core.config import MetricConfig
     from rag_ci.core.questionset.questions import Question
     from rag_ci.core.scoring.retrieval_metrics import score_retrieval
 
@@ -225,7 +225,7 @@ def test_the_html_report_charts_the_trend_overall_and_per_corpus_escaped():
 
 
 def test_moving_the_accepted_file_is_previewed_as_a_gate_change_but_never_pinned_to_the_baseline():
-    from rag_ci.core.questionset.config import Config
+    from rag_ci.core.config import Config
     from rag_ci.core.comparison.policy import pin_to_baseline, policy_of
 
     config = Config.model_validate({"target": {"kind": "http", "url": "http://127.0.0.1:1"}, "gate": {"accepted": "mine.yml"}})

@@ -6,7 +6,7 @@ import re
 from builders import metric, question, run
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.reporting.render import render_markdown
-from rag_ci.core.scoring.results import Context
+from rag_ci.core.results import Context
 from rag_ci.github.comments import GITHUB_COMMENT_LIMIT, comment_body
 
 LONG_ID = "checkout-flow-refund-policy-question-"

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from rag_ci.core.questionset.config import MetricConfig
+from rag_ci.core.config import MetricConfig
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import Context
+from rag_ci.core.results import Context
 from rag_ci.core.scoring import retrieval_metrics as rm
 
 

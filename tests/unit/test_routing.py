@@ -1,7 +1,7 @@
 """Routing: questions go to their corpora; contexts from elsewhere are leaks."""
 
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import Context
+from rag_ci.core.results import Context
 from rag_ci.core.questionset.routing import route, routing_leaks
 
 CORPORA = {"mss54": None, "mss60": None}

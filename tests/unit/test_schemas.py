@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from rag_ci.cli import cli
 from rag_ci.core.questionset.schemas import FILES, json_schema, schema_text
-from rag_ci.core.questionset.yamlsrc import load_yaml_fast
+from rag_ci.core.base.yamlsrc import load_yaml_fast
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "rag_ci" / "schemas"

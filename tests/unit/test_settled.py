@@ -2,7 +2,7 @@
 
 from builders import metric, question
 
-from rag_ci.core.scoring.results import GatePolicy
+from rag_ci.core.results import GatePolicy
 from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
 
 KW = "keyword_coverage"

@@ -10,7 +10,7 @@ from builders import question, run
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.lock import OutputLock, lock_path
 from rag_ci.files.results_file import load_results, save_results
-from rag_ci.storage import cannot_write, write_text_atomic
+from rag_ci.files.atomic import cannot_write, write_text_atomic
 from rag_ci.errors import RagCiError
 
 
@@ -141,7 +141,7 @@ def test_a_full_disk_is_reported_as_its_cause():
 
 def test_results_json_is_written_question_by_question_with_exactly_the_bytes_of_one_dump(tmp_path):
     # Streamed, never one string of the whole file, and the same file as before.
-    from rag_ci.results_layout import results_json_chunks
+    from rag_ci.files.results_layout import results_json_chunks
 
     result = run(*(question(f"Q{i}", answer="naïve “quoted” \\ answer\nline 2") for i in range(3)))
     chunks = list(results_json_chunks(result))
@@ -194,8 +194,8 @@ def layout_run():
 
 def test_a_results_json_in_rag_cis_layout_is_read_question_by_question_as_a_whole_file_parse_reads_it(tmp_path):
     # Pydantic's parse of a whole 50,000-question file was as much memory again as the run.
-    from rag_ci.core.scoring.results import RunResult
-    from rag_ci.results_layout import read_streamed
+    from rag_ci.core.results import RunResult
+    from rag_ci.files.results_layout import read_streamed
 
     result = layout_run()
     result.questions[2].request = {"id": "Q3", "extra": {"nested": [{"deep": [1, 2]}]}}
@@ -208,7 +208,7 @@ def test_a_results_json_in_rag_cis_layout_is_read_question_by_question_as_a_whol
 
 @pytest.mark.parametrize("shape", ["compact", "indent 4", "one question"])
 def test_a_results_json_in_another_layout_is_read_whole_with_the_same_result(tmp_path, shape):
-    from rag_ci.results_layout import read_streamed
+    from rag_ci.files.results_layout import read_streamed
 
     result = layout_run() if shape != "one question" else run(question("Q1"))
     data = json.loads(result.model_dump_json())
@@ -241,7 +241,7 @@ def test_a_corrupt_question_in_rag_cis_layout_gets_the_precise_error(tmp_path):
 
 def test_an_array_laid_out_like_the_questions_inside_meta_is_not_taken_for_them(tmp_path):
     # Its questions parse one by one, but the top-level `questions` is another (empty) array.
-    from rag_ci.results_layout import read_streamed
+    from rag_ci.files.results_layout import read_streamed
 
     result = run(question("Q1"))
     meta = result.meta.model_dump_json()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_ci.core.questionset.config import CommandTargetConfig, DockerTargetConfig, HttpTargetConfig, PythonTargetConfig
+from rag_ci.core.config import CommandTargetConfig, DockerTargetConfig, HttpTargetConfig, PythonTargetConfig
 from rag_ci.targets import TARGET_KINDS, Target, build_target
 from rag_ci.targets.docker import DockerTarget
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from ruamel.yaml import YAML
 
-from rag_ci.core.questionset import yamlsrc
+from rag_ci.core.base import yamlsrc
 from rag_ci.core.questionset.questions import parse_question_set
 from rag_ci.errors import ValidationError
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from rag_ci.core.comparison.stats import paired_percentile_ratio_lower_bound, percentile_lower_bound
-from rag_ci.core.scoring.results import QuestionResult, RunResult
+from rag_ci.core.results import QuestionResult, RunResult
 
 _RELATIVE = re.compile(r"^\+?(\d+(?:\.\d+)?)\s*%$")
 UNITS = {"latency_p50": "s", "latency_p95": "s", "cost_per_question_usd": "usd", "judge_cost_usd": "usd"}

@@ -10,7 +10,7 @@ that baseline had itself carried. compare() judges the question against it.
 from __future__ import annotations
 
 from rag_ci.core.comparison.comparability import not_comparable_metrics, schema_problems
-from rag_ci.core.scoring.results import CarriedVerdict, QuestionResult, RunResult
+from rag_ci.core.results import CarriedVerdict, QuestionResult, RunResult
 from rag_ci.core.scoring.verdict import question_verdict
 
 

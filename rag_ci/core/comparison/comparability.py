@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_ci.core.scoring.aggregate import aggregate
-from rag_ci.core.scoring.results import RunMeta, RunResult, Sample
+from rag_ci.core.results import RunMeta, RunResult, Sample
 from rag_ci.core.scoring.verdict import failure_stage, question_verdict
 
 JUDGE_PARTS = ("provider", "model", "temperature", "deepeval_version", "prompt_hash")

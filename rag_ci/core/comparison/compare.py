@@ -28,8 +28,8 @@ from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
 from rag_ci.core.comparison.question_change import (QuestionChange, failing_with_changed_sources, question_change, usable_baseline,
                                                     what_got_worse)
 from rag_ci.core.comparison.retrieval_diff import chunk_identity
-from rag_ci.core.questionset.config import GateConfig
-from rag_ci.core.scoring.results import GroupAggregate, QuestionResult, RunResult
+from rag_ci.core.config import GateConfig
+from rag_ci.core.results import GroupAggregate, QuestionResult, RunResult
 from rag_ci.errors import BrokenRun, IncompatibleBaseline
 
 # How to get a comparable baseline again, in words that hold wherever rag-ci runs; the

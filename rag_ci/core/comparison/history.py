@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 
 HISTORY_SCHEMA = 1
 HISTORY_FILE = "eval_history.jsonl"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from rag_ci.core.scoring.results import QuestionResult, RunResult
+from rag_ci.core.results import QuestionResult, RunResult
 
 
 def renamed_questions(baseline: Iterable[tuple[str, str]], current: Iterable[tuple[str, str]]) -> dict[str, str]:

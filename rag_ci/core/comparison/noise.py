@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rag_ci.core.scoring.results import QuestionResult
+from rag_ci.core.results import QuestionResult
 from rag_ci.core.comparison.stats import binom_sf
 
 Decision = Literal["ask_again", "regression", "flaky"]

@@ -19,7 +19,7 @@ from typing import Any
 from rag_ci.core.comparison.budgets import BudgetCheck, check_budgets
 from rag_ci.core.comparison.noise import FlakyQuestion, review_flips
 from rag_ci.core.comparison.stats import PairedTest, paired_test
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ValidationError as PydanticError
 
-from rag_ci.core.questionset.config import JUDGE_METRICS, Config, GateConfig, JudgeConfig, MetricConfig
-from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain
-from rag_ci.core.scoring.results import GatePolicy, RunMeta
+from rag_ci.core.config import JUDGE_METRICS, Config, GateConfig, JudgeConfig, MetricConfig
+from rag_ci.core.base.yamlsrc import load_yaml, to_plain
+from rag_ci.core.results import GatePolicy, RunMeta
 from rag_ci.errors import RagCiError
 
 

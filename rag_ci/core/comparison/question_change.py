@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from rag_ci.core.comparison import carry
 from rag_ci.core.comparison.retrieval_diff import RetrievalDiff, diff_contexts, label
-from rag_ci.core.scoring.results import QuestionResult, RunResult
+from rag_ci.core.results import QuestionResult, RunResult
 from rag_ci.core.base.text import normalise_text
 from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
 

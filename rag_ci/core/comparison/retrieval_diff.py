@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag_ci.core.scoring.results import Context
+from rag_ci.core.results import Context
 from rag_ci.core.base.text import normalise_text
 
 TOP_K = 5  # the default k of the retrieval metrics: what "the top chunks" means here

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag_ci.core.questionset.hashing import stable_hash
+from rag_ci.core.base.hashing import stable_hash
 
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 _LINE_SUFFIX = re.compile(r":\d+(-\d+)?$")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
+from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.errors import RagCiError
 
 

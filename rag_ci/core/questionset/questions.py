@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError as PydanticError, field_validator
 
-from rag_ci.core.lean_model import LeanModel
-from rag_ci.core.questionset.config import pydantic_problems
-from rag_ci.core.questionset.hashing import stable_hash
-from rag_ci.core.questionset.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
+from rag_ci.core.base.lean_model import LeanModel
+from rag_ci.core.config import pydantic_problems
+from rag_ci.core.base.hashing import stable_hash
+from rag_ci.core.base.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
 from rag_ci.errors import ValidationError
 
 
@@ -64,7 +64,7 @@ class Provenance(BaseModel):
         return (value,) if isinstance(value, str) else value
 
 
-class Question(LeanModel):  # no per-object "fields set": 35 MiB at 50,000 questions (rag_ci.core.lean_model)
+class Question(LeanModel):  # no per-object "fields set": 35 MiB at 50,000 questions (rag_ci.core.base.lean_model)
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     id: str = Field(min_length=1)

@@ -9,7 +9,7 @@ from rag_ci.core.questionset.questions import Question
 
 
 class _FromCorpus(Protocol):
-    doc_id: str | None  # a retrieved context's corpus (rag_ci.core.scoring.results.Context)
+    doc_id: str | None  # a retrieved context's corpus (rag_ci.core.results.Context)
 
 
 def route(question: Question, corpora: Mapping[str, object]) -> list[str]:

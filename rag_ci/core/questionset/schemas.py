@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag_ci.core.questionset.config import Config
+from rag_ci.core.config import Config
 from rag_ci.core.questionset.questions import Question, QuestionSetVersion
 
 SCHEMA_BASE_URL = "https://raw.githubusercontent.com/rag-ci/rag-ci/main/rag_ci/schemas/"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
-from rag_ci.core.questionset.hashing import stable_hash
+from rag_ci.core.base.hashing import stable_hash
 from rag_ci.errors import RagCiError
 
 Shard = tuple[int, int]  # (index, count): 1-based index among count

@@ -19,7 +19,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.util import load_yaml_guess_indent
 
-from rag_ci.core.questionset.yamlsrc import load_yaml
+from rag_ci.core.base.yamlsrc import load_yaml
 from rag_ci.errors import ValidationError
 
 NEW_SET = "version: 1\nquestions:\n"

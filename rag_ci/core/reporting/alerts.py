@@ -14,8 +14,8 @@ from typing import Any
 from rag_ci.core.comparison.acceptance import StaleAcceptance
 from rag_ci.core.comparison.budgets import BudgetCheck
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
-from rag_ci.core.scoring.results import QuestionResult, RunResult
-from rag_ci.core.scoring.retrieval_metrics import is_refusal
+from rag_ci.core.results import QuestionResult, RunResult
+from rag_ci.core.base.text import is_refusal
 from rag_ci.core.scoring.verdict import cut_at_word
 
 

@@ -26,7 +26,7 @@ import jinja2
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.reporting import alerts, view
 from rag_ci.core.reporting.view import Commits
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 from rag_ci.core.scoring.verdict import cut_at_word, error_causes
 from rag_ci.core.comparison.stats import format_p as fmt_p, format_pp as fmt_pp
 

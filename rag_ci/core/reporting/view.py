@@ -18,7 +18,7 @@ from typing import Any
 
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.comparison.question_change import MetricChange
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 
 SHORT_SHA = 7
 STAGE_TITLES = {"source": "Source changed", "retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}

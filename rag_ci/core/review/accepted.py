@@ -21,7 +21,7 @@ from typing import Any
 
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
-from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
+from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
 
 DEFAULT_ACCEPTED_FILE = "accepted.yml"

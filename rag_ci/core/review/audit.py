@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.scoring.results import QuestionResult, RunResult
+from rag_ci.core.results import QuestionResult, RunResult
 
 # The metrics a human labels, and the sheet's column for each.
 LABEL_FIELDS: dict[str, str] = {"correctness": "correct", "completeness": "complete"}

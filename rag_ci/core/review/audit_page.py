@@ -14,7 +14,7 @@ from markupsafe import Markup
 
 from rag_ci.core.review.audit import LABEL_FIELDS, AuditSample, sheet_entries, sheet_header
 from rag_ci.core.reporting.render import _environment
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 
 _BUTTONS = {"correct": ("correct", "incorrect"), "complete": ("complete", "incomplete")}
 

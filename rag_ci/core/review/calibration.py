@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.scoring.results import RunResult
-from rag_ci.core.questionset.yamlsrc import line_of, load_yaml, unprintable_character
+from rag_ci.core.results import RunResult
+from rag_ci.core.base.yamlsrc import line_of, load_yaml, unprintable_character
 from rag_ci.errors import ValidationError
 
 _TRUE = {"true", "yes", "y", "1", "correct", "pass", "ok"}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date as Date
 from typing import Any, Literal
 
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 
 # The metrics a human labels (rag_ci.core.review.audit.LABEL_FIELDS).
 CALIBRATED_METRICS = ("correctness", "completeness")
@@ -82,7 +82,7 @@ def uncalibrated_reason(statuses: list[CalibrationStatus]) -> str | None:
 
 def calibration_limits(run: RunResult) -> tuple[int, float]:
     """(max age in days, min kappa) as the run recorded its judge policy; the defaults otherwise."""
-    from rag_ci.core.questionset.config import JudgeConfig
+    from rag_ci.core.config import JudgeConfig
 
     defaults = JudgeConfig()
     recorded = run.meta.policy.judge if run.meta.policy else {}

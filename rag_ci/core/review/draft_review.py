@@ -36,7 +36,7 @@ from rag_ci.core.questionset.documents import ambiguous_file_names, citation_sty
 from rag_ci.core.questionset.passages import Passage
 from rag_ci.core.questionset.questions import Question, QuestionSet
 from rag_ci.core.questionset.yaml_edit import flow_list, open_question_set, remove_items_and_status
-from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
+from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
 
 DECISIONS = ("approve", "reject")

@@ -9,7 +9,7 @@ from functools import cached_property
 
 from rag_ci.core.comparison.history import known_flaky, marked_lines, read_history, trend_summary, without_unvouched_marks
 from rag_ci.core.review.calibration_status import CalibrationStatus, statuses_from_history
-from rag_ci.core.scoring.results import RunResult
+from rag_ci.core.results import RunResult
 
 
 @dataclass(frozen=True)

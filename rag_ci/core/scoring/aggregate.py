@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from rag_ci.core.questionset.shards import Shard, select_shard
-from rag_ci.core.scoring.results import Aggregates, GroupAggregate, MetricAggregate, QuestionResult, RunResult
+from rag_ci.core.results import Aggregates, GroupAggregate, MetricAggregate, QuestionResult, RunResult
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

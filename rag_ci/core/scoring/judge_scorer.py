@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import Context, JudgeFingerprint, MetricResult, QuestionResult
+from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 
 
 class JudgeScorer(Protocol):

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rag_ci.core.base.text import is_refusal, normalise_text
-from rag_ci.core.questionset.config import MetricConfig
+from rag_ci.core.config import MetricConfig
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import Context, MetricResult
+from rag_ci.core.results import Context, MetricResult
 
 _SOURCE_SEPARATORS = ("#", ":", "/")
 # A file extension at the end of a source's last path part (`.txt`, `.md`, `.html`).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rag_ci.core.questionset.config import JUDGE_METRICS
-from rag_ci.core.scoring.results import GatePolicy, MetricResult, QuestionResult
+from rag_ci.core.config import JUDGE_METRICS
+from rag_ci.core.results import GatePolicy, MetricResult, QuestionResult
 
 
 def settling_metrics(now: GatePolicy, baseline: GatePolicy | None) -> frozenset[str]:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from rag_ci.core.scoring.results import MetricResult, QuestionResult, Verdict
+from rag_ci.core.results import MetricResult, QuestionResult, Verdict
 
 # Metrics that judge what was retrieved; the others judge the answer.
 RETRIEVAL_STAGE = frozenset({"hit_at_k", "mrr", "ndcg", "source_precision", "source_recall", "contextual_precision", "contextual_recall"})

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_ci.core.questionset.hashing import stable_hash
+from rag_ci.core.base.hashing import stable_hash
 from rag_ci.core.comparison.noise import majority_passes, reask_decision, should_reask
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import QuestionResult, Sample
+from rag_ci.core.results import QuestionResult, Sample
 
 
 async def answer_with_noise_control(replay: Any, question: Question, *, samples: int, runs: int) -> QuestionResult:

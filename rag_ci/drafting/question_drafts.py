@@ -2,7 +2,7 @@
 
 The I/O shell around the pure steps: the documents are read and cut into passages
 (rag_ci.core.questionset.passages), the mix is planned (.draft_plan), the writer drafts
-through DeepEval's Synthesizer (rag_ci.judges.writer), the goldens become routed drafts
+through DeepEval's Synthesizer (rag_ci.drafting.writer), the goldens become routed drafts
 (.drafts) and duplicates go (.dedupe); then the drafts are appended to questions.yml
 atomically, its comments and layout kept. The writer is checked before anything is read
 that costs time: a writer of the judge's family stops the command before any call.
@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import TextIO
 
-from rag_ci.core.questionset.config import Config, CorpusSpec, WriterConfig, parse_config
+from rag_ci.core.config import Config, CorpusSpec, WriterConfig, parse_config
 from rag_ci.core.questionset.coverage import coverage
 from rag_ci.core.questionset.dedupe import Known, dedupe, route_of
 from rag_ci.core.questionset.draft_checks import template_shingles
@@ -30,9 +30,9 @@ from rag_ci.core.questionset.drafts import Draft, Rejected, append_drafts, assig
 from rag_ci.core.questionset.passages import Passage, cut_passages
 from rag_ci.core.questionset.questions import QuestionSet, parse_question_set
 from rag_ci.core.questionset.yaml_edit import NEW_SET
-from rag_ci.corpus_files import CorpusFiles, corpus_folders, read_corpora
+from rag_ci.files.corpus_files import CorpusFiles, corpus_folders, read_corpora
 from rag_ci.errors import RagCiError
-from rag_ci.project import corpora_table
+from rag_ci.files.project import corpora_table
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _document_terms(sources: Sources) -> dict[str, frozenset[str]]:
 
 def bounds_line(writer_config: WriterConfig, time_limit_s: float) -> str:
     """The bounds a generate run keeps, printed before it starts (issue 34 §6)."""
-    from rag_ci.judges.writer import MAX_REPLY_CHARS
+    from rag_ci.drafting.writer import MAX_REPLY_CHARS
 
     return (f"bounds: the drafting stops after {_duration(time_limit_s)} (--time-limit, writer.time_limit_s), keeping what "
             f"it drafted by then; each writer call waits at most {writer_config.timeout_s:g} s (writer.timeout_s, "
@@ -157,11 +157,11 @@ def _duration(seconds: float) -> str:
 
 def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool = True, log: TextIO | None = None,
              time_limit_s: float | None = None) -> Outcome:
-    """Draft, check, dedupe and append; `writer` is a rag_ci.judges.writer.Writer. Past
+    """Draft, check, dedupe and append; `writer` is a rag_ci.drafting.writer.Writer. Past
     `time_limit_s` the jobs still running end and the finished ones' drafts are kept."""
     outcome = Outcome(plan=plan, writer=writer.label, time_limit_s=time_limit_s)
     results = _write(plan, writer, outcome, progress, log or sys.stderr, time_limit_s)
-    from rag_ci.judges.writer import TIME_LIMIT_REACHED, prompt_templates
+    from rag_ci.drafting.writer import TIME_LIMIT_REACHED, prompt_templates
 
     outcome.failed_jobs = {key: r.error for key, r in results.items() if r.error is not None}
     outcome.unfinished = sum(1 for error in outcome.failed_jobs.values() if TIME_LIMIT_REACHED in error)
@@ -191,7 +191,7 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
     outcome.dropped = [(item.item[1], item.reason(names.get(item.of))) for item in dropped]
     outcome.added = numbered
     if numbered:
-        from rag_ci.storage import write_text_atomic
+        from rag_ci.files.atomic import write_text_atomic
 
         today = date.today().isoformat()
         text = append_drafts(sources.questions_text, str(sources.questions_path), numbered, writer=writer.label, date=today)
@@ -202,7 +202,7 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
 
 def _write(plan: Plan, writer, outcome: Outcome, progress: bool, log: TextIO, time_limit_s: float | None) -> dict:
     """The writer's jobs, with a progress bar; the calls, tokens and cost recorded in `outcome`."""
-    from rag_ci.progress import make_progress
+    from rag_ci.runtime.progress import make_progress
 
     bar = make_progress(len(plan.jobs), progress, stream=log, label="writer jobs", failures="failed")
 
@@ -238,7 +238,7 @@ def summary(outcome: Outcome, questions_path: Path) -> list[str]:
     total = len(outcome.added)
     per_document = outcome.calls / plan.documents if plan.documents else 0.0
     own = [n for name, n in outcome.calls_per_document.items() if name not in ("cross-corpus", "out-of-scope")]
-    from rag_ci.judges.writer import TIME_LIMIT_REACHED
+    from rag_ci.drafting.writer import TIME_LIMIT_REACHED
 
     failed = [e for e in outcome.failed_jobs.values() if TIME_LIMIT_REACHED not in e]
     lines = [
@@ -281,7 +281,7 @@ def estimate_lines(plan: Plan, writer_config: WriterConfig, label: str) -> list[
     anything; a model rag-ci has no price for gets calls and tokens, and says so."""
     from rag_ci.judges.build import model_price
     from rag_ci.judges.providers import provider_spec
-    from rag_ci.judges.writer import FAKE_WRITER_MODEL, estimate
+    from rag_ci.drafting.writer import FAKE_WRITER_MODEL, estimate
 
     priced = writer_config.model_copy(update={"model": writer_config.model or FAKE_WRITER_MODEL})
     try:

@@ -28,7 +28,7 @@ def write_audit_sample(head, out: Path, fraction: float, seed: int, baseline=Non
     """Draw the sample and write the sheet (labels.yml or labels.csv) and audit.html into `out`."""
     from rag_ci.core.review.audit import draw_sample, labels_csv, labels_yaml
     from rag_ci.core.review.audit_page import render_audit_page
-    from rag_ci.storage import write_text_atomic
+    from rag_ci.files.atomic import write_text_atomic
 
     sample = draw_sample(head, fraction, seed, decided_by(baseline, head) if baseline is not None else None)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """rag-ci.yml (README.md, "rag-ci.yml"): the config models and their parsing, with file:line errors.
 
 Pure: takes text, returns models. Reading files and scanning `corpora_dir` is the
-caller's job (rag_ci.project).
+caller's job (rag_ci.files.project).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, model_validator, field_validator
 
-from rag_ci.core.questionset.api_mapping import check_template, compile_expression
-from rag_ci.core.questionset.hashing import stable_hash
-from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain, where
+from rag_ci.core.base.api_mapping import check_template, compile_expression
+from rag_ci.core.base.hashing import stable_hash
+from rag_ci.core.base.yamlsrc import load_yaml, to_plain, where
 from rag_ci.errors import ValidationError
 
 RETRIEVAL_METRICS = ("hit_at_k", "mrr", "ndcg", "source_precision", "source_recall", "keyword_coverage", "refusal")

@@ -1,6 +1,6 @@
 """The project: a loaded, validated rag-ci.yml with its question set and routing table.
 
-Reading and validating the files is all it does; replaying the questions is rag_ci.engine's job.
+Reading and validating the files is all it does; replaying the questions is rag_ci.run.engine's job.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_ci.core.questionset.config import Config, CorpusSpec, JudgeConfig, parse_config
+from rag_ci.core.config import Config, CorpusSpec, JudgeConfig, parse_config
 from rag_ci.core.questionset.questions import QuestionSet, parse_question_set
 from rag_ci.errors import RagCiError, ValidationError
 
@@ -64,7 +64,7 @@ def scan_corpora_dir(folder: Path) -> dict[str, CorpusSpec]:
         raise RagCiError(f"corpora_dir not found: {folder}")
     corpora: dict[str, CorpusSpec] = {}
     for sub in sorted(p for p in folder.iterdir() if not leaves(p, folder) and (p / "config.yml").is_file()):
-        from rag_ci.core.questionset.yamlsrc import load_yaml, to_plain
+        from rag_ci.core.base.yamlsrc import load_yaml, to_plain
 
         if leaves(sub / "config.yml", sub):
             continue
@@ -86,7 +86,7 @@ def repository_root(folder: Path) -> Path:
 
 def _corpora_of_dir(config_path: Path, text: str, corpora_dir: str) -> dict[str, CorpusSpec]:
     """`corpora_dir`, inside the repository: its errors name rag-ci.yml and the line."""
-    from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
+    from rag_ci.core.base.yamlsrc import line_of, load_yaml
 
     line = line_of(load_yaml(text, str(config_path)), "corpora_dir")
     where = f"{config_path}:{line}" if line else str(config_path)
@@ -103,7 +103,7 @@ def _corpora_of_dir(config_path: Path, text: str, corpora_dir: str) -> dict[str,
 
 def _refuse_corpus_paths_outside(config_path: Path, text: str, corpora: dict[str, CorpusSpec]) -> None:
     """A corpus's `path:` must stay inside the repository (its links resolved)."""
-    from rag_ci.core.questionset.yamlsrc import line_of, load_yaml
+    from rag_ci.core.base.yamlsrc import line_of, load_yaml
 
     repository = repository_root(config_path.parent)
     errors = []

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rag_ci.errors import RagCiError
-from rag_ci.redaction import Redactor
-from rag_ci.logsafe import neutralise
+from rag_ci.safety.redaction import Redactor
+from rag_ci.safety.logsafe import neutralise
 from rag_ci.targets.processes import OutputTail, permission_hint, target_process_kwargs
 
 VERBOSE_VARIABLE = "RAG_CI_VERBOSE"

@@ -27,7 +27,7 @@ from typing import BinaryIO
 
 from pydantic import ValidationError
 
-from rag_ci.core.scoring.results import QuestionResult, RunResult
+from rag_ci.core.results import QuestionResult, RunResult
 
 _OPEN = b'\n  "questions": [\n'  # the array's opening line, after the run's meta
 _BETWEEN = b"\n    },\n    {\n"  # one question's closing line, the next one's opening line

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from rag_ci.core.lean_model import LeanModel
+from rag_ci.core.base.lean_model import LeanModel
 
 # Bump when a field changes meaning or is removed; compare refuses other versions.
 SCHEMA_VERSION = 1
@@ -25,7 +25,7 @@ Verdict = Literal["pass", "fail", "error", "routing_error"]
 MetricKind = Literal["retrieval", "answer", "judge"]
 
 
-class _Model(LeanModel):  # no per-object "fields set" (rag_ci.core.lean_model says why)
+class _Model(LeanModel):  # no per-object "fields set" (rag_ci.core.base.lean_model says why)
     # NaN and infinity are refused: JSON has neither, and a NaN latency or score in a
     # results.json would poison every aggregate and comparison made with it.
     model_config = ConfigDict(extra="ignore", frozen=False, allow_inf_nan=False)
@@ -184,7 +184,7 @@ class JudgeFingerprint(_Model):
     prompt_hash: str  # hash of the installed DeepEval's metric prompt templates
 
     def digest(self) -> str:
-        from rag_ci.core.questionset.hashing import stable_hash
+        from rag_ci.core.base.hashing import stable_hash
 
         return stable_hash(self.model_dump())
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rag_ci.core.questionset.config import Config, WriterConfig
+from rag_ci.core.config import Config, WriterConfig
 from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.drafts import Written
 from rag_ci.errors import RagCiError

@@ -1,5 +1,5 @@
-"""One run, wired: build and start the target, replay, score, write (rag_ci.project loads the project;
-rag_ci.prepare runs the build steps; rag_ci.run.replay asks and scores each question).
+"""One run, wired: build and start the target, replay, score, write (rag_ci.files.project loads the project;
+rag_ci.run.prepare runs the build steps; rag_ci.run.replay asks and scores each question).
 
 This is the I/O shell around the pure core. It owns concurrency (a slot per
 target call, the judge has its own limit), time-outs, the resume journal and
@@ -17,25 +17,25 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_ci import __version__
-from rag_ci.confirm_target import answer_with_noise_control
+from rag_ci.run.confirm_target import answer_with_noise_control
 from rag_ci.core.scoring.aggregate import aggregate
-from rag_ci.core.questionset.config import Config
+from rag_ci.core.config import Config
 from rag_ci.core.comparison.identity import baseline_records
 from rag_ci.core.comparison.policy import policy_of
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.scoring.results import QuestionResult, RunMeta, RunResult
+from rag_ci.core.results import QuestionResult, RunMeta, RunResult
 from rag_ci.core.questionset.routing import route
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.questionset.shards import select_shard, shard_label
 from rag_ci.core.scoring.verdict import broken_run_reason
 from rag_ci.core.questionset.documents import DocumentIndex
-from rag_ci.corpus_files import corpus_folders, read_corpora
+from rag_ci.files.corpus_files import corpus_folders, read_corpora
 from rag_ci.errors import RagCiError
-from rag_ci.logsafe import neutralise
-from rag_ci.project import Project
-from rag_ci.prepare import git, git_dirty, run_build_steps, verbose_from_env
-from rag_ci.progress import make_progress
-from rag_ci.redaction import Redactor
+from rag_ci.safety.logsafe import neutralise
+from rag_ci.files.project import Project
+from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
+from rag_ci.runtime.progress import make_progress
+from rag_ci.safety.redaction import Redactor
 from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.results_file import save_results
@@ -68,7 +68,7 @@ def _redacted(exc: RagCiError, redact: Redactor) -> RagCiError:
 
 
 def run_redactor(config: Config, context: RunContext, environ: Mapping[str, str] | None = None) -> Redactor:
-    """The run's one redaction boundary (rag_ci.redaction): every secret rag-ci knows of."""
+    """The run's one redaction boundary (rag_ci.safety.redaction): every secret rag-ci knows of."""
     environ = os.environ if environ is None else environ
     try:
         declared = declared_secrets(config.target, environ)
@@ -88,7 +88,7 @@ class RunOptions:
     `baseline` is compared with and re-asked against even when `full` ignores its
     verdict cache. `samples` > 1 answers every question that many times (the baseline's
     pass rates, `baseline.samples`); otherwise a flip against the baseline is re-asked
-    (`gate.confirm_target_runs`, rag_ci/confirm_target.py). `run_context` defaults to
+    (`gate.confirm_target_runs`, rag_ci/run/confirm_target.py). `run_context` defaults to
     the project's git commit; `build: False` skips `target.build`; `verbose` shows the
     build steps' and the image build's output (default: RAG_CI_VERBOSE / RUNNER_DEBUG).
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag_ci.core.review.accepted import Acceptance, parse_accepted
-from rag_ci.core.questionset.config import Config
+from rag_ci.core.config import Config
 from rag_ci.errors import RagCiError
 
 

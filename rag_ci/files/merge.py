@@ -19,7 +19,7 @@ from typing import Any
 
 from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.questionset.shards import ShardError, parse_shard, shard_of
-from rag_ci.core.scoring.results import QuestionResult, RunMeta, RunResult
+from rag_ci.core.results import QuestionResult, RunMeta, RunResult
 from rag_ci.errors import RagCiError
 
 # What must be equal across the shards of one run, with the words used in errors.

@@ -18,15 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_ci.core.questionset.config import CorpusSpec
+from rag_ci.core.config import CorpusSpec
 from rag_ci.core.questionset.documents import Document, DocumentIndex, content_fingerprint
 from rag_ci.errors import RagCiError
-from rag_ci.project import leaves, repository_root
+from rag_ci.files.project import leaves, repository_root
 
 
 def corpus_folders(root: Path, corpora: Mapping[str, CorpusSpec]) -> dict[str, Path]:
     """Corpus -> its folder, for the corpora that have one; RagCiError when a folder is
-    missing or lies outside the repository (rag_ci.project refuses such a `path:` first)."""
+    missing or lies outside the repository (rag_ci.files.project refuses such a `path:` first)."""
     repository = repository_root(root)
     folders = {}
     for name, spec in corpora.items():

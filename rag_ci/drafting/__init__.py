@@ -1,0 +1,1 @@
+"""Drafting questions from the corpora: the writer and the drafting step."""

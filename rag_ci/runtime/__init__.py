@@ -1,0 +1,1 @@
+"""The process: signals, progress, the exit without the interpreter's teardown."""

@@ -1,0 +1,1 @@
+"""Safety: secrets, redaction of what the RAG says, the log boundary."""
