@@ -1,4 +1,4 @@
-"""A seeded stochastic RAG (a simulator, in memory): the generator noise of issue 16, reproducible.
+"""A seeded stochastic RAG (a simulator, in memory): generator noise, reproducible.
 
 Every request garbles its answer with probability `garble_rate`, drawn from a random
 stream seeded by (run seed, question id, how many times this question was asked in this

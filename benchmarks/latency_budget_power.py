@@ -27,7 +27,7 @@ from rag_ci.core.comparison.stats import paired_percentile_ratio_lower_bound
 
 def breaches(before: np.ndarray, after: np.ndarray, q: float, allowed_ratio: float, alpha: float, naive: bool = False) -> bool:
     over = np.percentile(after, q) > allowed_ratio * np.percentile(before, q)
-    if naive:  # the rule before issue 22: the point estimate alone
+    if naive:  # the older rule: the point estimate alone
         return bool(over)
     return bool(over and paired_percentile_ratio_lower_bound(before, after, q, alpha=alpha) > allowed_ratio)
 

@@ -1,6 +1,6 @@
 """`python -m benchmarks.target_outage`: the wall time of a run whose RAG stops answering.
 
-The PrivateGPT-like outage of issue 22: the app is up, its LLM API is down, so every
+A PrivateGPT-like outage: the app is up, its LLM API is down, so every
 question hangs until `timeout_s`. A baseline is made first with the healthy simulator
 (`SimulatedTarget`), so that every question that passed there is a flip the noise control
 would re-ask. Then the same questions go to `HangingTarget` and the run is timed.

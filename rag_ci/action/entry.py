@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import os
 import traceback
 from collections.abc import Callable
@@ -242,18 +243,15 @@ class Evaluation:
         if plan.produces_baseline and s.on_default_branch and outcome.exit_code == EXIT_PASS:
             store_baseline_copy(s, self.github, self.runner, self.output / RESULTS_FILE)  # outlives the artifact
 
-        markdown = render_markdown(head, outcome.comparison, notice=outcome.notice, links=self.links(),
+        report = functools.partial(render_markdown, head, outcome.comparison, notice=outcome.notice, links=self.links(),
                                    trend=self.history.trend(TREND_POINTS) if plan.trend else None,
                                    calibration=list(outcome.calibration), commits=commits, measured=outcome.measured,
                                    report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
+        markdown = report()  # the comment's length
         reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=list(outcome.calibration),
                                 history=self.history.entries, commits=commits)
         # The job summary holds the whole report (1 MiB), every row the comment had to cut.
-        self.runner.add_summary(summary_report(lambda limit: render_markdown(
-            head, outcome.comparison, notice=outcome.notice, links=self.links(),
-            trend=self.history.trend(TREND_POINTS) if plan.trend else None, calibration=list(outcome.calibration),
-            commits=commits, measured=outcome.measured, report_url=self.report_url(),
-            report_path=s.relative_to_workspace(self.output / REPORT_HTML), max_chars=limit)))
+        self.runner.add_summary(summary_report(lambda limit: report(max_chars=limit)))
         if plan.audit_sample and outcome.verdict != Verdict.BROKEN:
             self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""

@@ -148,15 +148,11 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path, in_ter
         return
     from rag_ci.core.review.draft_page import PAGE_FILE, REVIEWED_FILE, render_draft_page
     from rag_ci.core.review.draft_review import document_choices, review_entries
-    from rag_ci.drafting.question_drafts import passages_by_hash, read_sources
+    from rag_ci.cli.questions_review import read_set_with_drafts
+    from rag_ci.drafting.question_drafts import passages_by_hash
     from rag_ci.files.atomic import write_text_atomic
 
-    try:
-        sources = read_sources(config_path, questions_path)
-    except UnicodeDecodeError as exc:
-        raise UserError(str(exc)) from None
-    if sources.new_set:
-        raise UserError(f"question set not found: {sources.questions_path}")
+    sources = read_set_with_drafts(config_path, questions_path)
     documents = {f"{c}/{p}": text for (c, p), text in sources.files.texts.items()}
     entries = review_entries(sources.questions, passages_by_hash(sources.files), documents)
     if not entries:

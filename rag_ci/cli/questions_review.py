@@ -21,7 +21,8 @@ _reviewer_option = click.option("--reviewer", metavar="NAME", help="Who decided:
 _PASSAGE_CHARS = 1200
 
 
-def _read(config_path: Path, questions_path: Path | None):
+def read_set_with_drafts(config_path: Path, questions_path: Path | None):
+    """The project read for reviewing its drafts; a missing question set is the user's error."""
     from rag_ci.drafting.question_drafts import read_sources
 
     try:
@@ -58,7 +59,7 @@ def _decide(config_path: Path, questions_path: Path | None, ids: tuple[str, ...]
 
     from rag_ci.core.review.draft_review import Decision, Reviewed
 
-    sources = _read(config_path, questions_path)
+    sources = read_set_with_drafts(config_path, questions_path)
     drafts = _drafts(sources)
     wanted = [unicodedata.normalize("NFC", i) for i in ids]
     unknown = [i for i in wanted if i not in drafts]
@@ -187,7 +188,7 @@ def interactive_review(config_path: Path, questions_path: Path | None, out_dir: 
     from rag_ci.drafting.question_drafts import passages_by_hash
     from rag_ci.files.atomic import write_text_atomic
 
-    sources = _read(config_path, questions_path)
+    sources = read_set_with_drafts(config_path, questions_path)
     documents = {f"{c}/{p}": text for (c, p), text in sources.files.texts.items()}
     entries = review_entries(sources.questions, passages_by_hash(sources.files), documents)
     if not entries:

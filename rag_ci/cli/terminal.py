@@ -23,8 +23,8 @@ from rich.table import Table
 from rich.text import Text
 
 from rag_ci.core.comparison.question_change import QuestionChange
-from rag_ci.core.reporting import view
-from rag_ci.core.reporting.render import _headline as headline_of, fmt_budget
+from rag_ci.core.reporting import deltas, view
+from rag_ci.core.reporting.render import fmt_budget, verdict_headline as headline_of
 from rag_ci.core.results import RunResult
 from rag_ci.gate import Comparison
 
@@ -129,7 +129,7 @@ def _table(title: str, rows: Sequence[QuestionChange], params: dict) -> Renderab
 
 def _deltas(cmp: Comparison, head: RunResult) -> list[RenderableType]:
     parts: list[RenderableType] = []
-    rows = view.delta_rows(cmp, head)
+    rows = deltas.delta_rows(cmp, head)
     if rows:
         table = Table(title=Text("Latency and cost", style="bold"), title_justify="left")
         for column in ("", "baseline", "this run", "change", ""):

@@ -1,4 +1,4 @@
-"""A year in a real repository (issue 32), end to end: `python -m rag_ci` as the runner starts it,
+"""A year in a real repository, end to end: `python -m rag_ci` as the runner starts it,
 against FakeGitHubServer, through a scripted year of a repository's life.
 
 The workflows' own steps are played by the test exactly as .github/workflows/ writes them:

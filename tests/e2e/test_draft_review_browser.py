@@ -68,7 +68,7 @@ def test_edits_and_decisions_on_the_review_page_are_applied_to_the_question_set(
 
 
 def test_a_reviewer_moves_a_draft_to_another_corpus_and_document_on_the_page_and_apply_writes_it(tmp_path):
-    """Issue 35 §2: doc_id is picked from the routing table and sources from the corpora's
+    """doc_id is picked from the routing table and sources from the corpora's
     documents, both on the page; `questions apply` writes them into questions.yml."""
     folder = playwright_folder()
     example = tmp_path / "ex"

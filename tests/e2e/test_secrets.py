@@ -174,7 +174,7 @@ def assert_not_in_any_sink(fragments: list[str], run, fake, workspace: Path) -> 
 
 
 @pytest.mark.parametrize("broken", [True, False], ids=["broken run", "errors listed"])
-@pytest.mark.parametrize("quote_key", ["full", "split", "wrapped"])  # wrapped: issue 34
+@pytest.mark.parametrize("quote_key", ["full", "split", "wrapped"])  # wrapped: a key split across lines
 def test_a_judge_quoting_its_key_in_a_401_leaks_it_into_no_sink_of_a_pr_run(tmp_path, token, quote_key, broken):
     """The judge answers every call 401 with the key it was sent in its message. Broken run: every
     question errors, and the most common error is the notice of the comment, the summary and the

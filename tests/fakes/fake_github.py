@@ -497,7 +497,7 @@ class FakeGitHubServer:
         return {k: v for k, v in run.items() if k not in ("annotations", "requests")} | {
             "app": {"id": 15368, "slug": "github-actions", "name": "GitHub Actions"}, "check_suite": {"id": 5}}
 
-    # === A repository's year (issue 32): the clock, retention, deletions, App tokens ======
+    # === A repository's year: the clock, retention, deletions, App tokens ======
     # Artifacts expire after their retention (GitHub keeps listing an expired artifact with
     # `expired: true`, and its zip answers 410), artifacts and branches get deleted, main is
     # force-pushed (merge_bases changes), and the token may be a GitHub App's installation

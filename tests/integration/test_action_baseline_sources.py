@@ -1,4 +1,4 @@
-"""Where a pull request's baseline comes from once artifacts expire (issue 32): the data
+"""Where a pull request's baseline comes from once artifacts expire: the data
 branch's copy, or, when a baseline existed and is gone, exit 2 with the fix; merge queues;
 the sticky comment under an App's or a personal token.
 

@@ -71,7 +71,7 @@ def test_without_the_mapping_the_app_refuses_rag_cis_shape_and_the_run_says_so(t
 
 def test_a_doc_id_read_from_the_chunks_metadata_shows_the_apps_routing_leak(tmp_path):
     result = _run(_project(tmp_path), tmp_path / "r.json", env={"OWN_API_LEAK": "1"})
-    assert result.exit_code == 1  # a leak gates, with no baseline too (issue 34)
+    assert result.exit_code == 1  # a leak gates, with no baseline too
     run = json.loads((tmp_path / "r.json").read_text())
     assert {q["verdict"] for q in run["questions"]} == {"routing_error"}
     assert run["questions"][0]["leaks"] == ["other"]
@@ -87,7 +87,7 @@ def test_a_mapping_that_does_not_fit_the_reply_is_a_malformed_response_naming_th
 
 
 def test_a_jmespath_type_error_is_a_target_error_the_breaker_counts(tmp_path):
-    """Issue 34: `join` on objects was `internal error: JMESPathTypeError`, bypassing the breaker."""
+    """Before: `join` on objects was `internal error: JMESPathTypeError`, bypassing the breaker."""
     joined = MAPPING.replace("answer: result.text", "answer: \"join(' ', result.sources)\"")
     config = _project(tmp_path, mapping=joined + "  max_errors_at_start: 2\n  concurrency: 1\n")
     result = _run(config, tmp_path / "r.json")

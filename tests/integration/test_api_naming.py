@@ -1,5 +1,5 @@
 """A RAG that names corpora and documents its own way (`data/<corpus>/...`, a filter
-expression instead of a list) is matched by config alone (issue 35 §3): rag-ci's JMESPath
+expression instead of a list) is matched by config alone: rag-ci's JMESPath
 string functions read its sources, `each_corpus` builds its filter.
 
 The app is tests/fakes/data_folder_rag.py, a real HTTP server shaped like Pathway's

@@ -1,4 +1,4 @@
-"""A RAG reading the checkout's git config never sees the job token (issue 31 §4).
+"""A RAG reading the checkout's git config never sees the job token.
 
 actions/checkout keeps the token unless `persist-credentials: false`: v6 and later in
 `$RUNNER_TEMP/git-credentials-<uuid>.config`, included from `.git/config` by `includeIf.gitdir:`

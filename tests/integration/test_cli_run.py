@@ -98,7 +98,7 @@ def test_failing_questions_never_stop_the_run(tiny_project, tmp_path):
     # Half the questions error on purpose: allow that share (the default would call it a broken run).
     config = tiny_project(COMMAND_TARGET, QUESTIONS_WITH_FAILURES, "  concurrency: 1\ngate: {max_error_rate: 0.5}\n")
     result = invoke("run", "--config", config, "-o", tmp_path / "r.json", "--no-progress")
-    assert result.exit_code == 1  # the run completes; its routing leak gates (issue 34: with or without a baseline)
+    assert result.exit_code == 1  # the run completes; its routing leak gates (with or without a baseline)
     records = {q["id"]: q for q in json.loads((tmp_path / "r.json").read_text())["questions"]}
     assert {k: v["verdict"] for k, v in records.items()} == {
         "OK": "pass", "LEAK": "routing_error", "CRASH": "error", "SLOW": "error", "JUNK": "error", "AFTER": "pass"
@@ -221,7 +221,7 @@ def test_a_command_targets_latency_ends_when_its_reply_arrives_not_after_the_sec
 
 
 def test_run_without_a_baseline_exits_1_on_a_routing_leak(tmp_path):
-    """Issue 34: a run whose every question leaked exited 0 without --baseline."""
+    """Before: a run whose every question leaked exited 0 without --baseline."""
     (tmp_path / "rag-ci.yml").write_text(
         "questions: q.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"
         f"target: {{kind: python, entry: 'tiny_rag:answer', path: ['{FAKES}']}}\n"

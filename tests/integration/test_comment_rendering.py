@@ -46,7 +46,7 @@ def test_the_html_report_of_500_questions_puts_counts_and_regressions_before_a_c
     assert page.index('id="counts"') < page.index("Generation (100)") < page.index('<details id="chart" >') < page.index("<svg")
 
 
-# --- issue 33: the new lines as GitHub shows them ----------------------------------------------
+# --- the new lines as GitHub shows them ----------------------------------------------
 
 from test_comment_says_what_happened import EDITED, FULL, _charge, _timed  # noqa: E402
 from builders import question  # noqa: E402

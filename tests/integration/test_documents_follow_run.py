@@ -36,7 +36,7 @@ def test_a_regression_after_its_document_changed_is_labelled_stale_and_still_gat
     assert regression["source_changed"] == ["du2/battery.md"]
     assert all(r["source_changed"] == [] for r in report["regressions"] if "du2/battery.md" not in json.dumps(r))
     markdown = CliRunner().invoke(cli, ["compare", str(tmp_path / "base.json"), str(tmp_path / "head.json")])
-    # Its own stage (issue 33): the right chunk came back with the new fact, so not "Retrieval"
+    # Its own stage: the right chunk came back with the new fact, so not "Retrieval"
     # and no "the chunk that held … was cut"; Next says what to do.
     assert "### Source changed (1)" in markdown.output and "### Retrieval" not in markdown.output
     row = next(line for line in markdown.output.splitlines() if line.startswith("| DU2-CHARGE-TIME |"))

@@ -1,4 +1,4 @@
-"""From nothing to a valid project (issue 35 §5, "done when"): `rag-ci init` in an empty folder
+"""From nothing to a valid project: `rag-ci init` in an empty folder
 with two document folders, `rag-ci questions generate --writer fake`, the drafts approved,
 and `rag-ci validate` accepts it; the workflows init wrote pass actionlint."""
 

@@ -1,4 +1,4 @@
-"""Packaging with hatchling (issue 31 §5; issue 22 §6): `pip install <checkout>` leaves the
+"""Packaging with hatchling: `pip install <checkout>` leaves the
 checkout as it was (no build/ nor egg-info in a possibly read-only, root-owned checkout), the
 wheel carries every data file of the package (templates, JSON Schemas), the sdist builds a
 wheel itself, and `pip install -e` (the README's first command) points at the checkout."""

@@ -188,7 +188,7 @@ def test_a_question_set_that_does_not_exist_yet_is_started_with_the_drafts(examp
     assert all(s.startswith("du2/docs/") for d in drafts for s in d.sources)
 
 
-# -- issue 35 §1, §4, §6 and issue 34 §6: clean passages, checked writer output, bounds --------------------------
+# -- clean passages, checked writer output, bounds --------------------------
 
 REAL_DOCS = EXAMPLES.parent / "tests" / "fixtures" / "real_docs"
 
@@ -216,7 +216,7 @@ def test_fake_writer_drafts_have_under_5_percent_markup_or_fragment_references(p
 
 
 class _HugeWriter(WriterPolicy):
-    """A writer whose every question is 8 MB long (issue 34)."""
+    """A writer whose every question is 8 MB long."""
 
     def _inputs(self, prompt: str) -> dict:
         return {"data": [{"input": "What is " + "very " * 1_600_000 + "long?"}]}
@@ -229,7 +229,7 @@ def _generate_process(config, writer: str, *args: str, timeout: float) -> subpro
 
 
 def test_a_writer_reply_over_the_size_bound_fails_its_job_in_seconds_not_minutes(example):
-    # issue 34: a writer returning an 8 MB question per reply kept generate running past 120 s.
+    # Before: a writer returning an 8 MB question per reply kept generate running past 120 s.
     with FakeOpenAIJudgeServer(policy=JudgePolicy(writer=_HugeWriter())) as server:
         started = time.monotonic()
         done = _generate_process(example / "rag-ci.yml", f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}",
@@ -265,7 +265,7 @@ def test_the_time_limit_ends_the_jobs_still_running_and_keeps_what_the_others_dr
 
 
 class _EchoingWriter(WriterPolicy):
-    """A writer that echoes its prompt (issue 35: "Scenario/Task/Input Format" in a question)."""
+    """A writer that echoes its prompt ("Scenario/Task/Input Format" in a question)."""
 
     def _inputs(self, prompt: str) -> dict:
         reply = super()._inputs(prompt)
@@ -291,7 +291,7 @@ def test_writer_prompt_echoes_and_placeholders_are_dropped_and_counted(example):
 
 
 def test_estimate_works_for_a_model_rag_ci_knows_neither_the_family_nor_the_price_of(example):
-    # issue 35: an unknown writer model was refused even for --estimate.
+    # Before: an unknown writer model was refused even for --estimate.
     result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer",
                     "openai-compatible:house-model-7b@http://127.0.0.1:9/v1", "--estimate", "--corpus", "du2")
     assert result.exit_code == 0, result.output

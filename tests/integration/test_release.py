@@ -1,4 +1,4 @@
-"""The release, rehearsed on this machine (issue 31): everything .github/workflows/release.yml
+"""The release, rehearsed on this machine: everything .github/workflows/release.yml
 does but the pushes, by the script it calls (.github/scripts/release.py): every place states
 one version, the sdist and the wheel build and pass `twine check`, the wheel holds the
 package's data files, the image's labels are declared, action.yml is rewritten to run an

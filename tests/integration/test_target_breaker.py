@@ -141,7 +141,7 @@ def test_a_hanging_command_target_is_not_restarted_once_the_run_is_broken(tmp_pa
 
 
 def test_warm_ups_that_hang_never_trip_the_breaker_the_first_question_decides(tmp_path):
-    """Issue 34: unscored warm-ups that hang tripped the breaker, and a healthy target was never asked (exit 2)."""
+    """Before: unscored warm-ups that hang tripped the breaker, and a healthy target was never asked (exit 2)."""
     port = free_port()
     config = _project(tmp_path, 4, _http_target(port, "  concurrency: 1\n  warmup: 4\n  timeout_s: 1\n"))
     log = tmp_path / "asked.log"
@@ -154,7 +154,7 @@ def test_warm_ups_that_hang_never_trip_the_breaker_the_first_question_decides(tm
 
 
 def test_two_slow_first_calls_on_a_small_set_are_re_asked_not_a_broken_run(tmp_path):
-    """Issue 34: two slow first calls on a 4-question set made the run "broken" (50 % > 20 %)."""
+    """Before: two slow first calls on a 4-question set made the run "broken" (50 % > 20 %)."""
     port = free_port()
     config = _project(tmp_path, 4, _http_target(port, "  concurrency: 2\n  warmup: 0\n  timeout_s: 1\n"))
     log = tmp_path / "asked.log"

@@ -141,7 +141,7 @@ def _deep_refused(reply) -> bool:
 
 
 def test_a_command_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursion_error():
-    """Issue 34: `internal error: RecursionError`."""
+    """Before: `internal error: RecursionError`."""
     q1, q2 = replay(unruly(UNRULY_RAG="Q1=deep"), request("Q1"), request("Q2"))
     assert _deep_refused(q1), q1
     assert q2["answer"].endswith("[Q2]")
@@ -173,7 +173,7 @@ def test_a_python_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursi
 
 
 def test_a_function_that_patches_the_workers_json_encoder_and_base_exception_errors_its_question():
-    """Issue 34 (second campaign's leftover): a call that replaced json's encoder and
+    """Before: a call that replaced json's encoder and
     builtins.BaseException inside the worker turned its own exception into a passing reply,
     and the next questions got that forged reply too."""
     target = hostile_python("encoder")

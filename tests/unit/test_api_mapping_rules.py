@@ -76,7 +76,7 @@ def test_usage_is_an_expression_building_the_contracts_object():
      "target.response.context.text: join() needs strings, got a number at parts[1] (context 1)"),
 ])
 def test_a_jmespath_type_error_is_a_target_error_naming_the_expression_and_the_values_type(mapping, raw, message):
-    """Issue 34: `internal error: JMESPathTypeError`, which the breaker never counted."""
+    """Before: `internal error: JMESPathTypeError`, which the breaker never counted."""
     with pytest.raises(TargetError) as caught:
         map_reply(mapping, raw)
     assert message in str(caught.value), str(caught.value)

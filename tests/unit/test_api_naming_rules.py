@@ -1,4 +1,4 @@
-"""rag-ci's JMESPath string functions and `each_corpus` request templates (issue 35 §3)."""
+"""rag-ci's JMESPath string functions and `each_corpus` request templates."""
 
 import pytest
 

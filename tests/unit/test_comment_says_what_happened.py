@@ -1,4 +1,4 @@
-"""The comment's last misleading and confusing lines (issue 33, Required 5; issue 35 §6): each
+"""The comment's last misleading and confusing lines: each
 test quotes the held-out evidence it fixes and failed on the code before the fix."""
 
 from __future__ import annotations
@@ -274,7 +274,7 @@ def test_a_run_from_a_checkout_with_uncommitted_changes_is_not_shown_as_the_comm
     assert "`ccccccc` + uncommitted changes" in _line(md, "**Compared:**")
 
 
-# --- issue 35 §6 ------------------------------------------------------------------------------
+# --- what the report says of an empty retrieval and an empty index ---------------------------
 
 def test_an_answer_with_no_contexts_says_retrieved_nothing():
     old = question("A", metrics=[metric(HIT, 1.0, 1.0)])

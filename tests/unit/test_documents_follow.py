@@ -25,7 +25,7 @@ def test_a_regression_whose_cited_document_changed_is_labelled_and_still_gates()
     by_id = {c.id: c for c in comparison.regressions}
     assert by_id["A"].source_changed == ("du2/battery.md",) and by_id["B"].source_changed == ()
     text = render_markdown(head, comparison)
-    # Its own group (issue 33): the changed document decides the stage, said in A's row, not B's.
+    # Its own group: the changed document decides the stage, said in A's row, not B's.
     assert "### Source changed (1)" in text and "### Retrieval (1)" in text
     row = next(line for line in text.splitlines() if line.startswith("| A |"))
     assert f"du2/battery.md {LABEL}" in row and text.count(LABEL) == 1

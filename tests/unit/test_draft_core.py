@@ -110,7 +110,7 @@ def test_the_example_plan_pairs_the_two_manuals_pages_on_the_same_topic_and_is_r
 
 
 def test_a_plan_without_cross_corpus_drafts_says_why():
-    # issue 35: no cross-corpus drafts, and no hint why.
+    # Before: no cross-corpus drafts, and no hint why.
     documents = example_documents()
     assert plan_drafts(documents, per_document=1, adversarial=0.25, seed=0, descriptions={}).cross_corpus_note == ""
     du3 = [d for d in documents if d.corpus == "du3"]

@@ -170,7 +170,7 @@ def test_a_review_of_drafts_that_changed_since_or_a_malformed_file_is_refused_na
 
 
 def test_a_reference_that_is_no_sentence_of_its_passage_is_dropped_with_its_reason():
-    # issue 35: references that were an <img> tag, half a command, a code fence line, a bare heading, a cut sentence.
+    # Before: references that were an <img> tag, half a command, a code fence line, a bare heading, a cut sentence.
     passage = Passage("du2", "docs/battery.md", 1, "Charging",
                       "## Charging\n\nThe standard 2 A charger fills an empty PowerPack 400 in 6.5 hours, unless the "
                       "battery is colder than 0 °C.")
@@ -208,7 +208,7 @@ def test_a_reference_cut_out_of_a_sentence_of_its_passage_is_a_fragment():
 
 
 def test_the_adversarial_warning_compares_with_the_share_asked_for_and_does_not_round_into_it():
-    # issue 35: "26 %" was printed for the documented 25 % default (the plan's own share, rounded up).
+    # Before: "26 %" was printed for the documented 25 % default (the plan's own share, rounded up).
     from pathlib import Path
 
     from rag_ci.core.questionset.drafts import Draft

@@ -125,7 +125,7 @@ DOC = ("The drive unit delivers 250 W of continuous power. It weighs 3.2 kg and 
 
 def _repository_with_links_out(tmp_path):
     """A repository whose corpora_dir holds a corpus with a file symlink and a folder symlink
-    leaving it, and a corpus sub-folder that is itself a symlink outside (issue 34)."""
+    leaving it, and a corpus sub-folder that is itself a symlink outside."""
     outside = tmp_path / "outside"
     write(outside / "secret.md", SECRET + "\n")
     write(outside / "corpus" / "config.yml", "description: outside\n")
@@ -143,7 +143,7 @@ def _repository_with_links_out(tmp_path):
 
 
 def test_generate_never_reads_a_file_a_symlink_leads_outside_the_corpus_to(tmp_path):
-    """Issue 34: a contributed symlink made `generate` send local files to the writer and commit them."""
+    """Before: a contributed symlink made `generate` send local files to the writer and commit them."""
     repo = _repository_with_links_out(tmp_path)
     result = cli_run("questions", "generate", "--config", str(repo / "rag-ci.yml"), "--writer", "fake", "--no-progress")
     assert result.exit_code == 0, result.output

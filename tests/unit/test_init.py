@@ -1,5 +1,5 @@
 """`rag-ci init`: a project from nothing, never overwriting; the workflows it writes are the
-repository's own (issue 35 §5)."""
+repository's own."""
 
 from __future__ import annotations
 

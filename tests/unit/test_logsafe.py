@@ -99,7 +99,7 @@ def test_cli_errors_and_reports_are_printed_inert(tmp_path):
 
 
 def test_a_corpus_path_carrying_workflow_commands_reaches_stderr_inert(tmp_path):
-    """Issue 34: the engine's `[rag-ci] warning: {exc}` print carried a corpus path's
+    """Before: the engine's `[rag-ci] warning: {exc}` print carried a corpus path's
     `\\n::set-output ...\\n::add-mask::` to the runner raw."""
     from pathlib import Path
 
@@ -171,7 +171,7 @@ def _print_sites():
 
 
 def test_every_print_in_rag_ci_passes_its_text_through_the_log_boundary():
-    """Issue 34 §2: the boundary is enforced, not remembered: a new print of untrusted text fails here.
+    """The boundary is enforced, not remembered: a new print of untrusted text fails here.
     (`echo(...)` in rag_ci/cli is rag_ci.cli.echo.echo, which neutralises: not a site.)"""
     import ast
 

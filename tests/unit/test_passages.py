@@ -1,4 +1,4 @@
-"""Passages from a document's structure (issue 35 §1): each format parsed, what is no prose left out.
+"""Passages from a document's structure: each format parsed, what is no prose left out.
 
 A passage is what `questions generate` asks the writer to draft from and what the review page
 shows beside a draft: it must hold the document's sentences whole, and none of its markup."""
@@ -163,7 +163,7 @@ def test_source_code_and_data_files_give_no_passages():
 @pytest.mark.parametrize("path", sorted(p.relative_to(REAL_DOCS).as_posix() for p in REAL_DOCS.rglob("*.md")))
 def test_a_real_projects_documentation_gives_passages_without_markup(path):
     """uvicorn's and llm-app's documentation (tests/fixtures/real_docs): badges, HTML blocks,
-    mermaid, admonitions, tabs, tables and link lists, as a user indexed them (issue 35)."""
+    mermaid, admonitions, tabs, tables and link lists, as a user indexed them."""
     source = (REAL_DOCS / path).read_text(encoding="utf-8")
     passages = cut_passages(path.split("/", 1)[0], path, source)
     assert passages

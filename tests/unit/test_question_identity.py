@@ -63,7 +63,7 @@ def test_a_hash_shared_by_several_removed_questions_pairs_none_and_one_removed_p
 
 
 def test_a_passing_question_re_added_under_two_ids_both_failing_gates_on_both():
-    """Issue 34: removed and re-added as two ids with the same content, both failing, passed
+    """Before: removed and re-added as two ids with the same content, both failing, passed
     (the rename rule needed exactly one match): each copy is compared with the question it copies."""
     def same(record):
         record.question_hash = "same"  # the same content under another id

@@ -139,7 +139,7 @@ def test_a_name_that_merely_contains_token_or_key_is_no_secret_name():
 @pytest.mark.parametrize("wrap", ["\n  ", "\n\t", " ", "\u2028", "\n> ", "  \r\n    "],
                          ids=["indented line", "tab", "collapsed to a space", "line separator", "quoted", "CRLF and spaces"])
 def test_a_judge_key_wrapped_across_two_lines_in_a_401_is_masked_in_both_halves(wrap):
-    """Issue 34: the key split across two lines (wrapped, indented, collapsed) still showed its second half."""
+    """Before: the key split across two lines (wrapped, indented, collapsed) still showed its second half."""
     key = "sk-proj-Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7s"
     half = len(key) // 2
     message = f"Incorrect API key provided: {key[:half]}{wrap}{key[half:]}. You can find your API key at https://x"
@@ -159,7 +159,7 @@ def test_the_second_half_of_a_key_alone_is_masked_once_its_first_half_was_cut_aw
 
 
 def test_the_runners_command_files_never_reach_the_target_by_pass_env_or_env():
-    """Issue 34: the target must not even see the paths of GITHUB_OUTPUT, GITHUB_ENV, the summary..."""
+    """The target must not even see the paths of GITHUB_OUTPUT, GITHUB_ENV, the summary..."""
     environ = {"PATH": "/usr/bin", "GITHUB_ENV": "/runner/env", "GITHUB_OUTPUT": "/runner/out", "GITHUB_PATH": "/runner/path",
                "GITHUB_STEP_SUMMARY": "/runner/summary", "GITHUB_STATE": "/runner/state", "GITHUB_SHA": "1" * 40}
     extra = {**passed_env(["GITHUB_*", "GITHUB_OUTPUT"], environ), "MY_OUT": "/runner/out", "SUMMARY_AT": "/runner/summary",

@@ -217,7 +217,7 @@ def test_the_prs_gate_changes_open_the_report_escaped_and_not_comparable_metrics
 
 
 def test_an_html_payload_in_a_question_id_is_nowhere_raw_in_the_comment_or_the_report():
-    """Issue 34 (second campaign's leftover): `<img src=x onerror=…>` as a question id survived raw in
+    """Before: `<img src=x onerror=…>` as a question id survived raw in
     the PR comment (the accepted-file snippet). Every rendering of an id is inert, the snippet
     still YAML that reads back as the same id."""
     from ruamel.yaml import YAML

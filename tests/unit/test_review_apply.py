@@ -1,6 +1,6 @@
 """`questions apply` on realistic question files: every comment and blank line that does not
 belong to a rejected draft stays where it was; ids match across Unicode normal forms; an
-entry without the hash the page recorded is refused (issue 34 §4)."""
+entry without the hash the page recorded is refused."""
 
 from __future__ import annotations
 

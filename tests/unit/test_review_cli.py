@@ -1,5 +1,5 @@
 """Reviewing drafts without a browser: `questions approve/reject/edit` and `questions review --cli`
-write the same decisions the page exports, through the same checks (issue 35 §2)."""
+write the same decisions the page exports, through the same checks."""
 
 from __future__ import annotations
 

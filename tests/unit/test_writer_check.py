@@ -61,7 +61,7 @@ def test_writer_option_overrides_the_writer_block_like_judge_does():
     assert config(writer={"provider": "fake"}).fingerprint() == config().fingerprint()  # a writer changes no run
 
 
-# -- issue 35 §4: what the writer wrote is checked for its own prompt ------------------------------------------------
+# -- what the writer wrote is checked for its own prompt ------------------------------------------------
 
 from rag_ci.core.questionset.draft_checks import echo_problem, template_shingles  # noqa: E402
 from rag_ci.drafting.writer import prompt_templates  # noqa: E402

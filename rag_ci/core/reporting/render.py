@@ -25,6 +25,8 @@ import jinja2
 
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.reporting import alerts, view
+from rag_ci.core.reporting import deltas
+from rag_ci.core.reporting.deltas import ms_text
 from rag_ci.core.reporting.view import Commits
 from rag_ci.core.results import RunResult
 from rag_ci.core.scoring.verdict import cut_at_word, error_causes
@@ -140,16 +142,16 @@ def fmt_delta(delta: Delta, digits: int = 2, unit: str = "") -> str:
 
 
 def fmt_ms(seconds: float | None) -> str:
-    return view._ms(seconds)[1]
+    return ms_text(seconds)[1]
 
 
 def fmt_ms_delta(delta: Delta) -> str:
     """A latency change in ms, from the latencies displayed beside it."""
-    (old, _), (new, _) = view._ms(delta.old), view._ms(delta.new)
+    (old, _), (new, _) = ms_text(delta.old), ms_text(delta.new)
     if old is None or new is None:
         return "–"
     change = new - old
-    return _signed(change, view._ms(abs(change), delta_of=True, like=min(old, new))[1])
+    return _signed(change, ms_text(abs(change), delta_of=True, like=min(old, new))[1])
 
 
 def fmt_usd_delta(delta: Delta) -> str:
@@ -235,11 +237,11 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                        usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p, ms_delta=fmt_ms_delta,
                        usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml,
                        latency_delta=fmt_latency_delta)
-    env.globals.update(word_diff=word_diff, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
+    env.globals.update(word_diff=word_diff, delta_rows=deltas.delta_rows, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
                        **{name: getattr(view, name) for name in (
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
                            "metric_cell", "why_cell", "leak_words", "noise_words", "baseline_words",
-                           "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows", "delta_rows",
+                           "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows",
                            "answers_words", "gate_off_after_merge", "dirty_words")},
                        **{name: getattr(alerts, name) for name in (
                            "fake_judge_after_merge", "broken_words", "changed_sources_line", "budget_limit", "stale_dead",
@@ -248,7 +250,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     return env
 
 
-def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]:
+def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]:
     """The verdict class and the headline: what kind of failure, leaks first."""
     if head.meta.broken:
         return "fail", "⛔ broken run: not a result"
@@ -258,7 +260,7 @@ def _headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]
     accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
     # A passing headline names big rises of latency or cost: a table's ⚠️ alone goes unread when
     # nothing else calls for reading on (a failing comment is read on; a breach is a reason above).
-    rises = "".join(f" · {w}" for w in view.delta_warnings(comparison, head))
+    rises = "".join(f" · {w}" for w in deltas.delta_warnings(comparison, head))
     if comparison.verdict == "fail":
         reasons = []
         if comparison.fail_on == "significant_drop":
@@ -305,7 +307,7 @@ def render_markdown(
     `trend` is rag_ci.core.comparison.history.trend_summary(...); `report_url` (the run's artifact or
     page) or `report_path` (a local file) is where the full HTML report is; `commits` what was
     compared; `measured` the judge-free regressions a broken run found (listed, not gating)."""
-    verdict, headline = _headline(head, comparison)
+    verdict, headline = verdict_headline(head, comparison)
     template = _environment(False).get_template("report.md.j2")
     empty_index = alerts.empty_index_warning(head)  # once, not per shortening
     text = ""
@@ -361,7 +363,7 @@ def html_chunks(head: RunResult, comparison: Comparison | None = None, *, calibr
 
     from rag_ci.core.reporting.charts import score_delta_chart, trend_charts
 
-    verdict, headline = _headline(head, comparison)
+    verdict, headline = verdict_headline(head, comparison)
     entries = (history or [])[-10:]
     return _environment(True).get_template("report.html.j2").generate(
         head=head,

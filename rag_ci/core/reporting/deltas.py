@@ -1,0 +1,104 @@
+"""Latency and cost, baseline → this run, as the report shows them: each row's displayed
+values, its change from the displayed values, and its flag (a rise beyond ±20 %, a budget
+breached, or within noise). Pure: numbers in, text out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rag_ci.core.comparison.compare import Comparison, Delta
+from rag_ci.core.results import RunResult
+
+BIG_CHANGE = 0.20  # a relative change beyond ±20 % is flagged
+LATENCY_NOISE_S = 0.010  # ... unless it is under 10 ms: timer noise on a fast target
+
+
+@dataclass(frozen=True)
+class DeltaRow:
+    label: str
+    old: str
+    new: str
+    change: str  # from the displayed values: '+1.2 ms (+35 %)', '±0 ms'
+    flag: str  # '⚠️' beyond ±20 %, '❌ over budget', '✅ within noise (budget)'
+    relative: str = ""  # '+35 %': what the headline says of a flagged rise
+
+
+def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
+    """Latency and cost, baseline → this run; rows without data left out (no judge row
+    on a judge-free run, no cost rows when the target reports no cost)."""
+    breached = {b.name for b in cmp.budget_breaches}
+    noisy = {b.name for b in cmp.budgets if b.within_noise}  # the Budgets table says "within noise": so does this one
+    rows = []
+    for label, delta, budget in (("latency p50", cmp.latency_p50_s, "latency_p50"), ("latency p95", cmp.latency_p95_s, "latency_p95")):
+        if delta.old is not None or delta.new is not None:
+            rows.append(_row(label, delta, ms_text, budget in breached, noise=LATENCY_NOISE_S, within_noise=budget in noisy))
+    if _shown_cost(cmp.generator_cost_usd):
+        rows.append(_row("generator cost", cmp.generator_cost_usd, usd_text, "cost_per_question_usd" in breached))
+    if _shown_cost(cmp.judge_cost_usd):  # $0.0000 → $0.0000 says nothing
+        rows.append(_row("judge cost", cmp.judge_cost_usd, usd_text, "judge_cost_usd" in breached))
+    return rows
+
+
+def _shown_cost(delta: Delta) -> bool:
+    return bool(round(delta.old or 0.0, 4) or round(delta.new or 0.0, 4))
+
+
+HEADLINE_LABELS = {"latency p50": "p50", "latency p95": "p95", "generator cost": "cost", "judge cost": "judge cost"}
+
+
+def delta_warnings(cmp: Comparison, head: RunResult) -> list[str]:
+    """['cost +100 %', 'p95 +41 %']: the flagged rises of latency and cost, for the headline
+    (a breached budget is said there already)."""
+    rises = [row for row in delta_rows(cmp, head) if row.flag == "⚠️" and row.relative.startswith("+")]
+    if any(row.label == "latency p95" for row in rises):  # one latency word is enough for a headline
+        rises = [row for row in rises if row.label != "latency p50"]
+    return [f"{HEADLINE_LABELS.get(row.label, row.label)} {row.relative}" for row in rises]
+
+
+def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0, within_noise: bool = False) -> DeltaRow:
+    (old_value, old_text), (new_value, new_text) = show(delta.old), show(delta.new)
+    if old_value is None or new_value is None:
+        return DeltaRow(label, old_text, new_text, "–", "❌ over budget" if breached else "")
+    change = new_value - old_value
+    unit_text = show(abs(change), delta_of=True, like=min(old_value, new_value))[1]
+    sign = "+" if change > 0 else "−" if change < 0 else "±"
+    relative = change / old_value if old_value else None
+    rel_text = f" ({sign if change else ''}{abs(relative) * 100:.0f} %)" if relative is not None and change else ""
+    big = relative is not None and abs(relative) > BIG_CHANGE and abs(change) >= noise * _scale(show)
+    flag = "❌ over budget" if breached else "✅ within noise (see Budgets)" if within_noise else "⚠️" if big else ""
+    relative_text = f"{sign}{abs(relative) * 100:.0f} %" if relative is not None and change else ""
+    return DeltaRow(label, old_text, new_text, f"{sign}{unit_text}{rel_text}", flag, relative_text)
+
+
+def _scale(show: Any) -> float:
+    return 1000.0 if show is ms_text else 1.0  # ms_text works in displayed milliseconds
+
+
+def ms_text(seconds: float | None, delta_of: bool = False, like: float | None = None) -> tuple[float | None, str]:
+    """(the value as displayed, in ms; its text): 1 decimal under 10 ms, whole ms under 10 s, then s.
+    A change (`delta_of`: already in ms) is shown with the precision of the values `like` it."""
+    if seconds is None:
+        return None, "–"
+    ms = seconds if delta_of else seconds * 1000
+    scale = ms if like is None else like
+    if scale >= 10_000 and like is not None:
+        return ms, f"{ms / 1000:.1f} s"
+    if scale >= 10 and like is not None:
+        return ms, f"{ms:.0f} ms"
+    if ms < 10:
+        value = round(ms, 1)
+        return value, f"{value:.1f} ms"
+    if ms < 10_000:
+        value = float(round(ms))
+        return value, f"{value:.0f} ms"
+    value = round(ms / 1000, 1) * 1000
+    return value, f"{value / 1000:.1f} s"
+
+
+def usd_text(value: float | None, delta_of: bool = False, like: float | None = None) -> tuple[float | None, str]:
+    if value is None:
+        return None, "–"
+    shown = round(value, 4)
+    return shown, f"${shown:.4f}"
