@@ -13,6 +13,8 @@ import click
 
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
+from rag_ci.cli.questions_review import (approve, config_option as _config_option, edit, interactive_review,
+                                         questions_option as _questions_option, read_set_with_drafts, reject)
 from rag_ci.errors import RagCiError
 
 
@@ -58,12 +60,6 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
     if result.added:
         echo("Fill in reference, doc_id and sources, then remove `status: draft`: "
                    "`rag-ci validate` refuses drafts and lists them.")
-
-
-_questions_option = click.option("--questions", "questions_path", type=click.Path(dir_okay=False, path_type=Path),
-                                 help="The questions.yml to use (instead of the config's).")
-_config_option = click.option("--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml",
-                              show_default=True, help="rag-ci.yml (corpora, judge, writer, question set).")
 
 
 @questions.command("generate")
@@ -142,13 +138,11 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path, in_ter
     it saves reviewed.yml, which `rag-ci questions apply` merges. Without a browser: --cli,
     or `rag-ci questions approve/reject/edit`."""
     if in_terminal:
-        from rag_ci.cli.questions_review import interactive_review
 
         interactive_review(config_path, questions_path, out_dir, reviewer)
         return
     from rag_ci.core.review.draft_page import PAGE_FILE, REVIEWED_FILE, render_draft_page
     from rag_ci.core.review.draft_review import document_choices, review_entries
-    from rag_ci.cli.questions_review import read_set_with_drafts
     from rag_ci.drafting.question_drafts import passages_by_hash
     from rag_ci.files.atomic import write_text_atomic
 
@@ -199,4 +193,5 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
         echo("Bump `version` in the question set when references changed; `rag-ci validate` checks the rest.")
 
 
-from rag_ci.cli import questions_review as _questions_review  # noqa: E402,F401  registers approve, reject, edit
+for _command in (approve, reject, edit):  # a review without a browser (rag_ci/cli/questions_review.py)
+    questions.add_command(_command)

@@ -15,8 +15,11 @@ import click
 
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
-from rag_ci.cli.questions import _config_option, _questions_option, questions
 
+questions_option = click.option("--questions", "questions_path", type=click.Path(dir_okay=False, path_type=Path),
+                                help="The questions.yml to use (instead of the config's).")
+config_option = click.option("--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml",
+                             show_default=True, help="rag-ci.yml (corpora, judge, writer, question set).")
 _reviewer_option = click.option("--reviewer", metavar="NAME", help="Who decided: recorded in the draft's provenance (reviewed_by).")
 _PASSAGE_CHARS = 1200
 
@@ -70,28 +73,28 @@ def _decide(config_path: Path, questions_path: Path | None, ids: tuple[str, ...]
     apply_decisions(sources, Reviewed(reviewer, decisions), "the command line")
 
 
-@questions.command("approve")
+@click.command("approve")
 @click.argument("ids", nargs=-1, required=True, metavar="ID…")
 @_reviewer_option
-@_config_option
-@_questions_option
+@config_option
+@questions_option
 @user_errors
 def approve(ids: tuple[str, ...], reviewer: str | None, config_path: Path, questions_path: Path | None) -> None:
     """Approve drafts as they are: they lose `status: draft` and join the gated set."""
     _decide(config_path, questions_path, ids, "approve", reviewer)
 
 
-@questions.command("reject")
+@click.command("reject")
 @click.argument("ids", nargs=-1, required=True, metavar="ID…")
-@_config_option
-@_questions_option
+@config_option
+@questions_option
 @user_errors
 def reject(ids: tuple[str, ...], config_path: Path, questions_path: Path | None) -> None:
     """Remove drafts from the question set (their own lines and comments only)."""
     _decide(config_path, questions_path, ids, "reject", None)
 
 
-@questions.command("edit")
+@click.command("edit")
 @click.argument("qid", metavar="ID")
 @click.option("--question", help="The question's new words.")
 @click.option("--reference", help="The new reference answer.")
@@ -102,8 +105,8 @@ def reject(ids: tuple[str, ...], config_path: Path, questions_path: Path | None)
 @click.option("--tags", "tags", multiple=True, metavar="TAG", help="A tag (repeat; replaces the list).")
 @click.option("--approve", "approve_too", is_flag=True, help="Approve it too (otherwise it stays a draft, edited).")
 @_reviewer_option
-@_config_option
-@_questions_option
+@config_option
+@questions_option
 @user_errors
 def edit(qid: str, question: str | None, reference: str | None, keywords: tuple[str, ...], doc_id: tuple[str, ...],
          sources: tuple[str, ...], expect: str | None, tags: tuple[str, ...], approve_too: bool, reviewer: str | None,
