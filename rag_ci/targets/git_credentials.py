@@ -158,6 +158,6 @@ def refuse_persisted_credentials(folder: Path) -> None:
         f"the checkout keeps a git credential the RAG under test could read and use ({where}). "
         "rag-ci does not start the RAG next to it: check out with `persist-credentials: false` "
         "(actions/checkout: `with: {persist-credentials: false}`), or remove the credential before rag-ci runs "
-        "(GitLab CI: `git remote set-url origin \"$CI_SERVER_URL/$CI_PROJECT_PATH.git\"`). "
+        "(GitLab CI: `sed -i -E 's#(://)[^/@]*@#\\1#' .git/config`, as examples/.gitlab-ci.yml does). "
         "rag-ci itself needs no git credentials: its GitHub calls use the `github-token` input."
     )

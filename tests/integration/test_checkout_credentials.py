@@ -117,3 +117,22 @@ def test_includes_that_loop_or_point_nowhere_end_the_search(tmp_path):
     with (tmp_path / ".git" / "config").open("a") as config:  # git refuses to write these; a PR's build step need not
         config.write("[include]\n\tpath = config\n\tpath = /github/runner_temp/not-here.config\n")
     assert credentials_in_checkout(tmp_path) == []
+
+
+def test_the_gitlab_examples_first_step_takes_the_job_token_out_of_a_gitlab_clone(tmp_path):
+    """GitLab clones with `https://gitlab-ci-token:TOKEN@host/...` as the remote; the example's
+    step (plain sed: the image has no git) leaves a remote git still reads, without the token."""
+    from ruamel.yaml import YAML
+
+    script = YAML(typ="safe").load((Path(__file__).resolve().parents[2] / "examples" / ".gitlab-ci.yml").read_text())["rag-ci"]["script"]
+    [step] = [line for line in script if ".git/config" in line]
+    checkout = tmp_path / "project"
+    checkout.mkdir()
+    git(checkout, "init", "-q")
+    git(checkout, "remote", "add", "origin", f"https://gitlab-ci-token:{TOKEN}@gitlab.example/group/project.git")
+    assert credentials_in_checkout(checkout)
+
+    subprocess.run(["sh", "-ec", step], cwd=checkout, check=True, timeout=30)
+
+    assert credentials_in_checkout(checkout) == []
+    assert git(checkout, "remote", "get-url", "origin").strip() == "https://gitlab.example/group/project.git"
