@@ -87,10 +87,22 @@ def test_the_sdist_builds_a_wheel_itself(tmp_path):
 def test_an_editable_install_points_at_the_checkout_and_writes_nothing_into_it(tmp_path):
     checkout = _checkout(tmp_path / "rag-ci")
     before = _files(checkout)
-    _pip("install", "--prefix", str(tmp_path / "prefix"), "-e", str(checkout))
+    installed = _installed_rag_ci()
+    # --target, never --prefix: pip uninstalls the running environment's rag-ci before a
+    # --prefix install, which left the README's venv without its `rag-ci` command.
+    _pip("install", "--target", str(tmp_path / "site"), "-e", str(checkout))
     assert _files(checkout) == before, sorted(_files(checkout) - before)[:5]
-    purelib = next((tmp_path / "prefix").rglob("site-packages"))
-    where = subprocess.run([sys.executable, "-I", "-c", f"import site; site.addsitedir({str(purelib)!r}); import rag_ci; print(rag_ci.__file__)"],
+    # -S: only the install's own .pth files are read (not the environment's rag-ci).
+    where = subprocess.run([sys.executable, "-I", "-S", "-c",
+                            f"import site; site.addsitedir({str(tmp_path / 'site')!r}); import rag_ci; print(rag_ci.__file__)"],
                            capture_output=True, text=True, timeout=60)
     assert where.stdout.strip() == str(checkout / "rag_ci" / "__init__.py"), where.stderr
     assert site  # the same mechanism the interpreter uses for site-packages
+    assert _installed_rag_ci() == installed  # the environment running the tests keeps its own install
+
+
+def _installed_rag_ci() -> str | None:
+    """The rag-ci distribution installed where the tests run (None: not installed, e.g. a bare checkout)."""
+    found = subprocess.run([sys.executable, "-I", "-c", "import importlib.metadata as m; print(m.version('rag-ci'))"],
+                           capture_output=True, text=True, timeout=60)
+    return found.stdout.strip() if found.returncode == 0 else None
