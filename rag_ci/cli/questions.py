@@ -13,8 +13,8 @@ import click
 
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
-from rag_ci.cli.questions_review import (approve, config_option as _config_option, edit, interactive_review,
-                                         questions_option as _questions_option, read_set_with_drafts, reject)
+from rag_ci.cli.questions_review import (approve, config_option as _config_option, drafts_to_review, edit, interactive_review,
+                                         questions_option as _questions_option, reject)
 from rag_ci.errors import RagCiError
 
 
@@ -138,23 +138,17 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path, in_ter
     it saves reviewed.yml, which `rag-ci questions apply` merges. Without a browser: --cli,
     or `rag-ci questions approve/reject/edit`."""
     if in_terminal:
-
         interactive_review(config_path, questions_path, out_dir, reviewer)
         return
     from rag_ci.core.review.draft_page import PAGE_FILE, REVIEWED_FILE, render_draft_page
-    from rag_ci.core.review.draft_review import document_choices, review_entries
-    from rag_ci.drafting.question_drafts import passages_by_hash
     from rag_ci.files.atomic import write_text_atomic
 
-    sources = read_set_with_drafts(config_path, questions_path)
-    documents = {f"{c}/{p}": text for (c, p), text in sources.files.texts.items()}
-    entries = review_entries(sources.questions, passages_by_hash(sources.files), documents)
-    if not entries:
-        echo(f"no drafts in {sources.questions_path}: nothing to review")
+    drafts = drafts_to_review(config_path, questions_path)
+    if drafts is None:
         return
+    sources, entries, choices = drafts
     out_dir.mkdir(parents=True, exist_ok=True)
     page = out_dir / PAGE_FILE
-    choices = document_choices(sources.files.paths(), [s for q in sources.questions.questions for s in q.sources])
     write_text_atomic(page, render_draft_page(entries, sources.questions_path.name, list(sources.corpora), choices))
     echo(f"{len(entries)} drafts to review: open {page}, decide, save {REVIEWED_FILE}, then "
                f"`rag-ci questions apply {REVIEWED_FILE}`")

@@ -183,21 +183,33 @@ def _ask_edits(entry: dict[str, Any], corpora: list[str], documents: dict[str, l
         echo("  " + "; ".join(problems) + ": again")
 
 
-def interactive_review(config_path: Path, questions_path: Path | None, out_dir: Path, reviewer: str | None) -> None:
-    """`questions review --cli`: approve, edit, reject or skip each draft at the prompt; the
-    decisions are saved as reviewed.yml (the page's format) in `out_dir` and applied."""
-    from rag_ci.core.review.draft_page import REVIEWED_FILE
-    from rag_ci.core.review.draft_review import Decision, Reviewed, document_choices, dump_reviewed, review_entries
+def drafts_to_review(config_path: Path, questions_path: Path | None):
+    """(the project read for review, the drafts' review entries, the documents a source may name);
+    None, said, when the set has no drafts. The page and the prompts show the same."""
+    from rag_ci.core.review.draft_review import document_choices, review_entries
     from rag_ci.drafting.question_drafts import passages_by_hash
-    from rag_ci.files.atomic import write_text_atomic
 
     sources = read_set_with_drafts(config_path, questions_path)
     documents = {f"{c}/{p}": text for (c, p), text in sources.files.texts.items()}
     entries = review_entries(sources.questions, passages_by_hash(sources.files), documents)
     if not entries:
         echo(f"no drafts in {sources.questions_path}: nothing to review")
-        return
+        return None
     choices = document_choices(sources.files.paths(), [s for q in sources.questions.questions for s in q.sources])
+    return sources, entries, choices
+
+
+def interactive_review(config_path: Path, questions_path: Path | None, out_dir: Path, reviewer: str | None) -> None:
+    """`questions review --cli`: approve, edit, reject or skip each draft at the prompt; the
+    decisions are saved as reviewed.yml (the page's format) in `out_dir` and applied."""
+    from rag_ci.core.review.draft_page import REVIEWED_FILE
+    from rag_ci.core.review.draft_review import Decision, Reviewed, dump_reviewed
+    from rag_ci.files.atomic import write_text_atomic
+
+    drafts = drafts_to_review(config_path, questions_path)
+    if drafts is None:
+        return
+    sources, entries, choices = drafts
     corpora = list(sources.corpora)
     reviewer = reviewer or click.prompt("your name (recorded as reviewed_by)", default="", show_default=False).strip() or None
     decisions = []
