@@ -31,15 +31,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SEMVER = re.compile(r"\d+\.\d+\.\d+")
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-# Where a user is told which version to use, and the pattern that finds the version there.
+DISTRIBUTION = "rag-ci-gate"  # the PyPI name; the import package is rag_ci, the command rag-ci
+# Where a user is told which version to use, and the pattern that finds the version there:
+# the image's tag, the action's tag (or its pinned sha's `# vX.Y.Z` comment), a pinned
+# `rag-ci-gate==` and a pre-commit `rev:`.
+USER_FACING = (r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci/rag-ci@[^`\n]*?#\s*v|"
+               r"rag-ci-gate(?:\[[^\]]*\])?==|^\s*#?\s*rev:\s*v)(\d+\.\d+\.\d+)")
 STATED = {
     "rag_ci/__init__.py": r'__version__ = "(\d+\.\d+\.\d+)"',
     "action.yml": r"# rag-ci (\d+\.\d+\.\d+):",
-    "README.md": r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci==)(\d+\.\d+\.\d+)",
-    "docs/*.md": r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci==)(\d+\.\d+\.\d+)",
-    "examples/Jenkinsfile": r"ghcr\.io/rag-ci/rag-ci:v(\d+\.\d+\.\d+)",
-    "examples/.gitlab-ci.yml": r"ghcr\.io/rag-ci/rag-ci:v(\d+\.\d+\.\d+)",
 }
+# The files users copy lines from: every version stated there must be the release's, and
+# every install line there must name DISTRIBUTION (`pip install rag-ci` installs another project).
+DOCUMENTS = ("README.md", "docs/**/*.md", "examples/**/*", ".pre-commit-hooks.yaml", "action.yml")
+INSTALLER = re.compile(r"\b(pip3? install|pipx install|pipx run|uvx|uv tool install|uv tool run|uv pip install|uv add)\s+([^\n`#;|&)]*)")
+RAG_CI_LIKE = re.compile(r"""^['"]?(rag[-_.]?ci(?:[-_.][a-z0-9]+)*)(?:\[[^\]]*\])?(?:[=<>~!]=?[^'"]*)?['"]?$""", re.I)
 REQUIRED_LABELS = ("org.opencontainers.image.title", "org.opencontainers.image.version", "org.opencontainers.image.source",
                    "org.opencontainers.image.revision", "org.opencontainers.image.licenses", "org.opencontainers.image.description")
 
@@ -54,6 +60,20 @@ def version_of(text: str) -> str:
     return text
 
 
+def documents(root: Path) -> list[tuple[str, list[str]]]:
+    """(file, lines) of every document users copy from; action.yml's comments only."""
+    found = []
+    for pattern in DOCUMENTS:
+        for path in sorted(root.glob(pattern)):
+            if not path.is_file() or path.suffix in (".json", ".py", ".pyc") or "__pycache__" in path.parts:
+                continue
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if path.name == "action.yml":
+                lines = [line if line.lstrip().startswith("#") else "" for line in lines]
+            found.append((path.relative_to(root).as_posix(), lines))
+    return found
+
+
 def stated_versions(root: Path) -> list[tuple[str, int, str]]:
     """(file, line, version) for every place a version of rag-ci is stated."""
     found = [("pyproject.toml", 0, tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"])]
@@ -61,7 +81,27 @@ def stated_versions(root: Path) -> list[tuple[str, int, str]]:
         for path in sorted(root.glob(pattern)):
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 found += [(path.relative_to(root).as_posix(), number, v) for v in re.findall(regex, line)]
+    for name, lines in documents(root):
+        for number, line in enumerate(lines, 1):
+            found += [(name, number, v) for v in re.findall(USER_FACING, line)]
     return found
+
+
+def installed_names(line: str) -> list[str]:
+    """The rag-ci-like distributions an install line names (`pip install "rag-ci[x]==1"` -> rag-ci)."""
+    names = []
+    for verb, rest in INSTALLER.findall(line):
+        words = rest.split()
+        if verb in ("pipx run", "uvx", "uv tool run"):  # the package, then the command and its arguments
+            spec = [w for i, w in enumerate(words) if i and words[i - 1] in ("--from", "--spec", "--with")]
+            words = spec or [w for w in words if not w.startswith("-")][:1]
+        names += [m[1] for w in words if not w.startswith("-") and (m := RAG_CI_LIKE.match(w))]
+    return names
+
+
+def wrong_installs(root: Path) -> list[str]:
+    return [f"{name}:{number} installs {dist!r}" for name, lines in documents(root) for number, line in enumerate(lines, 1)
+            for dist in installed_names(line) if dist != DISTRIBUTION]
 
 
 def check(version: str, root: Path = ROOT) -> None:
@@ -69,9 +109,13 @@ def check(version: str, root: Path = ROOT) -> None:
     wrong = [f"{name}:{line} says {v}" for name, line, v in stated if v != version]
     if wrong:
         raise ReleaseError(f"not every place says {version}: " + "; ".join(wrong))
+    if strangers := wrong_installs(root):
+        raise ReleaseError(f"install lines must name {DISTRIBUTION} (`rag-ci` on PyPI is another project): " + "; ".join(strangers))
     for must in ("rag_ci/__init__.py", "action.yml"):
         if not any(name == must for name, _, _ in stated):
             raise ReleaseError(f"{must} states no version (expected {STATED[must]!r})")
+    if (name := tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"]) != DISTRIBUTION:
+        raise ReleaseError(f"pyproject.toml names the distribution {name!r}, not {DISTRIBUTION!r}")
     notes(version, root)
 
 
@@ -95,10 +139,10 @@ def build(version: str, dist: Path, *, isolation: bool = True, root: Path = ROOT
         shutil.rmtree(dist)
     _run(sys.executable, "-m", "build", *([] if isolation else ["--no-isolation"]), "--outdir", str(dist), str(root))
     built = sorted(dist.iterdir())
-    wheels = [p for p in built if p.name == f"rag_ci-{version}-py3-none-any.whl"]
-    sdists = [p for p in built if p.name == f"rag_ci-{version}.tar.gz"]
+    wheels = [p for p in built if p.name == f"rag_ci_gate-{version}-py3-none-any.whl"]
+    sdists = [p for p in built if p.name == f"rag_ci_gate-{version}.tar.gz"]
     if not (wheels and sdists) or len(built) != 2:
-        raise ReleaseError(f"expected rag_ci-{version}-py3-none-any.whl and rag_ci-{version}.tar.gz, built {[p.name for p in built]}")
+        raise ReleaseError(f"expected rag_ci_gate-{version}-py3-none-any.whl and rag_ci_gate-{version}.tar.gz, built {[p.name for p in built]}")
     _run(sys.executable, "-m", "twine", "check", "--strict", *map(str, built))
     names = set(zipfile.ZipFile(wheels[0]).namelist())
     package = {p.relative_to(root).as_posix() for p in (root / "rag_ci").rglob("*")

@@ -40,7 +40,7 @@ def test_the_release_rehearses_on_this_machine_without_touching_the_checkout(tmp
     before = {p.name for p in REPO.iterdir()}
     done = release("rehearse", VERSION, "--dist", str(tmp_path / "dist"), "--no-isolation")
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == [f"rag_ci-{VERSION}-py3-none-any.whl", f"rag_ci-{VERSION}.tar.gz"]
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == [f"rag_ci_gate-{VERSION}-py3-none-any.whl", f"rag_ci_gate-{VERSION}.tar.gz"]
     pinned = (tmp_path / "action.yml").read_text()
     assert YAML(typ="safe").load(pinned)["runs"]["image"] == "docker://ghcr.io/rag-ci/rag-ci@sha256:" + "0" * 64
     assert f"@sha256:{'0' * 64}  # v{VERSION}" in pinned
@@ -99,3 +99,72 @@ def test_the_image_labels_come_from_the_dockerfile_with_the_release_values():
 def test_a_version_with_a_v_is_refused():
     done = release("check", f"v{VERSION}")
     assert done.returncode == 2 and "no v" in done.stderr
+
+
+def _copy_of_the_release_inputs(tmp_path: Path) -> Path:
+    for name in ("pyproject.toml", "action.yml", "README.md", "CHANGELOG.md", ".pre-commit-hooks.yaml", "rag_ci/__init__.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / name, tmp_path / name)
+    for folder in ("docs", "examples"):
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("out", "__pycache__"))
+    return tmp_path
+
+
+def test_a_version_bump_fails_the_check_until_every_pinned_line_follows(tmp_path):
+    root = _copy_of_the_release_inputs(tmp_path)
+    module = script_module()
+    for name, old, new in (("pyproject.toml", f'version = "{VERSION}"', 'version = "1.0.1"'),
+                           ("rag_ci/__init__.py", f'"{VERSION}"', '"1.0.1"'),
+                           ("action.yml", f"# rag-ci {VERSION}:", "# rag-ci 1.0.1:"),
+                           ("CHANGELOG.md", "## [Unreleased]", "## [Unreleased]\n\n## [1.0.1] - 2026-12-07\n\n### Fixed\n- A fix.\n")):
+        path = root / name
+        assert old in path.read_text(), (name, old)
+        path.write_text(path.read_text().replace(old, new, 1))
+    with pytest.raises(module.ReleaseError) as stopped:
+        module.check("1.0.1", root)
+    named = {place.split(":")[0] for place in str(stopped.value).split(": ", 1)[1].split("; ")}
+    # the lines the old check missed: a pinned pip install, a pre-commit rev, in README, docs and the hooks file
+    assert {"README.md", "docs/questions.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile"} <= named
+    stale = [(name, line, version) for name, line, version in module.stated_versions(root) if version != "1.0.1"]
+    for name, line, version in stale:
+        with pytest.raises(module.ReleaseError):  # one stale line left is enough to stop it
+            module.check("1.0.1", root)
+        path = root / name
+        lines = path.read_text().splitlines(keepends=True)
+        lines[line - 1] = lines[line - 1].replace(version, "1.0.1")
+        path.write_text("".join(lines))
+    module.check("1.0.1", root)
+    named = {place.split(":")[0] for place in str(stopped.value).split(": ", 1)[1].split("; ")}
+    # the lines the old check missed: a pinned pip install, a pre-commit rev, in README, docs and the hooks file
+    assert {"README.md", "docs/questions.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile"} <= named
+    for name, line, version in module.stated_versions(root):
+        if version != "1.0.1":
+            path = root / name
+            lines = path.read_text().splitlines(keepends=True)
+            lines[line - 1] = lines[line - 1].replace(version, "1.0.1")
+            path.write_text("".join(lines))
+            with pytest.raises(module.ReleaseError):  # every other stale line still stops it
+                if any(v != "1.0.1" for _, _, v in module.stated_versions(root)):
+                    module.check("1.0.1", root)
+                else:
+                    raise module.ReleaseError("all followed")
+    module.check("1.0.1", root)
+    assert 'rag-ci-gate[anthropic,github]==1.0.1' in (root / "README.md").read_text()
+
+
+@pytest.mark.parametrize("line", ['pip install "rag-ci[anthropic]==1.0.0"', "      - run: pip install rag-ci",
+                                  "pipx run rag-ci demo", "uvx rag_ci demo", "pip install ragci"])
+def test_a_document_that_installs_another_distribution_stops_the_release(tmp_path, line):
+    root = _copy_of_the_release_inputs(tmp_path)
+    (root / "docs" / "extra.md").write_text(f"Install it:\n\n    {line}\n")
+    module = script_module()
+    with pytest.raises(module.ReleaseError, match=r"docs/extra\.md:3 installs 'rag[-_]?ci'"):
+        module.check(VERSION, root)
+
+
+def test_the_install_lines_of_the_documents_name_the_distribution_the_project_owns():
+    module = script_module()
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["name"] == module.DISTRIBUTION == "rag-ci-gate"
+    assert module.wrong_installs(REPO) == []
+    assert module.installed_names("uvx --from rag-ci-gate rag-ci demo") == ["rag-ci-gate"]
+    assert module.installed_names("pipx run rag-ci-gate demo") == ["rag-ci-gate"]
