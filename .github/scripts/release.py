@@ -10,6 +10,8 @@ tests/integration/test_release.py rehearses them on a developer's machine (every
                                      the image's OCI labels as the Dockerfile declares them, checked, as --build-arg lines
   pin-action VERSION IMAGE DIGEST [--action FILE]
                                      action.yml runs the pushed image by digest: `image: docker://IMAGE@sha256:…  # vX.Y.Z`
+  stamp-action VERSION REPOSITORY SHA [--root DIR]
+                                     the wheel's `rag-ci init` pins REPOSITORY@SHA  # vX.Y.Z (the tagged commit)
   rehearse VERSION --dist DIR [--no-isolation]
                                      all of the above, on a copy of action.yml, with a made-up digest
 
@@ -193,6 +195,20 @@ def pin_action(version: str, image: str, digest: str, action: Path) -> str:
     return pinned
 
 
+RELEASED_ACTION = "rag_ci/templates/workflows/released-action.txt"
+
+
+def stamp_action(version: str, repository: str, sha: str, root: Path = ROOT) -> str:
+    """What `rag-ci init` writes as `uses:`: the release's commit, by sha, with its version."""
+    if not re.fullmatch(r"[0-9a-f]{40}", sha):
+        raise ReleaseError(f"not a commit sha: {sha!r} (40 lower-case hex digits)")
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+        raise ReleaseError(f"not OWNER/REPO: {repository!r}")
+    line = f"{repository}@{sha} # v{version}"
+    (root / RELEASED_ACTION).write_text(line + "\n", encoding="utf-8")
+    return line
+
+
 def rehearse(version: str, dist: Path, *, isolation: bool) -> None:
     check(version)
     notes_file = dist.parent / "release-notes.md"
@@ -208,7 +224,7 @@ def rehearse(version: str, dist: Path, *, isolation: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="release.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
-    for name in ("check", "notes", "build", "labels", "pin-action", "rehearse"):
+    for name in ("check", "notes", "build", "labels", "pin-action", "stamp-action", "rehearse"):
         step = sub.add_parser(name)
         step.add_argument("version")
         if name == "notes":
@@ -219,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
         if name == "labels":
             step.add_argument("--source", required=True)
             step.add_argument("--revision", required=True)
+        if name == "stamp-action":
+            step.add_argument("repository")
+            step.add_argument("sha")
+            step.add_argument("--root", type=Path, default=ROOT)
         if name == "pin-action":
             step.add_argument("image")
             step.add_argument("digest")
@@ -239,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.step == "pin-action":
             pin_action(version, args.image, args.digest, args.action)
             print(f"release: {args.action.name} runs {args.image}@{args.digest} (v{version})")
+        elif args.step == "stamp-action":
+            print(f"release: rag-ci init pins {stamp_action(version, args.repository, args.sha, args.root)}")
         else:
             rehearse(version, args.dist, isolation=not args.no_isolation)
     except (ReleaseError, OSError, KeyError, tomllib.TOMLDecodeError) as exc:
