@@ -165,6 +165,18 @@ def test_dependabot_keeps_actions_pip_and_the_base_image_current():
     assert ("pip", "/") in updates and ("docker", "/") in updates  # pyproject.toml; the Dockerfile's base image
 
 
+def test_dependabot_can_read_the_base_image_and_a_build_arg_still_replaces_it():
+    """Dependabot's docker updater reads literal `FROM image:tag` lines, never `FROM ${ARG}`."""
+    text = (REPO / "Dockerfile").read_text()
+    literal = re.findall(r"^FROM (python:[\w.-]+) AS ([\w-]+)$", text, flags=re.M)
+    assert len(literal) == 1, "one literal `FROM python:TAG AS stage` line Dependabot can update"
+    image, stage = literal[0]
+    assert re.search(rf"^ARG PYTHON_IMAGE={stage}$", text, flags=re.M)  # the default is that stage
+    assert text.index(f"ARG PYTHON_IMAGE={stage}") < text.index(f"FROM {image}")  # a global ARG, usable in FROM
+    assert re.findall(r"^FROM \$\{PYTHON_IMAGE\}", text, flags=re.M) == ["FROM ${PYTHON_IMAGE}"] * 2
+    assert image in (REPO / ".github" / "dependabot.yml").read_text()
+
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_every_workflow_declares_least_privilege_permissions(path):
     workflow = load(path)
