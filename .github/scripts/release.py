@@ -12,8 +12,12 @@ tests/integration/test_release.py rehearses them on a developer's machine (every
                                      action.yml runs the pushed image by digest: `image: docker://IMAGE@sha256:…  # vX.Y.Z`
   stamp-action VERSION REPOSITORY SHA [--root DIR]
                                      the wheel's `rag-ci init` pins REPOSITORY@SHA  # vX.Y.Z (the tagged commit)
+  release-commit VERSION IMAGE DIGEST [--repo DIR]
+                                     pin-action, then commit it in DIR (a checkout): the commit the tags will name; prints its sha
   rehearse VERSION --dist DIR [--no-isolation]
-                                     all of the above, on a copy of action.yml, with a made-up digest
+                                     the release's order without registries, in a clone under DIR's folder:
+                                     check, the release commit (a made-up digest), the wheel stamped with its
+                                     sha, built from it, the labels, the notes, the tags (local, never pushed)
 
 Standard library only (the workflow's python has nothing else before `pip install build twine`).
 Every failure is one line `release: …` on stderr and exit 2.
@@ -209,22 +213,46 @@ def stamp_action(version: str, repository: str, sha: str, root: Path = ROOT) -> 
     return line
 
 
-def rehearse(version: str, dist: Path, *, isolation: bool) -> None:
+BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
+
+
+def release_commit(version: str, image: str, digest: str, repo: Path) -> str:
+    """The commit vX.Y.Z and vX will name: main's tree, action.yml running the image by digest."""
+    pin_action(version, image, digest, repo / "action.yml")
+    git = ["git", "-C", str(repo), "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}"]
+    _run(*git, "commit", "-q", "-m", f"Release v{version}: the action runs {image}@{digest}", "action.yml", cwd=repo)
+    return _run("git", "-C", str(repo), "rev-parse", "HEAD", cwd=repo).strip()
+
+
+def rehearse(version: str, dist: Path, *, isolation: bool, repository: str = "rag-ci/rag-ci") -> dict[str, str]:
+    """release.yml's order on this machine, every registry left out (no image is built: a made-up digest)."""
     check(version)
-    notes_file = dist.parent / "release-notes.md"
-    build(version, dist, isolation=isolation)
-    notes_file.write_text(notes(version), encoding="utf-8")
-    labels(version, "https://github.com/rag-ci/rag-ci", "0" * 40)
-    action = dist.parent / "action.yml"
-    shutil.copy(ROOT / "action.yml", action)
-    pin_action(version, "ghcr.io/rag-ci/rag-ci", "sha256:" + "0" * 64, action)
-    print(f"release: rehearsed {version}: {', '.join(p.name for p in sorted(dist.iterdir()))}, {notes_file.name}, {action.name}")
+    work = dist.parent
+    checkout = work / "release-checkout"
+    if checkout.exists():
+        shutil.rmtree(checkout)
+    _run("git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(checkout))  # the committed tree, as CI checks it out
+    image, digest = f"ghcr.io/{repository}", "sha256:" + "0" * 64
+    labels(version, f"https://github.com/{repository}", _run("git", "-C", str(checkout), "rev-parse", "HEAD").strip(), checkout)
+    sha = release_commit(version, image, digest, checkout)
+    stamped = stamp_action(version, repository, sha, checkout)
+    built = build(version, dist, isolation=isolation, root=checkout)
+    wheel = next(p for p in built if p.suffix == ".whl")
+    if zipfile.ZipFile(wheel).read(RELEASED_ACTION).decode().strip() != stamped:
+        raise ReleaseError(f"{wheel.name} does not pin {stamped}")
+    (work / "release-notes.md").write_text(notes(version, checkout), encoding="utf-8")
+    _run("git", "-C", str(checkout), "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}",
+         "tag", "-a", f"v{version}", "-m", f"rag-ci {version}", sha)
+    _run("git", "-C", str(checkout), "tag", "-f", f"v{version.split('.')[0]}", sha)
+    print(f"release: rehearsed {version}: commit {sha} (tags v{version}, v{version.split('.')[0]}, not pushed), "
+          f"{', '.join(p.name for p in built)} pinning {stamped}, release-notes.md")
+    return {"sha": sha, "stamped": stamped, "checkout": str(checkout)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="release.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
-    for name in ("check", "notes", "build", "labels", "pin-action", "stamp-action", "rehearse"):
+    for name in ("check", "notes", "build", "labels", "pin-action", "release-commit", "stamp-action", "rehearse"):
         step = sub.add_parser(name)
         step.add_argument("version")
         if name == "notes":
@@ -239,10 +267,13 @@ def main(argv: list[str] | None = None) -> int:
             step.add_argument("repository")
             step.add_argument("sha")
             step.add_argument("--root", type=Path, default=ROOT)
-        if name == "pin-action":
+        if name in ("pin-action", "release-commit"):
             step.add_argument("image")
             step.add_argument("digest")
+        if name == "pin-action":
             step.add_argument("--action", type=Path, default=ROOT / "action.yml")
+        if name == "release-commit":
+            step.add_argument("--repo", type=Path, default=Path.cwd())
     args = parser.parse_args(argv)
     try:
         version = version_of(args.version)
@@ -259,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.step == "pin-action":
             pin_action(version, args.image, args.digest, args.action)
             print(f"release: {args.action.name} runs {args.image}@{args.digest} (v{version})")
+        elif args.step == "release-commit":
+            print(release_commit(version, args.image, args.digest, args.repo))
         elif args.step == "stamp-action":
             print(f"release: rag-ci init pins {stamp_action(version, args.repository, args.sha, args.root)}")
         else:
