@@ -12,8 +12,10 @@ tests/integration/test_release.py rehearses them on a developer's machine (every
                                      action.yml runs the pushed image by digest: `image: docker://IMAGE@sha256:…  # vX.Y.Z`
   stamp-action VERSION REPOSITORY SHA [--root DIR]
                                      the wheel's `rag-ci init` pins REPOSITORY@SHA  # vX.Y.Z (the tagged commit)
-  release-commit VERSION IMAGE DIGEST [--repo DIR]
-                                     pin-action, then commit it in DIR (a checkout): the commit the tags will name; prints its sha
+  release-commit VERSION IMAGE DIGEST [--repo DIR] [--bundle FILE]
+                                     pin-action, then commit it in DIR (a checkout): the commit the tags will name; prints
+                                     its sha; --bundle: that one commit as a git bundle (its parent, the checked-out
+                                     commit, is the prerequisite), for the tag job to push
   rehearse VERSION --dist DIR [--no-isolation]
                                      the release's order without registries, in a clone under DIR's folder:
                                      check, the release commit (a made-up digest), the wheel stamped with its
@@ -216,11 +218,13 @@ def stamp_action(version: str, repository: str, sha: str, root: Path = ROOT) -> 
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 
 
-def release_commit(version: str, image: str, digest: str, repo: Path) -> str:
+def release_commit(version: str, image: str, digest: str, repo: Path, bundle: Path | None = None) -> str:
     """The commit vX.Y.Z and vX will name: main's tree, action.yml running the image by digest."""
     pin_action(version, image, digest, repo / "action.yml")
     git = ["git", "-C", str(repo), "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}"]
     _run(*git, "commit", "-q", "-m", f"Release v{version}: the action runs {image}@{digest}", "action.yml", cwd=repo)
+    if bundle is not None:  # HEAD^..HEAD: a shallow checkout holds the parent, nothing older
+        _run("git", "-C", str(repo), "bundle", "create", str(bundle.resolve()), "HEAD^..HEAD", cwd=repo)
     return _run("git", "-C", str(repo), "rev-parse", "HEAD", cwd=repo).strip()
 
 
@@ -234,19 +238,37 @@ def rehearse(version: str, dist: Path, *, isolation: bool, repository: str = "ra
     _run("git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(checkout))  # the committed tree, as CI checks it out
     image, digest = f"ghcr.io/{repository}", "sha256:" + "0" * 64
     labels(version, f"https://github.com/{repository}", _run("git", "-C", str(checkout), "rev-parse", "HEAD").strip(), checkout)
-    sha = release_commit(version, image, digest, checkout)
+    base = _run("git", "-C", str(checkout), "rev-parse", "HEAD").strip()
+    _run("git", "-C", str(checkout), "branch", "release-base", base)  # what the tag job checks out
+    sha = release_commit(version, image, digest, checkout, bundle=work / "release.bundle")
     stamped = stamp_action(version, repository, sha, checkout)
     built = build(version, dist, isolation=isolation, root=checkout)
     wheel = next(p for p in built if p.suffix == ".whl")
     if zipfile.ZipFile(wheel).read(RELEASED_ACTION).decode().strip() != stamped:
         raise ReleaseError(f"{wheel.name} does not pin {stamped}")
     (work / "release-notes.md").write_text(notes(version, checkout), encoding="utf-8")
-    _run("git", "-C", str(checkout), "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}",
-         "tag", "-a", f"v{version}", "-m", f"rag-ci {version}", sha)
-    _run("git", "-C", str(checkout), "tag", "-f", f"v{version.split('.')[0]}", sha)
+    tag_from_bundle(version, sha, base, work)
     print(f"release: rehearsed {version}: commit {sha} (tags v{version}, v{version.split('.')[0]}, not pushed), "
           f"{', '.join(p.name for p in built)} pinning {stamped}, release-notes.md")
-    return {"sha": sha, "stamped": stamped, "checkout": str(checkout)}
+    return {"sha": sha, "stamped": stamped}
+
+
+def tag_from_bundle(version: str, sha: str, base: str, work: Path) -> Path:
+    """The tag job without its push: a checkout of the base commit fetches the bundle, checks the
+    sha and tags it vX.Y.Z and vX (in work/tagged)."""
+    tagged = work / "tagged"
+    if tagged.exists():
+        shutil.rmtree(tagged)
+    # as actions/checkout leaves it: the base commit alone (depth 1), which the bundle needs and nothing else
+    _run("git", "clone", "--quiet", "--depth", "1", f"file://{work / 'release-checkout'}", str(tagged), "--branch", "release-base")
+    _run("git", "-C", str(tagged), "fetch", "-q", str(work / "release.bundle"), "HEAD")
+    if (fetched := _run("git", "-C", str(tagged), "rev-parse", "FETCH_HEAD").strip()) != sha or \
+            _run("git", "-C", str(tagged), "rev-parse", "FETCH_HEAD^").strip() != base:
+        raise ReleaseError(f"the bundle holds {fetched}, not the release commit {sha} on {base}")
+    git = ["git", "-C", str(tagged), "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}"]
+    _run(*git, "tag", "-f", "-a", f"v{version}", "-m", f"rag-ci {version}", sha)
+    _run(*git, "tag", "-f", f"v{version.split('.')[0]}", sha)
+    return tagged
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             step.add_argument("--action", type=Path, default=ROOT / "action.yml")
         if name == "release-commit":
             step.add_argument("--repo", type=Path, default=Path.cwd())
+            step.add_argument("--bundle", type=Path)
     args = parser.parse_args(argv)
     try:
         version = version_of(args.version)
@@ -291,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             pin_action(version, args.image, args.digest, args.action)
             print(f"release: {args.action.name} runs {args.image}@{args.digest} (v{version})")
         elif args.step == "release-commit":
-            print(release_commit(version, args.image, args.digest, args.repo))
+            print(release_commit(version, args.image, args.digest, args.repo, args.bundle))
         elif args.step == "stamp-action":
             print(f"release: rag-ci init pins {stamp_action(version, args.repository, args.sha, args.root)}")
         else:

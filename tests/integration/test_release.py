@@ -45,10 +45,11 @@ def test_the_release_rehearses_on_this_machine_without_touching_the_checkout(tmp
     assert done.returncode == 0, done.stderr
     wheel, sdist = f"rag_ci_gate-{VERSION}-py3-none-any.whl", f"rag_ci_gate-{VERSION}.tar.gz"
     assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == [wheel, sdist]
-    checkout = tmp_path / "release-checkout"
-    git = ["git", "-C", str(checkout)]
+    tagged = tmp_path / "tagged"  # the tag job's shallow checkout of main, the release commit fetched from the bundle
+    git = ["git", "-C", str(tagged)]
     sha = subprocess.run([*git, "rev-parse", f"v{VERSION}^{{commit}}"], capture_output=True, text=True).stdout.strip()
     assert sha == subprocess.run([*git, "rev-parse", "v1^{commit}"], capture_output=True, text=True).stdout.strip()
+    assert subprocess.run([*git, "rev-parse", "--is-shallow-repository"], capture_output=True, text=True).stdout.strip() == "true"
     pinned = subprocess.run([*git, "show", f"{sha}:action.yml"], capture_output=True, text=True).stdout
     assert YAML(typ="safe").load(pinned)["runs"]["image"] == "docker://ghcr.io/rag-ci/rag-ci@sha256:" + "0" * 64
     assert f"@sha256:{'0' * 64}  # v{VERSION}" in pinned
