@@ -43,7 +43,7 @@ DISTRIBUTION = "rag-ci-gate"  # the PyPI name; the import package is rag_ci, the
 # Where a user is told which version to use, and the pattern that finds the version there:
 # the image's tag, the action's tag (or its pinned sha's `# vX.Y.Z` comment), a pinned
 # `rag-ci-gate==` and a pre-commit `rev:`.
-USER_FACING = (r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci/rag-ci@[^`\n]*?#\s*v|"
+USER_FACING = (r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci@[^`\n]*?#\s*v|"
                r"rag-ci-gate(?:\[[^\]]*\])?==|^\s*#?\s*rev:\s*v)(\d+\.\d+\.\d+)")
 STATED = {
     "rag_ci/__init__.py": r'__version__ = "(\d+\.\d+\.\d+)"',

@@ -67,8 +67,13 @@ def demo(ctx: click.Context, fmt: str, keep: Path | None) -> None:
     exits 1, as the pull request's check would. No key, no network, a few seconds."""
     with tempfile.TemporaryDirectory(prefix="rag-ci-demo-") as scratch:
         folder = keep.resolve() if keep else Path(scratch)
-        folder.mkdir(parents=True, exist_ok=True)
-        config = copy_example(folder)
+        if keep and keep.exists() and any(keep.iterdir()):
+            raise UserError(f"--keep {keep}: the folder is not empty (the demo writes its own files there)")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            config = copy_example(folder)
+        except OSError as exc:
+            raise UserError(f"{folder}: cannot write the demo's files: {exc.strerror or exc}") from None
         echo(f"rag-ci demo: the example RAG (BM25 over two manuals; rag-ci.yml, questions.yml) in {folder}"
              + ("" if keep else " (removed at the end; --keep DIR keeps it)"))
         echo("1/2 the baseline: main's RAG answers the 42 questions")

@@ -61,6 +61,13 @@ def test_the_demo_shows_a_caught_regression_and_exits_1(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo"]  # nothing written where it was started
 
 
+def test_the_demo_refuses_a_folder_that_is_not_empty(tmp_path):
+    (tmp_path / "mine.txt").write_text("mine\n")
+    done = _demo([sys.executable, "-m", "rag_ci", "demo", "--keep", str(tmp_path)], cwd=tmp_path)
+    assert done.returncode == 2 and "not empty" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
+
+
 @pytest.mark.slow
 def test_the_demo_leaves_no_folder_behind(tmp_path):
     done = _demo([sys.executable, "-m", "rag_ci", "demo", "--format", "md"], cwd=tmp_path, env={"TMPDIR": str(tmp_path)})

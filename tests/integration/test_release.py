@@ -137,7 +137,7 @@ def test_a_version_bump_fails_the_check_until_every_pinned_line_follows(tmp_path
         module.check("1.0.1", root)
     named = {place.split(":")[0] for place in str(stopped.value).split(": ", 1)[1].split("; ")}
     # the lines the old check missed: a pinned pip install, a pre-commit rev, in README, docs and the hooks file
-    assert {"README.md", "docs/questions.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile"} <= named
+    assert {"README.md", "docs/questions.md", "docs/sharding.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile", "action.yml"} <= named
     stale = [(name, line, version) for name, line, version in module.stated_versions(root) if version != "1.0.1"]
     for name, line, version in stale:
         with pytest.raises(module.ReleaseError):  # one stale line left is enough to stop it
@@ -149,7 +149,7 @@ def test_a_version_bump_fails_the_check_until_every_pinned_line_follows(tmp_path
     module.check("1.0.1", root)
     named = {place.split(":")[0] for place in str(stopped.value).split(": ", 1)[1].split("; ")}
     # the lines the old check missed: a pinned pip install, a pre-commit rev, in README, docs and the hooks file
-    assert {"README.md", "docs/questions.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile"} <= named
+    assert {"README.md", "docs/questions.md", "docs/sharding.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile", "action.yml"} <= named
     for name, line, version in module.stated_versions(root):
         if version != "1.0.1":
             path = root / name
