@@ -136,7 +136,7 @@ def test_a_version_bump_fails_the_check_until_every_pinned_line_follows(tmp_path
     with pytest.raises(module.ReleaseError) as stopped:
         module.check("1.0.1", root)
     named = {place.split(":")[0] for place in str(stopped.value).split(": ", 1)[1].split("; ")}
-    # the lines the old check missed: a pinned pip install, a pre-commit rev, in README, docs and the hooks file
+    # the lines the old check missed: a pinned pip install, a pre-commit rev, the action's comment
     assert {"README.md", "docs/questions.md", "docs/sharding.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile", "action.yml"} <= named
     stale = [(name, line, version) for name, line, version in module.stated_versions(root) if version != "1.0.1"]
     for name, line, version in stale:
@@ -146,21 +146,6 @@ def test_a_version_bump_fails_the_check_until_every_pinned_line_follows(tmp_path
         lines = path.read_text().splitlines(keepends=True)
         lines[line - 1] = lines[line - 1].replace(version, "1.0.1")
         path.write_text("".join(lines))
-    module.check("1.0.1", root)
-    named = {place.split(":")[0] for place in str(stopped.value).split(": ", 1)[1].split("; ")}
-    # the lines the old check missed: a pinned pip install, a pre-commit rev, in README, docs and the hooks file
-    assert {"README.md", "docs/questions.md", "docs/sharding.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile", "action.yml"} <= named
-    for name, line, version in module.stated_versions(root):
-        if version != "1.0.1":
-            path = root / name
-            lines = path.read_text().splitlines(keepends=True)
-            lines[line - 1] = lines[line - 1].replace(version, "1.0.1")
-            path.write_text("".join(lines))
-            with pytest.raises(module.ReleaseError):  # every other stale line still stops it
-                if any(v != "1.0.1" for _, _, v in module.stated_versions(root)):
-                    module.check("1.0.1", root)
-                else:
-                    raise module.ReleaseError("all followed")
     module.check("1.0.1", root)
     assert 'rag-ci-gate[anthropic,github]==1.0.1' in (root / "README.md").read_text()
 
