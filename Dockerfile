@@ -19,7 +19,11 @@
 # requirements/wheels/ and pass --build-arg WHEELS_ONLY=1 (.ci/build-image.sh does both).
 # The runner runs the image as root (as Docker actions must), with the workspace at
 # /github/workspace and the Docker socket at /var/run/docker.sock for `target.kind: docker`.
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# The base image: a literal FROM that Dependabot (docker ecosystem) reads and updates, named
+# as a stage; PYTHON_IMAGE names that stage by default, and `--build-arg PYTHON_IMAGE=IMAGE`
+# still replaces it (.ci/build-image.sh: a local base). BuildKit skips the unused stage.
+ARG PYTHON_IMAGE=python-base
+FROM python:3.11-slim-bookworm AS python-base
 
 FROM ${PYTHON_IMAGE} AS deps
 ARG WHEELS_ONLY=

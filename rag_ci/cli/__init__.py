@@ -12,6 +12,7 @@ import click
 from rag_ci import __version__
 from rag_ci.cli.audit import audit
 from rag_ci.cli.calibrate import calibrate
+from rag_ci.cli.demo import demo
 from rag_ci.cli.errors import EXIT_CODES
 from rag_ci.cli.gate import compare_cmd, report, run, validate
 from rag_ci.cli.history import history
@@ -33,7 +34,8 @@ def cli() -> None:
     """
 
 
-for _command in (init,  # `rag-ci init`: a project from nothing
+for _command in (demo,  # `rag-ci demo`: a caught regression in seconds, nothing to set up
+                 init,  # `rag-ci init`: a project from nothing
                  validate, run, compare_cmd, report,  # the gate: check, run, compare, report
                  audit,  # `rag-ci audit sample`: a blind sample to label
                  calibrate,  # `rag-ci calibrate`: judge vs human labels

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,7 +26,10 @@ DOCUMENT_FOLDERS = ("docs", "documents", "corpora", "data", "knowledge", "kb", "
 DOCUMENT_SUFFIXES = {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".adoc", ".pdf", ".json", ".csv"}
 KINDS = ("python", "command", "http", "docker")
 WORKFLOWS = ("rag-ci-pr.yml", "rag-ci-baseline.yml", "rag-ci-full.yml", "rag-ci-comment.yml")
-ACTION = "rag-ci/rag-ci@v1"
+ACTION = "rag-ci/rag-ci@v1"  # what an unreleased build writes (see released_action)
+# The release writes `OWNER/REPO@<commit sha> # vX.Y.Z` here, in the wheel it builds from the
+# tagged commit (.github/scripts/release.py stamp-action); main's copy says `unreleased`.
+RELEASED_ACTION = "released-action.txt"
 QUESTIONS_FILE = "questions.yml"
 EMPTY_SET = """\
 # The question set rag-ci replays on every pull request (docs/questions.md).
@@ -127,8 +131,29 @@ metrics:                      # judge-free to start with; DeepEval metrics need 
 """
 
 
-def user_workflow(text: str, working_directory: str | None) -> str:
-    """The repository's own workflow as a user's copy: the lines marked "your repository" changed."""
+def released_action() -> str | None:
+    """`OWNER/REPO@<sha> # vX.Y.Z` as the release stamped it; None in a build no release made."""
+    text = resources.files("rag_ci").joinpath("templates", "workflows", RELEASED_ACTION).read_text(encoding="utf-8").strip()
+    return text if re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+", text) else None
+
+
+def default_branch(root: Path) -> str:
+    """The branch the baseline workflow runs on: origin's default branch, else the current one, else main."""
+    for ref in ("refs/remotes/origin/HEAD", "HEAD"):
+        try:
+            done = subprocess.run(["git", "-C", str(root), "symbolic-ref", "--quiet", "--short", ref],
+                                  capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return "main"
+        name = done.stdout.strip().removeprefix("origin/") if done.returncode == 0 else ""
+        if name and re.fullmatch(r"[\w./-]+", name):
+            return name
+    return "main"
+
+
+def user_workflow(text: str, working_directory: str | None, *, action: str = ACTION, branch: str = "main") -> str:
+    """The repository's own workflow as a user's copy: the lines marked "your repository" changed,
+    the action pinned, the baseline on `branch`, and each job holding its own permissions."""
     out = []
     for line in text.splitlines(keepends=True):
         if "# your repository: remove" in line and "working-directory:" in line:
@@ -139,9 +164,30 @@ def user_workflow(text: str, working_directory: str | None) -> str:
         if re.match(r"\s*(- )?uses: \./\s+# your repository:", line):
             if "drop the checkout" in line:  # the action comes from the registry: no checkout needed
                 _drop_checkout(out)
-            out.append(re.sub(r"uses: \./\s+# your repository:.*", f"uses: {ACTION}", line.rstrip("\n")) + "\n")
+            out.append(re.sub(r"uses: \./\s+# your repository:.*", f"uses: {action}", line.rstrip("\n")) + "\n")
             continue
+        out.append(re.sub(r"^(\s+branches: )\[main\]", lambda m: f"{m[1]}[{json.dumps(branch)}]", line))
+    return per_job_permissions("".join(out))
+
+
+def per_job_permissions(text: str) -> str:
+    """The top-level `permissions:` moved into every job, the top level left `{}`: a scope is
+    granted where it is used (what OpenSSF Scorecard and zizmor ask of the workflows users copy)."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if re.fullmatch(r"permissions:\s*\n?", line)), None)
+    if start is None:
+        return text
+    end = start + 1
+    while end < len(lines) and lines[end].startswith("  "):
+        end += 1
+    scopes = lines[start + 1:end]
+    lines[start:end] = ["permissions: {}        # each job asks for its own (below)\n"]
+    jobs = next(i for i, line in enumerate(lines) if line.startswith("jobs:"))
+    out = lines[:jobs + 1]
+    for line in lines[jobs + 1:]:
         out.append(line)
+        if re.fullmatch(r"  [\w-]+:\s*\n?", line):  # a job's name
+            out += ["    permissions:\n", *("    " + scope for scope in scopes)]
     return "".join(out)
 
 
@@ -158,6 +204,32 @@ def _drop_checkout(out: list[str]) -> None:
                 end += 1
             del out[start:end]
             return
+
+
+def users_workflows(root: Path) -> dict[Path, str]:
+    """The four workflows for the repository at `root`: its default branch, the released action pinned."""
+    action, branch = released_action(), default_branch(root)
+    if action is None:
+        echo(f"note: this rag-ci was not built by a release: the workflows use {ACTION} (a tag, not a commit sha; "
+             "zizmor reports it): pin `rag-ci/rag-ci@<commit sha> # vX.Y.Z` of a release", err=True)
+    return {root / ".github" / "workflows" / name: user_workflow(shipped_workflow(name), None, action=action or ACTION, branch=branch)
+            for name in WORKFLOWS}
+
+
+def write_missing_workflows(root: Path) -> None:
+    """`init` in a project that has rag-ci.yml: the workflows it lacks, the others kept."""
+    files = users_workflows(root)
+    missing = {path: text for path, text in files.items() if not path.exists()}
+    kept = [_relative(path, root) for path in files if path not in missing]
+    if not missing:
+        raise UserError("not overwriting: " + ", ".join(kept) + " (every workflow exists; move one away to have it rewritten)")
+    for path, text in missing.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        echo(f"wrote {_relative(path, root)}")
+    if kept:
+        echo("kept " + ", ".join(kept) + " (exist)")
+    echo(f"the baseline workflow runs on pushes to {default_branch(root)}")
 
 
 def shipped_workflow(name: str) -> str:
@@ -190,13 +262,21 @@ def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str,
                                                                    "with --yes: docker when there is a Dockerfile, ...).")
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing: the guesses and defaults.")
 @click.option("--no-workflows", is_flag=True, help="Do not write .github/workflows/rag-ci-*.yml.")
+@click.option("--workflows", "workflows_only", is_flag=True,
+              help="Write only the workflows that are missing (also what happens when rag-ci.yml exists).")
 @user_errors
-def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workflows: bool) -> None:
+def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workflows: bool, workflows_only: bool) -> None:
     """Start a project: rag-ci.yml (corpora from the document folders, the target), the
     GitHub workflows, and an empty questions.yml for `rag-ci questions generate` to fill.
-    Never overwrites a file."""
+    Never overwrites a file; with rag-ci.yml already there, writes the missing workflows."""
     root = folder.resolve()
     root.mkdir(parents=True, exist_ok=True)
+    if workflows_only or (root / "rag-ci.yml").exists():
+        if no_workflows:
+            raise UserError("rag-ci.yml exists and --no-workflows: nothing to write" if not workflows_only
+                            else "--workflows and --no-workflows exclude each other")
+        write_missing_workflows(root)
+        return
     if docs is not None and not docs.resolve().is_relative_to(root):
         raise UserError(f"--docs {docs} is outside {root}: corpora live in the repository (rag-ci reads no file outside it)")
     corpora = find_corpora(root, docs.resolve() if docs else None)
@@ -206,7 +286,7 @@ def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workfl
                         "give the folder with --docs")
     files = {root / "rag-ci.yml": None, root / QUESTIONS_FILE: EMPTY_SET}
     if not no_workflows:
-        files.update({root / ".github" / "workflows" / name: user_workflow(shipped_workflow(name), None) for name in WORKFLOWS})
+        files.update(users_workflows(root))
     existing = [path for path in files if path.exists()]
     if existing:
         raise UserError("not overwriting: " + ", ".join(_relative(p, root) for p in existing) + " (move them away, or edit them)")

@@ -33,7 +33,7 @@ def deepeval_version() -> str:
     except PackageNotFoundError:
         from rag_ci.errors import RagCiError
 
-        raise RagCiError("the DeepEval judge tier needs DeepEval: pip install 'rag-ci[openai]' "
+        raise RagCiError("the DeepEval judge tier needs DeepEval: pip install 'rag-ci-gate[openai]' "
                          "(or the extra of your judge provider)") from None
 
 

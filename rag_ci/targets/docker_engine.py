@@ -11,7 +11,7 @@ def docker_client() -> Any:
     try:
         import docker
     except ImportError:
-        raise RagCiError("the docker target needs the Docker SDK: pip install 'rag-ci[docker]'") from None
+        raise RagCiError("the docker target needs the Docker SDK: pip install 'rag-ci-gate[docker]'") from None
     try:
         client = docker.from_env()
         client.ping()

@@ -45,7 +45,7 @@ def engine():
     try:
         import docker
     except ImportError:
-        pytest.skip("the Docker SDK is not installed: pip install 'rag-ci[docker]'")
+        pytest.skip("the Docker SDK is not installed: pip install 'rag-ci-gate[docker]'")
     if (problem := docker_socket_problem()) is not None:
         pytest.skip(f"no Docker engine reachable: {status.get('reason') or problem}; run .ci/docker-engine.sh (as root) to start one")
     client = None

@@ -364,7 +364,7 @@ def test_env_redaction_rules():
 def test_without_the_docker_package_the_error_says_what_to_install(project, monkeypatch):
     monkeypatch.setitem(sys.modules, "docker", None)
     target = DockerTarget(DockerTargetConfig(kind="docker"), project, host=OUTSIDE, environ={}, log=io.StringIO())
-    with pytest.raises(RagCiError, match=r"pip install 'rag-ci\[docker\]'"):
+    with pytest.raises(RagCiError, match=r"pip install 'rag-ci-gate\[docker\]'"):
         run(target.start())
 
 

@@ -62,7 +62,7 @@ def test_pip_install_of_a_checkout_writes_nothing_into_it(tmp_path):
 def test_the_wheel_holds_every_data_file_of_the_package_and_nothing_else(tmp_path):
     checkout = _checkout(tmp_path / "rag-ci")
     _pip("wheel", "-w", str(tmp_path / "dist"), str(checkout))
-    (wheel,) = (tmp_path / "dist").glob("rag_ci-*.whl")
+    (wheel,) = (tmp_path / "dist").glob("rag_ci_gate-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"rag_ci/templates/report.md.j2", "rag_ci/targets/breaker.py"} <= names
     assert "rag_ci/templates/workflows/rag-ci-pr.yml" in names  # `rag-ci init` writes them
@@ -77,11 +77,11 @@ def test_the_sdist_builds_a_wheel_itself(tmp_path):
     done = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(tmp_path / "sdist"), str(checkout)],
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
-    (tarball,) = (tmp_path / "sdist").glob("rag_ci-*.tar.gz")
+    (tarball,) = (tmp_path / "sdist").glob("rag_ci_gate-*.tar.gz")
     members = {name.split("/", 1)[1] for name in tarfile.open(tarball).getnames() if "/" in name}
     assert {"LICENSE", "CHANGELOG.md", "SECURITY.md", "pyproject.toml", "rag_ci/templates/report.md.j2"} <= members
     _pip("wheel", "-w", str(tmp_path / "dist"), str(tarball))
-    assert list((tmp_path / "dist").glob("rag_ci-*.whl"))
+    assert list((tmp_path / "dist").glob("rag_ci_gate-*.whl"))
 
 
 def test_an_editable_install_points_at_the_checkout_and_writes_nothing_into_it(tmp_path):

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -37,16 +38,28 @@ def script_module():
 
 
 def test_the_release_rehearses_on_this_machine_without_touching_the_checkout(tmp_path):
+    """release.yml's order without registries: check, the release commit, the wheel stamped with
+    its sha and built from it, the notes, the tags (local)."""
     before = {p.name for p in REPO.iterdir()}
     done = release("rehearse", VERSION, "--dist", str(tmp_path / "dist"), "--no-isolation")
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == [f"rag_ci-{VERSION}-py3-none-any.whl", f"rag_ci-{VERSION}.tar.gz"]
-    pinned = (tmp_path / "action.yml").read_text()
+    wheel, sdist = f"rag_ci_gate-{VERSION}-py3-none-any.whl", f"rag_ci_gate-{VERSION}.tar.gz"
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == [wheel, sdist]
+    tagged = tmp_path / "tagged"  # the tag job's shallow checkout of main, the release commit fetched from the bundle
+    git = ["git", "-C", str(tagged)]
+    sha = subprocess.run([*git, "rev-parse", f"v{VERSION}^{{commit}}"], capture_output=True, text=True).stdout.strip()
+    assert sha == subprocess.run([*git, "rev-parse", "v1^{commit}"], capture_output=True, text=True).stdout.strip()
+    assert subprocess.run([*git, "rev-parse", "--is-shallow-repository"], capture_output=True, text=True).stdout.strip() == "true"
+    pinned = subprocess.run([*git, "show", f"{sha}:action.yml"], capture_output=True, text=True).stdout
     assert YAML(typ="safe").load(pinned)["runs"]["image"] == "docker://ghcr.io/rag-ci/rag-ci@sha256:" + "0" * 64
     assert f"@sha256:{'0' * 64}  # v{VERSION}" in pinned
+    # the wheel's `rag-ci init` pins the very commit the tags name
+    stamp = zipfile.ZipFile(tmp_path / "dist" / wheel).read("rag_ci/templates/workflows/released-action.txt").decode()
+    assert stamp.strip() == f"rag-ci/rag-ci@{sha} # v{VERSION}"
     notes = (tmp_path / "release-notes.md").read_text()
     assert "### Added" in notes and "## [" not in notes  # this version's section only
     assert {p.name for p in REPO.iterdir()} - before == set()  # no build/, dist/ nor egg-info
+    assert (REPO / "rag_ci" / "templates" / "workflows" / "released-action.txt").read_text().strip() == "unreleased"
 
 
 def test_every_place_states_the_version_rag_ci_reports():
@@ -99,3 +112,102 @@ def test_the_image_labels_come_from_the_dockerfile_with_the_release_values():
 def test_a_version_with_a_v_is_refused():
     done = release("check", f"v{VERSION}")
     assert done.returncode == 2 and "no v" in done.stderr
+
+
+def _copy_of_the_release_inputs(tmp_path: Path) -> Path:
+    for name in ("pyproject.toml", "action.yml", "README.md", "CHANGELOG.md", ".pre-commit-hooks.yaml", "rag_ci/__init__.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / name, tmp_path / name)
+    for folder in ("docs", "examples"):
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("out", "__pycache__"))
+    return tmp_path
+
+
+def test_a_version_bump_fails_the_check_until_every_pinned_line_follows(tmp_path):
+    root = _copy_of_the_release_inputs(tmp_path)
+    module = script_module()
+    for name, old, new in (("pyproject.toml", f'version = "{VERSION}"', 'version = "1.0.1"'),
+                           ("rag_ci/__init__.py", f'"{VERSION}"', '"1.0.1"'),
+                           ("action.yml", f"# rag-ci {VERSION}:", "# rag-ci 1.0.1:"),
+                           ("CHANGELOG.md", "## [Unreleased]", "## [Unreleased]\n\n## [1.0.1] - 2026-12-07\n\n### Fixed\n- A fix.\n")):
+        path = root / name
+        assert old in path.read_text(), (name, old)
+        path.write_text(path.read_text().replace(old, new, 1))
+    with pytest.raises(module.ReleaseError) as stopped:
+        module.check("1.0.1", root)
+    named = {place.split(":")[0] for place in str(stopped.value).split(": ", 1)[1].split("; ")}
+    # the lines the old check missed: a pinned pip install, a pre-commit rev, the action's comment
+    assert {"README.md", "docs/questions.md", "docs/sharding.md", ".pre-commit-hooks.yaml", "examples/Jenkinsfile", "action.yml"} <= named
+    stale = [(name, line, version) for name, line, version in module.stated_versions(root) if version != "1.0.1"]
+    for name, line, version in stale:
+        with pytest.raises(module.ReleaseError):  # one stale line left is enough to stop it
+            module.check("1.0.1", root)
+        path = root / name
+        lines = path.read_text().splitlines(keepends=True)
+        lines[line - 1] = lines[line - 1].replace(version, "1.0.1")
+        path.write_text("".join(lines))
+    module.check("1.0.1", root)
+    assert 'rag-ci-gate[anthropic,github]==1.0.1' in (root / "README.md").read_text()
+
+
+@pytest.mark.parametrize("line", ['pip install "rag-ci[anthropic]==1.0.0"', "      - run: pip install rag-ci",
+                                  "pipx run rag-ci demo", "uvx rag_ci demo", "pip install ragci"])
+def test_a_document_that_installs_another_distribution_stops_the_release(tmp_path, line):
+    root = _copy_of_the_release_inputs(tmp_path)
+    (root / "docs" / "extra.md").write_text(f"Install it:\n\n    {line}\n")
+    module = script_module()
+    with pytest.raises(module.ReleaseError, match=r"docs/extra\.md:3 installs 'rag[-_]?ci'"):
+        module.check(VERSION, root)
+
+
+def test_the_install_lines_of_the_documents_name_the_distribution_the_project_owns():
+    module = script_module()
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["name"] == module.DISTRIBUTION == "rag-ci-gate"
+    assert module.wrong_installs(REPO) == []
+    assert module.installed_names("uvx --from rag-ci-gate rag-ci demo") == ["rag-ci-gate"]
+    assert module.installed_names("pipx run rag-ci-gate demo") == ["rag-ci-gate"]
+
+
+PULL = REPO / ".github" / "scripts" / "pull_anonymously.py"
+
+
+def pull(image: str, digest: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(PULL), image, digest, "--insecure-http"], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})  # no docker config, no token in sight
+
+
+def test_the_pushed_image_is_pulled_without_credentials_when_the_package_is_public():
+    from fakes.fake_registry import FakeRegistry
+
+    with FakeRegistry("rag-ci/rag-ci") as registry:
+        done = pull(f"{registry.host}/rag-ci/rag-ci", registry.digest)
+    assert done.returncode == 0, done.stderr
+    assert "pulled without credentials" in done.stdout
+    assert [path for path, _ in registry.requests] == ["/v2/rag-ci/rag-ci/manifests/" + registry.digest, "/token",
+                                                       "/v2/rag-ci/rag-ci/manifests/" + registry.digest]
+    assert not any(basic for _, basic in registry.requests)
+
+
+@pytest.mark.parametrize("refuse", ["token", "manifest"])
+def test_a_private_package_fails_the_pull_naming_the_one_time_setting(refuse):
+    from fakes.fake_registry import FakeRegistry
+
+    with FakeRegistry("rag-ci/rag-ci", refuse=refuse) as registry:
+        done = pull(f"{registry.host}/rag-ci/rag-ci", registry.digest)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "refuses anonymous pulls" in done.stderr and "visibility of package rag-ci/rag-ci" in done.stderr
+    assert "Traceback" not in done.stderr
+    spec = importlib.util.spec_from_file_location("pull_script", PULL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert "github.com/users/octo/packages/container/package/rag-ci/settings" in str(module.private_package("ghcr.io/octo/rag-ci", 403))
+
+
+def test_the_pull_refuses_another_digest_and_a_tag():
+    from fakes.fake_registry import FakeRegistry
+
+    with FakeRegistry("rag-ci/rag-ci") as registry:
+        other = pull(f"{registry.host}/rag-ci/rag-ci", "sha256:" + "f" * 64)
+        tag = pull(f"{registry.host}/rag-ci/rag-ci", "v1")
+    assert other.returncode == 2 and "refuses anonymous pulls (HTTP 404)" in other.stderr
+    assert tag.returncode == 2 and "not an image digest" in tag.stderr

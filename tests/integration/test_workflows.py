@@ -165,6 +165,18 @@ def test_dependabot_keeps_actions_pip_and_the_base_image_current():
     assert ("pip", "/") in updates and ("docker", "/") in updates  # pyproject.toml; the Dockerfile's base image
 
 
+def test_dependabot_can_read_the_base_image_and_a_build_arg_still_replaces_it():
+    """Dependabot's docker updater reads literal `FROM image:tag` lines, never `FROM ${ARG}`."""
+    text = (REPO / "Dockerfile").read_text()
+    literal = re.findall(r"^FROM (python:[\w.-]+) AS ([\w-]+)$", text, flags=re.M)
+    assert len(literal) == 1, "one literal `FROM python:TAG AS stage` line Dependabot can update"
+    image, stage = literal[0]
+    assert re.search(rf"^ARG PYTHON_IMAGE={stage}$", text, flags=re.M)  # the default is that stage
+    assert text.index(f"ARG PYTHON_IMAGE={stage}") < text.index(f"FROM {image}")  # a global ARG, usable in FROM
+    assert re.findall(r"^FROM \$\{PYTHON_IMAGE\}", text, flags=re.M) == ["FROM ${PYTHON_IMAGE}"] * 2
+    assert image in (REPO / ".github" / "dependabot.yml").read_text()
+
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_every_workflow_declares_least_privilege_permissions(path):
     workflow = load(path)
@@ -188,29 +200,54 @@ def test_every_workflow_declares_least_privilege_permissions(path):
 def test_release_jobs_get_only_the_writes_they_need():
     jobs = load(REPO / ".github" / "workflows" / "release.yml")["jobs"]
     assert {name: job["permissions"] for name, job in jobs.items()} == {
-        "dist": {"contents": "read"},
-        "image": {"contents": "read", "packages": "write"},
+        "build": {"contents": "read"},
+        "test-image": {"contents": "read"},  # the image and the wheel are tested with no write scope
+        "pypi": {"id-token": "write"},  # trusted publishing and its attestations, nothing else
+        "push-image": {"contents": "read", "packages": "write", "id-token": "write", "attestations": "write"},
+        "pull-check": {},  # no token: pulled as users' runners pull it
         "tag": {"contents": "write"},
-        "pypi": {"id-token": "write"},  # trusted publishing, and nothing else
         "github-release": {"contents": "write"},
     }
 
 
-def test_a_human_starts_the_release_and_it_publishes_everything_itself():
-    """A tag pushed with the job's GITHUB_TOKEN starts no workflow: the release cannot hand
-    PyPI to another workflow triggered by its tag. No workflow starts on a tag push."""
+def _chain(jobs: dict, name: str) -> set[str]:
+    needs = jobs[name].get("needs", [])
+    needs = [needs] if isinstance(needs, str) else needs
+    return set(needs).union(*(_chain(jobs, n) for n in needs)) if needs else set()
+
+
+def test_nothing_public_happens_before_every_earlier_job_succeeded():
+    """build -> test the exact image (both platforms) -> PyPI -> push that image by digest ->
+    pull it without credentials -> tags -> GitHub Release, each needing all before it."""
     release = load(REPO / ".github" / "workflows" / "release.yml")
+    jobs = release["jobs"]
+    order = ["build", "test-image", "pypi", "push-image", "pull-check", "tag", "github-release"]
+    assert list(jobs) == order
+    for i, name in enumerate(order):
+        assert _chain(jobs, name) == set(order[:i]), name
     assert set(triggers(release)) == {"workflow_dispatch"}
     for path in WORKFLOWS:
         push = (triggers(load(path)) or {}).get("push") or {}
         assert "tags" not in push, f"{path.name} starts on a tag push"
-    runs = {name: "\n".join(step.get("run", "") for step in job["steps"]) for name, job in release["jobs"].items()}
-    assert "release.py check" in runs["dist"] and "release.py build" in runs["dist"]
-    assert "release.py labels" in runs["image"] and "--platform linux/amd64,linux/arm64" in runs["image"]
-    assert runs["image"].index("tests/e2e/test_image.py") < runs["image"].index("--push")  # tested before it is pushed
-    assert "release.py pin-action" in runs["tag"] and '"$DIGEST"' in runs["tag"]
-    assert "twine upload" in runs["pypi"] and "release.py notes" in runs["github-release"]
-    assert release["jobs"]["pypi"]["needs"] == ["dist", "tag"] and release["jobs"]["pypi"]["environment"]["name"] == "pypi"
+    steps = {name: job["steps"] for name, job in jobs.items()}
+    runs = {name: "\n".join(step.get("run", "") for step in s) for name, s in steps.items()}
+    uses = {name: [step.get("uses", "") for step in s] for name, s in steps.items()}
+    built = next(s for s in steps["build"] if s.get("id") == "image")
+    assert built["uses"].startswith("docker/build-push-action@") and built["with"]["push"] is False
+    assert built["with"]["platforms"] == "linux/amd64,linux/arm64"
+    assert built["with"]["provenance"] == "mode=max" and built["with"]["sbom"] is True
+    assert "release.py check" in runs["build"] and "release.py release-commit" in runs["build"]
+    assert runs["build"].index("release.py stamp-action") < runs["build"].index("release.py build")  # the wheel pins the sha
+    assert jobs["test-image"]["strategy"]["matrix"]["platform"] == ["amd64", "arm64"]
+    assert "tests/e2e/test_image.py" in runs["test-image"] and "--override-arch" in runs["test-image"]
+    assert '= "$DIGEST"' in runs["test-image"] and "rag-ci demo" in runs["test-image"]
+    assert any(u.startswith("pypa/gh-action-pypi-publish@") for u in uses["pypi"]) and "twine upload" not in runs["pypi"]
+    assert jobs["pypi"]["environment"]["name"] == "pypi" and jobs["pypi"]["environment"]["url"].endswith("/rag-ci-gate")
+    assert "--preserve-digests" in runs["push-image"] and '= "$DIGEST"' in runs["push-image"]
+    assert any(u.startswith("actions/attest-build-provenance@") for u in uses["push-image"])
+    assert "pull_anonymously.py" in runs["pull-check"] and "secrets." not in str(jobs["pull-check"])
+    assert "release.bundle" in runs["tag"] and '"$SHA"' in runs["tag"]
+    assert "release.py notes" in runs["github-release"]
 
 
 def test_main_builds_the_action_image_from_the_dockerfile():

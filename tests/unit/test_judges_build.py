@@ -68,7 +68,7 @@ def test_a_paid_judge_without_a_known_price_asks_for_judge_prices():
 
 def test_a_missing_sdk_names_the_pip_extra():
     spec = ProviderSpec("acme", "acme", ("rag_ci_test_no_such_sdk",), "x:y", None, False, True)
-    with pytest.raises(RagCiError, match=r"pip install 'rag-ci\[acme\]'"):
+    with pytest.raises(RagCiError, match=r"pip install 'rag-ci-gate\[acme\]'"):
         spec.ensure_installed()
 
 

@@ -125,3 +125,13 @@ def test_comment_author_is_a_github_login():
     assert Settings.from_environ({}).comment_author is None
     with pytest.raises(RagCiError, match="input comment-author"):
         Settings.from_environ({"RAG_CI_COMMENT_AUTHOR": "@acme bot"})
+
+
+def test_action_yml_lists_every_verdict_the_action_can_set():
+    from ruamel.yaml import YAML
+
+    from rag_ci.gate import Verdict
+    action = YAML(typ="safe").load((Path(__file__).parents[2] / "action.yml").read_text())
+    listed = set(action["outputs"]["verdict"]["description"].split("(")[0].replace("|", " ").split())
+    assert listed == {v.value for v in Verdict} | {"error", "interrupted"}
+    assert action["name"] != "rag-ci"  # another project's action on the Marketplace

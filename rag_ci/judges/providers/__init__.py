@@ -19,7 +19,7 @@ from rag_ci.judges.providers.base import ChatProvider, Completion, ProviderSetti
 @dataclass(frozen=True)
 class ProviderSpec:
     name: str
-    extra: str  # pip extra that installs the SDK: pip install 'rag-ci[<extra>]'
+    extra: str  # pip extra that installs the SDK: pip install 'rag-ci-gate[<extra>]'
     sdk_modules: tuple[str, ...]  # imported to check the extra is installed
     implementation: str  # "module:Class" of the ChatProvider
     api_key_env: str | None  # default env var holding the key; judge.api_key_env overrides
@@ -37,7 +37,7 @@ class ProviderSpec:
             if not found:
                 raise RagCiError(
                     f"judge provider '{self.name}' needs the '{module}' package, which is not installed: "
-                    f"pip install 'rag-ci[{self.extra}]'"
+                    f"pip install 'rag-ci-gate[{self.extra}]'"
                 )
 
     def create(self, settings: ProviderSettings) -> ChatProvider:
