@@ -1,7 +1,7 @@
 """`rag-ci demo`: a caught regression in seconds, with nothing but the installed package.
 
-The embedded example (rag_ci/templates/example/, a copy of examples/ that
-tests/integration/test_demo.py keeps equal) is copied to a temporary folder and run twice by
+The embedded example (examples/, shipped in the wheel as rag_ci/templates/example/ by
+pyproject.toml's force-include; a source checkout reads examples/ itself) is copied to a temporary folder and run twice by
 the same `run` command users run: once as on main (the baseline), once with the routing
 broken the way a pull request could break it (EXAMPLE_RAG_REGRESSION=routing). The second
 run is compared with the first, shown, and ends the demo with exit 1, as a CI job would.
@@ -27,9 +27,20 @@ EXAMPLE_FILES = ("rag-ci.yml", "questions.yml", "requirements.txt", "corpora", "
 REGRESSION = "routing"  # the example server ignores `corpora`: a DU-2 question gets DU-3 passages
 
 
+def _example_source():
+    """The wheel's copy of the example, else the checkout's examples/ (editable installs)."""
+    shipped = resources.files("rag_ci").joinpath("templates", "example")
+    if shipped.is_dir():
+        return shipped
+    checkout = Path(__file__).resolve().parents[2] / "examples"
+    if not (checkout / "rag-ci.yml").is_file():
+        raise UserError("the embedded example is missing from this installation: reinstall rag-ci-gate")
+    return checkout
+
+
 def copy_example(folder: Path) -> Path:
     """The shipped example into `folder`; returns its rag-ci.yml."""
-    with resources.as_file(resources.files("rag_ci").joinpath("templates", "example")) as example:
+    with resources.as_file(_example_source()) as example:
         for name in EXAMPLE_FILES:
             source = example / name
             if source.is_dir():

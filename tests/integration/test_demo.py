@@ -1,4 +1,4 @@
-"""`rag-ci demo`: the embedded example (a copy of examples/ shipped in the wheel) run as main,
+"""`rag-ci demo`: the embedded example (examples/, shipped in the wheel) run as main,
 then with its routing broken, the comparison on the terminal, exit 1; and the same from a
 wheel installed in a fresh virtual environment, as `pipx run rag-ci-gate demo` runs it."""
 
@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,6 @@ import pytest
 from builders import REPO
 
 EXAMPLE = REPO / "examples"
-EMBEDDED = REPO / "rag_ci" / "templates" / "example"
 SHIPPED = ("rag-ci.yml", "questions.yml", "requirements.txt", "corpora", "rag")
 
 
@@ -30,13 +30,26 @@ def _files(root: Path, names=SHIPPED) -> dict[str, bytes]:
     return found
 
 
-def test_the_embedded_example_is_the_examples_folder_byte_for_byte():
-    embedded, example = _files(EMBEDDED), _files(EXAMPLE)
-    assert embedded.keys() == example.keys(), "copy examples/ into rag_ci/templates/example/: " + \
-        ", ".join(sorted(embedded.keys() ^ example.keys()))
-    changed = [name for name in example if embedded[name] != example[name]]
-    assert not changed, f"rag_ci/templates/example/ differs from examples/ in {changed}: copy examples/ over it"
-    assert set(_files(EMBEDDED, [p.name for p in EMBEDDED.iterdir()])) == set(embedded)  # nothing else shipped
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel as the release builds it (no isolation: the build backend is in the dev extra)."""
+    out = tmp_path_factory.mktemp("dist")
+    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir", str(out), str(REPO)],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    (found,) = out.glob("rag_ci_gate-*.whl")
+    return found
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_examples_folder_byte_for_byte(wheel):
+    prefix = "rag_ci/templates/example/"
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {name[len(prefix):]: archive.read(name) for name in archive.namelist()
+                   if name.startswith(prefix) and not name.endswith("/")}
+    example = _files(EXAMPLE)
+    assert shipped.keys() == example.keys(), ", ".join(sorted(shipped.keys() ^ example.keys()))
+    assert [name for name in example if shipped[name] != example[name]] == []
 
 
 def _demo(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -77,12 +90,8 @@ def test_the_demo_leaves_no_folder_behind(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_the_built_wheel_runs_the_demo_in_a_fresh_environment_in_seconds(tmp_path):
+def test_the_built_wheel_runs_the_demo_in_a_fresh_environment_in_seconds(tmp_path, wheel):
     """What `pipx run rag-ci-gate demo` does: the wheel in an environment of its own, then `rag-ci demo`."""
-    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir", str(tmp_path / "dist"), str(REPO)],
-                           capture_output=True, text=True, timeout=300)
-    assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("rag_ci_gate-*.whl")
     venv.create(tmp_path / "env", with_pip=True)
     python = tmp_path / "env" / "bin" / "python"
     installed = subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True, timeout=600)
