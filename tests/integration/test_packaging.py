@@ -20,7 +20,7 @@ from builders import REPO
 pytestmark = pytest.mark.slow
 
 # What a checkout of rag-ci holds for packaging (tests and docs aside).
-PACKAGED = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "SECURITY.md", "rag_ci")
+PACKAGED = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "SECURITY.md", "rag_ci", "examples")
 
 
 def _files(root: Path) -> set[str]:
@@ -32,7 +32,7 @@ def _checkout(folder: Path) -> Path:
     for name in PACKAGED:
         source = REPO / name
         if source.is_dir():
-            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".index", "out"))
         else:
             shutil.copy2(source, folder / name)
     return folder
