@@ -1,0 +1,40 @@
+"""A fake RAG app that answers and searches at two endpoints: `python split_api_rag.py PORT`.
+
+Like many API servers over a vector store: POST /answer takes `{"question": ...}` (no
+collection filter: it answers from every collection) and returns the answer with at most
+one reference, no chunks; POST /search takes `{"query": ..., "filter": {"collection": [...]}}`
+and returns the chunks of the named collections, each with its own collection in its metadata.
+SPLIT_API_LEAK=1 makes the search ignore its filter for the collection "other" (a routing
+leak, visible only through the search call).
+"""
+
+import os
+
+from http_rag import DOCS, JsonHandler, serve
+
+CHUNKS = {**DOCS, "other": ("other/secret.md", "Another customer's contract.")}
+
+
+class Handler(JsonHandler):
+    def do_POST(self):  # noqa: N802
+        body = self.read_json()
+        if self.path == "/answer" and set(body) == {"question"}:
+            self.answer(body["question"])
+        elif self.path == "/search" and set(body) == {"query", "filter"} and isinstance(body["filter"].get("collection"), list):
+            self.search(body["filter"]["collection"])
+        else:
+            self.send_json(422, {"detail": "unknown endpoint or body"})
+
+    def answer(self, question):
+        text = " ".join(text for _, text in DOCS.values())  # every collection: no filter here
+        self.send_json(200, {"answer": text, "reference": {"file": DOCS["a"][0]}})
+
+    def search(self, collections):
+        wanted = list(collections) + (["other"] if os.environ.get("SPLIT_API_LEAK") else [])
+        hits = [{"chunk": CHUNKS[c][1], "meta": {"collection": c, "path": CHUNKS[c][0]}, "similarity": 0.9}
+                for c in wanted if c in CHUNKS]
+        self.send_json(200, {"hits": hits})
+
+
+if __name__ == "__main__":
+    serve(Handler)
