@@ -111,3 +111,15 @@ def test_a_bad_retrieve_mapping_is_a_config_error_with_file_and_line(tmp_path, r
     result = CliRunner().invoke(cli, ["validate", "--config", str(config)])
     assert result.exit_code == 2, result.output
     assert f"{config}:" in result.output and message in result.output, result.output
+
+
+def test_a_docker_target_takes_the_same_retrieve_call_on_its_container():
+    from rag_ci.core.config import parse_config
+    from rag_ci.targets.http import HttpTarget, mapping_arguments
+
+    config = parse_config("questions: q.yml\ncorpora: {a: {}}\ntarget:\n  kind: docker\n  port: 8000\n  path: /answer\n"
+                          + ANSWER + RETRIEVE, "rag-ci.yml")
+    arguments = mapping_arguments(config.target)
+    assert arguments["retrieve"]["response"]["contexts"] == "hits"
+    http = HttpTarget("http://172.17.0.2:8000/answer", timeout_s=5, **arguments)  # as DockerTarget points it at the container
+    assert http.retrieve_url == "http://172.17.0.2:8000/search"
