@@ -80,7 +80,7 @@ def _person(words: list[str]) -> list[str]:
 
 
 def _lower_first(words: list[str]) -> list[str]:
-    if words and words[0].lower() in DETERMINERS | {"you", "we"}:
+    if words and (words[0].lower() in DETERMINERS | {"you", "we"} or re.fullmatch(r"[A-Z][a-z]+(?:ed|ing)", words[0])):
         return [words[0].lower(), *words[1:]]
     return words
 
@@ -122,7 +122,7 @@ def _verb_at(words: list[str]) -> int | None:
             return None
         following = words[i + 1].lower() if i + 1 < len(words) else ""
         if lowered in BE | MODALS | HAVE or lowered in {"does", "do"} or (
-                _third_person(word, words[i - 1]) and following not in ("and", "or", "of")
+                _third_person(word, words[i - 1]) and following not in ("and", "or", "of", *BE, *MODALS, *HAVE)
                 and not following.endswith("ed")):  # "the templates provided ...": a noun, not a verb
             return i
     return None
@@ -143,7 +143,8 @@ def _question_words(words: list[str]) -> str | None:
     if at is None:
         return None
     subject, verb, rest = words[:at], words[at].lower(), words[at + 1:]
-    if subject[0].lower() in PRONOUNS or subject[-1].endswith(","):
+    if subject[0].lower() in PRONOUNS | BE | MODALS | HAVE or subject[0].lower().endswith("s") and subject[0][0].isupper() \
+            and len(subject) > 1 and subject[1].lower() in DETERMINERS or subject[-1].endswith(","):  # "Sets the ...": no subject
         return None
     who = " ".join(_person(_lower_first(subject)))
     follow = rest[0].lower().strip(",") if rest else ""
@@ -152,6 +153,10 @@ def _question_words(words: list[str]) -> str | None:
         if follow.endswith("ed") or follow in PARTICIPLES:
             when = "When" if DATE.search(" ".join(rest)) else "How"
             return f"{when} {verb} {who} {follow}?"
+        then = rest[1].lower() if len(rest) > 1 else ""
+        if follow in ("never", "not", "always", "only", "also", "usually", "often") and (
+                then.endswith("ed") or then in PARTICIPLES):
+            return f"What happens to {who}?"
         if follow.endswith("ing") or follow == "not":
             return None
         return f"What {verb} {who}?"
