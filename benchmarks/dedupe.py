@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sample = drafts[: args.before_drafts]
     started = time.perf_counter()
-    old_kept, old_dropped = old_dedupe(sample, existing)
+    _, old_dropped = old_dedupe(sample, existing)
     before_sample = time.perf_counter() - started
     before = before_sample / max(1, len(sample)) * len(drafts)
 

@@ -92,7 +92,7 @@ class RetrieveCall(_Strict):
         return _template(value)
 
     @model_validator(mode="after")
-    def _get_is_flat(self) -> "RetrieveCall":
+    def _get_is_flat(self) -> RetrieveCall:
         nested = isinstance(self.request, dict) and any(isinstance(v, dict) for v in self.request.values())
         if self.method == "GET" and self.request is not None and (not isinstance(self.request, dict) or nested):
             raise ValueError("method GET sends `request` as query parameters: a flat mapping (name: template), "

@@ -34,7 +34,7 @@ class Texts:
     words: list[str]
 
     @classmethod
-    def of(cls, questions: Sequence[str], vocabulary: dict[str, str]) -> "Texts":
+    def of(cls, questions: Sequence[str], vocabulary: dict[str, str]) -> Texts:
         """`vocabulary` (word -> character, filled as words are met) must be the same dict for
         every Texts compared with each other."""
         normalised = [normalise(q) for q in questions]
