@@ -5,7 +5,8 @@ collection filter: it answers from every collection) and returns the answer with
 one reference, no chunks; POST /search takes `{"query": ..., "filter": {"collection": [...]}}`
 and returns the chunks of the named collections, each with its own collection in its metadata.
 SPLIT_API_LEAK=1 makes the search ignore its filter for the collection "other" (a routing
-leak, visible only through the search call).
+leak, visible only through the search call); SPLIT_API_ECHO=1 puts the value of
+SPLIT_API_TOKEN in every hit's text (a search reply quoting a credential).
 """
 
 import os
@@ -31,7 +32,8 @@ class Handler(JsonHandler):
 
     def search(self, collections):
         wanted = list(collections) + (["other"] if os.environ.get("SPLIT_API_LEAK") else [])
-        hits = [{"chunk": CHUNKS[c][1], "meta": {"collection": c, "path": CHUNKS[c][0]}, "similarity": 0.9}
+        echo = f" token {os.environ.get('SPLIT_API_TOKEN', '')}" if os.environ.get("SPLIT_API_ECHO") else ""
+        hits = [{"chunk": CHUNKS[c][1] + echo, "meta": {"collection": c, "path": CHUNKS[c][0]}, "similarity": 0.9}
                 for c in wanted if c in CHUNKS]
         self.send_json(200, {"hits": hits})
 

@@ -49,7 +49,7 @@ def _project(tmp_path: Path, mapping: str) -> Path:
         "questions: questions.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"
         "metrics: {hit_at_k: {k: 5, threshold: 1.0}, keyword_coverage: {threshold: 0.6}}\n"
         f"target:\n  kind: http\n  url: http://127.0.0.1:{port}/answer\n  health: /health\n"
-        f"  start: [{sys.executable}, {FAKES / 'split_api_rag.py'}, '{port}']\n  pass_env: [SPLIT_API_LEAK]\n" + mapping))
+        f"  start: [{sys.executable}, {FAKES / 'split_api_rag.py'}, '{port}']\n  pass_env: [SPLIT_API_LEAK, SPLIT_API_ECHO, SPLIT_API_TOKEN]\n" + mapping))
 
 
 def _run(config: Path, output: Path, env=None):
@@ -73,6 +73,15 @@ def test_a_routing_leak_is_caught_through_the_search_call(tmp_path):
     run = json.loads((tmp_path / "r.json").read_text())
     assert {q["verdict"] for q in run["questions"]} == {"routing_error"}
     assert run["questions"][0]["leaks"] == ["other"]
+
+
+def test_a_credential_in_the_search_reply_is_redacted_like_the_answer_calls(tmp_path):
+    token = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
+    result = _run(_project(tmp_path, ANSWER + RETRIEVE), tmp_path / "r.json",
+                  env={"SPLIT_API_ECHO": "1", "SPLIT_API_TOKEN": token})
+    assert result.exit_code == 0, result.output
+    written = (tmp_path / "r.json").read_text()
+    assert token not in written and "token ***" in written
 
 
 def test_answer_only_the_leak_goes_unseen_and_retrieval_metrics_fail_for_want_of_contexts(tmp_path):
