@@ -25,6 +25,7 @@ from rag_ci.core.questionset.similarity import Texts, similarity_matrix
 # difflib ratio it replaced (examples/questions.yml: distinct questions at most 0.83, the same
 # question with the misspelt drafts' 1-3 typos at least 0.95; tests/unit/test_draft_core.py).
 NEAR = 0.9
+ROWS = 256  # drafts scored against the set at once
 
 T = TypeVar("T")
 
@@ -64,7 +65,7 @@ def dedupe(items: Sequence[T], *, existing: Sequence[Known], describe, near: flo
     described = [describe(item) for item in items]
     vocabulary: dict[str, str] = {}
     drafts = Texts.of([question for _, question, _ in described], vocabulary)
-    against_set = similarity_matrix(drafts, Texts.of([k.question for k in existing], vocabulary))
+    known = Texts.of([k.question for k in existing], vocabulary)
     among = similarity_matrix(drafts, drafts)
     route_ids: dict[Hashable, int] = {}
     set_routes = np.array([route_ids.setdefault(k.route, len(route_ids)) for k in existing], dtype=np.int64)
@@ -73,8 +74,11 @@ def dedupe(items: Sequence[T], *, existing: Sequence[Known], describe, near: flo
     kept_at: list[int] = []
     kept: list[T] = []
     dropped: list[Dropped[T]] = []
+    against_set = np.empty((0, len(existing)))
     for i, item in enumerate(items):
-        scores = np.concatenate([against_set[i], among[i, kept_at]])
+        if i % ROWS == 0:  # the set's scores a block of drafts at a time: memory stays bounded for a set of 50,000
+            against_set = similarity_matrix(drafts.rows(i, i + ROWS), known)
+        scores = np.concatenate([against_set[i % ROWS], among[i, kept_at]])
         alike = np.concatenate([set_routes, routes[kept_at]]) == routes[i]
         found = _duplicate(np.where(alike, scores, -1.0), near)
         if found is not None:
