@@ -106,17 +106,22 @@ class HttpTarget:
         await self.stop()
         raise RagCiError(f"target not healthy after {self.startup_timeout_s:.0f}s at {url} ({last})\n{self.output.text(20)}")
 
-    async def query(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def query(self, request: dict[str, Any]) -> Any:
         if self.retrieve is None:
             return await self.answer(request)
         # Both calls at once, under the same timeout; either failing fails the question (one
         # target error for the breaker), so a search outage never reads as "no contexts".
-        reply, contexts = await asyncio.gather(self.answer(request), self.search(request))
+        reply, contexts = await asyncio.gather(self.answer(request), self.search(request), return_exceptions=True)
+        for outcome in (reply, contexts):  # both calls end (each bounded by the timeout) before either error is raised
+            if isinstance(outcome, BaseException):
+                raise outcome
+        if not isinstance(reply, dict):
+            return reply  # not an object: the contract's check (parse_reply) says so
         answered = reply.get("contexts")
         reply["contexts"] = [*(answered if isinstance(answered, list) else []), *contexts]
         return reply
 
-    async def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def answer(self, request: dict[str, Any]) -> Any:
         body = request if self.request_template is None else render_request(self.request_template, request)
         reply = await self.call("POST", self.url, body)
         return reply if self.response_map is None else map_reply(self.response_map, reply)
