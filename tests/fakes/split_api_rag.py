@@ -3,13 +3,15 @@
 Like many API servers over a vector store: POST /answer takes `{"question": ...}` (no
 collection filter: it answers from every collection) and returns the answer with at most
 one reference, no chunks; POST /search takes `{"query": ..., "filter": {"collection": [...]}}`
-and returns the chunks of the named collections, each with its own collection in its metadata.
+(or GET /search?q=...&collection=a&collection=b) and returns the chunks of the named
+collections, each with its own collection in its metadata.
 SPLIT_API_LEAK=1 makes the search ignore its filter for the collection "other" (a routing
 leak, visible only through the search call); SPLIT_API_ECHO=1 puts the value of
 SPLIT_API_TOKEN in every hit's text (a search reply quoting a credential).
 """
 
 import os
+from urllib.parse import parse_qs, urlsplit
 
 from http_rag import DOCS, JsonHandler, serve
 
@@ -25,6 +27,17 @@ class Handler(JsonHandler):
             self.search(body["filter"]["collection"])
         else:
             self.send_json(422, {"detail": "unknown endpoint or body"})
+
+    def do_GET(self):  # noqa: N802 - GET /search?q=...&collection=a&collection=b; anything else is healthy
+        url = urlsplit(self.path)
+        if url.path != "/search":
+            self.send_json(200, {"status": "ok"})
+            return
+        query = parse_qs(url.query)
+        if "q" not in query or "collection" not in query:
+            self.send_json(422, {"detail": "q and collection are required"})
+            return
+        self.search(query["collection"])
 
     def answer(self, question):
         text = " ".join(text for _, text in DOCS.values())  # every collection: no filter here

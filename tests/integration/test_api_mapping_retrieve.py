@@ -67,6 +67,16 @@ def test_the_search_calls_contexts_are_scored_with_the_answer_calls_answer(tmp_p
     assert q3["metrics"]["hit_at_k"]["score"] == 1.0
 
 
+def test_a_get_search_call_sends_the_request_as_query_parameters(tmp_path):
+    get = RETRIEVE.replace("url: /search", "url: /search\n    method: GET").replace(
+        'request: {query: "{question}", filter: {collection: "{corpora}"}}', 'request: {q: "{question}", collection: "{corpora}"}')
+    result = _run(_project(tmp_path, ANSWER + get), tmp_path / "r.json", env={"SPLIT_API_LEAK": "1"})
+    assert result.exit_code == 1, result.output
+    run = json.loads((tmp_path / "r.json").read_text())
+    assert [c["doc_id"] for c in run["questions"][2]["contexts"]] == ["a", "b", "other"]
+    assert run["questions"][2]["leaks"] == ["other"]
+
+
 def test_a_routing_leak_is_caught_through_the_search_call(tmp_path):
     result = _run(_project(tmp_path, ANSWER + RETRIEVE), tmp_path / "r.json", env={"SPLIT_API_LEAK": "1"})
     assert result.exit_code == 1, result.output  # a leak gates, with no baseline too
