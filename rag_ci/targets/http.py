@@ -64,9 +64,10 @@ class HttpTarget:
         self.output = OutputTail()
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
+        connections = max_connections * (2 if retrieve else 1)  # a question in flight holds both its calls' connections
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
         )
 
     async def start(self) -> None:
