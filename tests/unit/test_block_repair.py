@@ -49,3 +49,10 @@ def test_pymdownx_blocks_and_snippet_lines_lose_their_markers_and_keep_their_pro
     blocks = texts("/// note | Credentials\nferryctl never stores credentials itself.\n///\n\n"
                    '--8<-- "docs/snippets/example.md"\n\n!!! tip "Why?"\n    Checksums are compared.\n')
     assert blocks == [("paragraph", "ferryctl never stores credentials itself."), ("paragraph", "Checksums are compared.")]
+
+
+def test_a_name_in_capitals_is_no_verb_and_an_emoji_is_no_lead_in():
+    blocks = texts("- E-40: CAN bus timeout between drive unit and display. Check the bus termination.\n\n"
+                   "This will also create a `uv.lock` file. :sunglasses:\n")
+    assert blocks == [("item", "- E-40: CAN bus timeout between drive unit and display. Check the bus termination."),
+                      ("paragraph", "This will also create a `uv.lock` file. :sunglasses:")]

@@ -24,9 +24,10 @@ from dataclasses import replace
 
 from rag_ci.core.questionset.doc_blocks import Block
 
-_SENTENCES = re.compile(r"(?<=[.!?…:])(\s+)(?=[A-Z0-9\"'(`])")
+_SENTENCES = re.compile(r"(?<=[.!?…])(\s+)(?=[A-Z0-9\"'(`])")
 _MARKER = re.compile(r"^(?:- |\d+\. )")
 _LEAD_IN = re.compile(r"(?::|\.\.\.|…)$")
+_EMOJI_END = re.compile(r"(?:^|\s):[\w+-]+:$")  # ":tada:" ends a sentence, it introduces nothing
 # A pointer elsewhere, not a fact: "See issue #409 ...", "See ... for more", "For an overview of X, see Y."
 # ("See the usage guide for the options" says where the options are: kept.)
 _POINTER = re.compile(r"^(?:see|refer to|read more|check out)\b.*(?:\b(?:issue|pull request|PR|discussion)s?\b|#\d+|"
@@ -47,11 +48,13 @@ MAX_HEADING_WORDS = 8
 
 def subjectless(word: str) -> bool:
     """Whether a capitalised first word is a verb waiting for its subject ("Will", "Sets")."""
+    if not (word[:1].isupper() and word[1:].islower()):  # "CAN bus", "IS-2": a name, not a verb
+        return False
     lower = word.lower()
     if lower in _AUXILIARIES:
         return True
     base = lower[:-2] if lower.endswith(("ses", "shes", "ches", "xes")) else lower[:-1]
-    return word[:1].isupper() and lower.endswith("s") and base in _VERBS
+    return lower.endswith("s") and base in _VERBS
 
 
 def sentences(text: str) -> list[tuple[str, str]]:
@@ -129,7 +132,8 @@ def _drop_orphan_lead_ins(blocks: list[Block]) -> list[Block]:
     out: list[Block] = []
     for i, block in enumerate(blocks):
         following = blocks[i + 1] if i + 1 < len(blocks) else None
-        if block.kind in ("paragraph", "item") and _LEAD_IN.search(block.text.rstrip()):
+        text = block.text.rstrip()
+        if block.kind in ("paragraph", "item") and _LEAD_IN.search(text) and not _EMOJI_END.search(text):
             introduces = following is not None and (following.kind == "code" or (
                 block.text.rstrip().endswith(":") and following.kind == "item"))
             if not introduces:
