@@ -12,7 +12,16 @@ A reference is "markup or fragment" when it
 - is a bare heading (`## Usage`, or a short line with no verb that ends without punctuation);
 - does not end as a sentence (`.`, `!`, `?`, optionally followed by a closing quote or bracket),
   or starts mid-sentence (a lower-case first letter, or `and`/`or`/`,`...);
-- holds MkDocs / reST directive syntax (`!!! note`, `=== "pip"`, `.. note::`, `:ref:`).
+- holds MkDocs / reST directive syntax (`!!! note`, `=== "pip"`, `/// note`, `.. note::`, `:ref:`), an
+  attribute list (`{ #install }`, `{: .md-button }`) or a snippet include (`{* app.py *}`, `--8<--`);
+- is a lead-in whose example is missing: it ends with ":", "..." or "…" ("For example, the
+  following configuration...");
+- misses its subject: it starts with an auxiliary or a verb ("Will send debug level output
+  ...", "Sets the number ...", "`--jobs`: Sets ..."), the rest of a split list item;
+- is a pointer ("See issue #409 for more on this issue.", "For an overview of X, see Y.").
+
+`question_problems` says what is markup in a drafted question: backticks, brackets, braces,
+angle brackets, emphasis stars, `#id` attributes, directive markers.
 """
 
 from __future__ import annotations
@@ -27,8 +36,15 @@ _CHECKS = (
     ("diagram", re.compile(r"sequenceDiagram|graph (TD|LR)|flowchart |-->>|->>|@startuml|digraph ")),
     ("table", re.compile(r"^\s*\|.*\|\s*$|\|\s*:?-{3,}", re.M)),
     ("heading", re.compile(r"^\s{0,3}#{1,6}\s", re.M)),
-    ("directive", re.compile(r"^\s*(!!!|\?\?\?|===\s+\")|^\s*\.\.\s+[a-z-]+::|:(ref|doc|class|func):`", re.M)),
+    ("directive", re.compile(r"^\s*(!!!|\?\?\?|===\s+\"|///)|^\s*\.\.\s+[a-z-]+::|:(ref|doc|class|func):`", re.M)),
+    ("mkdocs attribute or include", re.compile(r"\{:?\s*[#.][\w-]|\{:|\{\*|\*\}|--8<--")),
+    ("pointer", re.compile(r"^(see|refer to|read more|check out)\b|^for (an? |the )?(overview|more|further|details)\b.*\bsee\b",
+                           re.I)),
+    ("missing its subject", re.compile(r"^(`[^`]+`:?\s+|[\w-]+:\s+)?(Will|Can|Should|Is|Are|Must|May|Does|Has|Sets|Removes|Enables|"
+                                       r"Disables|Returns|Sends|Prints|Adds|Controls|Defines|Specifies|Allows|Makes|Runs|"
+                                       r"Shows|Uses|Takes|Gives|Keeps)\b")),
 )
+_QUESTION_MARKUP = re.compile(r"[`\[\]{}<>*|]|(^|\s)#[\w-]|^\s*(!!!|///|===|\?\?\?)|--8<--")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 
 
@@ -41,6 +57,8 @@ def problems(reference: str | None) -> list[str]:
     found = [name for name, pattern in _CHECKS if pattern.search(without_code if name == "html tag" else text)]
     if not _SENTENCE_END.search(text):
         found.append("not ending as a sentence")
+    if re.search(r"(:|\.\.\.|…)[\"')\]]*$", text):
+        found.append("a lead-in whose example is missing")
     if text[:1].islower() or re.match(r"^(and|or|but|,|;|\))\b", text):
         found.append("starting mid-sentence")
     if len(text.split()) < 4:
@@ -53,3 +71,8 @@ def share_rejected(references: list[str | None]) -> tuple[int, int, dict[str, li
     counted = [r for r in references if r is not None]
     bad = {r: problems(r) for r in counted if problems(r)}
     return sum(1 for r in counted if problems(r)), len(counted), bad
+
+
+def question_problems(question: str) -> list[str]:
+    """What is markup in a drafted question (empty: nothing)."""
+    return ["markup"] if _QUESTION_MARKUP.search(question) else []

@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from rag_ci.cli.echo import echo
+from rag_ci.cli.init_detect import detect_target, detected_settings
 from rag_ci.cli.errors import UserError, user_errors
 
 # Folders that usually hold a project's documents, in the order they are looked at.
@@ -82,17 +83,9 @@ def _relative(folder: Path, root: Path) -> str:
 
 
 def guess_target(root: Path) -> str:
-    """docker when there is a Dockerfile; http for a web app (FastAPI, Flask, ...); else python."""
-    if (root / "Dockerfile").is_file():
-        return "docker"
-    for source in sorted(root.glob("*.py"))[:50] + sorted(root.glob("*/*.py"))[:200]:
-        try:
-            text = source.read_text(encoding="utf-8", errors="replace")[:100_000]
-        except OSError:
-            continue
-        if re.search(r"\b(FastAPI|Flask|Starlette|aiohttp\.web|uvicorn)\b", text):
-            return "http"
-    return "python"
+    """docker when there is a Dockerfile; http for a web app (FastAPI, Flask, Django, Express, ...); else python
+    (rag_ci.cli.init_detect)."""
+    return detect_target(root).kind
 
 
 def _target_block(kind: str, settings: dict[str, str]) -> str:
@@ -105,10 +98,15 @@ def _target_block(kind: str, settings: dict[str, str]) -> str:
         return ("target:\n  kind: command\n"
                 f"  command: {command}   # one JSON request per line on stdin, one reply per line (docs/targets.md)\n")
     if kind == "http":
+        found = f"   # {settings['found']}: fill in the path that answers a question" if settings.get("found") else ""
+        start = (f"  start: {json.dumps(settings['start'])}   # launched first (in rag-ci.yml's folder), then polled until healthy\n"
+                 if settings.get("start") else
+                 "  # start: [python, -m, myapp]   # launched first (in rag-ci.yml's folder), then polled until it answers\n")
         return ("target:\n  kind: http\n"
-                f"  url: {json.dumps(settings['url'])}   # POSTed {{id, question, corpora}} (or map your API: request/response)\n"
-                "  # start: [python, -m, myapp]   # launched first (in rag-ci.yml's folder), then polled until it answers\n")
-    return ("target:\n  kind: docker\n  dockerfile: Dockerfile\n"
+                f"  url: {json.dumps(settings['url'])}{found or '   # POSTed {id, question, corpora}'} "
+                "(or map your API: request/response, docs/targets.md)\n" + start
+                + f"  health: {json.dumps(settings.get('health', '/health'))}   # fill in: a path answering 2xx once the app is ready\n")
+    return (f"target:\n  kind: docker\n  dockerfile: {settings.get('dockerfile', 'Dockerfile')}\n"
             f"  port: {int(settings['port'])}\n  path: {json.dumps(settings['path'])}   # POSTed {{id, question, corpora}}\n"
             "  health: /health\n")
 
@@ -237,9 +235,10 @@ def shipped_workflow(name: str) -> str:
 
 
 def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str, str]]:
-    guessed = kind or guess_target(root)
-    defaults = {"entry": "app:answer", "command": "python rag_server.py", "url": "http://127.0.0.1:8000/query",
-                "port": "8000", "path": "/query"}
+    detected = detect_target(root)
+    guessed = kind or detected.kind
+    defaults = {"entry": "app:answer", "command": "python rag_server.py", "url": f"http://127.0.0.1:{detected.port}/query",
+                "port": str(detected.port), "path": "/query", **detected_settings(detected)}
     if yes:
         return guessed, defaults
     chosen = kind or click.prompt("How does rag-ci reach your RAG? python (a function), command (a process speaking "

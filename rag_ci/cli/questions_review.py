@@ -8,6 +8,8 @@ saves the same reviewed.yml the page saves, then applies it. All of them go thro
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,6 @@ questions_option = click.option("--questions", "questions_path", type=click.Path
 config_option = click.option("--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml",
                              show_default=True, help="rag-ci.yml (corpora, judge, writer, question set).")
 _reviewer_option = click.option("--reviewer", metavar="NAME", help="Who decided: recorded in the draft's provenance (reviewed_by).")
-_PASSAGE_CHARS = 1200
 
 
 def read_set_with_drafts(config_path: Path, questions_path: Path | None):
@@ -137,11 +138,22 @@ def _show(entry: dict[str, Any], number: int, total: int) -> None:
     echo(f"  sources:   {', '.join(entry['sources'])}")
     if entry["note"]:
         echo(f"  note: {entry['note']}")
-    for passage in entry["passages"]:
-        text = passage["text"] if len(passage["text"]) <= _PASSAGE_CHARS else passage["text"][:_PASSAGE_CHARS] + " …"
-        echo(f"  --- passage {passage['label']} ---")
-        for line in text.splitlines():
-            echo(f"  | {line}")
+    _show_passages(entry["passages"])
+
+
+def _show_passages(passages: list[dict[str, Any]]) -> None:
+    """Each passage whole: the reviewer decides on all of it. On a terminal the screen cannot
+    hold, through the pager (click's: $PAGER, else less/more), its lines made inert as echo's."""
+    lines = [line for passage in passages
+             for line in [f"  --- passage {passage['label']} ---", *(f"  | {t}" for t in passage["text"].splitlines())]]
+    height = shutil.get_terminal_size((80, 24)).lines
+    if len(lines) > height - 8 and sys.stdin.isatty() and sys.stdout.isatty():
+        from rag_ci.safety.logsafe import neutralise
+
+        click.echo_via_pager("\n".join(neutralise(line) for line in lines) + "\n")
+        return
+    for line in lines:
+        echo(line)
 
 
 def _split(text: str) -> list[str]:

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, model_validator, field_validator
 
-from rag_ci.core.base.api_mapping import check_template, compile_expression
 from rag_ci.core.base.hashing import stable_hash
+from rag_ci.core.base.api_config import ApiMapped as _ApiMapped, ContextMapping, ResponseMapping, RetrieveCall  # noqa: F401 (re-exported)
 from rag_ci.core.base.yamlsrc import load_yaml, to_plain, where
 from rag_ci.errors import ValidationError
 
@@ -120,55 +120,6 @@ class CommandTargetConfig(_TargetBase):
     command: list[str] = Field(min_length=1)
     processes: int = Field(1, ge=1, le=64)  # parallel copies; each answers one line at a time
     restart_limit: int = Field(10, ge=0)
-
-
-def _expression(value: str | None) -> str | None:
-    if value is not None:
-        compile_expression(value)  # ValueError: reported with the file and line
-    return value
-
-
-class ContextMapping(_Strict):
-    """JMESPath expressions read on each item of `contexts` (defaults: the contract's names)."""
-
-    text: str = "text"
-    doc_id: str = "doc_id"  # from the chunk's own metadata, never echoed from the request
-    source: str = "source"
-    score: str = "score"
-
-    @field_validator("*")
-    @classmethod
-    def _compiles(cls, value: str) -> str | None:
-        return _expression(value)
-
-
-class ResponseMapping(_Strict):
-    """`target.response`: where the app's reply keeps the answer and the contexts (JMESPath)."""
-
-    answer: str
-    contexts: str | None = None  # a list; each item is read with `context`
-    context: ContextMapping = Field(default_factory=ContextMapping)
-    usage: str | None = None  # an object in the contract's shape: {model: meta.model, ...}
-
-    @field_validator("answer", "contexts", "usage")
-    @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        return _expression(value)
-
-
-class _ApiMapped(_Strict):
-    """`request`/`response` for the targets spoken to over HTTP (docs/targets.md)."""
-
-    # The app's request body: "{id}", "{question}", "{corpora}" are filled in (the last with the list).
-    request: Any = None
-    response: ResponseMapping | None = None
-
-    @field_validator("request")
-    @classmethod
-    def _template(cls, value: Any) -> Any:
-        if value is not None:
-            check_template(value)
-        return value
 
 
 class HttpTargetConfig(_TargetBase, _ApiMapped):

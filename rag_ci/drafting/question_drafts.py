@@ -257,6 +257,8 @@ def summary(outcome: Outcome, questions_path: Path) -> list[str]:
     lines.append(f"added {total}: " + ", ".join(f"{kinds.get(k, 0)} {k.replace('_', '-')}" for k in
                                                 ("plain", "misspelt", "vague", "cross_corpus", "out_of_scope"))
                  + f" ({adversarial} adversarial, {_share(adversarial, total, plan.asked)})" if total else "added none")
+    if total and outcome.writer == "fake":
+        lines.append(_fake_writer_note(outcome.added))
     if plan.cross_corpus_note:
         lines.append(plan.cross_corpus_note)
     reasons = Counter(_kind_of_reason(r.reason) for r in outcome.rejected) + Counter(_kind_of_reason(r) for _, r in outcome.dropped)
@@ -274,6 +276,16 @@ def summary(outcome: Outcome, questions_path: Path) -> list[str]:
         lines.append(f"appended to {questions_path}: {outcome.added[0].id} … {outcome.added[-1].id}, each `status: draft`; "
                      f"next: `rag-ci questions review`, then `rag-ci questions apply reviewed.yml`")
     return lines
+
+
+def _fake_writer_note(added: list[Draft]) -> str:
+    """How many of the fake writer's questions are placeholders: it phrases questions by rules."""
+    from rag_ci.judges.fake_writer import PLACEHOLDER_PATTERN
+
+    placeholders = sum(1 for d in added if PLACEHOLDER_PATTERN.search(d.question))
+    return (f"fake writer: the questions are phrased by rules from their reference sentence, {placeholders} of {len(added)} "
+            "are placeholders (\"What do the documents say about …?\": no rule fitted the sentence); a dry run's "
+            "drafts, to be edited in review")
 
 
 def estimate_lines(plan: Plan, writer_config: WriterConfig, label: str) -> list[str]:

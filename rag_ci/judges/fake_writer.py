@@ -5,13 +5,17 @@ in-process `fake` provider and the test suite's fake servers, which speak the pr
 wire protocols, draft questions the same way: offline, deterministic, for dry runs, docs
 and tests. It recognises the prompts of DeepEval 4.3.1's Synthesizer:
 
-- inputs (`generate_synthetic_inputs`): one question per telling sentence of the context
-  ("What do the documents say about <its first content words>?"), the most telling first;
+- inputs (`generate_synthetic_inputs`): one question per telling sentence of the context,
+  phrased from the sentence as a person would ask it (rag_ci.judges.fake_questions: "Uvicorn
+  supports HTTP/1.1." -> "What does Uvicorn support?"), the most telling first, sentences no
+  rule phrases last, with a placeholder ("What do the documents say about <its first content
+  words>?", PLACEHOLDER: the `questions generate` summary counts them);
   a sentence is what reads as one (headings, code blocks and list markers aside);
   a styled (vague) prompt takes them from the other end, so it asks about other sentences;
   a multi-file context compares the sentences of its two files that share most words; the
   out-of-scope prompt rag-ci writes gets questions from a list of everyday subjects;
-- filtration (`evaluate_synthetic_inputs`): 1.0 for a question with 3+ content words, else 0.3;
+- filtration (`evaluate_synthetic_inputs`): 1.0 for a question with 3+ content words (2+ for a
+  wh-question ending in "?"), else 0.3;
   the rewrite (`rewrite_synthetic_inputs`) adds the context's heading;
 - evolutions: the question unchanged (the fake keeps its questions answerable);
 - styling (`rewrite_evolved_input`): the vague format rag-ci asks for gives a casual,
@@ -29,11 +33,16 @@ import hashlib
 import re
 from typing import Any
 
+from rag_ci.judges.fake_questions import plain, question_from
+
 WRITER_KINDS = ("synth_inputs", "synth_filter", "synth_rewrite", "synth_evolve", "synth_style", "synth_expected")
 # What rag-ci's own styling says (rag_ci.drafting.writer): the fake recognises its prompts by it.
 VAGUE_MARKER = "casual, vague question"
 OUT_OF_SCOPE_MARKER = "about a subject none of these documents covers"
 NO_ANSWER = "I could not find this in the documents."
+# The fake's placeholder question, and how to spot it after a misspelling (rag_ci.drafting's summary).
+PLACEHOLDER = "What do the documents say about {about}?"
+PLACEHOLDER_PATTERN = re.compile(r"\bwhat do the \w+ say \w+ ", re.IGNORECASE)
 
 _STOP = frozenset("""
 a an and are as at be been by can do does for from has have how if in into is it its of on or than that the their then
@@ -131,6 +140,19 @@ def _about(sentence: str) -> str:
     return " ".join(chosen) if chosen else sentence.split()[0]
 
 
+def _phrased(sentence: str) -> str | None:
+    """The sentence's question, when it names at least two things (not "What will I see?")."""
+    question = question_from(sentence)
+    return question if question is not None and len(_terms(question)) >= 2 else None
+
+
+def _questions(ranked: list[str]) -> list[str]:
+    """A question per sentence, in rank order, the phrased ones before the placeholders."""
+    phrased = [(s, _phrased(s)) for s in ranked]
+    return ([q for _, q in phrased if q is not None]
+            + [PLACEHOLDER.format(about=_about(s)) for s, q in phrased if q is None])
+
+
 def _pick(prompt: str, n: int) -> int:
     return int(hashlib.sha256(prompt.encode()).hexdigest()[:8], 16) % n
 
@@ -151,9 +173,10 @@ class WriterPolicy:
         if len(chunks) > 1 and all(labelled):
             return {"data": [self._comparison([m.group(1) for m in labelled], [m.group(2) for m in labelled])]}
         ranked = sorted((s for c in chunks for s in _sentences(c)), key=lambda s: -_telling(s))
+        questions = _questions(ranked)
         if "MUST strictly adhere to the following format" in prompt:  # styled: other sentences
-            ranked.reverse()
-        return {"data": [{"input": f"What do the documents say about {_about(s)}?"} for s in ranked[:count]]}
+            questions.reverse()
+        return {"data": [{"input": question} for question in questions[:count]]}
 
     def _comparison(self, labels: list[str], texts: list[str]) -> dict:
         best = (0, "", "")
@@ -168,14 +191,16 @@ class WriterPolicy:
 
     def _filter(self, prompt: str) -> dict:
         query = _tail(prompt, "\n        Query:", "\n        JSON:")
-        if len(_terms(query)) >= 3:
+        asks = re.match(r"(what|how|when|which|where|why|who)\b.*\?$", query, re.IGNORECASE)
+        if len(_terms(query)) >= 3 or (asks and len(_terms(query)) >= 2):
             return {"feedback": "The query is clear, self-contained and answerable.", "score": 1.0}
         return {"feedback": "The query is too vague: name what it asks about.", "score": 0.3}
 
     def _rewrite(self, prompt: str) -> dict:
         query = _tail(prompt, "\n        Query:", "\n        Feedback:")
         heading = re.search(r"#+\s*([^\n'\"\\]+)", _tail(prompt, "\n        Context:", "\n        Query:"))
-        topic = heading.group(1).strip() if heading else "the documents"
+        topic = plain(heading.group(1)).strip(" .:") if heading else ""  # no `{ #id }` or markup in a question
+        topic = topic or "the documents"
         return {"rewritten_input": f"{query.rstrip('?')} in {topic}?"}
 
     def _evolve(self, prompt: str) -> dict:
@@ -194,6 +219,10 @@ class WriterPolicy:
     def _expected(self, prompt: str) -> dict:
         context = _tail(prompt, "\n        Context:", "\n        Input:")
         question = _tail(prompt, "\n        Input:", "\n        Generated Response:")
+        sentences = list(dict.fromkeys(_sentences(context)))
+        source = next((s for s in sentences if question_from(s) == question), None)
+        if source is not None:  # the sentence the question was phrased from
+            return {"response": source}
         asked = _terms(question)
         # Each sentence once: two corpora's same-topic passages may share one (a reference saying it twice).
         scored = [(len(asked & _terms(s)), -i, s) for i, s in enumerate(dict.fromkeys(_sentences(context)))]

@@ -15,7 +15,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from rag_ci.core.base.api_mapping import map_reply, render_request
+from rag_ci.core.base.api_mapping import map_contexts, map_reply, render_request
 from rag_ci.core.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.reply_json import load_reply
@@ -25,7 +25,8 @@ from rag_ci.targets.processes import OutputTail, finish_reader, target_process_k
 def mapping_arguments(config: HttpTargetConfig | DockerTargetConfig) -> dict[str, Any]:
     """HttpTarget's arguments for `target.request`/`target.response` (docs/targets.md)."""
     return {"request_template": config.request,
-            "response_map": config.response.model_dump() if config.response is not None else None}
+            "response_map": config.response.model_dump() if config.response is not None else None,
+            "retrieve": config.retrieve.model_dump() if config.retrieve is not None else None}
 
 
 class HttpTarget:
@@ -43,10 +44,14 @@ class HttpTarget:
         max_connections: int = 64,
         request_template: Any = None,
         response_map: dict[str, Any] | None = None,
+        retrieve: dict[str, Any] | None = None,
     ):
         self.url = url
         self.request_template = request_template
         self.response_map = response_map
+        # `target.retrieve`: the search call beside the answer call, its URL taken on `url`'s host.
+        self.retrieve = retrieve
+        self.retrieve_url = urljoin(url, retrieve["url"]) if retrieve else None
         self.max_parallel: int | None = None  # the server queues; target.concurrency bounds the calls
         self.timeout_s = timeout_s
         self.headers = headers or {}
@@ -59,9 +64,10 @@ class HttpTarget:
         self.output = OutputTail()
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
+        connections = max_connections * (2 if retrieve else 1)  # a question in flight holds both its calls' connections
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
         )
 
     async def start(self) -> None:
@@ -101,21 +107,53 @@ class HttpTarget:
         await self.stop()
         raise RagCiError(f"target not healthy after {self.startup_timeout_s:.0f}s at {url} ({last})\n{self.output.text(20)}")
 
-    async def query(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def query(self, request: dict[str, Any]) -> Any:
+        if self.retrieve is None:
+            return await self.answer(request)
+        # Both calls at once, under the same timeout; either failing fails the question (one
+        # target error for the breaker), so a search outage never reads as "no contexts".
+        reply, contexts = await asyncio.gather(self.answer(request), self.search(request), return_exceptions=True)
+        for outcome in (reply, contexts):  # both calls end (each bounded by the timeout) before either error is raised
+            if isinstance(outcome, BaseException):
+                raise outcome
+        if not isinstance(reply, dict):
+            return reply  # not an object: the contract's check (parse_reply) says so
+        answered = reply.get("contexts")
+        reply["contexts"] = [*(answered if isinstance(answered, list) else []), *contexts]
+        return reply
+
+    async def answer(self, request: dict[str, Any]) -> Any:
         body = request if self.request_template is None else render_request(self.request_template, request)
+        reply = await self.call("POST", self.url, body)
+        return reply if self.response_map is None else map_reply(self.response_map, reply)
+
+    async def search(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        """The contexts of `target.retrieve`'s call for this question."""
+        assert self.retrieve is not None and self.retrieve_url is not None
+        template = self.retrieve.get("request")
+        body = request if template is None else render_request(template, request)
+        reply = await self.call(self.retrieve["method"], self.retrieve_url, body, what="search call")
+        return map_contexts(self.retrieve["response"], reply, section="target.retrieve.response")
+
+    async def call(self, method: str, url: str, body: Any, what: str = "target") -> Any:
+        """One JSON call (POST body, or GET query parameters); its parsed reply."""
         try:
-            response = await self._client.post(self.url, json=body, headers=self.headers)
+            if method == "GET":
+                response = await self._client.get(url, params=body, headers=self.headers)
+            else:
+                response = await self._client.post(url, json=body, headers=self.headers)
         except httpx.TimeoutException:
-            raise TargetError(f"target did not answer within {self.timeout_s:g}s") from None
+            raise TargetError(f"{what} did not answer within {self.timeout_s:g}s") from None
         except httpx.HTTPError as exc:
-            raise TargetError(f"target unreachable: {type(exc).__name__}: {exc}") from None
+            raise TargetError(f"{what} unreachable: {type(exc).__name__}: {exc}") from None
+        except (TypeError, ValueError) as exc:  # GET parameters httpx cannot encode (a nested object)
+            raise TargetError(f"{what}: target.retrieve.request cannot be sent as query parameters: {exc}") from None
         if response.status_code >= 400:
-            raise TargetError(f"target answered HTTP {response.status_code}: {response.text[:300]}")
+            raise TargetError(f"{what} answered HTTP {response.status_code}: {response.text[:300]}")
         try:
-            reply = load_reply(response.content)  # bounded in size and depth before parsing
+            return load_reply(response.content)  # bounded in size and depth before parsing
         except ValueError:
             raise TargetError(f"malformed response: not JSON: {response.text[:200]!r}") from None
-        return reply if self.response_map is None else map_reply(self.response_map, reply)
 
     async def stop(self) -> None:
         await self._client.aclose()

@@ -124,3 +124,30 @@ def test_a_plan_without_cross_corpus_drafts_says_why():
         "0% of their words; 30% or the same file name make a topic)")
     assert plan_drafts(unrelated, per_document=2, adversarial=0.0, seed=0, descriptions={}).cross_corpus_note.endswith(
         "(--adversarial 0)")
+
+
+def test_two_questions_sharing_only_their_frame_are_not_near_duplicates():
+    asked = [("t", "How does the peak torque differ between the DU-2 and the DU-3?", ["du2"]),
+             ("f", "How do firmware updates differ between the DU-2 and the DU-3?", ["du2"])]
+    kept, dropped = dedupe(asked, existing=[], describe=lambda d: (d[0], d[1], route_of(d[2], False)))
+    assert [d[0] for d in kept] == ["t", "f"] and dropped == []
+
+
+def test_the_same_words_reordered_are_a_near_duplicate_not_the_same_words():
+    existing = [Known("Q1", "Is the peak torque limited?", route_of(["du2"], False))]
+    kept, dropped = dedupe([("a", "Is the torque peak limited?", ["du2"])], existing=existing,
+                           describe=lambda d: (d[0], d[1], route_of(d[2], False)))
+    assert kept == [] and dropped[0].reason() == "near-duplicate of Q1 (1.00)"
+
+
+def test_the_similarity_matrix_scores_every_pair_as_the_pairwise_similarity_does():
+    from rag_ci.core.questionset.similarity import Texts, similarity_matrix
+
+    a = ["What is the peak torque?", "How do I pair the app?", "Wie heißt der Fehler E-07?"]
+    b = ["what is the peak torqe", "How do I pair the app", "", "app the pair I do how"]
+    vocabulary: dict[str, str] = {}
+    matrix = similarity_matrix(Texts.of(a, vocabulary), Texts.of(b, vocabulary))
+    assert matrix.shape == (3, 4)
+    assert [[round(matrix[i, j], 6) for j in range(4)] for i in range(3)] == \
+        [[round(similarity(x, y), 6) for y in b] for x in a]
+    assert matrix[1, 1] == 1.0 and 0.99 < matrix[1, 3] < 1.0 and matrix[0, 2] == 0.0

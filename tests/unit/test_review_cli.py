@@ -166,3 +166,19 @@ def test_the_terminal_review_asks_again_for_an_unknown_corpus_and_prints_draft_t
     assert "1 approved (1 edited)" in done.output
     draft = _set(tmp_path)["DU2-BATTERY-02"]
     assert (draft.doc_id, draft.sources, draft.status) == (("du3",), ("du3/battery.md",), None)
+
+
+def test_the_terminal_review_shows_a_long_passage_whole_not_cut(tmp_path):
+    config = _project(tmp_path)
+    sentences = [f"Charging step {n} takes {n * 3} minutes with the 2 A charger." for n in range(1, 60)]
+    (tmp_path / "docs" / "du2" / "battery.md").write_text(
+        "# Battery\n\nThe standard 2 A charger fills an empty PowerPack 400 in 6.5 hours. " + " ".join(sentences) + "\n")
+    (tmp_path / "questions.yml").write_text(QUESTIONS.replace(  # its passage changed: the whole document is shown
+        "provenance: {writer: fake, date: '2026-05-01'}\n  # a comment",
+        "provenance: {writer: fake, date: '2026-05-01', passage_hash: 0a1b2c3d4e5f6a7b}\n  # a comment", 1))
+    done = _invoke("questions", "review", "--cli", "--reviewer", "ana", "--config", str(config), "--out", str(tmp_path / "r"),
+                   input="q\n")
+    assert done.exit_code == 0, done.output
+    shown = done.output.split("--- passage", 1)[1]
+    assert len(shown) > 2000 and "Charging step 59 takes 177 minutes with the 2 A charger." in shown  # the end, not cut
+    assert " …" not in shown

@@ -204,14 +204,7 @@ def map_reply(response: Mapping[str, Any], raw: Any) -> dict[str, Any]:
                           f"in the reply {_excerpt(raw)}")
     mapped: dict[str, Any] = {"answer": answer, "contexts": []}
     if response.get("contexts"):
-        items = search(response["contexts"], raw, "contexts")
-        if items is None:
-            items = []
-        if not isinstance(items, list):
-            raise TargetError(f"malformed response: target.response.contexts `{response['contexts']}` found a "
-                              f"{type(items).__name__}, not a list, in the reply {_excerpt(raw)}")
-        fields = response.get("context") or {}
-        mapped["contexts"] = [_context(fields, item, i) for i, item in enumerate(items, 1)]
+        mapped["contexts"] = map_contexts(response, raw)
     if response.get("usage"):
         usage = search(response["usage"], raw, "usage")
         if usage is not None and not isinstance(usage, Mapping):
@@ -221,17 +214,30 @@ def map_reply(response: Mapping[str, Any], raw: Any) -> dict[str, Any]:
     return mapped
 
 
+def map_contexts(response: Mapping[str, Any], raw: Any, section: str = "target.response") -> list[dict[str, Any]]:
+    """The contexts of a reply, read with `response["contexts"]` and `response["context"]`:
+    the answer call's (`target.response`) or the search call's (`target.retrieve.response`)."""
+    items = search_reply(response["contexts"], raw, "contexts", section=section)
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        raise TargetError(f"malformed response: {section}.contexts `{response['contexts']}` found a "
+                          f"{type(items).__name__}, not a list, in the reply {_excerpt(raw)}")
+    fields = response.get("context") or {}
+    return [_context(fields, item, i, section) for i, item in enumerate(items, 1)]
+
+
 CONTEXT_DEFAULTS = {"text": "text", "doc_id": "doc_id", "source": "source", "score": "score"}
 
 
-def _context(fields: Mapping[str, Any], item: Any, number: int) -> dict[str, Any]:
+def _context(fields: Mapping[str, Any], item: Any, number: int, section: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, default in CONTEXT_DEFAULTS.items():
         expression = fields.get(name) or default
-        value = search_reply(expression, item, f"context.{name}", where=f" (context {number})")
+        value = search_reply(expression, item, f"context.{name}", where=f" (context {number})", section=section)
         if name == "text" and not isinstance(value, str):
             found = "nothing" if value is None else f"a {type(value).__name__}"
-            raise TargetError(f"malformed response: target.response.context.text `{expression}` found {found}, not text, "
+            raise TargetError(f"malformed response: {section}.context.text `{expression}` found {found}, not text, "
                               f"in context {number}: {_excerpt(item)}")
         if name in ("doc_id", "source") and value is not None and not isinstance(value, str):
             value = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else json.dumps(value)
@@ -249,17 +255,18 @@ _JMESPATH_TYPE_WORDS = {"string": "a string", "number": "a number", "boolean": "
 _WALK_LIMIT = 10_000  # values looked at to say where the offending one sits
 
 
-def search_reply(expression: str, data: Any, field: str, *, where: str = "") -> Any:
-    """`expression` applied to `data`; TargetError naming `target.response.<field>`, the
+def search_reply(expression: str, data: Any, field: str, *, where: str = "", section: str = "target.response") -> Any:
+    """`expression` applied to `data`; TargetError naming `<section>.<field>`, the
     expression and the offending value's type (and where it sits) when it fails."""
     try:
         return compile_expression(expression).search(data)
     except JMESPathTypeError as exc:
-        raise TargetError(f"malformed response: {type_error_words(field, exc, data)}{where}; expression `{expression}`") from None
+        raise TargetError(f"malformed response: {type_error_words(field, exc, data, section)}{where}; "
+                          f"expression `{expression}`") from None
     except JMESPathError as exc:
-        raise TargetError(f"malformed response: target.response.{field} `{expression}`: {' '.join(str(exc).split())[:300]}{where}") from None
+        raise TargetError(f"malformed response: {section}.{field} `{expression}`: {' '.join(str(exc).split())[:300]}{where}") from None
     except RecursionError:
-        raise TargetError(f"malformed response: target.response.{field} `{expression}`: the reply is nested too deeply{where}") from None
+        raise TargetError(f"malformed response: {section}.{field} `{expression}`: the reply is nested too deeply{where}") from None
 
 
 def jmespath_type(value: Any) -> str:
@@ -275,13 +282,13 @@ def jmespath_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object" if isinstance(value, Mapping) else type(value).__name__
 
 
-def type_error_words(field: str, exc: JMESPathTypeError, data: Any) -> str:
+def type_error_words(field: str, exc: JMESPathTypeError, data: Any, section: str = "target.response") -> str:
     """"target.response.answer: join() needs strings, got an object at result.sources[0]"."""
     needs = " or ".join(_JMESPATH_TYPE_WORDS.get(t, t) for t in exc.expected_types)
     kind = jmespath_type(exc.current_value)
     got = _JMESPATH_TYPE_WORDS.get(kind, f"a {kind}") if kind != "null" else "null"
     path = path_of(exc.current_value, data)
-    return f"target.response.{field}: {exc.function_name}() needs {needs}, got {got}" + (f" at {path}" if path else "")
+    return f"{section}.{field}: {exc.function_name}() needs {needs}, got {got}" + (f" at {path}" if path else "")
 
 
 def path_of(value: Any, data: Any) -> str | None:

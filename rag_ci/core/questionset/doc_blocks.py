@@ -33,9 +33,12 @@ _DIAGRAM_START = re.compile(r"^\s*(sequenceDiagram|classDiagram|stateDiagram|erD
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _UNRESOLVED_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")  # `[text][ref]` whose ref is defined elsewhere (MkDocs)
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]+\]:?")  # `[^1]`, and a footnote's own `[^1]:`
+# MkDocs attribute lists (`{ #install }`, `{: .md-button }`, `{ data-toc-label="Sync" }` after an id) and
+# snippet includes (`{* ../docs_src/app.py hl[3] *}`): markup a reader never sees.
+_ATTRIBUTES = re.compile(r"\{:?\s*[#.][^{}\n]*\}|\{:[^{}\n]*\}|\{\*.*?\*\}")
 _LEFTOVER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>`]*)?/?>")
 # MkDocs admonitions and tabs, reST directives, MyST's colon fences (`:::{note}`) and targets (`(options)=`).
-_DIRECTIVE_LINE = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s.*$|^\s*\.\.\s+[\w:-]+::.*$|^\s*:::+.*$|^\s*\([\w.:-]+\)=\s*$", re.M)
+_DIRECTIVE_LINE = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s.*$|^\s*///.*$|^\s*-{2}8<-{2}.*$|^\s*\.\.\s+[\w:-]+::.*$|^\s*:::+.*$|^\s*\([\w.:-]+\)=\s*$", re.M)
 _WORD = re.compile(r"\w[\w'’.-]*")
 # A paragraph that only points to a link: "See the installation documentation for more information."
 _POINTER = re.compile(r"^(?:\(?\s*)(?:see|read|check out|refer to|learn more|visit|head over|take a look|for more|more info|"
@@ -68,7 +71,7 @@ def clean_inline(text: str) -> str:
     """Inline text without the markup a parser left in it: unresolved `[text][ref]` links,
     stray tags, no-break spaces, runs of blanks (line breaks kept)."""
     text = _UNRESOLVED_LINK.sub(r"\1", _FOOTNOTE.sub("", text.replace("\xa0", " ").replace("\u200b", "")))
-    text = _outside_code(text, lambda part: _LEFTOVER_TAG.sub("", part))
+    text = _outside_code(text, lambda part: _ATTRIBUTES.sub("", _LEFTOVER_TAG.sub("", part)))
     lines = [" ".join(line.split()) for line in text.split("\n")]
     return "\n".join(line for line in lines if line)
 
@@ -135,7 +138,7 @@ def table_rows(rows: Sequence[Sequence[tuple[str, str]]]) -> list[Block]:
 def keep_code_when_subject(blocks: Iterable[Block | None]) -> list[Block]:
     """The blocks without their code, but a short, non-diagram code block right after prose
     that introduces it (the prose ends with ":"); a heading or a paragraph left without words
-    goes too."""
+    goes too; then what a reviewer rejects on sight is dropped or repaired (.block_repair)."""
     out: list[Block] = []
     for block in blocks:
         if block is None:
@@ -145,7 +148,9 @@ def keep_code_when_subject(blocks: Iterable[Block | None]) -> list[Block]:
             if not introduced or is_diagram(block.language, block.text) or len(block.text.splitlines()) > MAX_CODE_LINES:
                 continue
         out.append(block)
-    return out
+    from rag_ci.core.questionset.block_repair import repair_blocks  # it reads Block from here
+
+    return repair_blocks(out)
 
 
 def plain_text_blocks(text: str) -> list[Block]:

@@ -12,7 +12,6 @@ Pure: strings in, strings out.
 
 from __future__ import annotations
 
-import difflib
 import random
 import re
 import unicodedata
@@ -157,17 +156,13 @@ def normalise(text: str) -> str:
 
 
 def similarity(a: str, b: str) -> float:
-    """How alike two questions read (0..1): the higher of the overlap of their words and the
-    likeness of their normalised text (which also sees through a few typos)."""
-    na, nb = normalise(a), normalise(b)
-    if na == nb:
-        return 1.0
-    words_a, words_b = set(na.split()), set(nb.split())
-    overlap = len(words_a & words_b) / len(words_a | words_b) if words_a | words_b else 0.0
-    matcher = difflib.SequenceMatcher(None, na, nb, autojunk=False)
-    if matcher.real_quick_ratio() <= overlap or matcher.quick_ratio() <= overlap:
-        return overlap  # ratio() <= quick_ratio(): it cannot be the higher one
-    return max(overlap, matcher.ratio())
+    """How alike two questions read (0..1): the higher of the overlap of their words (Jaccard)
+    and the likeness of their normalised text (Indel ratio, which also sees through a few
+    typos). One pair of rag_ci.core.questionset.similarity's matrix."""
+    from rag_ci.core.questionset.similarity import Texts, similarity_matrix
+
+    vocabulary: dict[str, str] = {}
+    return float(similarity_matrix(Texts.of([a], vocabulary), Texts.of([b], vocabulary))[0, 0])
 
 
 def content_terms(text: str) -> set[str]:

@@ -6,7 +6,8 @@ fenced code block is code, not a heading; an image inside a link (a badge) is no
 an HTML block is read by the HTML reader (.html_blocks). MkDocs' admonitions (`!!! note`),
 collapsible blocks (`???`) and content tabs (`=== "pip"`) indent their content by four
 spaces, which CommonMark would read as code: their marker line is dropped and their content
-un-indented before parsing, so a fence inside a tab stays a fence and its prose stays prose.
+un-indented before parsing, so a fence inside a tab stays a fence and its prose stays prose;
+pymdownx blocks (`/// note | Title` ... `///`) and snippet lines (`--8<-- "file"`) lose their marker lines.
 MyST (Sphinx's Markdown) is read too: a role ({func}`echo`, {ref}`text <target>`) keeps its
 text, a directive fence (```{note}) keeps its prose, ```{eval-rst} is read as reStructuredText,
 and ```{toctree}, ```{contents}, ```{image} and the like are no text.
@@ -26,6 +27,7 @@ from rag_ci.core.questionset.html_blocks import html_blocks
 from rag_ci.core.questionset.rst_blocks import rst_blocks
 
 _CONTAINER = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?|===)\s")
+_BLOCK_MARKER = re.compile(r"^\s*(?:///|-{2}8<-{2})")  # pymdownx blocks' fences and snippet includes
 _FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n.*?\n(?:---|\.\.\.)|\+\+\+[ \t]*\n.*?\n\+\+\+)[ \t]*(?:\n|\Z)", re.S)
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
@@ -51,6 +53,9 @@ def unindent_containers(text: str) -> str:
         fenced = _FENCE.match(body)
         if fenced and (fence is None or fenced.group(1).startswith(fence)):
             fence = None if fence is not None else fenced.group(1)[:3]
+        elif fence is None and _BLOCK_MARKER.match(body):  # `/// note | Title` ... `///`: its lines stay prose
+            out.append("")
+            continue
         elif fence is None and _CONTAINER.match(body):
             depth.append(shift + len(_CONTAINER.match(body).group(1)) + 4)  # type: ignore[union-attr]
             out.append("")
