@@ -95,3 +95,16 @@ def test_a_flip_still_split_after_confirmation_is_shown_in_the_row_and_does_not_
     assert splits
     for cmp, n in splits:
         assert n.label.startswith("judge split ") and n.id not in {c.id for c in cmp.gating}
+
+
+def test_the_comment_shows_each_unestablished_flip_in_its_row_and_counts_confirmation_calls(fake_judge):
+    from rag_ci.core.reporting.render import render_markdown
+
+    _, runs = reworded_prs(fake_judge, p=0.05, seed=11, metrics=THREE_METRICS, prs=1)
+    cmp, head, _ = runs[0]
+    text = render_markdown(head, cmp)
+    assert cmp.judge_noise
+    for n in cmp.judge_noise:
+        assert f"| {n.id} | {n.label} |" in text
+    calls = sum(m.confirm_calls for q in head.questions for m in q.metrics.values())
+    assert calls and f"Judge confirmation: {calls} calls re-judging flipped verdicts" in text

@@ -73,3 +73,8 @@ def _corrected(old: QuestionResult, verdicts: dict[str, bool | None]) -> Questio
                for name, m in old.metrics.items()}
     verdict = "fail" if old.verdict == "pass" and any(m.passed is False for m in metrics.values()) else old.verdict
     return old.model_copy(update={"metrics": metrics, "verdict": verdict})
+
+
+def confirmation_calls(run: RunResult) -> int:
+    """Judge calls this run spent confirming flips (both sides), for the report's cost line."""
+    return sum(m.confirm_calls for q in run.questions for m in q.metrics.values())
