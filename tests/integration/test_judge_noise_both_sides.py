@@ -108,3 +108,16 @@ def test_the_comment_shows_each_unestablished_flip_in_its_row_and_counts_confirm
         assert f"| {n.id} | {n.label} |" in text
     calls = sum(m.confirm_calls for q in head.questions for m in q.metrics.values())
     assert calls and f"Judge confirmation: {calls} calls re-judging flipped verdicts" in text
+
+
+def test_a_judge_with_a_lower_measured_disagreement_needs_fewer_confirmation_votes(fake_judge):
+    # judge.disagreement_rate 2 % (what `rag-ci calibrate` printed): a lead of 2 establishes each side.
+    server = fake_judge("openai")
+    config = judge_config("openai", server, metrics={"correctness": {}}, disagreement_rate=0.02)
+    case = CASES[1]
+    baseline, _ = score_once(config, [(case.question, case.correct, case.contexts)])
+    server.reset()
+    head, _ = score_once(config, [(case.question, case.wrong, case.contexts)], baseline=baseline)
+    metric = head.questions[0].metrics["correctness"]
+    assert metric.confirm_runs == [False, False] and metric.baseline_votes == [True, True]
+    assert server.requests == 1 + 1 + 1 and metric.confirm_calls == 2
