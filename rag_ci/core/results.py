@@ -69,9 +69,9 @@ class MetricResult(_Model):
     unstable: bool = False
     # Confirmation on both sides (docs/noise.md, "Judge noise"): the baseline's stored answer
     # re-judged, its stored verdict first; what that established (True: its pass holds, False:
-    # the pass was noise, None: not re-judged or split); the verdict-cache key of that answer,
-    # under which the votes are remembered; the judge calls confirmation cost; and whether the
-    # flip stayed split (head or baseline side): shown in the row, never gating.
+    # the pass was noise, None: not re-judged or split); the verdict-cache key of that answer
+    # (what the votes are about); the judge calls confirmation cost; and whether the flip
+    # stayed split (head or baseline side): shown in the row, never gating.
     baseline_votes: list[bool] = Field(default_factory=list)
     baseline_confirmed: bool | None = None
     baseline_cache_key: str | None = None

@@ -32,13 +32,6 @@ def verdict_cache_key(judge_digest: str, spec: JudgeMetricSpec, question_hash: s
 class VerdictCache:
     def __init__(self, entries: dict[str, MetricResult] | None = None):
         self._entries = dict(entries or {})
-        # Re-judgements of a baseline's stored answer a run recorded while confirming a flip, by that
-        # answer's key (docs/noise.md, "Judge noise"): the next confirmation of it counts them
-        # instead of paying for them again.
-        self._rejudged: dict[str, tuple[bool, ...]] = {}
-
-    def rejudged(self, key: str | None) -> tuple[bool, ...]:
-        return self._rejudged.get(key or "", ())
 
     @classmethod
     def from_run(cls, run: RunResult | None) -> "VerdictCache":
@@ -48,12 +41,7 @@ class VerdictCache:
             for metric in question.metrics.values():
                 if metric.kind == "judge" and metric.cache_key and metric.error is None:
                     entries[metric.cache_key] = metric
-        cache = cls(entries)
-        for question in (run.questions if run else []):
-            for metric in question.metrics.values():
-                if metric.kind == "judge" and metric.baseline_cache_key and len(metric.baseline_votes) > 1:
-                    cache._rejudged[metric.baseline_cache_key] = tuple(metric.baseline_votes[1:])
-        return cache
+        return cls(entries)
 
     def __len__(self) -> int:
         return len(self._entries)

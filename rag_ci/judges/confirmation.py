@@ -45,7 +45,7 @@ def votes(runs: list[Measurement]) -> list[bool]:
 async def draw(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: list[Measurement], earlier: list[bool],
                *, lead: int, confirm_runs: int, known: Mapping[str, Any], hoped: bool | None = None) -> str:
     """Judge `case` again until its side is established or split; `earlier` are votes given before
-    `runs` (the baseline's stored verdict, and any remembered re-judgement). With `hoped`, drawing
+    `runs` (the baseline's stored verdict). With `hoped`, drawing
     stops too once that verdict can no longer be established. → "pass", "fail" or "split"."""
     while True:
         given = earlier + votes(runs)
@@ -62,10 +62,8 @@ async def draw(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: 
 
 async def confirm_drop(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: list[Measurement],
                        stored: MetricResult, baseline_case: Case | None, baseline_key: str | None, *, lead: int,
-                       confirm_runs: int, known: Mapping[str, Any],
-                       remembered: tuple[bool, ...] = ()) -> tuple[Measurement, MetricResult]:
-    """A fresh pass → fail flip (`runs` holds the fresh measurement), confirmed on both sides;
-    `remembered`: re-judgements of the same baseline answer an earlier run recorded (they count).
+                       confirm_runs: int, known: Mapping[str, Any]) -> tuple[Measurement, MetricResult]:
+    """A fresh pass → fail flip (`runs` holds the fresh measurement), confirmed on both sides.
     → (the measurement standing for the head's verdict, the head's verdict with both sides' votes)."""
     head = await draw(judge, spec, case, key, runs, [], lead=lead, confirm_runs=confirm_runs, known=known)
     calls = sum(r.log.calls for r in runs[1:])
@@ -80,9 +78,9 @@ async def confirm_drop(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str
     if baseline_case is None:  # nothing stored to ask again (a baseline without its answer)
         return chosen, _with(chosen, runs, head_votes, calls, judge_split=True)
     base_runs: list[Measurement] = []
-    earlier = [bool(stored.passed), *remembered]
+    earlier = [bool(stored.passed)]
     base = await draw(judge, spec, baseline_case, baseline_key or "", base_runs, earlier, lead=lead,
-                      confirm_runs=confirm_runs + len(remembered), known=known, hoped=True)
+                      confirm_runs=confirm_runs, known=known, hoped=True)
     calls += sum(r.log.calls for r in base_runs)
     cost = sum(r.result.judge_cost_usd for r in base_runs)
     base_votes = [*earlier, *votes(base_runs)]

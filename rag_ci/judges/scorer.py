@@ -249,7 +249,7 @@ class DeepEvalJudgeScorer:
         stored_key = verdict_cache_key(self._digest, spec, question.content_hash, *stored[1:]) if stored else None
         return await confirm_drop(self._judge, spec, case, key, runs, before, stored, stored_key,
                                   lead=lead_needed(self.disagreement, self.confirm_runs), confirm_runs=self.confirm_runs,
-                                  known=self.replies, remembered=self.cache.rejudged(stored_key))
+                                  known=self.replies)
 
     async def _judge(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str, *,
                      known: Mapping[str, Any], include_reason: bool = False, fresh: bool = False) -> "_Measurement":
