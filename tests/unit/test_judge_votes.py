@@ -65,3 +65,15 @@ def test_byte_identical_reasked_answers_count_once():
     text = render_markdown(head, compare(base, head))
     assert "1 distinct answer, re-asked 3×, judged 3×: 2 fail, 1 pass" in text
     assert "0/4 answers passed" not in text
+
+
+def test_a_flip_that_only_the_baselines_noise_explains_is_not_reasked():
+    from rag_ci.core.comparison.noise import should_reask
+
+    passed = MetricResult(name="correctness", kind="judge", score=1.0, threshold=0.5, passed=True)
+    base = question("A").model_copy(update={"metrics": {"correctness": passed}})
+    noise = MetricResult(name="correctness", kind="judge", score=0.0, threshold=0.5, passed=False,
+                         baseline_votes=[True, False], baseline_confirmed=False)
+    established = noise.model_copy(update={"baseline_votes": [True, True, True], "baseline_confirmed": True})
+    assert not should_reask(question("A", "fail").model_copy(update={"metrics": {"correctness": noise}}), base, 3)
+    assert should_reask(question("A", "fail").model_copy(update={"metrics": {"correctness": established}}), base, 3)
