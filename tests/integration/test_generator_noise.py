@@ -116,4 +116,4 @@ def test_the_comment_on_the_flaky_fake_marks_unchecked_gains_as_possible_noise_a
     rows = [line for line in md.splitlines() if line.startswith("| P") and "re-asked 3×" in line]
     # Four answers, none passing; byte-identical answers (the broken RAG repeats itself) count once.
     assert rows and all(re.search(r"0/4 answers passed, re-asked 3×|0/[23] distinct answers passed, re-asked 3×|"
-                                  r"1 distinct answer, re-asked 3×, judged 1×: 1 fail, 0 pass", row) for row in rows)
+                                  r"1 distinct answer, re-asked 3×: fails", row) for row in rows)
