@@ -121,3 +121,19 @@ def test_a_judge_with_a_lower_measured_disagreement_needs_fewer_confirmation_vot
     metric = head.questions[0].metrics["correctness"]
     assert metric.confirm_runs == [False, False] and metric.baseline_votes == [True, True]
     assert server.requests == 1 + 1 + 1 and metric.confirm_calls == 2
+
+
+def test_a_multi_verdict_metric_is_confirmed_by_asking_only_its_verdict_step_again(fake_judge):
+    # Faithfulness is truths → claims → verdicts; the verdicts decide the threshold. Confirming a
+    # flip replays the extraction (this run's and the baseline's, from results.json) and asks the
+    # verdicts again: one call per re-judgement on each side, never the whole chain.
+    server = fake_judge("openai")
+    config = judge_config("openai", server, metrics={"faithfulness": {}})
+    case = CASES[2]
+    baseline, _ = score_once(config, [(case.question, case.correct, case.contexts)])
+    server.reset()
+    head, _ = score_once(config, [(case.question, case.wrong, case.contexts)], baseline=baseline)
+    metric = head.questions[0].metrics["faithfulness"]
+    assert metric.confirm_runs == [False] * 3 and metric.baseline_votes == [True] * 3
+    # + the reason the regression's row prints (one call, every step replayed).
+    assert sorted(server.kinds()) == sorted(["claims"] + ["faithfulness_verdicts"] * (1 + 2 + 2) + ["reason"])
