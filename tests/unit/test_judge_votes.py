@@ -3,7 +3,7 @@
 import pytest
 
 from rag_ci.core.comparison.compare import compare
-from rag_ci.core.reporting.render import render_markdown
+from rag_ci.core.reporting.render import render_html, render_markdown
 from rag_ci.core.results import MetricResult, Sample
 from rag_ci.core.scoring.judge_votes import DEFAULT_DISAGREEMENT, disagreement_rate, lead_needed, rule_row, side_odds, state
 
@@ -54,6 +54,8 @@ def test_a_flip_the_judge_could_not_establish_does_not_gate_and_says_so_in_its_r
     text = render_markdown(head, result)
     assert "| A | judge split 1–1 (correctness) |" in text
     assert "Judge confirmation: 4 calls re-judging flipped verdicts" in text
+    html = render_html(head, result)
+    assert "(judge split, not gating)" in html and "(baseline verdict was noise, not gating)" in html
 
 
 def test_byte_identical_reasked_answers_count_once():
