@@ -45,8 +45,9 @@ def votes(runs: list[Measurement]) -> list[bool]:
 async def draw(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: list[Measurement], earlier: list[bool],
                *, lead: int, confirm_runs: int, known: Mapping[str, Any], hoped: bool | None = None) -> str:
     """Judge `case` again until its side is established or split; `earlier` are votes given before
-    `runs` (the baseline's stored verdict). With `hoped`, drawing
-    stops too once that verdict can no longer be established. → "pass", "fail" or "split"."""
+    `runs` (the baseline's stored verdict). With `hoped` (the verdict that would matter: the head's
+    fail, the baseline's pass), drawing stops once it can no longer be established. → "pass",
+    "fail" or "split"."""
     while True:
         given = earlier + votes(runs)
         now = state(given, lead, confirm_runs)
@@ -65,7 +66,7 @@ async def confirm_drop(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str
                        confirm_runs: int, known: Mapping[str, Any]) -> tuple[Measurement, MetricResult]:
     """A fresh pass → fail flip (`runs` holds the fresh measurement), confirmed on both sides.
     → (the measurement standing for the head's verdict, the head's verdict with both sides' votes)."""
-    head = await draw(judge, spec, case, key, runs, [], lead=lead, confirm_runs=confirm_runs, known=known)
+    head = await draw(judge, spec, case, key, runs, [], lead=lead, confirm_runs=confirm_runs, known=known, hoped=False)
     calls = sum(r.log.calls for r in runs[1:])
     head_votes = votes(runs)
     if head != "fail":

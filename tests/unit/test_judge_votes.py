@@ -29,7 +29,7 @@ def test_votes_stop_as_soon_as_the_lead_is_reached_or_can_no_longer_be():
 
 def test_the_exact_odds_match_a_direct_count_of_vote_sequences():
     # Lead 3 of 3 votes from a wrong first vote: established wrongly only by two more wrong votes.
-    odds = side_odds(0.1, 3, 3, first_wrong=True)
+    odds = side_odds(0.1, 3, 3, first_wrong=True, hoped_wrong=True)
     assert odds.wrong == pytest.approx(0.01) and odds.split == pytest.approx(0.99)
     assert odds.votes == pytest.approx(1 + 0.1)  # the second vote always, the third after a wrong second
     row = rule_row(0.05)

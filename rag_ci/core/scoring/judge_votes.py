@@ -74,14 +74,18 @@ class Odds:
     votes: float  # expected votes drawn after the first
 
 
-def side_odds(p: float, lead: int, confirm_runs: int, first_wrong: bool) -> Odds:
+def side_odds(p: float, lead: int, confirm_runs: int, first_wrong: bool, hoped_wrong: bool) -> Odds:
     """Exactly, by walking every sequence of votes: the first vote is wrong (`first_wrong`) or right,
-    each later vote wrong with probability p."""
+    each later vote wrong with probability p. Drawing stops, as the scorer's does, once the verdict
+    that would matter (the wrong one when `hoped_wrong`) can no longer be established."""
 
     @lru_cache(maxsize=None)
     def walk(wrong_votes: int, right_votes: int) -> tuple[float, float, float]:
         votes = [False] * wrong_votes + [True] * right_votes  # True: the right verdict
         now = state(votes, lead, confirm_runs)
+        hoped_lead = (wrong_votes - right_votes) * (1 if hoped_wrong else -1)
+        if now == "open" and hoped_lead + confirm_runs - len(votes) < lead:
+            now = "split"
         if now == "fail":
             return 1.0, 0.0, 0.0
         if now in ("pass", "split"):
@@ -113,14 +117,14 @@ def rule_row(p: float, confirm_runs: int = 3, truly_failing: float = 0.0) -> Rul
     lead = lead_needed(p, confirm_runs)
     # Truly passing on both: the baseline holds a pass (ignore its p-chance of a noise fail: no flip
     # then), the head's fresh verdict fails by noise with probability p.
-    head = side_odds(p, lead, confirm_runs, first_wrong=True)
-    base_right = side_odds(p, lead, confirm_runs, first_wrong=False)
+    head = side_odds(p, lead, confirm_runs, first_wrong=True, hoped_wrong=True)
+    base_right = side_odds(p, lead, confirm_runs, first_wrong=False, hoped_wrong=False)
     pass_both = p * head.wrong * (1 - base_right.wrong - base_right.split)
     split_pp = p * (head.split + head.wrong * base_right.split)
     calls_pp = p * (head.votes + head.wrong * base_right.votes)
     # Truly failing on both: the baseline's stored pass is noise (p), the head fails rightly (1 - p).
-    head_right = side_odds(p, lead, confirm_runs, first_wrong=False)
-    base_noise = side_odds(p, lead, confirm_runs, first_wrong=True)
+    head_right = side_odds(p, lead, confirm_runs, first_wrong=False, hoped_wrong=False)
+    base_noise = side_odds(p, lead, confirm_runs, first_wrong=True, hoped_wrong=True)
     hr = 1 - head_right.wrong - head_right.split  # the head's fail established
     fail_both = p * (1 - p) * hr * base_noise.wrong
     split_ff = p * (1 - p) * (head_right.split + hr * base_noise.split)
