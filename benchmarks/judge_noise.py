@@ -27,7 +27,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: this checkout's benchmarks, whichever rag_ci PYTHONPATH names
     sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.simulated_judge import JudgeProcess  # noqa: E402
+from benchmarks.simulated_judge import JudgeProcess
 
 QUESTIONS = 60
 WRONG_ON_BOTH = frozenset(f"N{i:02d}" for i in range(0, QUESTIONS, 5))

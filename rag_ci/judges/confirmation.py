@@ -21,7 +21,11 @@ from typing import Any
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import Context, MetricResult
 from rag_ci.core.scoring.judge_votes import state
-from rag_ci.judges.majority import choose_by_majority, decide_by_majority, majority_reached
+from rag_ci.judges.majority import (
+    choose_by_majority,
+    decide_by_majority,
+    majority_reached,
+)
 from rag_ci.judges.metrics import JudgeMetricSpec
 from rag_ci.judges.replies import CallLog
 

@@ -36,11 +36,12 @@ from typing import Any
 from rag_ci.core.comparison.question_change import reasons_shown
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
+from rag_ci.core.scoring.judge_votes import disagreement_rate, lead_needed
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
 from rag_ci.judges.call_context import CostMeter, for_this_task, judge_calls
 from rag_ci.judges.client import JudgeClient, JudgeStats
-from rag_ci.judges.confirmation import Measurement as _Measurement, confirm_drop, confirm_gain
-from rag_ci.core.scoring.judge_votes import disagreement_rate, lead_needed
+from rag_ci.judges.confirmation import Measurement as _Measurement
+from rag_ci.judges.confirmation import confirm_drop, confirm_gain
 from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output

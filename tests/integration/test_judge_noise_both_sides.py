@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fakes.judge_cases import cases, score_once
 from fakes.judge_setup import judge_config
+
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.results import Context
 from rag_ci.judges.fake import JudgePolicy

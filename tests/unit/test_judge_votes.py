@@ -1,13 +1,19 @@
 """The judge-noise rule (docs/noise.md, "Judge noise"): when votes establish a verdict, and what it costs."""
 
 import pytest
+from test_noise import question, run
 
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.reporting.render import render_html, render_markdown
 from rag_ci.core.results import MetricResult, Sample
-from rag_ci.core.scoring.judge_votes import DEFAULT_DISAGREEMENT, disagreement_rate, lead_needed, rule_row, side_odds, state
-
-from test_noise import question, run
+from rag_ci.core.scoring.judge_votes import (
+    DEFAULT_DISAGREEMENT,
+    disagreement_rate,
+    lead_needed,
+    rule_row,
+    side_odds,
+    state,
+)
 
 
 def test_the_lead_a_verdict_needs_grows_with_the_judges_disagreement_and_never_exceeds_confirm_runs():

@@ -23,8 +23,8 @@ from typing import Any
 
 import jinja2
 
-from rag_ci.core.comparison.judge_noise import confirmation_calls
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
+from rag_ci.core.comparison.judge_noise import confirmation_calls
 from rag_ci.core.reporting import alerts, view
 from rag_ci.core.reporting import deltas
 from rag_ci.core.reporting.deltas import ms_text

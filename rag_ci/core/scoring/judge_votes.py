@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Literal
 
 # Without a calibration record: a pinned LLM judge at temperature 0 typically flips a few
@@ -79,7 +79,7 @@ def side_odds(p: float, lead: int, confirm_runs: int, first_wrong: bool, hoped_w
     each later vote wrong with probability p. Drawing stops, as the scorer's does, once the verdict
     that would matter (the wrong one when `hoped_wrong`) can no longer be established."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def walk(wrong_votes: int, right_votes: int) -> tuple[float, float, float]:
         votes = [False] * wrong_votes + [True] * right_votes  # True: the right verdict
         now = state(votes, lead, confirm_runs)
