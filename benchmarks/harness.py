@@ -12,7 +12,9 @@
    RAG that garbles 15 % of its answers, with false regressions before/after (benchmarks/noise.py);
 7. judge cost: judge calls per question cold, with every answer reworded, and on a run where
    10 questions read counterfactual passages; cost per 100 questions at the price table's
-   rates (benchmarks/judge_cost.py).
+   rates (benchmarks/judge_cost.py);
+8. judge noise: false alarms per 10 reworded PRs under a judge flipping 0/5/10 % of its
+   verdicts, real regressions caught, judge calls per question (benchmarks/judge_noise.py).
 
 The RAG and the judge are simulators (benchmarks/simulators.py,
 benchmarks/simulated_judge.py); everything between them is the real rag-ci path:
@@ -364,6 +366,12 @@ def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False) -
 
     _log(f"figure 6: generator noise, {sizes.noise_baselines}×{sizes.noise_reruns} unchanged re-runs of a RAG garbling 15 % of answers")
     report.figures["6_generator_noise"] = noise_figure(sizes.noise_baselines, sizes.noise_reruns)
+
+    from benchmarks.judge_noise import judge_noise_figure
+
+    judge_baselines = min(sizes.noise_baselines, 2)
+    _log(f"figure 8: judge noise, {judge_baselines}×5 reworded PRs of 60 questions under a judge flipping 0/5/10 % of verdicts")
+    report.figures["8_judge_noise"] = judge_noise_figure(judge_baselines, 5)
     return report
 
 
@@ -408,6 +416,13 @@ def format_table(report: Report) -> str:
                      f"reworded with reuse_equivalent_answers {x['reworded_equivalent_calls_per_question']:.2f} (<= 1.5); "
                      f"{x['counterfactual_questions']} counterfactuals: {x['counterfactual_calls']} calls (<= 150); "
                      f"cold cost per 100 questions: {costs}"))
+    if "8_judge_noise" in f:
+        x = f["8_judge_noise"]["after"]
+        rows.append(("8 judge noise: false alarms / 10 runs at 5 %", f"{x['5%']['false_alarms_per_10_runs']:.2f}", "<= 2",
+                     "; ".join(f"p {k}: red {v['red_runs']}/{v['runs']}, false alarms/10 runs {v['false_alarms_per_10_runs']:.1f}, "
+                               f"caught {v['real_regressions_caught']}/{v['real_regressions']}, judge calls/question cold "
+                               f"{v['cold_judge_calls_per_question']:.2f}, reworded {v['reworded_judge_calls_per_question']:.2f}"
+                               for k, v in x.items())))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = []
     for k, row in enumerate(rows):

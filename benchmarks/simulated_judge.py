@@ -44,12 +44,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 class SimulatedOpenAIJudge:
     def __init__(self, *, latency_s: float = 0.2, capacity: int | None = None, rate_limit: float | None = None,
-                 model: str = "gpt-4.1-mini-2025-04-14"):
+                 model: str = "gpt-4.1-mini-2025-04-14", flip: float = 0.0, seed: int = 0):
         self.latency_s = latency_s
         self.capacity = capacity
         self.rate_limit = rate_limit
         self.model = model
-        self.policy = JudgePolicy()
+        self.policy = JudgePolicy(flip_probability=flip, seed=seed)  # flip: a judge disagreeing with itself
         self._slots: asyncio.Semaphore | None = None
         self._accepted: collections.deque[float] = collections.deque()
         self.reset()
@@ -210,8 +210,10 @@ class JudgeProcess:
     """The simulator in a child process: `with JudgeProcess(latency_s=0.2) as judge: judge.base_url`."""
 
     def __init__(self, *, latency_s: float = 0.2, capacity: int | None = None, rate_limit: float | None = None,
-                 startup_timeout_s: float = 30.0):
+                 startup_timeout_s: float = 30.0, flip: float = 0.0, seed: int = 0):
         self.args = ["--latency", str(latency_s)]
+        if flip:
+            self.args += ["--flip", str(flip), "--seed", str(seed)]
         if capacity:
             self.args += ["--capacity", str(capacity)]
         if rate_limit:
@@ -285,10 +287,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--capacity", type=int, default=None, help="requests served at once (others queue)")
     parser.add_argument("--rate-limit", type=float, default=None, help="accepted requests per second; 429 past it")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--flip", type=float, default=0.0, help="share of verdicts flipped at random (judge noise)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the flips")
     args = parser.parse_args(argv)
 
     async def run() -> None:
-        judge = SimulatedOpenAIJudge(latency_s=args.latency, capacity=args.capacity, rate_limit=args.rate_limit)
+        judge = SimulatedOpenAIJudge(latency_s=args.latency, capacity=args.capacity, rate_limit=args.rate_limit,
+                                     flip=args.flip, seed=args.seed)
         server = await judge.serve(port=args.port)
         print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
         async with server:

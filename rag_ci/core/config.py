@@ -204,6 +204,10 @@ class JudgeConfig(ModelConfig):
     # Opt-in: a reworded answer the judge finds to state exactly the baseline answer's facts
     # keeps the baseline's answer verdicts (one binary judge call instead of re-judging).
     reuse_equivalent_answers: bool = False
+    # The judge's disagreement rate p (docs/noise.md, "Judge noise"): how many agreeing verdicts
+    # establish a flipped one. None: the documented default (5 %). `rag-ci calibrate` prints the
+    # measured value to put here; pinned to the baseline's policy like the rest of the judge.
+    disagreement_rate: float | None = Field(None, ge=0, le=0.5)
 
 
 class WriterConfig(ModelConfig):

@@ -67,6 +67,16 @@ class MetricResult(_Model):
     # Confirmation runs (docs/judges.md): each re-judged pass/fail, majority decides.
     confirm_runs: list[bool] = Field(default_factory=list)
     unstable: bool = False
+    # Confirmation on both sides (docs/noise.md, "Judge noise"): the baseline's stored answer
+    # re-judged, its stored verdict first; what that established (True: its pass holds, False:
+    # the pass was noise, None: not re-judged or split); the verdict-cache key of that answer
+    # (what the votes are about); the judge calls confirmation cost; and whether the flip
+    # stayed split (head or baseline side): shown in the row, never gating.
+    baseline_votes: list[bool] = Field(default_factory=list)
+    baseline_confirmed: bool | None = None
+    baseline_cache_key: str | None = None
+    confirm_calls: int = 0
+    judge_split: bool = False
     # Judge replies a later run may reuse below the verdict (rag_ci.judges.replies): the
     # steps that read one input only, by hash of judge fingerprint + exact prompt.
     judge_replies: dict[str, Any] = Field(default_factory=dict)

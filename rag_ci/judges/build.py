@@ -189,6 +189,7 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
         preload=spec.sdk_modules,
         replies={} if full else replies_from_run(baseline),
         reuse_equivalent=judge.reuse_equivalent_answers,
+        disagreement=judge.disagreement_rate,
     )
     if len(scorer.cache) == 0:
         scorer.prefetch()  # every answer will be judged: import DeepEval while the target runs

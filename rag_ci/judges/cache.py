@@ -52,3 +52,4 @@ class VerdictCache:
         if hit is None:
             return None
         return hit.model_copy(update={"cached": True, "judge_cost_usd": 0.0, "confirm_runs": [], "unstable": False})
+

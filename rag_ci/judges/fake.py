@@ -34,8 +34,10 @@ different verdicts:
 DeepEval's Synthesizer prompts (`rag-ci questions generate --writer fake`) go to the fake
 writer's policy, rag_ci.judges.fake_writer.WriterPolicy.
 
-A seeded *flipper* can invert GEval scores with a probability, deterministically
-per (prompt, occurrence), whatever order concurrent requests arrive in.
+A seeded *flipper* (a judge that disagrees with itself, docs/noise.md "Judge noise") inverts
+each GEval score and each yes/no verdict (faithfulness, relevancy, contextual precision and
+recall) independently with a probability, deterministically per (prompt, occurrence, verdict),
+whatever order concurrent requests arrive in.
 """
 
 from __future__ import annotations
@@ -174,7 +176,11 @@ class JudgePolicy:
                 return self.writer.answer(kind, prompt)
             except ValueError as exc:  # a marker missing: DeepEval changed the prompt
                 raise UnknownPrompt(f"{kind}: {exc}") from None
-        return getattr(self, f"_{kind}")(prompt)
+        reply = getattr(self, f"_{kind}")(prompt)
+        if kind.endswith("_verdicts") and self.flip_probability > 0:
+            draws = self._draws(prompt, len(reply["verdicts"]))
+            reply["verdicts"] = [_flipped(v) if flip else v for v, flip in zip(reply["verdicts"], draws)]
+        return reply
 
     # -- extraction --------------------------------------------------------
 
@@ -243,11 +249,20 @@ class JudgePolicy:
     def _flip(self, prompt: str) -> bool:
         if self.flip_probability <= 0:
             return False
+        return self._draws(prompt, 1)[0]
+
+    def _draws(self, prompt: str, n: int) -> list[bool]:
+        """n independent flips for this occurrence of this prompt (the same prompt asked again draws anew)."""
         digest = hashlib.sha256(prompt.encode()).hexdigest()[:16]
         with self._lock:
             occurrence = self._seen[digest]
             self._seen[digest] += 1
-        return random.Random(f"{self.seed}:{digest}:{occurrence}").random() < self.flip_probability
+        draw = random.Random(f"{self.seed}:{digest}:{occurrence}")
+        return [draw.random() < self.flip_probability for _ in range(n)]
+
+
+def _flipped(verdict: dict) -> dict:
+    return {**verdict, "verdict": "no" if verdict["verdict"] == "yes" else "yes"}
 
 
 def _verdict(ok: bool, reason: str) -> dict:

@@ -33,6 +33,9 @@ from rag_ci.core.results import RunResult
 # the other steps read the answer *and* the contexts, which a rerun reuses only when
 # both are unchanged, and then the verdict cache already answers.
 PORTABLE_STEPS = frozenset({"Truths", "Claims"})
+# The steps before the verdicts (what is judged: truths, claims, statements, GEval's steps). A
+# confirmation replays them and asks the verdict step again: the call that decides the threshold.
+EXTRACTION_STEPS = frozenset({"Truths", "Claims", "Statements", "Steps"})
 
 
 def reply_key(judge_digest: str, prompt: str) -> str:
@@ -58,6 +61,7 @@ class CallLog:
     # A confirmation re-judgement: each of its calls goes to the judge, never answered by an
     # identical call of this run (JudgeClient.call's single flight), so the draw is independent.
     fresh: bool = False
+    steps: dict[str, str] = field(default_factory=dict)  # key → the reply schema's name
 
     def before_call(self) -> None:
         """Count a call the judge must answer; raises when the measurement may make no more."""
@@ -77,8 +81,14 @@ class CallLog:
     def record(self, key: str, reply: Any, schema: type[BaseModel] | None) -> None:
         self._keep(key, reply.model_dump(mode="json") if isinstance(reply, BaseModel) else reply, schema)
 
+    def extraction(self) -> dict[str, Any]:
+        """The replies of this measurement's extraction steps (EXTRACTION_STEPS), by key."""
+        return {key: data for key, data in self.replies.items() if self.steps.get(key) in EXTRACTION_STEPS}
+
     def _keep(self, key: str, data: Any, schema: type[BaseModel] | None) -> None:
         self.replies[key] = data
+        if schema is not None:
+            self.steps[key] = schema.__name__
         if schema is not None and schema.__name__ in PORTABLE_STEPS:
             self.portable[key] = data
 

@@ -8,11 +8,11 @@ client's semaphore). Per metric:
    calls whose reply the baseline kept (`rag_ci.judges.replies`: faithfulness' truths
    of unchanged contexts, its claims of an unchanged answer) are replayed, not made;
    judge failures after retries become `error` on that metric, never an exception;
-3. confirmation: when the fresh verdict flips against the baseline's, the metric is
-   judged again, one run at a time, until a majority of `confirm_runs` verdicts agree
-   (or all ran); the majority decides (a tie keeps the baseline's verdict: a flip must
-   be confirmed), any disagreement marks it `unstable`. A question needs one confirmed
-   pass → fail flip to regress (or get worse): its other such flips are then left as judged;
+3. confirmation: a pass → fail flip is confirmed on both sides (rag_ci.judges.confirmation:
+   the head's answer, then the baseline's stored answer, re-judged until the evidence decides,
+   docs/noise.md "Judge noise"); a fail → pass flip (a gain) is judged again until a majority
+   of `confirm_runs` verdicts agree. A question needs one pass → fail flip confirmed on both
+   sides to regress (or get worse): its other such flips are then left as judged;
 4. the reason (`explain`, once the engine has the question's whole record), for one
    failing verdict of a question the comparison with the baseline explains (a regression,
    a worse question, no usable baseline verdict: `rag_ci.core.comparison.question_change.reasons_shown`),
@@ -36,12 +36,14 @@ from typing import Any
 from rag_ci.core.comparison.question_change import reasons_shown
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
+from rag_ci.core.scoring.judge_votes import disagreement_rate, lead_needed
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
 from rag_ci.judges.call_context import CostMeter, for_this_task, judge_calls
 from rag_ci.judges.client import JudgeClient, JudgeStats
+from rag_ci.judges.confirmation import Measurement as _Measurement
+from rag_ci.judges.confirmation import confirm_drop, confirm_gain
 from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
-from rag_ci.judges.majority import choose_by_majority, decide_by_majority, majority_reached
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
 from rag_ci.judges.replies import CallLog
 
@@ -50,7 +52,7 @@ class DeepEvalJudgeScorer:
     def __init__(self, *, fingerprint: JudgeFingerprint, specs: dict[str, JudgeMetricSpec], client: JudgeClient,
                  judge_family: str, generator_family: str | None, cache: VerdictCache, full: bool,
                  confirm_runs: int, preload: tuple[str, ...] = (), replies: Mapping[str, Any] | None = None,
-                 reuse_equivalent: bool = False):
+                 reuse_equivalent: bool = False, disagreement: float | None = None):
         self.fingerprint = fingerprint
         self.specs = specs
         self.client = client
@@ -70,6 +72,9 @@ class DeepEvalJudgeScorer:
         self.equivalence_calls = 0
         self.equivalent_carries = 0  # answers whose baseline verdicts were carried over
         self.confirmations = 0
+        # The judge's disagreement rate (calibration record, else the default): how many agreeing
+        # votes establish a verdict (rag_ci.core.scoring.judge_votes).
+        self.disagreement = disagreement_rate(disagreement)
         self._digest = fingerprint.digest()
         self._checked: set[str] = set()
         self._arrivals = itertools.count()  # order in which answers reach the judge: their calls' priority
@@ -221,10 +226,11 @@ class DeepEvalJudgeScorer:
             if before.passed:  # pass → fail: a flip that gates (a regression, or a worse question)
                 async with settled.lock:  # the question's gating flips are confirmed one at a time
                     if not settled.gating_flip_confirmed:
-                        chosen, decided = await self._confirm(spec, case, key, runs, before.passed)
-                        settled.gating_flip_confirmed = decided.passed is False and not settled.confirm_each
+                        chosen, decided = await self._confirm_drop(spec, case, key, runs, before, baseline)
+                        settled.gating_flip_confirmed = decided.baseline_confirmed is True and not settled.confirm_each
             else:  # fail → pass: a gain, confirmed so that noise is not reported as one
-                chosen, decided = await self._confirm(spec, case, key, runs, before.passed)
+                self.confirmations += 1
+                chosen, decided = await confirm_gain(self._judge, spec, case, key, runs, self.confirm_runs)
         decided = decided.model_copy(update={"judge_replies": dict(chosen.log.portable)})
         if _reason_may_be_read(decided):
             # Whether a report shows it depends on the whole question (other metrics, retrieval):
@@ -232,16 +238,19 @@ class DeepEvalJudgeScorer:
             self._unexplained[(question.id, spec.name, key)] = _Unexplained(spec, case, chosen.log)
         return decided
 
-    async def _confirm(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str,
-                       runs: list[_Measurement], baseline_passed: bool) -> tuple[_Measurement, MetricResult]:
-        """A fresh flip judged again, one run at a time, until a majority of confirm_runs is
-        reached. Confirmation runs replay nothing and share no call: each is an independent
-        judgement. → (the measurement standing for the majority, the decided verdict)."""
+    async def _confirm_drop(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str,
+                            runs: list[_Measurement], before: MetricResult,
+                            baseline: QuestionResult) -> tuple[_Measurement, MetricResult]:
+        """A fresh pass → fail flip: the head's answer and the baseline's stored one re-judged (rag_ci.judges.confirmation)."""
         self.confirmations += 1
-        while len(runs) < self.confirm_runs and not majority_reached([r.result for r in runs], self.confirm_runs):
-            runs.append(await self._judge(spec, case, key, known={}, fresh=True))
-        return (runs[choose_by_majority([r.result for r in runs], baseline_passed)],
-                decide_by_majority([r.result for r in runs], baseline_passed))
+        question = case[0]
+        stored = None
+        if baseline.answer is not None or not spec.uses_answer:
+            stored = (question, baseline.answer or "", list(baseline.contexts))
+        stored_key = verdict_cache_key(self._digest, spec, question.content_hash, *stored[1:]) if stored else None
+        return await confirm_drop(self._judge, spec, case, key, runs, before, stored, stored_key,
+                                  lead=lead_needed(self.disagreement, self.confirm_runs), confirm_runs=self.confirm_runs,
+                                  known=self.replies)
 
     async def _judge(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str, *,
                      known: Mapping[str, Any], include_reason: bool = False, fresh: bool = False) -> "_Measurement":
@@ -354,12 +363,6 @@ class _Unexplained:
 
     spec: JudgeMetricSpec
     case: tuple[Question, str, list[Context]]
-    log: CallLog
-
-
-@dataclass(frozen=True)
-class _Measurement:
-    result: MetricResult
     log: CallLog
 
 

@@ -6,6 +6,8 @@ the numbers are reproducible; docs/noise.md gives the exact rates these samples 
 
 from __future__ import annotations
 
+import re
+
 import asyncio
 from pathlib import Path
 
@@ -111,5 +113,7 @@ def test_the_comment_on_the_flaky_fake_marks_unchecked_gains_as_possible_noise_a
     assert "could be chance" in md  # context, beside a gate that passes
     broken, _ = _run(project, tmp_path, 2, baseline=baseline, broken=BROKEN)
     md = render_markdown(broken, compare(baseline, broken, gate=project.config.gate))
-    rows = [line for line in md.splitlines() if line.startswith("| P") and "answers passed" in line]
-    assert rows and all("0/4 answers passed, re-asked 3×" in row for row in rows)
+    rows = [line for line in md.splitlines() if line.startswith("| P") and "re-asked 3×" in line]
+    # Four answers, none passing; byte-identical answers (the broken RAG repeats itself) count once.
+    assert rows and all(re.search(r"0/4 answers passed, re-asked 3×|0/[23] distinct answers passed, re-asked 3×|"
+                                  r"1 distinct answer, re-asked 3×: fails", row) for row in rows)

@@ -137,5 +137,8 @@ def test_a_question_the_accepted_file_names_has_each_judged_flip_confirmed(tiny_
     # must be confirmed as if nothing else had regressed.
     server = fake_judge("openai")
     head = wrong_answer_run(tiny_project, tmp_path, server, confirm_each=frozenset({"Q1"}))
-    assert [head.metrics[m].confirm_runs for m in ("correctness", "completeness")] == [[False, False], [False, False]]
-    assert server.requests == 2 + 2
+    # Each confirmed on both sides (a lead of 3 at the default disagreement): the head's answer
+    # fails three times, the baseline's stored answer passes twice more.
+    assert [head.metrics[m].confirm_runs for m in ("correctness", "completeness")] == [[False] * 3, [False] * 3]
+    assert [head.metrics[m].baseline_votes for m in ("correctness", "completeness")] == [[True] * 3, [True] * 3]
+    assert server.requests == 2 + 2 * (2 + 2)

@@ -43,6 +43,8 @@ def test_report_counts_agreement_and_lists_disagreements_with_the_judges_reason(
     assert report.disagreements[0].reason == "correctness=0.0"
     text = render_calibration(report)
     assert "70.0%" in text and "0.400" in text and "Q9" in text
+    # The measured disagreement, as the judge-noise rule's p to put in rag-ci.yml.
+    assert "`judge: {disagreement_rate: 0.300}`" in text
 
 
 def test_missing_and_unjudged_questions_are_reported_not_counted():

@@ -23,6 +23,7 @@ from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
 from rag_ci.core.comparison.budgets import BudgetCheck
 from rag_ci.core.comparison.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
 from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
+from rag_ci.core.comparison.judge_noise import JudgeNoise, judge_noise, with_established_baseline
 from rag_ci.core.comparison.noise import FlakyQuestion
 from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
 from rag_ci.core.comparison.question_change import (QuestionChange, failing_with_changed_sources, question_change, usable_baseline,
@@ -98,6 +99,8 @@ class Comparison:
     stale_accepted: tuple[StaleAcceptance, ...] = ()
     # Failed on both runs, unedited, and a document they cite changed in this PR: not gating, said.
     source_changed_failing: tuple[QuestionChange, ...] = ()
+    # Judged flips confirmation did not establish: still split, or the baseline's pass was noise. Not gating.
+    judge_noise: tuple[JudgeNoise, ...] = ()
 
     @property
     def budget_breaches(self) -> tuple[BudgetCheck, ...]:
@@ -186,6 +189,7 @@ class Comparison:
             "passed_n": list(self.passed_n),
             "renamed": [{"id": new, "baseline_id": old} for new, old in self.renamed],
             "source_changed_failing": changes(self.source_changed_failing),
+            "judge_noise": [{**asdict(n), "label": n.label} for n in self.judge_noise],
         }
 
 
@@ -255,6 +259,7 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
     check_usable(base, head)
     check_compatible(base, head)
     base, renamed = with_current_ids(base, head)  # a renamed question is the same question
+    base = with_established_baseline(base, head)  # the baseline's verdicts as the judge confirmed them
     if known_flaky and renamed:
         known_flaky = renamed_keys(known_flaky, renamed)
     not_comparable = not_comparable_metrics(base.meta, head.meta)
@@ -269,7 +274,7 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
         comparison,
         regressions=tuple(c for c in comparison.regressions if c.id not in noise.cleared),
         flaky=noise.flaky, significance=noise.significance, budgets=noise.budgets, alpha=noise.alpha,
-        target_calls=noise.target_calls,
+        target_calls=noise.target_calls, judge_noise=judge_noise(head),
         source_changed_failing=failing_with_changed_sources(base, head, {c.id for c in comparison.gating}),
     )
 

@@ -42,7 +42,19 @@ def should_reask(first: QuestionResult, baseline: QuestionResult | None, runs: i
         and baseline.question_hash == first.question_hash
         and _passed_on_baseline(baseline)
         and first.verdict in ("fail", "error")
+        and not _only_unestablished_judge_flips(first, baseline)
     )
+
+
+def _only_unestablished_judge_flips(first: QuestionResult, baseline: QuestionResult) -> bool:
+    """Every metric that failed now and passed on the baseline is a judged flip confirmation did
+    not establish (the baseline's pass was noise, or the judge is split: docs/noise.md, "Judge
+    noise"): compare gates none of them, and another answer from the RAG would not change that."""
+    if first.verdict != "fail":
+        return False
+    flipped = [m for name, m in first.metrics.items()
+               if m.passed is False and (old := baseline.metrics.get(name)) is not None and old.passed]
+    return bool(flipped) and all(m.judge_split or m.baseline_confirmed is False for m in flipped)
 
 
 def _passed_on_baseline(baseline: QuestionResult) -> bool:

@@ -83,6 +83,11 @@ class QuestionChange:
     # Every answer this run took (re-asks of a flip included) and how many passed.
     answers: int = 1
     answers_passed: int = 0
+    # Of those, the byte-identical ones counted once, and the judge's votes on the answer shown
+    # (its confirmation runs): one answer judged 3× is one answer, not three (docs/noise.md).
+    distinct_answers: int = 1
+    distinct_passed: int = 0
+    judge_votes: tuple[bool, ...] = ()
     reasked: bool = False
     # A gain whose baseline failure was a single answer nobody re-asked: possibly noise.
     possibly_noise: bool = False
@@ -211,6 +216,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         answers=max(1, len(samples)),
         answers_passed=sum(1 for x in samples if x.verdict == "pass") if samples else int(bool(new and new.passed)),
         reasked=bool(new and new.reasked),
+        **_distinct(samples, new),
         possibly_noise=old is not None and new is not None and not old.passed and new.passed and not _failure_confirmed(old),
         old_answers=max(1, len(old.samples)) if old is not None else 1,
         old_answers_passed=(sum(1 for x in old.samples if x.verdict == "pass") if old.samples else int(old.passed))
@@ -218,6 +224,18 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         same_text_contexts=retrieval.same_text if retrieval is not None else 0,
         same_text_other_id=retrieval.same_text_other_id if retrieval is not None else 0,
     )
+
+
+def _distinct(samples, new: QuestionResult | None) -> dict:
+    """Byte-identical answers (same hash) count once: the first sample of each answer stands for it."""
+    votes = next((tuple(m.confirm_runs) for m in (new.metrics.values() if new else ()) if m.confirm_runs), ())
+    if not samples:
+        return {"distinct_answers": 1, "distinct_passed": int(bool(new and new.passed)), "judge_votes": votes}
+    first: dict = {}
+    for i, sample in enumerate(samples):
+        first.setdefault(sample.answer_hash or f"#{i}", sample)
+    return {"distinct_answers": len(first), "distinct_passed": sum(1 for x in first.values() if x.verdict == "pass"),
+            "judge_votes": votes}
 
 
 def failing_with_changed_sources(base: RunResult, head: RunResult, exclude: set[str]) -> tuple[QuestionChange, ...]:

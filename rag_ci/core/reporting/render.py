@@ -24,6 +24,7 @@ from typing import Any
 import jinja2
 
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
+from rag_ci.core.comparison.judge_noise import confirmation_calls
 from rag_ci.core.reporting import alerts, view
 from rag_ci.core.reporting import deltas
 from rag_ci.core.reporting.deltas import ms_text
@@ -238,6 +239,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                        usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml,
                        latency_delta=fmt_latency_delta)
     env.globals.update(word_diff=word_diff, delta_rows=deltas.delta_rows, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
+                       confirmation_calls=confirmation_calls,
                        **{name: getattr(view, name) for name in (
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
                            "metric_cell", "why_cell", "leak_words", "noise_words", "baseline_words",

@@ -250,6 +250,13 @@ def answers_words(change: QuestionChange) -> str:
     if change.answers <= 1:
         return ""
     asked = f", re-asked {change.answers - 1}×" if change.reasked else ""
+    if change.distinct_answers == 1:  # the same bytes each time: one answer, however often its verdict was reused
+        votes = change.judge_votes
+        if not votes:
+            return f"1 distinct answer{asked}: {'passes' if change.distinct_passed else 'fails'}"
+        return f"1 distinct answer{asked}, judged {len(votes)}×: {votes.count(False)} fail, {votes.count(True)} pass"
+    if change.distinct_answers < change.answers:
+        return f"{change.distinct_passed}/{change.distinct_answers} distinct answers passed{asked}"
     return f"{change.answers_passed}/{change.answers} answers passed{asked}"
 
 

@@ -1,0 +1,143 @@
+"""Figure 8: judge noise. False alarms when the judge disagrees with itself, and what confirming costs.
+
+A seeded simulated judge (benchmarks/simulated_judge.py, in its own process) flips each of its
+verdicts (GEval scores and every yes/no verdict) with probability `p`; the baseline is judged by
+the same noisy judge. 60 questions scored with correctness, faithfulness and contextual recall;
+12 answers truly fail on both sides (a value their contexts hold for older units: only
+correctness fails them), so a noise pass on the baseline can look like a regression. Per
+baseline, `prs` pull requests reword every answer (same facts, new text: every answer is judged
+afresh) and one makes 10 good answers wrong at the same noise (real regressions). Counted: runs
+red, false regressions + "worse" per 10 runs, real regressions caught, judge calls per question
+on the cold baseline and on a reworded PR (confirmation included). Runs in-process through
+`run_project` with an in-memory target; the judge answers without delay.
+
+`python benchmarks/judge_noise.py` prints the figure as JSON: run it with PYTHONPATH at another
+checkout to measure that code (docs/noise.md says how "before" was measured).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file: this checkout's benchmarks, whichever rag_ci PYTHONPATH names
+    sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.simulated_judge import JudgeProcess
+
+QUESTIONS = 60
+WRONG_ON_BOTH = frozenset(f"N{i:02d}" for i in range(0, QUESTIONS, 5))
+MADE_WRONG = frozenset(f"N{i:02d}" for i in range(1, QUESTIONS, 5)[:10])
+TOPICS = ("transmission delay", "peak torque", "cut-off voltage", "rated power")
+UNITS = ("ms", "Nm", "V", "W")
+WORDINGS = ("per its specification", "according to its datasheet", "as its manual states", "as documented",
+            "by its specification sheet", "so the documentation says", "as its sheet lists", "in its documentation")
+
+
+def _fact(i: int, wrong: bool = False) -> tuple[str, str]:
+    return TOPICS[i % 4], f"{10 + i + (7 if wrong else 0)} {UNITS[i % 4]}"
+
+
+def write_project(folder: Path, judge_url: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["version: 1", "questions:"]
+    for i in range(QUESTIONS):
+        topic, value = _fact(i)
+        lines.append(f"  - {{id: N{i:02d}, question: 'What is the {topic} of unit {i}?', "
+                     f"reference: 'The {topic} of unit {i} is {value}.', doc_id: a}}")
+    (folder / "questions.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = folder / "rag-ci.yml"
+    config.write_text(
+        "questions: questions.yml\ncorpora:\n  a: {description: units}\n"
+        "target: {kind: python, entry: 'benchmarks.judge_noise:not_used', generator_model: mistral-small-2409, concurrency: 8}\n"
+        f"judge: {{provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: '{judge_url}', concurrency: 16}}\n"
+        "metrics:\n  correctness: {}\n  faithfulness: {threshold: 0.7}\n  contextual_recall: {threshold: 0.7}\n",
+        encoding="utf-8")
+    return config
+
+
+class WordedRag:
+    """An in-memory Target: each answer in wording `wording`; WRONG_ON_BOTH (and `wrong`) state another value."""
+
+    max_parallel: int | None = None
+
+    def __init__(self, wording: int, wrong: frozenset[str] = frozenset()):
+        self.wording, self.wrong = wording, WRONG_ON_BOTH | wrong
+
+    async def start(self) -> None:
+        pass
+
+    async def query(self, request: dict[str, Any]) -> dict[str, Any]:
+        qid = request["id"]
+        if not qid.startswith("N"):  # an unscored warm-up
+            return {"answer": "warm", "contexts": []}
+        i = int(qid[1:])
+        topic, value = _fact(i)
+        contexts = [{"text": f"Unit {i} specification: the {topic} is {value}.", "doc_id": "a", "source": f"a/u{i}.md#0"},
+                    {"text": "Maintenance: clean the housing with a dry cloth.", "doc_id": "a", "source": "a/care.md#0"}]
+        if qid in WRONG_ON_BOTH:  # the older value is in the contexts too: faithful, but not correct
+            contexts.append({"text": f"Older units: the {topic} is {_fact(i, True)[1]}.", "doc_id": "a", "source": "a/older.md#0"})
+        said = _fact(i, qid in self.wrong)[1]
+        return {"answer": f"Unit {i} has a {topic} of {said}, {WORDINGS[self.wording]}.", "contexts": contexts,
+                "usage": {"model": "mistral-small-2409"}}
+
+    async def stop(self) -> None:
+        pass
+
+    def diagnostics(self) -> str:
+        return ""
+
+
+def _run(project, folder: Path, target: WordedRag, baseline=None):
+    from rag_ci.run.engine import RunContext, RunOptions, run_project
+
+    return asyncio.run(run_project(project, RunOptions(output=folder / "run.json", baseline=baseline, progress=False, build=False,
+                                                       run_context=RunContext(git_sha="bench")), target=target))
+
+
+def measure(p: float, baselines: int = 2, prs: int = 5) -> dict[str, Any]:
+    import os
+
+    from rag_ci.core.comparison.compare import compare
+    from rag_ci.files.project import load_project
+
+    os.environ.setdefault("OPENAI_API_KEY", "simulated")
+    runs = red = false_alarms = caught = broken = cold_calls = pr_calls = 0
+    with tempfile.TemporaryDirectory(prefix="rag-ci-bench-judge-noise-") as tmp:
+        for b in range(baselines):
+            with JudgeProcess(latency_s=0.0, flip=p, seed=100 + b) as judge:
+                project = load_project(write_project(Path(tmp) / f"b{b}", judge.base_url))
+                judge.reset()
+                baseline = _run(project, Path(tmp), WordedRag(0))
+                cold_calls += judge.stats()["answered"]
+                for pr in range(1, prs + 1):
+                    judge.reset()
+                    head = _run(project, Path(tmp), WordedRag(pr), baseline)
+                    pr_calls += judge.stats()["answered"]
+                    comparison = compare(baseline, head)
+                    runs += 1
+                    red += comparison.verdict == "fail"
+                    false_alarms += len(comparison.regressions) + len(comparison.worse)
+                head = _run(project, Path(tmp), WordedRag(prs + 1, MADE_WRONG), baseline)
+                should = {q for q in MADE_WRONG if baseline.by_id()[q].passed}
+                broken += len(should)
+                caught += len(should & {c.id for c in compare(baseline, head).regressions})
+    return {"p": p, "runs": runs, "red_runs": red, "false_alarms": false_alarms,
+            "false_alarms_per_10_runs": 10 * false_alarms / runs, "real_regressions_caught": caught,
+            "real_regressions": broken, "cold_judge_calls_per_question": cold_calls / (baselines * QUESTIONS),
+            "reworded_judge_calls_per_question": pr_calls / (runs * QUESTIONS)}
+
+
+def judge_noise_figure(baselines: int = 2, prs: int = 5) -> dict[str, Any]:
+    after = {f"{p:.0%}": measure(p, baselines, prs) for p in (0.0, 0.05, 0.10)}
+    x = after["5%"]
+    return {"ratio": x["false_alarms_per_10_runs"], "after": after, "questions": QUESTIONS,
+            "target": "<= 2 false alarms per 10 runs at 5 %, every real regression caught at 0 %, cold calls +<= 15 %"}
+
+
+if __name__ == "__main__":
+    print(json.dumps(judge_noise_figure(), indent=2))
