@@ -115,12 +115,6 @@ def dump_line(entry: dict[str, Any]) -> str:
     return json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def parse_history(text: str) -> list[dict[str, Any]]:
-    """The entries of an eval_history.jsonl, oldest first; unreadable lines are skipped
-    (a hand-edited or truncated line must not break every later PR comment)."""
-    return [entry for _, entry in history_records(text)]
-
-
 def history_records(text: str) -> list[tuple[str, dict[str, Any]]]:
     """The entries of an eval_history.jsonl with the raw line each was read from."""
     return read_history(text)[0]
@@ -236,20 +230,6 @@ def documents_changed(previous: dict[str, Any], entry: dict[str, Any]) -> list[s
     return sorted(c for c in set(before) | set(after) if before.get(c) != after.get(c))
 
 
-def trend_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows the markdown report's "Trend on main" table reads (render_markdown's `trend`)."""
-    return [
-        {
-            "date": str(e.get("timestamp") or "")[:10],
-            "sha": str(e.get("git_sha") or "")[:7],
-            "pass_rate": e.get("pass_rate"),
-            "latency_p95_s": e.get("latency_p95_s"),
-            "cost_usd": (e.get("generator_cost_usd") or 0.0) + (e.get("judge_cost_usd") or 0.0),
-        }
-        for e in entries
-    ]
-
-
 def trend_summary(entries: list[dict[str, Any]], last: int = 10) -> dict[str, Any] | None:
     """The compact trend line of the PR comment: the last `last` runs of main, first → last
     of pass rate, each metric's mean, p95 latency and cost, and a sparkline of the pass rate."""
@@ -323,7 +303,7 @@ def _round(value: float | None) -> float | None:
 
 # --- Calibration records (docs/judges.md "Calibrating your judge") -------------------------
 # `rag-ci calibrate --record` appends them to the same file: the judge's human check lives
-# next to the runs it judged. They have no `pass_rate`, so parse_history skips them.
+# next to the runs it judged. They have no `pass_rate`, so history_records skips them.
 CALIBRATION_KIND = "calibration"
 
 
