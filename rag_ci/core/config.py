@@ -70,9 +70,6 @@ class _TargetBase(_Strict):
     # Unscored requests sent before the questions, so cold first calls are not timed
     # (docs/noise.md#4-budgets). Default: one per call in flight (min(concurrency, processes)).
     warmup: int | None = Field(None, ge=0, le=256)
-    # Judge calls in flight may grow from `concurrency` up to this while the provider's
-    # rate-limit headers show more than half its request budget left (hosted APIs only).
-    concurrency_max: int = Field(32, ge=1, le=256)
     # The target's environment is an allow-list (rag_ci.targets.processes): the basics, then
     # the variables named here (exact names or `PREFIX_*`), then `env` (values may say ${NAME}).
     env: dict[str, str] = Field(default_factory=dict)
