@@ -45,7 +45,7 @@ def test_the_chunking_comment_names_the_commits_files_every_regression_under_ret
     assert h2.text() == "rag-ci: ❌ 13 regressions"
     compared = root.blocks()[1]
     assert compared.tag == "p" and compared.text() == COMPARED  # before any verdict detail
-    links = [a for a in compared.find_all("a")]
+    links = list(compared.find_all("a"))
     assert len(links) == 2 and f"/actions/runs/{baseline.run_id}" in body and "/actions/runs/4242" in body
     counts = counts_paragraph(root)
     assert not counts.inside("blockquote") and counts.text().startswith("13 regressions · 0 gains — 29/42 questions pass")
