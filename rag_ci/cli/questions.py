@@ -100,8 +100,8 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
         for warning in check.warnings:
             echo(f"warning: {warning}", err=True)
         documents, skipped = documents_to_draft(sources, uncovered_only)
-        if links_outside_note(sources.files.links_outside):
-            echo(links_outside_note(sources.files.links_outside), err=True)
+        if note := links_outside_note(sources.files.links_outside):
+            echo(note, err=True)
         if not documents:
             raise RagCiError("no documents to draft from" + (" (every document is cited: drop --uncovered-only)" if uncovered_only else
                                                             ": the corpora need a folder (`corpora_dir:` or a corpus's `path:`) of text files"))

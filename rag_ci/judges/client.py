@@ -197,7 +197,7 @@ class JudgeClient:
                 try:
                     return _parse(completion, schema)
                 except (ValueError, ValidationError) as exc:
-                    failure = Failure(f"invalid JSON from the judge for {schema.__name__}: {_first_line(exc)}",
+                    failure = Failure(f"invalid JSON from the judge for {schema.__name__ if schema else 'a reply'}: {_first_line(exc)}",
                                       retryable=invalid_left > 0)
                     if invalid_left > 0:
                         invalid_left -= 1
@@ -276,11 +276,11 @@ class JudgeClient:
                 self._record(failure)
                 return None, failure
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors re-raised
-                failure = self.provider.classify(exc)
-                if failure is None:
+                classified = self.provider.classify(exc)
+                if classified is None:
                     raise
-                self._record(failure)
-                return None, failure
+                self._record(classified)
+                return None, classified
         finally:
             self._slots.release()
         self._record(None)

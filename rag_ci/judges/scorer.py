@@ -233,7 +233,7 @@ class DeepEvalJudgeScorer:
         return decided
 
     async def _confirm(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str,
-                       runs: list[_Measurement], baseline_passed: bool) -> tuple[_Measurement, MetricResult]:
+                       runs: list[_Measurement], baseline_passed: bool | None) -> tuple[_Measurement, MetricResult]:
         """A fresh flip judged again, one run at a time, until a majority of confirm_runs is
         reached. Confirmation runs replay nothing and share no call: each is an independent
         judgement. → (the measurement standing for the majority, the decided verdict)."""
@@ -287,7 +287,7 @@ class DeepEvalJudgeScorer:
         for name, metric in record.metrics.items():
             if metric.kind != "judge" or not _reason_may_be_read(metric):
                 continue
-            entry = unexplained.get((name, metric.cache_key))
+            entry = unexplained.get((name, metric.cache_key or ""))  # judge metrics carry their key
             # One reason per question: the report says why the question fails with one failing
             # metric's reason (the others read "failed", their replies kept for a later run).
             if name in shown and not wanted:

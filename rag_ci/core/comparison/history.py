@@ -146,7 +146,7 @@ _MAPPINGS = ("metrics", "flaky", "corpora")
 
 def _run_entry(entry: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     rate = entry.get("pass_rate")
-    if not _is_number(rate) or not 0 <= rate <= 1:
+    if not _is_number(rate) or not 0 <= rate <= 1:  # type: ignore[operator]  # a number, checked first
         return entry, "no pass_rate between 0 and 1"
     clean = dict(entry)
     for name in _NUMBERS:
@@ -183,7 +183,7 @@ def _finite(text: str) -> float:
 def _json_objects(text: str) -> list[tuple[int, str, dict[str, Any], str | None]]:
     """(line number, raw line, object, problem) for each non-blank line: the problem says why a
     line is not a JSON object (not JSON, NaN or 1e999, nested too deeply)."""
-    objects = []
+    objects: list[tuple[int, str, dict[str, Any], str | None]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue

@@ -13,7 +13,7 @@ Pure: texts in, the kept ones and the reasons out.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -64,7 +64,7 @@ def duplicate_of(question: str, route: Hashable, known: Sequence[Known], near: f
     return None if best is None else (best[1], best[0])
 
 
-def dedupe(items: Sequence[T], *, existing: Sequence[Known], describe, near: float = NEAR) -> tuple[list[T], list[Dropped[T]]]:
+def dedupe(items: Sequence[T], *, existing: Sequence[Known], describe: Callable[[T], tuple[str, str, Hashable]], near: float = NEAR) -> tuple[list[T], list[Dropped[T]]]:
     """Keep each item that duplicates neither the set nor an item kept before it (in order).
 
     `describe(item)` -> (label, question text, route): the label names a kept item in the

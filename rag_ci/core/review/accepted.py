@@ -104,7 +104,7 @@ def _source_text(item: Any, key: str, text: str) -> str | None:
     """The file's text from where `item[key]`'s value starts to the end of that line."""
     try:
         row, column = item.lc.value(key)
-        return text.splitlines()[row][column:]
+        return str(text.splitlines()[row][column:])
     except (AttributeError, IndexError, KeyError, TypeError):
         return None
 
