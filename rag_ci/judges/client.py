@@ -56,7 +56,6 @@ class JudgeStats:
 
     calls: int = 0  # HTTP attempts, successful or not
     retries: int = 0
-    failed_calls: int = 0  # calls that ended in JudgeCallError
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -219,7 +218,6 @@ class JudgeClient:
             attempt += 1
             delay = self.policy.delay(attempt, failure, self._rng)
             if delay is None:
-                self.stats.failed_calls += 1
                 suffix = f" (gave up after {attempt} attempt{'s' if attempt > 1 else ''})"
                 raise JudgeCallError(failure.message + suffix)
             self.stats.retries += 1
@@ -248,7 +246,6 @@ class JudgeClient:
                 self._given_up = (f"judge unavailable for {self.policy.max_wait_s:g} s (judge.max_wait_s): "
                                   f"last error {last}; the remaining judge calls of this run were not made")
         if self._given_up is not None:
-            self.stats.failed_calls += 1
             raise JudgeCallError(self._given_up)
 
     def _record(self, failure: Failure | None) -> None:

@@ -16,13 +16,6 @@ import re
 
 from rag_ci.errors import RagCiError
 
-# Families rag-ci knows; an override in rag-ci.yml may name any of these (or a new one).
-FAMILIES = (
-    "openai", "anthropic", "google", "meta", "mistral", "alibaba", "deepseek", "microsoft",
-    "xai", "cohere", "amazon", "nvidia", "ibm", "ai21", "01-ai", "moonshot", "zhipu",
-    "minimax", "tii", "allenai", "huggingface", "upstage",
-)
-
 # The fake judge's (rag_ci.judges.fake): not a lab, so no real judge may claim it.
 FAKE_FAMILY = "fake"
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from builders import metric, question, run
 
-from rag_ci.core.comparison.history import dump_line, history_line, history_records, render_trend_text, sparkline, trend
+from rag_ci.core.comparison.history import read_history, dump_line, history_line, render_trend_text, sparkline, trend
 from rag_ci.cli.history import history
 
 
@@ -28,7 +28,7 @@ def test_a_history_line_summarises_a_run_on_one_line():
 
 def test_unreadable_lines_are_skipped_not_fatal():
     text = dump_line(entry(0.8, "a")) + "\n{broken\n\n" + '{"no": "pass_rate"}\n' + dump_line(entry(0.9, "bb"))
-    assert [e["git_sha"] for _, e in history_records(text)] == ["a", "bb"]
+    assert [e["git_sha"] for _, e in read_history(text)[0]] == ["a", "bb"]
 
 
 def test_trend_gives_deltas_only_between_comparable_points():

@@ -115,11 +115,6 @@ def dump_line(entry: dict[str, Any]) -> str:
     return json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def history_records(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """The entries of an eval_history.jsonl with the raw line each was read from."""
-    return read_history(text)[0]
-
-
 def read_history(text: str) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
     """The entries (with their raw lines) and, for each run line that was skipped, why
     ("line 3: not JSON"): faces print those as warnings; a bad line is never fatal.
@@ -303,7 +298,7 @@ def _round(value: float | None) -> float | None:
 
 # --- Calibration records (docs/judges.md "Calibrating your judge") -------------------------
 # `rag-ci calibrate --record` appends them to the same file: the judge's human check lives
-# next to the runs it judged. They have no `pass_rate`, so history_records skips them.
+# next to the runs it judged. They have no `pass_rate`, so read_history skips them.
 CALIBRATION_KIND = "calibration"
 
 
