@@ -3,6 +3,7 @@
 vulture reads this file as code that uses the names below. Add a name here only when something
 outside Python's call graph uses it; a function only a test calls is dead code: remove it.
 """
+
 # ruff: noqa: B018
 # mypy: ignore-errors
 from vulture.whitelist_utils import Whitelist
