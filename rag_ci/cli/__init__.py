@@ -14,6 +14,7 @@ from rag_ci.cli.audit import audit
 from rag_ci.cli.calibrate import calibrate
 from rag_ci.cli.errors import EXIT_CODES
 from rag_ci.cli.gate import compare_cmd, report, run, validate
+from rag_ci.cli.help import ListedAsRegistered, summarise
 from rag_ci.cli.history import history
 from rag_ci.cli.init import init
 from rag_ci.cli.merge import merge
@@ -21,7 +22,7 @@ from rag_ci.cli.questions import questions
 from rag_ci.cli.schema import schema
 
 
-@click.group(epilog=EXIT_CODES)
+@click.group(cls=ListedAsRegistered, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="rag-ci")
 def cli() -> None:
     """rag-ci: gate pull requests on the quality of a RAG application.
@@ -33,15 +34,19 @@ def cli() -> None:
     """
 
 
-for _command in (init,  # `rag-ci init`: a project from nothing
-                 validate, run, compare_cmd, report,  # the gate: check, run, compare, report
+# Listed in this order by `rag-ci --help`: the gate first, then setting up and growing a project.
+for _command in (run, compare_cmd, report, validate,  # the gate: run, compare, report, check
+                 init,  # `rag-ci init`: a project from nothing
+                 questions,  # `rag-ci questions import`: drafts from logs
                  audit,  # `rag-ci audit sample`: a blind sample to label
                  calibrate,  # `rag-ci calibrate`: judge vs human labels
                  history,  # `rag-ci history`: trend on main
                  merge,  # `rag-ci merge`: shards -> one results.json
-                 questions,  # `rag-ci questions import`: drafts from logs
                  schema):  # `rag-ci schema`: JSON Schemas of rag-ci.yml and questions.yml, for editors
     cli.add_command(_command)
+
+
+summarise(cli)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,12 +13,13 @@ import click
 
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
+from rag_ci.cli.help import ListedAsRegistered
 from rag_ci.cli.questions_review import (approve, config_option as _config_option, drafts_to_review, edit, interactive_review,
                                          questions_option as _questions_option, reject)
 from rag_ci.errors import RagCiError
 
 
-@click.group("questions")
+@click.group("questions", cls=ListedAsRegistered)  # import, generate, review, apply, then the edits
 def questions() -> None:
     """Grow the question set: from real questions, or drafted from the corpora and reviewed."""
 
