@@ -6,6 +6,7 @@ pre-commit runs it; the failure message is the tool's own output.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -56,3 +57,11 @@ def test_the_dead_code_check_finds_a_function_only_a_test_calls(tmp_path):
     )
     done = _run(_tool("vulture"), str(tmp_path / "lonely.py"), str(REPO / "vulture_allowlist.py"))
     assert done.returncode == 3 and "never_called" in done.stdout, done.stdout + done.stderr
+
+
+def test_pre_commit_runs_the_same_checks():
+    done = _run(_tool("pre-commit"), "validate-config", ".pre-commit-config.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    config = (REPO / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    hooks = set(re.findall(r"^\s+- id: (\S+)", config, flags=re.M))
+    assert {"ruff-check", "ruff-format", "mypy", "vulture", "import-contracts", "generated-docs"} <= hooks
