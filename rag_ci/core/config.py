@@ -1,4 +1,6 @@
-"""rag-ci.yml (README.md, "rag-ci.yml"): the config models and their parsing, with file:line errors.
+"""rag-ci.yml: the config models and their parsing, with file:line errors. Every field's
+`description=` is the user's documentation: docs/configuration.md and the JSON Schema are generated
+from it (python scripts/docs_gen.py).
 
 Pure: takes text, returns models. Reading files and scanning `corpora_dir` is the
 caller's job (rag_ci.files.project).
