@@ -63,12 +63,12 @@ class _TargetBase(_Strict):
     generator_model: str | None = Field(None, description="The model your RAG answers with, when its replies do not report it (`usage.model`): the judge must be of another family.")
     generator_family: str | None = Field(None, description="The family (lab) of the generator model, when rag-ci cannot tell it from the name: meta, mistral, openai...")
     timeout_s: float = Field(60.0, gt=0, description="Seconds one question may take; past it the question is an `error` and the run goes on.")
-    concurrency: int = Field(8, ge=1, le=256, description="Questions asked at the same time.")
+    concurrency: int = Field(8, ge=1, le=256, description="Questions asked at the same time (at most `processes` for the python and command kinds).")
     # Circuit breaker (docs/targets.md): the run stops asking once no call has succeeded for
     # this long while calls failed (default: three time-outs), or once the first
-    # `max_errors_at_start` questions all failed (default: max(10, 2 × concurrency)).
+    # `max_errors_at_start` questions all failed (default: max(10, 2 × the calls in flight)).
     max_wait_s: float | None = Field(None, gt=0, description="Circuit breaker: stop asking once no call has succeeded for this many seconds while calls failed. Default: three time-outs.")
-    max_errors_at_start: int | None = Field(None, ge=1, description="Circuit breaker: stop when this many first questions all failed. Default: max(10, 2 × concurrency).")
+    max_errors_at_start: int | None = Field(None, ge=1, description="Circuit breaker: stop when this many first questions all failed. Default: max(10, 2 × the calls in flight: `concurrency`, at most `processes`).")
     # Unscored requests sent before the questions, so cold first calls are not timed
     # (docs/noise.md#4-budgets). Default: one per call in flight (min(concurrency, processes)).
     warmup: int | None = Field(None, ge=0, le=256, description="Unscored requests sent before the questions, so cold first calls are not timed. Default: one per call in flight.")
