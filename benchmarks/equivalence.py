@@ -49,7 +49,7 @@ def labelled_pairs(baseline: Path = BASELINE) -> list[dict[str, Any]]:
     for k, (qid, question, answer) in enumerate(answered):
         parts = _sentences(answer)
 
-        def add(kind: str, label: str, new: str) -> None:
+        def add(kind: str, label: str, new: str, qid: str = qid, question: str = question, answer: str = answer) -> None:
             pairs.append({"id": qid, "question": question, "baseline": answer, "new": new, "kind": kind, "same": label == "same"})
 
         add("appended sentence stating nothing", "same", f"{answer} {NOTHING}")

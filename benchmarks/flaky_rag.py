@@ -62,7 +62,6 @@ class FlakyRag:
         self.cost_usd = cost_usd
         self.latency_s = latency_s
         self.asked: Counter[str] = Counter()
-        self.warmups = 0
 
     @property
     def calls(self) -> int:
@@ -78,7 +77,6 @@ class FlakyRag:
             await asyncio.sleep(self.latency_s)
         qid = request["id"]
         if qid.startswith(WARMUP_ID_PREFIX):  # an unscored warm-up: not one of the questions' draws
-            self.warmups += 1
             return {"answer": "warm", "contexts": []}
         draw = random.Random(f"{self.seed}:{qid}:{self.asked[qid]}").random()
         self.asked[qid] += 1

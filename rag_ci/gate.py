@@ -251,7 +251,7 @@ def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfi
                                            calibration=calibration, measured=measured), options)
     if baseline is None:
         leaks = _leaks_without_baseline(head, options.fail_on or (gate.fail_on if gate else None))
-        verdict = "fail" if leaks else options.bootstrap.verdict
+        verdict = Verdict.FAIL if leaks else options.bootstrap.verdict
         return _with_exit_code(GateOutcome(verdict, head, 0, notices=(*notices, *_some(options.bootstrap.notice), *_some(leaks)),
                                            calibration=calibration), options)
     refuse_a_fake_judged_baseline(baseline)

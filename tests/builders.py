@@ -84,4 +84,4 @@ def docker_engine_status() -> dict[str, str]:
     if not DOCKER_STATUS_FILE.is_file():
         return {}
     pairs = (line.split("=", 1) for line in DOCKER_STATUS_FILE.read_text().splitlines() if "=" in line)
-    return {key: value for key, value in pairs}
+    return dict(pairs)

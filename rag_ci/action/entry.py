@@ -41,7 +41,7 @@ from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, find
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target, undone_words
-from rag_ci.action import annotations
+from rag_ci.action import annotations as check_annotations  # not `annotations`: the __future__ feature's name
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, step_outputs, summary_report, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
@@ -138,14 +138,14 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
     except (RagCiError, GitHubError) as exc:
         message = in_actions_words(str(exc))
         if isinstance(exc, ValidationError):  # each problem at its file and line (rag_ci.action.annotations)
-            found = annotations.for_problems(settings, exc.problems)
-            annotations.publish(settings, github, runner, found, conclusion="failure",
+            found = check_annotations.for_problems(settings, exc.problems)
+            check_annotations.publish(settings, github, runner, found, conclusion="failure",
                                 title=f"rag-ci: not evaluated — {len(found)} problem(s) in the configuration or question set",
                                 summary="Fix the annotated lines and push again; nothing was evaluated.")
         else:
             runner.error(message, title="rag-ci")
             if isinstance(exc, RagCiError):  # a required `rag-ci gate` check must not wait forever
-                annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
+                check_annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
                                     summary="Nothing was evaluated:\n\n" + code_block(message[:60000]))  # a fence: inert
         runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
         runner.set_outputs({"verdict": "error"})
@@ -277,13 +277,13 @@ class Evaluation:
         head = outcome.head
         params = dict(head.meta.policy.metrics) if head.meta.policy else None
         found = [] if outcome.comparison is None else \
-            annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off)
+            check_annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off)
         if not plan.comment:
-            annotations.show(self.runner, found)
+            check_annotations.show(self.runner, found)
             return
-        title, summary = annotations.check_text(outcome.verdict, outcome.comparison, found, self.settings.run_url)
-        annotations.publish(self.settings, self.github, self.runner, found, title=title, summary=summary,
-                            conclusion=annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off))
+        title, summary = check_annotations.check_text(outcome.verdict, outcome.comparison, found, self.settings.run_url)
+        check_annotations.publish(self.settings, self.github, self.runner, found, title=title, summary=summary,
+                            conclusion=check_annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off))
 
     def replay(self, pinned: PinnedProject, baseline: RunResult | None, plan: Plan) -> RunResult:
         """The run itself: the user's RAG replays the (pinned) question set into the output folder."""

@@ -15,6 +15,7 @@ from rag_ci.cli.calibrate import calibrate
 from rag_ci.cli.demo import demo
 from rag_ci.cli.errors import EXIT_CODES
 from rag_ci.cli.gate import compare_cmd, report, run, validate
+from rag_ci.cli.help import ListedAsRegistered, summarise
 from rag_ci.cli.history import history
 from rag_ci.cli.init import init
 from rag_ci.cli.merge import merge
@@ -22,7 +23,7 @@ from rag_ci.cli.questions import questions
 from rag_ci.cli.schema import schema
 
 
-@click.group(epilog=EXIT_CODES)
+@click.group(cls=ListedAsRegistered, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="rag-ci")
 def cli() -> None:
     """rag-ci: gate pull requests on the quality of a RAG application.
@@ -34,16 +35,20 @@ def cli() -> None:
     """
 
 
-for _command in (demo,  # `rag-ci demo`: a caught regression in seconds, nothing to set up
+# Listed in this order by `rag-ci --help`: the gate first, then trying and setting up a project.
+for _command in (run, compare_cmd, report, validate,  # the gate: run, compare, report, check
+                 demo,  # `rag-ci demo`: a caught regression in seconds, nothing to set up
                  init,  # `rag-ci init`: a project from nothing
-                 validate, run, compare_cmd, report,  # the gate: check, run, compare, report
+                 questions,  # `rag-ci questions import`: drafts from logs
                  audit,  # `rag-ci audit sample`: a blind sample to label
                  calibrate,  # `rag-ci calibrate`: judge vs human labels
                  history,  # `rag-ci history`: trend on main
                  merge,  # `rag-ci merge`: shards -> one results.json
-                 questions,  # `rag-ci questions import`: drafts from logs
                  schema):  # `rag-ci schema`: JSON Schemas of rag-ci.yml and questions.yml, for editors
     cli.add_command(_command)
+
+
+summarise(cli)
 
 
 def main(argv: list[str] | None = None) -> int:

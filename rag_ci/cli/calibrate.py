@@ -55,7 +55,7 @@ def calibrate(labels: Path, results: Path, metrics: tuple[str, ...], as_json: bo
         echo_json(json.dumps(payloads[0] if len(payloads) == 1 else payloads, indent=2))
     else:
         echo("\n\n".join(render_calibration(r) for r in reports))
-    if record:
+    if record and history_file is not None:  # --record without --history is refused above
         _record(reports, run, sheet.labeller_count, history_file)
     low = [r for r in reports if min_kappa is not None and (r.kappa is None or r.kappa < min_kappa)]
     for r in low:

@@ -70,8 +70,8 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         + f"; target {project.config.target.kind}; judge {project.config.judge.provider}"
     )
     files = read_corpora(corpus_folders(project.root, project.corpora), content=False)  # names only
-    if links_outside_note(files.links_outside + project.links_outside):
-        echo(links_outside_note(files.links_outside + project.links_outside), err=True)
+    if note := links_outside_note(files.links_outside + project.links_outside):
+        echo(note, err=True)
     for qid, source in missing_citations(((q.id, q.sources) for q in questions), files.index):
         echo(f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
                    f"matches (removed or renamed?): its reference may be stale", err=True)

@@ -1,4 +1,4 @@
-"""`rag-ci init`: a project from nothing (docs/getting-started in README, "Start from nothing").
+"""`rag-ci init`: a project from nothing (docs/getting-started.md; docs/questions.md, "Start from nothing").
 
 Writes rag-ci.yml (the corpora found in the document folders, the target kind asked or
 guessed), the four workflows users copy (shipped in rag_ci/templates/workflows/, copies of

@@ -13,12 +13,13 @@ import click
 
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
+from rag_ci.cli.help import ListedAsRegistered
 from rag_ci.cli.questions_review import (approve, config_option as _config_option, drafts_to_review, edit, interactive_review,
                                          questions_option as _questions_option, reject)
 from rag_ci.errors import RagCiError
 
 
-@click.group("questions")
+@click.group("questions", cls=ListedAsRegistered)  # import, generate, review, apply, then the edits
 def questions() -> None:
     """Grow the question set: from real questions, or drafted from the corpora and reviewed."""
 
@@ -100,8 +101,8 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
         for warning in check.warnings:
             echo(f"warning: {warning}", err=True)
         documents, skipped = documents_to_draft(sources, uncovered_only)
-        if links_outside_note(sources.files.links_outside):
-            echo(links_outside_note(sources.files.links_outside), err=True)
+        if note := links_outside_note(sources.files.links_outside):
+            echo(note, err=True)
         if not documents:
             raise RagCiError("no documents to draft from" + (" (every document is cited: drop --uncovered-only)" if uncovered_only else
                                                             ": the corpora need a folder (`corpora_dir:` or a corpus's `path:`) of text files"))

@@ -165,7 +165,7 @@ def _writer_model_class() -> type:
             self._client, self._name, self._loop, self._meter, self._deadline = client, name, loop, meter, deadline
             super().__init__(name)
 
-        def load_model(self, *args: Any, **kwargs: Any) -> JudgeClient:
+        def load_model(self, *args: Any, **kwargs: Any) -> JudgeClient:  # type: ignore[override]  # stored, not used as an LLM
             return self._client
 
         async def _metered(self, prompt: str, schema: type[BaseModel] | None) -> Any:

@@ -63,11 +63,6 @@ def documents_in(folder: Path) -> tuple[list[str], int]:
     return sorted(found), links_outside
 
 
-def list_documents(folder: Path) -> list[str]:
-    """The documents of a corpus folder, as paths inside it; config.yml and hidden files aside."""
-    return documents_in(folder)[0]
-
-
 def links_outside_note(count: int) -> str | None:
     """The warning line for links leading outside a corpus, None when there were none."""
     if not count:

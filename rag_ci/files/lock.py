@@ -79,5 +79,5 @@ class OutputLock:
     def __enter__(self) -> "OutputLock":
         return self.acquire()
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, *_exc_info: object) -> None:
         self.release()

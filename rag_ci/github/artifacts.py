@@ -70,7 +70,7 @@ def find_baseline(
     Calls: GET artifacts?name= (one page), GET compare (only when there are candidates),
     GET the run of each candidate tried (usually one).
     """
-    candidates = []
+    candidates: list[ArtifactRef] = []
     for artifact in repo.get_artifacts(name=name):
         if len(candidates) >= MAX_CANDIDATES:
             break
@@ -102,7 +102,7 @@ def _trusted_successful_run(repo: Repository, full_name: str, run_id: int) -> bo
 def newest_expired(repo: Repository, *, name: str, branch: str) -> ArtifactRef | None:
     """The newest expired artifact called `name` that a run of this repository on `branch`
     uploaded: the trace of a baseline that existed (calls: GET artifacts?name=, one page)."""
-    expired = []
+    expired: list[ArtifactRef] = []
     for artifact in repo.get_artifacts(name=name):
         run = artifact.workflow_run
         if len(expired) >= MAX_CANDIDATES:

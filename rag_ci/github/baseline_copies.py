@@ -128,6 +128,7 @@ def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, 
             if exc.status in (409, 422) and attempt < CONFLICT_RETRIES - 1:
                 continue
             raise
+    existing = existing or []  # created empty above when the branch was new
     older_same = [c for c in existing if c.commit == commit and c.path != path]
     others = [c for c in existing if c.commit != commit and c.path != path]
     for dropped in [*older_same, *others[max(keep - 1, 0):]]:

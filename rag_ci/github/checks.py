@@ -35,7 +35,7 @@ def publish_check_run(repo: Repository, *, head_sha: str, conclusion: str, title
     def output(batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return {"title": title[:255], "summary": summary[:SUMMARY_LIMIT], "annotations": list(batch)}
 
-    extra = {"details_url": details_url} if details_url else {}
+    extra: dict[str, Any] = {"details_url": details_url} if details_url else {}
     check = repo.create_check_run(name=CHECK_RUN_NAME, head_sha=head_sha, status="completed", conclusion=conclusion,
                                   output=output(annotations[:BATCH]), **extra)
     for start in range(BATCH, len(annotations), BATCH):

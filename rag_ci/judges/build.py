@@ -59,11 +59,11 @@ def parse_judge_option(value: str, option: str = "--judge") -> dict[str, Any]:
 def judge_family(judge: ModelConfig, role: str = "judge") -> str:
     """The judge's family (override first); RagCiError when unknown. `role`: "writer" for the writer."""
     if judge.family:
-        family = canonical_family(judge.family)
-        if family == FAKE_FAMILY and judge.provider != "fake":
+        declared = canonical_family(judge.family)
+        if declared == FAKE_FAMILY and judge.provider != "fake":
             raise RagCiError(f"{role}.family '{judge.family}' is the fake {role}'s (--{role} fake); a real {role} model "
                              f"cannot claim it: name the lab that trained '{judge.model}'")
-        return family
+        return declared
     family = family_of(judge.model or "")
     if family is None:
         other = "the generator's" if role == "judge" else "the judge's"

@@ -56,7 +56,6 @@ class JudgeStats:
 
     calls: int = 0  # HTTP attempts, successful or not
     retries: int = 0
-    failed_calls: int = 0  # calls that ended in JudgeCallError
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -197,7 +196,7 @@ class JudgeClient:
                 try:
                     return _parse(completion, schema)
                 except (ValueError, ValidationError) as exc:
-                    failure = Failure(f"invalid JSON from the judge for {schema.__name__}: {_first_line(exc)}",
+                    failure = Failure(f"invalid JSON from the judge for {schema.__name__ if schema else 'a reply'}: {_first_line(exc)}",
                                       retryable=invalid_left > 0)
                     if invalid_left > 0:
                         invalid_left -= 1
@@ -219,7 +218,6 @@ class JudgeClient:
             attempt += 1
             delay = self.policy.delay(attempt, failure, self._rng)
             if delay is None:
-                self.stats.failed_calls += 1
                 suffix = f" (gave up after {attempt} attempt{'s' if attempt > 1 else ''})"
                 raise JudgeCallError(failure.message + suffix)
             self.stats.retries += 1
@@ -248,7 +246,6 @@ class JudgeClient:
                 self._given_up = (f"judge unavailable for {self.policy.max_wait_s:g} s (judge.max_wait_s): "
                                   f"last error {last}; the remaining judge calls of this run were not made")
         if self._given_up is not None:
-            self.stats.failed_calls += 1
             raise JudgeCallError(self._given_up)
 
     def _record(self, failure: Failure | None) -> None:
@@ -276,11 +273,11 @@ class JudgeClient:
                 self._record(failure)
                 return None, failure
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors re-raised
-                failure = self.provider.classify(exc)
-                if failure is None:
+                classified = self.provider.classify(exc)
+                if classified is None:
                     raise
-                self._record(failure)
-                return None, failure
+                self._record(classified)
+                return None, classified
         finally:
             self._slots.release()
         self._record(None)

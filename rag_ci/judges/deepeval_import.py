@@ -68,7 +68,7 @@ def import_deepeval(provider_modules: Iterable[str] = ()) -> None:
         for module in provider_modules:
             importlib.import_module(module)
         if RETRY_POLICY in sys.modules:
-            skipped = frozenset()
+            skipped: frozenset[str] = frozenset()
         else:
             skipped = OPTIONAL_SDKS - {m.partition(".")[0] for m in provider_modules}
         finder = _SkipProviderSdks(skipped) if skipped else None

@@ -45,4 +45,4 @@ def deepeval_package_dir():
     spec = importlib.util.find_spec("deepeval")
     if spec is None or not spec.submodule_search_locations:
         deepeval_version()  # raises the "install the extra" error
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))

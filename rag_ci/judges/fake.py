@@ -273,7 +273,6 @@ def _verdict(ok: bool, reason: str) -> dict:
 # The fake judge's one model id, versioned: a change to the policy's verdicts bumps it, so
 # results judged by two versions of the fake are not comparable (the judge fingerprint).
 FAKE_MODEL = "rag-ci-fake-judge-1"
-FAKE_LABEL = "fake judge — its metrics are a dry run, never a gate"  # the judge-free metrics still gate
 
 
 class FakeChat:

@@ -169,8 +169,9 @@ class WriterPolicy:
         if OUT_OF_SCOPE_MARKER in prompt:
             start = _pick(prompt, len(EVERYDAY_SUBJECTS))
             return {"data": [{"input": EVERYDAY_SUBJECTS[(start + i) % len(EVERYDAY_SUBJECTS)]} for i in range(count)]}
-        labelled = [re.match(r"\[SOURCE: ([^\]]+)\] (.*)", c, re.DOTALL) for c in chunks]
-        if len(chunks) > 1 and all(labelled):
+        matched = (re.match(r"\[SOURCE: ([^\]]+)\] (.*)", c, re.DOTALL) for c in chunks)
+        labelled = [m for m in matched if m is not None]
+        if len(chunks) > 1 and len(labelled) == len(chunks):
             return {"data": [self._comparison([m.group(1) for m in labelled], [m.group(2) for m in labelled])]}
         ranked = sorted((s for c in chunks for s in _sentences(c)), key=lambda s: -_telling(s))
         questions = _questions(ranked)

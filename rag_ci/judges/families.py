@@ -16,13 +16,6 @@ import re
 
 from rag_ci.errors import RagCiError
 
-# Families rag-ci knows; an override in rag-ci.yml may name any of these (or a new one).
-FAMILIES = (
-    "openai", "anthropic", "google", "meta", "mistral", "alibaba", "deepseek", "microsoft",
-    "xai", "cohere", "amazon", "nvidia", "ibm", "ai21", "01-ai", "moonshot", "zhipu",
-    "minimax", "tii", "allenai", "huggingface", "upstage",
-)
-
 # The fake judge's (rag_ci.judges.fake): not a lab, so no real judge may claim it.
 FAKE_FAMILY = "fake"
 
@@ -120,14 +113,14 @@ def check_families(judge_model: str, judge_family: str, generator_model: str, ge
     PR's to edit, so `generator_family: mistral` beside answers of `gpt-4o` (usage.model) must
     not let an OpenAI judge grade them: the known and the declared family are both checked."""
     known = family_of(generator_model)
-    generator_families = {known, generator_family} - {None}
+    generator_families = {f for f in (known, generator_family) if f is not None}
     if not generator_families:
         raise RagCiError(
             f"rag-ci does not know which family the generator model '{generator_model}' belongs to, so it cannot "
             f"check it against the judge '{judge_model}' ({judge_family}); set `target.generator_family` in "
             f"rag-ci.yml (e.g. meta, alibaba, mistral, openai)"
         )
-    shared = sorted(generator_families & ({judge_family, family_of(judge_model)} - {None}))
+    shared = sorted(generator_families & {f for f in (judge_family, family_of(judge_model)) if f is not None})
     if not shared:
         return
     if known is not None and generator_family not in (None, known):

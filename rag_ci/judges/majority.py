@@ -15,7 +15,7 @@ def majority_reached(runs: list[MetricResult], confirm_runs: int) -> bool:
     return 2 * max(votes.count(True), votes.count(False)) > confirm_runs
 
 
-def choose_by_majority(runs: list[MetricResult], baseline_passed: bool) -> int:
+def choose_by_majority(runs: list[MetricResult], baseline_passed: bool | None) -> int:
     """Index of the run that stands for the majority verdict (a tie keeps the baseline's verdict)."""
     votes = _votes(runs)
     passes, fails = votes.count(True), votes.count(False)
@@ -23,7 +23,7 @@ def choose_by_majority(runs: list[MetricResult], baseline_passed: bool) -> int:
     return next((i for i, r in enumerate(runs) if r.error is None and r.passed is verdict), 0)
 
 
-def decide_by_majority(runs: list[MetricResult], baseline_passed: bool) -> MetricResult:
+def decide_by_majority(runs: list[MetricResult], baseline_passed: bool | None) -> MetricResult:
     """Majority of the verdicts that did not error; a tie keeps the baseline's verdict."""
     cost = sum(r.judge_cost_usd for r in runs)
     votes = _votes(runs)

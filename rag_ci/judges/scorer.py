@@ -296,7 +296,7 @@ class DeepEvalJudgeScorer:
         for name, metric in record.metrics.items():
             if metric.kind != "judge" or not _reason_may_be_read(metric):
                 continue
-            entry = unexplained.get((name, metric.cache_key))
+            entry = unexplained.get((name, metric.cache_key or ""))  # judge metrics carry their key
             # One reason per question: the report says why the question fails with one failing
             # metric's reason (the others read "failed", their replies kept for a later run).
             if name in shown and not wanted:

@@ -57,7 +57,7 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
             nonlocal count
             for line in ready:
                 count += 1
-                tail.add(line)
+                tail.add(line)  # noqa: B023 (called within this step, whose tail it is)
                 if verbose:
                     print(neutralise(f"[build] {line}"), file=log, flush=True)
 

@@ -180,7 +180,7 @@ class _Worker:
             await self.kill()
             raise
 
-    async def _ask(self, request: dict[str, Any]) -> ArrivedReply:
+    async def _ask(self, request: dict[str, Any]) -> dict[str, Any] | ArrivedReply:
         if self.needs_start():
             await self.target.restart(self)
         stray = self.lines.stray()

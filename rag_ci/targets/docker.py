@@ -188,6 +188,7 @@ class DockerTarget:
         self._container = await asyncio.shield(self._creating)
         await self._connect_and_wait("start-up")
         self.timings = DockerTimings(image.seconds, image.reused, time.monotonic() - started)
+        assert self._http is not None  # connected by _connect_and_wait
         self._say(f"container {self.name} healthy in {self.timings.start_to_healthy_s:.1f}s at {self._http.url}")
 
     def _run_container(self, image: ImageRef, placement: Placement) -> Any:

@@ -70,6 +70,8 @@ class _PythonWorker(_Worker):
     by the user's code, or a second reply to an earlier request) answers nothing: it is
     dropped and noted, whatever moment it arrives at."""
 
+    target: PythonTarget
+
     async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.needs_start():
             await self.target.restart(self)

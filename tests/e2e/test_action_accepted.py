@@ -32,7 +32,7 @@ def test_a_pr_whose_accepted_file_lists_every_regression_passes_and_says_so_firs
                         env={"EXAMPLE_RAG_REGRESSION": "chunking"})
 
     assert second.returncode == 0, second.log
-    body = [c for c in fake.comments[7] if COMMENT_MARKER in c["body"]][0]["body"]
+    body = next(c for c in fake.comments[7] if COMMENT_MARKER in c["body"])["body"]
     lines = body.splitlines()
     assert lines[1] == f"## rag-ci: ✅ no regression ({len(regressed)} accepted)"
     assert lines[3].startswith("**Compared:** baseline [`2222222`]")  # what was compared comes first

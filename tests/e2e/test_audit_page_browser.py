@@ -49,7 +49,7 @@ def test_clicks_on_the_audit_page_save_a_labels_file_that_calibrate_reads(tmp_pa
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout)
     assert seen["errors"] == [] and seen["shown"] == 5 and seen["filename"] == "labels.yml"
-    assert all(url.startswith("file://") or url.startswith("blob:") for url in seen["requests"]), seen["requests"]
+    assert all(url.startswith(("file://", "blob:")) for url in seen["requests"]), seen["requests"]
     assert HOSTILE in seen["text"]  # shown as text, not run as markup
     assert "4 of 5 labelled" == seen["progress"]  # B1 has no `complete` yet; OOS has no `complete` to give
     oos = seen["items"]["OOS"]

@@ -1,7 +1,7 @@
 """A fake RAG app that names documents its own way: `python data_folder_rag.py PORT`.
 
 Like Pathway's llm-app question-answering template: its documents live under `data/<corpus>/`,
-POST /v2/answer takes `{"prompt": ..., "filters": "globmatch('data/a/**', path) || ...", 
+POST /v2/answer takes `{"prompt": ..., "filters": "globmatch('data/a/**', path) || ...",
 "return_context_docs": true}` (a filter *expression*, not a list) and answers
 `{"response": ..., "context_docs": [{"text", "metadata": {"path": "data/a/x.md"}, "dist"}]}`.
 Nothing in the reply names a corpus or a source the way questions.yml does (`a`, `a/x.md`):

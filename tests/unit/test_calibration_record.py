@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from builders import metric, question, run
 from rag_ci.cli import cli
 from rag_ci.core.review.calibration_status import calibration_statuses, uncalibrated_reason
-from rag_ci.core.comparison.history import calibration_line, dump_line, parse_calibrations, parse_history
+from rag_ci.core.comparison.history import read_history, calibration_line, dump_line, parse_calibrations
 from rag_ci.core.results import JudgeFingerprint
 from rag_ci.files.results_file import save_results
 
@@ -61,7 +61,7 @@ def test_a_judge_free_run_has_no_calibration_line():
 
 def test_calibration_records_are_not_history_points_and_history_lines_are_not_records():
     text = dump_line(record()) + "\n" + json.dumps({"pass_rate": 0.5, "schema": 1}) + "\nnot json\n"
-    assert [e["pass_rate"] for e in parse_history(text)] == [0.5]
+    assert [e["pass_rate"] for _, e in read_history(text)[0]] == [0.5]
     assert [r["kappa"] for r in parse_calibrations(text)] == [0.82]
 
 
@@ -81,7 +81,7 @@ def test_calibrate_record_appends_one_line_per_labelled_metric(tmp_path):
         "correctness", 4, 0.75, 1, JUDGE.digest())
     assert rec["kappa"] == pytest.approx(0.5)
     assert rec["date"] in {datetime.now(timezone.utc).date().isoformat(), (datetime.now(timezone.utc) - timedelta(minutes=1)).date().isoformat()}
-    assert len(parse_history(history.read_text())) == 1
+    assert len(read_history(history.read_text())[0]) == 1
 
 
 def test_record_without_history_or_without_a_judge_is_refused_with_exit_2(tmp_path):

@@ -39,6 +39,14 @@ def test_unknown_target_field_names_the_line():
     assert caught.value.problems == ["rag-ci.yml:6: target.comand: unknown field"]
 
 
+def test_target_concurrency_max_is_refused_as_unknown_since_nothing_reads_it():
+    # It looked like a setting of the target's concurrency; only judge.concurrency_max is one.
+    with pytest.raises(ValidationError) as caught:
+        parse_config(COMMAND + "  concurrency_max: 64\n", "rag-ci.yml")
+    assert caught.value.problems == ["rag-ci.yml:6: target.concurrency_max: unknown field"]
+    assert parse_config(COMMAND + "judge:\n  provider: fake\n  concurrency_max: 64\n", "x").judge.concurrency_max == 64
+
+
 def test_unknown_target_kind():
     with pytest.raises(ValidationError, match="target"):
         parse_config("corpora: {a: {}}\ntarget:\n  kind: grpc\n", "rag-ci.yml")

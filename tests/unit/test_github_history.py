@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from builders import metric, question, run
 
-from rag_ci.core.comparison.history import dump_line, history_line, parse_history, render_trend_text, sparkline, trend, trend_rows
+from rag_ci.core.comparison.history import read_history, dump_line, history_line, render_trend_text, sparkline, trend
 from rag_ci.cli.history import history
 
 
@@ -28,7 +28,7 @@ def test_a_history_line_summarises_a_run_on_one_line():
 
 def test_unreadable_lines_are_skipped_not_fatal():
     text = dump_line(entry(0.8, "a")) + "\n{broken\n\n" + '{"no": "pass_rate"}\n' + dump_line(entry(0.9, "bb"))
-    assert [e["git_sha"] for e in parse_history(text)] == ["a", "bb"]
+    assert [e["git_sha"] for _, e in read_history(text)[0]] == ["a", "bb"]
 
 
 def test_trend_gives_deltas_only_between_comparable_points():
@@ -37,11 +37,6 @@ def test_trend_gives_deltas_only_between_comparable_points():
     assert [p["delta_pass_rate"] for p in points] == [None, 0.1, None]
     assert [p["comparable"] for p in points] == [True, True, False]
     assert len(trend(entries, last=2)) == 2
-
-
-def test_trend_rows_are_what_the_report_template_reads():
-    [row] = trend_rows([{**entry(0.75, "abcdef1234"), "timestamp": "2026-02-03T04:05:06+00:00"}])
-    assert row == {"date": "2026-02-03", "sha": "abcdef1", "pass_rate": 0.75, "latency_p95_s": 0.5, "cost_usd": 0.03}
 
 
 def test_sparkline_uses_a_fixed_scale():

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from builders import metric, question, run
-from rag_ci.core.review.calibration import calibrate, cohen_kappa, parse_labels, render_calibration
+from rag_ci.core.review.calibration import calibrate, cohen_kappa, parse_label_sheet, render_calibration
 from rag_ci.errors import ValidationError
 from rag_ci.cli.calibrate import calibrate as calibrate_command
 from rag_ci.files.results_file import save_results
@@ -53,6 +53,11 @@ def test_missing_and_unjudged_questions_are_reported_not_counted():
     assert report.n == 10
     assert report.missing == ("QX",)
     assert report.unjudged == ("QE",)
+
+
+def parse_labels(text, filename):
+    """The `correct` labels of a sheet, as the calibration reads them."""
+    return dict(parse_label_sheet(text, filename).labels.get("correctness", {}))
 
 
 def test_labels_from_yaml_mapping_list_and_csv():

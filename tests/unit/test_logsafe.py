@@ -157,7 +157,7 @@ def _print_sites():
                 if isinstance(child, ast.Call):
                     # a site is named by its top-level function, or its class and method
                     names = [d.name for d in outer[:2 if outer and isinstance(outer[0], ast.ClassDef) else 1]]
-                    scopes.append((child, ".".join(names)))
+                    scopes.append((child, ".".join(names)))  # noqa: B023 (this file's scopes)
                 visit(child, inner)
 
         visit(tree, ())

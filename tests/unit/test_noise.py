@@ -6,7 +6,7 @@ from builders import metric, question, run
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.config import GateConfig, parse_config
 from rag_ci.core.comparison.history import known_flaky
-from rag_ci.core.comparison.noise import expected_extra_calls, false_alarm_rate, reask_decision, should_reask
+from rag_ci.core.comparison.noise import reask_decision, should_reask
 from rag_ci.core.reporting.render import render_markdown
 from rag_ci.core.results import Sample
 from rag_ci.errors import ValidationError
@@ -29,11 +29,6 @@ def test_the_first_passing_sample_clears_a_flip_and_all_failing_samples_convict_
     assert reask_decision([False, False, False], 3) == "ask_again"
     assert reask_decision([False, False, False, False], 3) == "regression"
     assert reask_decision([False], 0) == "regression"  # re-asking off: the old behaviour
-
-
-def test_the_false_alarm_rate_and_cost_of_the_rule_at_15_percent_noise():
-    assert false_alarm_rate(0.15, 3) == pytest.approx(0.003375)
-    assert expected_extra_calls(0.15, 3) == pytest.approx(1 + 0.15 + 0.0225)
 
 
 def test_only_unchanged_pass_to_fail_or_error_flips_are_reasked():

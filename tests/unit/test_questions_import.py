@@ -97,3 +97,12 @@ def test_coverage_reports_a_corpus_without_questions(example):
     result = CliRunner().invoke(cli, ["validate", "--config", str(example / "rag-ci.yml"), "--coverage"])
     assert result.exit_code == 0, result.output
     assert "corpora no question routes to: du4" in result.output and "du4/docs/overview.md" in result.output
+
+
+def test_a_log_line_json_refuses_as_a_plain_value_error_is_reported_with_its_line():
+    # json.loads raises a bare ValueError (not JSONDecodeError, no `.msg`) past Python's
+    # integer-digits limit: a user's log line holding such a number.
+    with pytest.raises(ValidationError) as caught:
+        parse_log('{"question": "ok"}\n{"question": "q", "n": ' + "9" * 5000 + "}\n", "log.jsonl")
+    [problem] = caught.value.problems
+    assert problem.startswith("log.jsonl:2: not a JSON object: ") and "digits" in problem

@@ -119,7 +119,7 @@ def test_rejecting_a_draft_keeps_every_comment_and_blank_line_around_it_and_of_t
 def test_approving_without_edits_changes_only_the_status_lines_and_the_reviewer():
     reviewed = parse_reviewed(_reviewed(REALISTIC, {"DU2-BATTERY-02": "approve", "DU2-BATTERY-04": "approve"}, reviewer=""), "r.yml")
     result = apply_reviewed(REALISTIC, "q.yml", _drafts(REALISTIC), reviewed)
-    kept = [line for line in REALISTIC.splitlines(keepends=True)]
+    kept = REALISTIC.splitlines(keepends=True)
     removed = [i for i, line in enumerate(kept) if line.strip().startswith("status: draft")][:1] + \
               [i for i, line in enumerate(kept) if line.strip().startswith("status: draft   #")]
     assert result.text == "".join(line for i, line in enumerate(kept) if i not in removed)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 
-class _NothingKept(set):
+class _NothingKept(set[str]):
     """A "fields set" that stays empty: what pydantic adds to it is dropped, and its copies are itself."""
 
     def add(self, _name: object) -> None:

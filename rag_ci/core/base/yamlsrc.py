@@ -82,7 +82,7 @@ def _guarded_scanner(base: type) -> type:
     ruamel's scanner rescans every open flow level per token: 5,000 levels take seconds.
     """
 
-    class GuardedScanner(base):  # type: ignore[misc, valid-type]
+    class GuardedScanner(base):  # type: ignore[misc]
         def fetch_flow_collection_start(self, *args: Any, **kwargs: Any) -> None:
             if self.flow_level >= MAX_DEPTH:
                 raise ScannerError(None, None, f"nested deeper than {MAX_DEPTH} levels", self.reader.get_mark())
@@ -101,12 +101,15 @@ class _OneVersionResolver(VersionedResolver):
     `%YAML` directive where ruamel's resolver looks: the loader's version, else 1.2), by way of
     two caught AttributeErrors: a third of the time of loading 50,000 questions."""
 
+    _rag_ci_version: Any  # set on first use: reading it before raises AttributeError
+    _rag_ci_table: Any
+
     @property
     def processing_version(self) -> Any:
         try:
             return self._rag_ci_version
         except AttributeError:
-            self._rag_ci_version = VersionedResolver.processing_version.fget(self)
+            self._rag_ci_version = VersionedResolver.processing_version.fget(self)  # type: ignore[attr-defined]
             return self._rag_ci_version
 
     @property
@@ -114,7 +117,7 @@ class _OneVersionResolver(VersionedResolver):
         try:
             return self._rag_ci_table
         except AttributeError:
-            self._rag_ci_table = VersionedResolver.versioned_resolver.fget(self)
+            self._rag_ci_table = VersionedResolver.versioned_resolver.fget(self)  # type: ignore[attr-defined]
             return self._rag_ci_table
 
 
@@ -297,13 +300,13 @@ def line_of(node: Any, key: Any = None) -> int | None:
         return None
     try:
         if key is None:
-            return lc.line + 1
+            return int(lc.line) + 1
         if isinstance(node, CommentedMap):
-            return lc.key(key)[0] + 1
+            return int(lc.key(key)[0]) + 1
         if isinstance(node, CommentedSeq):
-            return lc.item(key)[0] + 1
+            return int(lc.item(key)[0]) + 1
     except (KeyError, IndexError, TypeError):
-        return lc.line + 1
+        return int(lc.line) + 1
     return None
 
 

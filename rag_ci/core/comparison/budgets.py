@@ -45,7 +45,7 @@ class BudgetCheck:
 
     @property
     def breached(self) -> bool:
-        return self.over and (self.bound is None or self.bound > self.allowed + 1e-12)
+        return self.over and self.allowed is not None and (self.bound is None or self.bound > self.allowed + 1e-12)
 
     @property
     def within_noise(self) -> bool:

@@ -26,7 +26,7 @@ from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.judge_noise import JudgeNoise, judge_noise, with_established_baseline
 from rag_ci.core.comparison.noise import FlakyQuestion
 from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
-from rag_ci.core.comparison.question_change import (QuestionChange, failing_with_changed_sources, question_change, usable_baseline,
+from rag_ci.core.comparison.question_change import (QuestionChange as QuestionChange, failing_with_changed_sources, question_change, usable_baseline,
                                                     what_got_worse)
 from rag_ci.core.comparison.retrieval_diff import chunk_identity
 from rag_ci.core.config import GateConfig

@@ -115,17 +115,6 @@ def dump_line(entry: dict[str, Any]) -> str:
     return json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def parse_history(text: str) -> list[dict[str, Any]]:
-    """The entries of an eval_history.jsonl, oldest first; unreadable lines are skipped
-    (a hand-edited or truncated line must not break every later PR comment)."""
-    return [entry for _, entry in history_records(text)]
-
-
-def history_records(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """The entries of an eval_history.jsonl with the raw line each was read from."""
-    return read_history(text)[0]
-
-
 def read_history(text: str) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
     """The entries (with their raw lines) and, for each run line that was skipped, why
     ("line 3: not JSON"): faces print those as warnings; a bad line is never fatal.
@@ -152,7 +141,7 @@ _MAPPINGS = ("metrics", "flaky", "corpora")
 
 def _run_entry(entry: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     rate = entry.get("pass_rate")
-    if not _is_number(rate) or not 0 <= rate <= 1:
+    if not _is_number(rate) or not 0 <= rate <= 1:  # type: ignore[operator]  # a number, checked first
         return entry, "no pass_rate between 0 and 1"
     clean = dict(entry)
     for name in _NUMBERS:
@@ -189,7 +178,7 @@ def _finite(text: str) -> float:
 def _json_objects(text: str) -> list[tuple[int, str, dict[str, Any], str | None]]:
     """(line number, raw line, object, problem) for each non-blank line: the problem says why a
     line is not a JSON object (not JSON, NaN or 1e999, nested too deeply)."""
-    objects = []
+    objects: list[tuple[int, str, dict[str, Any], str | None]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -234,20 +223,6 @@ def documents_changed(previous: dict[str, Any], entry: dict[str, Any]) -> list[s
     if not isinstance(before, dict) or not isinstance(after, dict) or not before or not after:
         return []
     return sorted(c for c in set(before) | set(after) if before.get(c) != after.get(c))
-
-
-def trend_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows the markdown report's "Trend on main" table reads (render_markdown's `trend`)."""
-    return [
-        {
-            "date": str(e.get("timestamp") or "")[:10],
-            "sha": str(e.get("git_sha") or "")[:7],
-            "pass_rate": e.get("pass_rate"),
-            "latency_p95_s": e.get("latency_p95_s"),
-            "cost_usd": (e.get("generator_cost_usd") or 0.0) + (e.get("judge_cost_usd") or 0.0),
-        }
-        for e in entries
-    ]
 
 
 def trend_summary(entries: list[dict[str, Any]], last: int = 10) -> dict[str, Any] | None:
@@ -323,7 +298,7 @@ def _round(value: float | None) -> float | None:
 
 # --- Calibration records (docs/judges.md "Calibrating your judge") -------------------------
 # `rag-ci calibrate --record` appends them to the same file: the judge's human check lives
-# next to the runs it judged. They have no `pass_rate`, so parse_history skips them.
+# next to the runs it judged. They have no `pass_rate`, so read_history skips them.
 CALIBRATION_KIND = "calibration"
 
 

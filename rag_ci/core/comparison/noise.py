@@ -74,16 +74,6 @@ def reask_decision(outcomes: Sequence[bool], runs: int) -> Decision:
     return "ask_again"
 
 
-def false_alarm_rate(fail_rate: float, runs: int) -> float:
-    """P(an unchanged question that flipped is called a regression) under the re-ask rule."""
-    return fail_rate**runs
-
-
-def expected_extra_calls(fail_rate: float, runs: int) -> float:
-    """Expected re-asks of an unchanged question that flipped: stops at the first pass."""
-    return sum(fail_rate**j for j in range(runs))
-
-
 def majority_passes(outcomes: Sequence[bool]) -> bool:
     """The baseline's verdict from its samples: at least half pass (use an odd count)."""
     return 2 * sum(outcomes) >= len(outcomes)

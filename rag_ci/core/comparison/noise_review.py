@@ -12,14 +12,14 @@ the Comparison, so the per-question semantics of compare.py stay as they are:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rag_ci.core.comparison.budgets import BudgetCheck, check_budgets
 from rag_ci.core.comparison.noise import FlakyQuestion, review_flips
 from rag_ci.core.comparison.stats import PairedTest, paired_test
-from rag_ci.core.results import RunResult
+from rag_ci.core.results import QuestionResult, RunResult
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,9 @@ def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[Signif
                 news.append(now)
     for name in sorted(both):
         rows.append(SignificanceRow("metric", name, paired_test(*both[name], alpha=alpha)))
-    for scope, keys in (("corpus", lambda r: r.corpora), ("tag", lambda r: r.tags)):
+    scopes: tuple[tuple[str, Callable[[QuestionResult], Sequence[str]]], ...] = (
+        ("corpus", lambda r: r.corpora), ("tag", lambda r: r.tags))
+    for scope, keys in scopes:
         members: dict[str, list[int]] = {}
         for i, (_, new) in enumerate(pairs):
             for key in set(keys(new)):

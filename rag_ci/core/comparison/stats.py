@@ -49,7 +49,7 @@ def mcnemar_exact(worse: int, better: int) -> float:
         return 1.0
     low = min(worse, better)
     tail = sum(math.comb(n, i) for i in range(low + 1))
-    return min(1.0, 2 * tail / 2**n)  # int / int: exact up to the final rounding, no overflow
+    return min(1.0, float(2 * tail / 2**n))  # int / int: exact up to the final rounding, no overflow
 
 
 def paired_bootstrap_ci(

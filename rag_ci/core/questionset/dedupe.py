@@ -13,7 +13,7 @@ Pure: texts in, the kept ones and the reasons out.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -55,7 +55,7 @@ def route_of(doc_id: Iterable[str], refusal: bool) -> Hashable:
     return "refusal" if refusal else frozenset(doc_id)
 
 
-def dedupe(items: Sequence[T], *, existing: Sequence[Known], describe, near: float = NEAR) -> tuple[list[T], list[Dropped[T]]]:
+def dedupe(items: Sequence[T], *, existing: Sequence[Known], describe: Callable[[T], tuple[str, str, Hashable]], near: float = NEAR) -> tuple[list[T], list[Dropped[T]]]:
     """Keep each item that duplicates neither the set nor an item kept before it (in order).
 
     `describe(item)` -> (label, question text, route): the label names a kept item in the

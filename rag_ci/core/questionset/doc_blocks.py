@@ -21,7 +21,7 @@ Pure: text in, blocks out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 KINDS = ("heading", "paragraph", "item", "code")
@@ -76,7 +76,7 @@ def clean_inline(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _outside_code(text: str, change) -> str:
+def _outside_code(text: str, change: Callable[[str], str]) -> str:
     """`change` applied to the text outside `inline code` spans (code keeps its `<str>`)."""
     parts = re.split(r"(`[^`\n]+`)", text)
     return "".join(part if part.startswith("`") and part.endswith("`") and len(part) > 1 else change(part) for part in parts)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rag_ci.core.base.hashing import stable_hash
@@ -161,11 +161,3 @@ def ambiguous_file_names(paths: Iterable[str]) -> frozenset[str]:
         short = path.rsplit("/", 1)[-1]
         seen[short] = seen.get(short, 0) + 1
     return frozenset(name for name, n in seen.items() if n > 1)
-
-
-def documents_by_corpus(documents: Iterable[Document]) -> Mapping[str, list[str]]:
-    """Corpus -> paths of its documents, sorted."""
-    out: dict[str, list[str]] = {}
-    for document in sorted(documents, key=lambda d: (d.corpus, d.path)):
-        out.setdefault(document.corpus, []).append(document.path)
-    return out

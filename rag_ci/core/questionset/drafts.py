@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
@@ -208,7 +209,7 @@ def append_drafts(questions_text: str, filename: str, drafts: Sequence[Draft], *
         if draft.expect != "answer":
             entry["expect"] = draft.expect
         entry["status"] = "draft"
-        provenance = {"writer": writer, "date": date}
+        provenance: dict[str, Any] = {"writer": writer, "date": date}
         if draft.passage_hash:
             provenance["passage_hash"] = draft.passage_hash[0] if len(draft.passage_hash) == 1 else flow_list(draft.passage_hash)
         entry["provenance"] = flow_map(provenance)

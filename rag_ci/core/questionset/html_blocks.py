@@ -55,7 +55,7 @@ class _Reader(HTMLParser):
             self.rows[-1].append(("".join(self.text), " ".join(self.linked)))
         self.text, self.linked, self.in_cell = [], [], False
 
-    def handle_starttag(self, tag: str, attrs) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.dropped:
             if tag not in _VOID:
                 self.dropped += 1

@@ -103,7 +103,8 @@ def _pieces(block: Block, max_words: int) -> list[str]:
     paragraph = block.rendered
     if block.kind != "paragraph" or len(paragraph.split()) <= max_words:
         return [paragraph]
-    pieces, current = [], []
+    pieces: list[str] = []
+    current: list[str] = []
     for sentence in _SENTENCE_END.split(paragraph):
         if current and len(" ".join(current + [sentence]).split()) > max_words:
             pieces.append(" ".join(current))

@@ -242,4 +242,5 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
         questions.append(question)
     if problems:
         raise ValidationError(problems)
+    assert version is not None  # a missing version is a problem raised above
     return QuestionSet(version=version, questions=tuple(questions), source=filename)

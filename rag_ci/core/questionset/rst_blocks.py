@@ -15,6 +15,7 @@ Pure: text in, blocks out.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_when_subject, prose, table_rows
 
@@ -67,7 +68,7 @@ def _docutils_blocks(text: str) -> list[Block]:
     tree = docutils.core.publish_doctree(text, settings_overrides=settings)
     blocks: list[Block | None] = []
 
-    def inline(node) -> tuple[str, str]:
+    def inline(node: Any) -> tuple[str, str]:
         parts, linked = [], []
         for child in node.children:
             if isinstance(child, (nodes.image, nodes.footnote_reference, nodes.citation_reference, nodes.target,
@@ -89,7 +90,7 @@ def _docutils_blocks(text: str) -> list[Block]:
                 linked.append(inner)
         return "".join(parts), " ".join(x for x in linked if x)
 
-    def walk(node, depth: int, in_item: bool) -> None:
+    def walk(node: Any, depth: int, in_item: bool) -> None:
         for child in node.children:
             if isinstance(child, nodes.section):
                 walk(child, depth + 1, False)

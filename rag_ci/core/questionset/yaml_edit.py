@@ -120,7 +120,7 @@ def _status_line(lines: list[str], node: Any) -> int | None:
     for key, value in node.value:
         if getattr(key, "value", None) != "status":
             continue
-        line = key.start_mark.line
+        line = int(key.start_mark.line)
         if value.end_mark.line == line and not lines[line][: key.start_mark.column].strip():
             return line
     return None

@@ -57,6 +57,11 @@ def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+
+def _member(key: str, name: str) -> Callable[[dict[str, Any]], Any]:
+    """A history entry's `name` under its mapping `key` (metrics, corpora), None when absent."""
+    return lambda entry: (entry.get(key) or {}).get(name)
+
 def trend_charts(entries: list[dict[str, Any]]) -> str:
     """One chart per series: pass rate, each metric's mean, p95 latency, cost, and the pass
     rate of each corpus (history lines written since it was recorded)."""
@@ -69,13 +74,13 @@ def trend_charts(entries: list[dict[str, Any]]) -> str:
     charts = [_line_chart("pass rate", series(lambda e: e.get("pass_rate")), pct, lo=0.0, hi=1.0)]
     metrics = sorted({name for e in entries if isinstance(e.get("metrics"), dict) for name in e["metrics"]})
     for name in metrics:
-        charts.append(_line_chart(f"mean {name}", series(lambda e, n=name: (e.get("metrics") or {}).get(n)), lambda v: f"{v:.2f}", lo=0.0, hi=1.0))
+        charts.append(_line_chart(f"mean {name}", series(_member("metrics", name)), lambda v: f"{v:.2f}", lo=0.0, hi=1.0))
     charts.append(_line_chart("latency p95 (ms)", series(lambda e: _ms(e.get("latency_p95_s"))), lambda v: f"{v:.0f} ms", lo=0.0))
     charts.append(_line_chart("cost per run ($)", series(lambda e: (_num(e.get("generator_cost_usd")) or 0.0) + (_num(e.get("judge_cost_usd")) or 0.0)),
                               lambda v: f"${v:.4f}", lo=0.0))
     corpora = sorted({name for e in entries if isinstance(e.get("corpora"), dict) for name in e["corpora"]})
     for name in corpora:
-        charts.append(_line_chart(f"pass rate, corpus {name}", series(lambda e, n=name: (e.get("corpora") or {}).get(n)), pct, lo=0.0, hi=1.0))
+        charts.append(_line_chart(f"pass rate, corpus {name}", series(_member("corpora", name)), pct, lo=0.0, hi=1.0))
     return '<div class="trends">' + "".join(c for c in charts if c) + "</div>"
 
 

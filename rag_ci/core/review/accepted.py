@@ -24,7 +24,6 @@ from rag_ci.core.comparison.compare import Comparison, QuestionChange
 from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
 
-DEFAULT_ACCEPTED_FILE = "accepted.yml"
 # The shortest question_hash prefix an entry may give (the docs show 12 characters; the
 # report prints the whole hash): long enough that no two questions of a set share it.
 MIN_HASH_PREFIX = 12
@@ -105,7 +104,7 @@ def _source_text(item: Any, key: str, text: str) -> str | None:
     """The file's text from where `item[key]`'s value starts to the end of that line."""
     try:
         row, column = item.lc.value(key)
-        return text.splitlines()[row][column:]
+        return str(text.splitlines()[row][column:])
     except (AttributeError, IndexError, KeyError, TypeError):
         return None
 

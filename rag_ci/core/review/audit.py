@@ -27,7 +27,6 @@ from rag_ci.core.results import QuestionResult, RunResult
 
 # The metrics a human labels, and the sheet's column for each.
 LABEL_FIELDS: dict[str, str] = {"correctness": "correct", "completeness": "complete"}
-METRIC_OF_FIELD: dict[str, str] = {column: metric for metric, column in LABEL_FIELDS.items()}
 
 
 @dataclass(frozen=True)

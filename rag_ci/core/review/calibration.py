@@ -100,11 +100,6 @@ _COLUMNS = {"correct": "correctness", "complete": "completeness"}
 _SHEET_KEYS = {"labels", "labeller", "judge", "judge_digest", "git_sha", "question_set_hash", "seed", "fraction", "metrics"}
 
 
-def parse_labels(text: str, filename: str) -> dict[str, bool]:
-    """The `correct` labels of a file (see parse_label_sheet)."""
-    return dict(parse_label_sheet(text, filename).labels.get("correctness", {}))
-
-
 def parse_label_sheet(text: str, filename: str) -> LabelSheet:
     """Human labels from YAML or CSV text.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 from dataclasses import dataclass
 from datetime import date as Date
 from functools import cached_property
@@ -38,11 +39,11 @@ class History:
         return dataclasses.replace(self, vouched=frozenset(lines))
 
     @cached_property
-    def _read(self) -> tuple[list[tuple[str, dict]], list[str]]:
+    def _read(self) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
         return read_history(self.text) if self.text else ([], [])
 
     @property
-    def records(self) -> list[tuple[str, dict]]:
+    def records(self) -> list[tuple[str, dict[str, Any]]]:
         return self._read[0]
 
     @property
@@ -51,7 +52,7 @@ class History:
         return self._read[1]
 
     @cached_property
-    def entries(self) -> list[dict]:
+    def entries(self) -> list[dict[str, Any]]:
         return [entry for _, entry in self.records]
 
     @cached_property
@@ -76,7 +77,7 @@ class History:
         """Lines marking questions flaky that rag-ci did not write (their marks were ignored)."""
         return self._flaky[1]
 
-    def trend(self, last: int = 10) -> dict | None:
+    def trend(self, last: int = 10) -> dict[str, Any] | None:
         return trend_summary(self.entries, last=last) if self.entries else None
 
     def calibration(self, head: RunResult, today: Date) -> tuple[CalibrationStatus, ...]:

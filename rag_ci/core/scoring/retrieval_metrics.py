@@ -7,6 +7,7 @@ one answer and returns MetricResults with pass/fail against the thresholds.
 from __future__ import annotations
 
 import re
+from typing import Literal
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -106,7 +107,8 @@ def keyword_coverage(answer: str, keywords: Sequence[str]) -> float:
     return found / len(keywords)
 
 
-def _result(name: str, score: float, cfg: MetricConfig, reason: str, kind: str = "retrieval") -> MetricResult:
+def _result(name: str, score: float, cfg: MetricConfig, reason: str,
+            kind: Literal["retrieval", "answer", "judge"] = "retrieval") -> MetricResult:
     passed = None if cfg.threshold is None else score >= cfg.threshold
     return MetricResult(name=name, kind=kind, score=round(score, 6), threshold=cfg.threshold, passed=passed, reason=reason)
 

@@ -25,7 +25,6 @@ class ProviderSpec:
     api_key_env: str | None  # default env var holding the key; judge.api_key_env overrides
     key_required: bool
     self_hosted: bool  # judge calls cost nothing unless judge.prices says otherwise
-    base_url_hint: str = ""
 
     def ensure_installed(self) -> None:
         """Check the packages are there without importing them (DeepEval's import takes seconds)."""
@@ -65,8 +64,7 @@ _HERE = "rag_ci.judges.providers"
 register_provider(ProviderSpec("openai", "openai", ("openai",), f"{_HERE}.openai_chat:OpenAIChat",
                                "OPENAI_API_KEY", key_required=True, self_hosted=False))
 register_provider(ProviderSpec("openai-compatible", "openai", ("openai",), f"{_HERE}.openai_chat:OpenAIChat",
-                               None, key_required=False, self_hosted=True,
-                               base_url_hint="e.g. http://127.0.0.1:8000/v1 (vLLM), :8080/v1 (llama.cpp), :1234/v1 (LM Studio)"))
+                               None, key_required=False, self_hosted=True))
 register_provider(ProviderSpec("anthropic", "anthropic", ("anthropic",), f"{_HERE}.anthropic_messages:AnthropicMessages",
                                "ANTHROPIC_API_KEY", key_required=True, self_hosted=False))
 register_provider(ProviderSpec("gemini", "gemini", ("google.genai",), f"{_HERE}.gemini_generate:GeminiGenerate",
