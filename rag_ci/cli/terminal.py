@@ -30,6 +30,7 @@ from rag_ci.gate import Comparison
 
 ROWS = 50  # per table; the rest are named by id (the HTML report has every row)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+PASTE_ON_TERMINAL = "`--format md` prints the entries to paste, docs/accepted.md says how"
 _STYLE = {"fail": "bold red", "pass": "bold green", "bootstrap": "bold yellow"}
 
 
@@ -64,7 +65,8 @@ def report_parts(head: RunResult, comparison: Comparison | None, *, notice: str 
     parts.append(_counts(comparison))
     parts.extend(_gating_tables(comparison, head))
     parts.extend(_deltas(comparison, head))
-    next_step = view.next_line(comparison, verdict, broken=bool(head.meta.broken))
+    # The terminal shows no entries to paste: say where they are.
+    next_step = view.next_line(comparison, verdict, broken=bool(head.meta.broken), paste=PASTE_ON_TERMINAL)
     if next_step:
         parts.append(Text.assemble(("Next: ", "bold"), plain(next_step, 1000)))
     return parts

@@ -74,7 +74,7 @@ ESCAPING_FILTERS = {"u", "quote", "url", "ids", "accept_yaml"}
 NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count", "budget", "pp", "pvalue", "ms_delta",
                    "usd_delta", "pp_delta", "latency_delta"}
 # Macros of the report (their bodies are walked like the rest of the template).
-TEMPLATE_MACROS = {"report_ref", "more_ids", "id_cell", "change_rows"}
+TEMPLATE_MACROS = {"report_ref", "more_ids", "id_cell", "change_row", "change_rows"}
 
 
 def _printed_safely(node: nodes.Node) -> bool:

@@ -34,7 +34,8 @@ RETRIEVED_NOTHING = "retrieved nothing (the target returned no contexts)"
 
 # How a chunk of this run compares with the baseline's, for the before/after tables.
 SAME, NEW, CHANGED, LEAKED = "same", "new", "changed", "leaked"
-# Two texts under one id are one chunk with other text when this share of their words matches;
+# Two texts under one id are one chunk with other text when this share of the shorter one's words
+# is in the other, in order;
 # below it the id names something larger than a chunk (a document) and the texts are two chunks.
 SAME_CHUNK_RATIO = 0.5
 
@@ -123,10 +124,19 @@ def _counterpart(context: Context, text: str, before: Sequence[Context], before_
     best, best_ratio = None, SAME_CHUNK_RATIO
     for i, (old, old_text) in enumerate(zip(before, before_texts)):
         if old.source == context.source:
-            ratio = SequenceMatcher(a=old_text.split(), b=text.split(), autojunk=False).ratio()
+            ratio = _shared(old_text.split(), text.split())
             if ratio >= best_ratio:
                 best, best_ratio = i, ratio
     return best
+
+
+def _shared(a: Sequence[str], b: Sequence[str]) -> float:
+    """The share of the shorter text's words that the other holds in the same order: a chunk
+    re-cut into a window of itself shares all of the window, another chunk next to nothing."""
+    if not a or not b:
+        return 0.0
+    matched = sum(block.size for block in SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks())
+    return matched / min(len(a), len(b))
 
 
 def _what_became(old: str, new: str | None, words: int = 6) -> str:
@@ -136,11 +146,18 @@ def _what_became(old: str, new: str | None, words: int = 6) -> str:
     if new is None:
         return "is no longer retrieved"
     a, b = old.split(), new.split()
-    for tag, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "replace":
+    ops = SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    # Words replaced between two kept runs were edited; a change at either end is where it was cut.
+    for before, (tag, i1, i2, j1, j2), after in zip(ops, ops[1:], ops[2:]):
+        if tag == "replace" and _kept(before) and _kept(after):
             was, now = _around(a, i1, i2, words), _around(b, j1, j2, words)
             return f"now reads “{now}” where it read “{was}”"
     return "was cut"
+
+
+def _kept(op: tuple[str, int, int, int, int], words: int = 3) -> bool:
+    """A run of words both texts share, long enough not to be a chance match ("and", "the")."""
+    return op[0] == "equal" and op[2] - op[1] >= words
 
 
 def _around(words: Sequence[str], start: int, end: int, limit: int) -> str:

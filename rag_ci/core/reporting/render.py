@@ -17,7 +17,7 @@ makes it inert where it is printed:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -218,9 +218,9 @@ def fmt_latency_delta(change: QuestionChange) -> str:
     return fmt_ms_delta(Delta(change.old_latency_s, change.new_latency_s))
 
 
-def accept_yaml(change: QuestionChange) -> str:
-    """The accepted-file entry of a regression as a fenced YAML block (inert: JSON-quoted values in a fence)."""
-    return view.code_block(view.accept_entry(change), "yaml")
+def accept_yaml(changes: Sequence[QuestionChange]) -> str:
+    """The accepted-file entries of regressions as one fenced YAML block (inert: JSON-quoted values in a fence)."""
+    return view.code_block("".join(view.accept_entry(c) for c in changes), "yaml")
 
 
 @lru_cache(maxsize=2)
@@ -241,7 +241,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                        **{name: getattr(view, name) for name in (
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
                            "metric_cell", "why_cell", "leak_words", "noise_words", "baseline_words",
-                           "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows",
+                           "row_notes", "stage_groups", "failing_sections", "anchor", "leak_rows", "regression_rows", "worse_rows",
                            "answers_words", "gate_off_after_merge", "dirty_words")},
                        **{name: getattr(alerts, name) for name in (
                            "fake_judge_after_merge", "broken_words", "changed_sources_line", "budget_limit", "stale_dead",
@@ -278,6 +278,8 @@ def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[st
         return "pass", f"⚠️ {' · '.join(kinds)} ({why}){accepted}{rises}"
     return "pass", f"✅ no regression{accepted}{rises}"
 
+
+FOLDED_AFTER = 20  # rows of a group shown before the rest are collapsed under them
 
 # Ever shorter renderings, tried in order until one fits: rows per table (None: all); `lean`
 # leaves out the collapsed before/after (the rows, visible, matter more); `compact` every detail
@@ -324,6 +326,7 @@ def render_markdown(
             report_url=report_url,
             report_path=report_path,
             row_limit=row_limit,
+            folded_after=FOLDED_AFTER,
             compact=compact,
             lean=lean,
             failing=[q for q in head.questions if not q.passed],

@@ -113,6 +113,22 @@ def stage_groups(changes: Sequence[QuestionChange]) -> list[tuple[str, list[Ques
     return groups
 
 
+def failing_sections(cmp: Comparison) -> list[tuple[str, int, str]]:
+    """[('Routing leaks', 13, 'routing-leaks-13'), ('Retrieval', 2, 'retrieval-2'), ...]: the report's
+    sections of questions that fail the gate, in order, with their headings' fragments: the index
+    at the top of a long report."""
+    sections = [("Routing leaks", len(leak_rows(cmp)), "")] if leak_rows(cmp) else []
+    sections += [(title, len(rows), "") for title, rows in stage_groups(regression_rows(cmp))]
+    if worse_rows(cmp):
+        sections.append(("Worse", len(worse_rows(cmp)), anchor(f"Worse ({len(worse_rows(cmp))}): already failing, now worse")))
+    return [(title, n, fragment or anchor(f"{title} ({n})")) for title, n, fragment in sections]
+
+
+def anchor(heading: str) -> str:
+    """The fragment GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 def where_line(cmp: Comparison) -> str:
     """'du2 8 · du3 7 — routing 13 · retrieval 2': the questions failing the gate by corpus, by stage."""
     corpora = Counter(corpus for c in cmp.gating for corpus in c.corpora)
@@ -150,8 +166,11 @@ def counts_line(cmp: Comparison) -> list[str]:
     return parts
 
 
-def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str | None:
-    """One line: what to do now."""
+PASTE_IN_MARKDOWN = "the entries to paste are under each group's table"
+
+
+def next_line(cmp: Comparison | None, verdict: str, broken: bool = False, paste: str = PASTE_IN_MARKDOWN) -> str | None:
+    """One line: what to do now. `paste` says where the accepted-file entries are in this view."""
     if broken:
         return "fix the cause above and re-run the job; nothing was compared."
     if cmp is None:
@@ -162,8 +181,10 @@ def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str
     rows = regression_rows(cmp) + worse_rows(cmp)
     if any(stage_of(c) == "source" for c in rows):
         steps.append("update the reference or the document where a cited source changed in this PR")
-    if any(stage_of(c) != "source" for c in rows):
-        steps.append("fix the regressions, or accept an intended one with a reason (the entry to paste is under its row)")
+    if any(stage_of(c) == "error" for c in rows):  # an error is the target's to fix, not a change to accept
+        steps.append("fix what makes the target error (the Errors table says what it answered)")
+    if any(stage_of(c) not in ("source", "error") for c in rows):
+        steps.append(f"fix the regressions, or accept an intended one with a reason ({paste})")
         if any(not c.reasked for c in regression_rows(cmp)) or cmp.unstable:
             steps.append("re-run the job if you think it is noise")
     if cmp.budget_breaches:
