@@ -247,7 +247,7 @@ class Evaluation:
                                    trend=self.history.trend(TREND_POINTS) if plan.trend else None,
                                    calibration=list(outcome.calibration), commits=commits, measured=outcome.measured,
                                    report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
-        markdown = report()  # the comment's length
+        markdown = report(summary_url=s.run_url)  # the comment's length; where it cuts rows, it points to the summary
         reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=list(outcome.calibration),
                                 history=self.history.entries, commits=commits)
         # The job summary holds the whole report (1 MiB), every row the comment had to cut.
@@ -337,7 +337,8 @@ class Evaluation:
         s = self.settings
         base_url = f"{s.server_url}/{s.repository}/actions/runs/{found.run_id}" if found is not None and found.run_id else None
         return Commits(base_sha=found.sha if found else None, base_branch=found.described() if found else None, base_url=base_url,
-                       head_sha=s.pr_head_sha or s.sha, head_url=s.run_url)
+                       head_sha=s.pr_head_sha or s.sha, head_url=s.run_url,
+                       head_label="the merge queue's commit" if s.merge_group else None)
 
     def report_url(self) -> str | None:
         """Where the full HTML report is: the run page's artifacts."""

@@ -4,11 +4,15 @@ the fix. Markdown is read as GitHub renders it (cmark-gfm, tests/gfm.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from builders import metric, question, run
 from gfm import rendered
 from rag_ci.core.comparison.compare import compare
-from rag_ci.core.reporting.render import render_markdown
-from rag_ci.core.results import Context
+from rag_ci.core.comparison.policy import policy_changes
+from rag_ci.core.reporting.render import Commits, render_markdown
+from rag_ci.core.results import Context, GatePolicy, Sample
+from rag_ci.core.review.accepted import apply_accepted, parse_accepted
 
 KW, HIT = "keyword_coverage", "hit_at_k"
 
@@ -60,3 +64,93 @@ def test_a_chunk_re_cut_under_its_id_so_that_its_words_are_gone_still_says_it_wa
     head = run(_asked("CHARGE", [Context(text=cut, doc_id="du2", source=chunk)], passed=False))
     [change] = compare(base, head).regressions
     assert change.retrieval_evidence[0] == "the chunk that held “6.5 hours” (du2/battery.md#1) was cut"
+
+
+# --- the first screen ---------------------------------------------------------------------------
+
+def _regressed(qid: str, corpora=("a",), **kwargs):
+    return (question(qid, corpora=corpora, metrics=[metric(HIT, 1.0, 1.0)]),
+            question(qid, "fail", corpora=corpora, metrics=[metric(HIT, 0.0, 1.0)], **kwargs))
+
+
+def _compared(*pairs, **kwargs):
+    base, head = run(*(b for b, _ in pairs)), run(*(h for _, h in pairs))
+    return head, compare(base, head, **kwargs)
+
+
+def test_regressions_re_asked_and_failing_every_time_are_said_to_be_confirmed_not_chance():
+    pairs = [_regressed(f"Q{i}") for i in range(3)] + [(question(f"P{i}"), question(f"P{i}")) for i in range(20)]
+    for _, new in pairs[:3]:
+        new.samples = [Sample(verdict="fail")] * 4
+        new.reasked, new.pass_rate = True, 0.0
+    head, comparison = _compared(*pairs)
+    line = next(p.text() for p in rendered(render_markdown(head, comparison)).find_all("p") if p.text().startswith("For context"))
+    assert "could be chance" not in line  # today: "could be chance (McNemar p = 0.25)"
+    assert "the re-asks confirm 3 regressions (every answer failed)" in line
+
+
+def test_the_counts_line_after_a_gate_change_alert_is_its_own_paragraph_outside_the_alert():
+    head, comparison = _compared(_regressed("A"), (question("B"), question("B")))
+    changes = policy_changes(GatePolicy(gate={"fail_on": "any_regression"}), GatePolicy(gate={"fail_on": "never"}))
+    root = rendered(render_markdown(head, replace(comparison, policy_changes=tuple(changes))))
+    [counts] = [p for p in root.find_all("p") if "questions pass" in p.text()]
+    assert not counts.inside("blockquote")  # today: swallowed into the CAUTION alert
+    assert counts.text().startswith("1 regression · 0 gains")
+
+
+def test_accepted_regressions_are_counted_beside_the_regressions_never_as_of_which():
+    pairs = [_regressed(f"Q{i}") for i in range(3)]
+    head, comparison = _compared(*pairs)
+    entries = parse_accepted('- {id: Q0, question_hash: "hQ0", reason: "intended"}\n', "accepted.yml")
+    comparison = apply_accepted(comparison, entries, {q.id: q.question_hash for q in head.questions})
+    headline = render_markdown(head, comparison).splitlines()[0]
+    assert headline == "## rag-ci: ❌ 2 regressions · 1 accepted"  # today: "❌ 2 regressions (1 accepted)"
+
+
+def test_a_comment_that_cuts_rows_points_to_the_job_summary_that_has_them():
+    head, comparison = _compared(*(_regressed(f"Q{i:03d}") for i in range(120)))
+    summary = "https://github.example/acme/rag/actions/runs/4242"
+    md = render_markdown(head, comparison, max_chars=12000, report_url=summary + "#artifacts", summary_url=summary)
+    named = next(p.text() for p in rendered(md).find_all("p") if "more (" in p.text() or "questions (" in p.text())
+    assert "every row is in the job summary" in named  # today: only "details in the full HTML report"
+    assert f"[the job summary]({summary})" in md
+
+
+def test_a_bootstrap_names_the_commit_it_ran_never_an_unknown_baseline_commit():
+    head = run(question("A"), sha="c" * 40)
+    head.meta.pr_number = 7
+    md = render_markdown(head, None, notice="bootstrap: no baseline", commits=Commits(head_sha="c" * 40))
+    assert "unknown commit" not in md  # today: "**Compared:** baseline `unknown commit` → this PR `ccccccc`"
+    assert "**Ran:** this PR `ccccccc` · no baseline compared" in md
+
+
+def test_a_merge_queue_run_calls_its_commit_the_merge_queues_never_this_pr():
+    head, comparison = _compared(_regressed("A"))
+    head.meta.pr_number = 7
+    commits = Commits(base_sha="b" * 40, base_branch="main", head_sha="c" * 40, head_label="the merge queue's commit")
+    md = render_markdown(head, comparison, commits=commits)
+    assert "this PR" not in md  # today: "→ this PR `ccccccc`"
+    assert "→ the merge queue's commit `ccccccc`" in md
+
+
+def test_where_counts_each_failing_question_once_and_lists_the_corpora_it_asks():
+    pairs = [_regressed(f"T{i}", corpora=("du3",)) for i in range(7)] + [_regressed(f"U{i}", corpora=("du2",)) for i in range(5)]
+    pairs.append(_regressed("CROSS", corpora=("du2", "du3")))
+    head, comparison = _compared(*pairs)
+    where = next(p.text() for p in rendered(render_markdown(head, comparison)).find_all("p") if p.text().startswith("Where:"))
+    assert where == "Where: du3 7 · du2 5 · du2 + du3 1 — retrieval 13"  # today: "du3 8 · du2 6" for 13 questions
+
+
+# --- what to do next ------------------------------------------------------------------------------
+
+def test_next_says_where_the_entries_to_paste_are_and_errors_are_fixed_not_accepted():
+    head, comparison = _compared(_regressed("A"))
+    nxt = next(p.text() for p in rendered(render_markdown(head, comparison)).find_all("p") if p.text().startswith("Next:"))
+    assert "under its row" not in nxt and "the entries to paste are under each group's table" in nxt
+    errors = [(question(f"E{i}", metrics=[metric(HIT, 1.0, 1.0)]), question(f"E{i}", "error", error="HTTP 503 Service Unavailable"))
+              for i in range(3)]
+    head, comparison = _compared(*errors)
+    assert len(comparison.regressions) == 3
+    nxt = next(p.text() for p in rendered(render_markdown(head, comparison)).find_all("p") if p.text().startswith("Next:"))
+    assert "accept" not in nxt  # today: "fix the regressions, or accept an intended one …" for a target answering 503
+    assert nxt.startswith("Next: fix what makes the target error")

@@ -257,7 +257,7 @@ def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[st
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
     kinds = view.gate_kinds(comparison)
-    accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
+    accepted = f" · {len(comparison.accepted)} accepted" if comparison.accepted else ""  # never "(1 accepted)": read as "of which"
     # A passing headline names big rises of latency or cost: a table's ⚠️ alone goes unread when
     # nothing else calls for reading on (a failing comment is read on; a breach is a reason above).
     rises = "".join(f" · {w}" for w in deltas.delta_warnings(comparison, head))
@@ -302,13 +302,15 @@ def render_markdown(
     calibration: list[Any] | None = None,
     commits: Commits | None = None,
     measured: tuple[QuestionChange, ...] = (),
+    summary_url: str | None = None,
 ) -> str:
     """The markdown report, shortened to fit max_chars (rows first, then detail sections,
     never the ids of the questions that fail the gate); a hard cut with a note is the last resort.
 
     `trend` is rag_ci.core.comparison.history.trend_summary(...); `report_url` (the run's artifact or
     page) or `report_path` (a local file) is where the full HTML report is; `commits` what was
-    compared; `measured` the judge-free regressions a broken run found (listed, not gating)."""
+    compared; `measured` the judge-free regressions a broken run found (listed, not gating);
+    `summary_url` the job summary with every row (a comment names it where it cuts rows)."""
     verdict, headline = verdict_headline(head, comparison)
     template = _environment(False).get_template("report.md.j2")
     empty_index = alerts.empty_index_warning(head)  # once, not per shortening
@@ -325,6 +327,7 @@ def render_markdown(
             calibration=calibration or [],
             report_url=report_url,
             report_path=report_path,
+            summary_url=summary_url,
             row_limit=row_limit,
             folded_after=FOLDED_AFTER,
             compact=compact,
@@ -333,13 +336,14 @@ def render_markdown(
             commits=commits,
             measured=measured,
             empty_index=empty_index,
-            this="this PR" if head.meta.pr_number else "this run",
+            this=(commits.head_label if commits and commits.head_label else "this PR" if head.meta.pr_number else "this run"),
             params=head.meta.policy.metrics if head.meta.policy else {},
             accepted_file=(head.meta.policy.gate.get("accepted") if head.meta.policy else None) or "accepted.yml",
         )
         if len(text) <= max_chars:
             return text
-    note = "\n\n_…report truncated to fit GitHub's comment limit; see the step summary or the HTML report._\n"
+    summary = f"[the job summary]({markdown_url(summary_url)})" if summary_url else "the step summary"
+    note = f"\n\n_…report truncated to fit GitHub's comment limit; see {summary} or the HTML report._\n"
     return text[: max_chars - len(note)] + note
 
 

@@ -42,6 +42,8 @@ class Commits:
     # The run's checkout had uncommitted changes: the sha alone is not what ran (RunMeta.git_dirty).
     base_dirty: bool = False
     head_dirty: bool = False
+    # What the head commit is, when it is not the pull request's: "the merge queue's commit".
+    head_label: str | None = None
 
     @property
     def known(self) -> bool:
@@ -130,8 +132,9 @@ def anchor(heading: str) -> str:
 
 
 def where_line(cmp: Comparison) -> str:
-    """'du2 8 · du3 7 — routing 13 · retrieval 2': the questions failing the gate by corpus, by stage."""
-    corpora = Counter(corpus for c in cmp.gating for corpus in c.corpora)
+    """'du2 8 · du3 4 · du2 + du3 1 — routing 13': the questions failing the gate by the corpora
+    they ask (each question counted once), by stage."""
+    corpora = Counter(" + ".join(c.corpora) for c in cmp.gating if c.corpora)
     stages = Counter(stage_of(c) for c in cmp.gating)
     by_corpus = " · ".join(f"{name} {n}" for name, n in sorted(corpora.items(), key=lambda kv: (-kv[1], kv[0])))
     by_stage = " · ".join(f"{'source changed' if name == 'source' else name} {n}" for name, n in stages.most_common())
@@ -216,7 +219,14 @@ def significance_line(cmp: Comparison) -> str | None:
 
     p = format_p(overall.p_value)
     p = p if p.startswith("<") else f"= {p}"
-    chance = "unlikely to be chance" if overall.significant else "could be chance"
+    confirmed = [c for c in regression_rows(cmp) if c.reasked and c.answers_passed == 0]
+    if overall.significant:
+        chance = "unlikely to be chance"
+    elif confirmed:  # few flips: the test cannot tell, but each one was re-asked and failed every time
+        chance = (f"too few flips for this test to rule out chance, but the re-asks confirm "
+                  f"{plural(len(confirmed), 'regression')} (every answer failed)")
+    else:
+        chance = "could be chance"
     return (f"pass rate {overall.before * 100:.0f} % → {overall.after * 100:.0f} % ({overall.worse} of {overall.n} questions "
             f"flipped down, {overall.better} up), {chance} (McNemar p {p})")
 
