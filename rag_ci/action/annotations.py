@@ -119,15 +119,24 @@ def conclusion_of(exit_code: int, *, gate_off: bool = False) -> str:
     return "neutral" if gate_off else "success"
 
 
-def check_text(verdict: str, comparison: Comparison | None, annotations: Sequence[Annotation],
+def check_text(headline: str, comparison: Comparison | None, annotations: Sequence[Annotation],
                run_url: str | None) -> tuple[str, str]:
-    """The check run's title and summary: the verdict and what fails; the report is in the job summary."""
-    from rag_ci.core.reporting.view import gate_kinds
+    """The check run's title and summary: the comment's headline (what fails: leaks, regressions,
+    budgets), each breached budget, what the annotations are; the report is in the job summary."""
+    from rag_ci.core.reporting.alerts import budget_limit
+    from rag_ci.core.reporting.render import escape_md, fmt_budget
 
-    kinds = " · ".join(gate_kinds(comparison)) if comparison is not None and comparison.gating else ""
-    title = f"rag-ci: {verdict}" + (f" — {kinds}" if kinds else "")
     where = f"[the job summary]({run_url})" if run_url else "the job summary"
-    summary = (f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate at its "
-               f"`- id:` line, each changed cited document at the document. The full report is in {where}."
-               if comparison is not None else f"Nothing was compared ({verdict}); the report is in {where}.")
-    return title, summary
+    if comparison is None:
+        return f"rag-ci: {headline}", f"Nothing was compared: {escape_md(headline)}. The report is in {where}."
+    lines = [f"**{escape_md(headline)}**", ""]
+    lines += [f"- budget {escape_md(b.name, 60)}: {fmt_budget(b.value, b.unit)}, allowed {fmt_budget(b.allowed, b.unit)} "
+              f"(limit {escape_md(budget_limit(b), 40)})" for b in comparison.budget_breaches]
+    if comparison.budget_breaches:
+        lines.append("")
+    if annotations:
+        lines.append(f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate "
+                     f"at its `- id:` line, each changed cited document at the document.")
+        lines.append("")
+    lines.append(f"The full report is in {where}.")
+    return f"rag-ci: {headline}", "\n".join(lines)

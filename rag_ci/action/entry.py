@@ -45,7 +45,7 @@ from rag_ci.action import annotations
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, step_outputs, summary_report, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
-from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated
+from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated, verdict_headline
 from rag_ci.core.reporting.view import code_block
 from rag_ci.core.results import RunResult
 from rag_ci.run.engine import RunContext, RunOptions, run_project
@@ -281,7 +281,8 @@ class Evaluation:
         if not plan.comment:
             annotations.show(self.runner, found)
             return
-        title, summary = annotations.check_text(outcome.verdict, outcome.comparison, found, self.settings.run_url)
+        title, summary = annotations.check_text(verdict_headline(head, outcome.comparison)[1],  # the comment's headline
+                                                outcome.comparison, found, self.settings.run_url)
         annotations.publish(self.settings, self.github, self.runner, found, title=title, summary=summary,
                             conclusion=annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off))
 

@@ -154,3 +154,20 @@ def test_next_says_where_the_entries_to_paste_are_and_errors_are_fixed_not_accep
     nxt = next(p.text() for p in rendered(render_markdown(head, comparison)).find_all("p") if p.text().startswith("Next:"))
     assert "accept" not in nxt  # today: "fix the regressions, or accept an intended one …" for a target answering 503
     assert nxt.startswith("Next: fix what makes the target error")
+
+
+# --- the `rag-ci gate` check run ----------------------------------------------------------------
+
+def test_a_budget_only_failure_titles_its_check_run_with_the_comments_headline_and_names_the_budget():
+    from rag_ci.action.annotations import check_text
+    from rag_ci.core.comparison.budgets import BudgetCheck
+    from rag_ci.core.reporting.render import verdict_headline
+
+    base, head = run(question("A"), question("B")), run(question("A"), question("B"))
+    breach = BudgetCheck("latency_p95", "+20%", baseline=0.100, value=0.250, allowed=0.120, bound=0.200)
+    comparison = replace(compare(base, head), budgets=(breach,))
+    headline = verdict_headline(head, comparison)[1]
+    title, summary = check_text(headline, comparison, [], "https://github.example/acme/rag/actions/runs/1")
+    assert title == "rag-ci: ❌ 1 budget exceeded"  # today: "rag-ci: fail"
+    assert "0 annotation(s)" not in summary  # today: "0 annotation(s) on the pull request's files …"
+    assert rendered(summary).find_all("li")[0].text() == "budget latency_p95: 250 ms, allowed 120 ms (limit +20%)"
