@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
-from rag_ci.core.comparison.budgets import BudgetCheck
+from rag_ci.core.comparison.budgets import BudgetCheck, latency_rise_bounds
 from rag_ci.core.comparison.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
 from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.noise import FlakyQuestion
@@ -98,6 +98,8 @@ class Comparison:
     stale_accepted: tuple[StaleAcceptance, ...] = ()
     # Failed on both runs, unedited, and a document they cite changed in this PR: not gating, said.
     source_changed_failing: tuple[QuestionChange, ...] = ()
+    # Latency percentiles that rose: the value this run is above with confidence (budgets.latency_rise_bounds).
+    latency_rise_bounds: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def budget_breaches(self) -> tuple[BudgetCheck, ...]:
@@ -271,6 +273,7 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
         flaky=noise.flaky, significance=noise.significance, budgets=noise.budgets, alpha=noise.alpha,
         target_calls=noise.target_calls,
         source_changed_failing=failing_with_changed_sources(base, head, {c.id for c in comparison.gating}),
+        latency_rise_bounds=latency_rise_bounds(base, head, gate.alpha),
     )
 
 
