@@ -195,3 +195,20 @@ def test_a_p95_rise_every_question_shows_is_still_in_the_headline():
     base_ms = [9 + (i % 5) for i in range(42)]
     base, head = _timed(base_ms), _timed([2 * ms for ms in base_ms])
     assert rendered(render_markdown(head, compare(base, head))).find_all("h2")[0].text() == "rag-ci: ✅ no regression · p95 +100 %"
+
+
+def _judged(qid: str, cost: float, *, cached: bool = False):
+    q = question(qid, metrics=[metric(HIT, 1.0, 1.0), metric("faithfulness", 0.9, 0.7, kind="judge")])
+    q.metrics["faithfulness"].judge_cost_usd, q.metrics["faithfulness"].cached = cost, cached
+    return q
+
+
+def test_judge_cost_compares_the_verdicts_judged_on_both_runs_and_shows_the_reused_ones_apart():
+    base = run(*(_judged(f"Q{i}", 0.001) for i in range(10)))
+    head = run(*(_judged(f"Q{i}", 0.0, cached=True) for i in range(8)), _judged("Q8", 0.001), _judged("Q9", 0.0012))
+    md = render_markdown(head, compare(base, head))
+    rows = {r[0]: r for r in body_rows(next(t for t in rendered(md).find_all("table") if "baseline" in t.text()))}
+    assert "judge cost" not in rows  # today: "judge cost | $0.0100 | $0.0022 | −$0.0078 (−78 %) | ⚠️"
+    assert rows["judge cost of the 2 verdicts judged"][1:] == ["$0.0020", "$0.0022", "+$0.0002 (+10 %)", ""]
+    assert rows["8 verdicts reused from the cache"][1:3] == ["$0.0080", "$0 (no calls)"]
+    assert "−78 %" not in md

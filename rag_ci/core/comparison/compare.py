@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
 from rag_ci.core.comparison.budgets import BudgetCheck, latency_rise_bounds
 from rag_ci.core.comparison.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
+from rag_ci.core.comparison.judge_cost import JudgeCost, judge_cost
 from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.noise import FlakyQuestion
 from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
@@ -100,6 +101,7 @@ class Comparison:
     source_changed_failing: tuple[QuestionChange, ...] = ()
     # Latency percentiles that rose: the value this run is above with confidence (budgets.latency_rise_bounds).
     latency_rise_bounds: dict[str, float | None] = field(default_factory=dict)
+    judge_cost_split: JudgeCost | None = None  # judged vs reused verdicts, when the cache gave some
 
     @property
     def budget_breaches(self) -> tuple[BudgetCheck, ...]:
@@ -273,7 +275,7 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
         flaky=noise.flaky, significance=noise.significance, budgets=noise.budgets, alpha=noise.alpha,
         target_calls=noise.target_calls,
         source_changed_failing=failing_with_changed_sources(base, head, {c.id for c in comparison.gating}),
-        latency_rise_bounds=latency_rise_bounds(base, head, gate.alpha),
+        latency_rise_bounds=latency_rise_bounds(base, head, gate.alpha), judge_cost_split=judge_cost(base, head),
     )
 
 
