@@ -212,3 +212,38 @@ def test_judge_cost_compares_the_verdicts_judged_on_both_runs_and_shows_the_reus
     assert rows["judge cost of the 2 verdicts judged"][1:] == ["$0.0020", "$0.0022", "+$0.0002 (+10 %)", ""]
     assert rows["8 verdicts reused from the cache"][1:3] == ["$0.0080", "$0 (no calls)"]
     assert "−78 %" not in md
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+def _yaml_problem(text: str) -> str:
+    import pytest
+
+    from rag_ci.core.base.yamlsrc import load_yaml
+    from rag_ci.errors import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        load_yaml(text, "questions.yml")
+    [problem] = caught.value.problems
+    return problem
+
+
+def test_a_yaml_error_says_what_to_change_tabs_quoting_and_indentation():
+    tab = _yaml_problem("version: 1\nquestions:\n\t- id: A\n")
+    assert tab.startswith("questions.yml:3: invalid YAML:") and "a tab indents this line: YAML indents with spaces only" in tab
+    colon = _yaml_problem("version: 1\nquestions:\n  - id: A\n    question: Ratio: what is it?\n")
+    assert "a value holding `: ` must be quoted" in colon  # today: "mapping values are not allowed here" alone
+    indent = _yaml_problem("version: 1\nquestions:\n  - id: A\n    question: q\n   doc_id: a\n")
+    assert "indentation" in indent, indent
+    quote = _yaml_problem('version: 1\nquestions:\n  - id: A\n    question: "open\n')
+    assert "a quote is not closed" in quote, quote
+
+
+def test_validate_help_lists_its_own_exit_codes_not_the_gates():
+    from click.testing import CliRunner
+
+    from rag_ci.cli import cli
+
+    shown = CliRunner().invoke(cli, ["validate", "--help"]).output
+    assert "regression" not in shown and "--resume" not in shown  # today: the gate's exit codes (1: a regression …)
+    assert "2  they are not: each problem is printed with its file and line" in shown
