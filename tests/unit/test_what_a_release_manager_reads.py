@@ -247,3 +247,15 @@ def test_validate_help_lists_its_own_exit_codes_not_the_gates():
     shown = CliRunner().invoke(cli, ["validate", "--help"]).output
     assert "regression" not in shown and "--resume" not in shown  # today: the gate's exit codes (1: a regression …)
     assert "2  they are not: each problem is printed with its file and line" in shown
+
+
+def test_the_warm_up_line_cuts_the_targets_error_between_words():
+    from rag_ci.run.replay import warmup_line
+
+    error = ("HTTP 500 Internal Server Error: Traceback (most recent call last): File \"/app/server.py\", line 41, "
+             "in handle: answer = rag.ask(payload) … RuntimeError: the index is not loaded yet (request id 7f3a)")
+    line = warmup_line(3, 1.2, [None, None, None], [error])
+    failed = line[line.index("failed (") + len("failed ("):line.rindex("), ")]
+    assert failed.endswith("…") and error.startswith(failed[:-1])
+    assert failed[:-1].split()[-1] in error.split()  # a whole word: today "… (request i"
+    assert line.endswith("2 skipped (target.warmup)")
