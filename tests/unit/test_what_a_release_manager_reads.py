@@ -259,3 +259,42 @@ def test_the_warm_up_line_cuts_the_targets_error_between_words():
     assert failed.endswith("…") and error.startswith(failed[:-1])
     assert failed[:-1].split()[-1] in error.split()  # a whole word: today "… (request i"
     assert line.endswith("2 skipped (target.warmup)")
+
+
+# --- not evaluated ------------------------------------------------------------------------------
+
+def test_a_quoted_list_of_14_drafts_is_cut_between_items_and_says_how_many_more():
+    from rag_ci.core.reporting.render import render_not_evaluated
+
+    cause = "\n".join(f"eval/questions.yml:{1 + 6 * i}: DRAFT-{i:02d}: a draft (write the reference, check doc_id and "
+                      "sources, then remove `status: draft`) " + "x" * 120 for i in range(1, 15))
+    quote = next(b for b in rendered(render_not_evaluated(cause)).blocks() if b.tag == "blockquote").text()
+    lines = [line for line in quote.splitlines() if line.strip()]
+    assert all(line.startswith("eval/questions.yml:") for line in lines[:-1]), lines[-2:]  # today: the 13th cut mid-word
+    assert all(line.endswith("x" * 120) for line in lines[:-1])
+    assert lines[-1] == f"…and {14 - len(lines[:-1])} more lines"  # today: the 14th silently lost
+
+
+def _lost_baseline_cause() -> str:
+    from types import SimpleNamespace
+
+    from rag_ci.action.baseline import BaselineFinder
+
+    finder = BaselineFinder.__new__(BaselineFinder)
+    finder.settings = SimpleNamespace(baseline_artifact="rag-ci-baseline", data_branch="rag-ci-data")
+    finder.branch, finder.trace = "main", ["an expired `rag-ci-baseline` artifact", "`eval_history.jsonl` has 6 lines"]
+    return finder.lost_message()
+
+
+def test_a_lost_baseline_is_headed_by_its_sentence_and_its_next_step_is_the_new_baseline_not_push_again():
+    from rag_ci.core.reporting.render import render_not_evaluated
+
+    cause = _lost_baseline_cause()
+    md = render_not_evaluated(cause)
+    headline = md.splitlines()[0]
+    assert " more" not in headline, headline  # today: "…not passed as a first-run bootstrap and 6 more"
+    assert headline.startswith("## rag-ci: ⛔ not evaluated — The baseline of main is gone: not compared")
+    nxt = next(p.text() for p in rendered(md).find_all("p") if p.text().startswith("Next:"))
+    assert "push again" not in nxt and "make a new baseline" in nxt and "rebaseline: true" in nxt
+    # the fix works with the README's two workflows too, which have no rag-ci-full.yml
+    assert "re-run the newest run of the baseline workflow on main" in cause and "rag-ci-full.yml -f" not in cause

@@ -87,7 +87,7 @@ def escape_notice(text: Any, limit: int = 2000) -> str:
     if text is None:
         return ""
     lines = []
-    for line in str(text)[:limit].splitlines():
+    for line in _whole_lines(str(text), limit):
         parts = " ".join(line.split()).split("`")
         if len(parts) % 2 == 0:  # an unpaired backtick: the last one is plain text
             parts[-2:] = [parts[-2] + "`" + parts[-1]]
@@ -95,6 +95,24 @@ def escape_notice(text: Any, limit: int = 2000) -> str:
         if "".join(parts).strip():
             lines.append("".join(rendered))
     return "\n> ".join(lines)
+
+
+def _whole_lines(text: str, limit: int) -> list[str]:
+    """The lines of `text` that fit in `limit` characters, whole (a list of 14 problems is never
+    cut inside its 13th, nor its 14th dropped unsaid), then how many more; a first line longer
+    than the limit is cut at a word."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) > limit:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    if not kept and lines:
+        return [cut_at_word(lines[0], limit), *([f"…and {len(lines) - 1} more lines"] if len(lines) > 1 else [])]
+    rest = len(lines) - len(kept)
+    return kept + ([f"…and {rest} more line{'s' if rest != 1 else ''}"] if rest else [])
 
 
 def markdown_url(url: Any) -> str:
