@@ -298,3 +298,15 @@ def test_a_lost_baseline_is_headed_by_its_sentence_and_its_next_step_is_the_new_
     assert "push again" not in nxt and "make a new baseline" in nxt and "rebaseline: true" in nxt
     # the fix works with the README's two workflows too, which have no rag-ci-full.yml
     assert "re-run the newest run of the baseline workflow on main" in cause and "rag-ci-full.yml -f" not in cause
+
+
+# --- stage ----------------------------------------------------------------------------------------
+
+def test_a_question_that_failed_retrieval_and_now_loses_faithfulness_is_filed_under_generation():
+    old = question("F", "fail", metrics=[metric(HIT, 0.0, 1.0), metric("faithfulness", 0.9, 0.7, kind="judge")])
+    new = question("F", "fail", metrics=[metric(HIT, 0.0, 1.0), metric("faithfulness", 0.2, 0.7, kind="judge")])
+    head, comparison = _compared((old, new))
+    [worse] = comparison.worse
+    assert worse.failure_stage == "generation"  # today: "retrieval", from the failure it already had
+    where = next(p.text() for p in rendered(render_markdown(head, comparison)).find_all("p") if p.text().startswith("Where:"))
+    assert where == "Where: a 1 — generation 1"
