@@ -292,7 +292,7 @@ def test_a_lost_baseline_is_headed_by_its_sentence_and_its_next_step_is_the_new_
     cause = _lost_baseline_cause()
     md = render_not_evaluated(cause)
     headline = md.splitlines()[0]
-    assert " more" not in headline, headline  # today: "…not passed as a first-run bootstrap and 6 more"
+    assert " more" not in headline, headline  # today: "…not passed as a first-run bootstrap and 4 more"
     assert headline.startswith("## rag-ci: ⛔ not evaluated — The baseline of main is gone: not compared")
     nxt = next(p.text() for p in rendered(md).find_all("p") if p.text().startswith("Next:"))
     assert "push again" not in nxt and "make a new baseline" in nxt and "rebaseline: true" in nxt
@@ -310,3 +310,31 @@ def test_a_question_that_failed_retrieval_and_now_loses_faithfulness_is_filed_un
     assert worse.failure_stage == "generation"  # today: "retrieval", from the failure it already had
     where = next(p.text() for p in rendered(render_markdown(head, comparison)).find_all("p") if p.text().startswith("Where:"))
     assert where == "Where: a 1 — generation 1"
+
+
+# --- the target's own error -----------------------------------------------------------------------
+
+TRACEBACK = ("INFO serving on :8000\nTraceback (most recent call last):\n  File \"app.py\", line 41, in ask\n"
+             "RuntimeError: the index is not loaded yet\nHTTP 500 Internal Server Error")
+
+
+def test_a_broken_run_shows_the_targets_last_log_lines_not_only_http_500():
+    from rag_ci.core.scoring.verdict import broken_run_reason
+
+    head = run(*(question(f"Q{i}", "error", error="HTTP 500 Internal Server Error") for i in range(5)))
+    head.meta.broken = broken_run_reason(head.questions, 0.2)
+    head.meta.diagnostics = TRACEBACK
+    root = rendered(render_markdown(head, None, notice="It is not compared."))
+    [log] = [pre.text() for pre in root.find_all("pre")]
+    assert "RuntimeError: the index is not loaded yet" in log  # today: only "HTTP 500 Internal Server Error"
+    assert "HTTP 500" not in log  # the cause above says it; the log shows what it hid
+
+
+def test_error_rows_are_followed_by_the_targets_last_log_lines():
+    pairs = [(question(f"E{i}", metrics=[metric(HIT, 1.0, 1.0)]), question(f"E{i}", "error", error="HTTP 500 Internal Server Error"))
+             for i in range(2)]
+    head, comparison = _compared(*pairs)
+    head.meta.diagnostics = TRACEBACK
+    details = [d for d in rendered(render_markdown(head, comparison)).find_all("details")
+               if d.text().startswith("The target's last log lines")]
+    assert details and "RuntimeError: the index is not loaded yet" in details[0].text()

@@ -236,6 +236,11 @@ def fmt_latency_delta(change: QuestionChange) -> str:
     return fmt_ms_delta(Delta(change.old_latency_s, change.new_latency_s))
 
 
+def log_block(text: str) -> str:
+    """The target's log lines as a fenced text block: shown as written, inert (no markup, no mention)."""
+    return view.code_block(text, "text")
+
+
 def accept_yaml(changes: Sequence[QuestionChange]) -> str:
     """The accepted-file entries of regressions as one fenced YAML block (inert: JSON-quoted values in a fence)."""
     return view.code_block("".join(view.accept_entry(c) for c in changes), "yaml")
@@ -253,14 +258,14 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     )
     env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms,
                        usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p, ms_delta=fmt_ms_delta,
-                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml,
+                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml, log_block=log_block,
                        latency_delta=fmt_latency_delta)
     env.globals.update(word_diff=word_diff, delta_rows=deltas.delta_rows, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
                        **{name: getattr(view, name) for name in (
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
                            "metric_cell", "why_cell", "leak_words", "noise_words", "baseline_words",
                            "row_notes", "stage_groups", "failing_sections", "anchor", "leak_rows", "regression_rows", "worse_rows",
-                           "answers_words", "gate_off_after_merge", "dirty_words")},
+                           "answers_words", "gate_off_after_merge", "dirty_words", "target_log")},
                        **{name: getattr(alerts, name) for name in (
                            "fake_judge_after_merge", "broken_words", "changed_sources_line", "budget_limit", "stale_dead",
                            "stale_insufficient", "flaky_failing", "citing_missing", "missing_sources_line", "headline_cause", "not_evaluated_next",

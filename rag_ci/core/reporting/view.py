@@ -350,3 +350,20 @@ def _num(value: float | None) -> str:
 def gate_off_after_merge(policy_changes: Sequence[str]) -> bool:
     """Whether the PR's own gate policy, once merged, would gate nothing on main."""
     return any(line.startswith("gate.fail_on ") and line.endswith("→ never") for line in policy_changes)
+
+
+LOG_LINES, LOG_LINE_CHARS = 12, 200  # the target's log shown in a report: its last lines, each cut
+
+
+def target_log(diagnostics: str | None, said: Sequence[str] = ()) -> str:
+    """The target's last log lines (already redacted by the run), for a report: at most LOG_LINES,
+    each cut at LOG_LINE_CHARS, control characters dropped, without the lines the errors above
+    already quote (`said`): the traceback the error hid, never its last line twice."""
+    quoted = " ".join(" ".join(s.split()) for s in said)
+    lines = []
+    for line in (diagnostics or "").splitlines():
+        clean = re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", "", line).rstrip()
+        flat = " ".join(clean.split())
+        if flat and (len(flat) < 12 or flat not in quoted):
+            lines.append(clean if len(clean) <= LOG_LINE_CHARS else clean[: LOG_LINE_CHARS - 1] + "…")
+    return "\n".join(lines[-LOG_LINES:])
