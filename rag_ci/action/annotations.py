@@ -35,23 +35,52 @@ def workspace_path(settings: Settings, path: str | Path) -> str:
 
 
 def for_comparison(settings: Settings, project: Project, comparison: Comparison, *, params: dict | None = None,
-                   gate_on: bool = True) -> list[Annotation]:
-    """Every question that fails the gate at its `- id:` line, every changed cited document at the document."""
+                   gate_on: bool = True, github: GitHubRepo | None = None, comment_url: str | None = None) -> list[Annotation]:
+    """Every question that fails the gate at its `- id:` line, every changed cited document at its
+    first changed line (read at the baseline's commit through `github`), else at the document."""
     source = Path(project.questions.source)
     try:
         lines = question_lines(source.read_text(encoding="utf-8"), str(source))
     except (OSError, UnicodeDecodeError):
         lines = {}
+    documents = _document_paths(settings, project, comparison)
+    changed_at = _changed_lines(settings, github, documents, comparison.base_sha) if github is not None else {}
     return comparison_annotations(comparison, questions_path=workspace_path(settings, source), lines=lines,
-                                  documents=_document_paths(settings, project, comparison), params=params,
-                                  level="failure" if gate_on else "warning")
+                                  documents=documents, params=params, level="failure" if gate_on else "warning",
+                                  document_lines=changed_at, comment_url=comment_url or None)
+
+
+CHANGED_LINES_READ = 20  # documents read at the baseline's commit for their changed line (one REST call each)
+
+
+def _changed_lines(settings: Settings, github: GitHubRepo, documents: dict[str, str], base_sha: str | None) -> dict[str, int]:
+    """Changed cited source -> the first line of its document that differs from the baseline's
+    commit (GitHub shows an annotation at line 1 of an unchanged line as outside the diff)."""
+    import difflib
+
+    out: dict[str, int] = {}
+    for source, path in list(documents.items())[:CHANGED_LINES_READ] if base_sha else ():
+        try:
+            before = github.file_at(base_sha, path)
+            now = (settings.workspace / path).read_text(encoding="utf-8")
+        except (GitHubError, OSError, UnicodeDecodeError):
+            continue
+        if before is None:
+            continue
+        old, new = before.splitlines(), now.splitlines()
+        first = next((j1 for tag, _, _, j1, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+                      if tag != "equal"), None)
+        if first is not None:
+            out[source] = min(first, max(len(new) - 1, 0)) + 1
+    return out
 
 
 def _document_paths(settings: Settings, project: Project, comparison: Comparison) -> dict[str, str]:
     """Changed cited source -> its document's path relative to the workspace (one document: a
     source naming several, or none any more, is annotated at its question instead)."""
-    sources = {s for c in (*comparison.regressions, *comparison.worse, *comparison.leaks, *comparison.gains,
-                           *comparison.changed, *comparison.carried) for s in c.source_changed}
+    sources = {s for c in (*comparison.regressions, *comparison.worse, *comparison.leaks, *comparison.gains, *comparison.changed,
+                           *comparison.carried, *comparison.source_changed_failing, *(a.change for a in comparison.accepted))
+               for s in c.source_changed}
     if not sources:
         return {}
     from rag_ci.files.corpus_files import corpus_folders, read_corpora

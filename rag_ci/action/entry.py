@@ -256,7 +256,7 @@ class Evaluation:
             self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
         if outcome.comparison is not None or plan.comment:
-            self.annotate(project, outcome, plan)
+            self.annotate(project, outcome, plan, comment_url)
         if outcome.verdict == Verdict.INCOMPATIBLE:
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
         if outcome.verdict == Verdict.BROKEN:
@@ -271,13 +271,14 @@ class Evaluation:
             self.runner.warning("regressions, worse questions or routing leaks found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
         return outcome.exit_code
 
-    def annotate(self, project: Project, outcome: GateOutcome, plan: Plan) -> None:
+    def annotate(self, project: Project, outcome: GateOutcome, plan: Plan, comment_url: str = "") -> None:
         """Each question that fails the gate at its line of questions.yml, each changed cited
         document at the document: on the log, and in the check run of a pull request."""
         head = outcome.head
         params = dict(head.meta.policy.metrics) if head.meta.policy else None
         found = [] if outcome.comparison is None else \
-            annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off)
+            annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off,
+                                       github=self.github, comment_url=comment_url)
         if not plan.comment:
             annotations.show(self.runner, found)
             return
