@@ -86,7 +86,7 @@ def test_regressions_re_asked_and_failing_every_time_are_said_to_be_confirmed_no
     head, comparison = _compared(*pairs)
     line = next(p.text() for p in rendered(render_markdown(head, comparison)).find_all("p") if p.text().startswith("For context"))
     assert "could be chance" not in line  # today: "could be chance (McNemar p = 0.25)"
-    assert "the re-asks confirm 3 regressions (every answer failed)" in line
+    assert "(McNemar p = 0.25), but the re-asks confirm 3 regressions: every answer failed" in line
 
 
 def test_the_counts_line_after_a_gate_change_alert_is_its_own_paragraph_outside_the_alert():
@@ -338,3 +338,13 @@ def test_error_rows_are_followed_by_the_targets_last_log_lines():
     details = [d for d in rendered(render_markdown(head, comparison)).find_all("details")
                if d.text().startswith("The target's last log lines")]
     assert details and "RuntimeError: the index is not loaded yet" in details[0].text()
+
+
+def test_a_worse_rows_why_does_not_repeat_the_metrics_its_failing_cell_shows():
+    old = question("W", "fail", metrics=[metric(HIT, 0.0, 1.0), metric(KW, 1.0, 0.6, kind="answer")])
+    new = question("W", "fail", metrics=[metric(HIT, 0.0, 1.0), metric(KW, 0.0, 0.6, kind="answer")])
+    head, comparison = _compared((old, new))
+    [row] = body_rows(next(t for t in rendered(render_markdown(head, comparison)).find_all("table") if "failing" in t.text()))
+    assert row[2] == "keyword 1.00→0.00 (≥ 0.60)"
+    assert "keyword_coverage 1.00 → 0.00" not in row[3]  # today: "lost keyword_coverage 1.00 → 0.00 (passed on the baseline)"
+    assert row[3].startswith("these passed on the baseline")

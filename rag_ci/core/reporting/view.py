@@ -221,14 +221,14 @@ def significance_line(cmp: Comparison) -> str | None:
     p = p if p.startswith("<") else f"= {p}"
     confirmed = [c for c in regression_rows(cmp) if c.reasked and c.answers_passed == 0]
     if overall.significant:
-        chance = "unlikely to be chance"
+        chance = f"unlikely to be chance (McNemar p {p})"
     elif confirmed:  # few flips: the test cannot tell, but each one was re-asked and failed every time
-        chance = (f"too few flips for this test to rule out chance, but the re-asks confirm "
-                  f"{plural(len(confirmed), 'regression')} (every answer failed)")
+        chance = (f"too few flips for this test to rule out chance (McNemar p {p}), but the re-asks confirm "
+                  f"{plural(len(confirmed), 'regression')}: every answer failed")
     else:
-        chance = "could be chance"
+        chance = f"could be chance (McNemar p {p})"
     return (f"pass rate {overall.before * 100:.0f} % → {overall.after * 100:.0f} % ({overall.worse} of {overall.n} questions "
-            f"flipped down, {overall.better} up), {chance} (McNemar p {p})")
+            f"flipped down, {overall.better} up), {chance}")
 
 
 # --- one row per question ------------------------------------------------------------------
@@ -262,7 +262,10 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
     if change.new_verdict == "routing_error":
         parts = [leak_words(change)]
     elif change.worse_because:  # a changed source is the evidence that matters, not its re-cut chunks
-        parts = [change.worse_because, source_words(change) if stage_of(change) == "source" else "", *evidence[:limit - 1]]
+        # "lost X 1.00 → 0.00 (passed on the baseline)" would repeat the failing cell beside it.
+        because = "these passed on the baseline" if change.worse_because.startswith("lost ") and change.failing_metrics \
+            else change.worse_because
+        parts = [because, source_words(change) if stage_of(change) == "source" else "", *evidence[:limit - 1]]
         parts = [p for p in parts if p][:limit]
     elif stage_of(change) == "source":
         reasons = [m.reason for m in change.failing_metrics if m.reason]
