@@ -35,8 +35,7 @@ RETRIEVED_NOTHING = "retrieved nothing (the target returned no contexts)"
 # How a chunk of this run compares with the baseline's, for the before/after tables.
 SAME, NEW, CHANGED, LEAKED = "same", "new", "changed", "leaked"
 # Two texts under one id are one chunk with other text when this share of the shorter one's words
-# is in the other, in order;
-# below it the id names something larger than a chunk (a document) and the texts are two chunks.
+# is in the other, in order; below it the id names something larger than a chunk (a document).
 SAME_CHUNK_RATIO = 0.5
 
 
@@ -101,7 +100,7 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
         chunk = before[index]
         now = next((_text(c) for c, was in zip(after, counterparts) if was == index), None)
         held = ", ".join(f"“{w}”" for w in words)
-        evidence.append(f"the chunk that held {held} ({label(chunk)}) {_what_became(before_texts[index], now)}")
+        evidence.append(f"the chunk that held {held} ({label(chunk)}) {_what_became(before_texts[index], now, words)}")
         explained.add(label(chunk))
     rechunked = [s for s in changed if s not in explained]
     if rechunked:
@@ -139,20 +138,26 @@ def _shared(a: Sequence[str], b: Sequence[str]) -> float:
     return matched / min(len(a), len(b))
 
 
-def _what_became(old: str, new: str | None, words: int = 6) -> str:
-    """What happened to a baseline chunk that held a lost keyword: "was cut" only when the chunk
+def _what_became(old: str, new: str | None, keywords: Sequence[str], words: int = 6) -> str:
+    """What happened to a baseline chunk that held lost `keywords`: "was cut" only when the chunk
     under its id kept part of its text and lost the rest (re-chunking); "now reads … where it read
-    …" when words in it were replaced (an edited document); else "is no longer retrieved"."""
+    …" when the words holding a keyword were replaced (an edited document); else "is no longer
+    retrieved"."""
     if new is None:
         return "is no longer retrieved"
     a, b = old.split(), new.split()
+    held = {_word(w) for k in keywords for w in k.split()}
     ops = SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
     # Words replaced between two kept runs were edited; a change at either end is where it was cut.
     for before, (tag, i1, i2, j1, j2), after in zip(ops, ops[1:], ops[2:]):
-        if tag == "replace" and _kept(before) and _kept(after):
+        if tag == "replace" and _kept(before) and _kept(after) and held & {_word(w) for w in a[i1:i2]}:
             was, now = _around(a, i1, i2, words), _around(b, j1, j2, words)
             return f"now reads “{now}” where it read “{was}”"
     return "was cut"
+
+
+def _word(word: str) -> str:
+    return normalise_text(word).strip(".,;:!?()[]\"'“”")
 
 
 def _kept(op: tuple[str, int, int, int, int], words: int = 3) -> bool:
