@@ -66,6 +66,15 @@ def test_a_chunk_re_cut_under_its_id_so_that_its_words_are_gone_still_says_it_wa
     assert change.retrieval_evidence[0] == "the chunk that held “6.5 hours” (du2/battery.md#1) was cut"
 
 
+def test_an_edit_elsewhere_in_a_re_cut_chunk_is_not_shown_as_the_keywords_change():
+    chunk = "du2/battery.md#1"
+    cut = "The standard 2 A charger fills a flat PowerPack 400 in 6.5"  # "an empty" → "a flat", then cut
+    base = run(_asked("CHARGE", [Context(text=FULL, doc_id="du2", source=chunk)], passed=True))
+    head = run(_asked("CHARGE", [Context(text=cut, doc_id="du2", source=chunk)], passed=False))
+    [change] = compare(base, head).regressions
+    assert change.retrieval_evidence[0] == "the chunk that held “6.5 hours” (du2/battery.md#1) was cut"
+
+
 # --- the first screen ---------------------------------------------------------------------------
 
 def _regressed(qid: str, corpora=("a",), **kwargs):
