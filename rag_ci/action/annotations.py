@@ -15,6 +15,7 @@ from pathlib import Path
 from rag_ci.action.settings import Settings
 from rag_ci.core.questionset.question_lines import question_lines
 from rag_ci.core.reporting.annotations import Annotation, by_severity, comparison_annotations, validation_annotations
+from rag_ci.core.results import RunResult
 from rag_ci.gate import Comparison
 from rag_ci.github.checks import CHECK_RUN_NAME, annotation_json
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo
@@ -148,12 +149,14 @@ def conclusion_of(exit_code: int, *, gate_off: bool = False) -> str:
     return "neutral" if gate_off else "success"
 
 
-def check_text(headline: str, comparison: Comparison | None, annotations: Sequence[Annotation],
+def check_text(head: RunResult, comparison: Comparison | None, annotations: Sequence[Annotation],
                run_url: str | None) -> tuple[str, str]:
     """The check run's title and summary: the comment's headline (what fails: leaks, regressions,
     budgets), each breached budget, what the annotations are; the report is in the job summary."""
     from rag_ci.core.reporting.alerts import budget_limit
-    from rag_ci.core.reporting.render import escape_md, fmt_budget
+    from rag_ci.core.reporting.render import escape_md, fmt_budget, verdict_headline
+
+    headline = verdict_headline(head, comparison)[1]
 
     where = f"[the job summary]({run_url})" if run_url else "the job summary"
     if comparison is None:

@@ -45,7 +45,7 @@ from rag_ci.action import annotations
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, step_outputs, summary_report, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
-from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated, verdict_headline
+from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated
 from rag_ci.core.reporting.view import code_block
 from rag_ci.core.results import RunResult
 from rag_ci.run.engine import RunContext, RunOptions, run_project
@@ -282,8 +282,7 @@ class Evaluation:
         if not plan.comment:
             annotations.show(self.runner, found)
             return
-        title, summary = annotations.check_text(verdict_headline(head, outcome.comparison)[1],  # the comment's headline
-                                                outcome.comparison, found, self.settings.run_url)
+        title, summary = annotations.check_text(head, outcome.comparison, found, self.settings.run_url)
         annotations.publish(self.settings, self.github, self.runner, found, title=title, summary=summary,
                             conclusion=annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off))
 
@@ -339,8 +338,7 @@ class Evaluation:
         s = self.settings
         base_url = f"{s.server_url}/{s.repository}/actions/runs/{found.run_id}" if found is not None and found.run_id else None
         return Commits(base_sha=found.sha if found else None, base_branch=found.described() if found else None, base_url=base_url,
-                       head_sha=s.pr_head_sha or s.sha, head_url=s.run_url,
-                       head_label="the merge queue's commit" if s.merge_group else None)
+                       head_sha=s.pr_head_sha or s.sha, head_url=s.run_url, head_label="the merge queue's commit" if s.merge_group else None)
 
     def report_url(self) -> str | None:
         """Where the full HTML report is: the run page's artifacts."""

@@ -175,8 +175,8 @@ def test_a_budget_only_failure_titles_its_check_run_with_the_comments_headline_a
     base, head = run(question("A"), question("B")), run(question("A"), question("B"))
     breach = BudgetCheck("latency_p95", "+20%", baseline=0.100, value=0.250, allowed=0.120, bound=0.200)
     comparison = replace(compare(base, head), budgets=(breach,))
-    headline = verdict_headline(head, comparison)[1]
-    title, summary = check_text(headline, comparison, [], "https://github.example/acme/rag/actions/runs/1")
+    title, summary = check_text(head, comparison, [], "https://github.example/acme/rag/actions/runs/1")
+    assert title == "rag-ci: " + verdict_headline(head, comparison)[1]
     assert title == "rag-ci: ❌ 1 budget exceeded"  # today: "rag-ci: fail"
     assert "0 annotation(s)" not in summary  # today: "0 annotation(s) on the pull request's files …"
     assert rendered(summary).find_all("li")[0].text() == "budget latency_p95: 250 ms, allowed 120 ms (limit +20%)"

@@ -87,7 +87,7 @@ def escape_notice(text: Any, limit: int = 2000) -> str:
     if text is None:
         return ""
     lines = []
-    for line in _whole_lines(str(text), limit):
+    for line in view.whole_lines(str(text), limit):
         parts = " ".join(line.split()).split("`")
         if len(parts) % 2 == 0:  # an unpaired backtick: the last one is plain text
             parts[-2:] = [parts[-2] + "`" + parts[-1]]
@@ -95,24 +95,6 @@ def escape_notice(text: Any, limit: int = 2000) -> str:
         if "".join(parts).strip():
             lines.append("".join(rendered))
     return "\n> ".join(lines)
-
-
-def _whole_lines(text: str, limit: int) -> list[str]:
-    """The lines of `text` that fit in `limit` characters, whole (a list of 14 problems is never
-    cut inside its 13th, nor its 14th dropped unsaid), then how many more; a first line longer
-    than the limit is cut at a word."""
-    lines = text.splitlines()
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) > limit:
-            break
-        kept.append(line)
-        used += len(line) + 1
-    if not kept and lines:
-        return [cut_at_word(lines[0], limit), *([f"…and {len(lines) - 1} more lines"] if len(lines) > 1 else [])]
-    rest = len(lines) - len(kept)
-    return kept + ([f"…and {rest} more line{'s' if rest != 1 else ''}"] if rest else [])
 
 
 def markdown_url(url: Any) -> str:
@@ -236,11 +218,6 @@ def fmt_latency_delta(change: QuestionChange) -> str:
     return fmt_ms_delta(Delta(change.old_latency_s, change.new_latency_s))
 
 
-def log_block(text: str) -> str:
-    """The target's log lines as a fenced text block: shown as written, inert (no markup, no mention)."""
-    return view.code_block(text, "text")
-
-
 def accept_yaml(changes: Sequence[QuestionChange]) -> str:
     """The accepted-file entries of regressions as one fenced YAML block (inert: JSON-quoted values in a fence)."""
     return view.code_block("".join(view.accept_entry(c) for c in changes), "yaml")
@@ -258,7 +235,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     )
     env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms,
                        usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p, ms_delta=fmt_ms_delta,
-                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml, log_block=log_block,
+                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml, log_block=view.log_block,
                        latency_delta=fmt_latency_delta)
     env.globals.update(word_diff=word_diff, delta_rows=deltas.delta_rows, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
                        **{name: getattr(view, name) for name in (

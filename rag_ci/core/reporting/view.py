@@ -19,6 +19,7 @@ from typing import Any
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
 from rag_ci.core.comparison.question_change import MetricChange
 from rag_ci.core.results import RunResult
+from rag_ci.core.scoring.verdict import cut_at_word
 
 SHORT_SHA = 7
 STAGE_TITLES = {"source": "Source changed", "retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
@@ -370,3 +371,26 @@ def target_log(diagnostics: str | None, said: Sequence[str] = ()) -> str:
         if flat and (len(flat) < 12 or flat not in quoted):
             lines.append(clean if len(clean) <= LOG_LINE_CHARS else clean[: LOG_LINE_CHARS - 1] + "…")
     return "\n".join(lines[-LOG_LINES:])
+
+
+def whole_lines(text: str, limit: int) -> list[str]:
+    """The lines of `text` that fit in `limit` characters, whole (a list of 14 problems is never
+    cut inside its 13th, nor its 14th dropped unsaid), then how many more; a first line longer
+    than the limit is cut at a word."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) > limit:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    if not kept and lines:
+        return [cut_at_word(lines[0], limit), *([f"…and {len(lines) - 1} more lines"] if len(lines) > 1 else [])]
+    rest = len(lines) - len(kept)
+    return kept + ([f"…and {rest} more line{'s' if rest != 1 else ''}"] if rest else [])
+
+
+def log_block(text: str) -> str:
+    """The target's log lines as a fenced text block: shown as written, inert (no markup, no mention)."""
+    return code_block(text, "text")
