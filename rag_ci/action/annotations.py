@@ -15,6 +15,7 @@ from pathlib import Path
 from rag_ci.action.settings import Settings
 from rag_ci.core.questionset.question_lines import question_lines
 from rag_ci.core.reporting.annotations import Annotation, by_severity, comparison_annotations, validation_annotations
+from rag_ci.core.results import RunResult
 from rag_ci.gate import Comparison
 from rag_ci.github.checks import CHECK_RUN_NAME, annotation_json
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo
@@ -35,23 +36,52 @@ def workspace_path(settings: Settings, path: str | Path) -> str:
 
 
 def for_comparison(settings: Settings, project: Project, comparison: Comparison, *, params: dict | None = None,
-                   gate_on: bool = True) -> list[Annotation]:
-    """Every question that fails the gate at its `- id:` line, every changed cited document at the document."""
+                   gate_on: bool = True, github: GitHubRepo | None = None, comment_url: str | None = None) -> list[Annotation]:
+    """Every question that fails the gate at its `- id:` line, every changed cited document at its
+    first changed line (read at the baseline's commit through `github`), else at the document."""
     source = Path(project.questions.source)
     try:
         lines = question_lines(source.read_text(encoding="utf-8"), str(source))
     except (OSError, UnicodeDecodeError):
         lines = {}
+    documents = _document_paths(settings, project, comparison)
+    changed_at = _changed_lines(settings, github, documents, comparison.base_sha) if github is not None else {}
     return comparison_annotations(comparison, questions_path=workspace_path(settings, source), lines=lines,
-                                  documents=_document_paths(settings, project, comparison), params=params,
-                                  level="failure" if gate_on else "warning")
+                                  documents=documents, params=params, level="failure" if gate_on else "warning",
+                                  document_lines=changed_at, comment_url=comment_url or None)
+
+
+CHANGED_LINES_READ = 20  # documents read at the baseline's commit for their changed line (one REST call each)
+
+
+def _changed_lines(settings: Settings, github: GitHubRepo, documents: dict[str, str], base_sha: str | None) -> dict[str, int]:
+    """Changed cited source -> the first line of its document that differs from the baseline's
+    commit (GitHub shows an annotation at line 1 of an unchanged line as outside the diff)."""
+    import difflib
+
+    out: dict[str, int] = {}
+    for source, path in list(documents.items())[:CHANGED_LINES_READ] if base_sha else ():
+        try:
+            before = github.file_at(base_sha, path)
+            now = (settings.workspace / path).read_text(encoding="utf-8")
+        except (GitHubError, OSError, UnicodeDecodeError):
+            continue
+        if before is None:
+            continue
+        old, new = before.splitlines(), now.splitlines()
+        first = next((j1 for tag, _, _, j1, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+                      if tag != "equal"), None)
+        if first is not None:
+            out[source] = min(first, max(len(new) - 1, 0)) + 1
+    return out
 
 
 def _document_paths(settings: Settings, project: Project, comparison: Comparison) -> dict[str, str]:
     """Changed cited source -> its document's path relative to the workspace (one document: a
     source naming several, or none any more, is annotated at its question instead)."""
-    sources = {s for c in (*comparison.regressions, *comparison.worse, *comparison.leaks, *comparison.gains,
-                           *comparison.changed, *comparison.carried) for s in c.source_changed}
+    sources = {s for c in (*comparison.regressions, *comparison.worse, *comparison.leaks, *comparison.gains, *comparison.changed,
+                           *comparison.carried, *comparison.source_changed_failing, *(a.change for a in comparison.accepted))
+               for s in c.source_changed}
     if not sources:
         return {}
     from rag_ci.files.corpus_files import corpus_folders, read_corpora
@@ -119,15 +149,26 @@ def conclusion_of(exit_code: int, *, gate_off: bool = False) -> str:
     return "neutral" if gate_off else "success"
 
 
-def check_text(verdict: str, comparison: Comparison | None, annotations: Sequence[Annotation],
+def check_text(head: RunResult, comparison: Comparison | None, annotations: Sequence[Annotation],
                run_url: str | None) -> tuple[str, str]:
-    """The check run's title and summary: the verdict and what fails; the report is in the job summary."""
-    from rag_ci.core.reporting.view import gate_kinds
+    """The check run's title and summary: the comment's headline (what fails: leaks, regressions,
+    budgets), each breached budget, what the annotations are; the report is in the job summary."""
+    from rag_ci.core.reporting.alerts import budget_limit
+    from rag_ci.core.reporting.render import escape_md, fmt_budget, verdict_headline
 
-    kinds = " · ".join(gate_kinds(comparison)) if comparison is not None and comparison.gating else ""
-    title = f"rag-ci: {verdict}" + (f" — {kinds}" if kinds else "")
+    headline = verdict_headline(head, comparison)[1]
+
     where = f"[the job summary]({run_url})" if run_url else "the job summary"
-    summary = (f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate at its "
-               f"`- id:` line, each changed cited document at the document. The full report is in {where}."
-               if comparison is not None else f"Nothing was compared ({verdict}); the report is in {where}.")
-    return title, summary
+    if comparison is None:
+        return f"rag-ci: {headline}", f"Nothing was compared: {escape_md(headline)}. The report is in {where}."
+    lines = [f"**{escape_md(headline)}**", ""]
+    lines += [f"- budget {escape_md(b.name, 60)}: {fmt_budget(b.value, b.unit)}, allowed {fmt_budget(b.allowed, b.unit)} "
+              f"(limit {escape_md(budget_limit(b), 40)})" for b in comparison.budget_breaches]
+    if comparison.budget_breaches:
+        lines.append("")
+    if annotations:
+        lines.append(f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate "
+                     f"at its `- id:` line, each changed cited document at the document.")
+        lines.append("")
+    lines.append(f"The full report is in {where}.")
+    return f"rag-ci: {headline}", "\n".join(lines)

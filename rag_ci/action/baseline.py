@@ -224,9 +224,11 @@ class BaselineFinder:
             f"{self.branch} had one ({'; '.join(self.trace)}). No `{s.baseline_artifact}` artifact from a successful run "
             f"on {self.branch} is left (expired, deleted, or its baseline runs failed) and no copy of it on the "
             f"`{s.data_branch}` branch (rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them).\n"
-            f"Fix: run rag-ci's full re-evaluation workflow on {self.branch} with `workflow_dispatch` and `rebaseline: true` "
-            "(Actions → \"rag-ci (full re-evaluation)\" → Run workflow; or `gh workflow run rag-ci-full.yml -f rebaseline=true`): "
-            "it makes a new baseline (artifact and data-branch copy); then re-run this check."
+            f"Fix: make a new baseline of {self.branch}, then re-run this check. With a re-evaluation workflow that takes "
+            "`workflow_dispatch` and `rebaseline: true` (rag-ci's `rag-ci-full.yml`): `gh workflow run <that workflow> "
+            f"--ref {self.branch} -f rebaseline=true`; with only the README's two workflows: re-run the newest run of the "
+            f"baseline workflow on {self.branch} (Actions → that run → Re-run all jobs), or push to {self.branch}. "
+            "Either makes a new baseline (artifact and data-branch copy)."
         )
 
 

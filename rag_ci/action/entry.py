@@ -247,7 +247,7 @@ class Evaluation:
                                    trend=self.history.trend(TREND_POINTS) if plan.trend else None,
                                    calibration=list(outcome.calibration), commits=commits, measured=outcome.measured,
                                    report_url=self.report_url(), report_path=s.relative_to_workspace(self.output / REPORT_HTML))
-        markdown = report()  # the comment's length
+        markdown = report(summary_url=s.run_url)  # the comment's length; where it cuts rows, it points to the summary
         reports = write_reports(self.output, head, outcome.comparison, markdown, calibration=list(outcome.calibration),
                                 history=self.history.entries, commits=commits)
         # The job summary holds the whole report (1 MiB), every row the comment had to cut.
@@ -256,7 +256,7 @@ class Evaluation:
             self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
         if outcome.comparison is not None or plan.comment:
-            self.annotate(project, outcome, plan)
+            self.annotate(project, outcome, plan, comment_url)
         if outcome.verdict == Verdict.INCOMPATIBLE:
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
         if outcome.verdict == Verdict.BROKEN:
@@ -271,19 +271,20 @@ class Evaluation:
             self.runner.warning("regressions, worse questions or routing leaks found; not failing because the gate is off (fail-on-regression or gate.fail_on)")
         return outcome.exit_code
 
-    def annotate(self, project: Project, outcome: GateOutcome, plan: Plan) -> None:
+    def annotate(self, project: Project, outcome: GateOutcome, plan: Plan, comment_url: str = "") -> None:
         """Each question that fails the gate at its line of questions.yml, each changed cited
         document at the document: on the log, and in the check run of a pull request."""
         head = outcome.head
         params = dict(head.meta.policy.metrics) if head.meta.policy else None
         found = [] if outcome.comparison is None else \
-            check_annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off)
+            check_annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off,
+                                             github=self.github, comment_url=comment_url)
         if not plan.comment:
             check_annotations.show(self.runner, found)
             return
-        title, summary = check_annotations.check_text(outcome.verdict, outcome.comparison, found, self.settings.run_url)
+        title, summary = check_annotations.check_text(head, outcome.comparison, found, self.settings.run_url)
         check_annotations.publish(self.settings, self.github, self.runner, found, title=title, summary=summary,
-                            conclusion=check_annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off))
+                                  conclusion=check_annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off))
 
     def replay(self, pinned: PinnedProject, baseline: RunResult | None, plan: Plan) -> RunResult:
         """The run itself: the user's RAG replays the (pinned) question set into the output folder."""
@@ -337,7 +338,7 @@ class Evaluation:
         s = self.settings
         base_url = f"{s.server_url}/{s.repository}/actions/runs/{found.run_id}" if found is not None and found.run_id else None
         return Commits(base_sha=found.sha if found else None, base_branch=found.described() if found else None, base_url=base_url,
-                       head_sha=s.pr_head_sha or s.sha, head_url=s.run_url)
+                       head_sha=s.pr_head_sha or s.sha, head_url=s.run_url, head_label="the merge queue's commit" if s.merge_group else None)
 
     def report_url(self) -> str | None:
         """Where the full HTML report is: the run page's artifacts."""

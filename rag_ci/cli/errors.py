@@ -26,6 +26,13 @@ Exit codes:
   130/143  interrupted (Ctrl-C / SIGTERM): continue with --resume
 """
 
+# `validate` calls nothing and compares nothing: no regression, no interruption to resume.
+VALIDATE_EXIT_CODES = """\b
+Exit codes:
+  0  the config, the question set and the routing are valid
+  2  they are not: each problem is printed with its file and line
+"""
+
 F = TypeVar("F", bound=Callable)
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from rag_ci.cli.echo import echo, echo_json
-from rag_ci.cli.errors import EXIT_CODES, user_errors
+from rag_ci.cli.errors import EXIT_CODES, VALIDATE_EXIT_CODES, user_errors
 from rag_ci.core.base.yamlsrc import no_cyclic_gc
 from rag_ci.core.reporting.render import Commits, html_chunks, render_markdown
 from rag_ci.core.results import RunResult
@@ -41,7 +41,7 @@ config_option = click.option(
 )
 
 
-@click.command(epilog=EXIT_CODES)
+@click.command(epilog=VALIDATE_EXIT_CODES)
 @config_option
 @click.option("--coverage", "show_coverage", is_flag=True,
               help="Also report corpora and documents (of corpora_dir, or a corpus's path:) no question cites, and thin tags.")

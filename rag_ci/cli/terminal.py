@@ -30,6 +30,7 @@ from rag_ci.gate import Comparison
 
 ROWS = 50  # per table; the rest are named by id (the HTML report has every row)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+PASTE_ON_TERMINAL = "`--format md` prints the entries to paste, docs/accepted.md says how"
 _STYLE = {"fail": "bold red", "pass": "bold green", "bootstrap": "bold yellow"}
 
 
@@ -58,16 +59,30 @@ def report_parts(head: RunResult, comparison: Comparison | None, *, notice: str 
         parts.append(Text(plain(notice, 2000), style="yellow"))
     if head.meta.broken:
         parts.append(Text(f"broken: {plain(head.meta.broken, 2000)}", style="red"))
+        parts.extend(_target_log(head, [head.meta.broken]))
     if comparison is None:
         parts.append(_run_counts(head))
         return parts
     parts.append(_counts(comparison))
     parts.extend(_gating_tables(comparison, head))
+    errors = [c.reason or "" for c in view.regression_rows(comparison) + view.worse_rows(comparison) if c.new_verdict == "error"]
+    if errors and not head.meta.broken:
+        parts.extend(_target_log(head, errors))
     parts.extend(_deltas(comparison, head))
-    next_step = view.next_line(comparison, verdict, broken=bool(head.meta.broken))
+    # The terminal shows no entries to paste: say where they are.
+    next_step = view.next_line(comparison, verdict, broken=bool(head.meta.broken), paste=PASTE_ON_TERMINAL)
     if next_step:
         parts.append(Text.assemble(("Next: ", "bold"), plain(next_step, 1000)))
     return parts
+
+
+def _target_log(head: RunResult, said: list[str]) -> list[RenderableType]:
+    """The target's last log lines under its errors: what the error message hid (a traceback)."""
+    log = view.target_log(head.meta.diagnostics, said)
+    if not log:
+        return []
+    return [Text("the target's last log lines (redacted):", style="bold"),
+            Text("\n".join(plain(line, view.LOG_LINE_CHARS) for line in log.splitlines()), style="dim")]
 
 
 def _run_counts(head: RunResult) -> RenderableType:

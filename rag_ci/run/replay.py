@@ -19,7 +19,7 @@ from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.results import MetricResult, QuestionResult, RunResult
 from rag_ci.core.scoring.retrieval_metrics import score_retrieval
 from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
-from rag_ci.core.scoring.verdict import failure_stage, question_verdict
+from rag_ci.core.scoring.verdict import cut_at_word, failure_stage, question_verdict
 from rag_ci.errors import TargetError
 from rag_ci.safety.logsafe import neutralise
 from rag_ci.files.project import Project
@@ -119,7 +119,7 @@ class Replay:
                         return None
                     _, latency, error = await self.ask(request, watched=False)
             except Exception as exc:  # noqa: BLE001 - a warm-up is unscored: whatever it raises, the run goes on
-                print(neutralise(f"[rag-ci] warm-up request failed: {self.redact(f'{type(exc).__name__}: {exc}')[:300]}"),
+                print(neutralise(f"[rag-ci] warm-up request failed: {cut_at_word(self.redact(f'{type(exc).__name__}: {exc}'), 300)}"),
                       file=sys.stderr, flush=True)
                 failures.append(type(exc).__name__)
                 return None
@@ -129,12 +129,8 @@ class Replay:
 
         started = time.perf_counter()
         latencies = await asyncio.gather(*(one(i) for i in range(count)))
-        answered = [x for x in latencies if x is not None]
-        spread = f", {min(answered):.2f}–{max(answered):.2f} s each" if answered else ""
-        failed = (f"; {len(failures)} failed ({self.redact(failures[0])[:120]}), {count - len(answered) - len(failures)} skipped"
-                  if failures else "")
-        print(neutralise(f"[rag-ci] warm-up: {count} unscored request{'s' if count != 1 else ''} in {time.perf_counter() - started:.1f}s"
-                         f"{spread}{failed} (target.warmup)"), file=sys.stderr, flush=True)
+        print(neutralise(warmup_line(count, time.perf_counter() - started, latencies, [self.redact(f) for f in failures])),
+              file=sys.stderr, flush=True)
         return [None if x is None else round(x, 6) for x in latencies]
 
     async def answer(self, question: Question, judged: dict | None = None, *, again: bool = False) -> QuestionResult:
@@ -227,3 +223,13 @@ def redact_judged(record: QuestionResult, redact: Redactor) -> QuestionResult:
     if all(metrics[n] is m for n, m in record.metrics.items()):
         return record
     return record.model_copy(update={"metrics": metrics})
+
+
+def warmup_line(count: int, seconds: float, latencies: list[float | None], failures: list[str]) -> str:
+    """'[rag-ci] warm-up: 3 unscored requests in 1.2s; 1 failed (…), 2 skipped (target.warmup)'; the
+    first failure cut between words, never inside one ("(request i)")."""
+    answered = [x for x in latencies if x is not None]
+    spread = f", {min(answered):.2f}–{max(answered):.2f} s each" if answered else ""
+    failed = (f"; {len(failures)} failed ({cut_at_word(' '.join(failures[0].split()), 160)}), "
+              f"{count - len(answered) - len(failures)} skipped" if failures else "")
+    return f"[rag-ci] warm-up: {count} unscored request{'s' if count != 1 else ''} in {seconds:.1f}s{spread}{failed} (target.warmup)"

@@ -229,7 +229,7 @@ class _Worker:
             raise TargetError(f"malformed response: {line}")
         if line == _EOF:
             code = await self._exit_code()
-            raise TargetError(f"target process exited (code {code}) while answering; last stderr: {self.target.stderr.text(5)!r}")
+            raise TargetError(f"target process exited (code {code}) while answering; last stderr: {self.target.own_stderr()!r}")
 
     def _decode(self, line: bytes, request_id: str) -> tuple[dict[str, Any], str | None]:
         """The reply, or why this line is not the reply to `request_id`."""
@@ -295,6 +295,9 @@ class _Worker:
         self._tasks = []
 
 
+RESTART_NOTE = "[rag-ci] restarting target process"
+
+
 class CommandTarget:
     worker_class: type[_Worker] = _Worker
 
@@ -342,11 +345,19 @@ class CommandTarget:
         for worker in self._workers:
             self._idle.put_nowait(worker)
 
+    def own_stderr(self, last: int = 5) -> str:
+        """The last stderr lines of the process now running, not of the ones it replaced: each
+        question's error quotes its own crash once ("RuntimeError: …", never the same line again
+        after "[rag-ci] restarting target process"), and errors alike count together."""
+        lines = self.stderr.text(50).splitlines()
+        restarts = [i for i, line in enumerate(lines) if line.startswith(RESTART_NOTE)]
+        return "\n".join(lines[restarts[-1] + 1 if restarts else 0:][-last:])
+
     async def restart(self, worker: _Worker) -> None:
         if self.restarts >= self.restart_limit:
             raise TargetError(f"target process died {self.restarts} times; not restarting again")
         self.restarts += 1
-        self.stderr.add(f"[rag-ci] restarting target process (restart {self.restarts})")
+        self.stderr.add(f"{RESTART_NOTE} (restart {self.restarts})")
         await worker.kill()
         try:
             await worker.launch()

@@ -34,7 +34,7 @@ def test_a_pr_whose_accepted_file_lists_every_regression_passes_and_says_so_firs
     assert second.returncode == 0, second.log
     body = next(c for c in fake.comments[7] if COMMENT_MARKER in c["body"])["body"]
     lines = body.splitlines()
-    assert lines[1] == f"## rag-ci: ✅ no regression ({len(regressed)} accepted)"
+    assert lines[1] == f"## rag-ci: ✅ no regression · {len(regressed)} accepted"
     assert lines[3].startswith("**Compared:** baseline [`2222222`]")  # what was compared comes first
     assert lines[5] == f"### ✋ Accepted regressions ({len(regressed)})"
     assert all(f"| {r['id']} |" in body for r in regressed) and "&#64;release" in body and "@release" not in body

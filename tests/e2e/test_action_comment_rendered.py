@@ -70,7 +70,10 @@ def test_the_chunking_comment_names_the_commits_files_every_regression_under_ret
     # The RAG answered the same bytes four times: one answer, counted once.
     assert "1 distinct answer, re-asked 3×: fails" in charge[3] and "0/4 answers passed" not in charge[3]
     summaries = [s.text() for s in root.find_all("summary")]
-    assert "Intended DU2-CHARGE-TIME? add to accepted.yml:" in summaries
+    # One block of entries to paste for the group, not one per question.
+    assert [s for s in summaries if "accepted.yml" in s] == [
+        "Intended changes? add the entries of those you mean to accepted.yml (13 questions, each with its reason):"]
+    assert '  - id: "DU2-CHARGE-TIME"' in body
     assert "judge cost" not in body and "-0 ms" not in body
 
 

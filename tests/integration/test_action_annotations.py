@@ -137,7 +137,7 @@ def test_a_bootstrap_and_a_run_that_could_not_evaluate_still_get_the_check_run(f
     code, _ = act(fake, workspace, passing(2), None)
     assert code == 0
     [bootstrap] = fake.check_runs.values()
-    assert bootstrap["conclusion"] == "success" and "bootstrap" in bootstrap["output"]["title"]
+    assert bootstrap["conclusion"] == "success" and bootstrap["output"]["title"] == "rag-ci: 🟡 no baseline to compare with"  # the comment's headline
 
     fake.check_runs.clear()
     code, _ = act(fake, workspace, passing(2), None, artifact="{not json")
@@ -145,3 +145,39 @@ def test_a_bootstrap_and_a_run_that_could_not_evaluate_still_get_the_check_run(f
     [broken] = fake.check_runs.values()
     assert broken["conclusion"] == "failure" and broken["output"]["title"] == "rag-ci: not evaluated"
     assert "```" in broken["output"]["summary"]  # the cause, fenced: inert markdown
+
+
+def _cited_document(workspace: Path, text: str) -> None:
+    (workspace / "docs" / "a").mkdir(parents=True)
+    (workspace / "docs" / "a" / "x.md").write_text(text)
+
+
+def _citing(result, fingerprint: str):
+    return result.model_copy(update={"questions": [q.model_copy(update={"source_fingerprints": {"a/x.md": fingerprint}})
+                                                   for q in result.questions]})
+
+
+def test_a_changed_cited_document_is_annotated_at_its_changed_line_and_each_question_names_its_comment(fake, tmp_path):
+    workspace = project_with(tmp_path, 2, corpus_path="docs/a")
+    _cited_document(workspace, "# Delay\n\nSent every second frame.\nThe delay is 12 ms.\nEnd.\n")
+    fake.add_files_at("abc", {"docs/a/x.md": "# Delay\n\nSent every second frame.\nThe delay is 10 ms.\nEnd.\n"})  # the baseline's commit
+    head = run(*regressed(1).questions, question("Q001", metrics=[metric("hit_at_k", 1.0)]))
+    code, out = act(fake, workspace, _citing(head, "new"), _citing(passing(2), "old"))
+
+    assert code == EXIT_REGRESSION
+    [check] = fake.check_runs.values()
+    at = [(a["path"], a["start_line"]) for a in check["annotations"] if a["annotation_level"] == "warning"]
+    assert at == [("docs/a/x.md", 4)]  # today: line 1, outside the diff
+    [q000] = [a for a in check["annotations"] if a["title"] == "Q000 — regression"]
+    assert q000["message"].endswith("Its row: " + fake.comments[7][0]["html_url"])
+
+
+def test_a_changed_document_cited_only_by_an_already_failing_question_is_annotated(fake, tmp_path):
+    workspace = project_with(tmp_path, 2, corpus_path="docs/a")
+    _cited_document(workspace, "The delay is 12 ms.\n")
+    failing = run(*regressed(1).questions, question("Q001", metrics=[metric("hit_at_k", 1.0)]))
+    code, out = act(fake, workspace, _citing(failing, "new"), _citing(failing, "old"))
+
+    assert code == 0, out
+    [warning] = re.findall(r"^::warning file=docs/a/x\.md.*source changed::(.*)$", out, re.M)  # today: none
+    assert "cited by Q000" in warning and "failing now: Q000" in warning

@@ -44,7 +44,7 @@ def test_compare_with_an_accepted_file_passes_and_lists_the_acceptance(tmp_path)
     accepted.write_text("accepted:\n  - id: A\n    question_hash: hA\n    reason: retriever swap, reviewed\n")
     result = invoke("compare", base, head, "--accepted", accepted)
     assert result.exit_code == 0, result.output
-    assert "✅ no regression (1 accepted)" in result.output and "retriever swap, reviewed" in result.output
+    assert "✅ no regression · 1 accepted" in result.output and "retriever swap, reviewed" in result.output
     accepted.write_text("accepted:\n  - id: A\n    reason: no hash\n")
     bad = invoke("compare", base, head, "--accepted", accepted)
     assert bad.exit_code == 2 and f"{accepted}:2: missing question_hash" in bad.output

@@ -236,7 +236,7 @@ def test_accepted_regressions_are_in_a_failing_headline_too():
     head = run(question("A", "fail", metrics=[metric(HIT, 0.0, 1.0)]), question("B", "fail", metrics=[metric(HIT, 0.0, 1.0)]))
     entries = parse_accepted('- {id: A, question_hash: "hA", reason: "intended"}\n', "accepted.yml")
     md = render_markdown(head, apply_accepted(compare(base, head), entries, {"A": "hA", "B": "hB"}))
-    assert md.splitlines()[0] == "## rag-ci: ❌ 1 regression (1 accepted)"
+    assert md.splitlines()[0] == "## rag-ci: ❌ 1 regression · 1 accepted"
 
 
 def test_a_judge_cost_of_nothing_on_both_sides_has_no_row():

@@ -69,7 +69,7 @@ def test_worse_is_in_the_json_and_in_a_visible_section_of_the_comment():
     assert md.startswith("## rag-ci: ❌ 1 worse\n")
     section = md.index("### Worse (1): already failing, now worse")
     assert "<details>" not in md[:section]  # not collapsed
-    assert "lost hit_at_k 1.00 → 0.00" in md[section:]
+    assert "hit&#64;k 1→0 | these passed on the baseline" in md[section:]  # the drop in its failing cell, once
     assert "Worse: already failing, now worse (1)" in render_html(head, result)
 
 

@@ -70,11 +70,11 @@ from jinja2 import nodes  # noqa: E402
 from rag_ci.core.reporting.render import escape_notice  # noqa: E402
 
 # accept_yaml: a fenced block longer than any backtick run inside, its values JSON-quoted.
-ESCAPING_FILTERS = {"u", "quote", "url", "ids", "accept_yaml"}
+ESCAPING_FILTERS = {"u", "quote", "url", "ids", "accept_yaml", "log_block"}  # log_block: a fence longer than any backtick run inside
 NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count", "budget", "pp", "pvalue", "ms_delta",
                    "usd_delta", "pp_delta", "latency_delta"}
 # Macros of the report (their bodies are walked like the rest of the template).
-TEMPLATE_MACROS = {"report_ref", "more_ids", "id_cell", "change_rows"}
+TEMPLATE_MACROS = {"report_ref", "more_ids", "id_cell", "change_row", "change_rows"}
 
 
 def _printed_safely(node: nodes.Node) -> bool:

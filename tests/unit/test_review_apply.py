@@ -220,3 +220,18 @@ def test_a_flow_style_list_and_a_set_of_drafts_only_are_applied_too():
     result = apply_reviewed(only, "q.yml", drafts, reviewed)
     assert result.text == "version: 1\nquestions:\n  # drafts\n# end\n"
     assert parse_question_set(result.text, "q.yml", {"du2"}, allow_drafts=True).questions == ()  # generate can fill it again
+
+
+def test_approving_drafts_into_the_set_init_wrote_drops_its_empty_for_now_header():
+    from rag_ci.cli.init import EMPTY_SET
+    from rag_ci.core.review.draft_review import EMPTY_SET_HEADER
+
+    assert EMPTY_SET_HEADER in EMPTY_SET  # the header the review replaces is the one init writes
+    text = EMPTY_SET.replace("questions: []\n", "questions:\n  - id: D1\n    question: How long does the charger take?\n"
+                             "    reference: 6.5 hours.\n    doc_id: du2\n    status: draft\n")
+    result = apply_reviewed(text, "q.yml", _drafts(text), parse_reviewed(_reviewed(text, {"D1": "approve"}), "r.yml"))
+    assert "Empty for now" not in result.text  # today: the header still says the set is empty
+    assert result.text.startswith("# The question set rag-ci replays on every pull request (docs/questions.md).\n"
+                                  "# `rag-ci questions generate` drafts more questions")
+    rejected = apply_reviewed(text, "q.yml", _drafts(text), parse_reviewed(_reviewed(text, {"D1": "reject"}), "r.yml"))
+    assert "Empty for now" in rejected.text  # still empty: still true

@@ -222,11 +222,34 @@ def load_yaml(text: str, filename: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else "?"
         problem = exc.problem or exc.context or "invalid YAML"
-        raise ValidationError([f"{filename}:{line}: invalid YAML: {problem}"]) from None
+        hint = yaml_hint(text, mark.line if mark is not None else None, problem)
+        raise ValidationError([f"{filename}:{line}: invalid YAML: {problem}" + (f" ({hint})" if hint else "")]) from None
     except RecursionError:  # a safety net: the composer's depth limit should come first
         raise ValidationError([f"{filename}: invalid YAML: nested too deeply"]) from None
     except YAMLError as exc:  # any other refusal of the loader (its reader's, for one)
         raise ValidationError([f"{filename}: invalid YAML: {str(exc).splitlines()[0][:200]}"]) from None
+
+
+# The loader's words, and what usually causes them, in the user's terms.
+_HINTS = (
+    ("mapping values are not allowed", "a value holding `: ` must be quoted: key: \"a: b\""),
+    ("cannot start any token", "a value starting with @, ` or % must be quoted"),
+    ("found unexpected end of stream", "a quote is not closed"),
+    ("could not find expected ':'", "a key needs `: ` after it; a long value goes on one line, or quoted"),
+    ("did not find expected key", "indentation: keys of one mapping start in the same column"),
+    ("did not find expected '-' indicator", "indentation: items of one list start in the same column"),
+    ("expected <block end>", "indentation: this line starts in a column no mapping or list above it uses"),
+    ("found undefined alias", "`*` starts an alias: quote a value that starts with it"),
+)
+
+
+def yaml_hint(text: str, line: int | None, problem: str) -> str | None:
+    """What to change, for the loader's message `problem` at 0-based `line`: a tab in the line's
+    indentation first (YAML indents with spaces only), else the usual cause of that message."""
+    lines = text.splitlines()
+    if line is not None and any("\t" in row[:len(row) - len(row.lstrip())] for row in lines[max(0, line - 1):line + 1]):
+        return "a tab indents this line: YAML indents with spaces only"
+    return next((hint for words, hint in _HINTS if words in problem), None)
 
 
 def load_yaml_fast(text: str) -> Any:

@@ -111,3 +111,21 @@ def check_budgets(budgets: Mapping[str, float | str | None], base: RunResult, he
             check = replace(check, bound=latency_bound(name, bool(match), base, head, alpha))
         checks.append(check)
     return tuple(checks)
+
+
+RISE_CHECKED = 0.20  # a percentile this much above the baseline's is checked against noise (the report's ⚠️)
+# Above this many timed questions a percentile is stable and the bootstrap (2,000 resamples of n)
+# costs seconds: a rise is taken as measured.
+RISE_BOUND_MAX_QUESTIONS = 5_000
+
+
+def latency_rise_bounds(base: RunResult, head: RunResult, alpha: float) -> dict[str, float | None]:
+    """For each latency percentile more than RISE_CHECKED above the baseline's: the value this run
+    is above with confidence 1 − alpha, paired like a relative budget. A rise whose bound is not
+    above that share of the baseline is timing noise (a loaded runner; p95 of 42 questions is the
+    second-largest value), so the report says nothing of it: the floor scales with the baseline."""
+    if len(head.questions) > RISE_BOUND_MAX_QUESTIONS:
+        return {}
+    before, now = run_measures(base), run_measures(head)
+    return {name: latency_bound(name, True, base, head, alpha) for name in PERCENTILES
+            if before[name] and now[name] and now[name] > before[name] * (1 + RISE_CHECKED)}

@@ -20,8 +20,9 @@ from collections import Counter
 from collections.abc import Mapping
 
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
-from rag_ci.core.comparison.budgets import BudgetCheck
+from rag_ci.core.comparison.budgets import BudgetCheck, latency_rise_bounds
 from rag_ci.core.comparison.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
+from rag_ci.core.comparison.judge_cost import JudgeCost, judge_cost
 from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.judge_noise import JudgeNoise, judge_noise, with_established_baseline
 from rag_ci.core.comparison.noise import FlakyQuestion
@@ -101,6 +102,9 @@ class Comparison:
     source_changed_failing: tuple[QuestionChange, ...] = ()
     # Judged flips confirmation did not establish: still split, or the baseline's pass was noise. Not gating.
     judge_noise: tuple[JudgeNoise, ...] = ()
+    # Latency percentiles that rose: the value this run is above with confidence (budgets.latency_rise_bounds).
+    latency_rise_bounds: dict[str, float | None] = field(default_factory=dict)
+    judge_cost_split: JudgeCost | None = None  # judged vs reused verdicts, when the cache gave some
 
     @property
     def budget_breaches(self) -> tuple[BudgetCheck, ...]:
@@ -276,6 +280,7 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
         flaky=noise.flaky, significance=noise.significance, budgets=noise.budgets, alpha=noise.alpha,
         target_calls=noise.target_calls, judge_noise=judge_noise(head),
         source_changed_failing=failing_with_changed_sources(base, head, {c.id for c in comparison.gating}),
+        latency_rise_bounds=latency_rise_bounds(base, head, gate.alpha), judge_cost_split=judge_cost(base, head),
     )
 
 

@@ -198,7 +198,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         new_verdict=new.verdict if new else None,
         metrics=tuple(crossings),
         reason=_why(reason_source) if reason_source is not None else None,
-        failure_stage=_stage(new, evidence, changed_sources) if new is not None else None,
+        failure_stage=_stage(new, evidence, changed_sources, _worse_by(old, crossings)) if new is not None else None,
         answer=new.answer if new is not None else None,
         old_answer=old.answer if old is not None else None,
         old_sources=tuple(label(c) for c in old.contexts) if old is not None else (),
@@ -286,7 +286,15 @@ def _retrieval(old: QuestionResult, new: QuestionResult) -> RetrievalDiff:
     return RetrievalDiff(lost + tuple(dropped) + rest, chunks.kinds, chunks.same_text, chunks.same_text_other_id)
 
 
-def _stage(new: QuestionResult, evidence: tuple[str, ...], changed_sources: tuple[str, ...] = ()) -> str | None:
+def _worse_by(old: QuestionResult | None, crossings: list[MetricChange]) -> tuple[str, ...]:
+    """The metrics a question that already failed on the baseline lost since: what got worse."""
+    if old is None or old.passed:
+        return ()
+    return tuple(m.name for m in crossings if m.crossed_down)
+
+
+def _stage(new: QuestionResult, evidence: tuple[str, ...], changed_sources: tuple[str, ...] = (),
+           worse_by: tuple[str, ...] = ()) -> str | None:
     """The stage to fix, from what retrieval returned. A cited document that changed decides
     first: its chunks have other text and the answer other facts, so the retrieval evidence
     ("the chunk that held … was cut") would point at the wrong fix. A failed retrieval metric files the
@@ -298,6 +306,8 @@ def _stage(new: QuestionResult, evidence: tuple[str, ...], changed_sources: tupl
         return new.failure_stage
     if changed_sources:
         return "source"
+    if worse_by:  # already failing: filed by what it lost now, not by the failures it had on the baseline
+        return "retrieval" if RETRIEVAL_STAGE & set(worse_by) else "generation"
     if new.failure_stage in ("retrieval", "both") or evidence:
         return "retrieval"
     return new.failure_stage

@@ -2,13 +2,17 @@
 
 Chunks are matched by their **text** first and by their id (`source`) second, because many
 apps mint new chunk ids on every index build (UUIDs): a chunk whose text is unchanged is the
-same chunk whatever its id, and one whose id is unchanged but whose text changed was cut
-differently (re-chunking). What this finds is the evidence that files a failure under
+same chunk whatever its id. A chunk under an unchanged id is the same chunk with other text only
+when the two texts still share most of their words: an app whose `source` names a document (a
+file path) gives every chunk of that document the same id, and another chunk of it is not the
+baseline's chunk "cut" or "changed". What this finds is the evidence that files a failure under
 retrieval (rag_ci.core.comparison.question_change), in words a release manager can check:
 
 - a keyword the answer lacks now was in a baseline chunk and is in no chunk now: "the chunk
-  that held “6.5 hours” (du2/battery.md#1) was cut" (same id, other text) or "… is no longer
-  retrieved";
+  that held “6.5 hours” (du2/battery.md#1) was cut" only when the chunk under that id kept part
+  of its text and lost the words that held it (re-chunking); "… now reads “in 7 hours.” where it
+  read “in 6.5 hours.”" when those words were replaced (an edited document); otherwise "… is no
+  longer retrieved";
 - a chunk of the baseline's top k is gone, one in the top k is new, a chunk's text changed,
   or chunks come back where the baseline retrieved none.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from rag_ci.core.results import Context
 from rag_ci.core.base.text import normalise_text
@@ -29,6 +34,9 @@ RETRIEVED_NOTHING = "retrieved nothing (the target returned no contexts)"
 
 # How a chunk of this run compares with the baseline's, for the before/after tables.
 SAME, NEW, CHANGED, LEAKED = "same", "new", "changed", "leaked"
+# Two texts under one id are one chunk with other text when this share of the shorter one's words
+# is in the other, in order; below it the id names something larger than a chunk (a document).
+SAME_CHUNK_RATIO = 0.5
 
 
 def _text(context: Context) -> str:
@@ -58,42 +66,45 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
     texts = [_text(c) for c in new]  # each chunk's text once (the longest part of comparing 50,000 questions)
     before_texts = [_text(c) for c in before]
     old_text_to_id = {text: c.source for text, c in zip(before_texts, before)}
-    old_ids = {c.source for c in before if c.source}
     new_texts = set(texts[:TOP_K])
-    new_ids = {c.source for c in after if c.source}
+    # The baseline chunk each chunk of this run is, with other text (same id, most words shared).
+    counterparts = [_counterpart(c, t, before, before_texts) if t not in old_text_to_id else None
+                    for c, t in zip(new, texts)]
 
     kinds, changed, unseen = [], [], []
-    for context, text in zip(new, texts):
+    for context, text, was in zip(new, texts, counterparts):
         if context.doc_id is not None and context.doc_id in leaked_corpora:
             kinds.append(LEAKED)
         elif text in old_text_to_id:
             kinds.append(SAME)
-        elif context.source and context.source in old_ids:
+        elif was is not None:
             kinds.append(CHANGED)
         else:
             kinds.append(NEW)
     same_text, other_id = _identity(old_text_to_id, after, texts)
-    for context, text in zip(after, texts):
+    for context, text, was in zip(after, texts, counterparts):
         if text in old_text_to_id:
             continue
-        if context.source and context.source in old_ids:
+        if was is not None:
             changed.append(context.source)
         else:
             unseen.append(label(context))
-    lost = [c for c, text in zip(before, before_texts) if text not in new_texts and not (c.source and c.source in new_ids)]
+    kept = {was for was in counterparts[:TOP_K] if was is not None}
+    lost = [c for i, (c, text) in enumerate(zip(before, before_texts)) if text not in new_texts and i not in kept]
 
     if before and not new:  # not a lost chunk among others: the target returned no context at all
         return RetrievalDiff((RETRIEVED_NOTHING,), (), 0, 0)
     evidence: list[str] = []
     explained: set[str] = set()  # chunks a keyword already accounts for
-    for chunk, words in _keywords_lost(before, after, keywords_missing):
-        what = "was cut" if chunk.source and chunk.source in new_ids else "is no longer retrieved"
+    for index, words in _keywords_lost(before, after, keywords_missing):
+        chunk = before[index]
+        now = next((_text(c) for c, was in zip(after, counterparts) if was == index), None)
         held = ", ".join(f"“{w}”" for w in words)
-        evidence.append(f"the chunk that held {held} ({label(chunk)}) {what}")
+        evidence.append(f"the chunk that held {held} ({label(chunk)}) {_what_became(before_texts[index], now, words)}")
         explained.add(label(chunk))
     rechunked = [s for s in changed if s not in explained]
     if rechunked:
-        evidence.append(f"{_list(rechunked)} {'has' if len(rechunked) == 1 else 'have'} other text than on the baseline (re-chunked)")
+        evidence.append(f"{_list(rechunked)} {'has' if len(rechunked) == 1 else 'have'} other text than on the baseline")
     gone = [label(c) for c in lost if label(c) not in explained]
     if gone:
         evidence.append(f"{len(gone)} chunk{'s' if len(gone) != 1 else ''} of the baseline no longer retrieved ({_list(gone)})")
@@ -102,6 +113,63 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
     elif not before and after:
         evidence.append(f"{len(after)} chunk{'s' if len(after) != 1 else ''} retrieved where the baseline retrieved none")
     return RetrievalDiff(tuple(evidence), tuple(kinds), same_text, other_id)
+
+
+def _counterpart(context: Context, text: str, before: Sequence[Context], before_texts: Sequence[str]) -> int | None:
+    """The index of the baseline chunk this one is, with other text: the same id and most of its
+    words; None when no baseline chunk under its id shares enough (another chunk of a document)."""
+    if not context.source:
+        return None
+    best, best_ratio = None, SAME_CHUNK_RATIO
+    for i, (old, old_text) in enumerate(zip(before, before_texts)):
+        if old.source == context.source:
+            ratio = _shared(old_text.split(), text.split())
+            if ratio >= best_ratio:
+                best, best_ratio = i, ratio
+    return best
+
+
+def _shared(a: Sequence[str], b: Sequence[str]) -> float:
+    """The share of the shorter text's words that the other holds in the same order: a chunk
+    re-cut into a window of itself shares all of the window, another chunk next to nothing."""
+    if not a or not b:
+        return 0.0
+    matched = sum(block.size for block in SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks())
+    return matched / min(len(a), len(b))
+
+
+def _what_became(old: str, new: str | None, keywords: Sequence[str], words: int = 6) -> str:
+    """What happened to a baseline chunk that held lost `keywords`: "was cut" only when the chunk
+    under its id kept part of its text and lost the rest (re-chunking); "now reads … where it read
+    …" when the words holding a keyword were replaced (an edited document); else "is no longer
+    retrieved"."""
+    if new is None:
+        return "is no longer retrieved"
+    a, b = old.split(), new.split()
+    held = {_word(w) for k in keywords for w in k.split()}
+    ops = SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    # Words replaced between two kept runs were edited; a change at either end is where it was cut.
+    for before, (tag, i1, i2, j1, j2), after in zip(ops, ops[1:], ops[2:]):
+        if tag == "replace" and _kept(before) and _kept(after) and held & {_word(w) for w in a[i1:i2]}:
+            was, now = _around(a, i1, i2, words), _around(b, j1, j2, words)
+            return f"now reads “{now}” where it read “{was}”"
+    return "was cut"
+
+
+def _word(word: str) -> str:
+    return normalise_text(word).strip(".,;:!?()[]\"'“”")
+
+
+def _kept(op: tuple[str, int, int, int, int], words: int = 3) -> bool:
+    """A run of words both texts share, long enough not to be a chance match ("and", "the")."""
+    return op[0] == "equal" and op[2] - op[1] >= words
+
+
+def _around(words: Sequence[str], start: int, end: int, limit: int) -> str:
+    """The changed words with a word of context either side, at most `limit` words."""
+    first = max(0, start - 1)
+    last = min(end + 1, len(words), first + limit)
+    return ("… " if first else "") + " ".join(words[first:last]) + (" …" if last < len(words) else "")
 
 
 def chunk_identity(old: Sequence[Context], new: Sequence[Context]) -> tuple[int, int]:
@@ -121,8 +189,8 @@ def _identity(old_text_to_id: dict[str, str | None], after: Sequence[Context], t
 
 
 def _keywords_lost(before: Sequence[Context], after: Sequence[Context],
-                   keywords: Sequence[str]) -> list[tuple[Context, list[str]]]:
-    """(baseline chunk, the missing keywords it held) for keywords no chunk of this run holds."""
+                   keywords: Sequence[str]) -> list[tuple[int, list[str]]]:
+    """(index of the baseline chunk, the missing keywords it held) for keywords no chunk of this run holds."""
     if not keywords:
         return []
     found: dict[int, list[str]] = {}
@@ -135,7 +203,7 @@ def _keywords_lost(before: Sequence[Context], after: Sequence[Context],
         holder = next((i for i, t in enumerate(old_texts) if wanted in t), None)
         if holder is not None:
             found.setdefault(holder, []).append(keyword)
-    return [(before[i], words) for i, words in sorted(found.items())]
+    return sorted(found.items())
 
 
 def _list(labels: Sequence[str], limit: int = 3) -> str:

@@ -89,7 +89,8 @@ def _shortened(first: str, limit: int) -> str:
     if len(first) <= limit:
         return first
     items = first.split(", ")
-    if len(items) > 2:
+    # A list of names ("…drafts: A, B, C, D"), not a sentence with commas: its inner items are a word or two.
+    if len(items) > 2 and all(len(item.split()) <= 2 for item in items[2:-1] or items[1:]):
         kept = [items[0]]
         for item in items[1:]:
             rest = len(items) - len(kept) - 1
@@ -103,7 +104,11 @@ def _shortened(first: str, limit: int) -> str:
 
 def not_evaluated_next(cause: str | None) -> str:
     """What to do when nothing was evaluated: a re-baseline when that is the fix, else the cause."""
-    if "re-baseline" in (cause or "").lower():
+    text = (cause or "").lower()
+    if "rebaseline: true" in text:  # a lost baseline: the cause names the command
+        return ("re-baseline: make a new baseline of the base branch with the command the cause above gives "
+                "(`rebaseline: true`, or re-run its baseline workflow), then re-run this check.")
+    if "re-baseline" in text:
         return "re-baseline as the cause above says (its baseline cannot be compared with), then re-run the job."
     return "fix the cause above and push again (or re-run the job)."
 

@@ -70,23 +70,31 @@ def gating_kinds(cmp: Comparison) -> list[tuple[str, QuestionChange]]:
 
 def comparison_annotations(cmp: Comparison, *, questions_path: str | None, lines: Mapping[str, int],
                            documents: Mapping[str, str], params: Mapping[str, Mapping[str, object]] | None = None,
-                           level: Level = "failure") -> list[Annotation]:
+                           level: Level = "failure", document_lines: Mapping[str, int] | None = None,
+                           comment_url: str | None = None) -> list[Annotation]:
     """One annotation per question that fails the gate, at its `- id:` line in questions.yml
-    (`lines`), then one per cited document that changed (`documents`: source -> its path),
-    noting which questions cite it. `level` is "warning" when the gate is off."""
-    out = [Annotation(level, _one_line(f"{change.id} — {kind}", TITLE_LIMIT), cause_line(change, params),
-                      questions_path, lines.get(change.id))
+    (`lines`), then one per cited document that changed (`documents`: source -> its path; at its
+    first changed line when `document_lines` has it), noting which questions cite it. `level` is
+    "warning" when the gate is off; `comment_url`, the PR comment, is named in each question's
+    message (the row with the evidence and the entry to paste is there)."""
+    row = f" Its row: {comment_url}" if comment_url else ""
+    out = [Annotation(level, _one_line(f"{change.id} — {kind}", TITLE_LIMIT),
+                      _one_line(cause_line(change, params) + row, MESSAGE_LIMIT + len(row)), questions_path, lines.get(change.id))
            for kind, change in gating_kinds(cmp)]
-    return out + changed_source_annotations(cmp, questions_path=questions_path, lines=lines, documents=documents)
+    return out + changed_source_annotations(cmp, questions_path=questions_path, lines=lines, documents=documents,
+                                            document_lines=document_lines or {})
 
 
 def changed_source_annotations(cmp: Comparison, *, questions_path: str | None, lines: Mapping[str, int],
-                               documents: Mapping[str, str]) -> list[Annotation]:
-    """A cited document that changed since the baseline: at the document (else at the first
-    question citing it), naming the questions that cite it and those of them that fail."""
-    failing = {c.id for c in (*cmp.regressions, *cmp.worse, *cmp.leaks)}
+                               documents: Mapping[str, str], document_lines: Mapping[str, int] | None = None) -> list[Annotation]:
+    """A cited document that changed since the baseline: at its first changed line (else at the
+    document, else at the first question citing it), naming the questions that cite it and those
+    of them that fail, accepted and already-failing ones included."""
+    failing = {c.id for c in (*cmp.regressions, *cmp.worse, *cmp.leaks, *cmp.source_changed_failing)}
     citing: dict[str, list[str]] = {}
-    for change in (*cmp.regressions, *cmp.worse, *cmp.leaks, *cmp.gains, *cmp.changed, *cmp.carried):
+    accepted = tuple(a.change for a in cmp.accepted)
+    for change in (*cmp.regressions, *cmp.worse, *cmp.leaks, *accepted, *cmp.source_changed_failing, *cmp.gains,
+                   *cmp.changed, *cmp.carried):
         for source in change.source_changed:
             if change.id not in citing.setdefault(source, []):
                 citing[source].append(change.id)
@@ -98,7 +106,7 @@ def changed_source_annotations(cmp: Comparison, *, questions_path: str | None, l
                    + (f"; failing now: {', '.join(bad[:10])}" if bad else "")
                    + ". The reference may be stale: update the reference or the document.")
         path = documents.get(source)
-        line = None if path else lines.get(ids[0])
+        line = (document_lines or {}).get(source) if path else lines.get(ids[0])
         out.append(Annotation("warning", _one_line(f"{source} — source changed", TITLE_LIMIT), _one_line(message, MESSAGE_LIMIT),
                               path or questions_path, line))
     return out

@@ -5,7 +5,7 @@ breached, or within noise). Pure: numbers in, text out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rag_ci.core.comparison.compare import Comparison, Delta
@@ -33,12 +33,35 @@ def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
     rows = []
     for label, delta, budget in (("latency p50", cmp.latency_p50_s, "latency_p50"), ("latency p95", cmp.latency_p95_s, "latency_p95")):
         if delta.old is not None or delta.new is not None:
-            rows.append(_row(label, delta, ms_text, budget in breached, noise=LATENCY_NOISE_S, within_noise=budget in noisy))
+            row = _row(label, delta, ms_text, budget in breached, noise=LATENCY_NOISE_S, within_noise=budget in noisy)
+            rows.append(_quiet_if_noise(row, delta, cmp.latency_rise_bounds.get(budget)))
     if _shown_cost(cmp.generator_cost_usd):
         rows.append(_row("generator cost", cmp.generator_cost_usd, usd_text, "cost_per_question_usd" in breached))
     if _shown_cost(cmp.judge_cost_usd):  # $0.0000 → $0.0000 says nothing
-        rows.append(_row("judge cost", cmp.judge_cost_usd, usd_text, "judge_cost_usd" in breached))
+        rows.extend(_judge_rows(cmp, "judge_cost_usd" in breached))
     return rows
+
+
+def _judge_rows(cmp: Comparison, breached: bool) -> list[DeltaRow]:
+    """The judge's cost; when this run reused cached verdicts, like with like: the verdicts it
+    judged, on both runs, then the reused ones (what the baseline paid for them: calls not made)."""
+    split = cmp.judge_cost_split
+    if split is None:
+        return [_row("judge cost", cmp.judge_cost_usd, usd_text, breached)]
+    judged = _row(f"judge cost of the {split.judged} verdicts judged", Delta(split.judged_old_usd, split.judged_new_usd),
+                  usd_text, breached)
+    reused = DeltaRow(f"{split.reused} verdicts reused from the cache", usd_text(split.reused_old_usd)[1], "$0 (no calls)",
+                      "–", "")
+    return [judged, reused]
+
+
+def _quiet_if_noise(row: DeltaRow, delta: Delta, bound: float | None) -> DeltaRow:
+    """A rise flagged ⚠️ that this run is not above with confidence, beyond the flagged share of the
+    baseline, is timing noise: no flag, and so no word in the headline (the floor scales with the
+    baseline, where a fixed 10 ms called 13 → 25 ms on a loaded runner "p95 +92 %")."""
+    if row.flag != "⚠️" or bound is None or delta.old is None or bound > delta.old * (1 + BIG_CHANGE):
+        return row
+    return replace(row, flag="")
 
 
 def _shown_cost(delta: Delta) -> bool:
@@ -54,7 +77,7 @@ def delta_warnings(cmp: Comparison, head: RunResult) -> list[str]:
     rises = [row for row in delta_rows(cmp, head) if row.flag == "⚠️" and row.relative.startswith("+")]
     if any(row.label == "latency p95" for row in rises):  # one latency word is enough for a headline
         rises = [row for row in rises if row.label != "latency p50"]
-    return [f"{HEADLINE_LABELS.get(row.label, row.label)} {row.relative}" for row in rises]
+    return [f"{HEADLINE_LABELS.get(row.label, row.label.split(' of the ')[0])} {row.relative}" for row in rises]
 
 
 def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0, within_noise: bool = False) -> DeltaRow:

@@ -17,7 +17,7 @@ makes it inert where it is printed:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -88,7 +88,7 @@ def escape_notice(text: Any, limit: int = 2000) -> str:
     if text is None:
         return ""
     lines = []
-    for line in str(text)[:limit].splitlines():
+    for line in view.whole_lines(str(text), limit):
         parts = " ".join(line.split()).split("`")
         if len(parts) % 2 == 0:  # an unpaired backtick: the last one is plain text
             parts[-2:] = [parts[-2] + "`" + parts[-1]]
@@ -219,9 +219,9 @@ def fmt_latency_delta(change: QuestionChange) -> str:
     return fmt_ms_delta(Delta(change.old_latency_s, change.new_latency_s))
 
 
-def accept_yaml(change: QuestionChange) -> str:
-    """The accepted-file entry of a regression as a fenced YAML block (inert: JSON-quoted values in a fence)."""
-    return view.code_block(view.accept_entry(change), "yaml")
+def accept_yaml(changes: Sequence[QuestionChange]) -> str:
+    """The accepted-file entries of regressions as one fenced YAML block (inert: JSON-quoted values in a fence)."""
+    return view.code_block("".join(view.accept_entry(c) for c in changes), "yaml")
 
 
 @lru_cache(maxsize=2)
@@ -236,15 +236,15 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     )
     env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms,
                        usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p, ms_delta=fmt_ms_delta,
-                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml,
+                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml, log_block=view.log_block,
                        latency_delta=fmt_latency_delta)
     env.globals.update(word_diff=word_diff, delta_rows=deltas.delta_rows, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
                        confirmation_calls=confirmation_calls,
                        **{name: getattr(view, name) for name in (
                            "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
                            "metric_cell", "why_cell", "leak_words", "noise_words", "baseline_words",
-                           "row_notes", "stage_groups", "leak_rows", "regression_rows", "worse_rows",
-                           "answers_words", "gate_off_after_merge", "dirty_words")},
+                           "row_notes", "stage_groups", "failing_sections", "anchor", "leak_rows", "regression_rows", "worse_rows",
+                           "answers_words", "gate_off_after_merge", "dirty_words", "target_log")},
                        **{name: getattr(alerts, name) for name in (
                            "fake_judge_after_merge", "broken_words", "changed_sources_line", "budget_limit", "stale_dead",
                            "stale_insufficient", "flaky_failing", "citing_missing", "missing_sources_line", "headline_cause", "not_evaluated_next",
@@ -259,7 +259,7 @@ def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[st
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
     kinds = view.gate_kinds(comparison)
-    accepted = f" ({len(comparison.accepted)} accepted)" if comparison.accepted else ""
+    accepted = f" · {len(comparison.accepted)} accepted" if comparison.accepted else ""  # never "(1 accepted)": read as "of which"
     # A passing headline names big rises of latency or cost: a table's ⚠️ alone goes unread when
     # nothing else calls for reading on (a failing comment is read on; a breach is a reason above).
     rises = "".join(f" · {w}" for w in deltas.delta_warnings(comparison, head))
@@ -280,6 +280,8 @@ def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[st
         return "pass", f"⚠️ {' · '.join(kinds)} ({why}){accepted}{rises}"
     return "pass", f"✅ no regression{accepted}{rises}"
 
+
+FOLDED_AFTER = 20  # rows of a group shown before the rest are collapsed under them
 
 # Ever shorter renderings, tried in order until one fits: rows per table (None: all); `lean`
 # leaves out the collapsed before/after (the rows, visible, matter more); `compact` every detail
@@ -302,13 +304,15 @@ def render_markdown(
     calibration: list[Any] | None = None,
     commits: Commits | None = None,
     measured: tuple[QuestionChange, ...] = (),
+    summary_url: str | None = None,
 ) -> str:
     """The markdown report, shortened to fit max_chars (rows first, then detail sections,
     never the ids of the questions that fail the gate); a hard cut with a note is the last resort.
 
     `trend` is rag_ci.core.comparison.history.trend_summary(...); `report_url` (the run's artifact or
     page) or `report_path` (a local file) is where the full HTML report is; `commits` what was
-    compared; `measured` the judge-free regressions a broken run found (listed, not gating)."""
+    compared; `measured` the judge-free regressions a broken run found (listed, not gating);
+    `summary_url` the job summary with every row (a comment names it where it cuts rows)."""
     verdict, headline = verdict_headline(head, comparison)
     template = _environment(False).get_template("report.md.j2")
     empty_index = alerts.empty_index_warning(head)  # once, not per shortening
@@ -325,20 +329,23 @@ def render_markdown(
             calibration=calibration or [],
             report_url=report_url,
             report_path=report_path,
+            summary_url=summary_url,
             row_limit=row_limit,
+            folded_after=FOLDED_AFTER,
             compact=compact,
             lean=lean,
             failing=[q for q in head.questions if not q.passed],
             commits=commits,
             measured=measured,
             empty_index=empty_index,
-            this="this PR" if head.meta.pr_number else "this run",
+            this=(commits.head_label if commits and commits.head_label else "this PR" if head.meta.pr_number else "this run"),
             params=head.meta.policy.metrics if head.meta.policy else {},
             accepted_file=(head.meta.policy.gate.get("accepted") if head.meta.policy else None) or "accepted.yml",
         )
         if len(text) <= max_chars:
             return text
-    note = "\n\n_…report truncated to fit GitHub's comment limit; see the step summary or the HTML report._\n"
+    summary = f"[the job summary]({markdown_url(summary_url)})" if summary_url else "the step summary"
+    note = f"\n\n_…report truncated to fit GitHub's comment limit; see {summary} or the HTML report._\n"
     return text[: max_chars - len(note)] + note
 
 

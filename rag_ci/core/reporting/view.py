@@ -19,6 +19,7 @@ from typing import Any
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
 from rag_ci.core.comparison.question_change import MetricChange
 from rag_ci.core.results import RunResult
+from rag_ci.core.scoring.verdict import cut_at_word
 
 SHORT_SHA = 7
 STAGE_TITLES = {"source": "Source changed", "retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
@@ -42,6 +43,8 @@ class Commits:
     # The run's checkout had uncommitted changes: the sha alone is not what ran (RunMeta.git_dirty).
     base_dirty: bool = False
     head_dirty: bool = False
+    # What the head commit is, when it is not the pull request's: "the merge queue's commit".
+    head_label: str | None = None
 
     @property
     def known(self) -> bool:
@@ -113,9 +116,26 @@ def stage_groups(changes: Sequence[QuestionChange]) -> list[tuple[str, list[Ques
     return groups
 
 
+def failing_sections(cmp: Comparison) -> list[tuple[str, int, str]]:
+    """[('Routing leaks', 13, 'routing-leaks-13'), ('Retrieval', 2, 'retrieval-2'), ...]: the report's
+    sections of questions that fail the gate, in order, with their headings' fragments: the index
+    at the top of a long report."""
+    sections = [("Routing leaks", len(leak_rows(cmp)), "")] if leak_rows(cmp) else []
+    sections += [(title, len(rows), "") for title, rows in stage_groups(regression_rows(cmp))]
+    if worse_rows(cmp):
+        sections.append(("Worse", len(worse_rows(cmp)), anchor(f"Worse ({len(worse_rows(cmp))}): already failing, now worse")))
+    return [(title, n, fragment or anchor(f"{title} ({n})")) for title, n, fragment in sections]
+
+
+def anchor(heading: str) -> str:
+    """The fragment GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 def where_line(cmp: Comparison) -> str:
-    """'du2 8 · du3 7 — routing 13 · retrieval 2': the questions failing the gate by corpus, by stage."""
-    corpora = Counter(corpus for c in cmp.gating for corpus in c.corpora)
+    """'du2 8 · du3 4 · du2 + du3 1 — routing 13': the questions failing the gate by the corpora
+    they ask (each question counted once), by stage."""
+    corpora = Counter(" + ".join(c.corpora) for c in cmp.gating if c.corpora)
     stages = Counter(stage_of(c) for c in cmp.gating)
     by_corpus = " · ".join(f"{name} {n}" for name, n in sorted(corpora.items(), key=lambda kv: (-kv[1], kv[0])))
     by_stage = " · ".join(f"{'source changed' if name == 'source' else name} {n}" for name, n in stages.most_common())
@@ -150,8 +170,11 @@ def counts_line(cmp: Comparison) -> list[str]:
     return parts
 
 
-def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str | None:
-    """One line: what to do now."""
+PASTE_IN_MARKDOWN = "the entries to paste are under each group's table"
+
+
+def next_line(cmp: Comparison | None, verdict: str, broken: bool = False, paste: str = PASTE_IN_MARKDOWN) -> str | None:
+    """One line: what to do now. `paste` says where the accepted-file entries are in this view."""
     if broken:
         return "fix the cause above and re-run the job; nothing was compared."
     if cmp is None:
@@ -162,8 +185,10 @@ def next_line(cmp: Comparison | None, verdict: str, broken: bool = False) -> str
     rows = regression_rows(cmp) + worse_rows(cmp)
     if any(stage_of(c) == "source" for c in rows):
         steps.append("update the reference or the document where a cited source changed in this PR")
-    if any(stage_of(c) != "source" for c in rows):
-        steps.append("fix the regressions, or accept an intended one with a reason (the entry to paste is under its row)")
+    if any(stage_of(c) == "error" for c in rows):  # an error is the target's to fix, not a change to accept
+        steps.append("fix what makes the target error (the Errors table says what it answered)")
+    if any(stage_of(c) not in ("source", "error") for c in rows):
+        steps.append(f"fix the regressions, or accept an intended one with a reason ({paste})")
         if any(not c.reasked for c in regression_rows(cmp)) or cmp.unstable:
             steps.append("re-run the job if you think it is noise")
     if cmp.budget_breaches:
@@ -195,9 +220,16 @@ def significance_line(cmp: Comparison) -> str | None:
 
     p = format_p(overall.p_value)
     p = p if p.startswith("<") else f"= {p}"
-    chance = "unlikely to be chance" if overall.significant else "could be chance"
+    confirmed = [c for c in regression_rows(cmp) if c.reasked and c.answers_passed == 0]
+    if overall.significant:
+        chance = f"unlikely to be chance (McNemar p {p})"
+    elif confirmed:  # few flips: the test cannot tell, but each one was re-asked and failed every time
+        chance = (f"too few flips for this test to rule out chance (McNemar p {p}), but the re-asks confirm "
+                  f"{plural(len(confirmed), 'regression')}: every answer failed")
+    else:
+        chance = f"could be chance (McNemar p {p})"
     return (f"pass rate {overall.before * 100:.0f} % → {overall.after * 100:.0f} % ({overall.worse} of {overall.n} questions "
-            f"flipped down, {overall.better} up), {chance} (McNemar p {p})")
+            f"flipped down, {overall.better} up), {chance}")
 
 
 # --- one row per question ------------------------------------------------------------------
@@ -231,7 +263,10 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
     if change.new_verdict == "routing_error":
         parts = [leak_words(change)]
     elif change.worse_because:  # a changed source is the evidence that matters, not its re-cut chunks
-        parts = [change.worse_because, source_words(change) if stage_of(change) == "source" else "", *evidence[:limit - 1]]
+        # "lost X 1.00 → 0.00 (passed on the baseline)" would repeat the failing cell beside it.
+        because = "these passed on the baseline" if change.worse_because.startswith("lost ") and change.failing_metrics \
+            else change.worse_because
+        parts = [because, source_words(change) if stage_of(change) == "source" else "", *evidence[:limit - 1]]
         parts = [p for p in parts if p][:limit]
     elif stage_of(change) == "source":
         reasons = [m.reason for m in change.failing_metrics if m.reason]
@@ -326,3 +361,43 @@ def _num(value: float | None) -> str:
 def gate_off_after_merge(policy_changes: Sequence[str]) -> bool:
     """Whether the PR's own gate policy, once merged, would gate nothing on main."""
     return any(line.startswith("gate.fail_on ") and line.endswith("→ never") for line in policy_changes)
+
+
+LOG_LINES, LOG_LINE_CHARS = 12, 200  # the target's log shown in a report: its last lines, each cut
+
+
+def target_log(diagnostics: str | None, said: Sequence[str] = ()) -> str:
+    """The target's last log lines (already redacted by the run), for a report: at most LOG_LINES,
+    each cut at LOG_LINE_CHARS, control characters dropped, without the lines the errors above
+    already quote (`said`): the traceback the error hid, never its last line twice."""
+    quoted = " ".join(" ".join(s.split()) for s in said)
+    lines = []
+    for line in (diagnostics or "").splitlines():
+        clean = re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", "", line).rstrip()
+        flat = " ".join(clean.split())
+        if flat and (len(flat) < 12 or flat not in quoted):
+            lines.append(clean if len(clean) <= LOG_LINE_CHARS else clean[: LOG_LINE_CHARS - 1] + "…")
+    return "\n".join(lines[-LOG_LINES:])
+
+
+def whole_lines(text: str, limit: int) -> list[str]:
+    """The lines of `text` that fit in `limit` characters, whole (a list of 14 problems is never
+    cut inside its 13th, nor its 14th dropped unsaid), then how many more; a first line longer
+    than the limit is cut at a word."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) > limit:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    if not kept and lines:
+        return [cut_at_word(lines[0], limit), *([f"…and {len(lines) - 1} more lines"] if len(lines) > 1 else [])]
+    rest = len(lines) - len(kept)
+    return kept + ([f"…and {rest} more line{'s' if rest != 1 else ''}"] if rest else [])
+
+
+def log_block(text: str) -> str:
+    """The target's log lines as a fenced text block: shown as written, inert (no markup, no mention)."""
+    return code_block(text, "text")

@@ -211,6 +211,18 @@ def check_decisions(filename: str, drafts: Mapping[str, Question], reviewed: Rev
         raise ValidationError(problems)
 
 
+# The header `rag-ci init` writes over an empty question set (rag_ci.cli.init), and what replaces
+# it once a review approves the first questions.
+EMPTY_SET_HEADER = """\
+# Empty for now: `rag-ci questions generate` drafts questions from the corpora's documents,
+# `rag-ci questions review` (or approve/reject/edit) turns drafts into questions.
+"""
+REVIEWED_SET_HEADER = """\
+# `rag-ci questions generate` drafts more questions from the corpora's documents;
+# `rag-ci questions review` (or approve/reject/edit) turns drafts into questions.
+"""
+
+
 def apply_reviewed(questions_text: str, filename: str, drafts: Mapping[str, Question], reviewed: Reviewed,
                    reviewed_name: str = "the reviewed file", corpora: set[str] | None = None) -> Applied:
     """questions.yml with the decisions applied. `drafts`: the set's drafts by id, as parsed now;
@@ -226,6 +238,8 @@ def apply_reviewed(questions_text: str, filename: str, drafts: Mapping[str, Ques
     reviewer_noted = reviewed.reviewer and any(drafts[d.id].provenance for d in approved)
     if edited or status_left or remove_left or reviewer_noted:
         text = _edit_drafts(text, filename, to_edit, drafts, reviewed.reviewer, status_left, remove_left)
+    if approved:  # `rag-ci init`'s header of an empty set is no longer true
+        text = text.replace(EMPTY_SET_HEADER, REVIEWED_SET_HEADER, 1)
     decided = {d.id for d in approved} | set(rejected)
     undecided = tuple(qid for qid in drafts if qid not in decided)
     return Applied(text, tuple(d.id for d in approved), tuple(edited), tuple(rejected), undecided)
