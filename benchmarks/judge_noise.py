@@ -133,9 +133,15 @@ def measure(p: float, baselines: int = 2, prs: int = 5) -> dict[str, Any]:
 
 
 def judge_noise_figure(baselines: int = 2, prs: int = 5) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    from rag_ci.core.scoring.judge_votes import rule_row
+
     after = {f"{p:.0%}": measure(p, baselines, prs) for p in (0.0, 0.05, 0.10)}
     x = after["5%"]
-    return {"ratio": x["false_alarms_per_10_runs"], "after": after, "questions": QUESTIONS,
+    # Beside the measured figures, the rule's exact odds per metric (docs/noise.md's table).
+    exact = {f"{p:.0%}": asdict(rule_row(p)) for p in (0.02, 0.05, 0.10)}
+    return {"ratio": x["false_alarms_per_10_runs"], "after": after, "exact": exact, "questions": QUESTIONS,
             "target": "<= 2 false alarms per 10 runs at 5 %, every real regression caught at 0 %, cold calls +<= 15 %"}
 
 

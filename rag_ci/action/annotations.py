@@ -60,7 +60,9 @@ def _changed_lines(settings: Settings, github: GitHubRepo, documents: dict[str, 
     import difflib
 
     out: dict[str, int] = {}
-    for source, path in list(documents.items())[:CHANGED_LINES_READ] if base_sha else ():
+    if not base_sha:
+        return out
+    for source, path in list(documents.items())[:CHANGED_LINES_READ]:
         try:
             before = github.file_at(base_sha, path)
             now = (settings.workspace / path).read_text(encoding="utf-8")

@@ -82,12 +82,6 @@ def _relative(folder: Path, root: Path) -> str:
         return folder.resolve().as_posix()
 
 
-def guess_target(root: Path) -> str:
-    """docker when there is a Dockerfile; http for a web app (FastAPI, Flask, Django, Express, ...); else python
-    (rag_ci.cli.init_detect)."""
-    return detect_target(root).kind
-
-
 def _target_block(kind: str, settings: dict[str, str]) -> str:
     """The `target:` section for `kind`; every value the user may need to change is marked."""
     if kind == "python":

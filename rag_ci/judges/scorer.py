@@ -222,7 +222,8 @@ class DeepEvalJudgeScorer:
         before = _baseline_metric(baseline, question, spec.name)
         first = runs[0].result
         chosen, decided = runs[0], first
-        if self.confirm_runs > 1 and before is not None and first.passed is not None and first.passed != before.passed:
+        if self.confirm_runs > 1 and baseline is not None and before is not None and first.passed is not None \
+                and first.passed != before.passed:
             if before.passed:  # pass → fail: a flip that gates (a regression, or a worse question)
                 async with settled.lock:  # the question's gating flips are confirmed one at a time
                     if not settled.gating_flip_confirmed:

@@ -127,5 +127,6 @@ def latency_rise_bounds(base: RunResult, head: RunResult, alpha: float) -> dict[
     if len(head.questions) > RISE_BOUND_MAX_QUESTIONS:
         return {}
     before, now = run_measures(base), run_measures(head)
-    return {name: latency_bound(name, True, base, head, alpha) for name in PERCENTILES
-            if before[name] and now[name] and now[name] > before[name] * (1 + RISE_CHECKED)}
+    rose = [name for name in PERCENTILES
+            if (was := before[name]) and (is_now := now[name]) and is_now > was * (1 + RISE_CHECKED)]
+    return {name: latency_bound(name, True, base, head, alpha) for name in rose}

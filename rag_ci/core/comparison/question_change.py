@@ -7,10 +7,11 @@ rag_ci.core.comparison.compare sorts these changes into regressions, worse, gain
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rag_ci.core.comparison import carry
 from rag_ci.core.comparison.retrieval_diff import RetrievalDiff, diff_contexts, label
-from rag_ci.core.results import QuestionResult, RunResult
+from rag_ci.core.results import QuestionResult, RunResult, Sample
 from rag_ci.core.base.text import normalise_text
 from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
 
@@ -226,12 +227,12 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
     )
 
 
-def _distinct(samples, new: QuestionResult | None) -> dict:
+def _distinct(samples: list[Sample], new: QuestionResult | None) -> dict[str, Any]:
     """Byte-identical answers (same hash) count once: the first sample of each answer stands for it."""
     votes = next((tuple(m.confirm_runs) for m in (new.metrics.values() if new else ()) if m.confirm_runs), ())
     if not samples:
         return {"distinct_answers": 1, "distinct_passed": int(bool(new and new.passed)), "judge_votes": votes}
-    first: dict = {}
+    first: dict[str, Sample] = {}
     for i, sample in enumerate(samples):
         first.setdefault(sample.answer_hash or f"#{i}", sample)
     return {"distinct_answers": len(first), "distinct_passed": sum(1 for x in first.values() if x.verdict == "pass"),

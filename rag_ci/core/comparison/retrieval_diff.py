@@ -71,7 +71,9 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
     counterparts = [_counterpart(c, t, before, before_texts) if t not in old_text_to_id else None
                     for c, t in zip(new, texts)]
 
-    kinds, changed, unseen = [], [], []
+    kinds: list[str] = []
+    changed: list[str] = []
+    unseen: list[str] = []
     for context, text, was in zip(new, texts, counterparts):
         if context.doc_id is not None and context.doc_id in leaked_corpora:
             kinds.append(LEAKED)
@@ -86,7 +88,7 @@ def diff_contexts(old: Sequence[Context], new: Sequence[Context], *, keywords_mi
         if text in old_text_to_id:
             continue
         if was is not None:
-            changed.append(context.source)
+            changed.append(label(context))
         else:
             unseen.append(label(context))
     kept = {was for was in counterparts[:TOP_K] if was is not None}

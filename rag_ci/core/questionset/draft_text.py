@@ -5,7 +5,7 @@
   then expects in a good answer;
 - `misspell`: a question as a hurried user types it, seeded (the misspelt adversarial
   drafts; numbers, codes and names are left alone, as people get those from the screen);
-- `normalise` and `similarity`: what duplicate detection compares.
+- `normalise`: what duplicate detection compares (scored by rag_ci.core.questionset.similarity).
 
 Pure: strings in, strings out.
 """
@@ -153,16 +153,6 @@ def normalise(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
     return " ".join(re.findall(r"\w+", plain))
-
-
-def similarity(a: str, b: str) -> float:
-    """How alike two questions read (0..1): the higher of the overlap of their words (Jaccard)
-    and the likeness of their normalised text (Indel ratio, which also sees through a few
-    typos). One pair of rag_ci.core.questionset.similarity's matrix."""
-    from rag_ci.core.questionset.similarity import Texts, similarity_matrix
-
-    vocabulary: dict[str, str] = {}
-    return float(similarity_matrix(Texts.of([a], vocabulary), Texts.of([b], vocabulary))[0, 0])
 
 
 def content_terms(text: str) -> set[str]:

@@ -231,11 +231,12 @@ def render_calibration(report: CalibrationReport) -> str:
             "                  judge correct  judge wrong",
             f"  human correct  {report.both_correct:>13}  {report.human_only:>11}",
             f"  human wrong    {report.judge_only:>13}  {report.both_wrong:>11}",
+        ]
+        if report.agreement is not None:
             # The judge-noise rule's p (docs/noise.md, "Judge noise"): reviewed into rag-ci.yml, never read
             # from a file a pull request could write.
-            f"  disagreement   {1 - report.agreement:.3f}  (set `judge: {{disagreement_rate: {1 - report.agreement:.3f}}}` "
-            "in rag-ci.yml for the judge-noise rule)",
-        ]
+            lines.append(f"  disagreement   {1 - report.agreement:.3f}  (set `judge: {{disagreement_rate: "
+                         f"{1 - report.agreement:.3f}}}` in rag-ci.yml for the judge-noise rule)")
     if report.disagreements:
         lines.append(f"Disagreements ({len(report.disagreements)}):")
         for d in report.disagreements:
