@@ -36,15 +36,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rag_ci.files.accepted_file import accepted_path, read_accepted
-from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, missing_history_line,
-                                   store_baseline_copy)
+from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, lookup_failed,
+                                   missing_history_line, store_baseline_copy)
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target, undone_words
 from rag_ci.action import annotations
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, step_outputs, summary_report, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
-from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
+from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line, lines_of_branch
 from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated
 from rag_ci.core.reporting.view import code_block
 from rag_ci.core.results import RunResult
@@ -202,14 +202,17 @@ class Evaluation:
 
     def options(self, plan: Plan) -> GateOptions:
         s = self.settings
+        base = s.pr_base_ref or s.default_branch or "main"  # the branch whose baseline this run is compared with
         uncompared = plan.gate.uncompared
         return dataclasses.replace(
             plan.gate,
             uncompared=Uncompared(uncompared.verdict, (uncompared.notice or "").format(branch=s.branch, artifact=s.baseline_artifact)),
             bootstrap=Uncompared(Verdict.BOOTSTRAP, (
-                f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch, "
-                f"expired or not, no copy and no history on `{s.data_branch}`). This run passes; the next run on the default "
-                "branch creates the baseline.")),
+                f"bootstrap on `{base}`: no baseline of `{base}` yet (no `{s.baseline_artifact}` artifact from a successful run "
+                f"on `{base}`, expired or not, no copy of it and no history of it on `{s.data_branch}`). This run passes; "
+                + ("the next run on the default branch creates the baseline." if base == (s.default_branch or "main") else
+                   f"run the rag-ci workflow on `{base}` (`workflow_dispatch`) and upload its results as `{s.baseline_artifact}` "
+                   "to make its baseline."))),
             # `fail-on-regression: false` turns the gate off for this run; the report then says
             # "gate disabled" instead of announcing a failure the check does not have.
             fail_on=None if s.fail_on_regression else "never", rebaseline_hint=ACTIONS_REBASELINE_HINT,
@@ -220,7 +223,7 @@ class Evaluation:
         project = load_project(s.config_path)
         options = self.options(plan)
         refuse_a_fake_judge(project, None, options)  # before the baseline is even looked for
-        found = find_baseline(plan, s, self.github, self.runner, history_lines=lambda: len(self.read_history(comparing=False).entries))
+        found = find_baseline(plan, s, self.github, self.runner, history_lines=self.history_lines_of)
         baseline = found.result if found is not None else None
         commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
@@ -255,7 +258,7 @@ class Evaluation:
         if plan.audit_sample and outcome.verdict != Verdict.BROKEN:
             self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
-        if outcome.comparison is not None or plan.comment:
+        if outcome.comparison is not None or plan.check_run:
             self.annotate(project, outcome, plan)
         if outcome.verdict == Verdict.INCOMPATIBLE:
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
@@ -278,7 +281,7 @@ class Evaluation:
         params = dict(head.meta.policy.metrics) if head.meta.policy else None
         found = [] if outcome.comparison is None else \
             annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off)
-        if not plan.comment:
+        if not plan.check_run:
             annotations.show(self.runner, found)
             return
         title, summary = annotations.check_text(outcome.verdict, outcome.comparison, found, self.settings.run_url)
@@ -347,6 +350,16 @@ class Evaluation:
     def links(self) -> dict[str, str]:
         url = self.settings.run_url
         return {"workflow run": url, "HTML report (artifact)": f"{url}#artifacts"} if url else {}
+
+    def history_lines_of(self, branch: str) -> int:
+        """The history's lines of `branch` (rag_ci.core.comparison.history.lines_of_branch): whether a
+        baseline existed there. The history not read, after the client's retries, is exit 2 (fails closed)."""
+        s = self.settings
+        try:
+            text = self.github.read_data_file(s.data_branch, HISTORY_FILE)
+        except GitHubError as exc:
+            raise lookup_failed(f"reading `{HISTORY_FILE}` on `{s.data_branch}`", exc) from None
+        return lines_of_branch(text or "", branch, default_branch=s.default_branch or "main")
 
     def read_history(self, *, comparing: bool) -> History:
         """The data branch's history; when the run is compared, its known-flaky marks vouched for:

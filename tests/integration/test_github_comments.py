@@ -47,6 +47,8 @@ def test_a_personal_token_is_matched_by_its_own_login(fake, github):
     fake.add_comment(7, f"{MARKER}\nby the actions bot", login="github-actions[bot]")
     github.upsert_comment(7, f"{MARKER}\nby release-bot", MARKER)
     assert [c["user"]["login"] for c in fake.comments[7]] == ["github-actions[bot]", "release-bot"]
+    # The job token's old comment no longer shows a verdict: it says it is stale and links the new one.
+    assert fake.comments[7][0]["body"].startswith("<!-- rag-ci:stale -->") and fake.comments[7][1]["html_url"] in fake.comments[7][0]["body"]
 
 
 def test_a_read_only_token_raises_cannot_write(fake, github):
