@@ -185,7 +185,8 @@ class BaselineFinder:
         if not copies:
             return None
         commit = at_commit()
-        chosen = [c for c in copies if c.commit == commit] or ([] if only_at_commit else copies)
+        # The copy at the wanted commit first; unless only it would do, then the others, newest first.
+        chosen = [c for c in copies if c.commit == commit] + ([] if only_at_commit else [c for c in copies if c.commit != commit])
         now = datetime.now(timezone.utc)
         for copy in chosen[:COPIES_TRIED]:
             problem, verified = self.copy_problem(copy, now)

@@ -201,8 +201,12 @@ class FakeGitHubServer:
         with self._lock:
             return self._new_comment(issue, body, login)
 
-    def inject(self, method: str, path_prefix: str, status: int, message: str = "injected", times: int = 1) -> None:
-        """Answer the next `times` matching requests with `status` (after recording them)."""
+    def inject(self, method: str, path_prefix: str, status: int, message: str = "injected", times: int = 1, *,
+               skip: int = 0) -> None:
+        """Answer the next `times` matching requests with `status` (after recording them), once the
+        first `skip` matching requests have been answered as usual."""
+        for _ in range(skip):
+            self._injected.append((method, path_prefix, 0, {}))  # status 0: let this one through
         for _ in range(times):
             self._injected.append((method, path_prefix, status, {"message": message}))
 
@@ -647,8 +651,11 @@ class FakeGitHubServer:
                 with fake._lock:
                     fake.requests.append(record)
                     injected = next((i for i in fake._injected if i[0] == self.command and parts.path.startswith(i[1])), None)
-                    if injected:
+                    if injected is not None:
                         fake._injected.remove(injected)
+                        if not injected[2]:  # a skipped one: this request is answered as usual
+                            injected = None
+                    if injected is not None:
                         status, data, headers = injected[2], injected[3], {}
                     elif not parts.path.startswith("/_blobs/") and not authorized:
                         status, data, headers = 401, {"message": "Bad credentials"}, {}

@@ -49,14 +49,14 @@ def project(tiny_project, tmp_path) -> Path:
 
 
 def act(fake, project: Path, event_name: str, event: dict, head, *, sha: str = "f" * 40, ref: str = "refs/heads/main",
-        run_id: int = 1, **inputs):
+        run_id: int = 1, retries: int = 5, **inputs):
     """Run action() once with `head` as the run's result; returns (exit code, log, summary)."""
     for name in ("summary.md", "output.txt"):
         (project / name).write_text("")
     settings = Settings(event_name=event_name, event=event, repository="acme/rag", ref=ref, sha=sha, run_id=str(run_id),
                         workspace=project, step_summary=project / "summary.md", github_output=project / "output.txt",
                         github_token=Secret("t0ken"), **inputs)
-    github = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0,
+    github = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0, retries=retries,
                      comment_author=settings.comment_author)
     stream = io.StringIO()
     runner = Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=True, stream=stream)
