@@ -29,7 +29,7 @@ from pathlib import Path
 from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action.outputs import RESULTS_FILE
 from rag_ci.gate import REBASELINE_HINT
-from rag_ci.core.comparison.history import HISTORY_FILE
+from rag_ci.core.comparison.history import HISTORY_FILE, lines_of_branch
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.github.artifacts import ArtifactRef
@@ -274,6 +274,28 @@ def _load(path: Path, where: str) -> RunResult:
     if baseline.meta.broken:  # uploaded by hand, or by an older rag-ci: never compare with it
         raise RagCiError(f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{ACTIONS_REBASELINE_HINT}")
     return baseline
+
+
+def bootstrap_notice(settings: Settings) -> str:
+    """What a bootstrap says: which branch has no baseline yet, and what makes its first one."""
+    s = settings
+    base = s.pr_base_ref or s.default_branch or "main"  # the branch whose baseline this run is compared with
+    first = ("the next run on the default branch creates the baseline." if base == (s.default_branch or "main") else
+             f"run the rag-ci workflow on `{base}` (`workflow_dispatch`) and upload its results as `{s.baseline_artifact}` "
+             "to make its baseline.")
+    return (f"bootstrap on `{base}`: no baseline of `{base}` yet (no `{s.baseline_artifact}` artifact from a successful run "
+            f"on `{base}`, expired or not, no copy of it and no history of it on `{s.data_branch}`). This run passes; {first}")
+
+
+def history_lines_of(settings: Settings, github: GitHubRepo, branch: str) -> int:
+    """The history's lines of `branch` (rag_ci.core.comparison.history.lines_of_branch): whether a
+    baseline existed there. The history not read, after the client's retries, is exit 2 (fails closed)."""
+    s = settings
+    try:
+        text = github.read_data_file(s.data_branch, HISTORY_FILE)
+    except GitHubError as exc:
+        raise lookup_failed(f"reading `{HISTORY_FILE}` on `{s.data_branch}`", exc) from None
+    return lines_of_branch(text or "", branch, default_branch=s.default_branch or "main")
 
 
 def store_baseline_copy(settings: Settings, github: GitHubRepo, runner: Runner, results: Path) -> None:

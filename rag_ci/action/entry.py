@@ -36,15 +36,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rag_ci.files.accepted_file import accepted_path, read_accepted
-from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, lookup_failed,
-                                   missing_history_line, store_baseline_copy)
+from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, bootstrap_notice, find_baseline, history_lines_of,
+                                   in_actions_words, missing_history_line, store_baseline_copy)
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target, undone_words
 from rag_ci.action import annotations
 from rag_ci.action.outputs import COMMENT_FILE, REPORT_HTML, RESULTS_FILE, step_outputs, summary_report, write_reports
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
-from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line, lines_of_branch
+from rag_ci.core.comparison.history import HISTORY_FILE, dump_line, history_line
 from rag_ci.core.reporting.render import Commits, render_markdown, render_not_evaluated
 from rag_ci.core.reporting.view import code_block
 from rag_ci.core.results import RunResult
@@ -144,9 +144,10 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
                                 summary="Fix the annotated lines and push again; nothing was evaluated.")
         else:
             runner.error(message, title="rag-ci")
-            if isinstance(exc, RagCiError):  # a required `rag-ci gate` check must not wait forever
-                annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
-                                    summary="Nothing was evaluated:\n\n" + code_block(message[:60000]))  # a fence: inert
+            # A required `rag-ci gate` check (a merge queue's too) must not wait for ever: it completes as a
+            # failure, after a GitHub error as well (the call that failed may pass by now).
+            annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
+                                summary="Nothing was evaluated:\n\n" + code_block(message[:60000]))  # a fence: inert
         runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
         runner.set_outputs({"verdict": "error"})
         # Never leave an older verdict on the PR while this push's check is red.
@@ -202,17 +203,11 @@ class Evaluation:
 
     def options(self, plan: Plan) -> GateOptions:
         s = self.settings
-        base = s.pr_base_ref or s.default_branch or "main"  # the branch whose baseline this run is compared with
         uncompared = plan.gate.uncompared
         return dataclasses.replace(
             plan.gate,
             uncompared=Uncompared(uncompared.verdict, (uncompared.notice or "").format(branch=s.branch, artifact=s.baseline_artifact)),
-            bootstrap=Uncompared(Verdict.BOOTSTRAP, (
-                f"bootstrap on `{base}`: no baseline of `{base}` yet (no `{s.baseline_artifact}` artifact from a successful run "
-                f"on `{base}`, expired or not, no copy of it and no history of it on `{s.data_branch}`). This run passes; "
-                + ("the next run on the default branch creates the baseline." if base == (s.default_branch or "main") else
-                   f"run the rag-ci workflow on `{base}` (`workflow_dispatch`) and upload its results as `{s.baseline_artifact}` "
-                   "to make its baseline."))),
+            bootstrap=Uncompared(Verdict.BOOTSTRAP, bootstrap_notice(s)),
             # `fail-on-regression: false` turns the gate off for this run; the report then says
             # "gate disabled" instead of announcing a failure the check does not have.
             fail_on=None if s.fail_on_regression else "never", rebaseline_hint=ACTIONS_REBASELINE_HINT,
@@ -223,7 +218,7 @@ class Evaluation:
         project = load_project(s.config_path)
         options = self.options(plan)
         refuse_a_fake_judge(project, None, options)  # before the baseline is even looked for
-        found = find_baseline(plan, s, self.github, self.runner, history_lines=self.history_lines_of)
+        found = find_baseline(plan, s, self.github, self.runner, history_lines=functools.partial(history_lines_of, s, self.github))
         baseline = found.result if found is not None else None
         commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
@@ -350,16 +345,6 @@ class Evaluation:
     def links(self) -> dict[str, str]:
         url = self.settings.run_url
         return {"workflow run": url, "HTML report (artifact)": f"{url}#artifacts"} if url else {}
-
-    def history_lines_of(self, branch: str) -> int:
-        """The history's lines of `branch` (rag_ci.core.comparison.history.lines_of_branch): whether a
-        baseline existed there. The history not read, after the client's retries, is exit 2 (fails closed)."""
-        s = self.settings
-        try:
-            text = self.github.read_data_file(s.data_branch, HISTORY_FILE)
-        except GitHubError as exc:
-            raise lookup_failed(f"reading `{HISTORY_FILE}` on `{s.data_branch}`", exc) from None
-        return lines_of_branch(text or "", branch, default_branch=s.default_branch or "main")
 
     def read_history(self, *, comparing: bool) -> History:
         """The data branch's history; when the run is compared, its known-flaky marks vouched for:
