@@ -311,7 +311,7 @@ def store_baseline_copy(settings: Settings, github: GitHubRepo, runner: Runner, 
         return
     try:
         copy = github.store_baseline_copy(s.data_branch, s.sha, results.read_bytes(), datetime.now(timezone.utc), KEPT_COPIES,
-                                          int(s.run_id or 0))
+                                          int(s.run_id or 0), made_by=f"{s.event_name} on {s.branch}")
         runner.info(f"[rag-ci] stored the baseline as {copy.path} on branch {s.data_branch} (the last {KEPT_COPIES} are kept)")
     except (GitHubError, OSError) as exc:
         runner.warning(f"baseline not copied to {s.data_branch}: {exc}; pull requests fall back on the artifact only "

@@ -136,14 +136,16 @@ def read_copy(repo: Repository, branch: str, copy: BaselineCopy) -> bytes:
 
 
 def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, *, when: datetime, run_id: int,
-               keep: int = KEPT_COPIES) -> BaselineCopy:
-    """Store `results_json` (gzipped) as the copy of `commit` made by workflow run `run_id`, then delete the oldest beyond `keep`
-    and the earlier copies of the same commit (a re-run replaces them).
+               made_by: str = "", keep: int = KEPT_COPIES) -> BaselineCopy:
+    """Store `results_json` (gzipped) as the copy of `commit` made by workflow run `run_id` (`made_by`:
+    its event and branch, for the commit message; the run itself is what a reader checks), then
+    delete the oldest beyond `keep` and the earlier copies of the same commit (a re-run replaces them).
 
     Calls: GET contents of the folder, PUT contents, DELETE contents per copy dropped; the
     first time, the branch is created (GET branch, POST tree, POST commit, POST ref)."""
     data = gzip.compress(results_json, compresslevel=6, mtime=0)
     path = copy_path(commit, when, run_id)
+    message = f"rag-ci: baseline of {commit[:12]} (workflow run {run_id}{', ' + made_by if made_by else ''})"
     for attempt in range(CONFLICT_RETRIES):  # baseline runs of close pushes write at the same time
         existing = list_copies(repo, branch) if _branch_exists(repo, branch) else None
         try:
@@ -152,9 +154,9 @@ def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, 
                 existing = []
             previous = next((c for c in existing if c.path == path), None)
             if previous is not None:
-                repo.update_file(path, f"rag-ci: baseline of {commit[:12]} (workflow run {run_id})", data, previous.blob_sha, branch=branch)
+                repo.update_file(path, message, data, previous.blob_sha, branch=branch)
             else:
-                repo.create_file(path, f"rag-ci: baseline of {commit[:12]} (workflow run {run_id})", data, branch=branch)
+                repo.create_file(path, message, data, branch=branch)
             break
         except GithubException as exc:
             if exc.status in (409, 422) and attempt < CONFLICT_RETRIES - 1:

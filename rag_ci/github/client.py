@@ -195,10 +195,11 @@ class GitHubRepo:
         return _call(f"read {copy.path} on branch {branch}", lambda: baseline_copies.read_copy(self.repo, branch, copy))
 
     def store_baseline_copy(self, branch: str, commit: str, results_json: bytes, when: datetime, keep: int,
-                            run_id: int) -> baseline_copies.BaselineCopy:
+                            run_id: int, made_by: str = "") -> baseline_copies.BaselineCopy:
         return _call(
             f"store the baseline on branch {branch} (needs `permissions: contents: write`)",
-            lambda: baseline_copies.store_copy(self.repo, branch, commit, results_json, when=when, run_id=run_id, keep=keep),
+            lambda: baseline_copies.store_copy(self.repo, branch, commit, results_json, when=when, run_id=run_id,
+                                                     made_by=made_by, keep=keep),
             write=True,
         )
 

@@ -96,6 +96,8 @@ def test_a_baseline_run_stores_its_results_gzipped_on_the_data_branch(fake, proj
     baseline_push(fake, project)
     [path] = copies(fake)
     assert path.endswith(f"-{MAIN_SHA}-7000.json.gz")  # the commit, and the run that wrote it
+    [made] = [c for c in fake.file_commits if c.path == path]
+    assert made.message == f"rag-ci: baseline of {MAIN_SHA[:12]} (workflow run 7000, push on main)"
     stored = json.loads(gzip.decompress(fake.file_on_branch("rag-ci-data", path)))
     assert stored["meta"]["git_sha"] == MAIN_SHA and [q["id"] for q in stored["questions"]] == ["Q1", "Q2"]
     assert len(fake.file_on_branch("rag-ci-data", "eval_history.jsonl").splitlines()) == 1
