@@ -18,7 +18,8 @@ from github.Repository import Repository
 
 from rag_ci.github.identity import GITHUB_ACTIONS_LOGIN, Identity
 
-__all__ = ["COMMENT_MARKER", "GITHUB_ACTIONS_LOGIN", "STALE_MARKER", "stale_body", "comment_body", "untrusted_comment_body", "upsert_sticky_comment"]
+__all__ = ["COMMENT_MARKER", "GITHUB_ACTIONS_LOGIN", "STALE_MARKER", "comment_body", "stale_body", "untrusted_comment_body",
+           "upsert_sticky_comment"]
 
 # Hidden in every body we post: how the action finds its own comment again.
 COMMENT_MARKER = "<!-- rag-ci:comment -->"

@@ -9,18 +9,39 @@ from __future__ import annotations
 
 import gzip
 import json
+from datetime import datetime, timezone
 
 import pytest
-
-from fakes.fake_github import FakeRun
-from integration.test_action_baseline_sources import (MAIN, MAIN_SHA, PR_HEAD, act, baseline_push, copies, pr, pr_event,
-                                                      results)
-from integration.test_action_baseline_sources import fake, project  # noqa: F401  (fixtures)
+from fakes.fake_github import FakeGitHubServer, FakeRun
+from integration.test_action_baseline_sources import (
+    MAIN,
+    MAIN_SHA,
+    PR_HEAD,
+    act,
+    baseline_push,
+    copies,
+    pr,
+    pr_event,
+    results,
+)
 
 from rag_ci.action.entry import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION
 from rag_ci.github.comments import COMMENT_MARKER
 
 OLD_SHA, SIDE_RUN = "c" * 40, 4242
+
+
+@pytest.fixture
+def fake():
+    with FakeGitHubServer(token="t0ken") as server:
+        server.merge_bases[PR_HEAD] = MAIN_SHA
+        yield server
+
+
+@pytest.fixture
+def project(tiny_project, tmp_path):
+    tiny_project("target: {kind: python, entry: 'tiny_rag:answer'}")
+    return tmp_path
 DATA = "rag-ci-data"
 LOOKUP_FIX = "Not treated as \"no baseline yet\""
 
@@ -53,7 +74,7 @@ def test_a_copy_planted_by_a_verified_bot_commit_at_the_merge_base_does_not_pass
     merge_base_without_artifact(fake, project)
     plant(fake, f"20250101T000000Z-{MAIN_SHA}.json.gz", MAIN_SHA, date="2025-01-01T00:00:00Z")  # names no run
 
-    code, out, summary = pr(fake, project, regressed=True)
+    code, out, _ = pr(fake, project, regressed=True)
 
     assert code == EXIT_REGRESSION, out  # compared with main's newest artifact instead
     assert "records no workflow run" in out and f"`{OLD_SHA[:7]}" in fake.comments[7][0]["body"]
@@ -68,7 +89,6 @@ def test_a_copy_planted_by_a_verified_bot_commit_at_the_merge_base_does_not_pass
 def test_a_copy_counts_only_when_its_run_is_a_successful_push_of_the_base_branch_at_its_commit(fake, project, run):
     merge_base_without_artifact(fake, project)
     fake.runs[SIDE_RUN] = run
-    from datetime import datetime, timezone
     now = datetime.now(timezone.utc)
     plant(fake, f"{now:%Y%m%dT%H%M%SZ}-{MAIN_SHA}-{SIDE_RUN}.json.gz", MAIN_SHA)
 
