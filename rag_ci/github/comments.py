@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from github import GithubException
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
@@ -86,5 +87,15 @@ def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker
     ours = {me.login, *writers}
     for stale in marked:
         if stale.id != current.id and stale.user.login in ours:
-            stale.edit(stale_body(current.html_url))
+            _retire(stale, current.html_url)
     return current.html_url
+
+
+def _retire(stale: IssueComment, current_url: str) -> None:
+    """Edit an older comment to say it is stale. A token that may not edit it (it may only comment)
+    leaves it as it is: the new comment is posted all the same, and it is the newest."""
+    try:
+        stale.edit(stale_body(current_url))
+    except GithubException as exc:
+        if exc.status not in (403, 404):
+            raise
