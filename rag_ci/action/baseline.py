@@ -189,14 +189,14 @@ class BaselineFinder:
         chosen = [c for c in copies if c.commit == commit] + ([] if only_at_commit else [c for c in copies if c.commit != commit])
         now = datetime.now(timezone.utc)
         for copy in chosen[:COPIES_TRIED]:
-            problem, verified = self.copy_problem(copy, now)
-            if problem is None:
-                return self.from_copy(copy, verified)
+            if self.copy_problem(copy, now) is None:
+                return self.from_copy(copy)
         return None
 
-    def copy_problem(self, copy: BaselineCopy, now: datetime) -> tuple[str | None, datetime]:
-        """(None, when it was made) for a copy a baseline run of this branch wrote; else (why not, -).
-        A copy another branch's run wrote is not this branch's: skipped without a warning or a trace."""
+    def copy_problem(self, copy: BaselineCopy, now: datetime) -> str | None:
+        """None for a copy a baseline run of this branch wrote (its name's date checked against its
+        commit's); else why not. A copy another branch's run wrote is not this branch's: skipped
+        without a warning or a trace."""
         data_branch = self.settings.data_branch
         try:
             problem = self.github.baseline_copy_problem(data_branch, copy, now)
@@ -206,7 +206,7 @@ class BaselineFinder:
                 facts = self.github.workflow_run(copy.run_id or 0)
                 if facts is not None and facts.head_branch != self.branch and facts.problem(self.github.repository) is None:
                     self.runner.info(f"[rag-ci] {copy.path} is {facts.head_branch}'s baseline, not {self.branch}'s")
-                    return "another branch's", now
+                    return "another branch's"
                 problem = f"run {copy.run_id} does not exist" if facts is None else \
                     facts.problem(self.github.repository, branch=self.branch, sha=copy.commit)
         except GitHubError as exc:
@@ -216,9 +216,9 @@ class BaselineFinder:
                                 f"when a successful push, dispatch or schedule run of {self.branch} at its commit wrote it "
                                 "(docs/action.md, \"Who can plant a baseline\")", title="rag-ci: baseline copy")
             self.trace.append(f"`{copy.path}` on `{data_branch}` is not a baseline rag-ci can trust ({problem})")
-        return problem, copy.stored_at
+        return problem
 
-    def from_copy(self, copy: BaselineCopy, made_at: datetime) -> FoundBaseline:
+    def from_copy(self, copy: BaselineCopy) -> FoundBaseline:
         data_branch = self.settings.data_branch
         where = f"the copy `{copy.path}` on the `{data_branch}` branch"
         self.runner.info(f"[rag-ci] baseline: {where} (stored {copy.stored_at:%Y-%m-%d})")
@@ -234,7 +234,7 @@ class BaselineFinder:
             raise RagCiError(f"The baseline is unusable: {where} holds the results of commit {baseline.meta.git_sha or 'unknown'}"
                              f"{' of a pull request' if baseline.meta.pr_number is not None else ''}, not of {copy.commit[:12]} "
                              f"on {self.branch}.\n{ACTIONS_REBASELINE_HINT}")
-        return FoundBaseline(baseline, copy.commit, self.branch, copy.run_id, DATA_BRANCH, made_at)
+        return FoundBaseline(baseline, copy.commit, self.branch, copy.run_id, DATA_BRANCH, copy.stored_at)
 
     def look_for_traces(self, history_lines: Callable[[str], int]) -> None:
         """What shows a baseline existed on this branch: an expired artifact, its lines in the history.
