@@ -118,9 +118,9 @@ def show(runner: Runner, annotations: Sequence[Annotation], where_the_rest_are: 
 
 def publish(settings: Settings, github: GitHubRepo, runner: Runner, annotations: Sequence[Annotation], *,
             conclusion: str, title: str, summary: str) -> bool:
-    """The annotations on the log and, on a pull request, in the `rag-ci gate` check run.
-    Returns whether the check run was created; a token without `checks: write` is one quiet line."""
-    head_sha = settings.pr_head_sha if settings.pr_number is not None else None
+    """The annotations on the log and, on a pull request or a merge queue's commit, in the `rag-ci gate`
+    check run. Returns whether the check run was created; a token without `checks: write` is one quiet line."""
+    head_sha = settings.check_sha
     if head_sha is None or settings.pr_is_from_fork:  # a fork's token is read-only: no call to be refused
         show(runner, annotations)
         return False

@@ -7,10 +7,15 @@ Where a baseline comes from, in order (docs/action.md, "Which baseline"):
   2. the copy of the baseline at that commit on the data branch (rag_ci.github.baseline_copies);
   3. the newest such artifact, else the newest copy.
 
-None of them, and no trace of a baseline ever existing (no expired artifact, no history
-line, no copy): bootstrap, the first pull request passes. None of them but such a trace: the
-baseline was lost (expired, deleted, unreadable), and the check fails (exit 2) with the one
-workflow run that makes a new one, so an expired artifact never turns the gate into a pass.
+A pull request's baseline is its base branch's: a pull request into `release/1.x` is compared
+with that branch's artifacts and copies, never main's.
+
+None of them, and no trace of a baseline ever existing on that branch (no expired artifact,
+no history line, no copy): bootstrap, the first pull request passes. None of them but such a
+trace: the baseline was lost (expired, deleted, unreadable), and the check fails (exit 2) with
+the one workflow run that makes a new one, so an expired artifact never turns the gate into a
+pass. Every lookup that decides "no trace" fails closed: a GitHub call that failed (after the
+client's retries) is exit 2 naming the call, never "nothing found".
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action.outputs import RESULTS_FILE
 from rag_ci.gate import REBASELINE_HINT
-from rag_ci.core.comparison.history import HISTORY_FILE
+from rag_ci.core.comparison.history import HISTORY_FILE, lines_of_branch
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.github.artifacts import ArtifactRef
@@ -40,6 +45,15 @@ ACTIONS_REBASELINE_HINT = (
     "`rebaseline: true` (or run `rag-ci run` on main and replace the baseline artifact)."
 )
 ARTIFACT, DATA_BRANCH = "artifact", "data branch"
+COPIES_TRIED = 5  # copies vetted (one commit list and one run read each) before giving up
+LOOKUP_FIX = ("Not treated as \"no baseline yet\": that would pass the pull request ungated. Fix: re-run this check "
+              "(a passing GitHub outage); if it fails again, give the workflow `permissions: actions: read` and "
+              "`contents: read` (and check that the data branch exists and is readable).")
+
+
+def lookup_failed(what: str, exc: GitHubError) -> RagCiError:
+    """The error of a lookup that decides whether a baseline ever existed: exit 2, never bootstrap."""
+    return RagCiError(f"Could not tell whether a baseline exists: {what} failed ({exc}).\n{LOOKUP_FIX}")
 
 
 @dataclass(frozen=True)
@@ -69,9 +83,10 @@ def in_actions_words(message: str) -> str:
 
 
 def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Runner, *,
-                  history_lines: Callable[[], int] = lambda: 0) -> FoundBaseline | None:
+                  history_lines: Callable[[str], int] = lambda branch: 0) -> FoundBaseline | None:
     """The baseline the plan asks for: compared with, only a verdict cache, or none.
-    `history_lines`: how many lines the data branch's history has (a trace of past baselines)."""
+    `history_lines(branch)`: how many lines of the data branch's history are that branch's (a trace
+    of past baselines); it raises when the history cannot be read."""
     if plan.baseline is BaselineUse.NONE:
         return None
     s = settings
@@ -108,7 +123,7 @@ class BaselineFinder:
         self.settings, self.github, self.runner, self.branch = settings, github, runner, branch
         self.trace: list[str] = []  # what shows that a baseline existed once
 
-    def find(self, prefer: Callable[[], str | None], history_lines: Callable[[], int] | None) -> FoundBaseline | None:
+    def find(self, prefer: Callable[[], str | None], history_lines: Callable[[str], int] | None) -> FoundBaseline | None:
         """The baseline; None only when none ever existed (bootstrap). A baseline that exists but
         cannot be read, or that was lost, raises: passing as "bootstrap" would let a PR through ungated.
         Without `history_lines` (a verdict cache only) no trace is looked for: None."""
@@ -160,27 +175,48 @@ class BaselineFinder:
                              ARTIFACT, artifact.created_at)
 
     def usable_copy(self, at_commit: Callable[[], str | None], *, only_at_commit: bool) -> FoundBaseline | None:
-        """The data branch's copy at the wanted commit (else, unless `only_at_commit`, the newest)."""
+        """The data branch's copy at the wanted commit (else, unless `only_at_commit`, the newest)
+        that `copy_problem` finds nothing wrong with."""
         data_branch = self.settings.data_branch
         try:
             copies = self.github.list_baseline_copies(data_branch)
         except GitHubError as exc:
-            self.runner.warning(f"the baseline copies on {data_branch} could not be listed: {exc}")
-            self.trace.append(f"the baseline copies on `{data_branch}` could not be read ({exc})")
-            return None
+            raise lookup_failed(f"listing the baseline copies on `{data_branch}`", exc) from None
         if not copies:
             return None
         commit = at_commit()
-        chosen = [c for c in copies if c.commit == commit] or ([] if only_at_commit else copies)
-        for copy in chosen[:3]:
-            problem = self.github.baseline_copy_problem(data_branch, copy)
-            if problem is None:
+        # The copy at the wanted commit first; unless only it would do, then the others, newest first.
+        chosen = [c for c in copies if c.commit == commit] + ([] if only_at_commit else [c for c in copies if c.commit != commit])
+        now = datetime.now(timezone.utc)
+        for copy in chosen[:COPIES_TRIED]:
+            if self.copy_problem(copy, now) is None:
                 return self.from_copy(copy)
-            self.runner.warning(f"{copy.path} on {data_branch} is not used as the baseline: {problem}; rag-ci's "
-                                "own copies are verified commits of the action's account (github-actions[bot], the "
-                                "token's user, or the GitHub App named by the `comment-author` input)", title="rag-ci: baseline copy")
-            self.trace.append(f"`{copy.path}` on `{data_branch}` was not written by the action ({problem})")
         return None
+
+    def copy_problem(self, copy: BaselineCopy, now: datetime) -> str | None:
+        """None for a copy a baseline run of this branch wrote (its name's date checked against its
+        commit's); else why not. A copy another branch's run wrote is not this branch's: skipped
+        without a warning or a trace."""
+        data_branch = self.settings.data_branch
+        try:
+            problem = self.github.baseline_copy_problem(data_branch, copy, now)
+            if problem is None and copy.run_id is None:
+                problem = "its name records no workflow run (written by hand, or by a rag-ci before 1.1)"
+            if problem is None:
+                facts = self.github.workflow_run(copy.run_id or 0)
+                if facts is not None and facts.head_branch != self.branch and facts.problem(self.github.repository) is None:
+                    self.runner.info(f"[rag-ci] {copy.path} is {facts.head_branch}'s baseline, not {self.branch}'s")
+                    return "another branch's"
+                problem = f"run {copy.run_id} does not exist" if facts is None else \
+                    facts.problem(self.github.repository, branch=self.branch, sha=copy.commit)
+        except GitHubError as exc:
+            raise lookup_failed(f"checking who wrote {copy.path} on `{data_branch}`", exc) from None
+        if problem is not None:
+            self.runner.warning(f"{copy.path} on {data_branch} is not used as the baseline: {problem}. A copy counts only "
+                                f"when a successful push, dispatch or schedule run of {self.branch} at its commit wrote it "
+                                "(docs/action.md, \"Who can plant a baseline\")", title="rag-ci: baseline copy")
+            self.trace.append(f"`{copy.path}` on `{data_branch}` is not a baseline rag-ci can trust ({problem})")
+        return problem
 
     def from_copy(self, copy: BaselineCopy) -> FoundBaseline:
         data_branch = self.settings.data_branch
@@ -198,24 +234,24 @@ class BaselineFinder:
             raise RagCiError(f"The baseline is unusable: {where} holds the results of commit {baseline.meta.git_sha or 'unknown'}"
                              f"{' of a pull request' if baseline.meta.pr_number is not None else ''}, not of {copy.commit[:12]} "
                              f"on {self.branch}.\n{ACTIONS_REBASELINE_HINT}")
-        return FoundBaseline(baseline, copy.commit, self.branch, None, DATA_BRANCH, copy.stored_at)
+        return FoundBaseline(baseline, copy.commit, self.branch, copy.run_id, DATA_BRANCH, copy.stored_at)
 
-    def look_for_traces(self, history_lines: Callable[[], int]) -> None:
-        """What shows a baseline existed: an expired artifact, lines in the history."""
+    def look_for_traces(self, history_lines: Callable[[str], int]) -> None:
+        """What shows a baseline existed on this branch: an expired artifact, its lines in the history.
+        A failed lookup raises (lookup_failed): "no trace" must be known, never assumed."""
         s = self.settings
         try:
             expired = self.github.expired_baseline(s.baseline_artifact, self.branch)
         except GitHubError as exc:
-            self.runner.warning(f"could not look for expired baseline artifacts: {exc}")
-            expired = None
+            raise lookup_failed(f"listing the `{s.baseline_artifact}` artifacts (expired ones included)", exc) from None
         if expired is not None:
             uploaded = f" uploaded {expired.created_at:%Y-%m-%d}" if expired.created_at else ""
             self.trace.append(f"the last `{s.baseline_artifact}` artifact (#{expired.id}, commit "
                               f"{(expired.head_sha or 'unknown')[:12]},{uploaded}) has expired")
-        lines = history_lines()
+        lines = history_lines(self.branch)
         if lines:
-            self.trace.append(f"`{HISTORY_FILE}` on `{s.data_branch}` has {lines} line{'s' if lines != 1 else ''}: "
-                              f"{self.branch} was evaluated before")
+            self.trace.append(f"`{HISTORY_FILE}` on `{s.data_branch}` has {lines} line{'s' if lines != 1 else ''} of "
+                              f"{self.branch}: it was evaluated before")
 
     def lost_message(self) -> str:
         s = self.settings
@@ -242,6 +278,28 @@ def _load(path: Path, where: str) -> RunResult:
     return baseline
 
 
+def bootstrap_notice(settings: Settings) -> str:
+    """What a bootstrap says: which branch has no baseline yet, and what makes its first one."""
+    s = settings
+    base = s.pr_base_ref or s.default_branch or "main"  # the branch whose baseline this run is compared with
+    first = ("the next run on the default branch creates the baseline." if base == (s.default_branch or "main") else
+             f"run the rag-ci workflow on `{base}` (`workflow_dispatch`) and upload its results as `{s.baseline_artifact}` "
+             "to make its baseline.")
+    return (f"bootstrap on `{base}`: no baseline of `{base}` yet (no `{s.baseline_artifact}` artifact from a successful run "
+            f"on `{base}`, expired or not, no copy of it and no history of it on `{s.data_branch}`). This run passes; {first}")
+
+
+def history_lines_of(settings: Settings, github: GitHubRepo, branch: str) -> int:
+    """The history's lines of `branch` (rag_ci.core.comparison.history.lines_of_branch): whether a
+    baseline existed there. The history not read, after the client's retries, is exit 2 (fails closed)."""
+    s = settings
+    try:
+        text = github.read_data_file(s.data_branch, HISTORY_FILE)
+    except GitHubError as exc:
+        raise lookup_failed(f"reading `{HISTORY_FILE}` on `{s.data_branch}`", exc) from None
+    return lines_of_branch(text or "", branch, default_branch=s.default_branch or "main")
+
+
 def store_baseline_copy(settings: Settings, github: GitHubRepo, runner: Runner, results: Path) -> None:
     """Keep this run's results.json (which becomes the baseline) on the data branch too, so a
     pull request still has it once the artifact has expired. A failure is a warning: the
@@ -250,8 +308,12 @@ def store_baseline_copy(settings: Settings, github: GitHubRepo, runner: Runner, 
     if not s.sha:
         runner.warning("baseline not copied to the data branch: GITHUB_SHA is not set")
         return
+    if not (s.run_id or "").isdigit():
+        runner.warning("baseline not copied to the data branch: GITHUB_RUN_ID is not set (a copy records the run that wrote it)")
+        return
     try:
-        copy = github.store_baseline_copy(s.data_branch, s.sha, results.read_bytes(), datetime.now(timezone.utc), KEPT_COPIES)
+        copy = github.store_baseline_copy(s.data_branch, s.sha, results.read_bytes(), datetime.now(timezone.utc), KEPT_COPIES,
+                                          int(s.run_id or 0), made_by=f"{s.event_name} on {s.branch}")
         runner.info(f"[rag-ci] stored the baseline as {copy.path} on branch {s.data_branch} (the last {KEPT_COPIES} are kept)")
     except (GitHubError, OSError) as exc:
         runner.warning(f"baseline not copied to {s.data_branch}: {exc}; pull requests fall back on the artifact only "

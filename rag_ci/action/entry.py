@@ -36,8 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rag_ci.files.accepted_file import accepted_path, read_accepted
-from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, find_baseline, in_actions_words, missing_history_line,
-                                   store_baseline_copy)
+from rag_ci.action.baseline import (ACTIONS_REBASELINE_HINT, FoundBaseline, bootstrap_notice, find_baseline, history_lines_of,
+                                   in_actions_words, missing_history_line, store_baseline_copy)
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.runner_files import kept_from_the_target, undone_words
@@ -144,9 +144,10 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
                                 summary="Fix the annotated lines and push again; nothing was evaluated.")
         else:
             runner.error(message, title="rag-ci")
-            if isinstance(exc, RagCiError):  # a required `rag-ci gate` check must not wait forever
-                check_annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
-                                    summary="Nothing was evaluated:\n\n" + code_block(message[:60000]))  # a fence: inert
+            # A required `rag-ci gate` check (a merge queue's too) must not wait for ever: it completes as a
+            # failure, after a GitHub error as well (the call that failed may pass by now).
+            check_annotations.publish(settings, github, runner, [], conclusion="failure", title="rag-ci: not evaluated",
+                                      summary="Nothing was evaluated:\n\n" + code_block(message[:60000]))  # a fence: inert
         runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
         runner.set_outputs({"verdict": "error"})
         # Never leave an older verdict on the PR while this push's check is red.
@@ -206,10 +207,7 @@ class Evaluation:
         return dataclasses.replace(
             plan.gate,
             uncompared=Uncompared(uncompared.verdict, (uncompared.notice or "").format(branch=s.branch, artifact=s.baseline_artifact)),
-            bootstrap=Uncompared(Verdict.BOOTSTRAP, (
-                f"bootstrap: no baseline yet (no `{s.baseline_artifact}` artifact from a successful run on the base branch, "
-                f"expired or not, no copy and no history on `{s.data_branch}`). This run passes; the next run on the default "
-                "branch creates the baseline.")),
+            bootstrap=Uncompared(Verdict.BOOTSTRAP, bootstrap_notice(s)),
             # `fail-on-regression: false` turns the gate off for this run; the report then says
             # "gate disabled" instead of announcing a failure the check does not have.
             fail_on=None if s.fail_on_regression else "never", rebaseline_hint=ACTIONS_REBASELINE_HINT,
@@ -220,7 +218,7 @@ class Evaluation:
         project = load_project(s.config_path)
         options = self.options(plan)
         refuse_a_fake_judge(project, None, options)  # before the baseline is even looked for
-        found = find_baseline(plan, s, self.github, self.runner, history_lines=lambda: len(self.read_history(comparing=False).entries))
+        found = find_baseline(plan, s, self.github, self.runner, history_lines=functools.partial(history_lines_of, s, self.github))
         baseline = found.result if found is not None else None
         commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
@@ -255,7 +253,7 @@ class Evaluation:
         if plan.audit_sample and outcome.verdict != Verdict.BROKEN:
             self.write_audit_sample(head, baseline)
         comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
-        if outcome.comparison is not None or plan.comment:
+        if outcome.comparison is not None or plan.check_run:
             self.annotate(project, outcome, plan, comment_url)
         if outcome.verdict == Verdict.INCOMPATIBLE:
             self.runner.error(outcome.notice or "", title="rag-ci: baseline not comparable")
@@ -279,7 +277,7 @@ class Evaluation:
         found = [] if outcome.comparison is None else \
             check_annotations.for_comparison(self.settings, project, outcome.comparison, params=params, gate_on=not outcome.gate_off,
                                              github=self.github, comment_url=comment_url)
-        if not plan.comment:
+        if not plan.check_run:
             check_annotations.show(self.runner, found)
             return
         title, summary = check_annotations.check_text(head, outcome.comparison, found, self.settings.run_url)

@@ -63,6 +63,7 @@ class Plan:
     trend: bool = False  # the history's trend in the report
     audit_sample: bool = False  # a blind audit sample in the output folder
     comment: bool = False  # the sticky PR comment
+    check_run: bool = False  # the `rag-ci gate` check run on the gated commit (a PR's head, a queue's commit)
 
     @property
     def produces_baseline(self) -> bool:
@@ -73,11 +74,12 @@ _BECOMES_THE_BASELINE = "this run's results.json becomes the baseline once the w
 
 PLANS: Mapping[Mode, Plan] = MappingProxyType({plan.mode: plan for plan in (
     Plan(Mode.PR, evaluates=True, base_branch=BaseBranch.PULL_REQUEST_BASE, gate=GateOptions(pin_policy=True, carry_forward=False),
-         trend=True, comment=True),
+         trend=True, comment=True, check_run=True),
     # The queue's commit is the pull request merged onto the queue's base: gated the same way;
     # no pull request to comment on (the job summary and the annotations carry the result).
+    # A queue waits for the branch's required checks on its own commit: the check run goes there.
     Plan(Mode.MERGE_QUEUE, evaluates=True, base_branch=BaseBranch.MERGE_QUEUE_BASE, gate=GateOptions(pin_policy=True, carry_forward=False),
-         trend=True),
+         trend=True, check_run=True),
     Plan(Mode.BASELINE, evaluates=True, baseline=BaselineUse.CACHE,
          gate=GateOptions(pin_policy=False, compare=False, may_become_baseline=True, uncompared=Uncompared(
              Verdict.BASELINE, f"Baseline run on `{{branch}}`: {_BECOMES_THE_BASELINE} the `{{artifact}}` artifact.")),

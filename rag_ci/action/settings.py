@@ -207,6 +207,14 @@ class Settings:
         return (self.pull_request.get("head") or {}).get("sha")
 
     @property
+    def check_sha(self) -> str | None:
+        """The commit the `rag-ci gate` check run goes on: a pull request's head, or the merge
+        queue's commit (merge_group.head_sha), which is where a queue waits for required checks."""
+        if self.pr_number is not None:
+            return self.pr_head_sha
+        return self.merge_group.get("head_sha") or None
+
+    @property
     def pr_is_from_fork(self) -> bool:
         head_repo = (self.pull_request.get("head") or {}).get("repo") or {}
         return bool(head_repo) and head_repo.get("full_name") != self.repository

@@ -29,6 +29,7 @@ from rag_ci.safety.secret import Secret
 
 TRUSTED_EVENTS = frozenset({"push", "workflow_dispatch", "schedule"})
 MAX_CANDIDATES = 100  # one page of the artifacts list
+MAX_LISTED = 300  # artifacts of the name read, expired ones included (3 pages)
 MAX_RUN_CHECKS = 5  # runs fetched to find a successful one before giving up
 MAX_ARTIFACT_BYTES = 256 * 1024 * 1024  # a results.json is megabytes; refuse zip bombs
 USER_AGENT = f"rag-ci/{__version__}"
@@ -44,6 +45,8 @@ class ArtifactRef:
     created_at: datetime | None
     size_in_bytes: int
     archive_download_url: str
+    expired: bool = False
+    of_this_repository: bool = True  # False: uploaded by a run on a fork's branch
 
     @classmethod
     def of(cls, artifact: Artifact) -> ArtifactRef:
@@ -59,27 +62,30 @@ class ArtifactRef:
             created_at=artifact.created_at,
             size_in_bytes=artifact.size_in_bytes or 0,
             archive_download_url=artifact.archive_download_url,
+            expired=bool(artifact.expired),
+            of_this_repository=run is not None and run.head_repository_id == run.repository_id,
         )
 
 
-def find_baseline(
-    repo: Repository, full_name: str, *, name: str, branch: str, prefer_sha: Callable[[], str | None]
-) -> ArtifactRef | None:
-    """The baseline artifact, or None when main never uploaded one (bootstrap).
-
-    Calls: GET artifacts?name= (one page), GET compare (only when there are candidates),
-    GET the run of each candidate tried (usually one).
-    """
-    candidates: list[ArtifactRef] = []
+def list_named(repo: Repository, name: str) -> list[ArtifactRef]:
+    """Every artifact called `name`, expired or not, up to MAX_LISTED (calls: GET artifacts?name=,
+    one request per 100). Listed once per run: the baseline and the traces of one come from it."""
+    listed = []
     for artifact in repo.get_artifacts(name=name):
-        if len(candidates) >= MAX_CANDIDATES:
+        if len(listed) >= MAX_LISTED:
             break
-        run = artifact.workflow_run
-        if artifact.expired or run is None or run.head_branch != branch:
-            continue
-        if run.head_repository_id != run.repository_id:
-            continue  # uploaded by a run on a fork's branch with the same name
-        candidates.append(ArtifactRef.of(artifact))
+        listed.append(ArtifactRef.of(artifact))
+    return listed
+
+
+def find_baseline(
+    repo: Repository, full_name: str, listed: list[ArtifactRef], *, branch: str, prefer_sha: Callable[[], str | None]
+) -> ArtifactRef | None:
+    """The baseline artifact among `listed`, or None when none is usable.
+
+    Calls: GET compare (only when there are candidates), GET the run of each candidate tried (usually one).
+    """
+    candidates = [a for a in listed if not a.expired and a.head_branch == branch and a.of_this_repository][:MAX_CANDIDATES]
     if not candidates:
         return None
     candidates.sort(key=lambda a: a.created_at or datetime.min, reverse=True)
@@ -88,27 +94,55 @@ def find_baseline(
         # Stable sort: the merge-base artifacts first, each group newest first.
         candidates.sort(key=lambda a: a.head_sha != merge_base)
     for candidate in candidates[:MAX_RUN_CHECKS]:
-        if candidate.run_id is not None and _trusted_successful_run(repo, full_name, candidate.run_id):
+        facts = run_facts(repo, candidate.run_id) if candidate.run_id is not None else None
+        if facts is not None and facts.problem(full_name) is None:
             return candidate
     return None
 
 
-def _trusted_successful_run(repo: Repository, full_name: str, run_id: int) -> bool:
+@dataclasses.dataclass(frozen=True)
+class RunFacts:
+    """A workflow run as the Actions API reports it (GET actions/runs/{id})."""
+
+    id: int
+    event: str | None
+    conclusion: str | None
+    head_branch: str | None
+    head_sha: str | None
+    head_repository: str | None
+
+    def problem(self, full_name: str, *, branch: str | None = None, sha: str | None = None) -> str | None:
+        """None when a baseline is trusted from this run: a successful push, dispatch or schedule run
+        of `full_name` (on `branch` at `sha`, when given); else what the run is instead."""
+        if self.head_repository != full_name:
+            return f"run {self.id} ran on {self.head_repository or 'another repository'}"
+        if self.event not in TRUSTED_EVENTS:
+            return f"run {self.id} was a `{self.event}` run, not a push, dispatch or schedule"
+        if self.conclusion != "success":
+            return f"run {self.id} did not succeed ({self.conclusion or 'unfinished'})"
+        if branch is not None and self.head_branch != branch:
+            return f"run {self.id} ran on {self.head_branch}, not {branch}"
+        if sha is not None and self.head_sha != sha:
+            return f"run {self.id} evaluated {(self.head_sha or 'unknown')[:12]}, not {sha[:12]}"
+        return None
+
+
+def run_facts(repo: Repository, run_id: int) -> RunFacts | None:
+    """The run, None when GitHub has no such run (calls: GET actions/runs/{id})."""
     run = repo.get_workflow_run(run_id)  # lazy; the first attribute read is one GET
-    head_repo = run.head_repository.full_name if run.head_repository else None
-    return run.conclusion == "success" and run.event in TRUSTED_EVENTS and head_repo == full_name
+    try:
+        head_repo = run.head_repository.full_name if run.head_repository else None
+    except GithubException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return RunFacts(run_id, run.event, run.conclusion, run.head_branch, run.head_sha, head_repo)
 
 
-def newest_expired(repo: Repository, *, name: str, branch: str) -> ArtifactRef | None:
-    """The newest expired artifact called `name` that a run of this repository on `branch`
-    uploaded: the trace of a baseline that existed (calls: GET artifacts?name=, one page)."""
-    expired: list[ArtifactRef] = []
-    for artifact in repo.get_artifacts(name=name):
-        run = artifact.workflow_run
-        if len(expired) >= MAX_CANDIDATES:
-            break
-        if artifact.expired and run is not None and run.head_branch == branch and run.head_repository_id == run.repository_id:
-            expired.append(ArtifactRef.of(artifact))
+def newest_expired(listed: list[ArtifactRef], *, branch: str) -> ArtifactRef | None:
+    """The newest expired artifact among `listed` that a run of this repository on `branch`
+    uploaded: the trace of a baseline that existed (no call: the first listing is reused)."""
+    expired = [a for a in listed if a.expired and a.head_branch == branch and a.of_this_repository]
     return max(expired, key=lambda a: a.created_at or datetime.min, default=None)
 
 

@@ -5,12 +5,18 @@ and can be deleted; a quiet main, or a baseline job that failed, would then leav
 requests without a baseline. So every baseline run also stores its results.json, gzipped
 (the verdict cache is inside), on the data branch as
 
-    baselines/<UTC time>-<commit sha>.json.gz
+    baselines/<UTC time>-<commit sha>-<workflow run id>.json.gz
 
-keeping the newest `KEPT_COPIES` (older ones are deleted: the branch stays small). A copy
-counts only when the newest commit that touched it is a verified commit of the action's
-account (rag_ci.github.identity: the same rule as the history's vouching), since anyone who
-can push could push a file there.
+keeping the newest `KEPT_COPIES` (older ones are deleted: the branch stays small).
+
+Who can write there: anyone who can push, and any workflow of the repository that runs with
+`contents: write`, which commits as the action's own account, verified (a collaborator's
+workflow on a pushed branch does exactly that). So a copy counts only when (`vet_copy`):
+the newest commit that touched it is a verified commit of the action's account; its name
+records the workflow run that wrote it, and that run, read from the Actions API by id, is a
+successful push / dispatch / schedule run of this repository on the base branch at the
+copy's commit (the rule a baseline artifact follows, rag_ci.github.artifacts); and the time
+in its name is that commit's time (a copy named for 2099 is not "the newest").
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import gzip
 import io
 import re
 from collections.abc import Collection
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from github import GithubException
 from github.Repository import Repository
@@ -31,24 +37,26 @@ from rag_ci.github.databranch import CONFLICT_RETRIES, DATA_BRANCH_README, _bran
 COPIES_DIR = "baselines"
 KEPT_COPIES = 20
 MAX_COPY_BYTES = 256 * 1024 * 1024  # uncompressed: refuse gzip bombs
-_NAME = re.compile(r"(\d{8}T\d{6}Z)-([0-9a-f]{7,40})\.json\.gz")
+_NAME = re.compile(r"(\d{8}T\d{6}Z)-([0-9a-f]{7,40})(?:-(\d{1,20}))?\.json\.gz")
 _TIME = "%Y%m%dT%H%M%SZ"
+CLOCK_SKEW = timedelta(hours=1)  # a copy's name may differ from its commit's time by this much
 
 
 @dataclasses.dataclass(frozen=True)
 class BaselineCopy:
     path: str
     commit: str  # the commit of the default branch the baseline run evaluated
-    stored_at: datetime
+    stored_at: datetime  # as its name says: checked against its commit's date before it is believed
     blob_sha: str
+    run_id: int | None = None  # the workflow run that wrote it (None: an older copy, or not rag-ci's)
 
     @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
 
 
-def copy_path(commit: str, when: datetime) -> str:
-    return f"{COPIES_DIR}/{when.astimezone(timezone.utc).strftime(_TIME)}-{commit}.json.gz"
+def copy_path(commit: str, when: datetime, run_id: int) -> str:
+    return f"{COPIES_DIR}/{when.astimezone(timezone.utc).strftime(_TIME)}-{commit}-{run_id}.json.gz"
 
 
 def list_copies(repo: Repository, branch: str) -> list[BaselineCopy]:
@@ -65,22 +73,46 @@ def list_copies(repo: Repository, branch: str) -> list[BaselineCopy]:
         if match is None:
             continue  # not ours: ignored
         stored = datetime.strptime(match[1], _TIME).replace(tzinfo=timezone.utc)
-        copies.append(BaselineCopy(f"{COPIES_DIR}/{entry.name}", match[2], stored, entry.sha))
+        copies.append(BaselineCopy(f"{COPIES_DIR}/{entry.name}", match[2], stored, entry.sha, int(match[3]) if match[3] else None))
     return sorted(copies, key=lambda c: c.name, reverse=True)
 
 
-def written_by(repo: Repository, branch: str, copy: BaselineCopy, writers: Collection[str]) -> str | None:
-    """None when the newest commit that touched the copy is a verified commit of one of
-    `writers`; otherwise who or what made it (calls: GET commits?path=)."""
+@dataclasses.dataclass(frozen=True)
+class CopyCommit:
+    """The newest commit of the data branch that touched a copy."""
+
+    sha: str
+    author: str | None
+    verified: bool
+    date: datetime | None
+
+
+def newest_commit(repo: Repository, branch: str, copy: BaselineCopy) -> CopyCommit | None:
+    """The newest commit that touched the copy, None when none did (calls: GET commits?path=, one page)."""
     for commit in repo.get_commits(sha=branch, path=copy.path):
-        author = commit.author.login if commit.author is not None else None
         verification = commit.commit.verification
         verified = verification.get("verified") if isinstance(verification, dict) else getattr(verification, "verified", None)
-        if author in writers and verified is True:
-            return None
-        return f"the newest commit that changed it ({commit.sha[:12]}) is {'by ' + author if author else 'by no known account'}" + (
-            "" if verified else ", unverified")
-    return "no commit of the data branch added it"
+        date = commit.commit.committer.date if commit.commit.committer is not None else None
+        if date is not None and date.tzinfo is None:
+            date = date.replace(tzinfo=timezone.utc)
+        return CopyCommit(commit.sha, commit.author.login if commit.author is not None else None, verified is True, date)
+    return None
+
+
+def commit_problem(commit: CopyCommit | None, copy: BaselineCopy, writers: Collection[str], now: datetime) -> str | None:
+    """Why the copy's newest commit does not vouch for it (None: it does): not a verified commit of
+    `writers`, or made at another time than the copy's name says."""
+    if copy.stored_at > now + CLOCK_SKEW:
+        return f"its name dates it {copy.stored_at:%Y-%m-%d %H:%M}, a time that has not come"
+    if commit is None:
+        return "no commit of the data branch added it"
+    if commit.author not in writers or not commit.verified:
+        return (f"the newest commit that changed it ({commit.sha[:12]}) is {'by ' + commit.author if commit.author else 'by no known account'}"
+                + ("" if commit.verified else ", unverified"))
+    if commit.date is None or abs(commit.date - copy.stored_at) > CLOCK_SKEW:
+        when = f"{commit.date:%Y-%m-%d %H:%M}" if commit.date else "an unknown time"
+        return f"its name dates it {copy.stored_at:%Y-%m-%d %H:%M}, but the commit that wrote it ({commit.sha[:12]}) is of {when}"
+    return None
 
 
 def read_copy(repo: Repository, branch: str, copy: BaselineCopy) -> bytes:
@@ -103,15 +135,17 @@ def read_copy(repo: Repository, branch: str, copy: BaselineCopy) -> bytes:
     return text
 
 
-def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, *, when: datetime,
-               keep: int = KEPT_COPIES) -> BaselineCopy:
-    """Store `results_json` (gzipped) as the copy of `commit`, then delete the oldest beyond `keep`
-    and the earlier copies of the same commit (a re-run replaces them).
+def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, *, when: datetime, run_id: int,
+               made_by: str = "", keep: int = KEPT_COPIES) -> BaselineCopy:
+    """Store `results_json` (gzipped) as the copy of `commit` made by workflow run `run_id` (`made_by`:
+    its event and branch, for the commit message; the run itself is what a reader checks), then
+    delete the oldest beyond `keep` and the earlier copies of the same commit (a re-run replaces them).
 
     Calls: GET contents of the folder, PUT contents, DELETE contents per copy dropped; the
     first time, the branch is created (GET branch, POST tree, POST commit, POST ref)."""
     data = gzip.compress(results_json, compresslevel=6, mtime=0)
-    path = copy_path(commit, when)
+    path = copy_path(commit, when, run_id)
+    message = f"rag-ci: baseline of {commit[:12]} (workflow run {run_id}{', ' + made_by if made_by else ''})"
     for attempt in range(CONFLICT_RETRIES):  # baseline runs of close pushes write at the same time
         existing = list_copies(repo, branch) if _branch_exists(repo, branch) else None
         try:
@@ -120,9 +154,9 @@ def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, 
                 existing = []
             previous = next((c for c in existing if c.path == path), None)
             if previous is not None:
-                repo.update_file(path, f"rag-ci: baseline of {commit[:12]}", data, previous.blob_sha, branch=branch)
+                repo.update_file(path, message, data, previous.blob_sha, branch=branch)
             else:
-                repo.create_file(path, f"rag-ci: baseline of {commit[:12]}", data, branch=branch)
+                repo.create_file(path, message, data, branch=branch)
             break
         except GithubException as exc:
             if exc.status in (409, 422) and attempt < CONFLICT_RETRIES - 1:
@@ -137,4 +171,4 @@ def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, 
         except GithubException as exc:
             if exc.status not in (404, 409, 422):  # dropped by another run meanwhile: the next run tidies up
                 raise
-    return BaselineCopy(path, commit, when, "")
+    return BaselineCopy(path, commit, when, "", run_id)

@@ -25,7 +25,7 @@ from github import Auth, Github, GithubException, GithubRetry
 
 from rag_ci import __version__
 from rag_ci.github import artifacts, baseline_copies, checks, comments, databranch, pulls
-from rag_ci.github.identity import Identity, token_identity
+from rag_ci.github.identity import GITHUB_ACTIONS_LOGIN, Identity, token_identity
 from rag_ci.safety.secret import Secret
 
 T = TypeVar("T")
@@ -69,6 +69,7 @@ class GitHubRepo:
         self.repo = gh.get_repo(repository)  # lazy: no request
         self._named = comment_author or None
         self._identity: Identity | None = None
+        self._listed: dict[str, list[artifacts.ArtifactRef]] = {}
 
     # --- comments ------------------------------------------------------------------
     def identity(self) -> Identity:
@@ -82,11 +83,17 @@ class GitHubRepo:
         return self.identity().login
 
     def upsert_comment(self, pr_number: int, body: str, marker: str) -> str:
-        """Create or edit the one comment holding `marker`; returns its URL."""
-        me = self.identity()
+        """Create or edit the one comment that `marker` opens; returns its URL. When the token's
+        account cannot be read, the comment is posted anyway (a new one, whose author is the account):
+        an old verdict must never stay standing because GET /user failed (rag_ci.github.comments)."""
+        try:
+            me: Identity | None = self.identity()
+        except GitHubError:
+            me = None
+        writers = me.writers() if me is not None else frozenset({GITHUB_ACTIONS_LOGIN})
         return _call(
             f"post the comment on pull request #{pr_number}",
-            lambda: comments.upsert_sticky_comment(self.repo, pr_number, body, marker=marker, me=me),
+            lambda: comments.upsert_sticky_comment(self.repo, pr_number, body, marker=marker, me=me, writers=writers),
             write=True,
         )
 
@@ -103,10 +110,19 @@ class GitHubRepo:
         )
 
     # --- baseline artifact ---------------------------------------------------------
+    def baseline_artifacts(self, name: str) -> list[artifacts.ArtifactRef]:
+        """The artifacts called `name`, expired ones too, listed once per connection: the baseline
+        and the trace of an expired one are read from the same listing."""
+        if name not in self._listed:
+            self._listed[name] = _call(f"list the artifacts named '{name}' (needs `permissions: actions: read`)",
+                                       lambda: artifacts.list_named(self.repo, name))
+        return self._listed[name]
+
     def find_baseline(self, name: str, branch: str, prefer_sha: Callable[[], str | None]) -> artifacts.ArtifactRef | None:
+        listed = self.baseline_artifacts(name)
         return _call(
             f"look for the baseline artifact '{name}' (needs `permissions: actions: read`)",
-            lambda: artifacts.find_baseline(self.repo, self.repository, name=name, branch=branch, prefer_sha=prefer_sha),
+            lambda: artifacts.find_baseline(self.repo, self.repository, listed, branch=branch, prefer_sha=prefer_sha),
         )
 
     def download_file(self, artifact: artifacts.ArtifactRef, filename: str, dest: Path) -> Path | None:
@@ -117,7 +133,13 @@ class GitHubRepo:
 
     def expired_baseline(self, name: str, branch: str) -> artifacts.ArtifactRef | None:
         """The newest baseline artifact of this repository on `branch` that has expired."""
-        return _call(f"list the artifacts named '{name}'", lambda: artifacts.newest_expired(self.repo, name=name, branch=branch))
+        return artifacts.newest_expired(self.baseline_artifacts(name), branch=branch)
+
+    def workflow_run(self, run_id: int) -> artifacts.RunFacts | None:
+        """The workflow run `run_id` (None: no such run). Any other failure raises: a run that could
+        not be read is never taken for one that does not exist."""
+        return _call(f"read workflow run {run_id} (needs `permissions: actions: read`)",
+                     lambda: artifacts.run_facts(self.repo, run_id))
 
     def run_artifact(self, run_id: int, name: str) -> artifacts.ArtifactRef | None:
         return _call(
@@ -159,19 +181,25 @@ class GitHubRepo:
     def list_baseline_copies(self, branch: str) -> list[baseline_copies.BaselineCopy]:
         return _call(f"list the baseline copies on branch {branch}", lambda: baseline_copies.list_copies(self.repo, branch))
 
-    def baseline_copy_problem(self, branch: str, copy: baseline_copies.BaselineCopy) -> str | None:
-        """None when the action's account wrote the copy (a verified commit); else why it does not count."""
+    def baseline_copy_problem(self, branch: str, copy: baseline_copies.BaselineCopy, now: datetime) -> str | None:
+        """None when the copy's newest commit is a verified commit of the action's account, made when
+        the copy's name says; else why it does not count (the run that wrote it is checked apart)."""
         writers = self.identity().writers()
-        return _call(f"read the commits of {copy.path} on branch {branch}",
-                     lambda: baseline_copies.written_by(self.repo, branch, copy, writers))
+        if copy.stored_at > now + baseline_copies.CLOCK_SKEW:  # no call needed to refuse a date to come
+            return baseline_copies.commit_problem(None, copy, writers, now)
+        commit = _call(f"read the commits of {copy.path} on branch {branch}",
+                       lambda: baseline_copies.newest_commit(self.repo, branch, copy))
+        return baseline_copies.commit_problem(commit, copy, writers, now)
 
     def read_baseline_copy(self, branch: str, copy: baseline_copies.BaselineCopy) -> bytes:
         return _call(f"read {copy.path} on branch {branch}", lambda: baseline_copies.read_copy(self.repo, branch, copy))
 
-    def store_baseline_copy(self, branch: str, commit: str, results_json: bytes, when: datetime, keep: int) -> baseline_copies.BaselineCopy:
+    def store_baseline_copy(self, branch: str, commit: str, results_json: bytes, when: datetime, keep: int,
+                            run_id: int, made_by: str = "") -> baseline_copies.BaselineCopy:
         return _call(
             f"store the baseline on branch {branch} (needs `permissions: contents: write`)",
-            lambda: baseline_copies.store_copy(self.repo, branch, commit, results_json, when=when, keep=keep),
+            lambda: baseline_copies.store_copy(self.repo, branch, commit, results_json, when=when, run_id=run_id,
+                                                     made_by=made_by, keep=keep),
             write=True,
         )
 

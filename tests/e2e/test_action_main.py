@@ -54,8 +54,9 @@ def test_push_to_main_writes_results_and_appends_one_history_line_per_run(fake, 
     history_puts = [r for r in fake.requests if r.method == "PUT" and r.path.endswith("/eval_history.jsonl")]
     assert len(history_puts) == 1  # ...then appended through the contents API
     # Each run also keeps its results on the data branch, for when the artifact has expired.
-    assert sorted(p.rsplit("-", 1)[-1] for p in fake.branches["rag-ci-data"] if p.startswith("baselines/")) == [
-        f"{'5' * 40}.json.gz", f"{'6' * 40}.json.gz"]
+    # Each named for its commit and the workflow run that wrote it (GITHUB_RUN_ID).
+    assert sorted(p.split("-", 1)[-1] for p in fake.branches["rag-ci-data"] if p.startswith("baselines/")) == [
+        f"{'5' * 40}-4242.json.gz", f"{'6' * 40}-4242.json.gz"]
     assert_token_never_leaked(token, second, fake, tmp_path)
 
 

@@ -7,23 +7,28 @@ later 1 day by an organisation's policy), the PR workflow uploads a fork's saved
 rag-ci-comment.yml posts it from `workflow_run`. The RAG is tests/fakes/tiny_rag.py
 (TINY_RAG_BROKEN=1 breaks corpus b: a regression), judged judge-free.
 
-What must hold all year: no pull request that regresses against main's last good baseline
-passes; no unchanged pull request fails while a baseline exists; every pull request has one
-rag-ci comment, and it names its baseline (artifact or data branch, commit); the history has
-a line for every baseline run that succeeded (since the data branch was last deleted).
+What must hold all year: no pull request that regresses against its base branch's last good
+baseline passes; no unchanged pull request fails while a baseline exists; every pull request
+has one rag-ci comment, and it names its baseline (artifact or data branch, commit); the
+history has a line for every baseline run that succeeded (since the data branch was last
+deleted). The year also has an adversary and bad luck: a workflow with `contents: write`
+plants lenient baseline copies, a history read fails through every retry, a pull request
+goes into a release branch, and the merge queue requires the `rag-ci gate` check.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from action_harness import REPO, REPOSITORY, ActionRun, run_action
-from fakes.fake_github import FakeGitHubServer
+from fakes.fake_github import FakeGitHubServer, FakeRun
 
 from rag_ci.github.comments import COMMENT_MARKER
 
@@ -100,22 +105,24 @@ class Year:
         return run
 
     # --- pull requests ---------------------------------------------------------------
-    def pr_event(self, number: int, *, fork: bool = False) -> dict:
+    def pr_event(self, number: int, *, fork: bool = False, base: tuple[str, str] | None = None) -> dict:
         head = self.prs.setdefault(number, f"{number:04x}" * 10)
-        self.fake.merge_bases[head] = self.main
+        base_ref, base_sha = base or ("main", self.main)
+        self.fake.merge_bases[head] = base_sha
         return {"action": "synchronize", "number": number, "pull_request": {
             "number": number, "head": {"ref": f"feature-{number}", "sha": head,
                                        "repo": {"full_name": "contributor/rag" if fork else REPOSITORY}},
-            "base": {"ref": "main", "sha": self.main, "repo": {"full_name": REPOSITORY}}},
+            "base": {"ref": base_ref, "sha": base_sha, "repo": {"full_name": REPOSITORY}}},
             "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
 
-    def pr(self, number: int, *, regressed: bool, attempt: int = 1, fork: bool = False) -> ActionRun:
+    def pr(self, number: int, *, regressed: bool, attempt: int = 1, fork: bool = False,
+           base: tuple[str, str] | None = None) -> ActionRun:
         env = {"GITHUB_RUN_ATTEMPT": str(attempt), **({"TINY_RAG_BROKEN": "1"} if regressed else {})}
         return self.act(f"PR #{number} {'regressed' if regressed else 'unchanged'} (attempt {attempt})", "pull_request",
-                        self.pr_event(number, fork=fork), env=env)
+                        self.pr_event(number, fork=fork, base=base), env=env)
 
     def merge_group(self, number: int, *, regressed: bool) -> ActionRun:
-        head = f"e{number:03x}" * 10
+        head = self.queue_head(number)
         head_ref = f"refs/heads/gh-readonly-queue/main/pr-{number}-{self.main}"
         event = {"action": "checks_requested", "merge_group": {"head_sha": head, "head_ref": head_ref, "base_sha": self.main,
                                                                "base_ref": "refs/heads/main"},
@@ -123,8 +130,18 @@ class Year:
         return self.act(f"merge queue for #{number} {'regressed' if regressed else 'unchanged'}", "merge_group", event,
                         env={"GITHUB_SHA": head, "GITHUB_REF": head_ref, **({"TINY_RAG_BROKEN": "1"} if regressed else {})})
 
+    @staticmethod
+    def queue_head(number: int) -> str:
+        return f"e{number:03x}" * 10
+
     def comments(self, number: int) -> list[dict]:
-        return [c for c in self.fake.comments.get(number, []) if COMMENT_MARKER in c["body"]]
+        return [c for c in self.fake.comments.get(number, []) if c["body"].startswith(COMMENT_MARKER)]
+
+    def queue_merges(self, head_sha: str) -> bool:
+        """What a merge queue that requires `rag-ci gate` does: merge only when that check run on
+        the queue's commit completed with success (no check run: it waits, and never merges)."""
+        checks = [c for c in self.fake.check_runs.values() if c["name"] == "rag-ci gate" and c["head_sha"] == head_sha]
+        return bool(checks) and checks[-1]["status"] == "completed" and checks[-1]["conclusion"] == "success"
 
     def history(self) -> list[str]:
         text = (self.fake.file_on_branch(DATA_BRANCH, "eval_history.jsonl") or b"").decode()
@@ -148,14 +165,19 @@ def names_its_baseline(year: Year, number: int, source: str, commit: str) -> Non
 def test_a_year_in_a_repository(tmp_path, token):
     with FakeGitHubServer(token=token) as fake:
         year = Year(fake, tmp_path, token)
-        for chapter in (first_baseline_and_pull_requests, a_failing_baseline_job_and_a_quiet_main,
-                        one_day_retention_and_a_force_push, a_merge_queue, a_fork_and_an_app, deleted_data_branches):
+        for chapter in (first_baseline_and_pull_requests, a_failing_baseline_job_and_a_quiet_main, a_forged_copy,
+                        one_day_retention_and_a_force_push, a_merge_queue, a_fork_and_an_app, a_release_branch,
+                        deleted_data_branches, a_failed_history_read):
             chapter(year)
         # Every pull request had one rag-ci comment all year; every good baseline run, a history line.
-        for number in [*range(1, 8), *range(10, 16)]:
+        for number in [*range(1, 8), *range(10, 18)]:
             [comment] = year.comments(number)
             named = "(main, artifact, " in comment["body"] or "(main, data branch, " in comment["body"]
             assert named or (number == 15 and "The baseline of main is gone" in comment["body"]), (number, year.log)
+        for number, named in ((19, "bootstrap on `release/1.x`"), (20, "(release/1.x, artifact, "),
+                              (21, "reading `eval_history.jsonl` on `rag-ci-data` failed")):
+            [comment] = year.comments(number)
+            assert named in comment["body"], (number, comment["body"][:800])
         assert year.history() == year.history_expected
         print("\n".join(year.log))
 
@@ -198,11 +220,74 @@ def one_day_retention_and_a_force_push(year: Year) -> None:
 
 
 def a_merge_queue(year: Year) -> None:
-    """Gated like a pull request against the queue's base; no comment anywhere."""
+    """Gated like a pull request against the queue's base; no comment anywhere. The branch requires
+    the `rag-ci gate` check: the queue merges the unchanged entry and never the regressing one."""
     comments_before = {n: [c["body"] for c in cs] for n, cs in year.fake.comments.items()}
     gates(year.merge_group(8, regressed=True), regressed=True)
     gates(year.merge_group(9, regressed=False), regressed=False)
     assert {n: [c["body"] for c in cs] for n, cs in year.fake.comments.items()} == comments_before
+    assert not year.queue_merges(year.queue_head(8)) and year.queue_merges(year.queue_head(9))
+
+
+def a_forged_copy(year: Year) -> None:
+    """Main's artifacts have expired and its tip's baseline job failed: its merge base has no
+    baseline. A collaborator's workflow with `contents: write` plants, in verified commits of
+    github-actions[bot] exactly like rag-ci's own, a copy named for that merge base in which every
+    question failed: once naming no run, once naming its own successful push run on a side branch.
+    Neither is trusted; the genuine copy gates, and an unchanged PR still passes."""
+    fake = year.fake
+    [genuine] = [p for p in fake.branches[DATA_BRANCH] if p.startswith("baselines/")]
+    lenient = json.loads(gzip.decompress(fake.file_on_branch(DATA_BRANCH, genuine)))
+    lenient["meta"]["git_sha"] = year.main
+    for q in lenient["questions"]:  # every question and metric failed: nothing can regress against it
+        q["verdict"] = "fail"
+        for m in q["metrics"].values():
+            m.update(passed=False, score=0.0)
+    fake.runs[8800] = FakeRun(8800, "side", year.main, event="push")
+    now = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for name in (f"{now}-{year.main}.json.gz", f"{now}-{year.main}-8800.json.gz"):
+        fake.push_commit(DATA_BRANCH, f"baselines/{name}", gzip.compress(json.dumps(lenient).encode()),
+                         login="github-actions[bot]", verified=True)
+    planted = year.pr(16, regressed=True)
+    gates(planted, regressed=True)
+    assert "is not used as the baseline: its name records no workflow run" in planted.log
+    names_its_baseline(year, 16, "data branch", sha(1))
+    gates(year.pr(17, regressed=False), regressed=False)
+    for name in (f"{now}-{year.main}.json.gz", f"{now}-{year.main}-8800.json.gz"):  # the maintainers, warned, delete them
+        fake.branches[DATA_BRANCH].pop(f"baselines/{name}")
+
+
+def a_release_branch(year: Year) -> None:
+    """A pull request into release/1.x: no baseline of that branch yet, a bootstrap there (never
+    main's copy under its name); a dispatched run on the branch makes its baseline; then it gates."""
+    release = "d1" * 20
+    first = year.pr(19, regressed=True, base=("release/1.x", release))
+    assert first.returncode == 0 and "bootstrap on `release/1.x`" in first.summary, first.log
+    dispatch = year.act("workflow_dispatch on release/1.x", "workflow_dispatch",
+                        {"ref": "refs/heads/release/1.x", "after": release, "inputs": {},
+                         "repository": {"full_name": REPOSITORY, "default_branch": "main"}})
+    assert dispatch.returncode == 0, dispatch.log
+    results = (dispatch.workspace / dispatch.outputs["results-path"]).read_bytes()
+    year.fake.upload_artifact({"results.json": results}, run_id=7000 + year.runs, head_sha=release, branch="release/1.x",
+                              event="workflow_dispatch")
+    gates(year.pr(20, regressed=True, base=("release/1.x", release)), regressed=True)
+    gates(year.pr(20, regressed=False, base=("release/1.x", release)), regressed=False)
+    [comment] = year.comments(20)
+    assert f"`{release[:7]}" in comment["body"] and "(release/1.x, artifact, " in comment["body"]
+
+
+def a_failed_history_read(year: Year) -> None:
+    """Main's artifacts are deleted and its copies removed by hand; the history alone shows a
+    baseline existed, and reading it fails through every retry (502): exit 2, never a bootstrap."""
+    assert year.push(sha(6)).returncode == 0
+    for artifact in list(year.fake.artifacts):
+        year.fake.delete_artifact(artifact)
+    for path in [p for p in year.fake.branches[DATA_BRANCH] if p.startswith("baselines/")]:
+        year.fake.branches[DATA_BRANCH].pop(path)
+    year.fake.inject("GET", f"/repos/{REPOSITORY}/contents/eval_history.jsonl", 502, "Bad Gateway", times=6)
+    run = year.pr(21, regressed=True)
+    assert run.returncode == 2, run.log
+    assert "Could not tell whether a baseline exists" in run.summary
 
 
 def a_fork_and_an_app(year: Year) -> None:

@@ -96,6 +96,9 @@ class FakeCommit:
     login: str | None  # the GitHub account the commit is attributed to (None: no account matches)
     verified: bool  # GitHub signs the commits a bot makes through the API; a pushed commit is unsigned
     message: str = "update"
+    # When it was made: the real clock, as GitHub dates a commit made through the API (a pushed
+    # commit's date is whatever its author's machine said: `push_commit(..., date=...)`).
+    date: str = dataclasses.field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     def patch(self) -> str:
         lines = difflib.unified_diff(self.before.decode(errors="replace").splitlines(), self.after.decode(errors="replace").splitlines(), lineterm="", n=3)
@@ -124,6 +127,7 @@ class FakeGitHubServer:
         self.bot_login = bot_login  # who the token posts as
         self.user_endpoint_forbidden = True  # GITHUB_TOKEN cannot read GET /user
         self.read_only = False  # a fork PR's token: every write is 403
+        self.comment_only_token = False  # a token that may comment but not edit others' comments
         self.contents_inline_limit = 1_000_000  # over this, contents come without `content`
         self.repo_id = 1000
         self.requests: list[RecordedRequest] = []
@@ -197,8 +201,12 @@ class FakeGitHubServer:
         with self._lock:
             return self._new_comment(issue, body, login)
 
-    def inject(self, method: str, path_prefix: str, status: int, message: str = "injected", times: int = 1) -> None:
-        """Answer the next `times` matching requests with `status` (after recording them)."""
+    def inject(self, method: str, path_prefix: str, status: int, message: str = "injected", times: int = 1, *,
+               skip: int = 0) -> None:
+        """Answer the next `times` matching requests with `status` (after recording them), once the
+        first `skip` matching requests have been answered as usual."""
+        for _ in range(skip):
+            self._injected.append((method, path_prefix, 0, {}))  # status 0: let this one through
         for _ in range(times):
             self._injected.append((method, path_prefix, status, {"message": message}))
 
@@ -207,10 +215,13 @@ class FakeGitHubServer:
         self.branches.setdefault(ref, {}).update({p: d.encode() if isinstance(d, str) else d for p, d in files.items()})
 
     def push_commit(self, branch: str, path: str, text: str | bytes, *, login: str | None, verified: bool = False,
-                    message: str = "update") -> FakeCommit:
+                    message: str = "update", date: str | None = None) -> FakeCommit:
         """A commit someone pushed (or the action made, `login` its bot and `verified`): `path` becomes `text`."""
         with self._lock:
-            return self._record_commit(branch, path, text.encode() if isinstance(text, str) else text, login, verified, message)
+            commit = self._record_commit(branch, path, text.encode() if isinstance(text, str) else text, login, verified, message)
+            if date is not None:
+                commit.date = date
+            return commit
 
     def _record_commit(self, branch: str, path: str, data: bytes, login: str | None, verified: bool, message: str) -> FakeCommit:
         files = self.branches.setdefault(branch, {})
@@ -299,7 +310,7 @@ class FakeGitHubServer:
         }
 
     def _commit_json(self, c: FakeCommit, *, files: bool) -> dict[str, Any]:
-        person = {"name": c.login or "someone", "email": f"{c.login or 'someone'}@users.noreply.github.com", "date": NOW}
+        person = {"name": c.login or "someone", "email": f"{c.login or 'someone'}@users.noreply.github.com", "date": c.date}
         account = {"login": c.login, "id": 41898282, "type": "Bot" if (c.login or "").endswith("[bot]") else "User"} if c.login else None
         data: dict[str, Any] = {
             "sha": c.sha, "node_id": f"C_{c.sha[:8]}", "url": self._api(f"/commits/{c.sha}"),
@@ -371,7 +382,9 @@ class FakeGitHubServer:
             if comment is None:
                 return 404, {"message": "Not Found"}, {}
             if method == "PATCH":
-                if comment["user"]["login"] != self.bot_login:
+                # GitHub lets anyone with write access edit any comment of the repository (docs:
+                # "Managing disruptive comments"); a token that may only comment may not.
+                if comment["user"]["login"] != self.bot_login and self.comment_only_token:
                     return 403, {"message": "You cannot edit someone else's comment"}, {}
                 comment["body"] = body["body"]
                 comment["updated_at"] = "2025-01-02T00:00:00Z"
@@ -638,8 +651,11 @@ class FakeGitHubServer:
                 with fake._lock:
                     fake.requests.append(record)
                     injected = next((i for i in fake._injected if i[0] == self.command and parts.path.startswith(i[1])), None)
-                    if injected:
+                    if injected is not None:
                         fake._injected.remove(injected)
+                        if not injected[2]:  # a skipped one: this request is answered as usual
+                            injected = None
+                    if injected is not None:
                         status, data, headers = injected[2], injected[3], {}
                     elif not parts.path.startswith("/_blobs/") and not authorized:
                         status, data, headers = 401, {"message": "Bad credentials"}, {}

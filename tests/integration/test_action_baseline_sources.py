@@ -48,14 +48,15 @@ def project(tiny_project, tmp_path) -> Path:
     return tmp_path
 
 
-def act(fake, project: Path, event_name: str, event: dict, head, *, sha: str = "f" * 40, ref: str = "refs/heads/main", **inputs):
+def act(fake, project: Path, event_name: str, event: dict, head, *, sha: str = "f" * 40, ref: str = "refs/heads/main",
+        run_id: int = 1, retries: int = 5, **inputs):
     """Run action() once with `head` as the run's result; returns (exit code, log, summary)."""
     for name in ("summary.md", "output.txt"):
         (project / name).write_text("")
-    settings = Settings(event_name=event_name, event=event, repository="acme/rag", ref=ref, sha=sha, run_id="1",
+    settings = Settings(event_name=event_name, event=event, repository="acme/rag", ref=ref, sha=sha, run_id=str(run_id),
                         workspace=project, step_summary=project / "summary.md", github_output=project / "output.txt",
                         github_token=Secret("t0ken"), **inputs)
-    github = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0,
+    github = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0, retries=retries,
                      comment_author=settings.comment_author)
     stream = io.StringIO()
     runner = Runner(step_summary=settings.step_summary, github_output=settings.github_output, in_actions=True, stream=stream)
@@ -69,11 +70,14 @@ def act(fake, project: Path, event_name: str, event: dict, head, *, sha: str = "
 
 
 def baseline_push(fake, project, sha: str = MAIN_SHA):
-    """A push to main: its run stores the baseline copy on the data branch; the workflow uploads the artifact."""
-    code, out, _ = act(fake, project, "push", {"ref": "refs/heads/main", "before": "0" * 40, "after": sha, **MAIN}, results(sha=sha), sha=sha)
+    """A push to main: its run (GITHUB_RUN_ID) stores the baseline copy on the data branch; the
+    workflow uploads the artifact, and the run ends in success."""
+    run_id = 7000 + len(fake.runs)
+    code, out, _ = act(fake, project, "push", {"ref": "refs/heads/main", "before": "0" * 40, "after": sha, **MAIN}, results(sha=sha),
+                       sha=sha, run_id=run_id)
     assert code == EXIT_PASS, out
     data = (project / "rag-ci-output" / "results.json").read_bytes()
-    return fake.upload_artifact({"results.json": data}, run_id=len(fake.runs) + 1, head_sha=sha)
+    return fake.upload_artifact({"results.json": data}, run_id=run_id, head_sha=sha)
 
 
 def pr_event(number: int = 7) -> dict:
@@ -91,7 +95,9 @@ def copies(fake) -> list[str]:
 def test_a_baseline_run_stores_its_results_gzipped_on_the_data_branch(fake, project):
     baseline_push(fake, project)
     [path] = copies(fake)
-    assert path.endswith(f"-{MAIN_SHA}.json.gz")
+    assert path.endswith(f"-{MAIN_SHA}-7000.json.gz")  # the commit, and the run that wrote it
+    [made] = [c for c in fake.file_commits if c.path == path]
+    assert made.message == f"rag-ci: baseline of {MAIN_SHA[:12]} (workflow run 7000, push on main)"
     stored = json.loads(gzip.decompress(fake.file_on_branch("rag-ci-data", path)))
     assert stored["meta"]["git_sha"] == MAIN_SHA and [q["id"] for q in stored["questions"]] == ["Q1", "Q2"]
     assert len(fake.file_on_branch("rag-ci-data", "eval_history.jsonl").splitlines()) == 1
@@ -159,7 +165,7 @@ def test_only_the_newest_copies_are_kept_and_a_rerun_replaces_its_commits_copy(f
     baseline_push(fake, project, sha=f"{KEPT_COPIES + 1:040x}")  # the last run again (run_attempt 2)
     kept = copies(fake)
     assert len(kept) == KEPT_COPIES
-    assert kept[-1].endswith(f"{KEPT_COPIES + 1:040x}.json.gz") and not any(p.endswith(f"{0:040x}.json.gz") for p in kept)
+    assert f"{KEPT_COPIES + 1:040x}-" in kept[-1] and not any(f"-{0:040x}-" in p for p in kept)
 
 
 MERGE_GROUP = {"merge_group": {"head_sha": "9" * 40, "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-" + "9" * 40,
@@ -167,7 +173,7 @@ MERGE_GROUP = {"merge_group": {"head_sha": "9" * 40, "head_ref": "refs/heads/gh-
 
 
 @pytest.mark.parametrize("regressed,expected", [(True, EXIT_REGRESSION), (False, EXIT_PASS)])
-def test_a_merge_group_gates_against_the_queues_base_and_posts_no_comment(fake, project, regressed, expected):
+def test_a_merge_group_gates_against_the_queues_base_with_the_check_run_on_the_queues_commit(fake, project, regressed, expected):
     baseline_push(fake, project)
     fake.upload_artifact({"results.json": results(sha="8" * 40, regressed=True).model_dump_json()}, run_id=99, head_sha="8" * 40)
     before = len(fake.requests)
@@ -179,7 +185,11 @@ def test_a_merge_group_gates_against_the_queues_base_and_posts_no_comment(fake, 
     assert "mode: merge-queue" in out
     assert fake.comments == {}
     assert "## rag-ci" in summary and f"`{MAIN_SHA[:7]}" in summary  # the base_sha's baseline, not the newest
-    assert [r.method for r in fake.requests[before:] if r.method != "GET"] == []  # no history line, no baseline copy
+    # No history line, no baseline copy; the `rag-ci gate` check run a queue can require, on the queue's commit.
+    assert [r.route for r in fake.requests[before:] if r.method != "GET"] == ["POST /repos/acme/rag/check-runs"]
+    [check] = fake.check_runs.values()
+    assert check["name"] == "rag-ci gate" and check["head_sha"] == "9" * 40
+    assert check["conclusion"] == ("failure" if regressed else "success")
 
 
 def test_an_app_tokens_comment_is_found_again_and_edited(fake, project):

@@ -177,7 +177,7 @@ def test_an_unreachable_github_is_an_error_not_a_traceback(project):
     runner = Runner(step_summary=settings.step_summary, github_output=None, in_actions=True, stream=stream)
     code = action(settings, github, runner, evaluate=lambda *a: pytest.fail("must not run without a baseline answer"))
     assert code == EXIT_ERROR
-    assert "could not look for the baseline artifact" in stream.getvalue()
+    assert "could not list the artifacts named 'rag-ci-baseline'" in stream.getvalue()
 
 
 def test_a_comment_artifact_without_the_marker_is_not_posted(fake, tmp_path):

@@ -47,6 +47,8 @@ def test_a_personal_token_is_matched_by_its_own_login(fake, github):
     fake.add_comment(7, f"{MARKER}\nby the actions bot", login="github-actions[bot]")
     github.upsert_comment(7, f"{MARKER}\nby release-bot", MARKER)
     assert [c["user"]["login"] for c in fake.comments[7]] == ["github-actions[bot]", "release-bot"]
+    # The job token's old comment no longer shows a verdict: it says it is stale and links the new one.
+    assert fake.comments[7][0]["body"].startswith("<!-- rag-ci:stale -->") and fake.comments[7][1]["html_url"] in fake.comments[7][0]["body"]
 
 
 def test_a_read_only_token_raises_cannot_write(fake, github):
@@ -54,3 +56,12 @@ def test_a_read_only_token_raises_cannot_write(fake, github):
     with pytest.raises(CannotWrite, match="403 Resource not accessible by integration"):
         github.upsert_comment(7, f"{MARKER}\nx", MARKER)
     assert [r.status for r in fake.requests if r.method == "POST"] == [403]  # not retried
+
+
+def test_an_old_comment_the_token_may_not_edit_does_not_stop_the_new_one(fake, github):
+    fake.comment_only_token = True  # may comment, may not edit another account's comment
+    fake.user_endpoint_forbidden, fake.bot_login = False, "release-bot"
+    fake.add_comment(7, f"{MARKER}\nold verdict", login="github-actions[bot]")
+    url = github.upsert_comment(7, f"{MARKER}\nnew verdict", MARKER)
+    assert [c["body"] for c in fake.comments[7]] == [f"{MARKER}\nold verdict", f"{MARKER}\nnew verdict"]
+    assert url == fake.comments[7][1]["html_url"]

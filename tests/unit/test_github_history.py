@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from builders import metric, question, run
 
-from rag_ci.core.comparison.history import read_history, dump_line, history_line, render_trend_text, sparkline, trend
+from rag_ci.core.comparison.history import read_history, dump_line, history_line, lines_of_branch, render_trend_text, sparkline, trend
 from rag_ci.cli.history import history
 
 
@@ -58,3 +58,14 @@ def test_history_command_prints_the_trend(tmp_path):
 
 def test_empty_history_says_how_it_fills():
     assert "No history yet" in render_trend_text([])
+
+
+def test_history_lines_show_which_branch_had_a_baseline_even_when_they_do_not_parse():
+    main_line = dump_line(entry(0.8, "a", git_ref="refs/heads/main"))
+    release_line = dump_line(entry(0.9, "b", git_ref="refs/heads/release/1.x"))
+    calibration = json.dumps({"kind": "calibration", "metric": "faithfulness"})
+    text = "\n".join([main_line, release_line, calibration, "{broken", '{"no": "pass_rate"}', "", dump_line(entry(0.7, "c"))])
+    # Unreadable lines and lines without git_ref are the default branch's; a calibration record is no run.
+    assert lines_of_branch(text, "main", default_branch="main") == 4
+    assert lines_of_branch(text, "release/1.x", default_branch="main") == 1
+    assert lines_of_branch(text, "other", default_branch="main") == 0

@@ -197,6 +197,24 @@ def _json_objects(text: str) -> list[tuple[int, str, dict[str, Any], str | None]
     return objects
 
 
+def lines_of_branch(text: str, branch: str, *, default_branch: str | None) -> int:
+    """How many lines of the history show that `branch` was evaluated: the trace of a baseline.
+
+    Counted on the raw lines, not the parsed entries: a line that does not parse (a stray byte,
+    no `pass_rate`) still shows a history exists, so it counts for the default branch (the
+    branch the history is written for); it must never turn a lost baseline into a bootstrap.
+    A run line counts for the branch its `git_ref` names (lines without one: the default branch's).
+    Calibration records are no runs."""
+    count = 0
+    for _, _, entry, problem in _json_objects(text):
+        if problem is None and entry.get("kind") == CALIBRATION_KIND:
+            continue
+        ref = entry.get("git_ref") if problem is None else None
+        owner = ref.removeprefix("refs/heads/") if isinstance(ref, str) and ref.startswith("refs/heads/") else default_branch
+        count += owner == branch
+    return count
+
+
 def trend(entries: list[dict[str, Any]], last: int = 10) -> list[dict[str, Any]]:
     """The last `last` entries, each with `delta_pass_rate` against the one before and
     `comparable` false when the question set or judge changed between the two."""
