@@ -70,7 +70,7 @@ class ArtifactRef:
 def list_named(repo: Repository, name: str) -> list[ArtifactRef]:
     """Every artifact called `name`, expired or not, up to MAX_LISTED (calls: GET artifacts?name=,
     one request per 100). Listed once per run: the baseline and the traces of one come from it."""
-    listed = []
+    listed: list[ArtifactRef] = []
     for artifact in repo.get_artifacts(name=name):
         if len(listed) >= MAX_LISTED:
             break

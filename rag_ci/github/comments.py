@@ -84,7 +84,7 @@ def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker
         current = issue.create_comment(body)
         if me is None:  # GitHub says who posted it: the token's account
             me = Identity(current.user.login, "the comment it posted")
-    ours = {me.login, *writers}
+    ours = {*([me.login] if me is not None else []), *writers}
     for stale in marked:
         if stale.id != current.id and stale.user.login in ours:
             _retire(stale, current.html_url)
