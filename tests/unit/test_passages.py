@@ -207,3 +207,14 @@ def test_a_sentence_with_an_autolink_is_prose_and_a_bare_autolink_is_not():
     text = cut_passages("c", "d.md", doc, min_words=3)[0].text
     assert "Read the docs at https://x.org/a/b/c/d for details on setup and tuning of the server." in text
     assert not text.rstrip().endswith("https://x.org/a")
+
+
+def test_a_passage_drops_the_documents_control_characters():
+    from rag_ci.core.questionset.passages import cut_passages
+
+    text = "# Battery\n\nThe charger \x1b]0;pwned\x07fills the pack in 6.5 hours\x1b[8m, hidden\x9b2J.\tOK\n"
+
+    [passage] = cut_passages("du2", "battery.md", text, min_words=1)
+
+    assert not any(c in passage.text for c in "\x1b\x07\x9b")
+    assert "fills the pack in 6.5 hours" in passage.text

@@ -166,3 +166,30 @@ def test_the_terminal_review_asks_again_for_an_unknown_corpus_and_prints_draft_t
     assert "1 approved (1 edited)" in done.output
     draft = _set(tmp_path)["DU2-BATTERY-02"]
     assert (draft.doc_id, draft.sources, draft.status) == (("du3",), ("du3/battery.md",), None)
+
+
+def test_the_terminal_review_never_prints_a_live_escape_sequence_of_a_draft_or_a_document(tmp_path):
+    config = _project(tmp_path)
+    (tmp_path / "docs" / "du2" / "battery.md").write_text(
+        "# Battery\n\nThe standard 2 A charger \x1b]0;pwned\x07fills it in 6.5 hours.\x1b[8m hidden\n")
+    (tmp_path / "questions.yml").write_text(QUESTIONS.replace(
+        "question: How long does the standard charger take?", 'question: "How long\\e[2J\\u009b1A\\u202e?"'))
+
+    done = _invoke("questions", "review", "--cli", "--reviewer", "ana", "--config", str(config), "--out", str(tmp_path / "r"),
+                   input="q\n")
+
+    assert done.exit_code == 0, done.output
+    assert "\x1b" not in done.output and "\x9b" not in done.output and "\u202e" not in done.output
+    assert "How long\\x1b[2J\\x9b1A\\u202e?" in done.output  # shown, as text
+
+
+def test_validate_never_prints_a_live_escape_sequence_of_the_question_set(tmp_path):
+    config = _project(tmp_path)
+    (tmp_path / "questions.yml").write_text(QUESTIONS.split("\n  # drafts below")[0].replace(
+        "sources: [du2/battery.md]", 'sources: ["du2/gone\\e]0;pwned\\a.md"]'))
+
+    done = _invoke("validate", "--config", str(config))
+
+    assert done.exit_code == 0, done.output
+    assert "\x1b" not in done.output and "\x07" not in done.output
+    assert "du2/gone\\x1b]0;pwned\\x07.md" in done.output

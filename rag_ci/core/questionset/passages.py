@@ -21,6 +21,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from rag_ci.core.base.text import drop_controls
 from rag_ci.core.questionset.doc_blocks import Block, plain_text_blocks
 from rag_ci.core.questionset.html_blocks import html_blocks
 from rag_ci.core.questionset.markdown_blocks import markdown_blocks
@@ -59,8 +60,9 @@ def document_format(path: str, text: str = "") -> str | None:
 
 
 def document_blocks(path: str, text: str) -> list[Block]:
-    """The blocks of one document, by its format."""
+    """The blocks of one document, by its format, without its control characters (ESC...)."""
     reader = {"markdown": markdown_blocks, "html": html_blocks, "rst": rst_blocks, "text": plain_text_blocks}
+    text = drop_controls(text)
     found = document_format(path, text)
     return [] if found is None else reader[found](text)
 
