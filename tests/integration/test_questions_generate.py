@@ -314,3 +314,19 @@ def test_generate_says_why_it_drafted_no_cross_corpus_questions(example, tmp_pat
     apart = invoke("questions", "generate", "--config", str(tmp_path / "real" / "rag-ci.yml"), "--writer", "fake", "--no-progress")
     assert re.search(r"no cross-corpus drafts: no two documents of different corpora share a topic \(the closest, \S+ and \S+, "
                      r"share \d+% of their words; 30% or the same file name make a topic\)", apart.output), apart.output
+
+
+def test_generate_never_copies_a_documents_escape_sequences_into_the_question_set(example):
+    config = str(example / "rag-ci.yml")
+    (example / "corpora" / "du3" / "docs" / "led-codes.md").write_text(
+        "# LED codes (DU-3)\n\nThree green LEDs\x1b]0;pwned\x07 mean the PowerPack 625 holds more than 70 percent "
+        "charge.\x1b[8m A red LED blinking twice means error E-31, a loose battery\x9b2J contact.\n")
+
+    result = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress",
+                    "--per-document", "2")
+
+    assert result.exit_code == 0, result.output
+    written = (example / "questions.yml").read_text(encoding="utf-8")
+    _, drafts = drafts_of(example)
+    assert any(d.sources == ("du3/led-codes.md",) for d in drafts)
+    assert not re.search(r"[\x1b\x07\x9b]|\\e|\\x1b|\\u001b|\\x9b|\\u009b|\\a\b", written)
