@@ -13,7 +13,8 @@ import click
 
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
-from rag_ci.cli.questions_review import (approve, config_option as _config_option, drafts_to_review, edit, interactive_review,
+from rag_ci.cli.questions_review import (approve, changing_the_set, config_option as _config_option, drafts_to_review, edit,
+                                         interactive_review,
                                          questions_option as _questions_option, reject)
 from rag_ci.errors import RagCiError
 
@@ -37,7 +38,8 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
     comments and layout; questions already in the set are skipped. `validate` refuses
     drafts until a human fills in reference, doc_id and sources and removes the status."""
     from rag_ci.core.review.questions_import import append_drafts, parse_log
-    from rag_ci.files.atomic import write_text_atomic
+    from rag_ci.files.atomic import write_text_keeping_newlines
+    from rag_ci.files.lock import QuestionSetLock
 
     try:
         if questions_path is None:
@@ -50,9 +52,10 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
         if not questions_path.is_file():
             raise RagCiError(f"question set not found: {questions_path}")
         logged = parse_log(log.read_text(encoding="utf-8"), str(log))
-        result = append_drafts(questions_path.read_text(encoding="utf-8"), str(questions_path), logged, prefix=prefix)
-        if result.added:
-            write_text_atomic(questions_path, result.text)
+        with QuestionSetLock(questions_path):
+            result = append_drafts(questions_path.read_text(encoding="utf-8"), str(questions_path), logged, prefix=prefix)
+            if result.added:
+                write_text_keeping_newlines(questions_path, result.text)
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
     echo(f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
@@ -164,23 +167,20 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
     edits and lose `status: draft`, rejected ones are removed, undecided ones stay drafts."""
     from rag_ci.core.questionset.questions import parse_question_set
     from rag_ci.core.review.draft_review import apply_reviewed, parse_reviewed
-    from rag_ci.drafting.question_drafts import read_sources
-    from rag_ci.files.atomic import write_text_atomic
+    from rag_ci.files.atomic import write_text_keeping_newlines
 
     try:
         decisions = parse_reviewed(reviewed.read_text(encoding="utf-8"), str(reviewed))
-        sources = read_sources(config_path, questions_path)
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
-    if sources.new_set:
-        raise UserError(f"question set not found: {sources.questions_path}")
-    drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
-    result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed),
-                            corpora=set(sources.corpora))
-    # Still a valid set (drafts allowed): an edit never leaves questions.yml unreadable.
-    parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
-    if result.approved or result.rejected:
-        write_text_atomic(sources.questions_path, result.text)
+    with changing_the_set(config_path, questions_path) as sources:
+        drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
+        result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed),
+                                corpora=set(sources.corpora))
+        # Still a valid set (drafts allowed): an edit never leaves questions.yml unreadable.
+        parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
+        if result.approved or result.rejected:
+            write_text_keeping_newlines(sources.questions_path, result.text)
     echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
                f"{len(result.undecided)} still drafts, in {sources.questions_path}")
     if result.approved:

@@ -8,6 +8,8 @@ saves the same reviewed.yml the page saves, then applies it. All of them go thro
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,27 @@ def read_set_with_drafts(config_path: Path, questions_path: Path | None):
     return sources
 
 
+@contextmanager
+def changing_the_set(config_path: Path, questions_path: Path | None) -> Iterator[Any]:
+    """The project read for a change of its question set, under the set's lock
+    (rag_ci.files.lock.QuestionSetLock): read again when another command changed the set
+    meanwhile, so that its change is kept, not written over."""
+    from rag_ci.files.lock import QuestionSetLock
+
+    sources = read_set_with_drafts(config_path, questions_path)
+    with QuestionSetLock(sources.questions_path):
+        if _text_now(sources.questions_path) != sources.questions_text:
+            sources = read_set_with_drafts(config_path, questions_path)
+        yield sources
+
+
+def _text_now(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _drafts(sources) -> dict[str, Any]:
     return {q.id: q for q in sources.questions.questions if q.status == "draft"}
 
@@ -45,13 +68,13 @@ def apply_decisions(sources, reviewed, label: str) -> None:
     """Apply, check the set still reads, write it, and say what happened (as `questions apply` does)."""
     from rag_ci.core.questionset.questions import parse_question_set
     from rag_ci.core.review.draft_review import apply_reviewed
-    from rag_ci.files.atomic import write_text_atomic
+    from rag_ci.files.atomic import write_text_keeping_newlines
 
     result = apply_reviewed(sources.questions_text, str(sources.questions_path), _drafts(sources), reviewed, label,
                             corpora=set(sources.corpora))
     parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
     if result.text != sources.questions_text:
-        write_text_atomic(sources.questions_path, result.text)
+        write_text_keeping_newlines(sources.questions_path, result.text)
     echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
          f"{len(result.undecided)} still drafts, in {sources.questions_path}")
 
@@ -62,15 +85,15 @@ def _decide(config_path: Path, questions_path: Path | None, ids: tuple[str, ...]
 
     from rag_ci.core.review.draft_review import Decision, Reviewed
 
-    sources = read_set_with_drafts(config_path, questions_path)
-    drafts = _drafts(sources)
-    wanted = [unicodedata.normalize("NFC", i) for i in ids]
-    unknown = [i for i in wanted if i not in drafts]
-    if unknown:
-        raise UserError(f"not a draft of {sources.questions_path}: {', '.join(unknown)} "
-                        f"(drafts: {', '.join(list(drafts)[:10]) or 'none'}{', …' if len(drafts) > 10 else ''})")
-    decisions = tuple(Decision(i, drafts[i].content_hash, decision, edits or {}) for i in dict.fromkeys(wanted))
-    apply_decisions(sources, Reviewed(reviewer, decisions), "the command line")
+    with changing_the_set(config_path, questions_path) as sources:
+        drafts = _drafts(sources)
+        wanted = [unicodedata.normalize("NFC", i) for i in ids]
+        unknown = [i for i in wanted if i not in drafts]
+        if unknown:
+            raise UserError(f"not a draft of {sources.questions_path}: {', '.join(unknown)} "
+                            f"(drafts: {', '.join(list(drafts)[:10]) or 'none'}{', …' if len(drafts) > 10 else ''})")
+        decisions = tuple(Decision(i, drafts[i].content_hash, decision, edits or {}) for i in dict.fromkeys(wanted))
+        apply_decisions(sources, Reviewed(reviewer, decisions), "the command line")
 
 
 @click.command("approve")
@@ -230,4 +253,5 @@ def interactive_review(config_path: Path, questions_path: Path | None, out_dir: 
     saved = out_dir / REVIEWED_FILE
     write_text_atomic(saved, dump_reviewed(reviewer, decisions, sources.questions_path.name))
     echo(f"decisions saved in {saved}")
-    apply_decisions(sources, Reviewed(reviewer, tuple(decisions)), str(saved))
+    with changing_the_set(config_path, questions_path) as sources:  # as it is now, not as it was when asked
+        apply_decisions(sources, Reviewed(reviewer, tuple(decisions)), str(saved))

@@ -191,13 +191,26 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
     outcome.dropped = [(item.item[1], item.reason(names.get(item.of))) for item in dropped]
     outcome.added = numbered
     if numbered:
-        from rag_ci.files.atomic import write_text_atomic
-
-        today = date.today().isoformat()
-        text = append_drafts(sources.questions_text, str(sources.questions_path), numbered, writer=writer.label, date=today)
-        parse_question_set(text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)  # still a valid set
-        write_text_atomic(sources.questions_path, text)
+        outcome.added = _append_locked(sources, [d for _, d in kept], writer.label)
     return outcome
+
+
+def _append_locked(sources: Sources, drafts: list, writer_label: str) -> list:
+    """Append the drafts under the question set's lock, to the set as it is now (a review
+    verb may have changed it while the writer worked), numbered after its ids then."""
+    from rag_ci.files.atomic import write_text_keeping_newlines
+    from rag_ci.files.lock import QuestionSetLock
+
+    path = sources.questions_path
+    with QuestionSetLock(path):
+        text, existing = sources.questions_text, {q.id for q in sources.questions.questions}
+        if not sources.new_set and (now := path.read_text(encoding="utf-8")) != text:
+            text, existing = now, {q.id for q in parse_question_set(now, str(path), set(sources.corpora), allow_drafts=True).questions}
+        numbered = assign_ids(drafts, existing)
+        text = append_drafts(text, str(path), numbered, writer=writer_label, date=date.today().isoformat())
+        parse_question_set(text, str(path), set(sources.corpora), allow_drafts=True)  # still a valid set
+        write_text_keeping_newlines(path, text)
+    return numbered
 
 
 def _write(plan: Plan, writer, outcome: Outcome, progress: bool, log: TextIO, time_limit_s: float | None) -> dict:
