@@ -102,7 +102,8 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
         check = check_writer(sources.config, writer_cfg, estimate=estimate)  # before anything is called
         for warning in check.warnings:
             echo(f"warning: {warning}", err=True)
-        documents, skipped = documents_to_draft(sources, uncovered_only)
+        limit = time_limit_s or writer_cfg.time_limit_s
+        documents, skipped = documents_to_draft(sources, uncovered_only, limit)
         if links_outside_note(sources.files.links_outside):
             echo(links_outside_note(sources.files.links_outside), err=True)
         if not documents:
@@ -112,12 +113,12 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
                            descriptions={name: spec.description for name, spec in sources.corpora.items()},
                            scope=scope_documents(sources))
         if skipped:
-            echo(f"note: {skipped} document(s) hold no prose to draft from (PDF, images, code, data)", err=True)
+            echo(f"note: {skipped} document(s) hold no prose to draft from (binary such as PDF or images, source code, "
+                 "data, or nothing but markup)", err=True)
         if estimate:
             for line in estimate_lines(plan, writer_cfg, check.label):
                 echo(line)
             return
-        limit = time_limit_s or writer_cfg.time_limit_s
         echo(bounds_line(writer_cfg, limit), err=True)
         outcome = run_generate(sources, plan, Writer(writer_cfg, check), seed=seed, progress=progress, time_limit_s=limit)
     except UnicodeDecodeError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
@@ -77,9 +78,12 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     return Sources(config_path, config, table, path, text, questions, files, tuple(corpora or table), new_set)
 
 
-def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[DocumentPassages], int]:
+def documents_to_draft(sources: Sources, uncovered_only: bool,
+                       time_limit_s: float | None = None) -> tuple[list[DocumentPassages], int]:
     """The documents of the chosen corpora cut into passages, and how many hold no prose to draft
-    from (not text, source code or data, nothing but markup)."""
+    from (not text, source code or data, nothing but markup). Reading them counts against
+    the time limit too (`--estimate` included): past it, the command stops and says so."""
+    deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
     paths = {c: ps for c, ps in sources.files.paths().items() if c in sources.chosen}
     if uncovered_only:
         report = coverage(sources.questions, sources.corpora, paths)
@@ -88,6 +92,10 @@ def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[Doc
     documents, skipped = [], 0
     for corpus, corpus_paths in sorted(paths.items()):
         for path in corpus_paths:
+            if deadline is not None and time.monotonic() > deadline:
+                raise RagCiError(f"the time limit of {_duration(time_limit_s or 0)} was reached while reading the documents "
+                                 f"({len(documents) + skipped} read): draft fewer at a time (--corpus, --uncovered-only) "
+                                 "or raise --time-limit")
             text = sources.files.texts.get((corpus, path))
             passages = tuple(cut_passages(corpus, path, text)) if text is not None else ()
             if not passages:
