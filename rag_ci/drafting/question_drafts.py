@@ -33,7 +33,7 @@ from rag_ci.core.questionset.questions import QuestionSet, parse_question_set
 from rag_ci.core.questionset.yaml_edit import NEW_SET
 from rag_ci.files.corpus_files import CorpusFiles, corpus_folders, read_corpora
 from rag_ci.errors import RagCiError
-from rag_ci.files.project import corpora_table
+from rag_ci.files.project import corpora_table, question_set_path, read_file
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,9 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     if missing:
         raise RagCiError(f"corpus {', '.join(missing)} has no folder to read documents from: give it a `path:` "
                          "(relative to rag-ci.yml) or use `corpora_dir:`")
-    path = questions_path or root / config.questions
-    new_set = not path.exists()
-    text = NEW_SET if new_set else path.read_text(encoding="utf-8")
+    path = questions_path or question_set_path(config_path, config_text, config.questions)
+    new_set = not path.exists() and not path.is_symlink()
+    text = NEW_SET if new_set else read_file(path, "question set")
     questions = (QuestionSet(version=1, questions=(), source=str(path)) if new_set
                  else parse_question_set(text, str(path), set(table), allow_drafts=True))
     files = read_corpora(folders)

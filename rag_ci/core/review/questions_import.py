@@ -49,7 +49,8 @@ def parse_log(text: str, filename: str) -> list[LoggedQuestion]:
         try:
             entry = json.loads(raw)
         except ValueError as exc:
-            problems.append(f"{where}: not a JSON object: {exc.msg}")
+            # A JSONDecodeError has `.msg`; the ValueError of a number past Python's digit limit does not.
+            problems.append(f"{where}: not a JSON object: {getattr(exc, 'msg', None) or exc}")
             continue
         if not isinstance(entry, dict):
             problems.append(f"{where}: expected a JSON object with `question`")
