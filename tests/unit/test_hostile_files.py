@@ -69,3 +69,27 @@ def test_questions_import_of_a_line_with_a_5000_digit_number_names_the_line(tmp_
 
     assert result.exit_code == 2, result.output
     assert "log.jsonl:2: not a JSON object" in result.output and "digits" in result.output
+
+
+def test_the_reply_depth_check_agrees_with_a_parser_on_shapes_around_the_bound():
+    import json
+    import random
+
+    from rag_ci.targets.reply_json import MAX_REPLY_DEPTH, too_deep
+
+    def depth(value) -> int:
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        return 1 + max((depth(c) for c in children), default=0) if isinstance(value, (dict, list)) else 0
+
+    rng = random.Random(7)
+
+    def make(levels: int):
+        if levels == 0:
+            return rng.choice([1, "x]]", "[{", None])
+        inner = [make(levels - 1)] + [rng.choice([[], {}, [[3]], "]}", [{"k": [1]}]]) for _ in range(rng.randint(0, 2))]
+        rng.shuffle(inner)
+        return inner if rng.random() < 0.5 else {f"k{i}": v for i, v in enumerate(inner)}
+
+    for levels in [*range(1, 8), *range(MAX_REPLY_DEPTH - 4, MAX_REPLY_DEPTH + 4)] * 20:
+        value = make(levels)
+        assert too_deep(json.dumps(value).encode()) == (depth(value) > MAX_REPLY_DEPTH), levels
