@@ -14,7 +14,7 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.questions_review import (approve, changing_the_set, config_option as _config_option, drafts_to_review, edit,
-                                         interactive_review,
+                                         interactive_review, refuse_unknown_sources,
                                          questions_option as _questions_option, reject)
 from rag_ci.errors import RagCiError
 
@@ -175,6 +175,7 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
     with changing_the_set(config_path, questions_path) as sources:
+        refuse_unknown_sources(sources, decisions)
         drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
         result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed),
                                 corpora=set(sources.corpora))

@@ -64,12 +64,34 @@ def _drafts(sources) -> dict[str, Any]:
     return {q.id: q for q in sources.questions.questions if q.status == "draft"}
 
 
+def refuse_unknown_sources(sources, reviewed) -> None:
+    """An edited `sources` entry must name a document of a corpus of the routing table: not a
+    path outside the corpora (`../../etc/passwd`, `/abs`), not a file that is not there."""
+    from rag_ci.core.questionset.documents import missing_citations
+    from rag_ci.errors import ValidationError
+
+    problems = []
+    for decision in reviewed.decisions:
+        cited = tuple(decision.edits.get("sources", ()))
+        for source in cited:
+            corpus, _, rest = source.partition("/")
+            if corpus not in sources.corpora or not rest or source.startswith("/") or ".." in source.split("/"):
+                problems.append(f"{decision.id}: source {source!r} is no document of a corpus "
+                                f"(corpora: {', '.join(sources.corpora)}; a source reads CORPUS/PATH)")
+        known = [s for s in cited if s.partition("/")[0] in sources.corpora and ".." not in s.split("/")]
+        problems += [f"{qid}: source {source!r}: no document of corpus '{source.split('/', 1)[0]}' matches it"
+                     for qid, source in missing_citations([(decision.id, known)], sources.files.index)]
+    if problems:
+        raise ValidationError(problems)
+
+
 def apply_decisions(sources, reviewed, label: str) -> None:
     """Apply, check the set still reads, write it, and say what happened (as `questions apply` does)."""
     from rag_ci.core.questionset.questions import parse_question_set
     from rag_ci.core.review.draft_review import apply_reviewed
     from rag_ci.files.atomic import write_text_keeping_newlines
 
+    refuse_unknown_sources(sources, reviewed)
     result = apply_reviewed(sources.questions_text, str(sources.questions_path), _drafts(sources), reviewed, label,
                             corpora=set(sources.corpora))
     parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)

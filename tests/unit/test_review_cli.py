@@ -193,3 +193,17 @@ def test_validate_never_prints_a_live_escape_sequence_of_the_question_set(tmp_pa
     assert done.exit_code == 0, done.output
     assert "\x1b" not in done.output and "\x07" not in done.output
     assert "du2/gone\\x1b]0;pwned\\x07.md" in done.output
+
+
+def test_edit_refuses_sources_outside_the_corpora_and_documents_that_are_not_there(tmp_path):
+    config = _project(tmp_path)
+    before = (tmp_path / "questions.yml").read_text()
+
+    for source, said in [("../../etc/passwd", "is no document of a corpus"), ("/etc/passwd", "is no document of a corpus"),
+                         ("du2/../../secret.md", "is no document of a corpus"), ("du9/battery.md", "is no document of a corpus"),
+                         ("du2/gone.md", "no document of corpus 'du2' matches it")]:
+        done = _invoke("questions", "edit", "DU2-BATTERY-03", "--sources", source, "--config", str(config))
+        assert done.exit_code == 2, (source, done.output)
+        assert said in done.output and "Traceback" not in done.output, (source, done.output)
+
+    assert (tmp_path / "questions.yml").read_text() == before
