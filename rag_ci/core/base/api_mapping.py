@@ -176,8 +176,9 @@ def _fill(node: Any, values: Mapping[str, Any]) -> Any:
         return _PLACEHOLDER.sub(lambda m: text(m.group(1)) if m.group(1) in values else m.group(0), node)
     if isinstance(node, Mapping) and EACH_CORPUS in node:
         return render_each_corpus(node, values)
-    if isinstance(node, Mapping):
-        return {_fill(key, values): _fill(value, values) for key, value in node.items()}
+    if isinstance(node, Mapping):  # a key is always text: `"{corpora}": 1` is the joined names, never a list
+        return {_PLACEHOLDER.sub(lambda m: text(m.group(1)) if m.group(1) in values else m.group(0), key)
+                if isinstance(key, str) else key: _fill(value, values) for key, value in node.items()}
     if isinstance(node, list):
         return [_fill(item, values) for item in node]
     return node
