@@ -99,3 +99,11 @@ def test_the_image_labels_come_from_the_dockerfile_with_the_release_values():
 def test_a_version_with_a_v_is_refused():
     done = release("check", f"v{VERSION}")
     assert done.returncode == 2 and "no v" in done.stderr
+
+
+def test_a_version_in_other_digits_than_ascii_is_refused():
+    module = script_module()
+    for version in ("1.2.\u0663", "\u0661.0.0", "1.\uff10.0"):  # Arabic-Indic three and one, fullwidth zero
+        with pytest.raises(module.ReleaseError, match="version must look like 1.2.3"):
+            module.version_of(version)
+    assert module.version_of("1.2.3") == "1.2.3"
