@@ -93,3 +93,14 @@ def test_the_reply_depth_check_agrees_with_a_parser_on_shapes_around_the_bound()
     for levels in [*range(1, 8), *range(MAX_REPLY_DEPTH - 4, MAX_REPLY_DEPTH + 4)] * 20:
         value = make(levels)
         assert too_deep(json.dumps(value).encode()) == (depth(value) > MAX_REPLY_DEPTH), levels
+
+
+def test_a_schema_key_points_to_the_editor_comment_that_does_the_same(tmp_path):
+    write(tmp_path / "questions.yml", QUESTIONS)
+    write(tmp_path / "rag-ci.yml", "$schema: https://example.org/rag-ci.schema.json\n" + CONFIG)
+
+    result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
+
+    assert result.exit_code == 2, result.output
+    assert "rag-ci.yml:1: $schema: unknown field" in result.output
+    assert "# yaml-language-server: $schema=https://example.org/rag-ci.schema.json" in result.output
