@@ -103,4 +103,4 @@ def test_a_schema_key_points_to_the_editor_comment_that_does_the_same(tmp_path):
 
     assert result.exit_code == 2, result.output
     assert "rag-ci.yml:1: $schema: unknown field" in result.output
-    assert "# yaml-language-server: $schema=https://example.org/rag-ci.schema.json" in result.output
+    assert "# yaml-language-server: $schema=https://example.org/rag-ci.schema.json` as the first line" in result.output
