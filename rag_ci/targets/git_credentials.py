@@ -220,9 +220,12 @@ def credentials_in_checkout(folder: Path) -> list[CredentialFound]:
     configs: list[Path] = []
     for worktree in (folder, *folder.parents):
         git_dir = _git_dir(worktree)
-        if git_dir is not None:
-            configs += [c for c in _config_files(git_dir) if c.resolve() not in {k.resolve() for k in configs}]
-        store = worktree / ".git-credentials"  # `credential.helper store --file .git-credentials`
+        if git_dir is None:
+            continue
+        configs += [c for c in _config_files(git_dir) if c.resolve() not in {k.resolve() for k in configs}]
+        # `credential.helper store --file .git-credentials` in a checkout (not a home folder's
+        # own ~/.git-credentials, which only a `store` helper of the checkout hands out).
+        store = worktree / ".git-credentials"
         if _non_empty(store):
             found.append(CredentialFound(store, "a stored credential"))
     for config in configs:
