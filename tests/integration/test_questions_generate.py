@@ -359,3 +359,14 @@ def test_latin1_and_utf16_documents_are_drafted_from_not_called_no_prose(example
     assert "no prose" not in result.output
     _, drafts = drafts_of(example)
     assert {"du3/latin.md", "du3/wide.txt"} <= {s for d in drafts for s in d.sources}
+
+
+def test_reading_the_documents_counts_against_the_time_limit(example):
+    from rag_ci.drafting.question_drafts import documents_to_draft, read_sources
+    from rag_ci.errors import RagCiError
+
+    sources = read_sources(example / "rag-ci.yml")
+
+    with pytest.raises(RagCiError, match=r"time limit .* was reached while reading the documents \(0 read\).*--time-limit"):
+        documents_to_draft(sources, False, time_limit_s=-1)  # already past: not one document is cut
+    assert documents_to_draft(sources, False, time_limit_s=600)[0]
