@@ -37,7 +37,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SEMVER = re.compile(r"\d+\.\d+\.\d+")
+SEMVER = re.compile(r"\d+\.\d+\.\d+", re.ASCII)  # ASCII: `\d` alone matches "١" and "٣" too
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 DISTRIBUTION = "rag-ci-gate"  # the PyPI name; the import package is rag_ci, the command rag-ci
 # Where a user is told which version to use, and the pattern that finds the version there:
@@ -88,10 +88,10 @@ def stated_versions(root: Path) -> list[tuple[str, int, str]]:
     for pattern, regex in STATED.items():
         for path in sorted(root.glob(pattern)):
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                found += [(path.relative_to(root).as_posix(), number, v) for v in re.findall(regex, line)]
+                found += [(path.relative_to(root).as_posix(), number, v) for v in re.findall(regex, line, flags=re.ASCII)]
     for name, lines in documents(root):
         for number, line in enumerate(lines, 1):
-            found += [(name, number, v) for v in re.findall(USER_FACING, line)]
+            found += [(name, number, v) for v in re.findall(USER_FACING, line, flags=re.ASCII)]
     return found
 
 

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import click
 
+from rag_ci.core.base.text import visible_controls
 from rag_ci.errors import RagCiError
 from rag_ci.safety.logsafe import neutralise
 
@@ -43,7 +44,8 @@ class UserError(click.ClickException):
 
     def format_message(self) -> str:
         # Error messages quote what the user (or a pull request) wrote: ids, paths, values.
-        return neutralise(self.message)
+        # At a terminal they must not carry live escape sequences either.
+        return visible_controls(neutralise(self.message))
 
 
 def user_errors(func: F) -> F:

@@ -168,7 +168,7 @@ def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, histor
     elif fmt == "json":
         echo_json("".join(chunks))
     else:
-        echo("".join(chunks))
+        echo("".join(chunks), styled=fmt == "terminal")
 
 
 @click.command(epilog=EXIT_CODES)
@@ -250,7 +250,7 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
         )
     if base is None:
         if fmt != "json":  # the JSON format is the comparison's, and there is none
-            echo("".join(_render(head, None, fmt, history, None)))
+            echo("".join(_render(head, None, fmt, history, None)), styled=fmt == "terminal")
         if outcome.exit_code:  # a routing leak gates without a baseline too
             echo(f"[rag-ci] {outcome.notice}", err=True)
             sys.exit(outcome.exit_code)
@@ -342,5 +342,5 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     if output is not None:
         echo(f"report written to {output}", err=True)
     else:
-        echo(text)
+        echo(text, styled=fmt == "terminal")
     sys.exit(outcome.exit_code)

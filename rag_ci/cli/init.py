@@ -62,13 +62,31 @@ def find_corpora(root: Path, docs: Path | None) -> list[Corpus]:
         if not base.is_dir():
             continue
         subs = [Corpus(_corpus_name(sub.name), _relative(sub, root), _documents_in(sub))
-                for sub in sorted(base.iterdir()) if sub.is_dir() and not sub.name.startswith(".")]
+                for sub in sorted(base.iterdir()) if sub.is_dir() and not sub.name.startswith(".") and _inside(sub, root)]
         subs = [c for c in subs if c.documents]
         if subs:
-            return subs
-        if _documents_in(base):
+            return _distinct_names(subs)
+        if _documents_in(base) and _inside(base, root):
             return [Corpus(_corpus_name(base.name), _relative(base, root), _documents_in(base))]
     return []
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """A folder (a symlink followed) inside the repository: rag-ci reads no document outside it."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
+def _distinct_names(corpora: list[Corpus]) -> list[Corpus]:
+    """`a b` and `a-b` both make `a-b`: the second becomes `a-b-2` (one key each in rag-ci.yml)."""
+    seen: set[str] = set()
+    out = []
+    for corpus in corpora:
+        name, n = corpus.name, 2
+        while name.lower() in seen:
+            name, n = f"{corpus.name}-{n}", n + 1
+        seen.add(name.lower())
+        out.append(Corpus(name, corpus.path, corpus.documents))
+    return out
 
 
 def _corpus_name(folder: str) -> str:
@@ -80,6 +98,39 @@ def _relative(folder: Path, root: Path) -> str:
         return folder.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return folder.resolve().as_posix()
+
+
+def _rag_ci_workflow(root: Path) -> Path | None:
+    """A workflow of the repository that already uses rag-ci (the action, or `rag-ci run`)."""
+    folder = root / ".github" / "workflows"
+    if not folder.is_dir():
+        return None
+    for path in sorted(folder.glob("*.y*ml")):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+        except OSError:
+            continue
+        if re.search(r"rag-ci/rag-ci@|\brag-ci\s+run\b", text):
+            return path
+    return None
+
+
+def _refuse_unwritable(files: dict[Path, str | None], root: Path) -> None:
+    """Before anything is written: no file to overwrite (a dangling symlink included: writing
+    would create its target, maybe outside the repository), no folder on the way that is a
+    file, nothing outside the repository."""
+    existing = [path for path in files if path.exists() or path.is_symlink()]
+    if existing:
+        raise UserError("not overwriting: " + ", ".join(p.relative_to(root).as_posix() for p in existing)
+                        + " (move them away, or edit them)")
+    for path in files:
+        blocking = next((p for p in reversed(path.parents) if p.is_relative_to(root) and p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            raise UserError(f"{_relative(blocking, root)} is a file, where rag-ci init would make a folder for "
+                            f"{path.relative_to(root).as_posix()}: move it away, or use --no-workflows")
+        if not _inside(path.parent, root):
+            raise UserError(f"{path.relative_to(root).as_posix()}: its folder leads outside {root} (a symlink): "
+                            "rag-ci init writes nothing outside the repository")
 
 
 def _target_block(kind: str, settings: dict[str, str]) -> str:
@@ -109,7 +160,8 @@ def render_config(corpora: list[Corpus], kind: str, settings: dict[str, str]) ->
     lines = ["# rag-ci configuration (docs/configuration.md). Paths are relative to this file.",
              f"questions: {QUESTIONS_FILE}", "corpora:                      # the routing table: one entry per corpus"]
     for corpus in corpora:
-        lines.append(f"  {corpus.name}: {{description: {json.dumps(corpus.name + ' documents')}, "
+        # Quoted: a folder named `null`, `true` or `1` is a corpus of that name, not None, True or 1.
+        lines.append(f"  {json.dumps(corpus.name)}: {{description: {json.dumps(corpus.name + ' documents')}, "
                      f"path: {json.dumps(corpus.path)}}}   # {corpus.documents} documents")
     text = "\n".join(lines) + "\n" + _target_block(kind, settings)
     return text + """\
@@ -278,11 +330,13 @@ def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workfl
         raise UserError(f"no documents found in {where} (one sub-folder per corpus, e.g. docs/manual-a/, docs/manual-b/): "
                         "give the folder with --docs")
     files = {root / "rag-ci.yml": None, root / QUESTIONS_FILE: EMPTY_SET}
-    if not no_workflows:
+    present = _rag_ci_workflow(root) if not no_workflows else None
+    if present is not None:
+        echo(f"not writing workflows: {_relative(present, root)} already runs rag-ci (a second pull-request workflow would "
+             "run it twice); the shipped ones are in the README")
+    elif not no_workflows:
         files.update(users_workflows(root))
-    existing = [path for path in files if path.exists()]
-    if existing:
-        raise UserError("not overwriting: " + ", ".join(_relative(p, root) for p in existing) + " (move them away, or edit them)")
+    _refuse_unwritable(files, root)
     chosen, settings = _ask_target(root, kind, yes)
     files[root / "rag-ci.yml"] = render_config(corpora, chosen, settings)
     for path, text in files.items():

@@ -14,7 +14,8 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.help import ListedAsRegistered
-from rag_ci.cli.questions_review import (approve, config_option as _config_option, drafts_to_review, edit, interactive_review,
+from rag_ci.cli.questions_review import (approve, changing_the_set, config_option as _config_option, drafts_to_review, edit,
+                                         interactive_review, refuse_unknown_sources,
                                          questions_option as _questions_option, reject)
 from rag_ci.errors import RagCiError
 
@@ -38,7 +39,8 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
     comments and layout; questions already in the set are skipped. `validate` refuses
     drafts until a human fills in reference, doc_id and sources and removes the status."""
     from rag_ci.core.review.questions_import import append_drafts, parse_log
-    from rag_ci.files.atomic import write_text_atomic
+    from rag_ci.files.atomic import write_text_keeping_newlines
+    from rag_ci.files.lock import QuestionSetLock
 
     try:
         if questions_path is None:
@@ -51,9 +53,10 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
         if not questions_path.is_file():
             raise RagCiError(f"question set not found: {questions_path}")
         logged = parse_log(log.read_text(encoding="utf-8"), str(log))
-        result = append_drafts(questions_path.read_text(encoding="utf-8"), str(questions_path), logged, prefix=prefix)
-        if result.added:
-            write_text_atomic(questions_path, result.text)
+        with QuestionSetLock(questions_path):
+            result = append_drafts(questions_path.read_text(encoding="utf-8"), str(questions_path), logged, prefix=prefix)
+            if result.added:
+                write_text_keeping_newlines(questions_path, result.text)
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
     echo(f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
@@ -100,7 +103,8 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
         check = check_writer(sources.config, writer_cfg, estimate=estimate)  # before anything is called
         for warning in check.warnings:
             echo(f"warning: {warning}", err=True)
-        documents, skipped = documents_to_draft(sources, uncovered_only)
+        limit = time_limit_s or writer_cfg.time_limit_s
+        documents, skipped = documents_to_draft(sources, uncovered_only, limit)
         if note := links_outside_note(sources.files.links_outside):
             echo(note, err=True)
         if not documents:
@@ -110,12 +114,12 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
                            descriptions={name: spec.description for name, spec in sources.corpora.items()},
                            scope=scope_documents(sources))
         if skipped:
-            echo(f"note: {skipped} document(s) hold no prose to draft from (PDF, images, code, data)", err=True)
+            echo(f"note: {skipped} document(s) hold no prose to draft from (binary such as PDF or images, source code, "
+                 "data, or nothing but markup)", err=True)
         if estimate:
             for line in estimate_lines(plan, writer_cfg, check.label):
                 echo(line)
             return
-        limit = time_limit_s or writer_cfg.time_limit_s
         echo(bounds_line(writer_cfg, limit), err=True)
         outcome = run_generate(sources, plan, Writer(writer_cfg, check), seed=seed, progress=progress, time_limit_s=limit)
     except UnicodeDecodeError as exc:
@@ -165,23 +169,21 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
     edits and lose `status: draft`, rejected ones are removed, undecided ones stay drafts."""
     from rag_ci.core.questionset.questions import parse_question_set
     from rag_ci.core.review.draft_review import apply_reviewed, parse_reviewed
-    from rag_ci.drafting.question_drafts import read_sources
-    from rag_ci.files.atomic import write_text_atomic
+    from rag_ci.files.atomic import write_text_keeping_newlines
 
     try:
         decisions = parse_reviewed(reviewed.read_text(encoding="utf-8"), str(reviewed))
-        sources = read_sources(config_path, questions_path)
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
-    if sources.new_set:
-        raise UserError(f"question set not found: {sources.questions_path}")
-    drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
-    result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed),
-                            corpora=set(sources.corpora))
-    # Still a valid set (drafts allowed): an edit never leaves questions.yml unreadable.
-    parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
-    if result.approved or result.rejected:
-        write_text_atomic(sources.questions_path, result.text)
+    with changing_the_set(config_path, questions_path) as sources:
+        refuse_unknown_sources(sources, decisions)
+        drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
+        result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed),
+                                corpora=set(sources.corpora))
+        # Still a valid set (drafts allowed): an edit never leaves questions.yml unreadable.
+        parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
+        if result.approved or result.rejected:
+            write_text_keeping_newlines(sources.questions_path, result.text)
     echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
                f"{len(result.undecided)} still drafts, in {sources.questions_path}")
     if result.approved:

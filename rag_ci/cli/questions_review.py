@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,21 +40,64 @@ def read_set_with_drafts(config_path: Path, questions_path: Path | None):
     return sources
 
 
+@contextmanager
+def changing_the_set(config_path: Path, questions_path: Path | None) -> Iterator[Any]:
+    """The project read for a change of its question set, under the set's lock
+    (rag_ci.files.lock.QuestionSetLock): read again when another command changed the set
+    meanwhile, so that its change is kept, not written over."""
+    from rag_ci.files.lock import QuestionSetLock
+
+    sources = read_set_with_drafts(config_path, questions_path)
+    with QuestionSetLock(sources.questions_path):
+        if _text_now(sources.questions_path) != sources.questions_text:
+            sources = read_set_with_drafts(config_path, questions_path)
+        yield sources
+
+
+def _text_now(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _drafts(sources) -> dict[str, Any]:
     return {q.id: q for q in sources.questions.questions if q.status == "draft"}
+
+
+def refuse_unknown_sources(sources, reviewed) -> None:
+    """An edited `sources` entry must name a document of a corpus of the routing table: not a
+    path outside the corpora (`../../etc/passwd`, `/abs`), not a file that is not there."""
+    from rag_ci.core.questionset.documents import missing_citations
+    from rag_ci.errors import ValidationError
+
+    problems = []
+    for decision in reviewed.decisions:
+        cited = tuple(decision.edits.get("sources", ()))
+        for source in cited:
+            corpus, _, rest = source.partition("/")
+            if corpus not in sources.corpora or not rest or source.startswith("/") or ".." in source.split("/"):
+                problems.append(f"{decision.id}: source {source!r} is no document of a corpus "
+                                f"(corpora: {', '.join(sources.corpora)}; a source reads CORPUS/PATH)")
+        known = [s for s in cited if s.partition("/")[0] in sources.corpora and ".." not in s.split("/")]
+        problems += [f"{qid}: source {source!r}: no document of corpus '{source.split('/', 1)[0]}' matches it"
+                     for qid, source in missing_citations([(decision.id, known)], sources.files.index)]
+    if problems:
+        raise ValidationError(problems)
 
 
 def apply_decisions(sources, reviewed, label: str) -> None:
     """Apply, check the set still reads, write it, and say what happened (as `questions apply` does)."""
     from rag_ci.core.questionset.questions import parse_question_set
     from rag_ci.core.review.draft_review import apply_reviewed
-    from rag_ci.files.atomic import write_text_atomic
+    from rag_ci.files.atomic import write_text_keeping_newlines
 
+    refuse_unknown_sources(sources, reviewed)
     result = apply_reviewed(sources.questions_text, str(sources.questions_path), _drafts(sources), reviewed, label,
                             corpora=set(sources.corpora))
     parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
     if result.text != sources.questions_text:
-        write_text_atomic(sources.questions_path, result.text)
+        write_text_keeping_newlines(sources.questions_path, result.text)
     echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
          f"{len(result.undecided)} still drafts, in {sources.questions_path}")
 
@@ -63,15 +108,15 @@ def _decide(config_path: Path, questions_path: Path | None, ids: tuple[str, ...]
 
     from rag_ci.core.review.draft_review import Decision, Reviewed
 
-    sources = read_set_with_drafts(config_path, questions_path)
-    drafts = _drafts(sources)
-    wanted = [unicodedata.normalize("NFC", i) for i in ids]
-    unknown = [i for i in wanted if i not in drafts]
-    if unknown:
-        raise UserError(f"not a draft of {sources.questions_path}: {', '.join(unknown)} "
-                        f"(drafts: {', '.join(list(drafts)[:10]) or 'none'}{', …' if len(drafts) > 10 else ''})")
-    decisions = tuple(Decision(i, drafts[i].content_hash, decision, edits or {}) for i in dict.fromkeys(wanted))
-    apply_decisions(sources, Reviewed(reviewer, decisions), "the command line")
+    with changing_the_set(config_path, questions_path) as sources:
+        drafts = _drafts(sources)
+        wanted = [unicodedata.normalize("NFC", i) for i in ids]
+        unknown = [i for i in wanted if i not in drafts]
+        if unknown:
+            raise UserError(f"not a draft of {sources.questions_path}: {', '.join(unknown)} "
+                            f"(drafts: {', '.join(list(drafts)[:10]) or 'none'}{', …' if len(drafts) > 10 else ''})")
+        decisions = tuple(Decision(i, drafts[i].content_hash, decision, edits or {}) for i in dict.fromkeys(wanted))
+        apply_decisions(sources, Reviewed(reviewer, decisions), "the command line")
 
 
 @click.command("approve")
@@ -242,4 +287,5 @@ def interactive_review(config_path: Path, questions_path: Path | None, out_dir: 
     saved = out_dir / REVIEWED_FILE
     write_text_atomic(saved, dump_reviewed(reviewer, decisions, sources.questions_path.name))
     echo(f"decisions saved in {saved}")
-    apply_decisions(sources, Reviewed(reviewer, tuple(decisions)), str(saved))
+    with changing_the_set(config_path, questions_path) as sources:  # as it is now, not as it was when asked
+        apply_decisions(sources, Reviewed(reviewer, tuple(decisions)), str(saved))

@@ -22,6 +22,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from rag_ci.core.base.text import visible_controls
 from rag_ci.core.comparison.question_change import QuestionChange
 from rag_ci.core.reporting import deltas, view
 from rag_ci.core.reporting.render import fmt_budget, verdict_headline as headline_of
@@ -29,14 +30,13 @@ from rag_ci.core.results import RunResult
 from rag_ci.gate import Comparison
 
 ROWS = 50  # per table; the rest are named by id (the HTML report has every row)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 PASTE_ON_TERMINAL = "`--format md` prints the entries to paste, docs/accepted.md says how"
 _STYLE = {"fail": "bold red", "pass": "bold green", "bootstrap": "bold yellow"}
 
 
 def plain(value: object, limit: int = 200) -> str:
     """Untrusted text for one terminal cell: one line, control characters visible, cut at `limit`."""
-    text = " ".join(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value if value is not None else "")).split())
+    text = " ".join(visible_controls(str(value if value is not None else ""), keep="").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -344,8 +344,9 @@ def pydantic_problems(exc: PydanticError, node: Any, filename: str, label: str =
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("python", "command", "http", "docker") and "target" in err["loc"][:1]))
         field = ".".join(str(p) for p in loc) or "(top level)"
         msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
+        if err["type"] == "extra_forbidden":  # `$schema:` is what the editors' first-line comment does
+            msg = "unknown field" + (f": write `# yaml-language-server: $schema={err.get('input')}` as the first line instead"
+                                     if loc[-1:] == ("$schema",) else "")
         elif msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
         prefix = f"{label}: " if label else ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
@@ -32,7 +33,7 @@ from rag_ci.core.questionset.questions import QuestionSet, parse_question_set
 from rag_ci.core.questionset.yaml_edit import NEW_SET
 from rag_ci.files.corpus_files import CorpusFiles, corpus_folders, read_corpora
 from rag_ci.errors import RagCiError
-from rag_ci.files.project import corpora_table
+from rag_ci.files.project import corpora_table, question_set_path, read_file
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,9 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     if missing:
         raise RagCiError(f"corpus {', '.join(missing)} has no folder to read documents from: give it a `path:` "
                          "(relative to rag-ci.yml) or use `corpora_dir:`")
-    path = questions_path or root / config.questions
-    new_set = not path.exists()
-    text = NEW_SET if new_set else path.read_text(encoding="utf-8")
+    path = questions_path or question_set_path(config_path, config_text, config.questions)
+    new_set = not path.exists() and not path.is_symlink()
+    text = NEW_SET if new_set else read_file(path, "question set")
     questions = (QuestionSet(version=1, questions=(), source=str(path)) if new_set
                  else parse_question_set(text, str(path), set(table), allow_drafts=True))
     files = read_corpora(folders)
@@ -77,9 +78,12 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     return Sources(config_path, config, table, path, text, questions, files, tuple(corpora or table), new_set)
 
 
-def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[DocumentPassages], int]:
+def documents_to_draft(sources: Sources, uncovered_only: bool,
+                       time_limit_s: float | None = None) -> tuple[list[DocumentPassages], int]:
     """The documents of the chosen corpora cut into passages, and how many hold no prose to draft
-    from (not text, source code or data, nothing but markup)."""
+    from (not text, source code or data, nothing but markup). Reading them counts against
+    the time limit too (`--estimate` included): past it, the command stops and says so."""
+    deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
     paths = {c: ps for c, ps in sources.files.paths().items() if c in sources.chosen}
     if uncovered_only:
         report = coverage(sources.questions, sources.corpora, paths)
@@ -88,6 +92,10 @@ def documents_to_draft(sources: Sources, uncovered_only: bool) -> tuple[list[Doc
     documents, skipped = [], 0
     for corpus, corpus_paths in sorted(paths.items()):
         for path in corpus_paths:
+            if deadline is not None and time.monotonic() > deadline:
+                raise RagCiError(f"the time limit of {_duration(time_limit_s or 0)} was reached while reading the documents "
+                                 f"({len(documents) + skipped} read): draft fewer at a time (--corpus, --uncovered-only) "
+                                 "or raise --time-limit")
             text = sources.files.texts.get((corpus, path))
             passages = tuple(cut_passages(corpus, path, text)) if text is not None else ()
             if not passages:
@@ -191,13 +199,26 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
     outcome.dropped = [(item.item[1], item.reason(names.get(item.of))) for item in dropped]
     outcome.added = numbered
     if numbered:
-        from rag_ci.files.atomic import write_text_atomic
-
-        today = date.today().isoformat()
-        text = append_drafts(sources.questions_text, str(sources.questions_path), numbered, writer=writer.label, date=today)
-        parse_question_set(text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)  # still a valid set
-        write_text_atomic(sources.questions_path, text)
+        outcome.added = _append_locked(sources, [d for _, d in kept], writer.label)
     return outcome
+
+
+def _append_locked(sources: Sources, drafts: list, writer_label: str) -> list:
+    """Append the drafts under the question set's lock, to the set as it is now (a review
+    verb may have changed it while the writer worked), numbered after its ids then."""
+    from rag_ci.files.atomic import write_text_keeping_newlines
+    from rag_ci.files.lock import QuestionSetLock
+
+    path = sources.questions_path
+    with QuestionSetLock(path):
+        text, existing = sources.questions_text, {q.id for q in sources.questions.questions}
+        if not sources.new_set and (now := path.read_text(encoding="utf-8")) != text:
+            text, existing = now, {q.id for q in parse_question_set(now, str(path), set(sources.corpora), allow_drafts=True).questions}
+        numbered = assign_ids(drafts, existing)
+        text = append_drafts(text, str(path), numbered, writer=writer_label, date=date.today().isoformat())
+        parse_question_set(text, str(path), set(sources.corpora), allow_drafts=True)  # still a valid set
+        write_text_keeping_newlines(path, text)
+    return numbered
 
 
 def _write(plan: Plan, writer, outcome: Outcome, progress: bool, log: TextIO, time_limit_s: float | None) -> dict:

@@ -259,7 +259,7 @@ class Writer:
         policy = RetryPolicy(max_retries=writer.max_retries, backoff_s=writer.backoff_s, timeout_s=writer.timeout_s,
                              max_wait_s=writer.max_wait_s)
         self.client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=writer.concurrency,
-                                  price=self.price, concurrency_max=writer.concurrency_max)
+                                  price=self.price, concurrency_max=writer.concurrency_max, role="writer")
         self.config, self.label, self.model_name = writer, check.label, writer.model
 
     async def write(self, plan: Plan, on_job: Callable[[Job, JobOutcome], None] | None = None,

@@ -85,6 +85,17 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_chunks_atomic(path, (text,))
 
 
+def write_text_keeping_newlines(path: Path, text: str) -> None:
+    """`write_text_atomic`, with the line endings the file had: a file written with CRLF
+    (read as LF, as Python reads text) is written back with CRLF."""
+    try:
+        with open(path, "rb") as old:
+            crlf = b"\r\n" in old.read(65536)
+    except OSError:
+        crlf = False
+    write_text_atomic(path, text.replace("\r\n", "\n").replace("\n", "\r\n") if crlf else text)
+
+
 def write_chunks_atomic(path: Path, chunks: Iterable[str]) -> None:
     """`write_text_atomic` of the concatenated `chunks`, written as they come: a file larger
     than memory is never held whole (results.json of 50,000 questions is ~400 MB as one string)."""

@@ -13,7 +13,9 @@ that leads outside it is skipped and counted, never followed, so a contributed
 
 from __future__ import annotations
 
+import codecs
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,13 +85,24 @@ class CorpusFiles:
         return out
 
 
+_BINARY = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
 def _text(data: bytes) -> str | None:
+    """The document's text: UTF-8, UTF-16 with its byte-order mark, or else Latin-1 when
+    the bytes hold no control characters (a PDF, an image, an archive does)."""
+    for bom, codec in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError:
+                return None
     if b"\x00" in data[:8192]:
         return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return None
+        return None if _BINARY.search(data[:8192]) else data.decode("latin-1")
 
 
 def read_corpora(folders: Mapping[str, Path], *, content: bool = True) -> CorpusFiles:

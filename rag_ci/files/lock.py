@@ -1,8 +1,10 @@
-"""`OutputLock` keeps a second run off an output that a run is writing."""
+"""`OutputLock` keeps a second run off an output that a run is writing; `QuestionSetLock`
+makes the verbs that read, change and write the question set take turns."""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from rag_ci.errors import RagCiError
@@ -27,6 +29,8 @@ class OutputLock:
     the message and is removed on release.
     """
 
+    wait_s = 0.0  # a second run is refused at once
+
     def __init__(self, output: Path):
         self.output = Path(output)
         if not self.output.name:  # `-o .`, `-o ./`, `-o ""`: no file to lock beside
@@ -38,6 +42,7 @@ class OutputLock:
         check_output_path(self.output)
         if fcntl is None:  # no flock on this system (Windows): run without the guard
             return self
+        deadline = time.monotonic() + self.wait_s
         while True:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -48,10 +53,10 @@ class OutputLock:
             except OSError:
                 holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
                 os.close(fd)
-                raise RagCiError(
-                    f"another rag-ci run is writing {self.output} (pid {holder}); "
-                    "wait for it to finish, stop it, or choose another --output"
-                ) from None
+                if time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    continue
+                raise self.busy(holder) from None
             # The holder may have released and removed the file between our open and
             # flock: then we hold a lock on a file nobody else sees; take the new one.
             try:
@@ -69,6 +74,10 @@ class OutputLock:
         self._fd = fd
         return self
 
+    def busy(self, holder: str) -> RagCiError:
+        return RagCiError(f"another rag-ci run is writing {self.output} (pid {holder}); "
+                          "wait for it to finish, stop it, or choose another --output")
+
     def release(self) -> None:
         if self._fd is None:
             return
@@ -81,3 +90,16 @@ class OutputLock:
 
     def __exit__(self, *_exc_info: object) -> None:
         self.release()
+
+
+class QuestionSetLock(OutputLock):
+    """One read-modify-write of a question set at a time (approve, reject, edit, apply,
+    import, review, generate): two at once would each write the set as they read it, and
+    the first one's change would be lost. The second one waits for the first (a verb takes
+    well under a second; generate holds it only while it appends), then reads the set again."""
+
+    wait_s = 60.0
+
+    def busy(self, holder: str) -> RagCiError:
+        return RagCiError(f"{self.output}: another rag-ci command (pid {holder}) has been changing the question set "
+                          f"for over {self.wait_s:.0f} s; let it finish or stop it, then run this again")

@@ -6,6 +6,8 @@ Reading and validating the files is all it does; replaying the questions is rag_
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,13 +34,45 @@ class Project:
         return dataclasses.replace(self, config=self.config.model_copy(update={"judge": judge}))
 
 
-def _read(path: Path, what: str) -> str:
+MAX_FILE_BYTES = 256 * 1024 * 1024  # a question set of 100,000 questions is ~50 MB
+
+
+def read_file(path: Path, what: str) -> str:
+    """A regular file's text, read up to MAX_FILE_BYTES: a device (/dev/zero) would fill the
+    memory, a FIFO would block for ever, a folder is no file."""
     try:
-        return path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise RagCiError(f"{what} not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise RagCiError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RagCiError(f"cannot read {what} {path}: not a regular file (a device, a FIFO or a folder)")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise RagCiError(f"cannot read {what} {path}: larger than {MAX_FILE_BYTES // 2**20} MB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise RagCiError(f"cannot read {what} {path}: {exc}") from None
+
+
+def question_set_path(config_path: Path, text: str, questions: str) -> Path:
+    """Where `questions:` points, inside the repository (its links resolved): a question set
+    elsewhere (`/dev/zero`, `/proc/self/environ`, a file of another checkout) is refused,
+    naming rag-ci.yml's line."""
+    from rag_ci.core.base.yamlsrc import line_of, load_yaml
+
+    path = config_path.parent / questions
+    repository = repository_root(config_path.parent)
+    if leaves(path, repository):
+        line = line_of(load_yaml(text, str(config_path)), "questions")
+        where = f"{config_path}:{line}" if line else str(config_path)
+        raise ValidationError([f"{where}: questions {questions!r} is outside the repository ({repository}): "
+                               "the question set must be a file of the repository under review"])
+    return path
 
 
 def leaves(path: Path, folder: Path) -> bool:
@@ -68,7 +102,7 @@ def scan_corpora_dir(folder: Path) -> dict[str, CorpusSpec]:
 
         if leaves(sub / "config.yml", sub):
             continue
-        data = to_plain(load_yaml(_read(sub / "config.yml", "corpus config"), str(sub / "config.yml"))) or {}
+        data = to_plain(load_yaml(read_file(sub / "config.yml", "corpus config"), str(sub / "config.yml"))) or {}
         description = str(data.get("description", "")) if isinstance(data, dict) else ""
         corpora[sub.name] = CorpusSpec(description=description, path=str(sub))
     if not corpora:
@@ -141,11 +175,11 @@ def corpora_table(config_path: Path, text: str, config: Config) -> tuple[dict[st
 def load_project(config_path: Path) -> Project:
     """Read and validate rag-ci.yml, the routing table and the question set."""
     config_path = Path(config_path).resolve()
-    text = _read(config_path, "config")
+    text = read_file(config_path, "config")
     config = parse_config(text, str(config_path))
     root = config_path.parent
     corpora, links_outside = corpora_table(config_path, text, config)
-    questions_path = root / config.questions
-    questions = parse_question_set(_read(questions_path, "question set"), str(questions_path), set(corpora))
+    questions_path = question_set_path(config_path, text, config.questions)
+    questions = parse_question_set(read_file(questions_path, "question set"), str(questions_path), set(corpora))
     return Project(config_path=config_path, config=config, corpora=corpora, questions=questions,
                    links_outside=links_outside)

@@ -117,8 +117,9 @@ class PrioritySlots:
 
 class JudgeClient:
     def __init__(self, provider: Callable[[], ChatProvider], *, policy: RetryPolicy, concurrency: int, price: Price,
-                 rng: random.Random | None = None, concurrency_max: int | None = None):
+                 rng: random.Random | None = None, concurrency_max: int | None = None, role: str = "judge"):
         self._make_provider = provider
+        self.role = role  # "writer" for `questions generate`: its messages name the writer, not a judge
         self._provider: ChatProvider | None = None
         self._provider_lock = threading.Lock()
         self.policy = policy
@@ -196,7 +197,7 @@ class JudgeClient:
                 try:
                     return _parse(completion, schema)
                 except (ValueError, ValidationError) as exc:
-                    failure = Failure(f"invalid JSON from the judge for {schema.__name__ if schema else 'a reply'}: {_first_line(exc)}",
+                    failure = Failure(f"invalid JSON from the {self.role} for {schema.__name__ if schema else 'a reply'}: {_first_line(exc)}",
                                       retryable=invalid_left > 0)
                     if invalid_left > 0:
                         invalid_left -= 1
@@ -243,8 +244,8 @@ class JudgeClient:
         if self._given_up is None and self._failing_since is not None:
             if asyncio.get_running_loop().time() - self._failing_since >= self.policy.max_wait_s:
                 last = self._last_failure.message if self._last_failure else "none"
-                self._given_up = (f"judge unavailable for {self.policy.max_wait_s:g} s (judge.max_wait_s): "
-                                  f"last error {last}; the remaining judge calls of this run were not made")
+                self._given_up = (f"{self.role} unavailable for {self.policy.max_wait_s:g} s ({self.role}.max_wait_s): "
+                                  f"last error {last}; the remaining {self.role} calls of this run were not made")
         if self._given_up is not None:
             raise JudgeCallError(self._given_up)
 
@@ -269,7 +270,7 @@ class JudgeClient:
                 async with asyncio.timeout(self.policy.timeout_s):
                     completion = await self.provider.complete(prompt, schema)
             except TimeoutError:
-                failure = Failure(f"time-out: the judge did not answer within {self.policy.timeout_s:g}s", retryable=True)
+                failure = Failure(f"time-out: the {self.role} did not answer within {self.policy.timeout_s:g}s", retryable=True)
                 self._record(failure)
                 return None, failure
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors re-raised

@@ -127,7 +127,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     documents = _documents(project)
     judge = _judge(project, options, context, judge, todo)
     try:
-        refuse_persisted_credentials(project.root)  # before any of the RAG's code runs
+        refuse_persisted_credentials(project.root, target_env(config.target))  # before any of the RAG's code runs
         verbose = options.verbose if options.verbose is not None else verbose_from_env(os.environ)
         if options.build and config.target.build and todo:
             await run_build_steps(config.target.build, project.root, target_env(config.target), redact=redact, verbose=verbose)

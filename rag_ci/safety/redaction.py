@@ -33,17 +33,22 @@ Matching rules, and why:
 - Wrapped text is still one secret: indentation and quote marks around the line break,
   or spaces where a line break was collapsed.
 
+- Encoded forms are secrets too: the base64 (standard and URL-safe, at any alignment inside a
+  longer encoded text), the percent-encoded form, and the base64 of `x-access-token:<secret>`,
+  the form in which git's Authorization header carries a GitHub token.
+
 Redaction keeps accidents out of reports; it cannot stop a target that encodes a key on
-purpose (reversed, base64...). That is what the target's allow-listed environment and,
+purpose (reversed, split...). That is what the target's allow-listed environment and,
 when rag-ci runs as root, its unprivileged user are for (rag_ci.targets.processes).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 MASK = "***"
 MIN_SECRET_CHARS = 8
@@ -106,6 +111,20 @@ def secret_parts(value: str) -> list[str]:
     return [unquote(v) for v in found if v]
 
 
+def encoded_forms(secret: str) -> set[str]:
+    """How a secret may appear encoded: its base64 at each of the three alignments (only the
+    characters that depend on the secret alone, so it is found inside a longer base64 text),
+    URL-safe base64 alike, the base64 of `x-access-token:<secret>`, its percent-encoding."""
+    raw = secret.encode("utf-8", errors="replace")
+    forms = {quote(secret, safe=""), base64.b64encode(b"x-access-token:" + raw).decode().rstrip("=")}
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + raw).decode()
+        skip = (offset * 8 + 5) // 6  # characters that carry bits of what comes before
+        core = encoded[skip:(offset + len(raw)) * 8 // 6]  # ...and of what comes after
+        forms |= {core, core.replace("+", "-").replace("/", "_")}
+    return {f for f in forms if len(f) >= MIN_SECRET_CHARS and f != secret}
+
+
 def _pattern(secret: str) -> str:
     """The secret, a line break allowed between any two characters, its long prefixes too."""
     chars = [re.escape(c) for c in secret]
@@ -134,6 +153,8 @@ class Redactor:
         self._tails = {s[-MIN_PREFIX_CHARS:]: s[:-MIN_PREFIX_CHARS] for s in reversed(values) if len(s) > MIN_PREFIX_CHARS}
         self._tail_regex = (re.compile("|".join(_LINE_BREAK.join(re.escape(c) for c in tail) for tail in self._tails))
                             if self._tails else None)
+        encoded = sorted({form for s in values for form in encoded_forms(s)}, key=len, reverse=True)
+        self._encoded_regex = re.compile("|".join(map(re.escape, encoded))) if encoded else None
 
     def __bool__(self) -> bool:
         return self._regex is not None
@@ -144,6 +165,8 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if self._regex is None or not text:
             return text
+        if self._encoded_regex is not None:
+            text = self._encoded_regex.sub(MASK, text)
         if self._tail_regex is None or not self._tail_regex.search(text):
             return self._regex.sub(MASK, text)
         out, last = [], 0
@@ -157,6 +180,8 @@ class Redactor:
         if self._regex is None:
             return []
         found = [m.span() for m in self._regex.finditer(text)]
+        if self._encoded_regex is not None:
+            found += [m.span() for m in self._encoded_regex.finditer(text)]
         if self._tail_regex is not None:
             for m in self._tail_regex.finditer(text):
                 tail = _without_breaks(m.group())

@@ -35,7 +35,7 @@ from typing import Any
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.base import ArrivedReply
 from rag_ci.targets.processes import OutputTail, finish_reader, permission_hint, target_process_kwargs
-from rag_ci.targets.reply_json import reply_bounds_problem
+from rag_ci.targets.reply_json import OFF_LOOP_BYTES, reply_bounds_problem
 
 _LINE_LIMIT = 64 * 1024 * 1024  # replies with many contexts can be long
 _EOF = b""
@@ -197,7 +197,10 @@ class _Worker:
         line = await self.lines.get()
         arrived_at = time.perf_counter()  # the settle wait below is rag-ci's check, not the target's latency
         await self._refuse_unreadable(line)
-        reply, problem = self._decode(line, request["id"])  # type: ignore[arg-type]
+        assert isinstance(line, bytes)
+        # A long line is checked and parsed in a worker thread: the event loop keeps serving the other workers.
+        reply, problem = (await asyncio.to_thread(self._decode, line, request["id"]) if len(line) > OFF_LOOP_BYTES
+                          else self._decode(line, request["id"]))
         if problem is None:
             # A reply written twice: the second line follows at once. Seen now, it errors this
             # question; seen at the next request, it would error that one instead.

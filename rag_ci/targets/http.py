@@ -18,7 +18,7 @@ import httpx
 from rag_ci.core.base.api_mapping import map_contexts, map_reply, render_request
 from rag_ci.core.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.reply_json import load_reply
+from rag_ci.targets.reply_json import load_reply_off_loop
 from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
 
 
@@ -151,7 +151,9 @@ class HttpTarget:
         if response.status_code >= 400:
             raise TargetError(f"{what} answered HTTP {response.status_code}: {response.text[:300]}")
         try:
-            return load_reply(response.content)  # bounded in size and depth before parsing
+            # Bounded in size and depth before parsing; a long reply in a worker thread, so the
+            # other questions in flight are not held up (nor timed out) meanwhile.
+            return await load_reply_off_loop(response.content)
         except ValueError:
             raise TargetError(f"malformed response: not JSON: {response.text[:200]!r}") from None
 

@@ -29,7 +29,7 @@ from typing import Any
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.command import _EOF, CommandTarget, _Worker, shown
 from rag_ci.targets.processes import permission_hint
-from rag_ci.targets.reply_json import reply_bounds_problem
+from rag_ci.targets.reply_json import OFF_LOOP_BYTES, reply_bounds_problem
 from rag_ci.targets.venv import target_venv_dir
 
 WORKER = Path(__file__).with_name("python_worker.py")
@@ -83,11 +83,9 @@ class _PythonWorker(_Worker):
             line = await self.lines.get()
             await self._refuse_unreadable(line)
             assert isinstance(line, bytes)
-            problem = reply_bounds_problem(line)  # before parsing: a reply 200,000 deep is no RecursionError here
-            try:
-                message = None if problem else json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                message = None
+            # Bounded before parsing (a reply 200,000 deep is no RecursionError here); a long line
+            # in a worker thread, so that the event loop keeps serving the other workers.
+            message, problem = await asyncio.to_thread(_message, line) if len(line) > OFF_LOOP_BYTES else _message(line)
             if isinstance(message, dict) and message.get("nonce") == nonce and ("reply" in message or "raised" in message):
                 if not _well_formed(message):
                     await self.kill()
@@ -171,3 +169,14 @@ class PythonTarget(CommandTarget):
         if "raised" in message:
             raise TargetError(f"target raised {message['raised']}"[:2000])
         return message["reply"]
+
+
+def _message(line: bytes) -> tuple[object, str | None]:
+    """(the worker's JSON message, None), or (None, why the line is out of bounds), or (None, None): not JSON."""
+    problem = reply_bounds_problem(line)
+    if problem:
+        return None, problem
+    try:
+        return json.loads(line), None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None, None

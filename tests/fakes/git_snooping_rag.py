@@ -1,9 +1,11 @@
 """A fake, hostile RAG for tests: it looks for the job token in the checkout it runs in.
 
 Speaks the JSON-lines protocol of a `command` target. For every question it reads the
-checkout's git configuration as a RAG could: `.git/config` as text, every file an
-`include.path` / `includeIf.*.path` names, and `git config --list --includes` (git's own
-reading), and answers with what it found ("found: <lines>" or "nothing found").
+git configuration as a RAG could: the `.git/config` of its folder and of every repository
+above it (a `.git` file's `gitdir:` followed) as text, every file an `include.path` /
+`includeIf.*.path` names, `git config --list --includes` (git's own reading, which sees
+`GIT_CONFIG_*` of its environment too), and answers with what it found ("found: <lines>"
+or "nothing found").
 """
 
 import json
@@ -13,15 +15,27 @@ import sys
 from pathlib import Path
 
 
+def configs(root: Path) -> list[Path]:
+    found = []
+    for folder in (root, *root.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_file() and dot_git.read_text().startswith("gitdir:"):
+            dot_git = folder / dot_git.read_text().removeprefix("gitdir:").strip()
+        if (dot_git / "config").is_file():
+            found.append(dot_git / "config")
+    return found
+
+
 def snoop(root: Path) -> list[str]:
     found = []
-    config = root / ".git" / "config"
-    texts = [config.read_text()] if config.is_file() else []
-    for path in re.findall(r"^\s*path\s*=\s*(.+)$", texts[0] if texts else "", flags=re.M):
-        try:
-            texts.append(Path(path.strip()).read_text())
-        except OSError:
-            pass
+    texts = []
+    for config in configs(root.resolve()):
+        texts.append(config.read_text())
+        for path in re.findall(r"^\s*path\s*=\s*(.+)$", texts[-1], flags=re.M):
+            try:
+                texts.append(Path(path.strip()).read_text())
+            except OSError:
+                pass
     try:
         texts.append(subprocess.run(["git", "config", "--list", "--includes"], cwd=root, capture_output=True, text=True).stdout)
     except OSError:

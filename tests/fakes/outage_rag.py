@@ -8,6 +8,7 @@ server is up and healthy, but questions hang or fail. OUTAGE_RAG chooses how:
   after=N    answers the first N POSTs, then hangs
   first=N    the first N POSTs hang (a model still loading), then answers every question
   deep       every reply holds a list nested 200,000 deep
+  wide       every reply is ~8 MB: 40,000 lists nested 99 deep (within rag-ci's bound of 100)
   hang=ID    every POST whose id starts with ID hangs (`hang=rag-ci-warmup-`: a warm-up), the others are answered
 OUTAGE_RAG_LOG=path appends the id of every POST received (to count asks and re-asks).
 """
@@ -37,8 +38,9 @@ class Handler(JsonHandler):
                 or (mode.startswith("first=") and number <= int(mode[6:]))
                 or (mode.startswith("hang=") and request["id"].startswith(mode[5:]))):
             time.sleep(3600)
-        if mode == "deep":
-            data = ('{"answer": "x", "contexts": [], "extra": ' + "[" * 200_000 + "]" * 200_000 + "}").encode()
+        if mode in ("deep", "wide"):
+            extra = "[" * 200_000 + "]" * 200_000 if mode == "deep" else "[" + ",".join(["[" * 97 + "]" * 97] * 40_000) + "]"
+            data = ('{"answer": "x", "contexts": [], "extra": ' + extra + "}").encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

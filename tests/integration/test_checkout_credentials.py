@@ -136,3 +136,120 @@ def test_the_gitlab_examples_first_step_takes_the_job_token_out_of_a_gitlab_clon
 
     assert credentials_in_checkout(checkout) == []
     assert git(checkout, "remote", "get-url", "origin").strip() == "https://gitlab.example/group/project.git"
+
+
+def rag_in_its_own_repository(workspace: Path, layout: str) -> Path:
+    """The RAG's folder as a repository inside the workspace's checkout, as actions/checkout
+    lays it out: a second checkout `with: {path: rag}`, or `submodules: true` (the
+    submodule's git dir under the superproject's `.git/modules/`)."""
+    rag = workspace / "rag"
+    if layout == "path":
+        rag.mkdir()
+        checkout(rag, workspace / "runner-temp", persist=None)
+        return rag
+    source = workspace.parent / f"{workspace.name}-rag-source"
+    source.mkdir()
+    checkout(source, workspace / "runner-temp", persist=None)
+    git(workspace, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "rag")
+    assert (rag / ".git").is_file() and "modules" in (rag / ".git").read_text()
+    return rag
+
+
+@pytest.mark.parametrize("layout", ["path", "submodule"])
+@pytest.mark.parametrize("persist", ["v6", "v5"])
+def test_a_token_in_the_workspace_checkout_is_found_from_a_rag_in_its_own_repository(tiny_project, tmp_path, layout, persist):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    checkout(workspace, tmp_path / "runner-temp", persist)
+    rag = rag_in_its_own_repository(workspace, layout)
+    config = tiny_project(SNOOPING_TARGET)
+    for name in ("rag-ci.yml", "questions.yml"):
+        (tmp_path / name).rename(rag / name)
+    # The layout is real: the RAG's own git config is clean, the workspace's is not.
+    assert "extraheader" not in git(rag, "config", "--list", "--local")
+
+    result = run(rag / config.name, tmp_path / "out" / "results.json")
+
+    assert result.exit_code == 2, result.output
+    assert "persist-credentials: false" in result.output and "extraheader" in result.output
+    assert_never_shown(result.output)
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_a_token_as_the_remotes_user_name_is_found(tmp_path):
+    checkout(tmp_path, tmp_path / "runner-temp", persist=None)
+    git(tmp_path, "remote", "set-url", "origin", f"https://{TOKEN}@github.com/octo/rag.git")
+
+    [found] = credentials_in_checkout(tmp_path)
+
+    assert found.key == "remote.origin.url" and TOKEN not in found.key
+
+
+def test_a_credential_store_file_named_by_the_helper_is_found(tmp_path):
+    checkout(tmp_path, tmp_path / "runner-temp", persist=None)
+    store = tmp_path.parent / f"{tmp_path.name}-credentials"
+    git(tmp_path, "config", "--local", "credential.helper", f"store --file={store}")
+    assert credentials_in_checkout(tmp_path) == []  # nothing stored yet: nothing to hand out
+    store.write_text(f"https://x-access-token:{TOKEN}@github.com\n")
+    # git hands it out to whoever asks
+    filled = subprocess.run(["git", "credential", "fill"], cwd=tmp_path, input="protocol=https\nhost=github.com\n\n",
+                            capture_output=True, text=True, env={"GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/bin:/bin"})
+    assert TOKEN in filled.stdout
+
+    [found] = credentials_in_checkout(tmp_path)
+
+    assert found.key == "credential.helper"
+
+
+def test_an_inline_helper_that_prints_a_password_is_found(tmp_path):
+    checkout(tmp_path, tmp_path / "runner-temp", persist=None)
+    git(tmp_path, "config", "--local", "credential.helper", f"!f() {{ echo username=x-access-token; echo password={TOKEN}; }}; f")
+
+    [found] = credentials_in_checkout(tmp_path)
+
+    assert found.key == "credential.helper"
+
+
+def test_a_byte_order_mark_does_not_hide_the_header(tmp_path):
+    checkout(tmp_path, tmp_path / "runner-temp", persist=None)
+    config = tmp_path / ".git" / "config"
+    header = f'[http "https://github.com/"]\n\textraheader = {HEADER}\n'.encode()
+    config.write_bytes(b"\xef\xbb\xbf" + header + config.read_bytes())
+    assert HEADER in git(tmp_path, "config", "--list")  # git still reads it
+
+    [found] = credentials_in_checkout(tmp_path)
+
+    assert found.key == "http.https://github.com/.extraheader"
+
+
+@pytest.mark.parametrize("header", ["X-Forwarded-Proto: https", "Accept: application/vnd.git-lfs+json"])
+def test_a_header_without_a_credential_is_not_refused(tmp_path, header):
+    checkout(tmp_path, tmp_path / "runner-temp", persist=None)
+    git(tmp_path, "config", "--local", "http.https://github.com/.extraheader", header)
+
+    assert credentials_in_checkout(tmp_path) == []
+
+
+def test_a_header_cleared_by_a_later_empty_value_is_not_refused(tmp_path):
+    checkout(tmp_path, tmp_path / "runner-temp", persist="v5")
+    git(tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", "")
+    git(tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", "X-Forwarded-Proto: https")
+
+    assert credentials_in_checkout(tmp_path) == []
+    git(tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", HEADER)  # added again after
+    assert [f.key for f in credentials_in_checkout(tmp_path)] == ["http.https://github.com/.extraheader"]
+
+
+def test_a_header_handed_over_by_pass_env_is_refused(tiny_project, tmp_path, monkeypatch):
+    config = tiny_project(SNOOPING_TARGET.rstrip() + "\n  pass_env: [GIT_CONFIG_*]\n")
+    checkout(tmp_path, tmp_path / "runner-temp", persist=None)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "http.https://github.com/.extraheader")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", HEADER)
+
+    result = run(config, tmp_path / "out" / "results.json")
+
+    assert result.exit_code == 2, result.output
+    assert "GIT_CONFIG" in result.output
+    assert_never_shown(result.output)
+    assert not (tmp_path / "out" / "results.json").exists()

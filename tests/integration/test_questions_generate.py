@@ -350,3 +350,59 @@ def test_generate_says_why_it_drafted_no_cross_corpus_questions(example, tmp_pat
     apart = invoke("questions", "generate", "--config", str(tmp_path / "real" / "rag-ci.yml"), "--writer", "fake", "--no-progress")
     assert re.search(r"no cross-corpus drafts: no two documents of different corpora share a topic \(the closest, \S+ and \S+, "
                      r"share \d+% of their words; 30% or the same file name make a topic\)", apart.output), apart.output
+
+
+def test_generate_never_copies_a_documents_escape_sequences_into_the_question_set(example):
+    config = str(example / "rag-ci.yml")
+    (example / "corpora" / "du3" / "docs" / "led-codes.md").write_text(
+        "# LED codes (DU-3)\n\nThree green LEDs\x1b]0;pwned\x07 mean the PowerPack 625 holds more than 70 percent "
+        "charge.\x1b[8m A red LED blinking twice means error E-31, a loose battery\x9b2J contact.\n")
+
+    result = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress",
+                    "--per-document", "2")
+
+    assert result.exit_code == 0, result.output
+    written = (example / "questions.yml").read_text(encoding="utf-8")
+    _, drafts = drafts_of(example)
+    assert any(d.sources == ("du3/led-codes.md",) for d in drafts)
+    assert not re.search(r"[\x1b\x07\x9b]|\\e|\\x1b|\\u001b|\\x9b|\\u009b|\\a\b", written)
+
+
+def test_a_writer_that_never_answers_in_json_is_called_the_writer_not_the_judge(example, fake_judge):
+    server = fake_judge("openai-compatible", always_invalid_json=True)
+    writer = f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}"
+
+    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", writer, "--corpus", "du3",
+                    "--per-document", "1", "--no-progress")
+
+    assert result.exit_code == 2, result.output
+    assert "invalid JSON from the writer" in result.output and "the judge" not in result.output
+
+
+def test_latin1_and_utf16_documents_are_drafted_from_not_called_no_prose(example):
+    config = str(example / "rag-ci.yml")
+    text = ("# Café (DU-3)\n\nThe crème brûlée mode of the PowerPack 625 holds 70 percent charge for twelve days. "
+            "A red LED blinking twice means error E-31, a loose battery contact.\n")
+    (example / "corpora" / "du3" / "docs" / "latin.md").write_bytes(text.encode("latin-1"))
+    wide = ("Wide charger (DU-3)\n\nThe wide charger of the Lumen 9 fills the pack in 4.5 hours at 18 °C. "
+            "Its display shows code W-12 when the fan is blocked by dust.\n")
+    (example / "corpora" / "du3" / "docs" / "wide.txt").write_bytes(wide.encode("utf-16"))
+
+    result = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress",
+                    "--per-document", "1")
+
+    assert result.exit_code == 0, result.output
+    assert "no prose" not in result.output
+    _, drafts = drafts_of(example)
+    assert {"du3/latin.md", "du3/wide.txt"} <= {s for d in drafts for s in d.sources}
+
+
+def test_reading_the_documents_counts_against_the_time_limit(example):
+    from rag_ci.drafting.question_drafts import documents_to_draft, read_sources
+    from rag_ci.errors import RagCiError
+
+    sources = read_sources(example / "rag-ci.yml")
+
+    with pytest.raises(RagCiError, match=r"time limit .* was reached while reading the documents \(0 read\).*--time-limit"):
+        documents_to_draft(sources, False, time_limit_s=-1)  # already past: not one document is cut
+    assert documents_to_draft(sources, False, time_limit_s=600)[0]

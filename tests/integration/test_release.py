@@ -211,3 +211,11 @@ def test_the_pull_refuses_another_digest_and_a_tag():
         tag = pull(f"{registry.host}/rag-ci/rag-ci", "v1")
     assert other.returncode == 2 and "refuses anonymous pulls (HTTP 404)" in other.stderr
     assert tag.returncode == 2 and "not an image digest" in tag.stderr
+
+
+def test_a_version_in_other_digits_than_ascii_is_refused():
+    module = script_module()
+    for version in ("1.2.\u0663", "\u0661.0.0", "1.\uff10.0"):  # Arabic-Indic three and one, fullwidth zero
+        with pytest.raises(module.ReleaseError, match="version must look like 1.2.3"):
+            module.version_of(version)
+    assert module.version_of("1.2.3") == "1.2.3"

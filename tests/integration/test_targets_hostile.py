@@ -181,3 +181,40 @@ def test_a_function_that_patches_the_workers_json_encoder_and_base_exception_err
     assert isinstance(q1, TargetError) and "RuntimeError: this question fails" in str(q1), q1
     assert [r["answer"][-4:] for r in (q2, q3)] == ["[Q2]", "[Q3]"], (q2, q3)
     assert "forged" not in json.dumps([q2, q3])
+
+
+def test_an_8_mb_reply_within_the_depth_bound_is_checked_and_parsed_off_the_event_loop(monkeypatch):
+    """The depth check was one pass per level (100 over the whole reply), on the event loop,
+    inside the question's time-out: a reply the target sent at once was recorded as a time-out
+    and every other question in flight stalled. Now linear (tests/unit/test_hostile_files.py
+    checks it against a parser), and a long reply is checked and parsed in a worker thread."""
+    import threading
+
+    from builders import free_port
+    from rag_ci.targets import reply_json
+    from rag_ci.targets.http import HttpTarget
+
+    threads: list[int] = []
+    checked = reply_json.load_reply
+
+    def spy(data):  # rag-ci's own function, watched: which thread decodes the reply
+        threads.append(threading.get_ident())
+        return checked(data)
+
+    monkeypatch.setattr(reply_json, "load_reply", spy)
+    port = free_port()
+    target = HttpTarget(f"http://127.0.0.1:{port}/query", timeout_s=60, health_url="/health",
+                        start=[sys.executable, str(FAKES / "outage_rag.py"), str(port)], cwd=FAKES,
+                        env={**os.environ, "OUTAGE_RAG": "wide"})
+
+    async def go():
+        await target.start()
+        try:
+            return threading.get_ident(), await target.query(request("Q1"))
+        finally:
+            await target.stop()
+
+    loop_thread, reply = asyncio.run(go())
+
+    assert reply["answer"] == "x" and len(reply["extra"]) == 40_000
+    assert threads and loop_thread not in threads, (loop_thread, threads)

@@ -90,3 +90,17 @@ def test_a_reply_nested_200000_deep_or_too_large_is_refused_before_parsing():
     with pytest.raises(TargetError, match="more than rag-ci reads"):
         load_reply(b'{"answer": "' + b"x" * MAX_REPLY_BYTES + b'"}')
     assert load_reply('{"answer": "[[[[ \\" {{{", "c": [[[1]]]}') == {"answer": '[[[[ " {{{', "c": [[[1]]]}
+
+
+def test_a_placeholder_as_a_key_is_its_text_so_a_template_that_validates_renders_every_question():
+    import json
+
+    from rag_ci.core.base.api_mapping import check_template, render_request
+
+    template = {"{corpora}": {"q": "{question}"}, "{id}": True}
+    check_template(template)
+
+    body = render_request(template, {"id": "Q1", "question": "why?", "corpora": ["du2", "du3"]})
+
+    assert body == {"du2,du3": {"q": "why?"}, "Q1": True}
+    json.dumps(body)  # what the http target sends

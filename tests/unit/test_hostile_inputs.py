@@ -40,7 +40,7 @@ def test_a_question_set_that_is_proc_self_environ_is_refused_without_quoting_it(
     monkeypatch.setenv("RAG_CI_TEST_SECRET", "s3cr3t-value-0123456789")
     write(tmp_path / "rag-ci.yml", CONFIG.replace("questions.yml", "/proc/self/environ"))
     result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
-    assert result.exit_code == 2 and "/proc/self/environ:1:" in result.output
+    assert result.exit_code == 2 and "rag-ci.yml:1: questions '/proc/self/environ' is outside the repository" in result.output
     assert "s3cr3t" not in result.output
 
 

@@ -105,3 +105,58 @@ def test_a_documents_folder_outside_the_project_is_refused(tmp_path):
     (tmp_path / "outside" / "a" / "x.md").write_text("x\n")
     done = CliRunner().invoke(cli, ["init", str(tmp_path / "project"), "--yes", "--docs", str(tmp_path / "outside")])
     assert done.exit_code == 2 and "is outside" in done.output and not (tmp_path / "project" / "rag-ci.yml").exists()
+
+
+def test_init_where_github_workflows_is_a_file_says_so_and_writes_nothing(tmp_path):
+    _documents(tmp_path, "a", "b")
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "workflows").write_text("not a folder\n")
+
+    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes"])
+
+    assert done.exit_code == 2, done.output
+    assert ".github/workflows is a file" in done.output and "Traceback" not in done.output
+    assert not (tmp_path / "rag-ci.yml").exists() and not (tmp_path / "questions.yml").exists()
+    assert CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"]).exit_code == 0  # nothing half-written
+
+
+def test_init_names_odd_folders_as_they_are_and_never_twice(tmp_path):
+    _documents(tmp_path, "null", "a b", "a-b", "true")
+
+    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"])
+
+    assert done.exit_code == 0, done.output
+    config = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml")
+    assert {name: spec.path for name, spec in config.corpora.items()} == {
+        "a-b": "docs/a b", "a-b-2": "docs/a-b", "null": "docs/null", "true": "docs/true"}
+
+
+def test_init_never_follows_a_symlink_out_of_the_repository(tmp_path):
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    _documents(project, "a")
+    (outside / "secret-docs").mkdir(parents=True)
+    (outside / "secret-docs" / "x.md").write_text("# x\n\nprivate\n")
+    (project / "docs" / "linked").symlink_to(outside / "secret-docs")
+    (project / "questions.yml").symlink_to(outside / "created-by-init.yml")  # dangling
+
+    refused = CliRunner().invoke(cli, ["init", str(project), "--yes", "--no-workflows"])
+
+    assert refused.exit_code == 2 and "not overwriting: questions.yml" in refused.output, refused.output
+    assert not (outside / "created-by-init.yml").exists()
+    (project / "questions.yml").unlink()
+    done = CliRunner().invoke(cli, ["init", str(project), "--yes", "--no-workflows"])
+    assert done.exit_code == 0, done.output
+    assert list(parse_config((project / "rag-ci.yml").read_text(), "rag-ci.yml").corpora) == ["a"]
+
+
+def test_init_writes_no_second_pull_request_workflow_beside_one_that_runs_rag_ci(tmp_path):
+    _documents(tmp_path, "a", "b")
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "rag-ci.yml").write_text(
+        "on: pull_request\njobs:\n  rag:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: rag-ci/rag-ci@v1\n")
+
+    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes"])
+
+    assert done.exit_code == 0, done.output
+    assert "not writing workflows: .github/workflows/rag-ci.yml already runs rag-ci" in done.output
+    assert [p.name for p in (tmp_path / ".github" / "workflows").iterdir()] == ["rag-ci.yml"]

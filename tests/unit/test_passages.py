@@ -207,3 +207,40 @@ def test_a_sentence_with_an_autolink_is_prose_and_a_bare_autolink_is_not():
     text = cut_passages("c", "d.md", doc, min_words=3)[0].text
     assert "Read the docs at https://x.org/a/b/c/d for details on setup and tuning of the server." in text
     assert not text.rstrip().endswith("https://x.org/a")
+
+
+def test_a_passage_drops_the_documents_control_characters():
+    from rag_ci.core.questionset.passages import cut_passages
+
+    text = "# Battery\n\nThe charger \x1b]0;pwned\x07fills the pack in 6.5 hours\x1b[8m, hidden\x9b2J.\tOK\n"
+
+    [passage] = cut_passages("du2", "battery.md", text, min_words=1)
+
+    assert not any(c in passage.text for c in "\x1b\x07\x9b")
+    assert "fills the pack in 6.5 hours" in passage.text
+
+
+def test_rest_notes_nested_a_thousand_deep_are_read_without_recursing_to_death():
+    from rag_ci.core.questionset.passages import cut_passages
+
+    lines = ["Pump", "====", ""]
+    for level in range(1000):
+        lines += [" " * level + ".. note::", ""]
+    lines.append(" " * 1000 + "The pump runs at 10 bar for five minutes before it stops on its own.")
+
+    passages = cut_passages("du2", "deep.rst", "\n".join(lines) + "\n", min_words=1)
+
+    assert any("The pump runs at 10 bar" in p.text for p in passages)
+
+
+def test_a_document_past_the_size_bound_is_drafted_from_its_head_only():
+    from rag_ci.core.questionset.passages import MAX_DOCUMENT_CHARS, cut_passages
+
+    paragraph = "The pump runs at 10 bar for five minutes before it stops on its own.\n\n"
+    text = "# Pumps\n\n" + paragraph * (3 * MAX_DOCUMENT_CHARS // len(paragraph)) + "# Tail\n\nThe tail says the valve closes at 4 bar.\n"
+
+    passages = cut_passages("du2", "big.md", text)
+
+    assert passages and not any("valve closes" in p.text for p in passages)
+    assert sum(len(p.text) for p in passages) < 1.2 * MAX_DOCUMENT_CHARS
+    assert cut_passages("du2", "big.md", text) == passages

@@ -167,3 +167,27 @@ def test_the_runners_command_files_never_reach_the_target_by_pass_env_or_env():
     env = process_env(extra, environ)
     assert env["GITHUB_SHA"] == "1" * 40 and env["APP_SETTING"] == "fine"
     assert not any(v.startswith("/runner/") for v in env.values()), {k: v for k, v in env.items() if "/runner/" in v}
+
+
+def test_the_base64_of_a_token_in_a_git_authorization_header_is_redacted():
+    import base64
+
+    token = "ghs_" + "R4gC1JobT0ken" * 3
+    header = "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{token}".encode()).decode()
+
+    shown = Redactor([token])(f"git said: {header}")
+
+    assert base64.b64encode(f"x-access-token:{token}".encode()).decode().rstrip("=") not in shown
+    assert "AUTHORIZATION: basic ***" in shown
+
+
+def test_a_secret_base64_encoded_inside_longer_text_is_redacted_at_any_alignment():
+    import base64
+
+    secret = "sk-proj-9fQ2LmZx81KdP0wq"
+    for prefix in ("", "a", "ab", "abc"):
+        encoded = base64.b64encode(f"{prefix}{secret} and more".encode()).decode()
+        urlsafe = base64.urlsafe_b64encode(f"{prefix}{secret}!?>".encode()).decode()
+        for text in (encoded, urlsafe):
+            shown = Redactor([secret])(text)
+            assert "***" in shown and len(shown) < len(text) - 20, (prefix, shown)

@@ -234,3 +234,13 @@ def test_an_html_payload_in_a_question_id_is_nowhere_raw_in_the_comment_or_the_r
         assert not re.search(r"<(img|script)", text, re.IGNORECASE), text[max(0, text.find("<img") - 200):text.find("<img") + 80]
     snippet = render_markdown(head, comparison).split("```yaml\n", 1)[1].split("```", 1)[0]
     assert YAML(typ="safe").load("accepted:\n" + snippet)["accepted"][0]["id"] == ids[0]
+
+
+def test_bidi_and_zero_width_controls_of_an_answer_are_shown_in_the_comment_never_applied():
+    from rag_ci.core.reporting.render import code_span, escape_md
+
+    shown = escape_md("The limit is 10\u202e05\u202c ms\u200b, see https://x.example/\u2066a")
+
+    assert not any(c in shown for c in "\u202e\u202c\u200b\u2066")
+    assert "10&lt;U+202E&gt;05&lt;U+202C&gt; ms&lt;U+200B&gt;" in shown
+    assert "\\u2066" in shown and "\u2066" not in code_span("a\u2066b")

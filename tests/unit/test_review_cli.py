@@ -182,3 +182,44 @@ def test_the_terminal_review_shows_a_long_passage_whole_not_cut(tmp_path):
     shown = done.output.split("--- passage", 1)[1]
     assert len(shown) > 2000 and "Charging step 59 takes 177 minutes with the 2 A charger." in shown  # the end, not cut
     assert " …" not in shown
+
+
+def test_the_terminal_review_never_prints_a_live_escape_sequence_of_a_draft_or_a_document(tmp_path):
+    config = _project(tmp_path)
+    (tmp_path / "docs" / "du2" / "battery.md").write_text(
+        "# Battery\n\nThe standard 2 A charger \x1b]0;pwned\x07fills it in 6.5 hours.\x1b[8m hidden\n")
+    (tmp_path / "questions.yml").write_text(QUESTIONS.replace(
+        "question: How long does the standard charger take?", 'question: "How long\\e[2J\\u009b1A\\u202e?"'))
+
+    done = _invoke("questions", "review", "--cli", "--reviewer", "ana", "--config", str(config), "--out", str(tmp_path / "r"),
+                   input="q\n")
+
+    assert done.exit_code == 0, done.output
+    assert "\x1b" not in done.output and "\x9b" not in done.output and "\u202e" not in done.output
+    assert "How long\\x1b[2J\\x9b1A\\u202e?" in done.output  # shown, as text
+
+
+def test_validate_never_prints_a_live_escape_sequence_of_the_question_set(tmp_path):
+    config = _project(tmp_path)
+    (tmp_path / "questions.yml").write_text(QUESTIONS.split("\n  # drafts below")[0].replace(
+        "sources: [du2/battery.md]", 'sources: ["du2/gone\\e]0;pwned\\a.md"]'))
+
+    done = _invoke("validate", "--config", str(config))
+
+    assert done.exit_code == 0, done.output
+    assert "\x1b" not in done.output and "\x07" not in done.output
+    assert "du2/gone\\x1b]0;pwned\\x07.md" in done.output
+
+
+def test_edit_refuses_sources_outside_the_corpora_and_documents_that_are_not_there(tmp_path):
+    config = _project(tmp_path)
+    before = (tmp_path / "questions.yml").read_text()
+
+    for source, said in [("../../etc/passwd", "is no document of a corpus"), ("/etc/passwd", "is no document of a corpus"),
+                         ("du2/../../secret.md", "is no document of a corpus"), ("du9/battery.md", "is no document of a corpus"),
+                         ("du2/gone.md", "no document of corpus 'du2' matches it")]:
+        done = _invoke("questions", "edit", "DU2-BATTERY-03", "--sources", source, "--config", str(config))
+        assert done.exit_code == 2, (source, done.output)
+        assert said in done.output and "Traceback" not in done.output, (source, done.output)
+
+    assert (tmp_path / "questions.yml").read_text() == before

@@ -53,3 +53,26 @@ def test_a_broken_question_set_names_the_same_line_with_or_without_the_c_loader(
     monkeypatch.setattr(questions, "load_yaml_fast", lambda text: None)  # the pure-Python path alone
     assert messages() == with_c
     assert "questions.yml:8:" in with_c[0] and "questions.yml:8" in with_c[1] and "colour" in with_c[1]
+
+
+@pytest.mark.parametrize("shape", ["flow", "block"])
+def test_a_question_set_nested_40000_deep_is_refused_not_a_crash(tmp_path, shape):
+    """The C composer recurses in C without a limit: past ~30,000 levels the process died
+    (segfault, exit 139). Run as a process: a crash must not take the test run with it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    n = 40_000
+    deep = "[" * n + "]" * n if shape == "flow" else "\n      " + "- " * n + "x"
+    (tmp_path / "questions.yml").write_text(f"version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: a\n    tags: {deep}\n")
+    (tmp_path / "rag-ci.yml").write_text("questions: questions.yml\ncorpora: {a: {description: A}}\n"
+                                         "target: {kind: python, entry: 'rag:answer'}\n")
+    repo = Path(__file__).resolve().parents[2]
+
+    done = subprocess.run([sys.executable, "-m", "rag_ci", "validate", "--config", str(tmp_path / "rag-ci.yml")],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(repo)})
+
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert "questions.yml:" in done.stderr and "nested deeper than" in done.stderr

@@ -30,6 +30,7 @@ from jmespath.exceptions import JMESPathError, JMESPathTypeError
 from rag_ci.errors import TargetError
 
 PLACEHOLDERS = ("id", "question", "corpora")
+MAX_EXPRESSION_CHARS = 1000
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -37,12 +38,17 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 def compile_expression(expression: str) -> Any:
     """Compile a JMESPath expression; a bad one raises ValueError with the parser's words.
     The result's `.search(data)` knows rag-ci's string functions (`strip_prefix`...)."""
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        raise ValueError(f"a JMESPath expression of {len(expression):,} characters: at most {MAX_EXPRESSION_CHARS:,} "
+                         "(a path into the app's reply is a few dozen)")
     try:
         parsed = jmespath.compile(expression)
+        check_functions(parsed.parsed)
     except JMESPathError as exc:
         detail = " ".join(str(exc).split())
         raise ValueError(f"not a JMESPath expression ({detail}); see https://jmespath.org") from None
-    check_functions(parsed.parsed)
+    except RecursionError:  # the parser recurses per level: `((((…` thousands deep
+        raise ValueError("a JMESPath expression nested too deeply to read") from None
     return MappingExpression(parsed)
 
 
@@ -170,8 +176,9 @@ def _fill(node: Any, values: Mapping[str, Any]) -> Any:
         return _PLACEHOLDER.sub(lambda m: text(m.group(1)) if m.group(1) in values else m.group(0), node)
     if isinstance(node, Mapping) and EACH_CORPUS in node:
         return render_each_corpus(node, values)
-    if isinstance(node, Mapping):
-        return {_fill(key, values): _fill(value, values) for key, value in node.items()}
+    if isinstance(node, Mapping):  # a key is always text: `"{corpora}": 1` is the joined names, never a list
+        return {_PLACEHOLDER.sub(lambda m: text(m.group(1)) if m.group(1) in values else m.group(0), key)
+                if isinstance(key, str) else key: _fill(value, values) for key, value in node.items()}
     if isinstance(node, list):
         return [_fill(item, values) for item in node]
     return node

@@ -18,7 +18,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, SequenceEndEvent,
+                                 SequenceStartEvent)
 from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.nodes import CollectionNode, MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.parser import Parser
@@ -265,12 +266,29 @@ def load_yaml_fast(text: str) -> Any:
     """
     yaml = _loader("safe")
     try:
+        if yaml.Constructor is _PlainConstructor and _nested_deeper(yaml, text, MAX_DEPTH):
+            return None
         with no_cyclic_gc():
             data = yaml.load(text)
     except Exception:  # noqa: BLE001 - any failure (_NotATree too): the caller takes the slow path, which reports it
         return None
     # Behind the C parser _PlainConstructor has checked the tree; the pure-Python path has not.
     return data if yaml.Constructor is _PlainConstructor or shape_problem(data) is None else None
+
+
+def _nested_deeper(yaml: YAML, text: str, limit: int) -> bool:
+    """Whether the text nests deeper than `limit`, from the C parser's events, in one pass
+    that stops at the first level too deep. The C parser itself is iterative; the composer
+    behind it recurses in C, per level, with no limit: 30,000 levels (60 kB of `[`)
+    overflow the C stack and end the process (a segfault, no message). So the depth is
+    known before anything is composed; the events cost about a third of a load."""
+    depth = 0
+    step = {SequenceStartEvent: 1, MappingStartEvent: 1, SequenceEndEvent: -1, MappingEndEvent: -1}
+    for event in yaml.parse(text):
+        depth += step.get(type(event), 0)
+        if depth > limit:
+            return True
+    return False
 
 
 @contextlib.contextmanager

@@ -75,8 +75,15 @@ def keyword_candidates(reference: str) -> tuple[list[str], list[str]]:
             tier = 3 if pattern is _NUMBER_UNIT and re.fullmatch(r"[\d.,]+", term) else (_NUMBER_UNIT, _CODE, _NAME).index(pattern)
             tiers[tier].append(term)
     salient = list(dict.fromkeys(t for tier in tiers for t in tier))
-    words = [w for w in _WORD.findall(reference) if len(w) >= 4 and w.lower() not in _STOP]
-    fallback = sorted(dict.fromkeys(w for w in words if w not in salient), key=lambda w: (-len(w), reference.index(w)))
+    # Linear in the reference's length (a one-paragraph document may be megabytes long): a set
+    # for membership, and each word's first place from one pass, not `list` and `str.index`.
+    taken = set(salient)
+    first: dict[str, int] = {}
+    for match in _WORD.finditer(reference):
+        w = match.group()
+        if len(w) >= 4 and w not in taken and w not in first and w.lower() not in _STOP:
+            first[w] = match.start()
+    fallback = sorted(first, key=lambda w: (-len(w), first[w]))
     return salient, fallback
 
 

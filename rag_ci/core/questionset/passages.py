@@ -20,12 +20,18 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
+from rag_ci.core.base.text import drop_controls
 from rag_ci.core.questionset.doc_blocks import Block, plain_text_blocks
 from rag_ci.core.questionset.html_blocks import html_blocks
 from rag_ci.core.questionset.markdown_blocks import markdown_blocks
 from rag_ci.core.questionset.rst_blocks import rst_blocks
 
+# Past this many characters a document is drafted from its head only (cut at a line break): a
+# multi-megabyte table or one-line document would otherwise take minutes to parse, for
+# passages nobody reviews. The review page cuts the same way, so hashes agree.
+MAX_DOCUMENT_CHARS = 1_000_000
 MAX_WORDS = 220
 MIN_WORDS = 25
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
@@ -59,8 +65,9 @@ def document_format(path: str, text: str = "") -> str | None:
 
 
 def document_blocks(path: str, text: str) -> list[Block]:
-    """The blocks of one document, by its format."""
+    """The blocks of one document, by its format, without its control characters (ESC...)."""
     reader = {"markdown": markdown_blocks, "html": html_blocks, "rst": rst_blocks, "text": plain_text_blocks}
+    text = drop_controls(text)
     found = document_format(path, text)
     return [] if found is None else reader[found](text)
 
@@ -143,7 +150,16 @@ def _chunks(blocks: list[Block], max_words: int) -> list[tuple[str, str]]:
 
 def cut_passages(corpus: str, path: str, text: str, *, max_words: int = MAX_WORDS,
                  min_words: int = MIN_WORDS) -> list[Passage]:
-    """The passages of one document, in order."""
+    """The passages of one document, in order (its first MAX_DOCUMENT_CHARS characters).
+    Each document is parsed once per process: generate and the review page ask again."""
+    return list(_cut_once(corpus, path, text, max_words, min_words))
+
+
+@lru_cache(maxsize=256)
+def _cut_once(corpus: str, path: str, text: str, max_words: int, min_words: int) -> tuple[Passage, ...]:
+    if len(text) > MAX_DOCUMENT_CHARS:
+        head = text[:MAX_DOCUMENT_CHARS]
+        text = head[:head.rfind("\n")] if "\n" in head else head
     merged: list[tuple[str, str]] = []
     carry: tuple[str, str] | None = None  # a short chunk waiting to join the next one
     for heading, chunk in _chunks(document_blocks(path, text), max_words):
@@ -160,4 +176,4 @@ def cut_passages(corpus: str, path: str, text: str, *, max_words: int = MAX_WORD
             merged.append((heading, chunk + "\n\n" + carry[1]))
         else:
             merged.append(carry)
-    return [Passage(corpus, path, i, heading, chunk) for i, (heading, chunk) in enumerate(merged) if chunk.strip()]
+    return tuple(Passage(corpus, path, i, heading, chunk) for i, (heading, chunk) in enumerate(merged) if chunk.strip())

@@ -39,8 +39,16 @@ def reader() -> str:
     return "docutils"
 
 
+_MAX_NESTING = 40  # directives inside directives: deeper ones are read as plain paragraphs
+_MAX_INDENT = 120  # columns: a document indented deeper is never handed to docutils (it recurses per level)
+
+
+def _too_deep(text: str) -> bool:
+    return any(len(line) - len(line.lstrip(" \t")) > _MAX_INDENT for line in text.split("\n"))
+
+
 def rst_blocks(text: str) -> list[Block]:
-    if reader() == "docutils":
+    if reader() == "docutils" and not _too_deep(text):
         try:
             return _docutils_blocks(text)
         except Exception:  # noqa: BLE001 - a document docutils chokes on is still read, as plain reST
@@ -122,8 +130,9 @@ def _docutils_blocks(text: str) -> list[Block]:
 # -- plain text ----------------------------------------------------------------------------
 
 
-def plain_rst_blocks(text: str) -> list[Block]:
-    """reStructuredText read as plain text that knows its headings, lists, literal blocks and directives."""
+def plain_rst_blocks(text: str, depth: int = 0) -> list[Block]:
+    """reStructuredText read as plain text that knows its headings, lists, literal blocks and
+    directives; past _MAX_NESTING directives deep, a body is read as plain paragraphs (no recursion)."""
     lines = text.replace("\r\n", "\n").split("\n")
     blocks: list[Block | None] = []
     styles: list[tuple[str, bool]] = []  # heading styles in order of appearance: their level
@@ -145,8 +154,11 @@ def plain_rst_blocks(text: str) -> list[Block]:
         if directive or line.startswith(".."):
             body, i = _indented(lines, i + 1)
             name = directive.group(1).lower() if directive else ""
-            if name in _KEPT_DIRECTIVES:
-                blocks += plain_rst_blocks("\n".join(body))
+            if name in _KEPT_DIRECTIVES and depth < _MAX_NESTING:
+                blocks += plain_rst_blocks("\n".join(body), depth + 1)
+            elif name in _KEPT_DIRECTIVES:
+                kept = [b.strip() for b in body if b.strip() and not _DIRECTIVE.match(b.strip())]
+                blocks += _paragraph_blocks(kept)
             elif name in ("code-block", "code", "sourcecode", "highlight") and directive:
                 blocks.append(code("\n".join(b for b in body if not b.strip().startswith(":")), directive.group(2)))
             continue

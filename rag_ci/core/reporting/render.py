@@ -23,6 +23,7 @@ from typing import Any
 
 import jinja2
 
+from rag_ci.core.base.text import INVISIBLE
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.comparison.judge_noise import confirmation_calls
 from rag_ci.core.reporting import alerts, view
@@ -40,6 +41,10 @@ __all__ = ["Commits", "escape_md", "escape_notice", "html_chunks", "markdown_url
 _MD_SPECIALS = "\\`*_{}[]#+|~<>"
 
 
+# Bidi and zero-width controls reorder or hide what the reader sees, C0/C1 controls are
+# nothing to show: each is written as a visible `<U+202E>` (in inline code: `\u202e`).
+_UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f" + INVISIBLE.pattern[1:-1] + "]")
+
 # What GitHub turns into a link by itself (GFM's extended autolinks).
 _BARE_URL = re.compile(r"(?i)(?:(?:https?|ftp)://|www\.)\S+")
 
@@ -47,6 +52,7 @@ _BARE_URL = re.compile(r"(?i)(?:(?:https?|ftp)://|www\.)\S+")
 def code_span(text: str, *, in_table: bool = True) -> str:
     """`text` as inline code: shown as typed, never a link, a mention or markup. The fence is
     longer than any backtick run inside; in a table cell `|` would still end the cell."""
+    text = _UNSEEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -121,6 +127,8 @@ def _escape_chars(text: str) -> str:
             out.append("&#64;")
         elif char in _MD_SPECIALS:
             out.append("\\" + char)
+        elif not char.isprintable() and _UNSEEN.match(char):
+            out.append(f"&lt;U+{ord(char):04X}&gt;")
         else:
             out.append(char)
     return "".join(out)

@@ -48,9 +48,9 @@ def parse_log(text: str, filename: str) -> list[LoggedQuestion]:
         where = f"{filename}:{number}"
         try:
             entry = json.loads(raw)
-        except ValueError as exc:  # JSONDecodeError, or a bare ValueError (a number past the digits limit)
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            problems.append(f"{where}: not a JSON object: {reason}")
+        except ValueError as exc:
+            # A JSONDecodeError has `.msg`; the ValueError of a number past Python's digit limit does not.
+            problems.append(f"{where}: not a JSON object: {getattr(exc, 'msg', None) or exc}")
             continue
         if not isinstance(entry, dict):
             problems.append(f"{where}: expected a JSON object with `question`")

@@ -52,7 +52,7 @@ def _strict(node: Any) -> Any:
 def parse_json_text(text: str | None) -> Any:
     """Parse a reply that should be JSON; tolerate a ```json fence or prose around one object."""
     if text is None:
-        raise ValueError("the judge returned no text")
+        raise ValueError("the model returned no text")
     stripped = text.strip()
     try:
         return json.loads(stripped)
@@ -60,8 +60,8 @@ def parse_json_text(text: str | None) -> Any:
         pass
     start, end = stripped.find("{"), stripped.rfind("}")
     if start == -1 or end <= start:
-        raise ValueError(f"the judge's reply is not JSON: {stripped[:120]!r}")
+        raise ValueError(f"the reply is not JSON: {stripped[:120]!r}")
     try:
         return json.loads(stripped[start:end + 1])
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the judge's reply is not valid JSON ({exc.msg}): {stripped[:120]!r}") from None
+        raise ValueError(f"the reply is not valid JSON ({exc.msg}): {stripped[:120]!r}") from None
