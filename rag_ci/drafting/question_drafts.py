@@ -89,7 +89,8 @@ def documents_to_draft(sources: Sources, uncovered_only: bool,
         report = coverage(sources.questions, sources.corpora, paths)
         uncited = set(report.uncited_documents)
         paths = {c: [p for p in ps if f"{c}/{p}" in uncited] for c, ps in paths.items()}
-    documents, skipped = [], 0
+    documents: list[DocumentPassages] = []
+    skipped = 0
     for corpus, corpus_paths in sorted(paths.items()):
         for path in corpus_paths:
             if deadline is not None and time.monotonic() > deadline:
