@@ -1,0 +1,134 @@
+"""A `kind: command` process whose replies carry ids: many requests in flight, each reply matched by its id.
+
+Once a target's reply carried its request's `id`, every reply must (command.py). From then
+on nothing needs timing: a line is the reply of the request in flight that it names, or it
+is a stray line, whenever it arrives. So a process gets up to `concurrency` requests at
+once without waiting for each reply, and no wait follows a reply (lock-step needs one,
+command.py). A stray line — no `id`, an id that is not in flight (never asked, asked of
+another process, or already answered: a reply written twice), not a reply at all — errors
+every request in flight on that process and restarts it, as in lock-step; one that arrives
+while nothing is in flight errors the next request (not sent), naming the line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from rag_ci.errors import TargetError
+from rag_ci.targets.base import ArrivedReply
+from rag_ci.targets.reply_json import reply_bounds_problem
+from rag_ci.targets.stdout_lines import _EOF, STDOUT_RULE, shown
+
+if TYPE_CHECKING:
+    from rag_ci.targets.command import _Worker
+
+RECENT_IDS = 4096  # ids answered lately, so that a second reply for one is named as such
+
+
+class RepliesById:
+    """The requests in flight on one process (one start of it), and the task routing its replies."""
+
+    def __init__(self, worker: "_Worker"):
+        self.worker = worker
+        self.waiting: dict[str, asyncio.Future[ArrivedReply]] = {}
+        self.answered: deque[str] = deque(maxlen=RECENT_IDS)
+        self.stray: str | None = None  # a stray line seen while nothing was in flight: the next request's error
+        self.task = asyncio.create_task(self._route())
+
+    def expect(self, request_id: str) -> asyncio.Future[ArrivedReply]:
+        if request_id in self.waiting:  # the engine never asks one id twice at once; a process could not tell them apart
+            raise TargetError(f"request {request_id!r} is already in flight on this process")
+        future: asyncio.Future[ArrivedReply] = asyncio.get_running_loop().create_future()
+        self.waiting[request_id] = future
+        return future
+
+    def forget(self, request_id: str) -> None:
+        self.waiting.pop(request_id, None)
+
+    def fail_all(self, error: TargetError) -> None:
+        waiting, self.waiting = self.waiting, {}
+        for future in waiting.values():
+            if not future.done():
+                future.set_exception(error)
+
+    def close(self, error: TargetError) -> None:
+        """The process is gone (killed or restarted): nothing in flight will be answered."""
+        if self.task is not asyncio.current_task():
+            self.task.cancel()
+        self.fail_all(error)
+
+    async def _route(self) -> None:
+        lines = self.worker.lines
+        while True:
+            line = await lines.get()
+            if line == _EOF:
+                code = await self.worker.exit_code_or_none()
+                self.fail_all(TargetError(f"target process exited (code {code}) while answering; "
+                                          f"last stderr: {self.worker.target.stderr.text(5)!r}"))
+                self.worker.stale = True
+                return
+            arrived_at = time.perf_counter()
+            problem = f"{line}" if isinstance(line, ValueError) else None
+            reply = None if problem else self._reply(line)
+            if isinstance(reply, dict):
+                future = self.waiting.pop(reply["id"])
+                self.answered.append(reply["id"])
+                if not future.done():
+                    future.set_result(ArrivedReply(reply, arrived_at))
+                continue
+            problem = problem or reply or "?"
+            self.worker.stale = True  # restarted by the next request to this process
+            if self.waiting:
+                self.fail_all(TargetError(f"malformed response: {problem}; the process is restarted ({STDOUT_RULE})"))
+            else:
+                self.stray = f"{problem} (arrived while no request was in flight: {shown(line)})"
+            return
+
+    def _reply(self, line: bytes) -> dict[str, Any] | str:
+        """The reply this line is, or why it is a stray line."""
+        problem = reply_bounds_problem(line)  # before parsing: 200,000 `[` made json.loads raise RecursionError
+        if problem is not None:
+            return problem
+        try:
+            reply = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return f"not a JSON line: {shown(line)}"
+        if not isinstance(reply, dict) or not self.worker.target.looks_like_reply(reply):
+            return f"not a reply: {shown(line)}"
+        if "id" not in reply:
+            return f"a reply without `id` from a target whose replies carry it: {shown(line)}"
+        request_id = reply["id"]
+        if isinstance(request_id, str) and request_id in self.waiting:
+            return reply
+        if request_id in self.answered:
+            return f"a second reply for {str(request_id)[:80]!r}, which was already answered: {shown(line)}"
+        return f"a reply for id {str(request_id)[:80]!r}, which is not in flight on this process: {shown(line)}"
+
+
+async def ask_by_id(worker: "_Worker", request: dict[str, Any]) -> ArrivedReply:
+    """Send `request` to the worker's process at once and wait for the reply carrying its id."""
+    async with worker.reading:  # a lock-step request still in flight at the switch finishes first
+        if worker.replies is not None and worker.replies.stray is not None:
+            stray = worker.replies.stray
+            await worker.kill()
+            raise TargetError(f"malformed response: the target wrote a stray stdout line: {stray}; this question was not "
+                              f"sent and the process is restarted ({STDOUT_RULE})")
+        if worker.needs_start():
+            await worker.target.restart(worker)
+        if worker.replies is None:
+            worker.replies = RepliesById(worker)
+        future = worker.replies.expect(request["id"])
+        await worker.send(request)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        # Abandoned (time-out): a process that does not answer one request may be stuck on it;
+        # the others in flight are failed with it and the next request starts a fresh process.
+        if not future.done():
+            await worker.kill(TargetError(f"the process was restarted: request {str(request['id'])[:80]!r}, in flight "
+                                          "on the same process, timed out"))
+        raise

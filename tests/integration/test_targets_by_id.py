@@ -1,0 +1,124 @@
+"""Command targets whose replies carry ids: many requests in flight per process, no wait after a reply.
+
+Once a reply carried its request's id, the process is sent requests without waiting for the
+previous reply, and each reply goes to the request it names, whatever order they come in. A
+stray line is recognised by its id instead of by timing: a reply written twice (the second
+carries an id already answered), a reply for an id nobody asked, a reply without id. Each
+errors the requests in flight on that process and restarts it; no question ever gets
+another's answer.
+"""
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_ci.errors import TargetError
+from rag_ci.targets.base import arrived
+from rag_ci.targets.command import CommandTarget
+
+pytestmark = pytest.mark.slow
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+
+
+def request(qid: str) -> dict:
+    return {"id": qid, "question": "What is the delay?", "corpora": ["a"]}
+
+
+def ask_together(target: CommandTarget, first: str, rest: list[str], last: str | None = None) -> list:
+    """`first` alone (the target's first reply shows whether it sends ids), then `rest` all at
+    once, then `last` alone (when given)."""
+
+    async def one(qid: str):
+        try:
+            return arrived(await asyncio.wait_for(target.query(request(qid)), 10))[0]
+        except TargetError as exc:
+            return exc
+
+    async def go():
+        await target.start()
+        try:
+            replies = [await one(first), *await asyncio.gather(*(one(qid) for qid in rest))]
+            return replies + ([await one(last)] if last else [])
+        finally:
+            await target.stop()
+
+    return asyncio.run(go())
+
+
+def own_answers_only(qids: list[str], replies: list) -> None:
+    for qid, reply in zip(qids, replies):
+        assert isinstance(reply, TargetError) or reply["answer"].endswith(f"[{qid}]"), (qid, reply)
+
+
+def test_a_target_with_ids_gets_several_requests_at_once_on_one_process_each_reply_matched_by_id(tmp_path):
+    log = tmp_path / "in_flight.log"
+    target = CommandTarget([sys.executable, str(FAKES / "pipelined_rag.py")], cwd=FAKES,
+                           env={"PIPELINED_RAG_LOG": str(log), "PIPELINED_RAG_DELAY": "0.3"})
+    assert target.max_parallel == 1  # before any reply: lock-step, one request per process
+    qids = [f"Q{i}" for i in range(9)]
+    replies = ask_together(target, qids[0], qids[1:])
+    assert all(isinstance(r, dict) for r in replies), replies
+    own_answers_only(qids, replies)
+    assert target.max_parallel is None  # the engine may now send up to target.concurrency
+    assert max(int(n) for n in log.read_text().split()) > 1  # sent before the previous reply came back
+    assert target.restarts == 0
+
+
+def unruly(modes: str) -> CommandTarget:
+    return CommandTarget([sys.executable, str(FAKES / "unruly_rag.py")], cwd=FAKES,
+                         env={"UNRULY_RAG": modes, "UNRULY_RAG_IDS": "1"}, restart_limit=100)
+
+
+@pytest.mark.parametrize("mode", ["two_lines", "twice", "late"])
+def test_a_reply_written_twice_is_caught_by_its_id_without_any_wait(mode):
+    # Before: every reply was followed by a 20 ms wait for such a second line.
+    qids = [f"Q{i}" for i in range(8)]
+    target = unruly(f"Q2={mode}")
+    replies = ask_together(target, "Q0", qids[1:], last="Q8")
+    own_answers_only(qids + ["Q8"], replies)
+    caught = [r for r in replies if isinstance(r, TargetError)]
+    assert caught and any("second reply for 'Q2'" in str(e) for e in caught), replies
+    assert replies[-1]["answer"].endswith("[Q8]")  # a fresh process for the next request
+
+
+def test_a_duplicate_arriving_while_nothing_is_in_flight_errors_the_next_request_unsent():
+    target = unruly("Q1=late")  # the reply to Q1, then the same line again 0.3 s later
+
+    async def go():
+        await target.start()
+        try:
+            out = []
+            for qid, pause in (("Q0", 0), ("Q1", 0), ("Q2", 0.6), ("Q3", 0)):
+                await asyncio.sleep(pause)
+                try:
+                    out.append(arrived(await target.query(request(qid)))[0])
+                except TargetError as exc:
+                    out.append(exc)
+            return out
+        finally:
+            await target.stop()
+
+    q0, q1, q2, q3 = asyncio.run(go())
+    assert q0["answer"].endswith("[Q0]") and q1["answer"].endswith("[Q1]") and q3["answer"].endswith("[Q3]")
+    assert isinstance(q2, TargetError) and "second reply for 'Q1'" in str(q2) and "was not sent" in str(q2)
+
+
+def test_a_reply_for_an_id_never_asked_is_a_stray_line():
+    # other_id: a reply carrying id "Q0" (answered long ago), then the real one.
+    replies = ask_together(unruly("Q3=other_id"), "Q1", ["Q2", "Q3", "Q4", "Q5"])
+    own_answers_only(["Q1", "Q2", "Q3", "Q4", "Q5"], replies)
+    assert any(isinstance(r, TargetError) and "'Q0'" in str(r) for r in replies), replies
+
+
+def test_a_reply_for_an_unknown_id_is_a_stray_line():
+    replies = ask_together(unruly("Q3=other_id"), "Q9", ["Q2", "Q3", "Q4"])  # Q0 was never asked here
+    assert any(isinstance(r, TargetError) and "reply for id 'Q0', which is not in flight" in str(r) for r in replies), replies
+    own_answers_only(["Q9", "Q2", "Q3", "Q4"], replies)
+
+
+def test_once_replies_carried_ids_a_reply_without_one_is_a_stray_line_in_the_no_wait_mode():
+    replies = ask_together(unruly("Q3=no_id"), "Q1", ["Q2", "Q3", "Q4"])
+    own_answers_only(["Q1", "Q2", "Q3", "Q4"], replies)
+    assert any(isinstance(r, TargetError) and "a reply without `id`" in str(r) for r in replies), replies
