@@ -37,7 +37,22 @@ class RepliesById:
         self.waiting: dict[str, asyncio.Future[ArrivedReply]] = {}
         self.answered: deque[str] = deque(maxlen=RECENT_IDS)
         self.stray: str | None = None  # a stray line seen while nothing was in flight: the next request's error
+        self._outbox: list[bytes] = []
         self.task = asyncio.create_task(self._route())
+
+    def post(self, request: dict[str, Any]) -> None:
+        """Queue `request` for the process: the requests of one turn of the event loop go out
+        in one write (a write per request cost a wake-up of the process each, ~0.3 ms on a
+        loaded machine, the largest single cost of a 50,000-question run)."""
+        if not self._outbox:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._outbox.append((json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    def _flush(self) -> None:
+        data, self._outbox = b"".join(self._outbox), []
+        stdin = self.worker.process.stdin if self.worker.process is not None else None
+        if stdin is not None and not stdin.is_closing():
+            stdin.write(data)  # a few requests: the pipe takes them; a process gone is seen on stdout
 
     def expect(self, request_id: str) -> asyncio.Future[ArrivedReply]:
         if request_id in self.waiting:  # the engine never asks one id twice at once; a process could not tell them apart
@@ -122,7 +137,7 @@ async def ask_by_id(worker: "_Worker", request: dict[str, Any]) -> ArrivedReply:
         if worker.replies is None:
             worker.replies = RepliesById(worker)
         future = worker.replies.expect(request["id"])
-        await worker.send(request)
+        worker.replies.post(request)
     try:
         return await future
     except asyncio.CancelledError:

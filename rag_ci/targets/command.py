@@ -172,9 +172,6 @@ class _Worker:
         await asyncio.sleep(0)
         return self.lines.stray()
 
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._send(message)
-
     async def exit_code_or_none(self, wait_s: float = 2.0) -> int | None:
         """The exit code once the process has exited (None if it has not within `wait_s`)."""
         try:
