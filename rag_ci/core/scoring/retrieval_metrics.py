@@ -108,10 +108,7 @@ def keyword_coverage(answer: str, keywords: Sequence[str]) -> float:
 
 def _result(name: str, score: float, cfg: MetricConfig, reason: str, kind: str = "retrieval") -> MetricResult:
     passed = None if cfg.threshold is None else score >= cfg.threshold
-    # Built without validation: every value is rag-ci's own (a finite score, a known kind), and
-    # validating ~6 of these per question was a tenth of a judge-free run's CPU.
-    return MetricResult.model_construct(name=name, kind=kind, score=round(score, 6), threshold=cfg.threshold, passed=passed,
-                                        reason=reason)
+    return MetricResult(name=name, kind=kind, score=round(score, 6), threshold=cfg.threshold, passed=passed, reason=reason)
 
 
 def score_retrieval(
