@@ -7,7 +7,9 @@ once without waiting for each reply, and no wait follows a reply (lock-step need
 command.py). A stray line — no `id`, an id that is not in flight (never asked, asked of
 another process, or already answered: a reply written twice), not a reply at all — errors
 every request in flight on that process and restarts it, as in lock-step; one that arrives
-while nothing is in flight errors the next request (not sent), naming the line.
+while nothing is in flight errors the next request (not sent), naming the line. A request
+that times out is abandoned, not its process: its late reply is recognised by its id and
+dropped, unless the process answered nothing at all meanwhile (stuck: restarted).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class RepliesById:
         self.worker = worker
         self.waiting: dict[str, asyncio.Future[ArrivedReply]] = {}
         self.answered: deque[str] = deque(maxlen=RECENT_IDS)
+        self.abandoned: set[str] = set()  # timed out: a late reply for one answers nothing, and is dropped
+        self.last_reply_at = time.perf_counter()
         self.stray: str | None = None  # a stray line seen while nothing was in flight: the next request's error
         self._outbox: list[bytes] = []
         self.task = asyncio.create_task(self._route())
@@ -61,8 +65,9 @@ class RepliesById:
         self.waiting[request_id] = future
         return future
 
-    def forget(self, request_id: str) -> None:
-        self.waiting.pop(request_id, None)
+    def abandon(self, request_id: str) -> None:
+        if self.waiting.pop(request_id, None) is not None:
+            self.abandoned.add(request_id)
 
     def fail_all(self, error: TargetError) -> None:
         waiting, self.waiting = self.waiting, {}
@@ -90,9 +95,14 @@ class RepliesById:
             problem = f"{line}" if isinstance(line, ValueError) else None
             reply = None if problem else self._reply(line)
             if isinstance(reply, dict):
-                future = self.waiting.pop(reply["id"])
+                self.last_reply_at = arrived_at
                 self.answered.append(reply["id"])
-                if not future.done():
+                future = self.waiting.pop(reply["id"], None)
+                if future is None:  # the late reply of a request that timed out
+                    self.abandoned.discard(reply["id"])
+                    self.worker.target.stderr.add(f"[rag-ci] dropped the reply to {str(reply['id'])[:80]!r}, which came "
+                                                  "after its time-out")
+                elif not future.done():
                     future.set_result(ArrivedReply(reply, arrived_at))
                 continue
             problem = problem or reply or "?"
@@ -117,7 +127,7 @@ class RepliesById:
         if "id" not in reply:
             return f"a reply without `id` from a target whose replies carry it: {shown(line)}"
         request_id = reply["id"]
-        if isinstance(request_id, str) and request_id in self.waiting:
+        if isinstance(request_id, str) and (request_id in self.waiting or request_id in self.abandoned):
             return reply
         if request_id in self.answered:
             return f"a second reply for {str(request_id)[:80]!r}, which was already answered: {shown(line)}"
@@ -136,14 +146,20 @@ async def ask_by_id(worker: "_Worker", request: dict[str, Any]) -> ArrivedReply:
             await worker.target.restart(worker)
         if worker.replies is None:
             worker.replies = RepliesById(worker)
-        future = worker.replies.expect(request["id"])
-        worker.replies.post(request)
+        replies = worker.replies
+        future = replies.expect(request["id"])
+        replies.post(request)
+        sent_at = time.perf_counter()
     try:
         return await future
     except asyncio.CancelledError:
-        # Abandoned (time-out): a process that does not answer one request may be stuck on it;
-        # the others in flight are failed with it and the next request starts a fresh process.
-        if not future.done():
-            await worker.kill(TargetError(f"the process was restarted: request {str(request['id'])[:80]!r}, in flight "
-                                          "on the same process, timed out"))
+        # Timed out. Its late reply carries its id: it is dropped when it comes, and the process
+        # keeps answering the others. Unless the process answered nothing at all since this
+        # request went out: then it is stuck, and a fresh one serves the next requests (those in
+        # flight on it fail with this error).
+        if replies is worker.replies:  # (the wait's cancellation cancelled `future` too)
+            replies.abandon(request["id"])
+            if replies.last_reply_at < sent_at:
+                await worker.kill(TargetError(f"the process was restarted: it answered nothing while request "
+                                              f"{str(request['id'])[:80]!r}, in flight on it, timed out"))
         raise

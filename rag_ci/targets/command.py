@@ -8,8 +8,9 @@ concurrency comes from `processes` workers. Any stdout line that is not the one 
 request in flight (a log line, a second reply, a reply for another id, a line written at
 start) errors the question it was read for and restarts the process: a line left in the
 stream would otherwise answer the next question, and every later answer would be
-shifted by one. A process that dies, or that is abandoned mid-request by a
-time-out, is restarted for the next question for the same reason.
+shifted by one. A process that dies, or (in lock-step) that is abandoned mid-request by
+a time-out, is restarted for the next question for the same reason; by id, a time-out
+leaves the process to its other requests unless it answered nothing meanwhile (by_id.py).
 
 Lock-step has no end-of-reply marker, so two rules make what a question gets independent
 of timing: after each reply without id rag-ci waits `settle_s` for a second line (a reply

@@ -4,7 +4,8 @@ Each request is answered by its own thread after PIPELINED_RAG_DELAY seconds (de
 so replies come back in whatever order the threads finish. Every reply carries the
 request's `id` and names it in its answer. PIPELINED_RAG_LOG=path records, per request, how
 many requests were in flight in this process when it arrived (one line each): the proof
-that rag-ci sent a request before the previous reply came back.
+that rag-ci sent a request before the previous reply came back. PIPELINED_RAG_SLOW=Q3,Q5
+answers those ids after 3 s instead.
 """
 
 import json
@@ -39,7 +40,8 @@ def main():
             if log:
                 with open(log, "a") as out:
                     out.write(f"{in_flight}\n")
-        threading.Thread(target=answer, args=(request, delay), daemon=True).start()
+        slow = request["id"] in os.environ.get("PIPELINED_RAG_SLOW", "").split(",")
+        threading.Thread(target=answer, args=(request, 3.0 if slow else delay), daemon=True).start()
 
 
 if __name__ == "__main__":

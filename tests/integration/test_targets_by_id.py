@@ -26,14 +26,14 @@ def request(qid: str) -> dict:
     return {"id": qid, "question": "What is the delay?", "corpora": ["a"]}
 
 
-def ask_together(target: CommandTarget, first: str, rest: list[str], last: str | None = None) -> list:
+def ask_together(target: CommandTarget, first: str, rest: list[str], last: str | None = None, wait_s: float = 10) -> list:
     """`first` alone (the target's first reply shows whether it sends ids), then `rest` all at
     once, then `last` alone (when given)."""
 
     async def one(qid: str):
         try:
-            return arrived(await asyncio.wait_for(target.query(request(qid)), 10))[0]
-        except TargetError as exc:
+            return arrived(await asyncio.wait_for(target.query(request(qid)), wait_s))[0]
+        except (TargetError, asyncio.TimeoutError) as exc:
             return exc
 
     async def go():
@@ -49,7 +49,7 @@ def ask_together(target: CommandTarget, first: str, rest: list[str], last: str |
 
 def own_answers_only(qids: list[str], replies: list) -> None:
     for qid, reply in zip(qids, replies):
-        assert isinstance(reply, TargetError) or reply["answer"].endswith(f"[{qid}]"), (qid, reply)
+        assert isinstance(reply, (TargetError, asyncio.TimeoutError)) or reply["answer"].endswith(f"[{qid}]"), (qid, reply)
 
 
 def test_a_target_with_ids_gets_several_requests_at_once_on_one_process_each_reply_matched_by_id(tmp_path):
@@ -64,6 +64,38 @@ def test_a_target_with_ids_gets_several_requests_at_once_on_one_process_each_rep
     assert target.max_parallel is None  # the engine may now send up to target.concurrency
     assert max(int(n) for n in log.read_text().split()) > 1  # sent before the previous reply came back
     assert target.restarts == 0
+
+
+def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_nothing():
+    # Lock-step kills the process at a time-out (its reply would answer the next question); by
+    # id, the late reply is recognised and dropped, and the process keeps its other requests.
+    target = CommandTarget([sys.executable, str(FAKES / "pipelined_rag.py")], cwd=FAKES,
+                           env={"PIPELINED_RAG_SLOW": "Q3", "PIPELINED_RAG_DELAY": "0.6"})
+
+    async def one(qid: str, wait_s: float = 5):
+        try:
+            return arrived(await asyncio.wait_for(target.query(request(qid)), wait_s))[0]
+        except (TargetError, asyncio.TimeoutError) as exc:
+            return exc
+
+    async def go():
+        await target.start()
+        try:
+            first = await one("Q0")
+            slow, answered = asyncio.create_task(one("Q3", wait_s=1.5)), asyncio.create_task(one("Q1"))
+            await asyncio.sleep(1.2)
+            in_flight_at_time_out = [asyncio.create_task(one(qid)) for qid in ("Q4", "Q5")]  # answered at ~1.8 s
+            replies = [first, await slow, await answered, *[await t for t in in_flight_at_time_out]]
+            await asyncio.sleep(1.5)  # Q3's late reply comes at ~3 s: dropped, not a stray line
+            return [*replies, await one("Q6")]
+        finally:
+            await target.stop()
+
+    q0, q3, q1, q4, q5, q6 = asyncio.run(go())
+    assert isinstance(q3, asyncio.TimeoutError)
+    own_answers_only(["Q0", "Q1", "Q4", "Q5", "Q6"], [q0, q1, q4, q5, q6])
+    assert all(isinstance(r, dict) for r in (q0, q1, q4, q5, q6)), (q0, q1, q4, q5, q6)
+    assert target.restarts == 0 and "dropped the reply to 'Q3'" in target.diagnostics()
 
 
 def unruly(modes: str) -> CommandTarget:
