@@ -154,3 +154,27 @@ def test_once_replies_carried_ids_a_reply_without_one_is_a_stray_line_in_the_no_
     replies = ask_together(unruly("Q3=no_id"), "Q1", ["Q2", "Q3", "Q4"])
     own_answers_only(["Q1", "Q2", "Q3", "Q4"], replies)
     assert any(isinstance(r, TargetError) and "a reply without `id`" in str(r) for r in replies), replies
+
+
+TWELVE = "version: 1\nquestions:\n" + "".join(
+    f"  - {{id: Q{i}, question: What is the delay?, doc_id: a, sources: [a/x.md], keywords: ['10 ms']}}\n" for i in range(12)
+)
+
+
+def test_a_run_sends_up_to_target_concurrency_requests_to_one_process_once_its_replies_carry_ids(tiny_project, tmp_path):
+    # Before: the engine sent at most `processes` requests at once to a command target, ids or not.
+    from click.testing import CliRunner
+
+    from rag_ci.cli import cli
+
+    log = tmp_path / "in_flight.log"
+    config = tiny_project(f"target:\n  kind: command\n  command: [python, {FAKES / 'pipelined_rag.py'}]\n"
+                          f"  env: {{PIPELINED_RAG_LOG: '{log}', PIPELINED_RAG_DELAY: '0.3'}}\n  concurrency: 4\n  timeout_s: 10\n", TWELVE)
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(out), "--no-progress"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    import json
+
+    answers = {q["id"]: q["answer"] for q in json.loads(out.read_text())["questions"]}
+    assert all(answers[f"Q{i}"].endswith(f"[Q{i}]") for i in range(12)), answers
+    assert max(int(n) for n in log.read_text().split()) == 4  # target.concurrency, on the one process
