@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,11 +33,13 @@ def timed_run(config: Path, output: Path, source: Path = REPO) -> dict:
     its target's), CPU s (both), exit code."""
     env = {**os.environ, "PYTHONPATH": str(source), "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
     command = [sys.executable, "-m", "rag_ci", "run", "--config", str(config), "-o", str(output), "--no-progress"]
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as err, open(os.devnull, "wb") as null:
         started = time.perf_counter()
-        process = os.posix_spawn(command[0], command, env, file_actions=[(os.POSIX_SPAWN_DUP2, err.fileno(), 2),
-                                                                        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
-        _, status, usage = os.wait4(process, 0)
+        # In the project's folder: `python -m` puts the working folder first on sys.path, ahead
+        # of PYTHONPATH, and from the repository that would be this tree's rag_ci whatever `source`.
+        process = subprocess.Popen(command, cwd=config.parent, env=env, stdout=null, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - started
         err.seek(0)
         stderr = err.read().decode(errors="replace")
