@@ -145,6 +145,11 @@ async def ask_by_id(worker: "_Worker", request: dict[str, Any]) -> ArrivedReply:
         if worker.needs_start():
             await worker.target.restart(worker)
         if worker.replies is None:
+            early = worker.lines.stray()
+            if early is not None:  # written at (re)start, before any request: it must not answer this one
+                await worker.kill()
+                raise TargetError(f"malformed response: the target wrote a stdout line at start, before any request: "
+                                  f"{shown(early)}; this question was not sent and the process is restarted ({STDOUT_RULE})")
             worker.replies = RepliesById(worker)
         replies = worker.replies
         future = replies.expect(request["id"])

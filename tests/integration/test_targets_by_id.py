@@ -137,6 +137,22 @@ def test_a_duplicate_arriving_while_nothing_is_in_flight_errors_the_next_request
     assert isinstance(q2, TargetError) and "second reply for 'Q1'" in str(q2) and "was not sent" in str(q2)
 
 
+def test_a_process_that_dies_by_id_errors_its_requests_and_the_next_ones_get_a_fresh_process():
+    target = CommandTarget([sys.executable, str(FAKES / "unruly_rag.py")], cwd=FAKES,
+                           env={"UNRULY_RAG_IDS": "1", "UNRULY_RAG_CRASH": "Q2"}, restart_limit=100)
+    replies = ask_together(target, "Q1", ["Q2"], last="Q3")
+    assert isinstance(replies[1], TargetError) and "exited (code 3)" in str(replies[1])
+    assert replies[0]["answer"].endswith("[Q1]") and replies[2]["answer"].endswith("[Q3]")
+
+
+def test_a_reply_shaped_line_written_at_a_restart_never_answers_a_request_by_id(tmp_path):
+    target = CommandTarget([sys.executable, str(FAKES / "unruly_rag.py")], cwd=FAKES, restart_limit=100,
+                           env={"UNRULY_RAG_IDS": "1", "UNRULY_RAG_CRASH": "Q2", "UNRULY_RAG_BANNER": f"restarts={tmp_path / 'started'}"})
+    q1, q2, q3 = ask_together(target, "Q1", ["Q2"], last="Q3")
+    assert q1["answer"].endswith("[Q1]") and isinstance(q2, TargetError)  # by id from Q1's reply on; Q2 crashes it
+    assert isinstance(q3, TargetError) and "at start, before any request" in str(q3) and "banner" in str(q3)
+
+
 def test_a_reply_for_an_id_never_asked_is_a_stray_line():
     # other_id: a reply carrying id "Q0" (answered long ago), then the real one.
     replies = ask_together(unruly("Q3=other_id"), "Q1", ["Q2", "Q3", "Q4", "Q5"])
