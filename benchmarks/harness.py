@@ -15,6 +15,9 @@
    rates (benchmarks/judge_cost.py);
 8. judge noise: false alarms per 10 reworded PRs under a judge flipping 0/5/10 % of its
    verdicts, real regressions caught, judge calls per question (benchmarks/judge_noise.py).
+9. judge-free tier on N9 questions through a `kind: command` target process (`rag-ci run`,
+   a fresh process, one target process and `processes: 2`): wall ÷ 90 s and peak RSS
+   (benchmarks/command_scale.py).
 
 The RAG and the judge are simulators (benchmarks/simulators.py,
 benchmarks/simulated_judge.py); everything between them is the real rag-ci path:
@@ -66,7 +69,8 @@ from benchmarks.simulated_judge import JudgeProcess
 from benchmarks.simulators import SimulatedTarget, write_project
 
 GIB = 1024**3
-TARGETS = {"fig1_cold_vs_ideal": 1.15, "fig2_vs_deepeval": 1.0, "fig3_warm_judge_calls": 0, "fig4_rss_gib": 1.0}
+TARGETS = {"fig1_cold_vs_ideal": 1.15, "fig2_vs_deepeval": 1.0, "fig3_warm_judge_calls": 0, "fig4_rss_gib": 1.0,
+           "fig9_wall_s": 90.0}
 
 
 @dataclass
@@ -81,14 +85,17 @@ class Sizes:
     rate_limited_questions: int = 60
     noise_baselines: int = 10  # figure 6: baselines × noise_reruns unchanged re-runs of the flaky RAG
     noise_reruns: int = 10
+    command_questions: int = 50_000  # figure 8
 
     @classmethod
     def preset(cls, name: str) -> Sizes:
         if name == "quick":
-            return cls(questions=48, judge_free_questions=1000, rate_limited_questions=16, noise_baselines=3)
+            return cls(questions=48, judge_free_questions=1000, rate_limited_questions=16, noise_baselines=3,
+                       command_questions=5000)
         if name == "tiny":  # the CI smoke test: proves the harness runs, measures nothing
             return cls(questions=6, concurrency=4, target_latency_s=0.01, judge_latency_s=0.01, judge_free_questions=60,
-                       judge_free_latency_s=0.0, rate_limit=50.0, rate_limited_questions=4, noise_baselines=1, noise_reruns=2)
+                       judge_free_latency_s=0.0, rate_limit=50.0, rate_limited_questions=4, noise_baselines=1, noise_reruns=2,
+                       command_questions=60)
         return cls()
 
 
@@ -241,11 +248,28 @@ def _judge_free(sizes: Sizes, folder: Path) -> dict[str, Any]:
 # -- the six figures ---------------------------------------------------------------------
 
 
-def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False) -> Report:
+def _command_figure(report: Report, sizes: Sizes, workdir: Path) -> None:
+    from benchmarks.command_scale import command_scale
+
+    n, latency, c = sizes.command_questions, sizes.judge_free_latency_s, sizes.concurrency
+    _log(f"figure 9: {n} questions judge-free through a command target process, target {latency * 1000:.0f} ms, concurrency {c}")
+    figure = command_scale(n, latency_s=latency, concurrency=c, folder=workdir / "command-scale")
+    one, two = figure["processes_1"], figure["processes_2"]
+    report.figures["9_command_scale"] = {
+        **figure, "ratio": one["wall_s"] / TARGETS["fig9_wall_s"], "target": f"<= {TARGETS['fig9_wall_s']:g} s wall, < 1 GiB",
+    }
+    _log(f"  one process {one['wall_s']:.1f}s {one['peak_rss_mib']:.0f} MiB; processes: 2 {two['wall_s']:.1f}s "
+         f"{two['peak_rss_mib']:.0f} MiB (ideal {figure['ideal_s']:.1f}s)")
+
+
+def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False, only_scale: bool = False) -> Report:
     report = Report(sizes=asdict(sizes), environment={
         "python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
     })
     n, c = sizes.questions, sizes.concurrency
+    if only_scale:
+        _command_figure(report, sizes, workdir)
+        return report
     report.raw["deepeval_import_s"] = round(_import_deepeval(), 3)
     import deepeval
 
@@ -362,6 +386,8 @@ def run_benchmark(sizes: Sizes, *, workdir: Path, skip_deepeval: bool = False) -
     }
     _log(f"  {throughput:.1f} judge calls/s against a limit of {sizes.rate_limit:g}/s ({stats['rate_limited']} answered 429)")
 
+    _command_figure(report, sizes, workdir)
+
     from benchmarks.noise import noise_figure
 
     _log(f"figure 6: generator noise, {sizes.noise_baselines}×{sizes.noise_reruns} unchanged re-runs of a RAG garbling 15 % of answers")
@@ -423,6 +449,13 @@ def format_table(report: Report) -> str:
                                f"caught {v['real_regressions_caught']}/{v['real_regressions']}, judge calls/question cold "
                                f"{v['cold_judge_calls_per_question']:.2f}, reworded {v['reworded_judge_calls_per_question']:.2f}"
                                for k, v in x.items())))
+    if "9_command_scale" in f:
+        x = f["9_command_scale"]
+        one, two = x["processes_1"], x["processes_2"]
+        rows.append((f"9 {x['questions']} q judge-free, command target: wall / 90 s", f"{x['ratio']:.3f}", "<= 1.0, < 1 GiB",
+                     f"one process {one['wall_s']:.1f}s, {one['peak_rss_mib']:.0f} MiB, {one['errors']} errors; processes: 2 "
+                     f"{two['wall_s']:.1f}s, {two['peak_rss_mib']:.0f} MiB, {two['errors']} errors; ideal {x['ideal_s']:.1f}s; "
+                     f"load average {x['load_average'][0]:.1f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = []
     for k, row in enumerate(rows):
@@ -443,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, help="target and judge concurrency (default 16)")
     parser.add_argument("--rate-limit", type=float, help="judge requests/s for figure 5 (default 40)")
     parser.add_argument("--skip-deepeval", action="store_true", help="leave out figure 2")
+    parser.add_argument("--scale-only", action="store_true", help="figure 9 alone (the command target at scale)")
+    parser.add_argument("--command-questions", type=int, help="questions for figure 8 (default 50000)")
     parser.add_argument("--json", type=Path, default=REPO / "benchmarks" / "last-run.json", help="where to write the figures as JSON")
     parser.add_argument("--judge-free-child", nargs=4, metavar=("N", "CONCURRENCY", "LATENCY", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -455,12 +490,13 @@ def main(argv: list[str] | None = None) -> int:
     sizes = Sizes.preset("tiny" if args.tiny else "quick" if args.quick else "full")
     for name, attr in (("questions", "questions"), ("judge_free_questions", "judge_free_questions"),
                        ("target_latency", "target_latency_s"), ("judge_latency", "judge_latency_s"),
-                       ("concurrency", "concurrency"), ("rate_limit", "rate_limit")):
+                       ("concurrency", "concurrency"), ("rate_limit", "rate_limit"),
+                       ("command_questions", "command_questions")):
         if getattr(args, name) is not None:
             setattr(sizes, attr, getattr(args, name))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="rag-ci-bench-") as folder:
-        report = run_benchmark(sizes, workdir=Path(folder), skip_deepeval=args.skip_deepeval)
+        report = run_benchmark(sizes, workdir=Path(folder), skip_deepeval=args.skip_deepeval, only_scale=args.scale_only)
     report.raw["benchmark_wall_s"] = round(time.perf_counter() - started, 2)
     print(format_table(report))
     args.json.parent.mkdir(parents=True, exist_ok=True)

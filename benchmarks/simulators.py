@@ -12,6 +12,8 @@ benchmarks/simulated_judge.py.
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,13 +82,33 @@ def config_yaml(*, concurrency: int, judge_url: str | None, judge_concurrency: i
     return text
 
 
+def command_target_yaml(*, latency_s: float, processes: int, concurrency: int, ids: bool = True) -> str:
+    """A `kind: command` target block running the simulator as a process (simulated_rag_server.py)."""
+    server = Path(__file__).with_name("simulated_rag_server.py")
+    command = [sys.executable, str(server), "--latency", str(latency_s), *([] if ids else ["--no-ids"])]
+    return (
+        "target:\n"
+        "  kind: command\n"
+        f"  command: {json.dumps(command)}\n"
+        f"  processes: {processes}\n"
+        f"  generator_model: {GENERATOR_MODEL}\n"
+        f"  concurrency: {concurrency}\n"
+        "  timeout_s: 120\n"
+    )
+
+
 def write_project(folder: Path, *, questions: int, concurrency: int = 16, judge_url: str | None = None,
-                  judge_concurrency: int = 16, metrics: str = "all", refusals: bool = False) -> Path:
+                  judge_concurrency: int = 16, metrics: str = "all", refusals: bool = False, target: str | None = None) -> Path:
+    """`target`: a target block replacing the (never imported) python one, e.g. command_target_yaml(...)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "questions.yml").write_text(questions_yaml(questions, refusals=refusals), encoding="utf-8")
     config = folder / "rag-ci.yml"
-    config.write_text(config_yaml(concurrency=concurrency, judge_url=judge_url, judge_concurrency=judge_concurrency,
-                                  metrics=metrics), encoding="utf-8")
+    text = config_yaml(concurrency=concurrency, judge_url=judge_url, judge_concurrency=judge_concurrency, metrics=metrics)
+    if target is not None:
+        start = text.index("target:\n")
+        end = text.index("  timeout_s: 120\n", start) + len("  timeout_s: 120\n")
+        text = text[:start] + target + text[end:]
+    config.write_text(text, encoding="utf-8")
     return config
 
 

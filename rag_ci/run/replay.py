@@ -57,6 +57,7 @@ class Replay:
         # progress and the resume journal stay empty until then. Two judge-fulls of
         # questions keep every judge slot busy (each question has several calls ready).
         self.window = asyncio.Semaphore(parallel + 2 * (self.config.judge.concurrency if judge is not None else parallel))
+        self._max_parallel = target.max_parallel
         self.generators: set[str] = set()
         # Questions that timed out before the target had answered anything: a cold start
         # more often than the question's fault (two of four made a small run "broken");
@@ -98,7 +99,23 @@ class Replay:
             return None, time.perf_counter() - started, error
         if watched:
             self.breaker.succeeded()
+        if self.target.max_parallel != self._max_parallel:
+            self._widen()
         return reply, latency, None
+
+    def _widen(self) -> None:
+        """More calls at once, now that the target takes them: a command target whose replies
+        carry ids is asked many requests per process (rag_ci/targets/by_id.py)."""
+        self._max_parallel = self.target.max_parallel
+        concurrency = self.config.target.concurrency
+        wider = min(concurrency, self._max_parallel or concurrency) - self.parallel
+        if wider <= 0:
+            return
+        self.parallel += wider
+        for _ in range(wider):
+            self.slots.release()
+        for _ in range(wider if self.judge is not None else 3 * wider):  # the window: see __init__
+            self.window.release()
 
     async def warm_up(self, questions: list[Question], count: int) -> list[float | None]:
         """Send `count` unscored requests (the first questions', under ids of their own) and

@@ -77,8 +77,9 @@ class TargetBreaker:
     def succeeded(self) -> None:
         self._answered = True
         self._last_success = asyncio.get_running_loop().time()
-        self._failing_since = None
-        self._reschedule()
+        if self._failing_since is not None:  # time-outs brought forward by the outage go back to their own
+            self._failing_since = None
+            self._reschedule()
 
     def failed(self, started: float, error: str, *, counts: bool = True, cut: bool = False) -> None:
         """A call that began at loop time `started` failed with `error`: maybe trip.

@@ -1,19 +1,24 @@
 """`kind: command`: long-lived subprocesses speaking JSON lines on stdin/stdout.
 
-Each process answers one request at a time, so concurrency comes from `processes`
-workers. A reply is matched to its request: by `id` when the reply carries one,
-otherwise by strict lock-step. Any stdout line that is not the one reply to the
+A reply is matched to its request: by `id` when the reply carries one, otherwise by
+strict lock-step. Once a reply carried its id, every reply must, and each process gets many
+requests at once, matched by id (by_id.py): nothing depends on timing there. Until then (and
+for ever, for a target without ids) each process answers one request at a time, so
+concurrency comes from `processes` workers. Any stdout line that is not the one reply to the
 request in flight (a log line, a second reply, a reply for another id, a line written at
 start) errors the question it was read for and restarts the process: a line left in the
 stream would otherwise answer the next question, and every later answer would be
-shifted by one. A process that dies, or that is abandoned mid-request by a
-time-out, is restarted for the next question for the same reason.
+shifted by one. A process that dies, or (in lock-step) that is abandoned mid-request by
+a time-out, is restarted for the next question for the same reason; by id, a time-out
+leaves the process to its other requests unless it answered nothing meanwhile (by_id.py).
 
 Lock-step has no end-of-reply marker, so two rules make what a question gets independent
-of timing: after each reply rag-ci waits `settle_s` for a second line (a reply printed
-twice arrives within microseconds: it errors its own question, never the next one), and
-after every (re)start `startup_grace_s` for lines written at start. A target whose replies
-carry ids must keep sending them: a reply without one is a stray line too.
+of timing: after each reply without id rag-ci waits `settle_s` for a second line (a reply
+printed twice in two writes lands within it: it errors its own question, never the next
+one, and is never read as the next question's reply), and after every (re)start
+`startup_grace_s` for lines written at start. Looking only at what had arrived (no wait)
+was tried: the second write often came a scheduling slice later and was read as the next
+answer. Ids make the wait unnecessary, which is why docs/targets.md recommends them.
 
 Each process is the leader of its own process group, killed as a whole: a child that
 keeps stdout open after its parent died would otherwise hold the pipes (and the run's
@@ -28,79 +33,19 @@ import json
 import os
 import signal
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.base import ArrivedReply
+from rag_ci.targets.by_id import RepliesById, ask_by_id
 from rag_ci.targets.processes import OutputTail, finish_reader, permission_hint, target_process_kwargs
 from rag_ci.targets.reply_json import OFF_LOOP_BYTES, reply_bounds_problem
+from rag_ci.targets.stdout_lines import _EOF, LINE_LIMIT, STDOUT_RULE, _Lines, shown
 
-_LINE_LIMIT = 64 * 1024 * 1024  # replies with many contexts can be long
-_EOF = b""
-STDOUT_RULE = "stdout is for replies only: write logs to stderr"
-SETTLE_S = 0.02  # a second write of a reply lands within this; a RAG's reply takes far longer
+SETTLE_S = 0.02  # lock-step without ids: a second write of a reply lands within this
 EXIT_POLL_S = 0.05
 ORPHAN_GRACE_S = 0.5  # after the process exited, for the reader to take what is still in the pipe
-
-
-class _Lines:
-    """Lines a process wrote to stdout, read as they arrive (so a stray one can be seen
-    before the next request goes out). `b""` marks the end of the stream."""
-
-    def __init__(self) -> None:
-        self._items: deque[bytes | ValueError] = deque()
-        self._arrived = asyncio.Event()
-
-    def put(self, item: bytes | ValueError) -> None:
-        self._items.append(item)
-        self._arrived.set()
-
-    async def get(self) -> bytes | ValueError:
-        while not self._items:
-            self._arrived.clear()
-            await self._arrived.wait()
-        return self._items.popleft()
-
-    async def wait_for_more(self, timeout_s: float) -> None:
-        """Until a line is pending or `timeout_s` passed, whichever is first."""
-        if self._items:
-            return
-        self._arrived.clear()
-        try:
-            await asyncio.wait_for(self._arrived.wait(), timeout_s)
-        except asyncio.TimeoutError:
-            pass
-
-    def stray(self) -> bytes | ValueError | None:
-        """The first pending line that is not the end of the stream, if any."""
-        return next((item for item in self._items if item != _EOF), None)
-
-    def take_pending(self) -> list[bytes | ValueError]:
-        """Every pending line but the end of the stream, removed."""
-        taken = [item for item in self._items if item != _EOF]
-        self._items = deque(item for item in self._items if item == _EOF)
-        return taken
-
-    def ended(self) -> bool:
-        return _EOF in self._items
-
-    async def follow(self, stream: asyncio.StreamReader) -> None:
-        try:
-            while True:
-                line = await stream.readline()
-                self.put(line)
-                if not line:
-                    return
-        except ValueError as exc:  # a line longer than the limit
-            self.put(exc)
-
-
-def shown(line: bytes | ValueError) -> str:
-    if isinstance(line, ValueError):
-        return f"a line longer than {_LINE_LIMIT} bytes"
-    return repr(line[:200].decode("utf-8", "replace").rstrip("\n"))
 
 
 def _kill_group(process: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:
@@ -135,6 +80,9 @@ class _Worker:
         self.exited = asyncio.Event()
         self.last_id: str | None = None  # the question the previous reply answered
         self._tasks: list[asyncio.Task[None]] = []
+        self.reading = asyncio.Lock()  # one lock-step request at a time; by_id waits for it at the switch
+        self.replies: RepliesById | None = None  # requests in flight by id, once the target sends ids
+        self.stale = False  # a stray line was seen by id: the next request restarts the process
 
     async def launch(self) -> None:
         try:
@@ -144,7 +92,7 @@ class _Worker:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.target.cwd,
-                limit=_LINE_LIMIT,
+                limit=LINE_LIMIT,
                 start_new_session=True,  # its own process group: see _kill_group
                 **self.target.process_kwargs,
             )
@@ -155,6 +103,8 @@ class _Worker:
         self.lines = _Lines()
         self.exited = asyncio.Event()
         self.last_id = None
+        self.stale = False
+        self.replies = None
         readers = [
             asyncio.create_task(self.target.stderr.follow(self.process.stderr)),
             asyncio.create_task(self.lines.follow(self.process.stdout)),
@@ -170,11 +120,12 @@ class _Worker:
         _close_pipes(process)
 
     def needs_start(self) -> bool:
-        return self.process is None or self.process.returncode is not None or self.lines.ended()
+        return self.process is None or self.process.returncode is not None or self.lines.ended() or self.stale
 
     async def ask(self, request: dict[str, Any]) -> dict[str, Any] | ArrivedReply:
         try:
-            return await self._ask(request)
+            async with self.reading:
+                return await self._ask(request)
         except asyncio.CancelledError:
             # Abandoned mid-request (time-out): its reply would answer the next question.
             await self.kill()
@@ -195,18 +146,17 @@ class _Worker:
             )
         await self._send(request)
         line = await self.lines.get()
-        arrived_at = time.perf_counter()  # the settle wait below is rag-ci's check, not the target's latency
+        arrived_at = time.perf_counter()  # a wait for a pending line below is rag-ci's check, not the target's latency
         await self._refuse_unreadable(line)
         assert isinstance(line, bytes)
         # A long line is checked and parsed in a worker thread: the event loop keeps serving the other workers.
         reply, problem = (await asyncio.to_thread(self._decode, line, request["id"]) if len(line) > OFF_LOOP_BYTES
                           else self._decode(line, request["id"]))
-        if problem is None:
-            # A reply written twice: the second line follows at once. Seen now, it errors this
-            # question; seen at the next request, it would error that one instead.
-            await self.lines.wait_for_more(self.target.settle_s)
-            await asyncio.sleep(0)
-            extra = self.lines.stray()
+        if problem is None and "id" not in reply:
+            # A reply written twice: seen now, it errors this question; seen at the next request,
+            # it would error that one instead. A reply with its id needs no wait: from now on the
+            # process is asked by id (by_id.py), and a second reply for this id is caught whenever it comes.
+            extra = await self._second_line()
             if extra is not None:
                 problem = f"the target wrote more than one stdout line for one request (next: {shown(extra)})"
         if problem is not None:
@@ -216,6 +166,23 @@ class _Worker:
             self.target.sends_ids = True
         self.last_id = request["id"]
         return ArrivedReply(reply, arrived_at)
+
+    async def _second_line(self) -> bytes | ValueError | None:
+        """A line that followed the reply (lock-step without ids): the lines already read, then
+        whatever arrives within `settle_s`. A duplicate written in a second write can come a
+        scheduling slice after the first: looking only at what is already there (no wait) let
+        it be read as the next question's reply. Replies with ids need no such wait (by_id.py)."""
+        await self.lines.wait_for_more(self.target.settle_s)
+        await asyncio.sleep(0)
+        return self.lines.stray()
+
+    async def exit_code_or_none(self, wait_s: float = 2.0) -> int | None:
+        """The exit code once the process has exited (None if it has not within `wait_s`)."""
+        try:
+            await asyncio.wait_for(self.exited.wait(), wait_s)
+        except asyncio.TimeoutError:
+            return None
+        return self.process.returncode if self.process is not None else None
 
     async def _send(self, message: dict[str, Any]) -> None:
         assert self.process is not None and self.process.stdin is not None
@@ -260,7 +227,11 @@ class _Worker:
         assert self.process is not None
         return self.process.returncode
 
-    async def kill(self) -> None:
+    async def kill(self, error: TargetError | None = None) -> None:
+        """Kill the process (and its group); requests in flight by id fail with `error`."""
+        replies, self.replies, self.stale = self.replies, None, False
+        if replies is not None:
+            replies.close(error or TargetError("the target process was restarted while this request was in flight"))
         process = self.process
         if process is not None:
             _kill_group(process)
@@ -301,6 +272,10 @@ class _Worker:
 RESTART_NOTE = "[rag-ci] restarting target process"
 
 
+def _load(worker: _Worker) -> int:
+    return len(worker.replies.waiting) if worker.replies is not None else 0
+
+
 class CommandTarget:
     worker_class: type[_Worker] = _Worker
 
@@ -315,9 +290,13 @@ class CommandTarget:
         self.sends_ids = False  # once a reply carried its request's id, every reply must
         self.stderr = OutputTail()
         self._workers = [self.worker_class(self, i) for i in range(processes)]
-        # The engine sends no more than this at once, so latency excludes queueing for a worker.
-        self.max_parallel: int | None = processes
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+
+    @property
+    def max_parallel(self) -> int | None:
+        """In lock-step, one request per process: the engine sends no more, so latency excludes
+        queueing for a worker. Once replies carry ids, as many as `target.concurrency`."""
+        return None if self.sends_ids else len(self._workers)
 
     def looks_like_reply(self, reply: dict[str, Any]) -> bool:
         """A JSON object that answers (or refuses to): anything else on stdout is a stray line."""
@@ -369,8 +348,12 @@ class CommandTarget:
             raise TargetError(str(exc)) from None
 
     async def query(self, request: dict[str, Any]) -> dict[str, Any] | ArrivedReply:
+        if self.sends_ids:
+            return await ask_by_id(min(self._workers, key=_load), request)
         worker = await self._idle.get()
         try:
+            if self.sends_ids:  # the target's first id arrived while this request waited for a process
+                return await ask_by_id(worker, request)
             return await worker.ask(request)
         finally:
             self._idle.put_nowait(worker)

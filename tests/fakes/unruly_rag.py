@@ -11,7 +11,8 @@ Misbehaviour is chosen per question id: UNRULY_RAG="Q1=stray,Q6=empty". Modes:
   deep      a reply holding a list nested 200,000 deep
 Every answer names the id it answers, so a reply read for the wrong question shows.
 UNRULY_RAG_IDS=1 puts the request's `id` in every reply. UNRULY_RAG_BANNER=1 prints a
-reply-shaped line ({"answer": "banner"}, no id) at every start, before reading a request.
+reply-shaped line ({"answer": "banner"}, no id) at every start, before reading a request;
+UNRULY_RAG_BANNER=restarts=PATH only at the starts after the first (PATH marks the first).
 UNRULY_RAG_CRASH=Q2 exits (code 3) when asked Q2, to make the process restart.
 """
 
@@ -34,7 +35,12 @@ def reply(request_id, mode):
 
 def main():
     modes = dict(pair.split("=", 1) for pair in os.environ.get("UNRULY_RAG", "").split(",") if pair)
-    if os.environ.get("UNRULY_RAG_BANNER"):
+    banner = os.environ.get("UNRULY_RAG_BANNER", "")
+    if banner.startswith("restarts="):
+        mark = banner.split("=", 1)[1]
+        banner = "1" if os.path.exists(mark) else ""
+        open(mark, "a").close()
+    if banner:
         print(json.dumps({"answer": "banner", "contexts": [FACT]}), flush=True)
     for line in sys.stdin:
         request_id = json.loads(line)["id"]

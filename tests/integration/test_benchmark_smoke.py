@@ -31,7 +31,7 @@ def test_tiny_benchmark_produces_the_eight_figures(tmp_path):
     report = json.loads(out.read_text())
     figures = report["figures"]
     assert set(figures) == {"1_cold_vs_ideal", "2_vs_deepeval", "3_warm_rerun", "4_judge_free_scale", "5_rate_limited_throughput",
-                            "6_generator_noise", "7_judge_cost", "8_judge_noise"}
+                            "6_generator_noise", "7_judge_cost", "8_judge_noise", "9_command_scale"}
     assert all(isinstance(f["ratio"], float) and f["ratio"] > 0 for k, f in figures.items() if k not in ("7_judge_cost", "8_judge_noise"))
     # Judge noise: false alarms per 10 runs (0 is the goal), beside the rule's exact odds per metric.
     noise = figures["8_judge_noise"]
@@ -59,6 +59,10 @@ def test_tiny_benchmark_produces_the_eight_figures(tmp_path):
     noise = figures["6_generator_noise"]
     assert noise["before"]["false_regressions"] > noise["after"]["false_regressions"]
     assert noise["after"]["broken_caught"] == noise["after"]["broken_passing_on_baseline"] > 0
+    command = figures["9_command_scale"]  # `rag-ci run` through a command target process, one and two processes
+    for run in (command["processes_1"], command["processes_2"]):
+        assert run["exit_code"] == 0 and run["errors"] == 0
+        assert f"{report['sizes']['command_questions']}/{report['sizes']['command_questions']} pass" in run["summary"]
     for line in ("1 cold run / ideal", "2 rag-ci / deepeval.evaluate", "3 warm re-run / cold", "5 throughput / rate limit",
                  "7 judge calls / question"):
         assert line in done.stdout

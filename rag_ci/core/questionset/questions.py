@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError as PydanticError, field_validator
 
@@ -114,9 +116,10 @@ class Question(LeanModel):  # no per-object "fields set": 35 MiB at 50,000 quest
             return (value,)
         return value
 
-    @property
+    @functools.cached_property
     def content_hash(self) -> str:
-        """Identity of what is asked and expected: a change here is a 'changed question'."""
+        """Identity of what is asked and expected: a change here is a 'changed question'.
+        Kept once computed (the question is frozen): a run asked for it four times per question."""
         return stable_hash(
             {
                 "question": self.question,
@@ -127,6 +130,11 @@ class Question(LeanModel):  # no per-object "fields set": 35 MiB at 50,000 quest
                 "expect": self.expect,
             }
         )
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> "Question":
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("content_hash", None)  # the copy's own fields decide its hash
+        return copy
 
     @property
     def is_refusal(self) -> bool:
