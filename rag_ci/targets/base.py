@@ -45,8 +45,10 @@ class Target(Protocol):
 
     # At most this many calls at once (a command target's worker processes), or None when the
     # target takes as many as `target.concurrency` allows: the engine never sends more, so the
-    # latency measured excludes queueing inside the target.
-    max_parallel: int | None
+    # latency measured excludes queueing inside the target. Read-only here: a command target
+    # widens it once its replies carry ids (the engine then widens its slots).
+    @property
+    def max_parallel(self) -> int | None: ...
 
     async def start(self) -> None:
         """Launch and wait until ready. Raise TargetError when it cannot start."""

@@ -93,7 +93,7 @@ class RepliesById:
                 return
             arrived_at = time.perf_counter()
             problem = f"{line}" if isinstance(line, ValueError) else None
-            reply = None if problem else self._reply(line)
+            reply = None if isinstance(line, ValueError) else self._reply(line)
             if isinstance(reply, dict):
                 self.last_reply_at = arrived_at
                 self.answered.append(reply["id"])
