@@ -177,7 +177,6 @@ def load_project(config_path: Path) -> Project:
     config_path = Path(config_path).resolve()
     text = read_file(config_path, "config")
     config = parse_config(text, str(config_path))
-    root = config_path.parent
     corpora, links_outside = corpora_table(config_path, text, config)
     questions_path = question_set_path(config_path, text, config.questions)
     questions = parse_question_set(read_file(questions_path, "question set"), str(questions_path), set(corpora))

@@ -8,12 +8,13 @@ from rag_ci.core.questionset.draft_plan import ADVERSARIAL, DocumentPassages, mi
 from rag_ci.core.questionset.draft_text import misspell, normalise, pick_keywords
 from rag_ci.core.questionset.similarity import Texts, similarity_matrix
 
+from rag_ci.core.questionset.passages import cut_passages
 
 def similarity(a: str, b: str) -> float:
     """One pair of the matrix dedupe scores with."""
     vocabulary: dict[str, str] = {}
     return float(similarity_matrix(Texts.of([a], vocabulary), Texts.of([b], vocabulary))[0, 0])
-from rag_ci.core.questionset.passages import cut_passages
+
 
 BATTERY = (EXAMPLES / "corpora" / "du2" / "docs" / "battery.md").read_text(encoding="utf-8")
 
