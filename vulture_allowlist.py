@@ -13,7 +13,14 @@ _ = Whitelist()
 # Jinja templates (rag_ci/templates/*.j2) call these by name: render.py hands them over as globals.
 _.fake_judge_after_merge, _.broken_words, _.budget_limit, _.stale_dead, _.stale_insufficient
 _.flaky_failing, _.missing_sources_line, _.headline_cause, _.not_evaluated_next, _.failing_why
-_.changed_sources_line, _.failing_sections, _.dirty_words, _.noise_words, _.baseline_words, _.gate_off_after_merge
+(
+    _.changed_sources_line,
+    _.failing_sections,
+    _.dirty_words,
+    _.noise_words,
+    _.baseline_words,
+    _.gate_off_after_merge,
+)
 # ...and read these fields of the views and records they are given.
 _.head_url, _.base_dirty, _.head_dirty, _.old_answer, _.old_sources, _.new_sources, _.new_source_kinds
 _.stratum
@@ -21,8 +28,20 @@ _.stratum
 # Fields of the pydantic models and dataclasses written to results.json, questions.yml and the
 # drafts file (read back by model_validate / by the user), not by attribute access.
 _.from_history, _.latency_p50, _.latency_p95, _.cost_per_question_usd, _.used_sources, _.evolutions
-_.reviewed_by, _.prompt_hash, _.baseline_cache_key, _.config_fingerprint, _.target_kind, _.image_s, _.image_reused
-_.false_regression, _.split_shown, _.calls_per_metric  # judge_votes.RuleRow, read by asdict (benchmarks/judge_noise.py)
+(
+    _.reviewed_by,
+    _.prompt_hash,
+    _.baseline_cache_key,
+    _.config_fingerprint,
+    _.target_kind,
+    _.image_s,
+    _.image_reused,
+)
+(
+    _.false_regression,
+    _.split_shown,
+    _.calls_per_metric,
+)  # judge_votes.RuleRow, read by asdict (benchmarks/judge_noise.py)
 _.PASS  # Verdict.PASS: a verdict compared by value ("pass"), written to results.json
 
 # Hooks their library calls: html.parser.HTMLParser, pydantic, click, ruamel, JMESPath (functions

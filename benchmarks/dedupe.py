@@ -23,18 +23,58 @@ import time
 from collections.abc import Hashable
 
 CORPORA = ["du2", "du3", "app", "charger"]
-TERMS = ("peak torque", "firmware update", "battery capacity", "error E-07", "thermal derating", "CAN bus delay",
-         "walk assist", "display pairing", "charging current", "motor temperature", "speed limit", "cadence sensor",
-         "service interval", "wheel circumference", "lighting output", "range estimate", "diagnostic log",
-         "brake sensor", "assist level", "power mode", "cable routing", "torque sensor", "sleep mode", "boost")
-FRAMES = ("What is the {a} of the {b}?", "How does the {a} affect the {b}?", "When should the {a} be checked on the {b}?",
-          "Which {a} does the {b} report?", "How do I change the {a} for the {b}?", "Why does the {a} drop after the {b}?",
-          "Where is the {a} shown for the {b}?", "How is the {a} measured during the {b}?")
+TERMS = (
+    "peak torque",
+    "firmware update",
+    "battery capacity",
+    "error E-07",
+    "thermal derating",
+    "CAN bus delay",
+    "walk assist",
+    "display pairing",
+    "charging current",
+    "motor temperature",
+    "speed limit",
+    "cadence sensor",
+    "service interval",
+    "wheel circumference",
+    "lighting output",
+    "range estimate",
+    "diagnostic log",
+    "brake sensor",
+    "assist level",
+    "power mode",
+    "cable routing",
+    "torque sensor",
+    "sleep mode",
+    "boost",
+)
+FRAMES = (
+    "What is the {a} of the {b}?",
+    "How does the {a} affect the {b}?",
+    "When should the {a} be checked on the {b}?",
+    "Which {a} does the {b} report?",
+    "How do I change the {a} for the {b}?",
+    "Why does the {a} drop after the {b}?",
+    "Where is the {a} shown for the {b}?",
+    "How is the {a} measured during the {b}?",
+)
 
 
-CONDITIONS = ("in cold weather", "after a firmware reset", "when the battery is below 20 percent", "on a steep climb",
-              "with the rear rack mounted", "during the first ride", "after a crash", "in eco mode", "on long descents",
-              "when the display is paired with the phone app", "while charging overnight", "at full assist")
+CONDITIONS = (
+    "in cold weather",
+    "after a firmware reset",
+    "when the battery is below 20 percent",
+    "on a steep climb",
+    "with the rear rack mounted",
+    "during the first ride",
+    "after a crash",
+    "in eco mode",
+    "on long descents",
+    "when the display is paired with the phone app",
+    "while charging overnight",
+    "at full assist",
+)
 
 
 def synthetic_questions(count: int, rng: random.Random) -> list[tuple[str, str, Hashable]]:
@@ -52,11 +92,12 @@ def typo(question: str, rng: random.Random) -> str:
     i = rng.randrange(len(words))
     if len(words[i]) > 4:
         j = rng.randrange(1, len(words[i]) - 1)
-        words[i] = words[i][:j] + words[i][j + 1:]
+        words[i] = words[i][:j] + words[i][j + 1 :]
     return " ".join(words).lower()
 
 
 # -- before: the check this benchmark replaced, as it was (difflib per pair) -------------------
+
 
 def _old_similarity(a: str, b: str) -> float:
     from rag_ci.core.questionset.draft_text import normalise
@@ -107,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = random.Random(args.seed)
     existing = synthetic_questions(args.questions, rng)
-    drafts = [(f"draft:{n}", q, route) for n, (_, q, route) in enumerate(synthetic_questions(args.drafts, rng))]
+    drafts = [
+        (f"draft:{n}", q, route) for n, (_, q, route) in enumerate(synthetic_questions(args.drafts, rng))
+    ]
     for n in range(0, args.drafts, 10):  # a tenth: a set question, typo'd
         _, question, route = rng.choice(existing)
         drafts[n] = (drafts[n][0], typo(question, rng), route)
@@ -123,12 +166,18 @@ def main(argv: list[str] | None = None) -> int:
     before = before_sample / max(1, len(sample)) * len(drafts)
 
     new_on_sample = {d.item[0] for d in dropped if int(d.item[0].split(":")[1]) < len(sample)}
-    print(f"dedupe of {len(drafts)} drafts against {len(existing)} questions ({len(drafts) * len(existing):,} pairs)")
+    print(
+        f"dedupe of {len(drafts)} drafts against {len(existing)} questions ({len(drafts) * len(existing):,} pairs)"
+    )
     print(f"  after  (rapidfuzz cdist):   {after:8.2f} s   kept {len(kept)}, dropped {len(dropped)}")
-    print(f"  before (difflib per pair):  {before_sample:8.2f} s on the first {len(sample)} drafts "
-          f"-> ~{before:.0f} s for {len(drafts)} (extrapolated)")
+    print(
+        f"  before (difflib per pair):  {before_sample:8.2f} s on the first {len(sample)} drafts "
+        f"-> ~{before:.0f} s for {len(drafts)} (extrapolated)"
+    )
     print(f"  ratio before/after: ~{before / after:.0f}x; goal < 10 s: {'met' if after < 10 else 'NOT met'}")
-    print(f"  on the first {len(sample)} drafts: before dropped {sorted(old_dropped)}, after dropped {sorted(new_on_sample)}")
+    print(
+        f"  on the first {len(sample)} drafts: before dropped {sorted(old_dropped)}, after dropped {sorted(new_on_sample)}"
+    )
     return 0 if after < 10 else 1
 
 

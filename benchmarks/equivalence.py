@@ -43,14 +43,28 @@ def _sentences(text: str) -> list[str]:
 
 def labelled_pairs(baseline: Path = BASELINE) -> list[dict[str, Any]]:
     data = json.loads(baseline.read_text(encoding="utf-8"))
-    answered = [(q["id"], q["question"], q["answer"]) for q in data["questions"]
-                if q.get("answer") and q.get("expect") != "refusal" and q.get("verdict") != "error"]
+    answered = [
+        (q["id"], q["question"], q["answer"])
+        for q in data["questions"]
+        if q.get("answer") and q.get("expect") != "refusal" and q.get("verdict") != "error"
+    ]
     pairs = []
     for k, (qid, question, answer) in enumerate(answered):
         parts = _sentences(answer)
 
-        def add(kind: str, label: str, new: str, qid: str = qid, question: str = question, answer: str = answer) -> None:
-            pairs.append({"id": qid, "question": question, "baseline": answer, "new": new, "kind": kind, "same": label == "same"})
+        def add(
+            kind: str, label: str, new: str, qid: str = qid, question: str = question, answer: str = answer
+        ) -> None:
+            pairs.append(
+                {
+                    "id": qid,
+                    "question": question,
+                    "baseline": answer,
+                    "new": new,
+                    "kind": kind,
+                    "same": label == "same",
+                }
+            )
 
         add("appended sentence stating nothing", "same", f"{answer} {NOTHING}")
         if len(parts) > 1:
@@ -60,7 +74,7 @@ def labelled_pairs(baseline: Path = BASELINE) -> list[dict[str, Any]]:
         if number:
             value = number.group(0)
             changed = str(int(value) + 1) if value.isdigit() else value[:-1] + str((int(value[-1]) + 1) % 10)
-            add("one number changed", "changed", answer[:number.start()] + changed + answer[number.end():])
+            add("one number changed", "changed", answer[: number.start()] + changed + answer[number.end() :])
         other = _sentences(answered[(k + 1) % len(answered)][2])[0]
         add("a sentence of another answer appended", "changed", f"{answer} {other}")
     return pairs
@@ -70,7 +84,9 @@ async def _ask(client, pairs: list[dict[str, Any]]) -> list[bool]:
     from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 
     async def one(pair):
-        reply = await client.call(equivalence_prompt(pair["question"], pair["baseline"], pair["new"]), SameFacts)
+        reply = await client.call(
+            equivalence_prompt(pair["question"], pair["baseline"], pair["new"]), SameFacts
+        )
         return reply.same_facts
 
     return await asyncio.gather(*(one(p) for p in pairs))
@@ -89,11 +105,18 @@ def measure(client, pairs: list[dict[str, Any]]) -> dict[str, Any]:
     false_carries = [p for p, s in edits if s]
     missed = [p for p, s in paraphrases if not s]
     return {
-        "pairs": len(pairs), "one_fact_edits": len(edits), "paraphrases": len(paraphrases),
-        "false_carries": len(false_carries), "false_carry_rate": len(false_carries) / max(1, len(edits)),
-        "paraphrases_carried": len(paraphrases) - len(missed), "carry_rate": (len(paraphrases) - len(missed)) / max(1, len(paraphrases)),
+        "pairs": len(pairs),
+        "one_fact_edits": len(edits),
+        "paraphrases": len(paraphrases),
+        "false_carries": len(false_carries),
+        "false_carry_rate": len(false_carries) / max(1, len(edits)),
+        "paraphrases_carried": len(paraphrases) - len(missed),
+        "carry_rate": (len(paraphrases) - len(missed)) / max(1, len(paraphrases)),
         "false_carry_examples": [{k: p[k] for k in ("id", "kind", "new")} for p in false_carries[:5]],
-        "by_kind": {kind: sum(1 for p, s in zip(pairs, said_same) if p["kind"] == kind and s) for kind in {p["kind"] for p in pairs}},
+        "by_kind": {
+            kind: sum(1 for p, s in zip(pairs, said_same) if p["kind"] == kind and s)
+            for kind in {p["kind"] for p in pairs}
+        },
     }
 
 
@@ -113,8 +136,12 @@ def _client_for(config_path: Path | None, base_url: str | None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.equivalence", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", type=Path, help="a rag-ci.yml whose judge to ask (default: the scripted simulator)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.equivalence", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--config", type=Path, help="a rag-ci.yml whose judge to ask (default: the scripted simulator)"
+    )
     args = parser.parse_args(argv)
     pairs = labelled_pairs()
     if args.config:

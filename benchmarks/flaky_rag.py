@@ -33,8 +33,10 @@ def write_flaky_project(folder: Path, *, questions: int = 100, extra_yaml: str =
     lines = ["version: 1", "questions:"]
     for i in range(questions):
         corpus, sentence, value = fact(i)
-        lines.append(f"  - {{id: P{i:03d}, question: 'What is the torque limit of part P{i}?', reference: '{sentence}', "
-                     f"doc_id: {corpus}, sources: ['{corpus}/p{i}.md'], keywords: ['{value}'], tags: [t{i % 3}]}}")
+        lines.append(
+            f"  - {{id: P{i:03d}, question: 'What is the torque limit of part P{i}?', reference: '{sentence}', "
+            f"doc_id: {corpus}, sources: ['{corpus}/p{i}.md'], keywords: ['{value}'], tags: [t{i % 3}]}}"
+        )
     (folder / "questions.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     corpora = "".join(f"  {c}: {{description: {c}}}\n" for c in CORPORA)
     config = folder / "rag-ci.yml"
@@ -42,8 +44,7 @@ def write_flaky_project(folder: Path, *, questions: int = 100, extra_yaml: str =
         "questions: questions.yml\n"
         f"corpora:\n{corpora}"
         "target: {kind: python, entry: 'benchmarks.flaky_rag:not_used', concurrency: 8}\n"
-        "metrics:\n  hit_at_k: {k: 5}\n  keyword_coverage: {threshold: 0.6}\n"
-        + extra_yaml,
+        "metrics:\n  hit_at_k: {k: 5}\n  keyword_coverage: {threshold: 0.6}\n" + extra_yaml,
         encoding="utf-8",
     )
     return config
@@ -54,8 +55,15 @@ class FlakyRag:
 
     max_parallel: int | None = None
 
-    def __init__(self, seed: int, *, garble_rate: float = 0.15, broken: frozenset[str] | set[str] = frozenset(),
-                 cost_usd: float = 0.0001, latency_s: float = 0.0):
+    def __init__(
+        self,
+        seed: int,
+        *,
+        garble_rate: float = 0.15,
+        broken: frozenset[str] | set[str] = frozenset(),
+        cost_usd: float = 0.0001,
+        latency_s: float = 0.0,
+    ):
         self.seed = seed
         self.garble_rate = garble_rate
         self.broken = frozenset(broken)

@@ -61,35 +61,52 @@ def check_ragci_complete(result, label: str) -> None:
     errors = [f"{q.id}/{n}: {m.error}" for q in result.questions for n, m in q.metrics.items() if m.error]
     unscored = [q.id for q in result.questions if not any(m.kind == "judge" for m in q.metrics.values())]
     if errors or unscored:
-        raise RuntimeError(f"rag-ci {label} run incomplete: {len(errors)} metric errors {errors[:3]}, "
-                           f"{len(unscored)} questions without judge metrics")
+        raise RuntimeError(
+            f"rag-ci {label} run incomplete: {len(errors)} metric errors {errors[:3]}, "
+            f"{len(unscored)} questions without judge metrics"
+        )
 
 
 def cost_per_100(stats: dict[str, Any], questions: int) -> dict[str, float]:
     from rag_ci.judges.prices import PRICE_TABLE
 
-    return {model: PRICE_TABLE[model].cost(stats["prompt_tokens"], stats["completion_tokens"]) * 100 / questions
-            for model in PRICED_MODELS}
+    return {
+        model: PRICE_TABLE[model].cost(stats["prompt_tokens"], stats["completion_tokens"]) * 100 / questions
+        for model in PRICED_MODELS
+    }
 
 
-def judge_cost_runs(run_ragci, judge, config: Path, cold, workdir: Path, *, target_latency_s: float) -> dict[str, Any]:
+def judge_cost_runs(
+    run_ragci, judge, config: Path, cold, workdir: Path, *, target_latency_s: float
+) -> dict[str, Any]:
     """Reworded and counterfactual runs against the cold baseline; `run_ragci` is the harness's runner."""
     n = len(cold.questions)
     figures: dict[str, Any] = {}
     equivalent = config.with_name("rag-ci.equivalent.yml")
-    equivalent.write_text(config.read_text(encoding="utf-8").replace(
-        "  prices:", "  reuse_equivalent_answers: true\n  prices:"), encoding="utf-8")
-    for label, target, project in (("reworded", RewordedTarget(target_latency_s), config),
-                                   ("counterfactual", CounterfactualTarget(target_latency_s), config),
-                                   ("reworded_equivalent", RewordedTarget(target_latency_s), equivalent)):
+    equivalent.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "  prices:", "  reuse_equivalent_answers: true\n  prices:"
+        ),
+        encoding="utf-8",
+    )
+    for label, target, project in (
+        ("reworded", RewordedTarget(target_latency_s), config),
+        ("counterfactual", CounterfactualTarget(target_latency_s), config),
+        ("reworded_equivalent", RewordedTarget(target_latency_s), equivalent),
+    ):
         judge.reset()
         result, wall = run_ragci(project, workdir / f"{label}.json", target=target, baseline=cold)
         check_ragci_complete(result, label)
         stats = judge.stats()
         figures[label] = {
-            "judge_calls": stats["answered"], "judge_calls_per_question": stats["answered"] / n, "wall_s": wall,
-            "kinds": stats["kinds"], "cost_per_100_questions_usd": cost_per_100(stats, n),
-            "confirmed_metrics": sum(1 for q in result.questions for m in q.metrics.values() if m.confirm_runs),
+            "judge_calls": stats["answered"],
+            "judge_calls_per_question": stats["answered"] / n,
+            "wall_s": wall,
+            "kinds": stats["kinds"],
+            "cost_per_100_questions_usd": cost_per_100(stats, n),
+            "confirmed_metrics": sum(
+                1 for q in result.questions for m in q.metrics.values() if m.confirm_runs
+            ),
             "failing_questions": sum(1 for q in result.questions if q.verdict == "fail"),
         }
     return figures
@@ -116,8 +133,11 @@ def one_client_model(base_url: str, model_name: str = "gpt-4.1-mini"):
 
         async def a_generate(self, prompt: str, schema=None, **kwargs):
             reply = await self.client.chat.completions.create(
-                model=model_name, temperature=0, messages=[{"role": "user", "content": prompt}],
-                response_format={"type": "json_object"})
+                model=model_name,
+                temperature=0,
+                messages=[{"role": "user", "content": prompt}],
+                response_format={"type": "json_object"},
+            )
             text = reply.choices[0].message.content or ""
             return schema.model_validate_json(text) if schema is not None else text
 
@@ -130,21 +150,28 @@ def one_client_model(base_url: str, model_name: str = "gpt-4.1-mini"):
 def check_deepeval_complete(result, cases: int, metrics: int, label: str) -> int:
     """Raises unless DeepEval returned every test case with every metric scored; returns passing cases."""
     results = list(result.test_results)
-    scored = sum(1 for t in results for m in (t.metrics_data or []) if m.error is None and m.score is not None)
+    scored = sum(
+        1 for t in results for m in (t.metrics_data or []) if m.error is None and m.score is not None
+    )
     if len(results) != cases or scored != cases * metrics:
-        raise RuntimeError(f"deepeval.evaluate ({label}) did not finish: {len(results)}/{cases} test cases, "
-                           f"{scored}/{cases * metrics} metrics scored")
+        raise RuntimeError(
+            f"deepeval.evaluate ({label}) did not finish: {len(results)}/{cases} test cases, "
+            f"{scored}/{cases * metrics} metrics scored"
+        )
     return sum(1 for t in results if t.success)
 
 
-def deepeval_variants(judge_process, config: Path, concurrency: int, *, build_cases, build_metrics, run_deepeval,
-                      log) -> dict[str, Any]:
+def deepeval_variants(
+    judge_process, config: Path, concurrency: int, *, build_cases, build_metrics, run_deepeval, log
+) -> dict[str, Any]:
     """`deepeval.evaluate` with DeepEval's stock model class and with a one-client model."""
     from deepeval.models import OpenAIModel
 
     out: dict[str, Any] = {}
     variants = {
-        "stock": lambda url: OpenAIModel(model="gpt-4.1-mini", base_url=url, api_key="simulated", temperature=0),
+        "stock": lambda url: OpenAIModel(
+            model="gpt-4.1-mini", base_url=url, api_key="simulated", temperature=0
+        ),
         "one_client": one_client_model,
     }
     for label, make_model in variants.items():
@@ -156,9 +183,15 @@ def deepeval_variants(judge_process, config: Path, concurrency: int, *, build_ca
             result, wall = run_deepeval(cases, metrics, concurrency)
             stats = judge.stats()
             passed = check_deepeval_complete(result, len(cases), len(metrics), label)
-            out[label] = {"wall_s": wall, "judge_calls": stats["answered"], "judge_errors": stats["errors"],
-                          "passed_cases": passed, "max_in_flight": stats["max_in_flight"], "kinds": stats["kinds"],
-                          "judge_calls_per_question": stats["answered"] / len(cases),
-                          "process_s": time.perf_counter() - started}
+            out[label] = {
+                "wall_s": wall,
+                "judge_calls": stats["answered"],
+                "judge_errors": stats["errors"],
+                "passed_cases": passed,
+                "max_in_flight": stats["max_in_flight"],
+                "kinds": stats["kinds"],
+                "judge_calls_per_question": stats["answered"] / len(cases),
+                "process_s": time.perf_counter() - started,
+            }
             log(f"    {wall:.2f}s, {stats['answered']} judge calls, {passed}/{len(cases)} passing")
     return out

@@ -34,8 +34,16 @@ WRONG_ON_BOTH = frozenset(f"N{i:02d}" for i in range(0, QUESTIONS, 5))
 MADE_WRONG = frozenset(f"N{i:02d}" for i in range(1, QUESTIONS, 5)[:10])
 TOPICS = ("transmission delay", "peak torque", "cut-off voltage", "rated power")
 UNITS = ("ms", "Nm", "V", "W")
-WORDINGS = ("per its specification", "according to its datasheet", "as its manual states", "as documented",
-            "by its specification sheet", "so the documentation says", "as its sheet lists", "in its documentation")
+WORDINGS = (
+    "per its specification",
+    "according to its datasheet",
+    "as its manual states",
+    "as documented",
+    "by its specification sheet",
+    "so the documentation says",
+    "as its sheet lists",
+    "in its documentation",
+)
 
 
 def _fact(i: int, wrong: bool = False) -> tuple[str, str]:
@@ -47,8 +55,10 @@ def write_project(folder: Path, judge_url: str) -> Path:
     lines = ["version: 1", "questions:"]
     for i in range(QUESTIONS):
         topic, value = _fact(i)
-        lines.append(f"  - {{id: N{i:02d}, question: 'What is the {topic} of unit {i}?', "
-                     f"reference: 'The {topic} of unit {i} is {value}.', doc_id: a}}")
+        lines.append(
+            f"  - {{id: N{i:02d}, question: 'What is the {topic} of unit {i}?', "
+            f"reference: 'The {topic} of unit {i} is {value}.', doc_id: a}}"
+        )
     (folder / "questions.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     config = folder / "rag-ci.yml"
     config.write_text(
@@ -56,7 +66,8 @@ def write_project(folder: Path, judge_url: str) -> Path:
         "target: {kind: python, entry: 'benchmarks.judge_noise:not_used', generator_model: mistral-small-2409, concurrency: 8}\n"
         f"judge: {{provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: '{judge_url}', concurrency: 16}}\n"
         "metrics:\n  correctness: {}\n  faithfulness: {threshold: 0.7}\n  contextual_recall: {threshold: 0.7}\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return config
 
 
@@ -77,13 +88,32 @@ class WordedRag:
             return {"answer": "warm", "contexts": []}
         i = int(qid[1:])
         topic, value = _fact(i)
-        contexts = [{"text": f"Unit {i} specification: the {topic} is {value}.", "doc_id": "a", "source": f"a/u{i}.md#0"},
-                    {"text": "Maintenance: clean the housing with a dry cloth.", "doc_id": "a", "source": "a/care.md#0"}]
+        contexts = [
+            {
+                "text": f"Unit {i} specification: the {topic} is {value}.",
+                "doc_id": "a",
+                "source": f"a/u{i}.md#0",
+            },
+            {
+                "text": "Maintenance: clean the housing with a dry cloth.",
+                "doc_id": "a",
+                "source": "a/care.md#0",
+            },
+        ]
         if qid in WRONG_ON_BOTH:  # the older value is in the contexts too: faithful, but not correct
-            contexts.append({"text": f"Older units: the {topic} is {_fact(i, True)[1]}.", "doc_id": "a", "source": "a/older.md#0"})
+            contexts.append(
+                {
+                    "text": f"Older units: the {topic} is {_fact(i, True)[1]}.",
+                    "doc_id": "a",
+                    "source": "a/older.md#0",
+                }
+            )
         said = _fact(i, qid in self.wrong)[1]
-        return {"answer": f"Unit {i} has a {topic} of {said}, {WORDINGS[self.wording]}.", "contexts": contexts,
-                "usage": {"model": "mistral-small-2409"}}
+        return {
+            "answer": f"Unit {i} has a {topic} of {said}, {WORDINGS[self.wording]}.",
+            "contexts": contexts,
+            "usage": {"model": "mistral-small-2409"},
+        }
 
     async def stop(self) -> None:
         pass
@@ -95,8 +125,19 @@ class WordedRag:
 def _run(project, folder: Path, target: WordedRag, baseline=None):
     from rag_ci.run.engine import RunContext, RunOptions, run_project
 
-    return asyncio.run(run_project(project, RunOptions(output=folder / "run.json", baseline=baseline, progress=False, build=False,
-                                                       run_context=RunContext(git_sha="bench")), target=target))
+    return asyncio.run(
+        run_project(
+            project,
+            RunOptions(
+                output=folder / "run.json",
+                baseline=baseline,
+                progress=False,
+                build=False,
+                run_context=RunContext(git_sha="bench"),
+            ),
+            target=target,
+        )
+    )
 
 
 def measure(p: float, baselines: int = 2, prs: int = 5) -> dict[str, Any]:
@@ -126,10 +167,17 @@ def measure(p: float, baselines: int = 2, prs: int = 5) -> dict[str, Any]:
                 should = {q for q in MADE_WRONG if baseline.by_id()[q].passed}
                 broken += len(should)
                 caught += len(should & {c.id for c in compare(baseline, head).regressions})
-    return {"p": p, "runs": runs, "red_runs": red, "false_alarms": false_alarms,
-            "false_alarms_per_10_runs": 10 * false_alarms / runs, "real_regressions_caught": caught,
-            "real_regressions": broken, "cold_judge_calls_per_question": cold_calls / (baselines * QUESTIONS),
-            "reworded_judge_calls_per_question": pr_calls / (runs * QUESTIONS)}
+    return {
+        "p": p,
+        "runs": runs,
+        "red_runs": red,
+        "false_alarms": false_alarms,
+        "false_alarms_per_10_runs": 10 * false_alarms / runs,
+        "real_regressions_caught": caught,
+        "real_regressions": broken,
+        "cold_judge_calls_per_question": cold_calls / (baselines * QUESTIONS),
+        "reworded_judge_calls_per_question": pr_calls / (runs * QUESTIONS),
+    }
 
 
 def judge_noise_figure(baselines: int = 2, prs: int = 5) -> dict[str, Any]:
@@ -141,8 +189,13 @@ def judge_noise_figure(baselines: int = 2, prs: int = 5) -> dict[str, Any]:
     x = after["5%"]
     # Beside the measured figures, the rule's exact odds per metric (docs/noise.md's table).
     exact = {f"{p:.0%}": asdict(rule_row(p)) for p in (0.02, 0.05, 0.10)}
-    return {"ratio": x["false_alarms_per_10_runs"], "after": after, "exact": exact, "questions": QUESTIONS,
-            "target": "<= 2 false alarms per 10 runs at 5 %, every real regression caught at 0 %, cold calls +<= 15 %"}
+    return {
+        "ratio": x["false_alarms_per_10_runs"],
+        "after": after,
+        "exact": exact,
+        "questions": QUESTIONS,
+        "target": "<= 2 false alarms per 10 runs at 5 %, every real regression caught at 0 %, cold calls +<= 15 %",
+    }
 
 
 if __name__ == "__main__":

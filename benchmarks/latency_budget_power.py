@@ -25,15 +25,27 @@ import numpy as np
 from rag_ci.core.comparison.stats import paired_percentile_ratio_lower_bound
 
 
-def breaches(before: np.ndarray, after: np.ndarray, q: float, allowed_ratio: float, alpha: float, naive: bool = False) -> bool:
+def breaches(
+    before: np.ndarray, after: np.ndarray, q: float, allowed_ratio: float, alpha: float, naive: bool = False
+) -> bool:
     over = np.percentile(after, q) > allowed_ratio * np.percentile(before, q)
     if naive:  # the older rule: the point estimate alone
         return bool(over)
     return bool(over and paired_percentile_ratio_lower_bound(before, after, q, alpha=alpha) > allowed_ratio)
 
 
-def rate(n: int, slowdown: float, q: float, *, noise: float, trials: int, allowed_ratio: float, alpha: float, seed: int,
-         naive: bool = False) -> float:
+def rate(
+    n: int,
+    slowdown: float,
+    q: float,
+    *,
+    noise: float,
+    trials: int,
+    allowed_ratio: float,
+    alpha: float,
+    seed: int,
+    naive: bool = False,
+) -> float:
     rng = np.random.default_rng(seed)
     hits = 0
     for _ in range(trials):
@@ -51,17 +63,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="20,30,50,100,200")
     parser.add_argument("--slowdowns", default="1.0,1.2,1.5,2.0,3.0")
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--naive", action="store_true", help="the point-estimate rule (before the bootstrap), for comparison")
+    parser.add_argument(
+        "--naive", action="store_true", help="the point-estimate rule (before the bootstrap), for comparison"
+    )
     args = parser.parse_args(argv)
     slowdowns = [float(x) for x in args.slowdowns.split(",")]
-    print(f"{'naive rule' if args.naive else 'bootstrap rule'}: budget +20%, alpha {args.alpha}, noise σ {args.noise}, {args.trials} simulated pairs per cell: "
-          "share of pairs that breach")
+    print(
+        f"{'naive rule' if args.naive else 'bootstrap rule'}: budget +20%, alpha {args.alpha}, noise σ {args.noise}, {args.trials} simulated pairs per cell: "
+        "share of pairs that breach"
+    )
     print("| questions | percentile | " + " | ".join(f"{s:g}×" for s in slowdowns) + " |")
     print("|---:|---|" + "---:|" * len(slowdowns))
     for n in (int(x) for x in args.sizes.split(",")):
         for q in (50.0, 95.0):
-            cells = [rate(n, s, q, noise=args.noise, trials=args.trials, allowed_ratio=1.2, alpha=args.alpha, seed=n, naive=args.naive)
-                     for s in slowdowns]
+            cells = [
+                rate(
+                    n,
+                    s,
+                    q,
+                    noise=args.noise,
+                    trials=args.trials,
+                    allowed_ratio=1.2,
+                    alpha=args.alpha,
+                    seed=n,
+                    naive=args.naive,
+                )
+                for s in slowdowns
+            ]
             print(f"| {n} | p{q:.0f} | " + " | ".join(f"{c:.0%}" for c in cells) + " |")
     return 0
 

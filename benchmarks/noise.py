@@ -26,8 +26,19 @@ def _run(project, folder: Path, seed: int, baseline=None, broken=frozenset()):
     from rag_ci.run.engine import RunContext, RunOptions, run_project
 
     target = FlakyRag(seed, broken=broken)
-    result = asyncio.run(run_project(project, RunOptions(output=folder / "run.json", baseline=baseline, progress=False, build=False,
-                                                        run_context=RunContext()), target=target))
+    result = asyncio.run(
+        run_project(
+            project,
+            RunOptions(
+                output=folder / "run.json",
+                baseline=baseline,
+                progress=False,
+                build=False,
+                run_context=RunContext(),
+            ),
+            target=target,
+        )
+    )
     return result, target
 
 
@@ -48,8 +59,12 @@ def _measure(reask: bool, baselines: int, reruns: int, folder: Path) -> dict[str
             false_regressions += len(comparison.regressions)
             green += comparison.verdict == "pass"
             extra_calls += target.calls - len(head.questions)
-            distinct_extra_answers += sum(len({s.answer_hash for s in q.samples}) - 1 for q in head.questions if q.samples)
-            flips += sum(1 for q in head.questions if q.reasked) + (len(comparison.regressions) if not reask else 0)
+            distinct_extra_answers += sum(
+                len({s.answer_hash for s in q.samples}) - 1 for q in head.questions if q.samples
+            )
+            flips += sum(1 for q in head.questions if q.reasked) + (
+                len(comparison.regressions) if not reask else 0
+            )
         head, _ = _run(project, folder, 1000 * b + 999, baseline, BROKEN)
         regressions = {c.id for c in compare(baseline, head).regressions}
         should = {q for q in BROKEN if baseline.by_id()[q].passed}
@@ -57,10 +72,15 @@ def _measure(reask: bool, baselines: int, reruns: int, folder: Path) -> dict[str
         caught += len(should & regressions)
     questions = runs * 100
     return {
-        "runs": runs, "false_regressions": false_regressions, "false_regressions_per_10_runs": 10 * false_regressions / runs,
-        "green_share": green / runs, "flips": flips, "extra_target_calls_per_question": extra_calls / questions,
+        "runs": runs,
+        "false_regressions": false_regressions,
+        "false_regressions_per_10_runs": 10 * false_regressions / runs,
+        "green_share": green / runs,
+        "flips": flips,
+        "extra_target_calls_per_question": extra_calls / questions,
         "extra_distinct_answers_per_question": distinct_extra_answers / questions,
-        "broken_caught": caught, "broken_passing_on_baseline": breakable,
+        "broken_caught": caught,
+        "broken_passing_on_baseline": breakable,
     }
 
 
@@ -68,9 +88,14 @@ def noise_figure(baselines: int = 10, reruns: int = 10) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rag-ci-bench-noise-") as folder:
         before = _measure(False, baselines, reruns, Path(folder))
         after = _measure(True, baselines, reruns, Path(folder))
-    return {"ratio": after["extra_target_calls_per_question"], "before": before, "after": after,
-            "garble_rate": 0.15, "questions": 100,
-            "target": "<= 1 false regression per 10 runs, >= 9/10 green, all broken caught, <= 0.5 extra calls/question"}
+    return {
+        "ratio": after["extra_target_calls_per_question"],
+        "before": before,
+        "after": after,
+        "garble_rate": 0.15,
+        "questions": 100,
+        "target": "<= 1 false regression per 10 runs, >= 9/10 green, all broken caught, <= 0.5 extra calls/question",
+    }
 
 
 if __name__ == "__main__":

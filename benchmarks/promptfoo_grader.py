@@ -76,9 +76,15 @@ def _nli(prompt: str) -> str:
     context = _last(prompt, "context:\n", "\nstatements:\n")
     statements = [s for s in _last(prompt, "\nstatements:\n", "\nAnswer:").splitlines() if s.strip()]
     verdicts = ["Yes" if supported(s, context) else "No" for s in statements]
-    lines = [f"{n}. {s}\nExplanation: term overlap with the context. Verdict: {v}." for n, (s, v) in
-             enumerate(zip(statements, verdicts), 1)]
-    return "\n".join(lines) + "\nFinal verdict for each statement in order: " + " ".join(f"{v}." for v in verdicts)
+    lines = [
+        f"{n}. {s}\nExplanation: term overlap with the context. Verdict: {v}."
+        for n, (s, v) in enumerate(zip(statements, verdicts), 1)
+    ]
+    return (
+        "\n".join(lines)
+        + "\nFinal verdict for each statement in order: "
+        + " ".join(f"{v}." for v in verdicts)
+    )
 
 
 def _question(prompt: str) -> str:
@@ -91,8 +97,10 @@ def _question(prompt: str) -> str:
 def _recall(prompt: str) -> str:
     context = _last(prompt, "\ncontext:", "\nanswer:")
     truth = _last(prompt, "\nanswer:", "\nclassification:")
-    lines = [f"{n}. {s} So {'[Attributed]' if supported(s, context) else '[Not Attributed]'}"
-             for n, s in enumerate(sentences(truth), 1)]
+    lines = [
+        f"{n}. {s} So {'[Attributed]' if supported(s, context) else '[Not Attributed]'}"
+        for n, s in enumerate(sentences(truth), 1)
+    ]
     return "\n".join(lines) or "1. Nothing to attribute. So [Not Attributed]"
 
 
@@ -107,20 +115,38 @@ def _factuality(prompt: str) -> str:
     expert = _last(prompt, "<expert_answer>", "</expert_answer>").strip()
     submitted = _last(prompt, "<submitted_answer>", "</submitted_answer>").strip()
     ok = correct(submitted, expert)
-    return json.dumps({"category": "C" if ok else "D",
-                       "reason": "The facts agree." if ok else "The submitted answer disagrees with the expert answer."})
+    return json.dumps(
+        {
+            "category": "C" if ok else "D",
+            "reason": "The facts agree." if ok else "The submitted answer disagrees with the expert answer.",
+        }
+    )
 
 
 def _rubric(prompt: str) -> str:
     output = _last(prompt, "<Output>\n", "\n</Output>")
     reference = _last(prompt, "<Rubric>\n", "\n</Rubric>").partition("reference answer:")[2].strip()
     ok = complete(output, reference)
-    return json.dumps({"reason": "Every fact of the reference is stated." if ok else "A fact of the reference is missing.",
-                       "pass": ok, "score": 1.0 if ok else 0.0})
+    return json.dumps(
+        {
+            "reason": "Every fact of the reference is stated."
+            if ok
+            else "A fact of the reference is missing.",
+            "pass": ok,
+            "score": 1.0 if ok else 0.0,
+        }
+    )
 
 
-_ANSWERS = {"pf_statements": _statements, "pf_nli": _nli, "pf_question": _question, "pf_recall": _recall,
-            "pf_context_relevance": _context_relevance, "pf_factuality": _factuality, "pf_rubric": _rubric}
+_ANSWERS = {
+    "pf_statements": _statements,
+    "pf_nli": _nli,
+    "pf_question": _question,
+    "pf_recall": _recall,
+    "pf_context_relevance": _context_relevance,
+    "pf_factuality": _factuality,
+    "pf_rubric": _rubric,
+}
 
 
 def embedding(text: str) -> list[float]:
@@ -131,4 +157,3 @@ def embedding(text: str) -> list[float]:
         vector[slot] += 1.0
     norm = math.sqrt(sum(v * v for v in vector)) or 1.0
     return [v / norm for v in vector]
-

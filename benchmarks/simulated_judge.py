@@ -43,8 +43,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 class SimulatedOpenAIJudge:
-    def __init__(self, *, latency_s: float = 0.2, capacity: int | None = None, rate_limit: float | None = None,
-                 model: str = "gpt-4.1-mini-2025-04-14", flip: float = 0.0, seed: int = 0):
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.2,
+        capacity: int | None = None,
+        rate_limit: float | None = None,
+        model: str = "gpt-4.1-mini-2025-04-14",
+        flip: float = 0.0,
+        seed: int = 0,
+    ):
         self.latency_s = latency_s
         self.capacity = capacity
         self.rate_limit = rate_limit
@@ -56,9 +64,16 @@ class SimulatedOpenAIJudge:
 
     def reset(self) -> None:
         self.stats: dict[str, Any] = {
-            "requests": 0, "answered": 0, "rate_limited": 0, "errors": 0, "kinds": {},
-            "prompt_tokens": 0, "completion_tokens": 0,
-            "max_in_flight": 0, "first_at": None, "last_at": None,
+            "requests": 0,
+            "answered": 0,
+            "rate_limited": 0,
+            "errors": 0,
+            "kinds": {},
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "max_in_flight": 0,
+            "first_at": None,
+            "last_at": None,
         }
         self.trace: list[tuple[float, float, float]] = []  # (arrived, served from, answered) as time.time()
         self.rejections: list[tuple[float, float]] = []  # (time.time(), Retry-After given) of each 429
@@ -88,8 +103,12 @@ class SimulatedOpenAIJudge:
                 body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
                 status, extra, payload = await self._handle(method, path.split("?", 1)[0], body)
                 data = json.dumps(payload).encode()
-                head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}", "content-type: application/json",
-                        f"content-length: {len(data)}", *(f"{k}: {v}" for k, v in extra.items())]
+                head = [
+                    f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}",
+                    "content-type: application/json",
+                    f"content-length: {len(data)}",
+                    *(f"{k}: {v}" for k, v in extra.items()),
+                ]
                 writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
@@ -130,9 +149,21 @@ class SimulatedOpenAIJudge:
                 wait = window[0] + 1.0 - now
                 stats["rate_limited"] += 1
                 self.rejections.append((time.time(), wait))
-                headers = {"retry-after": str(max(1, math.ceil(wait))), "retry-after-ms": str(max(1, round(wait * 1000)))}
-                return 429, headers, {"error": {"message": f"Rate limit reached: {self.rate_limit:g} requests per second",
-                                                "type": "requests", "code": "rate_limit_exceeded"}}
+                headers = {
+                    "retry-after": str(max(1, math.ceil(wait))),
+                    "retry-after-ms": str(max(1, round(wait * 1000))),
+                }
+                return (
+                    429,
+                    headers,
+                    {
+                        "error": {
+                            "message": f"Rate limit reached: {self.rate_limit:g} requests per second",
+                            "type": "requests",
+                            "code": "rate_limit_exceeded",
+                        }
+                    },
+                )
             window.append(now)
         try:
             request = json.loads(body)
@@ -147,7 +178,16 @@ class SimulatedOpenAIJudge:
                 content = json.dumps(self.policy.answer(prompt))
         except (UnknownPrompt, KeyError, ValueError, SyntaxError) as exc:
             stats["errors"] += 1
-            return 400, {}, {"error": {"message": f"simulated judge: {type(exc).__name__}: {exc}"[:500], "type": "invalid_request_error"}}
+            return (
+                400,
+                {},
+                {
+                    "error": {
+                        "message": f"simulated judge: {type(exc).__name__}: {exc}"[:500],
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
         stats["kinds"][kind] = stats["kinds"].get(kind, 0) + 1
         arrived = time.time()
         if self._slots is not None:
@@ -166,17 +206,29 @@ class SimulatedOpenAIJudge:
         stats["completion_tokens"] += max(1, len(content) // 4)
         stats["last_at"] = time.time()
         self.trace.append((arrived, served, stats["last_at"]))
-        return 200, {}, {
-            "id": f"chatcmpl-sim{stats['answered']}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.get("model", self.model),
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": content, "refusal": None}}],
-            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": max(1, len(content) // 4),
-                      "total_tokens": len(prompt) // 4 + max(1, len(content) // 4)},
-        }
-
+        return (
+            200,
+            {},
+            {
+                "id": f"chatcmpl-sim{stats['answered']}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request.get("model", self.model),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                        "message": {"role": "assistant", "content": content, "refusal": None},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": len(prompt) // 4,
+                    "completion_tokens": max(1, len(content) // 4),
+                    "total_tokens": len(prompt) // 4 + max(1, len(content) // 4),
+                },
+            },
+        )
 
     async def _embeddings(self, body: bytes) -> tuple[int, dict[str, str], Any]:
         """OpenAI's embeddings endpoint (promptfoo's answer-relevance): a quarter of a chat call's latency."""
@@ -188,7 +240,16 @@ class SimulatedOpenAIJudge:
             vectors = [promptfoo_grader.embedding(str(text)) for text in texts]
         except (KeyError, ValueError, TypeError) as exc:
             stats["errors"] += 1
-            return 400, {}, {"error": {"message": f"simulated judge: {type(exc).__name__}: {exc}"[:500], "type": "invalid_request_error"}}
+            return (
+                400,
+                {},
+                {
+                    "error": {
+                        "message": f"simulated judge: {type(exc).__name__}: {exc}"[:500],
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
         if self._slots is not None:
             await self._slots.acquire()
         try:
@@ -198,9 +259,16 @@ class SimulatedOpenAIJudge:
                 self._slots.release()
         stats["embeddings"] = stats.get("embeddings", 0) + 1
         tokens = sum(len(str(t)) // 4 for t in texts)
-        return 200, {}, {"object": "list", "model": request.get("model", "text-embedding-3-small"),
-                         "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
-                         "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        return (
+            200,
+            {},
+            {
+                "object": "list",
+                "model": request.get("model", "text-embedding-3-small"),
+                "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
 
 
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests"}
@@ -209,8 +277,16 @@ _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requ
 class JudgeProcess:
     """The simulator in a child process: `with JudgeProcess(latency_s=0.2) as judge: judge.base_url`."""
 
-    def __init__(self, *, latency_s: float = 0.2, capacity: int | None = None, rate_limit: float | None = None,
-                 startup_timeout_s: float = 30.0, flip: float = 0.0, seed: int = 0):
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.2,
+        capacity: int | None = None,
+        rate_limit: float | None = None,
+        startup_timeout_s: float = 30.0,
+        flip: float = 0.0,
+        seed: int = 0,
+    ):
         self.args = ["--latency", str(latency_s)]
         if flip:
             self.args += ["--flip", str(flip), "--seed", str(seed)]
@@ -231,9 +307,17 @@ class JudgeProcess:
         return f"{self.url}/v1"
 
     def start(self) -> JudgeProcess:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.simulated_judge", *self.args],
-                                        stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.simulated_judge", *self.args],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=env,
+        )
         assert self.process.stdout is not None
         deadline = time.monotonic() + self.startup_timeout_s
         line = ""
@@ -248,7 +332,9 @@ class JudgeProcess:
         return self
 
     def _call(self, method: str, path: str) -> Any:
-        request = urllib.request.Request(self.url + path, method=method, data=b"" if method == "POST" else None)
+        request = urllib.request.Request(
+            self.url + path, method=method, data=b"" if method == "POST" else None
+        )
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 
@@ -282,18 +368,29 @@ class JudgeProcess:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.simulated_judge", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.simulated_judge", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per answered request")
     parser.add_argument("--capacity", type=int, default=None, help="requests served at once (others queue)")
-    parser.add_argument("--rate-limit", type=float, default=None, help="accepted requests per second; 429 past it")
+    parser.add_argument(
+        "--rate-limit", type=float, default=None, help="accepted requests per second; 429 past it"
+    )
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--flip", type=float, default=0.0, help="share of verdicts flipped at random (judge noise)")
+    parser.add_argument(
+        "--flip", type=float, default=0.0, help="share of verdicts flipped at random (judge noise)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the flips")
     args = parser.parse_args(argv)
 
     async def run() -> None:
-        judge = SimulatedOpenAIJudge(latency_s=args.latency, capacity=args.capacity, rate_limit=args.rate_limit,
-                                     flip=args.flip, seed=args.seed)
+        judge = SimulatedOpenAIJudge(
+            latency_s=args.latency,
+            capacity=args.capacity,
+            rate_limit=args.rate_limit,
+            flip=args.flip,
+            seed=args.seed,
+        )
         server = await judge.serve(port=args.port)
         print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
         async with server:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: `benchmarks` from this tree
 
-from benchmarks.simulators import SimulatedTarget  # noqa: E402
+from benchmarks.simulators import SimulatedTarget
 
 
 async def serve(latency_s: float, ids: bool) -> None:

@@ -40,7 +40,9 @@ def questions_yaml(count: int, *, refusals: bool = False) -> str:
         corpus, sentence = fact(i)
         qid = f"SIM-{i:05d}"
         if refusals and i % 25 == 24:
-            lines.append(f"  - {{id: {qid}, question: 'Who designed component K{i}?', expect: refusal, tags: [out_of_scope]}}")
+            lines.append(
+                f"  - {{id: {qid}, question: 'Who designed component K{i}?', expect: refusal, tags: [out_of_scope]}}"
+            )
             continue
         doc_ids = [corpus] if i % 10 != 9 else [corpus, CORPORA[(i + 1) % len(CORPORA)]]
         value = sentence.split(" is ")[-1].rstrip(".")
@@ -53,7 +55,9 @@ def questions_yaml(count: int, *, refusals: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def config_yaml(*, concurrency: int, judge_url: str | None, judge_concurrency: int, metrics: str = "all") -> str:
+def config_yaml(
+    *, concurrency: int, judge_url: str | None, judge_concurrency: int, metrics: str = "all"
+) -> str:
     """rag-ci.yml for the simulated project. The `python` target entry is never imported:
     the benchmark injects a SimulatedTarget. `metrics: judge-free` keeps the retrieval tier only."""
     corpora = "".join(f"  {c}: {{description: simulated {c} manuals}}\n" for c in CORPORA)
@@ -97,13 +101,24 @@ def command_target_yaml(*, latency_s: float, processes: int, concurrency: int, i
     )
 
 
-def write_project(folder: Path, *, questions: int, concurrency: int = 16, judge_url: str | None = None,
-                  judge_concurrency: int = 16, metrics: str = "all", refusals: bool = False, target: str | None = None) -> Path:
+def write_project(
+    folder: Path,
+    *,
+    questions: int,
+    concurrency: int = 16,
+    judge_url: str | None = None,
+    judge_concurrency: int = 16,
+    metrics: str = "all",
+    refusals: bool = False,
+    target: str | None = None,
+) -> Path:
     """`target`: a target block replacing the (never imported) python one, e.g. command_target_yaml(...)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "questions.yml").write_text(questions_yaml(questions, refusals=refusals), encoding="utf-8")
     config = folder / "rag-ci.yml"
-    text = config_yaml(concurrency=concurrency, judge_url=judge_url, judge_concurrency=judge_concurrency, metrics=metrics)
+    text = config_yaml(
+        concurrency=concurrency, judge_url=judge_url, judge_concurrency=judge_concurrency, metrics=metrics
+    )
     if target is not None:
         start = text.index("target:\n")
         end = text.index("  timeout_s: 120\n", start) + len("  timeout_s: 120\n")
@@ -149,10 +164,18 @@ class SimulatedTarget:
         routed = request["corpora"]
         home = corpus if corpus in routed else (routed[0] if routed else CORPORA[0])
         contexts = [
-            {"text": sentence if home == corpus else f"Component K{i} is described in the {home} manual.",
-             "doc_id": home, "source": f"{home}/k{i}.md#0", "score": 0.91},
-            {"text": f"Component K{i + 1} has a service interval of {i % 7 + 1} years.", "doc_id": home,
-             "source": f"{home}/k{i + 1}.md#2", "score": 0.42},
+            {
+                "text": sentence if home == corpus else f"Component K{i} is described in the {home} manual.",
+                "doc_id": home,
+                "source": f"{home}/k{i}.md#0",
+                "score": 0.91,
+            },
+            {
+                "text": f"Component K{i + 1} has a service interval of {i % 7 + 1} years.",
+                "doc_id": home,
+                "source": f"{home}/k{i + 1}.md#2",
+                "score": 0.42,
+            },
         ]
         if "Who designed" in request["question"]:
             answer = "I could not find this in the documents."
@@ -163,7 +186,12 @@ class SimulatedTarget:
         return {
             "answer": answer,
             "contexts": contexts,
-            "usage": {"model": GENERATOR_MODEL, "input_tokens": 600, "output_tokens": 30, "cost_usd": 0.00012},
+            "usage": {
+                "model": GENERATOR_MODEL,
+                "input_tokens": 600,
+                "output_tokens": 30,
+                "cost_usd": 0.00012,
+            },
         }
 
     async def stop(self) -> None:

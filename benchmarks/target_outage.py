@@ -49,21 +49,39 @@ def measure(questions: int, timeout_s: float, concurrency: int) -> dict[str, Any
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         project = _project(folder, questions, timeout_s, concurrency)
-        baseline = asyncio.run(run_project(project, RunOptions(output=folder / "base.json", progress=False),
-                                           target=SimulatedTarget(latency_s=0.01)))
+        baseline = asyncio.run(
+            run_project(
+                project,
+                RunOptions(output=folder / "base.json", progress=False),
+                target=SimulatedTarget(latency_s=0.01),
+            )
+        )
         hanging = HangingTarget()
         started = time.monotonic()
-        head = asyncio.run(run_project(project, RunOptions(output=folder / "head.json", baseline=baseline, progress=False),
-                                       target=hanging))
+        head = asyncio.run(
+            run_project(
+                project,
+                RunOptions(output=folder / "head.json", baseline=baseline, progress=False),
+                target=hanging,
+            )
+        )
         seconds = time.monotonic() - started
-    return {"questions": questions, "timeout_s": timeout_s, "concurrency": concurrency, "wall_s": round(seconds, 1),
-            "target_calls": hanging.calls, "broken": head.meta.broken}
+    return {
+        "questions": questions,
+        "timeout_s": timeout_s,
+        "concurrency": concurrency,
+        "wall_s": round(seconds, 1),
+        "target_calls": hanging.calls,
+        "broken": head.meta.broken,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=30)
-    parser.add_argument("--timeout", type=float, default=6.0, help="target.timeout_s (the issue's app had 60)")
+    parser.add_argument(
+        "--timeout", type=float, default=6.0, help="target.timeout_s (the issue's app had 60)"
+    )
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args(argv)
     result = measure(args.questions, args.timeout, args.concurrency)

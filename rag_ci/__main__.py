@@ -16,7 +16,8 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv and os.environ.get("GITHUB_ACTIONS") == "true":
-        from rag_ci.action.entry import main as action_main, runner_for
+        from rag_ci.action.entry import main as action_main
+        from rag_ci.action.entry import runner_for
         from rag_ci.action.outputs import report_interrupted
         from rag_ci.action.settings import Settings
 

@@ -22,28 +22,53 @@ import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date as Date, datetime, timezone
+from datetime import UTC, datetime
+from datetime import date as Date
 from types import MappingProxyType
 
 from rag_ci.core.comparison.carry import carry_forward
-from rag_ci.core.comparison.compare import (REBASELINE_HINT, Comparison, QuestionChange, check_baseline_usable, compare,
-                                            judge_free_regressions)
+from rag_ci.core.comparison.compare import (
+    REBASELINE_HINT,
+    Comparison,
+    QuestionChange,
+    check_baseline_usable,
+    compare,
+    judge_free_regressions,
+)
 from rag_ci.core.comparison.identity import with_current_ids
-from rag_ci.core.review.history_view import History
 from rag_ci.core.comparison.policy import KEYLESS_JUDGES, pin_judge_to_base, pin_to_baseline, recorded_gate
 from rag_ci.core.config import GateConfig
 from rag_ci.core.questionset.shards import Shard
-from rag_ci.core.scoring.aggregate import restrict_to_shard
+from rag_ci.core.results import RunResult
 from rag_ci.core.review.accepted import Acceptance, apply_accepted, in_force
 from rag_ci.core.review.calibration_status import CalibrationStatus, uncalibrated_reason
-from rag_ci.core.results import RunResult
+from rag_ci.core.review.history_view import History
+from rag_ci.core.scoring.aggregate import restrict_to_shard
 from rag_ci.errors import BrokenRun, IncompatibleBaseline, RagCiError
 from rag_ci.files.project import Project
 
 __all__ = [
-    "EXIT_ERROR", "EXIT_PASS", "EXIT_REGRESSION", "GATE_EXIT_CODES", "REBASELINE_HINT", "Acceptance", "BaseConfig", "Comparison", "GateOptions",
-    "GateOutcome", "History", "PinnedProject", "QuestionChange", "Uncompared", "Verdict", "accepted_in_force", "compare_runs", "decide",
-    "needs_base_config", "pin", "prepare",
+    "EXIT_ERROR",
+    "EXIT_PASS",
+    "EXIT_REGRESSION",
+    "GATE_EXIT_CODES",
+    "REBASELINE_HINT",
+    "Acceptance",
+    "BaseConfig",
+    "Comparison",
+    "GateOptions",
+    "GateOutcome",
+    "History",
+    "PinnedProject",
+    "QuestionChange",
+    "Uncompared",
+    "Verdict",
+    "accepted_in_force",
+    "compare_runs",
+    "decide",
+    "needs_base_config",
+    "pin",
+    "prepare",
 ]
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
@@ -64,17 +89,19 @@ class Verdict(enum.StrEnum):
 
 
 # Verdict -> exit code; any other verdict passes. 1 is a regression and only that.
-GATE_EXIT_CODES: Mapping[str, int] = MappingProxyType({
-    Verdict.FAIL: EXIT_REGRESSION,
-    # Not 1: nothing regressed, the run could not measure. On main, the failed step also
-    # keeps the workflow from uploading it as the baseline.
-    Verdict.BROKEN: EXIT_ERROR,
-    # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that cannot
-    # compare must not quietly pass: stop, and let a human re-baseline on purpose.
-    Verdict.INCOMPATIBLE: EXIT_ERROR,
-    # gate.require_calibration: the instrument is unchecked, not the RAG worse.
-    Verdict.UNCALIBRATED: EXIT_ERROR,
-})
+GATE_EXIT_CODES: Mapping[str, int] = MappingProxyType(
+    {
+        Verdict.FAIL: EXIT_REGRESSION,
+        # Not 1: nothing regressed, the run could not measure. On main, the failed step also
+        # keeps the workflow from uploading it as the baseline.
+        Verdict.BROKEN: EXIT_ERROR,
+        # A PR cannot fix a baseline of another schema, and a scheduled re-evaluation that cannot
+        # compare must not quietly pass: stop, and let a human re-baseline on purpose.
+        Verdict.INCOMPATIBLE: EXIT_ERROR,
+        # gate.require_calibration: the instrument is unchecked, not the RAG worse.
+        Verdict.UNCALIBRATED: EXIT_ERROR,
+    }
+)
 
 FAKE_JUDGE = "fake"
 
@@ -91,7 +118,8 @@ class Uncompared:
 
 
 BOOTSTRAP = Uncompared(
-    Verdict.BOOTSTRAP, "bootstrap: no baseline yet. This run passes; the next run on the default branch creates the baseline.",
+    Verdict.BOOTSTRAP,
+    "bootstrap: no baseline yet. This run passes; the next run on the default branch creates the baseline.",
 )
 
 
@@ -107,11 +135,17 @@ class GateOptions:
     compare: bool = True  # False: runs that replace the baseline (the action's baseline/rebaseline modes)
     uncompared: Uncompared = Uncompared(Verdict.UNCOMPARED)  # the outcome when `compare` is False
     bootstrap: Uncompared = BOOTSTRAP  # the outcome when there is no baseline
-    fail_on: str | None = None  # overrides the policy's gate.fail_on (`compare --fail-on`, `fail-on-regression: false`)
-    all_metrics_comparable: bool = False  # a metric defined differently makes the outcome `incompatible` (full runs)
+    fail_on: str | None = (
+        None  # overrides the policy's gate.fail_on (`compare --fail-on`, `fail-on-regression: false`)
+    )
+    all_metrics_comparable: bool = (
+        False  # a metric defined differently makes the outcome `incompatible` (full runs)
+    )
     check_calibration: bool = False  # gate.require_calibration applies (full runs, before a release)
     may_become_baseline: bool = False  # refuse the fake judge: its verdicts must never gate anyone
-    shard: Shard | None = None  # the run covers one shard: compare the baseline's questions of that shard only
+    shard: Shard | None = (
+        None  # the run covers one shard: compare the baseline's questions of that shard only
+    )
     rebaseline_hint: str = REBASELINE_HINT  # how to get a comparable baseline again, in the face's words
     exit_codes: Mapping[str, int] = field(default_factory=lambda: GATE_EXIT_CODES)
 
@@ -161,7 +195,9 @@ class GateOutcome:
         return c is not None and bool(c.gating) and c.verdict != "fail"
 
 
-def needs_base_config(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions()) -> bool:
+def needs_base_config(
+    project: Project, baseline: RunResult | None, options: GateOptions = GateOptions()
+) -> bool:
     """Must the judge come from the base branch's rag-ci.yml (`pin`)? Only when the policy is pinned,
     the baseline recorded no policy (or there is none) and the judge has a key at stake (not `none`
     nor `fake`): the face reads the base branch's config then, and only then."""
@@ -171,8 +207,12 @@ def needs_base_config(project: Project, baseline: RunResult | None, options: Gat
     return not settled and pinned.project.config.judge.provider not in KEYLESS_JUDGES
 
 
-def pin(project: Project, baseline: RunResult | None, options: GateOptions = GateOptions(),
-        base_config: BaseConfig | None = None) -> PinnedProject:
+def pin(
+    project: Project,
+    baseline: RunResult | None,
+    options: GateOptions = GateOptions(),
+    base_config: BaseConfig | None = None,
+) -> PinnedProject:
     """The project under the baseline's gate policy, never the config the pull request may have edited.
 
     Without a baseline that recorded its judge, the judge (where its key goes) comes from
@@ -182,15 +222,24 @@ def pin(project: Project, baseline: RunResult | None, options: GateOptions = Gat
     if not options.pin_policy:
         return PinnedProject(project)
     pinned, settled = _pinned_to_baseline(project, baseline)
-    if settled or base_config is None or pinned.project.config.judge.provider in KEYLESS_JUDGES:  # else no key is at stake
+    if (
+        settled or base_config is None or pinned.project.config.judge.provider in KEYLESS_JUDGES
+    ):  # else no key is at stake
         return pinned
-    judged = pin_judge_to_base(pinned.project.config, base_config.text, base_config.where, base_config.problem)
+    judged = pin_judge_to_base(
+        pinned.project.config, base_config.text, base_config.where, base_config.problem
+    )
     notices = [*_some(pinned.notice), *_some(judged.notice)]
     if judged.changes:
-        notices.append(f"The judge is the base branch's ({base_config.where}), not this pull request's; its changes take "
-                       f"effect once merged: {'; '.join(judged.changes)}")
-    return PinnedProject(dataclasses.replace(pinned.project, config=judged.config), (*pinned.policy_changes, *judged.changes),
-                         "\n\n".join(notices) or None)
+        notices.append(
+            f"The judge is the base branch's ({base_config.where}), not this pull request's; its changes take "
+            f"effect once merged: {'; '.join(judged.changes)}"
+        )
+    return PinnedProject(
+        dataclasses.replace(pinned.project, config=judged.config),
+        (*pinned.policy_changes, *judged.changes),
+        "\n\n".join(notices) or None,
+    )
 
 
 def _pinned_to_baseline(project: Project, baseline: RunResult | None) -> tuple[PinnedProject, bool]:
@@ -198,12 +247,20 @@ def _pinned_to_baseline(project: Project, baseline: RunResult | None) -> tuple[P
     if baseline is None:
         return PinnedProject(project), False
     pinned = pin_to_baseline(project.config, baseline.meta)
-    return (PinnedProject(dataclasses.replace(project, config=pinned.config), pinned.changes, pinned.notice),
-            baseline.meta.policy is not None)
+    return (
+        PinnedProject(dataclasses.replace(project, config=pinned.config), pinned.changes, pinned.notice),
+        baseline.meta.policy is not None,
+    )
 
 
-def prepare(project: Project, baseline: RunResult | None, *, accepted: Sequence[Acceptance] = (),
-            options: GateOptions = GateOptions(), base_config: BaseConfig | None = None) -> PinnedProject:
+def prepare(
+    project: Project,
+    baseline: RunResult | None,
+    *,
+    accepted: Sequence[Acceptance] = (),
+    options: GateOptions = GateOptions(),
+    base_config: BaseConfig | None = None,
+) -> PinnedProject:
     """Before the run: refuse the fake judge where it may not judge, refuse an unusable baseline,
     and pin the project to the baseline's policy. The face then runs the pinned project."""
     refuse_a_fake_judge(project, baseline, options)
@@ -212,17 +269,29 @@ def prepare(project: Project, baseline: RunResult | None, *, accepted: Sequence[
             check_baseline_usable(baseline)
         except BrokenRun as exc:
             raise BrokenRun(str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)) from None
-    return dataclasses.replace(pin(project, baseline, options, base_config), confirm_each=frozenset(a.id for a in accepted))
+    return dataclasses.replace(
+        pin(project, baseline, options, base_config), confirm_each=frozenset(a.id for a in accepted)
+    )
 
 
-def decide(pinned: PinnedProject, baseline: RunResult | None, head: RunResult, *, accepted: Sequence[Acceptance] = (),
-           history: History = History(), options: GateOptions = GateOptions(), today: Date | None = None) -> GateOutcome:
+def decide(
+    pinned: PinnedProject,
+    baseline: RunResult | None,
+    head: RunResult,
+    *,
+    accepted: Sequence[Acceptance] = (),
+    history: History = History(),
+    options: GateOptions = GateOptions(),
+    today: Date | None = None,
+) -> GateOutcome:
     """After the run: carry forward the last good verdicts, compare, apply the accepted file and
     the calibration rule, and give the exit code. When `carried` is not empty, `head` gained the
     carried verdicts: the face writes it again."""
     carried: tuple[str, ...] = ()
     if options.carry_forward and baseline is not None and not head.meta.broken:
-        with_carried = carry_forward(with_current_ids(baseline, head)[0], head)  # a renamed question keeps its verdict too
+        with_carried = carry_forward(
+            with_current_ids(baseline, head)[0], head
+        )  # a renamed question keeps its verdict too
         if with_carried is not head:
             head = with_carried
             carried = tuple(q.id for q in head.questions if q.carried is not None)
@@ -230,54 +299,111 @@ def decide(pinned: PinnedProject, baseline: RunResult | None, head: RunResult, *
     if not options.compare and not head.meta.broken:
         outcome = GateOutcome(options.uncompared.verdict, head, 0, notices=_some(options.uncompared.notice))
     else:
-        outcome = compare_runs(baseline, head, gate=gate, accepted=accepted, history=history, options=options,
-                               policy_changes=pinned.policy_changes, notices=_some(pinned.notice), today=today)
+        outcome = compare_runs(
+            baseline,
+            head,
+            gate=gate,
+            accepted=accepted,
+            history=history,
+            options=options,
+            policy_changes=pinned.policy_changes,
+            notices=_some(pinned.notice),
+            today=today,
+        )
     outcome = dataclasses.replace(outcome, carried=carried)
     if options.check_calibration and outcome.verdict != Verdict.BROKEN and gate.require_calibration:
         outcome = _require_calibration(outcome, history, today)
     return _with_exit_code(outcome, options)
 
 
-def compare_runs(baseline: RunResult | None, head: RunResult, *, gate: GateConfig | None = None,
-                 accepted: Sequence[Acceptance] = (), history: History = History(), options: GateOptions = GateOptions(),
-                 policy_changes: tuple[str, ...] = (), notices: tuple[str, ...] = (), today: Date | None = None) -> GateOutcome:
+def compare_runs(
+    baseline: RunResult | None,
+    head: RunResult,
+    *,
+    gate: GateConfig | None = None,
+    accepted: Sequence[Acceptance] = (),
+    history: History = History(),
+    options: GateOptions = GateOptions(),
+    policy_changes: tuple[str, ...] = (),
+    notices: tuple[str, ...] = (),
+    today: Date | None = None,
+) -> GateOutcome:
     """Compare `head` with `baseline` under `gate` (default: the baseline's recorded one) and decide."""
-    today = today or datetime.now(timezone.utc).date()
+    today = today or datetime.now(UTC).date()
     calibration = history.calibration(head, today)
     if head.meta.broken:
         max_error_rate = (gate or recorded_gate(head.meta)).max_error_rate
         measured = judge_free_regressions(baseline, head) if baseline is not None else ()
-        return _with_exit_code(GateOutcome(Verdict.BROKEN, head, 0, notices=(*notices, broken_notice(max_error_rate, options)),
-                                           calibration=calibration, measured=measured), options)
+        return _with_exit_code(
+            GateOutcome(
+                Verdict.BROKEN,
+                head,
+                0,
+                notices=(*notices, broken_notice(max_error_rate, options)),
+                calibration=calibration,
+                measured=measured,
+            ),
+            options,
+        )
     if baseline is None:
         leaks = _leaks_without_baseline(head, options.fail_on or (gate.fail_on if gate else None))
         verdict = Verdict.FAIL if leaks else options.bootstrap.verdict
-        return _with_exit_code(GateOutcome(verdict, head, 0, notices=(*notices, *_some(options.bootstrap.notice), *_some(leaks)),
-                                           calibration=calibration), options)
+        return _with_exit_code(
+            GateOutcome(
+                verdict,
+                head,
+                0,
+                notices=(*notices, *_some(options.bootstrap.notice), *_some(leaks)),
+                calibration=calibration,
+            ),
+            options,
+        )
     refuse_a_fake_judged_baseline(baseline)
     gate = gate or recorded_gate(baseline.meta)
     if options.shard is not None:
         baseline = restrict_to_shard(baseline, options.shard)
     try:
-        comparison = compare(baseline, head, fail_on=options.fail_on or gate.fail_on, gate=gate,
-                             known_flaky=history.known_flaky())
+        comparison = compare(
+            baseline,
+            head,
+            fail_on=options.fail_on or gate.fail_on,
+            gate=gate,
+            known_flaky=history.known_flaky(),
+        )
     except (IncompatibleBaseline, BrokenRun) as exc:
         verdict = Verdict.INCOMPATIBLE if isinstance(exc, IncompatibleBaseline) else Verdict.BROKEN
         words = str(exc).replace(REBASELINE_HINT, options.rebaseline_hint)
-        return _with_exit_code(GateOutcome(verdict, head, 0, notices=(*notices, f"Not compared: {words}"),
-                                           calibration=calibration), options)
+        return _with_exit_code(
+            GateOutcome(
+                verdict, head, 0, notices=(*notices, f"Not compared: {words}"), calibration=calibration
+            ),
+            options,
+        )
     if history.ignored_marks:
-        notices = (*notices, f"{history.ignored_marks} line(s) of the history mark questions as known-flaky but were not "
-                   "written by rag-ci on the default branch (no verified commit of the action added them): their marks "
-                   "were ignored, and no regression was cleared by them.")
+        notices = (
+            *notices,
+            f"{history.ignored_marks} line(s) of the history mark questions as known-flaky but were not "
+            "written by rag-ci on the default branch (no verified commit of the action added them): their marks "
+            "were ignored, and no regression was cleared by them.",
+        )
     comparison = dataclasses.replace(comparison, policy_changes=policy_changes)
-    comparison = apply_accepted(comparison, tuple(accepted), question_hashes(head), baseline_hashes=baseline_hashes(baseline, comparison))
+    comparison = apply_accepted(
+        comparison,
+        tuple(accepted),
+        question_hashes(head),
+        baseline_hashes=baseline_hashes(baseline, comparison),
+    )
     verdict = Verdict(comparison.verdict)
     if options.all_metrics_comparable and comparison.not_comparable:
         names = ", ".join(n.name for n in comparison.not_comparable)
         verdict = Verdict.INCOMPATIBLE
-        notices = (*notices, f"Not fully compared: the definition of {names} changed since the baseline.\n{options.rebaseline_hint}")
-    return _with_exit_code(GateOutcome(verdict, head, 0, comparison, notices, policy_changes, calibration=calibration), options)
+        notices = (
+            *notices,
+            f"Not fully compared: the definition of {names} changed since the baseline.\n{options.rebaseline_hint}",
+        )
+    return _with_exit_code(
+        GateOutcome(verdict, head, 0, comparison, notices, policy_changes, calibration=calibration), options
+    )
 
 
 def accepted_in_force(entries: Sequence[Acceptance], head: RunResult) -> list[dict]:
@@ -301,7 +427,12 @@ def baseline_hashes(baseline: RunResult, comparison: Comparison) -> dict[str, st
 
 def broken_notice(max_error_rate: float, options: GateOptions) -> str:
     return (
-        "It is not compared" + (", not uploaded as the baseline and not recorded in the history." if options.may_become_baseline else ".")
+        "It is not compared"
+        + (
+            ", not uploaded as the baseline and not recorded in the history."
+            if options.may_become_baseline
+            else "."
+        )
         + f" Fix what made more than {max_error_rate:.0%} of the questions error (judge key, "
         "judge or target availability) and re-run; the failing questions are listed below."
     )
@@ -330,15 +461,20 @@ def refuse_a_fake_judged_baseline(baseline: RunResult) -> None:
 
 
 def _require_calibration(outcome: GateOutcome, history: History, today: Date | None) -> GateOutcome:
-    statuses = outcome.calibration or history.calibration(outcome.head, today or datetime.now(timezone.utc).date())
+    statuses = outcome.calibration or history.calibration(outcome.head, today or datetime.now(UTC).date())
     reason = uncalibrated_reason(list(statuses))
     if not reason:
         return outcome
-    return dataclasses.replace(outcome, verdict=Verdict.UNCALIBRATED, notices=(
-        f"gate.require_calibration: this full run's judge is not calibrated against human labels: {reason}. "
-        "Label the audit sample (docs/judges.md, \"Calibrating your judge\") and record it with "
-        "`rag-ci calibrate --record`.",
-    ), calibration=statuses)
+    return dataclasses.replace(
+        outcome,
+        verdict=Verdict.UNCALIBRATED,
+        notices=(
+            f"gate.require_calibration: this full run's judge is not calibrated against human labels: {reason}. "
+            'Label the audit sample (docs/judges.md, "Calibrating your judge") and record it with '
+            "`rag-ci calibrate --record`.",
+        ),
+        calibration=statuses,
+    )
 
 
 def _leaks_without_baseline(head: RunResult, fail_on: str | None) -> str | None:
@@ -348,8 +484,10 @@ def _leaks_without_baseline(head: RunResult, fail_on: str | None) -> str | None:
     if not leaking or fail_on == "never":
         return None
     shown = ", ".join(leaking[:20]) + (f" and {len(leaking) - 20} more" if len(leaking) > 20 else "")
-    return (f"{len(leaking)} routing leak{'s' if len(leaking) != 1 else ''} ({shown}): contexts from corpora the question "
-            "was not routed to. A leak always gates, with or without a baseline.")
+    return (
+        f"{len(leaking)} routing leak{'s' if len(leaking) != 1 else ''} ({shown}): contexts from corpora the question "
+        "was not routed to. A leak always gates, with or without a baseline."
+    )
 
 
 def _with_exit_code(outcome: GateOutcome, options: GateOptions) -> GateOutcome:

@@ -7,23 +7,46 @@ import socket
 import textwrap
 from pathlib import Path
 
-from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.results import MetricResult, QuestionResult, RunMeta, RunResult
+from rag_ci.core.scoring.aggregate import aggregate
 
 
 def metric(name: str, score: float, threshold: float | None = 0.5, kind: str = "retrieval") -> MetricResult:
     passed = None if threshold is None else score >= threshold
-    return MetricResult(name=name, kind=kind, score=score, threshold=threshold, passed=passed, reason=f"{name}={score}")
+    return MetricResult(
+        name=name, kind=kind, score=score, threshold=threshold, passed=passed, reason=f"{name}={score}"
+    )
 
 
-def question(qid: str, verdict: str = "pass", *, hash_: str = "h", corpora=("a",), tags=(), latency=0.1, metrics=(), answer="ok", cost=0.0,
-             leaks=(), error: str | None = None) -> QuestionResult:
+def question(
+    qid: str,
+    verdict: str = "pass",
+    *,
+    hash_: str = "h",
+    corpora=("a",),
+    tags=(),
+    latency=0.1,
+    metrics=(),
+    answer="ok",
+    cost=0.0,
+    leaks=(),
+    error: str | None = None,
+) -> QuestionResult:
     from rag_ci.core.results import Usage
 
     return QuestionResult(
-        id=qid, question=f"question {qid}", question_hash=hash_ + qid, corpora=list(corpora), tags=list(tags),
-        request={"id": qid}, answer=answer, latency_s=latency, usage=Usage(cost_usd=cost),
-        metrics={m.name: m for m in metrics}, verdict=verdict, leaks=list(leaks),
+        id=qid,
+        question=f"question {qid}",
+        question_hash=hash_ + qid,
+        corpora=list(corpora),
+        tags=list(tags),
+        request={"id": qid},
+        answer=answer,
+        latency_s=latency,
+        usage=Usage(cost_usd=cost),
+        metrics={m.name: m for m in metrics},
+        verdict=verdict,
+        leaks=list(leaks),
         error=error or ("boom" if verdict == "error" and not any(m.error for m in metrics) else None),
         failure_stage="retrieval" if verdict == "fail" else None,
     )
@@ -34,9 +57,16 @@ def run(*questions: QuestionResult, thresholds=None, sha="abc", judge=None, poli
     if policy is not None and thresholds is None:
         thresholds = {name: cfg.get("threshold") for name, cfg in policy.metrics.items()}
     meta = RunMeta(
-        rag_ci_version="test", started_at="2026-01-01T00:00:00", question_set_version=1, question_set_hash="qs",
-        config_fingerprint="cfg", target_kind="python", metric_thresholds=thresholds or {"hit_at_k": 1.0}, git_sha=sha,
-        judge=judge, policy=policy,
+        rag_ci_version="test",
+        started_at="2026-01-01T00:00:00",
+        question_set_version=1,
+        question_set_hash="qs",
+        config_fingerprint="cfg",
+        target_kind="python",
+        metric_thresholds=thresholds or {"hit_at_k": 1.0},
+        git_sha=sha,
+        judge=judge,
+        policy=policy,
     )
     return RunResult(meta=meta, questions=list(questions), aggregates=aggregate(questions))
 

@@ -17,7 +17,7 @@ os.environ.setdefault("RAG_CI_TARGET_USER", "root")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from builders import EXAMPLES, REPO, write  # noqa: E402,F401  (re-exported for tests)
+from builders import EXAMPLES, REPO, write  # noqa: F401  (re-exported for tests)
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ def replay(target, *steps, wait_s: float = 5):
                     continue
                 try:
                     results.append(arrived(await asyncio.wait_for(target.query(step), wait_s))[0])
-                except (TargetError, asyncio.TimeoutError) as exc:
+                except (TimeoutError, TargetError) as exc:
                     results.append(exc)
             return results
         finally:

@@ -23,7 +23,9 @@ _VOID = {"br", "hr", "img", "input", "meta", "link"}
 def render_gfm(markdown: str) -> str:
     """HTML from cmark-gfm; raw HTML is kept (--unsafe) as GitHub keeps <details>, <sub>, <br>."""
     if CMARK_GFM is None:
-        pytest.skip("cmark-gfm is not installed: `apt-get install -y cmark-gfm` (Debian) to check the comment as GitHub renders it")
+        pytest.skip(
+            "cmark-gfm is not installed: `apt-get install -y cmark-gfm` (Debian) to check the comment as GitHub renders it"
+        )
     args = [CMARK_GFM, "--unsafe", *(a for ext in EXTENSIONS for a in ("-e", ext))]
     done = subprocess.run(args, input=markdown, capture_output=True, text=True, timeout=60, check=True)
     return done.stdout
@@ -99,7 +101,7 @@ def section_table(root: Element, heading_prefix: str) -> Element | None:
     blocks = root.blocks()
     for i, block in enumerate(blocks):
         if block.tag == "h3" and block.text().startswith(heading_prefix):
-            for after in blocks[i + 1:]:
+            for after in blocks[i + 1 :]:
                 if after.tag in ("h2", "h3"):
                     return None
                 if after.tag == "table":

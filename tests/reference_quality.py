@@ -36,13 +36,26 @@ _CHECKS = (
     ("diagram", re.compile(r"sequenceDiagram|graph (TD|LR)|flowchart |-->>|->>|@startuml|digraph ")),
     ("table", re.compile(r"^\s*\|.*\|\s*$|\|\s*:?-{3,}", re.M)),
     ("heading", re.compile(r"^\s{0,3}#{1,6}\s", re.M)),
-    ("directive", re.compile(r"^\s*(!!!|\?\?\?|===\s+\"|///)|^\s*\.\.\s+[a-z-]+::|:(ref|doc|class|func):`", re.M)),
+    (
+        "directive",
+        re.compile(r"^\s*(!!!|\?\?\?|===\s+\"|///)|^\s*\.\.\s+[a-z-]+::|:(ref|doc|class|func):`", re.M),
+    ),
     ("mkdocs attribute or include", re.compile(r"\{:?\s*[#.][\w-]|\{:|\{\*|\*\}|--8<--")),
-    ("pointer", re.compile(r"^(see|refer to|read more|check out)\b|^for (an? |the )?(overview|more|further|details)\b.*\bsee\b",
-                           re.I)),
-    ("missing its subject", re.compile(r"^(`[^`]+`:?\s+|[\w-]+:\s+)?(Will|Can|Should|Is|Are|Must|May|Does|Has|Sets|Removes|Enables|"
-                                       r"Disables|Returns|Sends|Prints|Adds|Controls|Defines|Specifies|Allows|Makes|Runs|"
-                                       r"Shows|Uses|Takes|Gives|Keeps)\b")),
+    (
+        "pointer",
+        re.compile(
+            r"^(see|refer to|read more|check out)\b|^for (an? |the )?(overview|more|further|details)\b.*\bsee\b",
+            re.I,
+        ),
+    ),
+    (
+        "missing its subject",
+        re.compile(
+            r"^(`[^`]+`:?\s+|[\w-]+:\s+)?(Will|Can|Should|Is|Are|Must|May|Does|Has|Sets|Removes|Enables|"
+            r"Disables|Returns|Sends|Prints|Adds|Controls|Defines|Specifies|Allows|Makes|Runs|"
+            r"Shows|Uses|Takes|Gives|Keeps)\b"
+        ),
+    ),
 )
 _QUESTION_MARKUP = re.compile(r"[`\[\]{}<>*|]|(^|\s)#[\w-]|^\s*(!!!|///|===|\?\?\?)|--8<--")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
@@ -54,7 +67,9 @@ def problems(reference: str | None) -> list[str]:
         return []
     text = reference.strip()
     without_code = re.sub(r"`[^`\n]+`", "`code`", text)
-    found = [name for name, pattern in _CHECKS if pattern.search(without_code if name == "html tag" else text)]
+    found = [
+        name for name, pattern in _CHECKS if pattern.search(without_code if name == "html tag" else text)
+    ]
     if not _SENTENCE_END.search(text):
         found.append("not ending as a sentence")
     if re.search(r"(:|\.\.\.|…)[\"')\]]*$", text):

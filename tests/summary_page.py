@@ -34,18 +34,32 @@ blockquote { padding: 0 1em; border-left: .25em solid #d0d7de; }
 
 def page(markdown: str, path: Path) -> Path:
     """The summary as an HTML page that writes its own height into its title once laid out."""
-    html = (f"<!doctype html><html><head><meta charset='utf-8'><style>{GITHUB_CSS}</style></head><body>"
-            f"{render_gfm(markdown)}<script>document.title = 'height=' + document.documentElement.scrollHeight;</script>"
-            "</body></html>")
+    html = (
+        f"<!doctype html><html><head><meta charset='utf-8'><style>{GITHUB_CSS}</style></head><body>"
+        f"{render_gfm(markdown)}<script>document.title = 'height=' + document.documentElement.scrollHeight;</script>"
+        "</body></html>"
+    )
     path.write_text(html, encoding="utf-8")
     return path
 
 
 def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
     if BROWSER is None:
-        pytest.skip("no Chromium on this machine: `apt-get install -y chromium` (Debian) to measure the job summary")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--hide-scrollbars",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}"]
+        pytest.skip(
+            "no Chromium on this machine: `apt-get install -y chromium` (Debian) to measure the job summary"
+        )
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+    ]
     return subprocess.run([BROWSER, *flags, *args], capture_output=True, text=True, timeout=180)
 
 
@@ -54,9 +68,11 @@ def screenshot_height(markdown: str, folder: Path) -> tuple[int, int]:
     html = page(markdown, folder / "summary.html")
     dom = _chromium(folder / "profile", f"--window-size={WIDTH},1000", "--dump-dom", html.as_uri())
     start = dom.stdout.index("height=") + len("height=")
-    height = int(dom.stdout[start:dom.stdout.index("<", start)])
+    height = int(dom.stdout[start : dom.stdout.index("<", start)])
     shot = folder / "summary.png"
-    done = _chromium(folder / "profile", f"--window-size={WIDTH},{height}", f"--screenshot={shot}", html.as_uri())
+    done = _chromium(
+        folder / "profile", f"--window-size={WIDTH},{height}", f"--screenshot={shot}", html.as_uri()
+    )
     assert shot.exists(), done.stderr[-2000:]
     width, shot_height = struct.unpack(">II", shot.read_bytes()[16:24])  # the PNG's IHDR
     assert width == WIDTH

@@ -24,9 +24,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-MANIFESTS = ", ".join(("application/vnd.oci.image.index.v1+json", "application/vnd.oci.image.manifest.v1+json",
-                       "application/vnd.docker.distribution.manifest.list.v2+json",
-                       "application/vnd.docker.distribution.manifest.v2+json"))
+MANIFESTS = ", ".join(
+    (
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.oci.image.manifest.v1+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+    )
+)
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
@@ -37,17 +42,22 @@ class PullError(Exception):
 def private_package(image: str, status: int) -> PullError:
     registry, _, name = image.partition("/")
     owner, _, package = name.partition("/")
-    where = (f"https://github.com/users/{owner}/packages/container/package/{package}/settings (or the organisation's "
-             f"Packages tab) → Danger Zone → Change visibility → Public" if registry == "ghcr.io"
-             else f"the visibility of package {name} → public")
-    return PullError(f"{image} refuses anonymous pulls (HTTP {status}): the package is private, so every `uses: …@v1` "
-                     f"would fail to pull it. One-time setting: {where}; then re-run this job")
+    where = (
+        f"https://github.com/users/{owner}/packages/container/package/{package}/settings (or the organisation's "
+        f"Packages tab) → Danger Zone → Change visibility → Public"
+        if registry == "ghcr.io"
+        else f"the visibility of package {name} → public"
+    )
+    return PullError(
+        f"{image} refuses anonymous pulls (HTTP {status}): the package is private, so every `uses: …@v1` "
+        f"would fail to pull it. One-time setting: {where}; then re-run this job"
+    )
 
 
 def _get(url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 (http(s) URLs we built)
+        with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()

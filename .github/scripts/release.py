@@ -43,8 +43,10 @@ DISTRIBUTION = "rag-ci-gate"  # the PyPI name; the import package is rag_ci, the
 # Where a user is told which version to use, and the pattern that finds the version there:
 # the image's tag, the action's tag (or its pinned sha's `# vX.Y.Z` comment), a pinned
 # `rag-ci-gate==` and a pre-commit `rev:`.
-USER_FACING = (r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci@[^`\n]*?#\s*v|"
-               r"rag-ci-gate(?:\[[^\]]*\])?==|^\s*#?\s*rev:\s*v)(\d+\.\d+\.\d+)")
+USER_FACING = (
+    r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci@[^`\n]*?#\s*v|"
+    r"rag-ci-gate(?:\[[^\]]*\])?==|^\s*#?\s*rev:\s*v)(\d+\.\d+\.\d+)"
+)
 STATED = {
     "rag_ci/__init__.py": r'__version__ = "(\d+\.\d+\.\d+)"',
     "action.yml": r"# rag-ci (\d+\.\d+\.\d+):",
@@ -52,10 +54,20 @@ STATED = {
 # The files users copy lines from: every version stated there must be the release's, and
 # every install line there must name DISTRIBUTION (`pip install rag-ci` installs another project).
 DOCUMENTS = ("README.md", "docs/**/*.md", "examples/**/*", ".pre-commit-hooks.yaml", "action.yml")
-INSTALLER = re.compile(r"\b(pip3? install|pipx install|pipx run|uvx|uv tool install|uv tool run|uv pip install|uv add)\s+([^\n`#;|&)]*)")
-RAG_CI_LIKE = re.compile(r"""^['"]?(rag[-_.]?ci(?:[-_.][a-z0-9]+)*)(?:\[[^\]]*\])?(?:[=<>~!]=?[^'"]*)?['"]?$""", re.I)
-REQUIRED_LABELS = ("org.opencontainers.image.title", "org.opencontainers.image.version", "org.opencontainers.image.source",
-                   "org.opencontainers.image.revision", "org.opencontainers.image.licenses", "org.opencontainers.image.description")
+INSTALLER = re.compile(
+    r"\b(pip3? install|pipx install|pipx run|uvx|uv tool install|uv tool run|uv pip install|uv add)\s+([^\n`#;|&)]*)"
+)
+RAG_CI_LIKE = re.compile(
+    r"""^['"]?(rag[-_.]?ci(?:[-_.][a-z0-9]+)*)(?:\[[^\]]*\])?(?:[=<>~!]=?[^'"]*)?['"]?$""", re.I
+)
+REQUIRED_LABELS = (
+    "org.opencontainers.image.title",
+    "org.opencontainers.image.version",
+    "org.opencontainers.image.source",
+    "org.opencontainers.image.revision",
+    "org.opencontainers.image.licenses",
+    "org.opencontainers.image.description",
+)
 
 
 class ReleaseError(Exception):
@@ -84,11 +96,16 @@ def documents(root: Path) -> list[tuple[str, list[str]]]:
 
 def stated_versions(root: Path) -> list[tuple[str, int, str]]:
     """(file, line, version) for every place a version of rag-ci is stated."""
-    found = [("pyproject.toml", 0, tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"])]
+    found = [
+        ("pyproject.toml", 0, tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"])
+    ]
     for pattern, regex in STATED.items():
         for path in sorted(root.glob(pattern)):
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                found += [(path.relative_to(root).as_posix(), number, v) for v in re.findall(regex, line, flags=re.ASCII)]
+                found += [
+                    (path.relative_to(root).as_posix(), number, v)
+                    for v in re.findall(regex, line, flags=re.ASCII)
+                ]
     for name, lines in documents(root):
         for number, line in enumerate(lines, 1):
             found += [(name, number, v) for v in re.findall(USER_FACING, line, flags=re.ASCII)]
@@ -108,8 +125,13 @@ def installed_names(line: str) -> list[str]:
 
 
 def wrong_installs(root: Path) -> list[str]:
-    return [f"{name}:{number} installs {dist!r}" for name, lines in documents(root) for number, line in enumerate(lines, 1)
-            for dist in installed_names(line) if dist != DISTRIBUTION]
+    return [
+        f"{name}:{number} installs {dist!r}"
+        for name, lines in documents(root)
+        for number, line in enumerate(lines, 1)
+        for dist in installed_names(line)
+        if dist != DISTRIBUTION
+    ]
 
 
 def check(version: str, root: Path = ROOT) -> None:
@@ -118,7 +140,10 @@ def check(version: str, root: Path = ROOT) -> None:
     if wrong:
         raise ReleaseError(f"not every place says {version}: " + "; ".join(wrong))
     if strangers := wrong_installs(root):
-        raise ReleaseError(f"install lines must name {DISTRIBUTION} (`rag-ci` on PyPI is another project): " + "; ".join(strangers))
+        raise ReleaseError(
+            f"install lines must name {DISTRIBUTION} (`rag-ci` on PyPI is another project): "
+            + "; ".join(strangers)
+        )
     for must in ("rag_ci/__init__.py", "action.yml"):
         if not any(name == must for name, _, _ in stated):
             raise ReleaseError(f"{must} states no version (expected {STATED[must]!r})")
@@ -129,7 +154,9 @@ def check(version: str, root: Path = ROOT) -> None:
 
 def notes(version: str, root: Path = ROOT) -> str:
     text = (root / "CHANGELOG.md").read_text(encoding="utf-8")
-    match = re.search(rf"^## \[{re.escape(version)}\][^\n]*\n(.*?)(?=^## |^\[[^\]]+\]: |\Z)", text, flags=re.M | re.S)
+    match = re.search(
+        rf"^## \[{re.escape(version)}\][^\n]*\n(.*?)(?=^## |^\[[^\]]+\]: |\Z)", text, flags=re.M | re.S
+    )
     if not match or not match[1].strip():
         raise ReleaseError(f"CHANGELOG.md has no section `## [{version}] - YYYY-MM-DD` with notes")
     return match[1].strip() + "\n"
@@ -138,23 +165,38 @@ def notes(version: str, root: Path = ROOT) -> str:
 def _run(*command: str, cwd: Path = ROOT) -> str:
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
-        raise ReleaseError(f"{' '.join(command[:4])} failed (exit {done.returncode}): {(done.stderr or done.stdout).strip()[-2000:]}")
+        raise ReleaseError(
+            f"{' '.join(command[:4])} failed (exit {done.returncode}): {(done.stderr or done.stdout).strip()[-2000:]}"
+        )
     return done.stdout
 
 
 def build(version: str, dist: Path, *, isolation: bool = True, root: Path = ROOT) -> list[Path]:
     if dist.exists():
         shutil.rmtree(dist)
-    _run(sys.executable, "-m", "build", *([] if isolation else ["--no-isolation"]), "--outdir", str(dist), str(root))
+    _run(
+        sys.executable,
+        "-m",
+        "build",
+        *([] if isolation else ["--no-isolation"]),
+        "--outdir",
+        str(dist),
+        str(root),
+    )
     built = sorted(dist.iterdir())
     wheels = [p for p in built if p.name == f"rag_ci_gate-{version}-py3-none-any.whl"]
     sdists = [p for p in built if p.name == f"rag_ci_gate-{version}.tar.gz"]
     if not (wheels and sdists) or len(built) != 2:
-        raise ReleaseError(f"expected rag_ci_gate-{version}-py3-none-any.whl and rag_ci_gate-{version}.tar.gz, built {[p.name for p in built]}")
+        raise ReleaseError(
+            f"expected rag_ci_gate-{version}-py3-none-any.whl and rag_ci_gate-{version}.tar.gz, built {[p.name for p in built]}"
+        )
     _run(sys.executable, "-m", "twine", "check", "--strict", *map(str, built))
     names = set(zipfile.ZipFile(wheels[0]).namelist())
-    package = {p.relative_to(root).as_posix() for p in (root / "rag_ci").rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+    package = {
+        p.relative_to(root).as_posix()
+        for p in (root / "rag_ci").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    }
     if missing := sorted(package - names):
         raise ReleaseError(f"the wheel lacks files of rag_ci/: {', '.join(missing[:5])}")
     if not any(n.startswith("rag_ci/templates/") for n in names):
@@ -165,7 +207,7 @@ def build(version: str, dist: Path, *, isolation: bool = True, root: Path = ROOT
 def declared_labels(dockerfile: str, args: dict[str, str]) -> dict[str, str]:
     """The LABELs of the Dockerfile's last stage, its ARGs replaced by `args` (or their defaults)."""
     text = re.sub(r"\\\n\s*", " ", dockerfile)
-    last_stage = text[text.rindex("\nFROM "):] if "\nFROM " in text else text
+    last_stage = text[text.rindex("\nFROM ") :] if "\nFROM " in text else text
     defaults = dict(re.findall(r"^ARG (\w+)=?(\S*)", last_stage, flags=re.M))
     values = {**defaults, **args}
     labels = {}
@@ -181,8 +223,12 @@ def labels(version: str, source: str, revision: str, root: Path = ROOT) -> list[
     if missing := [key for key in REQUIRED_LABELS if not found.get(key)]:
         raise ReleaseError(f"the Dockerfile declares no (or an empty) {', '.join(missing)}")
     license_ = tomllib.loads((root / "pyproject.toml").read_text())["project"]["license"]
-    expected = {"org.opencontainers.image.version": version, "org.opencontainers.image.source": source,
-                "org.opencontainers.image.revision": revision, "org.opencontainers.image.licenses": license_}
+    expected = {
+        "org.opencontainers.image.version": version,
+        "org.opencontainers.image.source": source,
+        "org.opencontainers.image.revision": revision,
+        "org.opencontainers.image.licenses": license_,
+    }
     if wrong := [f"{k}={found[k]!r} (expected {v!r})" for k, v in expected.items() if found[k] != v]:
         raise ReleaseError("the image's labels would be wrong: " + "; ".join(wrong))
     return [f"{name}={value}" for name, value in args.items()]
@@ -194,9 +240,13 @@ def pin_action(version: str, image: str, digest: str, action: Path) -> str:
     if not re.fullmatch(r"ghcr\.io/[a-z0-9._-]+/[a-z0-9._-]+", image):
         raise ReleaseError(f"not a GHCR image name (lower case, no tag): {image!r}")
     text = action.read_text(encoding="utf-8")
-    pinned, count = re.subn(r"^  image: Dockerfile$", f"  image: docker://{image}@{digest}  # v{version}", text, flags=re.M)
+    pinned, count = re.subn(
+        r"^  image: Dockerfile$", f"  image: docker://{image}@{digest}  # v{version}", text, flags=re.M
+    )
     if count != 1:
-        raise ReleaseError(f"{action.name}: expected one `  image: Dockerfile` line to replace, found {count}")
+        raise ReleaseError(
+            f"{action.name}: expected one `  image: Dockerfile` line to replace, found {count}"
+        )
     action.write_text(pinned, encoding="utf-8")
     return pinned
 
@@ -222,22 +272,39 @@ def release_commit(version: str, image: str, digest: str, repo: Path, bundle: Pa
     """The commit vX.Y.Z and vX will name: main's tree, action.yml running the image by digest."""
     pin_action(version, image, digest, repo / "action.yml")
     git = ["git", "-C", str(repo), "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}"]
-    _run(*git, "commit", "-q", "-m", f"Release v{version}: the action runs {image}@{digest}", "action.yml", cwd=repo)
+    _run(
+        *git,
+        "commit",
+        "-q",
+        "-m",
+        f"Release v{version}: the action runs {image}@{digest}",
+        "action.yml",
+        cwd=repo,
+    )
     if bundle is not None:  # HEAD^..HEAD: a shallow checkout holds the parent, nothing older
         _run("git", "-C", str(repo), "bundle", "create", str(bundle.resolve()), "HEAD^..HEAD", cwd=repo)
     return _run("git", "-C", str(repo), "rev-parse", "HEAD", cwd=repo).strip()
 
 
-def rehearse(version: str, dist: Path, *, isolation: bool, repository: str = "rag-ci/rag-ci") -> dict[str, str]:
+def rehearse(
+    version: str, dist: Path, *, isolation: bool, repository: str = "rag-ci/rag-ci"
+) -> dict[str, str]:
     """release.yml's order on this machine, every registry left out (no image is built: a made-up digest)."""
     check(version)
     work = dist.parent
     checkout = work / "release-checkout"
     if checkout.exists():
         shutil.rmtree(checkout)
-    _run("git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(checkout))  # the committed tree, as CI checks it out
+    _run(
+        "git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(checkout)
+    )  # the committed tree, as CI checks it out
     image, digest = f"ghcr.io/{repository}", "sha256:" + "0" * 64
-    labels(version, f"https://github.com/{repository}", _run("git", "-C", str(checkout), "rev-parse", "HEAD").strip(), checkout)
+    labels(
+        version,
+        f"https://github.com/{repository}",
+        _run("git", "-C", str(checkout), "rev-parse", "HEAD").strip(),
+        checkout,
+    )
     base = _run("git", "-C", str(checkout), "rev-parse", "HEAD").strip()
     _run("git", "-C", str(checkout), "branch", "release-base", base)  # what the tag job checks out
     sha = release_commit(version, image, digest, checkout, bundle=work / "release.bundle")
@@ -248,8 +315,10 @@ def rehearse(version: str, dist: Path, *, isolation: bool, repository: str = "ra
         raise ReleaseError(f"{wheel.name} does not pin {stamped}")
     (work / "release-notes.md").write_text(notes(version, checkout), encoding="utf-8")
     tag_from_bundle(version, sha, base, work)
-    print(f"release: rehearsed {version}: commit {sha} (tags v{version}, v{version.split('.')[0]}, not pushed), "
-          f"{', '.join(p.name for p in built)} pinning {stamped}, release-notes.md")
+    print(
+        f"release: rehearsed {version}: commit {sha} (tags v{version}, v{version.split('.')[0]}, not pushed), "
+        f"{', '.join(p.name for p in built)} pinning {stamped}, release-notes.md"
+    )
     return {"sha": sha, "stamped": stamped}
 
 
@@ -260,10 +329,21 @@ def tag_from_bundle(version: str, sha: str, base: str, work: Path) -> Path:
     if tagged.exists():
         shutil.rmtree(tagged)
     # as actions/checkout leaves it: the base commit alone (depth 1), which the bundle needs and nothing else
-    _run("git", "clone", "--quiet", "--depth", "1", f"file://{work / 'release-checkout'}", str(tagged), "--branch", "release-base")
+    _run(
+        "git",
+        "clone",
+        "--quiet",
+        "--depth",
+        "1",
+        f"file://{work / 'release-checkout'}",
+        str(tagged),
+        "--branch",
+        "release-base",
+    )
     _run("git", "-C", str(tagged), "fetch", "-q", str(work / "release.bundle"), "HEAD")
-    if (fetched := _run("git", "-C", str(tagged), "rev-parse", "FETCH_HEAD").strip()) != sha or \
-            _run("git", "-C", str(tagged), "rev-parse", "FETCH_HEAD^").strip() != base:
+    if (fetched := _run("git", "-C", str(tagged), "rev-parse", "FETCH_HEAD").strip()) != sha or _run(
+        "git", "-C", str(tagged), "rev-parse", "FETCH_HEAD^"
+    ).strip() != base:
         raise ReleaseError(f"the bundle holds {fetched}, not the release commit {sha} on {base}")
     git = ["git", "-C", str(tagged), "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}"]
     _run(*git, "tag", "-f", "-a", f"v{version}", "-m", f"rag-ci {version}", sha)
@@ -274,7 +354,16 @@ def tag_from_bundle(version: str, sha: str, base: str, work: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="release.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
-    for name in ("check", "notes", "build", "labels", "pin-action", "release-commit", "stamp-action", "rehearse"):
+    for name in (
+        "check",
+        "notes",
+        "build",
+        "labels",
+        "pin-action",
+        "release-commit",
+        "stamp-action",
+        "rehearse",
+    ):
         step = sub.add_parser(name)
         step.add_argument("version")
         if name == "notes":

@@ -84,7 +84,9 @@ def compose_answer(result: SearchResult, chunks: list[dict], corpora: list[str])
     """
     if not result.hits or not in_scope(result, result.hits[0]):
         return REFUSAL
-    present = [c for c in corpora if any(chunks[h.chunk]["corpus"] == c and in_scope(result, h) for h in result.hits)]
+    present = [
+        c for c in corpora if any(chunks[h.chunk]["corpus"] == c and in_scope(result, h) for h in result.hits)
+    ]
     if len(present) == 1:
         return " ".join(best_sentences(result, chunks, present[0]))
     parts = [f"[{corpus}] " + " ".join(best_sentences(result, chunks, corpus)) for corpus in present]

@@ -36,7 +36,9 @@ def regression_switch() -> str:
     """The deliberate-regression switch shared with server.py; "" means the good RAG."""
     value = os.environ.get("EXAMPLE_RAG_REGRESSION", "").strip().lower()
     if value and value not in REGRESSIONS:
-        raise IngestError(f"EXAMPLE_RAG_REGRESSION={value!r} is not one of: {', '.join(REGRESSIONS)} (or unset)")
+        raise IngestError(
+            f"EXAMPLE_RAG_REGRESSION={value!r} is not one of: {', '.join(REGRESSIONS)} (or unset)"
+        )
     return value
 
 
@@ -44,7 +46,7 @@ def read_description(config_file: Path) -> str:
     """config.yml needs one line `description: "..."`; a regex keeps this stdlib-only."""
     match = re.search(r"^description:\s*(.+?)\s*$", config_file.read_text(encoding="utf-8"), re.MULTILINE)
     if not match or not match.group(1).strip("\"' "):
-        raise IngestError(f"{config_file}: no `description: \"...\"` line")
+        raise IngestError(f'{config_file}: no `description: "..."` line')
     return match.group(1).strip("\"'")
 
 
@@ -123,7 +125,9 @@ def build_index(chunk_words: int, regression: str) -> dict:
                 markdown = doc_file.read_text(encoding="utf-8")
             except UnicodeDecodeError as exc:
                 raise IngestError(f"{doc_file}: not valid UTF-8 ({exc.reason})") from None
-            pieces = window_chunks(markdown) if regression == "chunking" else section_chunks(markdown, chunk_words)
+            pieces = (
+                window_chunks(markdown) if regression == "chunking" else section_chunks(markdown, chunk_words)
+            )
             if not pieces:
                 raise IngestError(f"{doc_file}: no text")
             for number, piece in enumerate(pieces):

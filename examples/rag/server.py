@@ -56,10 +56,12 @@ class ExampleRag:
         self.routing_bug = regression == "routing"
         # The heading is indexed with the text: "Battery and charging - Storage"
         # is what a question about storing the battery matches first.
-        self.bm25 = Bm25Index([f"{c['heading']}\n{c['text']}" for c in self.chunks], [c["corpus"] for c in self.chunks])
+        self.bm25 = Bm25Index(
+            [f"{c['heading']}\n{c['text']}" for c in self.chunks], [c["corpus"] for c in self.chunks]
+        )
 
     @classmethod
-    def load(cls, index_file: Path = INDEX_FILE) -> "ExampleRag":
+    def load(cls, index_file: Path = INDEX_FILE) -> ExampleRag:
         if not index_file.is_file():
             raise IngestError(f"no index at {index_file}: run `python rag/ingest.py` from examples/ first")
         return cls(json.loads(index_file.read_text(encoding="utf-8")), regression_switch())
@@ -95,7 +97,12 @@ class ExampleRag:
                 chunk = self.chunks[hit.chunk]
                 text = f"{chunk['heading']}\n{chunk['text']}" if chunk["heading"] else chunk["text"]
                 contexts.append(
-                    {"text": text, "doc_id": chunk["corpus"], "source": chunk["source"], "score": round(hit.score, 4)}
+                    {
+                        "text": text,
+                        "doc_id": chunk["corpus"],
+                        "source": chunk["source"],
+                        "score": round(hit.score, 4),
+                    }
                 )
 
         input_tokens = len(question.split()) + sum(len(c["text"].split()) for c in contexts)
@@ -133,7 +140,7 @@ def serve_json_lines(rag: ExampleRag) -> None:
         except json.JSONDecodeError as exc:
             log(f"invalid JSON: {exc}")
             reply = {"id": None, "error": f"invalid JSON: {exc}"}
-        except Exception as exc:  # noqa: BLE001 - one bad question must not stop the run
+        except Exception as exc:
             log(f"internal error: {exc!r}")
             reply = {"id": None, "error": f"internal error: {exc!r}"}
         sys.stdout.write(json.dumps(reply) + "\n")
@@ -150,13 +157,13 @@ def serve_http(rag: ExampleRag, host: str, port: int) -> None:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        def do_GET(self) -> None:
             if self.path == "/health":
                 self.send_json(200, {"status": "ok"})
             else:
                 self.send_json(404, {"error": f"no route GET {self.path}"})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             if self.path != "/query":
                 self.send_json(404, {"error": f"no route POST {self.path}"})
                 return
@@ -166,11 +173,11 @@ def serve_http(rag: ExampleRag, host: str, port: int) -> None:
                 self.send_json(200 if ok else 400, reply)
             except (ValueError, UnicodeDecodeError) as exc:
                 self.send_json(400, {"error": f"invalid JSON: {exc}"})
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 log(f"internal error: {exc!r}")
                 self.send_json(500, {"error": f"internal error: {exc!r}"})
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             log(f"{self.address_string()} {format % args}")
 
     server = ThreadingHTTPServer((host, port), Handler)

@@ -14,13 +14,18 @@ from pathlib import Path
 
 from rag_ci.action.settings import Settings
 from rag_ci.core.questionset.question_lines import question_lines
-from rag_ci.core.reporting.annotations import Annotation, by_severity, comparison_annotations, validation_annotations
+from rag_ci.core.reporting.annotations import (
+    Annotation,
+    by_severity,
+    comparison_annotations,
+    validation_annotations,
+)
 from rag_ci.core.results import RunResult
+from rag_ci.files.project import Project
 from rag_ci.gate import Comparison
 from rag_ci.github.checks import CHECK_RUN_NAME, annotation_json
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo
 from rag_ci.github.workflow import Runner
-from rag_ci.files.project import Project
 
 SHOWN = 10  # GitHub shows 10 annotations of each level per step; the check run holds them all
 _COMMANDS = {"failure": "error", "warning": "warning", "notice": "notice"}
@@ -35,8 +40,16 @@ def workspace_path(settings: Settings, path: str | Path) -> str:
         return absolute.as_posix()
 
 
-def for_comparison(settings: Settings, project: Project, comparison: Comparison, *, params: dict | None = None,
-                   gate_on: bool = True, github: GitHubRepo | None = None, comment_url: str | None = None) -> list[Annotation]:
+def for_comparison(
+    settings: Settings,
+    project: Project,
+    comparison: Comparison,
+    *,
+    params: dict | None = None,
+    gate_on: bool = True,
+    github: GitHubRepo | None = None,
+    comment_url: str | None = None,
+) -> list[Annotation]:
     """Every question that fails the gate at its `- id:` line, every changed cited document at its
     first changed line (read at the baseline's commit through `github`), else at the document."""
     source = Path(project.questions.source)
@@ -45,16 +58,27 @@ def for_comparison(settings: Settings, project: Project, comparison: Comparison,
     except (OSError, UnicodeDecodeError):
         lines = {}
     documents = _document_paths(settings, project, comparison)
-    changed_at = _changed_lines(settings, github, documents, comparison.base_sha) if github is not None else {}
-    return comparison_annotations(comparison, questions_path=workspace_path(settings, source), lines=lines,
-                                  documents=documents, params=params, level="failure" if gate_on else "warning",
-                                  document_lines=changed_at, comment_url=comment_url or None)
+    changed_at = (
+        _changed_lines(settings, github, documents, comparison.base_sha) if github is not None else {}
+    )
+    return comparison_annotations(
+        comparison,
+        questions_path=workspace_path(settings, source),
+        lines=lines,
+        documents=documents,
+        params=params,
+        level="failure" if gate_on else "warning",
+        document_lines=changed_at,
+        comment_url=comment_url or None,
+    )
 
 
 CHANGED_LINES_READ = 20  # documents read at the baseline's commit for their changed line (one REST call each)
 
 
-def _changed_lines(settings: Settings, github: GitHubRepo, documents: dict[str, str], base_sha: str | None) -> dict[str, int]:
+def _changed_lines(
+    settings: Settings, github: GitHubRepo, documents: dict[str, str], base_sha: str | None
+) -> dict[str, int]:
     """Changed cited source -> the first line of its document that differs from the baseline's
     commit (GitHub shows an annotation at line 1 of an unchanged line as outside the diff)."""
     import difflib
@@ -71,8 +95,14 @@ def _changed_lines(settings: Settings, github: GitHubRepo, documents: dict[str, 
         if before is None:
             continue
         old, new = before.splitlines(), now.splitlines()
-        first = next((j1 for tag, _, _, j1, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
-                      if tag != "equal"), None)
+        first = next(
+            (
+                j1
+                for tag, _, _, j1, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+                if tag != "equal"
+            ),
+            None,
+        )
         if first is not None:
             out[source] = min(first, max(len(new) - 1, 0)) + 1
     return out
@@ -81,13 +111,24 @@ def _changed_lines(settings: Settings, github: GitHubRepo, documents: dict[str, 
 def _document_paths(settings: Settings, project: Project, comparison: Comparison) -> dict[str, str]:
     """Changed cited source -> its document's path relative to the workspace (one document: a
     source naming several, or none any more, is annotated at its question instead)."""
-    sources = {s for c in (*comparison.regressions, *comparison.worse, *comparison.leaks, *comparison.gains, *comparison.changed,
-                           *comparison.carried, *comparison.source_changed_failing, *(a.change for a in comparison.accepted))
-               for s in c.source_changed}
+    sources = {
+        s
+        for c in (
+            *comparison.regressions,
+            *comparison.worse,
+            *comparison.leaks,
+            *comparison.gains,
+            *comparison.changed,
+            *comparison.carried,
+            *comparison.source_changed_failing,
+            *(a.change for a in comparison.accepted),
+        )
+        for s in c.source_changed
+    }
     if not sources:
         return {}
-    from rag_ci.files.corpus_files import corpus_folders, read_corpora
     from rag_ci.errors import RagCiError
+    from rag_ci.files.corpus_files import corpus_folders, read_corpora
 
     try:
         folders = corpus_folders(project.root, project.corpora)
@@ -107,7 +148,9 @@ def for_problems(settings: Settings, problems: Sequence[str]) -> list[Annotation
     return validation_annotations(problems, lambda path: workspace_path(settings, path))
 
 
-def show(runner: Runner, annotations: Sequence[Annotation], where_the_rest_are: str = "the job summary") -> None:
+def show(
+    runner: Runner, annotations: Sequence[Annotation], where_the_rest_are: str = "the job summary"
+) -> None:
     """The first SHOWN annotations, most severe first, as workflow commands; a plain line counts the rest."""
     ordered = by_severity(annotations)
     for a in ordered[:SHOWN]:
@@ -116,8 +159,16 @@ def show(runner: Runner, annotations: Sequence[Annotation], where_the_rest_are: 
         runner.info(f"[rag-ci] {len(ordered) - SHOWN} more annotation(s) in {where_the_rest_are}")
 
 
-def publish(settings: Settings, github: GitHubRepo, runner: Runner, annotations: Sequence[Annotation], *,
-            conclusion: str, title: str, summary: str) -> bool:
+def publish(
+    settings: Settings,
+    github: GitHubRepo,
+    runner: Runner,
+    annotations: Sequence[Annotation],
+    *,
+    conclusion: str,
+    title: str,
+    summary: str,
+) -> bool:
     """The annotations on the log and, on a pull request or a merge queue's commit, in the `rag-ci gate`
     check run. Returns whether the check run was created; a token without `checks: write` is one quiet line."""
     head_sha = settings.check_sha
@@ -126,14 +177,26 @@ def publish(settings: Settings, github: GitHubRepo, runner: Runner, annotations:
         return False
     # What goes over REST is redacted like everything the runner writes (the Runner's own filter).
     redact = runner.redact
-    located = [annotation_json(a.level, redact(a.title), redact(a.message), a.path, a.line) for a in by_severity(annotations) if a.path]
+    located = [
+        annotation_json(a.level, redact(a.title), redact(a.message), a.path, a.line)
+        for a in by_severity(annotations)
+        if a.path
+    ]
     try:
-        url = github.publish_check_run(head_sha=head_sha, conclusion=conclusion, title=redact(title), summary=redact(summary),
-                                       annotations=located, details_url=settings.run_url or None)
+        url = github.publish_check_run(
+            head_sha=head_sha,
+            conclusion=conclusion,
+            title=redact(title),
+            summary=redact(summary),
+            annotations=located,
+            details_url=settings.run_url or None,
+        )
     except CannotWrite:
         show(runner, annotations)
-        runner.info(f"[rag-ci] no check run: the token lacks checks: write (add `checks: write` to the job's permissions "
-                    f"for the '{CHECK_RUN_NAME}' check with every annotation)")
+        runner.info(
+            f"[rag-ci] no check run: the token lacks checks: write (add `checks: write` to the job's permissions "
+            f"for the '{CHECK_RUN_NAME}' check with every annotation)"
+        )
         return False
     except GitHubError as exc:
         show(runner, annotations)
@@ -151,8 +214,9 @@ def conclusion_of(exit_code: int, *, gate_off: bool = False) -> str:
     return "neutral" if gate_off else "success"
 
 
-def check_text(head: RunResult, comparison: Comparison | None, annotations: Sequence[Annotation],
-               run_url: str | None) -> tuple[str, str]:
+def check_text(
+    head: RunResult, comparison: Comparison | None, annotations: Sequence[Annotation], run_url: str | None
+) -> tuple[str, str]:
     """The check run's title and summary: the comment's headline (what fails: leaks, regressions,
     budgets), each breached budget, what the annotations are; the report is in the job summary."""
     from rag_ci.core.reporting.alerts import budget_limit
@@ -162,15 +226,23 @@ def check_text(head: RunResult, comparison: Comparison | None, annotations: Sequ
 
     where = f"[the job summary]({run_url})" if run_url else "the job summary"
     if comparison is None:
-        return f"rag-ci: {headline}", f"Nothing was compared: {escape_md(headline)}. The report is in {where}."
+        return (
+            f"rag-ci: {headline}",
+            f"Nothing was compared: {escape_md(headline)}. The report is in {where}.",
+        )
     lines = [f"**{escape_md(headline)}**", ""]
-    lines += [f"- budget {escape_md(b.name, 60)}: {fmt_budget(b.value, b.unit)}, allowed {fmt_budget(b.allowed, b.unit)} "
-              f"(limit {escape_md(budget_limit(b), 40)})" for b in comparison.budget_breaches]
+    lines += [
+        f"- budget {escape_md(b.name, 60)}: {fmt_budget(b.value, b.unit)}, allowed {fmt_budget(b.allowed, b.unit)} "
+        f"(limit {escape_md(budget_limit(b), 40)})"
+        for b in comparison.budget_breaches
+    ]
     if comparison.budget_breaches:
         lines.append("")
     if annotations:
-        lines.append(f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate "
-                     f"at its `- id:` line, each changed cited document at the document.")
+        lines.append(
+            f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate "
+            f"at its `- id:` line, each changed cited document at the document."
+        )
         lines.append("")
     lines.append(f"The full report is in {where}.")
     return f"rag-ci: {headline}", "\n".join(lines)

@@ -23,21 +23,21 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action.outputs import RESULTS_FILE
-from rag_ci.gate import REBASELINE_HINT
+from rag_ci.action.settings import Settings
 from rag_ci.core.comparison.history import HISTORY_FILE, lines_of_branch
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
+from rag_ci.files.results_file import keep_until_exit, load_results
+from rag_ci.gate import REBASELINE_HINT
 from rag_ci.github.artifacts import ArtifactRef
 from rag_ci.github.baseline_copies import KEPT_COPIES, BaselineCopy
 from rag_ci.github.client import GitHubError, GitHubRepo
 from rag_ci.github.workflow import Runner
-from rag_ci.action.settings import Settings
-from rag_ci.files.results_file import keep_until_exit, load_results
 
 # What the core's neutral REBASELINE_HINT means for a repository using the action.
 ACTIONS_REBASELINE_HINT = (
@@ -46,9 +46,11 @@ ACTIONS_REBASELINE_HINT = (
 )
 ARTIFACT, DATA_BRANCH = "artifact", "data branch"
 COPIES_TRIED = 5  # copies vetted (one commit list and one run read each) before giving up
-LOOKUP_FIX = ("Not treated as \"no baseline yet\": that would pass the pull request ungated. Fix: re-run this check "
-              "(a passing GitHub outage); if it fails again, give the workflow `permissions: actions: read` and "
-              "`contents: read` (and check that the data branch exists and is readable).")
+LOOKUP_FIX = (
+    'Not treated as "no baseline yet": that would pass the pull request ungated. Fix: re-run this check '
+    "(a passing GitHub outage); if it fails again, give the workflow `permissions: actions: read` and "
+    "`contents: read` (and check that the data branch exists and is readable)."
+)
 
 
 def lookup_failed(what: str, exc: GitHubError) -> RagCiError:
@@ -71,8 +73,8 @@ class FoundBaseline:
         """'main, artifact, 3 days old': the words the comment puts after the baseline's commit."""
         words = [self.branch, self.source]
         if self.made_at is not None:
-            made = self.made_at if self.made_at.tzinfo else self.made_at.replace(tzinfo=timezone.utc)
-            days = max(((now or datetime.now(timezone.utc)) - made).days, 0)
+            made = self.made_at if self.made_at.tzinfo else self.made_at.replace(tzinfo=UTC)
+            days = max(((now or datetime.now(UTC)) - made).days, 0)
             words.append("today" if days == 0 else f"{days} day{'s' if days != 1 else ''} old")
         return ", ".join(words)
 
@@ -82,8 +84,14 @@ def in_actions_words(message: str) -> str:
     return message.replace(REBASELINE_HINT, ACTIONS_REBASELINE_HINT)
 
 
-def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Runner, *,
-                  history_lines: Callable[[str], int] = lambda branch: 0) -> FoundBaseline | None:
+def find_baseline(
+    plan: Plan,
+    settings: Settings,
+    github: GitHubRepo,
+    runner: Runner,
+    *,
+    history_lines: Callable[[str], int] = lambda branch: 0,
+) -> FoundBaseline | None:
     """The baseline the plan asks for: compared with, only a verdict cache, or none.
     `history_lines(branch)`: how many lines of the data branch's history are that branch's (a trace
     of past baselines); it raises when the history cannot be read."""
@@ -100,7 +108,9 @@ def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Ru
             return github.merge_base(branch, s.pr_head_sha) if s.pr_head_sha else None
     elif plan.base_branch is BaseBranch.MERGE_QUEUE_BASE:
         if not s.pr_base_ref or not s.pr_base_sha:
-            raise RagCiError("the merge-queue mode needs a merge_group event (no merge_group.base_ref/base_sha in the payload)")
+            raise RagCiError(
+                "the merge-queue mode needs a merge_group event (no merge_group.base_ref/base_sha in the payload)"
+            )
         branch = s.pr_base_ref
 
         def prefer() -> str | None:  # the queue builds on this commit of the base branch
@@ -110,6 +120,7 @@ def find_baseline(plan: Plan, settings: Settings, github: GitHubRepo, runner: Ru
 
         def prefer() -> str | None:  # the run at the previous tip of the pushed branch
             return s.push_before_sha
+
     finder = BaselineFinder(settings, github, runner, branch)
     if plan.baseline is BaselineUse.CACHE:
         return finder.as_cache(prefer)
@@ -123,7 +134,9 @@ class BaselineFinder:
         self.settings, self.github, self.runner, self.branch = settings, github, runner, branch
         self.trace: list[str] = []  # what shows that a baseline existed once
 
-    def find(self, prefer: Callable[[], str | None], history_lines: Callable[[str], int] | None) -> FoundBaseline | None:
+    def find(
+        self, prefer: Callable[[], str | None], history_lines: Callable[[str], int] | None
+    ) -> FoundBaseline | None:
         """The baseline; None only when none ever existed (bootstrap). A baseline that exists but
         cannot be read, or that was lost, raises: passing as "bootstrap" would let a PR through ungated.
         Without `history_lines` (a verdict cache only) no trace is looked for: None."""
@@ -143,7 +156,9 @@ class BaselineFinder:
             return copy
         if artifact is not None:
             return self.from_artifact(artifact)
-        self.runner.info(f"[rag-ci] no baseline artifact '{name}' from a successful run on {self.branch}, no copy on {self.settings.data_branch}")
+        self.runner.info(
+            f"[rag-ci] no baseline artifact '{name}' from a successful run on {self.branch}, no copy on {self.settings.data_branch}"
+        )
         if history_lines is None:
             return None
         self.look_for_traces(history_lines)
@@ -164,17 +179,29 @@ class BaselineFinder:
 
     def from_artifact(self, artifact: ArtifactRef) -> FoundBaseline:
         name = self.settings.baseline_artifact
-        self.runner.info(f"[rag-ci] baseline: artifact #{artifact.id} from run {artifact.run_id} at {(artifact.head_sha or '?')[:12]}")
+        self.runner.info(
+            f"[rag-ci] baseline: artifact #{artifact.id} from run {artifact.run_id} at {(artifact.head_sha or '?')[:12]}"
+        )
         where = f"the `{name}` artifact #{artifact.id} (run {artifact.run_id})"
         with tempfile.TemporaryDirectory(prefix="rag-ci-baseline-") as tmp:
             path = self.github.download_file(artifact, RESULTS_FILE, Path(tmp) / RESULTS_FILE)
             if path is None:
-                raise RagCiError(f"The baseline is unusable: {where} holds no {RESULTS_FILE}.\n{ACTIONS_REBASELINE_HINT}")
+                raise RagCiError(
+                    f"The baseline is unusable: {where} holds no {RESULTS_FILE}.\n{ACTIONS_REBASELINE_HINT}"
+                )
             baseline = _load(path, where)
-        return FoundBaseline(baseline, artifact.head_sha or baseline.meta.git_sha, self.branch, artifact.run_id,
-                             ARTIFACT, artifact.created_at)
+        return FoundBaseline(
+            baseline,
+            artifact.head_sha or baseline.meta.git_sha,
+            self.branch,
+            artifact.run_id,
+            ARTIFACT,
+            artifact.created_at,
+        )
 
-    def usable_copy(self, at_commit: Callable[[], str | None], *, only_at_commit: bool) -> FoundBaseline | None:
+    def usable_copy(
+        self, at_commit: Callable[[], str | None], *, only_at_commit: bool
+    ) -> FoundBaseline | None:
         """The data branch's copy at the wanted commit (else, unless `only_at_commit`, the newest)
         that `copy_problem` finds nothing wrong with."""
         data_branch = self.settings.data_branch
@@ -186,8 +213,10 @@ class BaselineFinder:
             return None
         commit = at_commit()
         # The copy at the wanted commit first; unless only it would do, then the others, newest first.
-        chosen = [c for c in copies if c.commit == commit] + ([] if only_at_commit else [c for c in copies if c.commit != commit])
-        now = datetime.now(timezone.utc)
+        chosen = [c for c in copies if c.commit == commit] + (
+            [] if only_at_commit else [c for c in copies if c.commit != commit]
+        )
+        now = datetime.now(UTC)
         for copy in chosen[:COPIES_TRIED]:
             if self.copy_problem(copy, now) is None:
                 return self.from_copy(copy)
@@ -204,18 +233,32 @@ class BaselineFinder:
                 problem = "its name records no workflow run (written by hand, or by a rag-ci before 1.1)"
             if problem is None:
                 facts = self.github.workflow_run(copy.run_id or 0)
-                if facts is not None and facts.head_branch != self.branch and facts.problem(self.github.repository) is None:
-                    self.runner.info(f"[rag-ci] {copy.path} is {facts.head_branch}'s baseline, not {self.branch}'s")
+                if (
+                    facts is not None
+                    and facts.head_branch != self.branch
+                    and facts.problem(self.github.repository) is None
+                ):
+                    self.runner.info(
+                        f"[rag-ci] {copy.path} is {facts.head_branch}'s baseline, not {self.branch}'s"
+                    )
                     return "another branch's"
-                problem = f"run {copy.run_id} does not exist" if facts is None else \
-                    facts.problem(self.github.repository, branch=self.branch, sha=copy.commit)
+                problem = (
+                    f"run {copy.run_id} does not exist"
+                    if facts is None
+                    else facts.problem(self.github.repository, branch=self.branch, sha=copy.commit)
+                )
         except GitHubError as exc:
             raise lookup_failed(f"checking who wrote {copy.path} on `{data_branch}`", exc) from None
         if problem is not None:
-            self.runner.warning(f"{copy.path} on {data_branch} is not used as the baseline: {problem}. A copy counts only "
-                                f"when a successful push, dispatch or schedule run of {self.branch} at its commit wrote it "
-                                "(docs/action.md, \"Who can plant a baseline\")", title="rag-ci: baseline copy")
-            self.trace.append(f"`{copy.path}` on `{data_branch}` is not a baseline rag-ci can trust ({problem})")
+            self.runner.warning(
+                f"{copy.path} on {data_branch} is not used as the baseline: {problem}. A copy counts only "
+                f"when a successful push, dispatch or schedule run of {self.branch} at its commit wrote it "
+                '(docs/action.md, "Who can plant a baseline")',
+                title="rag-ci: baseline copy",
+            )
+            self.trace.append(
+                f"`{copy.path}` on `{data_branch}` is not a baseline rag-ci can trust ({problem})"
+            )
         return problem
 
     def from_copy(self, copy: BaselineCopy) -> FoundBaseline:
@@ -231,9 +274,11 @@ class BaselineFinder:
             path.write_bytes(text)
             baseline = _load(path, where)
         if baseline.meta.git_sha != copy.commit or baseline.meta.pr_number is not None:
-            raise RagCiError(f"The baseline is unusable: {where} holds the results of commit {baseline.meta.git_sha or 'unknown'}"
-                             f"{' of a pull request' if baseline.meta.pr_number is not None else ''}, not of {copy.commit[:12]} "
-                             f"on {self.branch}.\n{ACTIONS_REBASELINE_HINT}")
+            raise RagCiError(
+                f"The baseline is unusable: {where} holds the results of commit {baseline.meta.git_sha or 'unknown'}"
+                f"{' of a pull request' if baseline.meta.pr_number is not None else ''}, not of {copy.commit[:12]} "
+                f"on {self.branch}.\n{ACTIONS_REBASELINE_HINT}"
+            )
         return FoundBaseline(baseline, copy.commit, self.branch, copy.run_id, DATA_BRANCH, copy.stored_at)
 
     def look_for_traces(self, history_lines: Callable[[str], int]) -> None:
@@ -243,15 +288,21 @@ class BaselineFinder:
         try:
             expired = self.github.expired_baseline(s.baseline_artifact, self.branch)
         except GitHubError as exc:
-            raise lookup_failed(f"listing the `{s.baseline_artifact}` artifacts (expired ones included)", exc) from None
+            raise lookup_failed(
+                f"listing the `{s.baseline_artifact}` artifacts (expired ones included)", exc
+            ) from None
         if expired is not None:
             uploaded = f" uploaded {expired.created_at:%Y-%m-%d}" if expired.created_at else ""
-            self.trace.append(f"the last `{s.baseline_artifact}` artifact (#{expired.id}, commit "
-                              f"{(expired.head_sha or 'unknown')[:12]},{uploaded}) has expired")
+            self.trace.append(
+                f"the last `{s.baseline_artifact}` artifact (#{expired.id}, commit "
+                f"{(expired.head_sha or 'unknown')[:12]},{uploaded}) has expired"
+            )
         lines = history_lines(self.branch)
         if lines:
-            self.trace.append(f"`{HISTORY_FILE}` on `{s.data_branch}` has {lines} line{'s' if lines != 1 else ''} of "
-                              f"{self.branch}: it was evaluated before")
+            self.trace.append(
+                f"`{HISTORY_FILE}` on `{s.data_branch}` has {lines} line{'s' if lines != 1 else ''} of "
+                f"{self.branch}: it was evaluated before"
+            )
 
     def lost_message(self) -> str:
         s = self.settings
@@ -274,7 +325,9 @@ def _load(path: Path, where: str) -> RunResult:
     except RagCiError as exc:  # another schema version, or a damaged file
         raise RagCiError(f"The baseline is unusable: {where}: {exc}\n{ACTIONS_REBASELINE_HINT}") from None
     if baseline.meta.broken:  # uploaded by hand, or by an older rag-ci: never compare with it
-        raise RagCiError(f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{ACTIONS_REBASELINE_HINT}")
+        raise RagCiError(
+            f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{ACTIONS_REBASELINE_HINT}"
+        )
     return baseline
 
 
@@ -282,11 +335,16 @@ def bootstrap_notice(settings: Settings) -> str:
     """What a bootstrap says: which branch has no baseline yet, and what makes its first one."""
     s = settings
     base = s.pr_base_ref or s.default_branch or "main"  # the branch whose baseline this run is compared with
-    first = ("the next run on the default branch creates the baseline." if base == (s.default_branch or "main") else
-             f"run the rag-ci workflow on `{base}` (`workflow_dispatch`) and upload its results as `{s.baseline_artifact}` "
-             "to make its baseline.")
-    return (f"bootstrap on `{base}`: no baseline of `{base}` yet (no `{s.baseline_artifact}` artifact from a successful run "
-            f"on `{base}`, expired or not, no copy of it and no history of it on `{s.data_branch}`). This run passes; {first}")
+    first = (
+        "the next run on the default branch creates the baseline."
+        if base == (s.default_branch or "main")
+        else f"run the rag-ci workflow on `{base}` (`workflow_dispatch`) and upload its results as `{s.baseline_artifact}` "
+        "to make its baseline."
+    )
+    return (
+        f"bootstrap on `{base}`: no baseline of `{base}` yet (no `{s.baseline_artifact}` artifact from a successful run "
+        f"on `{base}`, expired or not, no copy of it and no history of it on `{s.data_branch}`). This run passes; {first}"
+    )
 
 
 def history_lines_of(settings: Settings, github: GitHubRepo, branch: str) -> int:
@@ -309,15 +367,29 @@ def store_baseline_copy(settings: Settings, github: GitHubRepo, runner: Runner, 
         runner.warning("baseline not copied to the data branch: GITHUB_SHA is not set")
         return
     if not (s.run_id or "").isdigit():
-        runner.warning("baseline not copied to the data branch: GITHUB_RUN_ID is not set (a copy records the run that wrote it)")
+        runner.warning(
+            "baseline not copied to the data branch: GITHUB_RUN_ID is not set (a copy records the run that wrote it)"
+        )
         return
     try:
-        copy = github.store_baseline_copy(s.data_branch, s.sha, results.read_bytes(), datetime.now(timezone.utc), KEPT_COPIES,
-                                          int(s.run_id or 0), made_by=f"{s.event_name} on {s.branch}")
-        runner.info(f"[rag-ci] stored the baseline as {copy.path} on branch {s.data_branch} (the last {KEPT_COPIES} are kept)")
+        copy = github.store_baseline_copy(
+            s.data_branch,
+            s.sha,
+            results.read_bytes(),
+            datetime.now(UTC),
+            KEPT_COPIES,
+            int(s.run_id or 0),
+            made_by=f"{s.event_name} on {s.branch}",
+        )
+        runner.info(
+            f"[rag-ci] stored the baseline as {copy.path} on branch {s.data_branch} (the last {KEPT_COPIES} are kept)"
+        )
     except (GitHubError, OSError) as exc:
-        runner.warning(f"baseline not copied to {s.data_branch}: {exc}; pull requests fall back on the artifact only "
-                       "until the next baseline run", title="rag-ci: baseline copy")
+        runner.warning(
+            f"baseline not copied to {s.data_branch}: {exc}; pull requests fall back on the artifact only "
+            "until the next baseline run",
+            title="rag-ci: baseline copy",
+        )
 
 
 def missing_history_line(settings: Settings, entries: list[dict]) -> str | None:
@@ -329,5 +401,7 @@ def missing_history_line(settings: Settings, entries: list[dict]) -> str | None:
         return None  # not a push, a force-push (the commit left main), or the history's first line
     if any(entry.get("git_sha") == before for entry in entries):
         return None
-    return (f"{HISTORY_FILE} on {settings.data_branch} has no line for {before[:12]}, the commit before this push: its "
-            "baseline run failed, was cancelled or is still running (see the Actions tab; re-run it to add the line).")
+    return (
+        f"{HISTORY_FILE} on {settings.data_branch} has no line for {before[:12]}, the commit before this push: its "
+        "baseline run failed, was cancelled or is still running (see the Actions tab; re-run it to add the line)."
+    )

@@ -11,13 +11,13 @@ import re
 import tempfile
 from pathlib import Path
 
-from rag_ci.gate import EXIT_PASS
 from rag_ci.action.outputs import COMMENT_FILE
+from rag_ci.action.settings import Settings
 from rag_ci.errors import RagCiError
+from rag_ci.gate import EXIT_PASS
 from rag_ci.github.client import GitHubRepo
 from rag_ci.github.comments import COMMENT_MARKER, untrusted_comment_body
 from rag_ci.github.workflow import Runner
-from rag_ci.action.settings import Settings
 
 
 def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
@@ -31,12 +31,18 @@ def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
         return EXIT_PASS
     artifact = github.run_artifact(int(run["id"]), settings.comment_artifact)
     if artifact is None:
-        runner.info(f"[rag-ci] run {run['id']} saved no `{settings.comment_artifact}` artifact: it commented itself.")
+        runner.info(
+            f"[rag-ci] run {run['id']} saved no `{settings.comment_artifact}` artifact: it commented itself."
+        )
         return EXIT_PASS
     numbers = [p.get("number") for p in run.get("pull_requests") or [] if p.get("number")]
     head_repo = run.get("head_repository") or {}
-    pr_number = numbers[0] if numbers else github.open_pr_for_head(
-        (head_repo.get("owner") or {}).get("login", ""), run.get("head_branch", ""), run.get("head_sha")
+    pr_number = (
+        numbers[0]
+        if numbers
+        else github.open_pr_for_head(
+            (head_repo.get("owner") or {}).get("login", ""), run.get("head_branch", ""), run.get("head_sha")
+        )
     )
     if pr_number is None:
         runner.warning("comment mode: no open pull request matches the triggering run; nothing posted.")
@@ -44,10 +50,14 @@ def comment_mode(settings: Settings, github: GitHubRepo, runner: Runner) -> int:
     with tempfile.TemporaryDirectory(prefix="rag-ci-comment-") as tmp:
         path = github.download_file(artifact, COMMENT_FILE, Path(tmp) / COMMENT_FILE)
         if path is None:
-            runner.warning(f"the `{settings.comment_artifact}` artifact holds no {COMMENT_FILE}; nothing posted.")
+            runner.warning(
+                f"the `{settings.comment_artifact}` artifact holds no {COMMENT_FILE}; nothing posted."
+            )
             return EXIT_PASS
         try:
-            body = untrusted_comment_body(path.read_text(encoding="utf-8", errors="replace"), _origin(run, head_repo))
+            body = untrusted_comment_body(
+                path.read_text(encoding="utf-8", errors="replace"), _origin(run, head_repo)
+            )
         except ValueError as exc:
             raise RagCiError(str(exc)) from None
     url = github.upsert_comment(int(pr_number), body, COMMENT_MARKER)

@@ -17,14 +17,13 @@ options of the gate (rag_ci.gate), which decides the verdict and the exit code:
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
-from rag_ci.errors import RagCiError
 from rag_ci.action.settings import Settings
+from rag_ci.errors import RagCiError
 from rag_ci.gate import GateOptions, Uncompared, Verdict
-
 
 
 class Mode(enum.StrEnum):
@@ -72,27 +71,85 @@ class Plan:
 
 _BECOMES_THE_BASELINE = "this run's results.json becomes the baseline once the workflow uploads it as"
 
-PLANS: Mapping[Mode, Plan] = MappingProxyType({plan.mode: plan for plan in (
-    Plan(Mode.PR, evaluates=True, base_branch=BaseBranch.PULL_REQUEST_BASE, gate=GateOptions(pin_policy=True, carry_forward=False),
-         trend=True, comment=True, check_run=True),
-    # The queue's commit is the pull request merged onto the queue's base: gated the same way;
-    # no pull request to comment on (the job summary and the annotations carry the result).
-    # A queue waits for the branch's required checks on its own commit: the check run goes there.
-    Plan(Mode.MERGE_QUEUE, evaluates=True, base_branch=BaseBranch.MERGE_QUEUE_BASE, gate=GateOptions(pin_policy=True, carry_forward=False),
-         trend=True, check_run=True),
-    Plan(Mode.BASELINE, evaluates=True, baseline=BaselineUse.CACHE,
-         gate=GateOptions(pin_policy=False, compare=False, may_become_baseline=True, uncompared=Uncompared(
-             Verdict.BASELINE, f"Baseline run on `{{branch}}`: {_BECOMES_THE_BASELINE} the `{{artifact}}` artifact.")),
-         history=True),
-    Plan(Mode.FULL, evaluates=True, use_cache=False,
-         gate=GateOptions(pin_policy=False, all_metrics_comparable=True, check_calibration=True, may_become_baseline=True),
-         history=True, audit_sample=True),
-    Plan(Mode.REBASELINE, evaluates=True, baseline=BaselineUse.NONE, use_cache=False,
-         gate=GateOptions(pin_policy=False, compare=False, check_calibration=True, may_become_baseline=True, uncompared=Uncompared(
-             Verdict.REBASELINE, f"Re-baseline: full evaluation without comparison; {_BECOMES_THE_BASELINE} `{{artifact}}`.")),
-         history=True, audit_sample=True),
-    Plan(Mode.COMMENT, evaluates=False, baseline=BaselineUse.NONE, gate=GateOptions(pin_policy=False, carry_forward=False, compare=False)),
-)})
+PLANS: Mapping[Mode, Plan] = MappingProxyType(
+    {
+        plan.mode: plan
+        for plan in (
+            Plan(
+                Mode.PR,
+                evaluates=True,
+                base_branch=BaseBranch.PULL_REQUEST_BASE,
+                gate=GateOptions(pin_policy=True, carry_forward=False),
+                trend=True,
+                comment=True,
+                check_run=True,
+            ),
+            # The queue's commit is the pull request merged onto the queue's base: gated the same way;
+            # no pull request to comment on (the job summary and the annotations carry the result).
+            # A queue waits for the branch's required checks on its own commit: the check run goes there.
+            Plan(
+                Mode.MERGE_QUEUE,
+                evaluates=True,
+                base_branch=BaseBranch.MERGE_QUEUE_BASE,
+                gate=GateOptions(pin_policy=True, carry_forward=False),
+                trend=True,
+                check_run=True,
+            ),
+            Plan(
+                Mode.BASELINE,
+                evaluates=True,
+                baseline=BaselineUse.CACHE,
+                gate=GateOptions(
+                    pin_policy=False,
+                    compare=False,
+                    may_become_baseline=True,
+                    uncompared=Uncompared(
+                        Verdict.BASELINE,
+                        f"Baseline run on `{{branch}}`: {_BECOMES_THE_BASELINE} the `{{artifact}}` artifact.",
+                    ),
+                ),
+                history=True,
+            ),
+            Plan(
+                Mode.FULL,
+                evaluates=True,
+                use_cache=False,
+                gate=GateOptions(
+                    pin_policy=False,
+                    all_metrics_comparable=True,
+                    check_calibration=True,
+                    may_become_baseline=True,
+                ),
+                history=True,
+                audit_sample=True,
+            ),
+            Plan(
+                Mode.REBASELINE,
+                evaluates=True,
+                baseline=BaselineUse.NONE,
+                use_cache=False,
+                gate=GateOptions(
+                    pin_policy=False,
+                    compare=False,
+                    check_calibration=True,
+                    may_become_baseline=True,
+                    uncompared=Uncompared(
+                        Verdict.REBASELINE,
+                        f"Re-baseline: full evaluation without comparison; {_BECOMES_THE_BASELINE} `{{artifact}}`.",
+                    ),
+                ),
+                history=True,
+                audit_sample=True,
+            ),
+            Plan(
+                Mode.COMMENT,
+                evaluates=False,
+                baseline=BaselineUse.NONE,
+                gate=GateOptions(pin_policy=False, carry_forward=False, compare=False),
+            ),
+        )
+    }
+)
 
 
 def resolve_mode(settings: Settings) -> Mode | None:
@@ -125,4 +182,6 @@ def _input_mode(settings: Settings) -> Mode | None:
         return Mode.FULL
     if event == "workflow_run":
         return Mode.COMMENT
-    raise RagCiError(f"rag-ci does not know what to do on `{event or 'no event'}`; set the `mode` input (pr, baseline, full, comment)")
+    raise RagCiError(
+        f"rag-ci does not know what to do on `{event or 'no event'}`; set the `mode` input (pr, baseline, full, comment)"
+    )

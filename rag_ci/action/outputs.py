@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_ci.gate import Comparison
+from rag_ci.action.settings import Settings
 from rag_ci.core.reporting.render import Commits, html_chunks
 from rag_ci.core.results import RunResult
-from rag_ci.github.workflow import Runner
-from rag_ci.action.settings import Settings
-from rag_ci.runtime.signals import interrupted, interrupted_signal
 from rag_ci.files.atomic import write_chunks_atomic, write_text_atomic
+from rag_ci.gate import Comparison
+from rag_ci.github.workflow import Runner
+from rag_ci.runtime.signals import interrupted, interrupted_signal
 
 RESULTS_FILE = "results.json"
 REPORT_MD = "report.md"
@@ -39,13 +39,22 @@ class Reports:
     comparison: Path | None
 
 
-def write_reports(output_dir: Path, head: RunResult, comparison: Comparison | None, markdown: str, *,
-                  calibration: list | None = None, history: list[dict[str, Any]] | None = None,
-                  commits: Commits | None = None) -> Reports:
+def write_reports(
+    output_dir: Path,
+    head: RunResult,
+    comparison: Comparison | None,
+    markdown: str,
+    *,
+    calibration: list | None = None,
+    history: list[dict[str, Any]] | None = None,
+    commits: Commits | None = None,
+) -> Reports:
     md = output_dir / REPORT_MD
     html = output_dir / REPORT_HTML
     write_text_atomic(md, markdown)
-    write_chunks_atomic(html, html_chunks(head, comparison, calibration=calibration, history=history, commits=commits))
+    write_chunks_atomic(
+        html, html_chunks(head, comparison, calibration=calibration, history=history, commits=commits)
+    )
     cmp_path = None
     if comparison is not None:
         cmp_path = output_dir / COMPARISON_FILE
@@ -57,10 +66,14 @@ def report_interrupted(runner: Runner) -> int:
     """A cancelled job (the runner sends SIGINT, then SIGTERM): say so where the user looks,
     set `verdict: interrupted`, and return 128 + the signal: never 1, which means "regression"."""
     signal_name = interrupted_signal().name
-    runner.error(f"rag-ci was interrupted by {signal_name} (a cancelled job?) before it finished: no verdict; re-run the job.",
-                 title="rag-ci: interrupted")
+    runner.error(
+        f"rag-ci was interrupted by {signal_name} (a cancelled job?) before it finished: no verdict; re-run the job.",
+        title="rag-ci: interrupted",
+    )
     runner.set_outputs({"verdict": "interrupted"})
-    return interrupted("no verdict; re-run the job (a CLI `rag-ci run` continues where it stopped with --resume)")
+    return interrupted(
+        "no verdict; re-run the job (a CLI `rag-ci run` continues where it stopped with --resume)"
+    )
 
 
 def summary_report(render: Callable[[int], str], budget: int = SUMMARY_BYTES) -> str:
@@ -80,8 +93,14 @@ def summary_report(render: Callable[[int], str], budget: int = SUMMARY_BYTES) ->
     return text.encode("utf-8")[:budget].decode("utf-8", "ignore")
 
 
-def step_outputs(settings: Settings, verdict: str, comparison: Comparison | None, results: Path, reports: Reports,
-                 comment_url: str) -> dict[str, str]:
+def step_outputs(
+    settings: Settings,
+    verdict: str,
+    comparison: Comparison | None,
+    results: Path,
+    reports: Reports,
+    comment_url: str,
+) -> dict[str, str]:
     """The action's step outputs (action.yml), paths relative to the workspace."""
     return {
         "verdict": verdict,

@@ -58,16 +58,20 @@ def kept_from_the_target(environ: Mapping[str, str], project_dir: Path) -> Itera
                 try:
                     _restore(path, before[name])
                 except OSError as exc:
-                    raise RagCiError(f"the target changed the runner's {name} ({path}) and rag-ci could not put it back: "
-                                     f"{exc.strerror or exc}; do not trust this job's later steps") from None
+                    raise RagCiError(
+                        f"the target changed the runner's {name} ({path}) and rag-ci could not put it back: "
+                        f"{exc.strerror or exc}; do not trust this job's later steps"
+                    ) from None
 
 
 def undone_words(changed: list[str]) -> str:
     """The warning for the files the target wrote and rag-ci put back."""
-    return (f"the target wrote to the runner's command file{'s' if len(changed) > 1 else ''} {', '.join(changed)}, "
-            "which would have reached the job's later steps; rag-ci put back what they held before it started, and "
-            "nothing the target wrote there reaches the runner. A RAG has no business with these files "
-            "(docs/action.md, \"Secrets\").")
+    return (
+        f"the target wrote to the runner's command file{'s' if len(changed) > 1 else ''} {', '.join(changed)}, "
+        "which would have reached the job's later steps; rag-ci put back what they held before it started, and "
+        "nothing the target wrote there reaches the runner. A RAG has no business with these files "
+        '(docs/action.md, "Secrets").'
+    )
 
 
 def _become_subreaper() -> None:

@@ -61,7 +61,9 @@ def _relative_path(name: str, value: str) -> PurePosixPath:
     """A path inside the workspace: relative, and no `..` that climbs out of it."""
     path = PurePosixPath(value.strip() or ".")
     if path.is_absolute() or ".." in path.parts:
-        raise RagCiError(f"input {name}: give a path relative to the repository root, without '..' (got {value!r})")
+        raise RagCiError(
+            f"input {name}: give a path relative to the repository root, without '..' (got {value!r})"
+        )
     return path
 
 
@@ -230,7 +232,7 @@ class Settings:
     def branch(self) -> str | None:
         """The branch this run is on, for push / workflow_dispatch / schedule."""
         if self.ref and self.ref.startswith("refs/heads/"):
-            return self.ref[len("refs/heads/"):]
+            return self.ref[len("refs/heads/") :]
         return None
 
     @property

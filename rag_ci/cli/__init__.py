@@ -36,15 +36,20 @@ def cli() -> None:
 
 
 # Listed in this order by `rag-ci --help`: the gate first, then trying and setting up a project.
-for _command in (run, compare_cmd, report, validate,  # the gate: run, compare, report, check
-                 demo,  # `rag-ci demo`: a caught regression in seconds, nothing to set up
-                 init,  # `rag-ci init`: a project from nothing
-                 questions,  # `rag-ci questions import`: drafts from logs
-                 audit,  # `rag-ci audit sample`: a blind sample to label
-                 calibrate,  # `rag-ci calibrate`: judge vs human labels
-                 history,  # `rag-ci history`: trend on main
-                 merge,  # `rag-ci merge`: shards -> one results.json
-                 schema):  # `rag-ci schema`: JSON Schemas of rag-ci.yml and questions.yml, for editors
+for _command in (
+    run,
+    compare_cmd,
+    report,
+    validate,  # the gate: run, compare, report, check
+    demo,  # `rag-ci demo`: a caught regression in seconds, nothing to set up
+    init,  # `rag-ci init`: a project from nothing
+    questions,  # `rag-ci questions import`: drafts from logs
+    audit,  # `rag-ci audit sample`: a blind sample to label
+    calibrate,  # `rag-ci calibrate`: judge vs human labels
+    history,  # `rag-ci history`: trend on main
+    merge,  # `rag-ci merge`: shards -> one results.json
+    schema,
+):  # `rag-ci schema`: JSON Schemas of rag-ci.yml and questions.yml, for editors
     cli.add_command(_command)
 
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from rag_ci.core.review.calibration import CalibrationReport, calibrate as compare_labels, parse_label_sheet, render_calibration
 from rag_ci.cli.echo import echo, echo_json
 from rag_ci.cli.errors import UserError, user_errors
+from rag_ci.core.review.calibration import CalibrationReport, parse_label_sheet, render_calibration
+from rag_ci.core.review.calibration import calibrate as compare_labels
 
 
 def _payload(report: CalibrationReport) -> dict:
@@ -21,18 +22,46 @@ def _payload(report: CalibrationReport) -> dict:
 @click.command("calibrate")
 @click.argument("labels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--metric", "metrics", multiple=True,
-              help="A judge metric to compare (repeatable); default: every metric the labels cover "
-                   "(`correct` labels correctness, `complete` labels completeness).")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (a list when several metrics are compared).")
-@click.option("--min-kappa", type=float, default=None,
-              help="Exit with status 1 when Cohen's kappa is below this (e.g. 0.6), or undefined.")
-@click.option("--record", is_flag=True, help="Append a calibration record per metric to --history (the PR comment reports it).")
-@click.option("--history", "history_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="The eval_history.jsonl to record into (a checkout of the data branch).")
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    help="A judge metric to compare (repeatable); default: every metric the labels cover "
+    "(`correct` labels correctness, `complete` labels completeness).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the figures as JSON (a list when several metrics are compared).",
+)
+@click.option(
+    "--min-kappa",
+    type=float,
+    default=None,
+    help="Exit with status 1 when Cohen's kappa is below this (e.g. 0.6), or undefined.",
+)
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Append a calibration record per metric to --history (the PR comment reports it).",
+)
+@click.option(
+    "--history",
+    "history_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The eval_history.jsonl to record into (a checkout of the data branch).",
+)
 @user_errors
-def calibrate(labels: Path, results: Path, metrics: tuple[str, ...], as_json: bool, min_kappa: float | None,
-              record: bool, history_file: Path | None) -> None:
+def calibrate(
+    labels: Path,
+    results: Path,
+    metrics: tuple[str, ...],
+    as_json: bool,
+    min_kappa: float | None,
+    record: bool,
+    history_file: Path | None,
+) -> None:
     """Compare human labels (the sheet of `rag-ci audit sample`, or YAML/CSV: id → correct
     true/false) with the judge's verdicts in a results.json: agreement, Cohen's kappa, and
     every disagreement with the judge's reason."""
@@ -71,11 +100,22 @@ def _record(reports: list[CalibrationReport], run, labellers: int, history_file:
     judge = run.meta.judge
     if judge is None:
         raise UserError("--record: the results have no judge (a judge-free run has nothing to calibrate)")
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     lines = [
-        dump_line(calibration_line(judge_digest=judge.digest(), judge=f"{judge.provider}:{judge.model}", metric=r.metric,
-                                   n=r.n, agreement=r.agreement, kappa=r.kappa, date=today, labellers=labellers))
-        for r in reports if r.n > 0
+        dump_line(
+            calibration_line(
+                judge_digest=judge.digest(),
+                judge=f"{judge.provider}:{judge.model}",
+                metric=r.metric,
+                n=r.n,
+                agreement=r.agreement,
+                kappa=r.kappa,
+                date=today,
+                labellers=labellers,
+            )
+        )
+        for r in reports
+        if r.n > 0
     ]
     if not lines:
         raise UserError("--record: no labelled answer has a judge verdict to compare with; nothing recorded")

@@ -67,10 +67,19 @@ def _environment(name: str, value: str | None):
 
 
 @click.command("demo")
-@click.option("--format", "fmt", type=click.Choice(["terminal", "md"]), default="terminal", show_default=True,
-              help="How the comparison is shown (md: the PR comment's markdown).")
-@click.option("--keep", type=click.Path(file_okay=False, path_type=Path),
-              help="Run in this folder (created) and keep it, instead of a temporary one.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["terminal", "md"]),
+    default="terminal",
+    show_default=True,
+    help="How the comparison is shown (md: the PR comment's markdown).",
+)
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run in this folder (created) and keep it, instead of a temporary one.",
+)
 @click.pass_context
 def demo(ctx: click.Context, fmt: str, keep: Path | None) -> None:
     """Watch rag-ci catch a regression: the example RAG (two e-bike manuals, 42 questions)
@@ -85,20 +94,39 @@ def demo(ctx: click.Context, fmt: str, keep: Path | None) -> None:
             config = copy_example(folder)
         except OSError as exc:
             raise UserError(f"{folder}: cannot write the demo's files: {exc.strerror or exc}") from None
-        echo(f"rag-ci demo: the example RAG (BM25 over two manuals; rag-ci.yml, questions.yml) in {folder}"
-             + ("" if keep else " (removed at the end; --keep DIR keeps it)"))
+        echo(
+            f"rag-ci demo: the example RAG (BM25 over two manuals; rag-ci.yml, questions.yml) in {folder}"
+            + ("" if keep else " (removed at the end; --keep DIR keeps it)")
+        )
         echo("1/2 the baseline: main's RAG answers the 42 questions")
         with _environment("EXAMPLE_RAG_REGRESSION", None):
-            ctx.invoke(run, config_path=config, output=folder / "baseline.json", fmt="terminal" if fmt == "terminal" else "md",
-                       progress=False)
-        echo(f"\n2/2 a pull request breaks the routing (EXAMPLE_RAG_REGRESSION={REGRESSION}): compared with the baseline\n")
+            ctx.invoke(
+                run,
+                config_path=config,
+                output=folder / "baseline.json",
+                fmt="terminal" if fmt == "terminal" else "md",
+                progress=False,
+            )
+        echo(
+            f"\n2/2 a pull request breaks the routing (EXAMPLE_RAG_REGRESSION={REGRESSION}): compared with the baseline\n"
+        )
         try:
             with _environment("EXAMPLE_RAG_REGRESSION", REGRESSION):
-                ctx.invoke(run, config_path=config, output=folder / "results.json", baseline=folder / "baseline.json",
-                           fmt=fmt, progress=False)
+                ctx.invoke(
+                    run,
+                    config_path=config,
+                    output=folder / "results.json",
+                    baseline=folder / "baseline.json",
+                    fmt=fmt,
+                    progress=False,
+                )
         except SystemExit as exit_:
             if exit_.code == 1:
-                echo("\nrag-ci demo: the gate caught it — exit 1, the pull request's check fails. "
-                     "Next: `rag-ci init` in your repository.")
+                echo(
+                    "\nrag-ci demo: the gate caught it — exit 1, the pull request's check fails. "
+                    "Next: `rag-ci init` in your repository."
+                )
             raise
-        raise UserError("the demo's regression was not caught: please report this (https://github.com/rag-ci/rag-ci/issues)")
+        raise UserError(
+            "the demo's regression was not caught: please report this (https://github.com/rag-ci/rag-ci/issues)"
+        )

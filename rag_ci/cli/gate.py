@@ -18,10 +18,10 @@ from rag_ci.core.base.yamlsrc import no_cyclic_gc
 from rag_ci.core.reporting.render import Commits, html_chunks, render_markdown
 from rag_ci.core.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
-from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, Verdict, compare_runs, decide, prepare
+from rag_ci.files.atomic import check_output_path, write_chunks_atomic
 from rag_ci.files.lock import OutputLock
 from rag_ci.files.results_file import keep_until_exit, load_results, save_results
-from rag_ci.files.atomic import check_output_path, write_chunks_atomic
+from rag_ci.gate import Comparison, GateOptions, GateOutcome, History, Verdict, compare_runs, decide, prepare
 
 if TYPE_CHECKING:
     from rag_ci.core.config import Config
@@ -37,16 +37,30 @@ def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
 
 
 config_option = click.option(
-    "--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml", show_default=True, help="rag-ci.yml to use."
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default="rag-ci.yml",
+    show_default=True,
+    help="rag-ci.yml to use.",
 )
 
 
 @click.command(epilog=VALIDATE_EXIT_CODES)
 @config_option
-@click.option("--coverage", "show_coverage", is_flag=True,
-              help="Also report corpora and documents (of corpora_dir, or a corpus's path:) no question cites, and thin tags.")
-@click.option("--min-tag-questions", type=click.IntRange(1), default=3, show_default=True,
-              help="With --coverage: a tag with fewer questions than this is reported.")
+@click.option(
+    "--coverage",
+    "show_coverage",
+    is_flag=True,
+    help="Also report corpora and documents (of corpora_dir, or a corpus's path:) no question cites, and thin tags.",
+)
+@click.option(
+    "--min-tag-questions",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="With --coverage: a tag with fewer questions than this is reported.",
+)
 @user_errors
 def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> None:
     """Check the config, the question set and the routing, without calling anything.
@@ -73,12 +87,18 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     if note := links_outside_note(files.links_outside + project.links_outside):
         echo(note, err=True)
     for qid, source in missing_citations(((q.id, q.sources) for q in questions), files.index):
-        echo(f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
-                   f"matches (removed or renamed?): its reference may be stale", err=True)
+        echo(
+            f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
+            f"matches (removed or renamed?): its reference may be stale",
+            err=True,
+        )
     for field, name in project.config.target.env_references():
         if name not in os.environ:
-            echo(f"warning: {field} refers to ${{{name}}}, which is not set here: a run without it stops at start "
-                       f"(exit 2); set it, or name another variable", err=True)
+            echo(
+                f"warning: {field} refers to ${{{name}}}, which is not set here: a run without it stops at start "
+                f"(exit 2); set it, or name another variable",
+                err=True,
+            )
     if show_coverage:
         from rag_ci.core.questionset.coverage import coverage, render_coverage
 
@@ -98,13 +118,24 @@ def _history(history_file: Path | None) -> History:
 def warn_skipped_history_lines(history: History, history_file: Path | None) -> None:
     """A bad history line is skipped, never fatal: say which, once the history was read."""
     if history_file is not None and history.problems:
-        echo(f"warning: {history_file}: skipped {len(history.problems)} unreadable line(s): "
-             + "; ".join(history.problems[:10]), err=True)
+        echo(
+            f"warning: {history_file}: skipped {len(history.problems)} unreadable line(s): "
+            + "; ".join(history.problems[:10]),
+            err=True,
+        )
 
 
-def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: History, output: Path | None,
-            notice: str | None = None, calibration: list | None = None, base: RunResult | None = None,
-            measured: tuple = ()) -> Iterable[str]:
+def _render(
+    head: RunResult,
+    comparison: Comparison | None,
+    fmt: str,
+    history: History,
+    output: Path | None,
+    notice: str | None = None,
+    calibration: list | None = None,
+    base: RunResult | None = None,
+    measured: tuple = (),
+) -> Iterable[str]:
     """The report in pieces: the HTML page as Jinja makes it (written as it comes, never held
     whole: ~20 MB at 50,000 questions), markdown and JSON as one piece."""
     if fmt == "json":
@@ -115,11 +146,23 @@ def _render(head: RunResult, comparison: Comparison | None, fmt: str, history: H
         return (terminal_report(head, comparison, notice=notice).rstrip("\n"),)
     commits = Commits.of_runs(base, head) if base is not None else None  # the shas the two files recorded
     if fmt == "html":
-        return html_chunks(head, comparison, history=history.entries, calibration=calibration, commits=commits)
+        return html_chunks(
+            head, comparison, history=history.entries, calibration=calibration, commits=commits
+        )
     # The full report: beside a markdown file written with -o, the HTML rendered by `report --format html`.
     html_hint = str(output.with_suffix(".html")) if output is not None and output.suffix == ".md" else None
-    return (render_markdown(head, comparison, notice=notice, trend=history.trend(), report_path=html_hint,
-                            calibration=calibration, commits=commits, measured=measured),)
+    return (
+        render_markdown(
+            head,
+            comparison,
+            notice=notice,
+            trend=history.trend(),
+            report_path=html_hint,
+            calibration=calibration,
+            commits=commits,
+            measured=measured,
+        ),
+    )
 
 
 FORMAT_HELP = "Default: the terminal view on a terminal, else md (the PR comment's markdown, as it is)."
@@ -154,7 +197,9 @@ def _decided(outcome: GateOutcome) -> Comparison:
     return outcome.comparison
 
 
-def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, history: History, base: RunResult | None = None) -> None:
+def _emit_comparison(
+    outcome: GateOutcome, fmt: str, output: Path | None, history: History, base: RunResult | None = None
+) -> None:
     comparison, head = _decided(outcome), outcome.head
     chunks = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base)
     if output is not None:
@@ -173,51 +218,119 @@ def _emit_comparison(outcome: GateOutcome, fmt: str, output: Path | None, histor
 
 @click.command(epilog=EXIT_CODES)
 @config_option
-@click.option("--output", "-o", type=click.Path(path_type=Path), default="results.json", show_default=True, help="Where to write results.json.")
-@click.option("--baseline", type=click.Path(path_type=Path), help="A baseline results.json: compare with it and exit like `compare`; "
-              "a question that errors now keeps its last known good verdict from it (docs/gate.md).")
-@click.option("--resume", is_flag=True, help="Continue an interrupted run; finished questions are not asked again.")
-@click.option("--full", "--no-cache", "full", is_flag=True, help="Ignore the verdict cache: re-judge every answer.")
-@click.option("--judge", "judge_spec", metavar="PROVIDER:MODEL[@BASE_URL]", help="Override the config's judge, e.g. openai-compatible:qwen2.5-7b-instruct@http://127.0.0.1:8000/v1")
-@click.option("--shard", callback=_parse_shard, metavar="I/N", help="Run a deterministic 1/N slice of the questions (merge shards with `rag-ci merge`).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path),
+    default="results.json",
+    show_default=True,
+    help="Where to write results.json.",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    help="A baseline results.json: compare with it and exit like `compare`; "
+    "a question that errors now keeps its last known good verdict from it (docs/gate.md).",
+)
+@click.option(
+    "--resume", is_flag=True, help="Continue an interrupted run; finished questions are not asked again."
+)
+@click.option(
+    "--full", "--no-cache", "full", is_flag=True, help="Ignore the verdict cache: re-judge every answer."
+)
+@click.option(
+    "--judge",
+    "judge_spec",
+    metavar="PROVIDER:MODEL[@BASE_URL]",
+    help="Override the config's judge, e.g. openai-compatible:qwen2.5-7b-instruct@http://127.0.0.1:8000/v1",
+)
+@click.option(
+    "--shard",
+    callback=_parse_shard,
+    metavar="I/N",
+    help="Run a deterministic 1/N slice of the questions (merge shards with `rag-ci merge`).",
+)
 @click.option("--no-build", is_flag=True, help="Skip the target's build steps.")
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "html", "terminal"]), default=None,
-              help="Format of the report printed (compared with --baseline). " + FORMAT_HELP)
-@click.option("--progress/--no-progress", default=True, help="Progress bar on a terminal, periodic lines otherwise.")
-@click.option("--samples", type=click.IntRange(1, 15), default=None,
-              help="Answers per question, for a baseline that knows each pass rate (default: 1, or the config's "
-                   "baseline.samples without --baseline). See docs/noise.md.")
-@click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).")
-@click.option("--policy", type=click.Choice(["baseline", "config"]), default="baseline", show_default=True,
-              help="With --baseline: gate under the baseline's recorded policy (gate, metrics, judge), previewing this "
-                   "config's changes, or under this config's own (metrics defined differently are then not comparable).")
-@click.option("--verbose", is_flag=True, default=None,
-              help="Show the build steps' and the image build's output (default: only a failing one's last lines; "
-                   "RAG_CI_VERBOSE=1 does the same).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json", "html", "terminal"]),
+    default=None,
+    help="Format of the report printed (compared with --baseline). " + FORMAT_HELP,
+)
+@click.option(
+    "--progress/--no-progress", default=True, help="Progress bar on a terminal, periodic lines otherwise."
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(1, 15),
+    default=None,
+    help="Answers per question, for a baseline that knows each pass rate (default: 1, or the config's "
+    "baseline.samples without --baseline). See docs/noise.md.",
+)
+@click.option(
+    "--history",
+    "history_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).",
+)
+@click.option(
+    "--policy",
+    type=click.Choice(["baseline", "config"]),
+    default="baseline",
+    show_default=True,
+    help="With --baseline: gate under the baseline's recorded policy (gate, metrics, judge), previewing this "
+    "config's changes, or under this config's own (metrics defined differently are then not comparable).",
+)
+@click.option(
+    "--verbose",
+    is_flag=True,
+    default=None,
+    help="Show the build steps' and the image build's output (default: only a failing one's last lines; "
+    "RAG_CI_VERBOSE=1 does the same).",
+)
 @user_errors
-def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, full: bool, judge_spec: str | None,
-        shard: tuple[int, int] | None, no_build: bool, fmt: str, progress: bool, samples: int | None, policy: str,
-        history_file: Path | None, verbose: bool | None) -> None:
+def run(
+    config_path: Path,
+    output: Path,
+    baseline: Path | None,
+    resume: bool,
+    full: bool,
+    judge_spec: str | None,
+    shard: tuple[int, int] | None,
+    no_build: bool,
+    fmt: str,
+    progress: bool,
+    samples: int | None,
+    policy: str,
+    history_file: Path | None,
+    verbose: bool | None,
+) -> None:
     """Build and start the target, replay every question, score, write results.json, print the report
     (compared with --baseline when given; its accepted file, gate.accepted, applies)."""
-    from rag_ci.run.engine import RunOptions, run_project
     from rag_ci.files.project import load_project
+    from rag_ci.run.engine import RunOptions, run_project
 
     fmt = resolve_format(fmt, None)
     project = load_project(config_path)
     if judge_spec:
-        from rag_ci.judges.build import parse_judge_option
         from rag_ci.core.config import JudgeConfig
+        from rag_ci.judges.build import parse_judge_option
 
-        project = project.with_judge(JudgeConfig(**{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}))
+        project = project.with_judge(
+            JudgeConfig(
+                **{**project.config.judge.model_dump(exclude_unset=True), **parse_judge_option(judge_spec)}
+            )
+        )
         _refuse_a_judge_with_nothing_to_judge(project.config, judge_spec, config_path)
     base = keep_until_exit(load_results(baseline, what="baseline")) if baseline else None
     if samples is None:  # a run compared with a baseline is a PR's run; one without may become the baseline
         samples = 1 if base is not None else project.config.baseline.samples
     from rag_ci.files.accepted_file import accepted_path
 
-    accepted = _accepted(accepted_path(project.config, config_path), required=False) if base is not None else ()
+    accepted = (
+        _accepted(accepted_path(project.config, config_path), required=False) if base is not None else ()
+    )
     history = _history(history_file)
 
     options = GateOptions(pin_policy=policy == "baseline", shard=shard)
@@ -225,13 +338,30 @@ def run(config_path: Path, output: Path, baseline: Path | None, resume: bool, fu
     with OutputLock(output):
         pinned = prepare(project, base, accepted=accepted, options=options)
         if pinned.policy_changes:
-            echo("[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
-                       + "; ".join(pinned.policy_changes), err=True)
+            echo(
+                "[rag-ci] this config changes the baseline's gate (not applied; --policy config applies it): "
+                + "; ".join(pinned.policy_changes),
+                err=True,
+            )
         if pinned.notice:
             echo(f"[rag-ci] {pinned.notice}", err=True)
-        head = asyncio.run(run_project(pinned.project, RunOptions(output=output, baseline=base, resume=resume, full=full, progress=progress,
-                                                                  shard=shard, build=not no_build, samples=samples,
-                                                                  verbose=verbose or None, confirm_each=pinned.confirm_each)))
+        head = asyncio.run(
+            run_project(
+                pinned.project,
+                RunOptions(
+                    output=output,
+                    baseline=base,
+                    resume=resume,
+                    full=full,
+                    progress=progress,
+                    shard=shard,
+                    build=not no_build,
+                    samples=samples,
+                    verbose=verbose or None,
+                    confirm_each=pinned.confirm_each,
+                ),
+            )
+        )
         outcome = decide(pinned, base, head, accepted=accepted, history=history, options=options)
         if outcome.carried:  # the run gained the baseline's last good verdicts of its errored questions
             save_results(output, outcome.head)
@@ -263,7 +393,11 @@ def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, confi
     """`--judge` with a `metrics:` block naming no judge metric would judge nothing, silently."""
     from rag_ci.core.config import JUDGE_METRICS
 
-    if not config.judge_enabled or config.metrics is None or any(name in JUDGE_METRICS for name in config.metrics):
+    if (
+        not config.judge_enabled
+        or config.metrics is None
+        or any(name in JUDGE_METRICS for name in config.metrics)
+    ):
         return
     raise RagCiError(
         f"--judge {judge_spec}: the `metrics:` block of {config_path} lists no judge metric, so nothing would be judged. "
@@ -275,17 +409,39 @@ def _refuse_a_judge_with_nothing_to_judge(config: Config, judge_spec: str, confi
 @click.command("compare", epilog=EXIT_CODES)
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("head", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "html", "terminal"]), default=None, help=FORMAT_HELP)
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
-@click.option("--fail-on", type=click.Choice(["any_regression", "significant_drop", "never"]),
-              help="Override the gate; default: BASE's recorded gate.fail_on (any_regression when it recorded none).")
-@click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).")
-@click.option("--accepted", "accepted_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="An accepted file (docs/accepted.md): the regressions it lists, with a reason, pass the gate.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["md", "json", "html", "terminal"]), default=None, help=FORMAT_HELP
+)
+@click.option(
+    "--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["any_regression", "significant_drop", "never"]),
+    help="Override the gate; default: BASE's recorded gate.fail_on (any_regression when it recorded none).",
+)
+@click.option(
+    "--history",
+    "history_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).",
+)
+@click.option(
+    "--accepted",
+    "accepted_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="An accepted file (docs/accepted.md): the regressions it lists, with a reason, pass the gate.",
+)
 @user_errors
-def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: str | None, history_file: Path | None,
-                accepted_file: Path | None) -> None:
+def compare_cmd(
+    base: Path,
+    head: Path,
+    fmt: str,
+    output: Path | None,
+    fail_on: str | None,
+    history_file: Path | None,
+    accepted_file: Path | None,
+) -> None:
     """Compare HEAD results with BASE results, question by question, under BASE's recorded gate.
 
     Metrics defined differently in the two files (threshold, k, criteria, judge) are
@@ -296,9 +452,16 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
     base_result = keep_until_exit(load_results(base, what="baseline"))
     head_result = keep_until_exit(load_results(head, what="results file"))
     history = _history(history_file)
-    with no_cyclic_gc():  # two loaded runs are millions of objects: a full collection is seconds, and finds nothing
-        outcome = compare_runs(base_result, head_result, accepted=_accepted(accepted_file, required=True), history=history,
-                               options=GateOptions(fail_on=fail_on))
+    with (
+        no_cyclic_gc()
+    ):  # two loaded runs are millions of objects: a full collection is seconds, and finds nothing
+        outcome = compare_runs(
+            base_result,
+            head_result,
+            accepted=_accepted(accepted_file, required=True),
+            history=history,
+            options=GateOptions(fail_on=fail_on),
+        )
         if head_result.meta.broken:
             raise BrokenRun(f"This run is broken, not a result: {head_result.meta.broken}")
         _emit_comparison(outcome, fmt, output, history, base_result)
@@ -308,16 +471,38 @@ def compare_cmd(base: Path, head: Path, fmt: str, output: Path | None, fail_on: 
 
 @click.command(epilog=EXIT_CODES)
 @click.argument("results", type=click.Path(path_type=Path))
-@click.option("--baseline", type=click.Path(path_type=Path), help="Compare with this baseline in the report (and exit like `compare`).")
-@click.option("--format", "fmt", type=click.Choice(["md", "html", "terminal"]), default=None, help=FORMAT_HELP)
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
-@click.option("--history", "history_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="An eval_history.jsonl: the report shows the trend of its last 10 runs and the judge's calibration recorded there (docs/judges.md).")
-@click.option("--accepted", "accepted_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="With --baseline: an accepted file (docs/accepted.md).")
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    help="Compare with this baseline in the report (and exit like `compare`).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["md", "html", "terminal"]), default=None, help=FORMAT_HELP
+)
+@click.option(
+    "--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout."
+)
+@click.option(
+    "--history",
+    "history_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="An eval_history.jsonl: the report shows the trend of its last 10 runs and the judge's calibration recorded there (docs/judges.md).",
+)
+@click.option(
+    "--accepted",
+    "accepted_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --baseline: an accepted file (docs/accepted.md).",
+)
 @user_errors
-def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, history_file: Path | None,
-           accepted_file: Path | None) -> None:
+def report(
+    results: Path,
+    baseline: Path | None,
+    fmt: str,
+    output: Path | None,
+    history_file: Path | None,
+    accepted_file: Path | None,
+) -> None:
     """Render the human report (markdown for PR comments, standalone HTML).
 
     Exits like `compare` with --baseline (1 when the gate fails), and 2 for a broken run,
@@ -330,10 +515,20 @@ def report(results: Path, baseline: Path | None, fmt: str, output: Path | None, 
     base = keep_until_exit(load_results(baseline, what="baseline")) if baseline else None
     # A broken run is never compared, but its report is what shows what went wrong.
     with no_cyclic_gc():  # as in `compare`
-        outcome = compare_runs(base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history)
+        outcome = compare_runs(
+            base, head, accepted=_accepted(accepted_file, required=True) if base else (), history=history
+        )
         comparison = None if outcome.verdict in (Verdict.BROKEN, Verdict.BOOTSTRAP) else _decided(outcome)
-        chunks = _render(head, comparison, fmt, history, output, calibration=list(outcome.calibration), base=base,
-                         measured=outcome.measured)
+        chunks = _render(
+            head,
+            comparison,
+            fmt,
+            history,
+            output,
+            calibration=list(outcome.calibration),
+            base=base,
+            measured=outcome.measured,
+        )
         if output is not None:
             write_chunks_atomic(output, chunks)
         else:

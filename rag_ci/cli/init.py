@@ -19,8 +19,8 @@ from pathlib import Path
 import click
 
 from rag_ci.cli.echo import echo
-from rag_ci.cli.init_detect import detect_target, detected_settings
 from rag_ci.cli.errors import UserError, user_errors
+from rag_ci.cli.init_detect import detect_target, detected_settings
 
 # Folders that usually hold a project's documents, in the order they are looked at.
 DOCUMENT_FOLDERS = ("docs", "documents", "corpora", "data", "knowledge", "kb", "content")
@@ -49,8 +49,13 @@ class Corpus:
 
 
 def _documents_in(folder: Path) -> int:
-    return sum(1 for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
-               and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    return sum(
+        1
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in DOCUMENT_SUFFIXES
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
 
 
 def find_corpora(root: Path, docs: Path | None) -> list[Corpus]:
@@ -61,8 +66,11 @@ def find_corpora(root: Path, docs: Path | None) -> list[Corpus]:
     for base in candidates:
         if not base.is_dir():
             continue
-        subs = [Corpus(_corpus_name(sub.name), _relative(sub, root), _documents_in(sub))
-                for sub in sorted(base.iterdir()) if sub.is_dir() and not sub.name.startswith(".") and _inside(sub, root)]
+        subs = [
+            Corpus(_corpus_name(sub.name), _relative(sub, root), _documents_in(sub))
+            for sub in sorted(base.iterdir())
+            if sub.is_dir() and not sub.name.startswith(".") and _inside(sub, root)
+        ]
         subs = [c for c in subs if c.documents]
         if subs:
             return _distinct_names(subs)
@@ -121,50 +129,82 @@ def _refuse_unwritable(files: dict[Path, str | None], root: Path) -> None:
     file, nothing outside the repository."""
     existing = [path for path in files if path.exists() or path.is_symlink()]
     if existing:
-        raise UserError("not overwriting: " + ", ".join(p.relative_to(root).as_posix() for p in existing)
-                        + " (move them away, or edit them)")
+        raise UserError(
+            "not overwriting: "
+            + ", ".join(p.relative_to(root).as_posix() for p in existing)
+            + " (move them away, or edit them)"
+        )
     for path in files:
-        blocking = next((p for p in reversed(path.parents) if p.is_relative_to(root) and p.exists() and not p.is_dir()), None)
+        blocking = next(
+            (p for p in reversed(path.parents) if p.is_relative_to(root) and p.exists() and not p.is_dir()),
+            None,
+        )
         if blocking is not None:
-            raise UserError(f"{_relative(blocking, root)} is a file, where rag-ci init would make a folder for "
-                            f"{path.relative_to(root).as_posix()}: move it away, or use --no-workflows")
+            raise UserError(
+                f"{_relative(blocking, root)} is a file, where rag-ci init would make a folder for "
+                f"{path.relative_to(root).as_posix()}: move it away, or use --no-workflows"
+            )
         if not _inside(path.parent, root):
-            raise UserError(f"{path.relative_to(root).as_posix()}: its folder leads outside {root} (a symlink): "
-                            "rag-ci init writes nothing outside the repository")
+            raise UserError(
+                f"{path.relative_to(root).as_posix()}: its folder leads outside {root} (a symlink): "
+                "rag-ci init writes nothing outside the repository"
+            )
 
 
 def _target_block(kind: str, settings: dict[str, str]) -> str:
     """The `target:` section for `kind`; every value the user may need to change is marked."""
     if kind == "python":
-        return ("target:\n  kind: python\n"
-                f"  entry: {json.dumps(settings['entry'])}   # module:function answering {{id, question, corpora}} (docs/targets.md)\n")
+        return (
+            "target:\n  kind: python\n"
+            f"  entry: {json.dumps(settings['entry'])}   # module:function answering {{id, question, corpora}} (docs/targets.md)\n"
+        )
     if kind == "command":
         command = json.dumps(settings["command"].split())
-        return ("target:\n  kind: command\n"
-                f"  command: {command}   # one JSON request per line on stdin, one reply per line (docs/targets.md)\n")
+        return (
+            "target:\n  kind: command\n"
+            f"  command: {command}   # one JSON request per line on stdin, one reply per line (docs/targets.md)\n"
+        )
     if kind == "http":
-        found = f"   # {settings['found']}: fill in the path that answers a question" if settings.get("found") else ""
-        start = (f"  start: {json.dumps(settings['start'])}   # launched first (in rag-ci.yml's folder), then polled until healthy\n"
-                 if settings.get("start") else
-                 "  # start: [python, -m, myapp]   # launched first (in rag-ci.yml's folder), then polled until it answers\n")
-        return ("target:\n  kind: http\n"
-                f"  url: {json.dumps(settings['url'])}{found or '   # POSTed {id, question, corpora}'} "
-                "(or map your API: request/response, docs/targets.md)\n" + start
-                + f"  health: {json.dumps(settings.get('health', '/health'))}   # fill in: a path answering 2xx once the app is ready\n")
-    return (f"target:\n  kind: docker\n  dockerfile: {settings.get('dockerfile', 'Dockerfile')}\n"
-            f"  port: {int(settings['port'])}\n  path: {json.dumps(settings['path'])}   # POSTed {{id, question, corpora}}\n"
-            "  health: /health\n")
+        found = (
+            f"   # {settings['found']}: fill in the path that answers a question"
+            if settings.get("found")
+            else ""
+        )
+        start = (
+            f"  start: {json.dumps(settings['start'])}   # launched first (in rag-ci.yml's folder), then polled until healthy\n"
+            if settings.get("start")
+            else "  # start: [python, -m, myapp]   # launched first (in rag-ci.yml's folder), then polled until it answers\n"
+        )
+        return (
+            "target:\n  kind: http\n"
+            f"  url: {json.dumps(settings['url'])}{found or '   # POSTed {id, question, corpora}'} "
+            "(or map your API: request/response, docs/targets.md)\n"
+            + start
+            + f"  health: {json.dumps(settings.get('health', '/health'))}   # fill in: a path answering 2xx once the app is ready\n"
+        )
+    return (
+        f"target:\n  kind: docker\n  dockerfile: {settings.get('dockerfile', 'Dockerfile')}\n"
+        f"  port: {int(settings['port'])}\n  path: {json.dumps(settings['path'])}   # POSTed {{id, question, corpora}}\n"
+        "  health: /health\n"
+    )
 
 
 def render_config(corpora: list[Corpus], kind: str, settings: dict[str, str]) -> str:
-    lines = ["# rag-ci configuration (docs/configuration.md). Paths are relative to this file.",
-             f"questions: {QUESTIONS_FILE}", "corpora:                      # the routing table: one entry per corpus"]
+    lines = [
+        "# rag-ci configuration (docs/configuration.md). Paths are relative to this file.",
+        f"questions: {QUESTIONS_FILE}",
+        "corpora:                      # the routing table: one entry per corpus",
+    ]
     for corpus in corpora:
         # Quoted: a folder named `null`, `true` or `1` is a corpus of that name, not None, True or 1.
-        lines.append(f"  {json.dumps(corpus.name)}: {{description: {json.dumps(corpus.name + ' documents')}, "
-                     f"path: {json.dumps(corpus.path)}}}   # {corpus.documents} documents")
+        lines.append(
+            f"  {json.dumps(corpus.name)}: {{description: {json.dumps(corpus.name + ' documents')}, "
+            f"path: {json.dumps(corpus.path)}}}   # {corpus.documents} documents"
+        )
     text = "\n".join(lines) + "\n" + _target_block(kind, settings)
-    return text + """\
+    return (
+        text
+        + """\
 metrics:                      # judge-free to start with; DeepEval metrics need a judge (docs/judges.md)
   hit_at_k: {k: 5}
   mrr: {}
@@ -173,11 +213,17 @@ metrics:                      # judge-free to start with; DeepEval metrics need 
 # judge: {provider: anthropic, model: claude-haiku-4-5-20251001}
 # writer: {provider: openai, model: gpt-4.1-mini-2025-04-14}   # drafts questions (`rag-ci questions generate`)
 """
+    )
 
 
 def released_action() -> str | None:
     """`OWNER/REPO@<sha> # vX.Y.Z` as the release stamped it; None in a build no release made."""
-    text = resources.files("rag_ci").joinpath("templates", "workflows", RELEASED_ACTION).read_text(encoding="utf-8").strip()
+    text = (
+        resources.files("rag_ci")
+        .joinpath("templates", "workflows", RELEASED_ACTION)
+        .read_text(encoding="utf-8")
+        .strip()
+    )
     return text if re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+", text) else None
 
 
@@ -185,8 +231,12 @@ def default_branch(root: Path) -> str:
     """The branch the baseline workflow runs on: origin's default branch, else the current one, else main."""
     for ref in ("refs/remotes/origin/HEAD", "HEAD"):
         try:
-            done = subprocess.run(["git", "-C", str(root), "symbolic-ref", "--quiet", "--short", ref],
-                                  capture_output=True, text=True, timeout=10)
+            done = subprocess.run(
+                ["git", "-C", str(root), "symbolic-ref", "--quiet", "--short", ref],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
         except (OSError, subprocess.SubprocessError):
             return "main"
         name = done.stdout.strip().removeprefix("origin/") if done.returncode == 0 else ""
@@ -195,7 +245,9 @@ def default_branch(root: Path) -> str:
     return "main"
 
 
-def user_workflow(text: str, working_directory: str | None, *, action: str = ACTION, branch: str = "main") -> str:
+def user_workflow(
+    text: str, working_directory: str | None, *, action: str = ACTION, branch: str = "main"
+) -> str:
     """The repository's own workflow as a user's copy: the lines marked "your repository" changed,
     the action pinned, the baseline on `branch`, and each job holding its own permissions."""
     out = []
@@ -208,7 +260,9 @@ def user_workflow(text: str, working_directory: str | None, *, action: str = ACT
         if re.match(r"\s*(- )?uses: \./\s+# your repository:", line):
             if "drop the checkout" in line:  # the action comes from the registry: no checkout needed
                 _drop_checkout(out)
-            out.append(re.sub(r"uses: \./\s+# your repository:.*", f"uses: {action}", line.rstrip("\n")) + "\n")
+            out.append(
+                re.sub(r"uses: \./\s+# your repository:.*", f"uses: {action}", line.rstrip("\n")) + "\n"
+            )
             continue
         out.append(re.sub(r"^(\s+branches: )\[main\]", lambda m: f"{m[1]}[{json.dumps(branch)}]", line))
     return per_job_permissions("".join(out))
@@ -224,11 +278,11 @@ def per_job_permissions(text: str) -> str:
     end = start + 1
     while end < len(lines) and lines[end].startswith("  "):
         end += 1
-    scopes = lines[start + 1:end]
+    scopes = lines[start + 1 : end]
     lines[start:end] = ["permissions: {}        # each job asks for its own (below)\n"]
     jobs = next(i for i, line in enumerate(lines) if line.startswith("jobs:"))
-    out = lines[:jobs + 1]
-    for line in lines[jobs + 1:]:
+    out = lines[: jobs + 1]
+    for line in lines[jobs + 1 :]:
         out.append(line)
         if re.fullmatch(r"  [\w-]+:\s*\n?", line):  # a job's name
             out += ["    permissions:\n", *("    " + scope for scope in scopes)]
@@ -244,7 +298,9 @@ def _drop_checkout(out: list[str]) -> None:
                 start -= 1
             step_indent = len(out[index]) - len(out[index].lstrip())
             # the step's own lines are indented deeper than its `- `
-            while end < len(out) and len(out[end]) - len(out[end].lstrip()) > step_indent and out[end].strip():
+            while (
+                end < len(out) and len(out[end]) - len(out[end].lstrip()) > step_indent and out[end].strip()
+            ):
                 end += 1
             del out[start:end]
             return
@@ -254,10 +310,17 @@ def users_workflows(root: Path) -> dict[Path, str]:
     """The four workflows for the repository at `root`: its default branch, the released action pinned."""
     action, branch = released_action(), default_branch(root)
     if action is None:
-        echo(f"note: this rag-ci was not built by a release: the workflows use {ACTION} (a tag, not a commit sha; "
-             "zizmor reports it): pin `rag-ci/rag-ci@<commit sha> # vX.Y.Z` of a release", err=True)
-    return {root / ".github" / "workflows" / name: user_workflow(shipped_workflow(name), None, action=action or ACTION, branch=branch)
-            for name in WORKFLOWS}
+        echo(
+            f"note: this rag-ci was not built by a release: the workflows use {ACTION} (a tag, not a commit sha; "
+            "zizmor reports it): pin `rag-ci/rag-ci@<commit sha> # vX.Y.Z` of a release",
+            err=True,
+        )
+    return {
+        root / ".github" / "workflows" / name: user_workflow(
+            shipped_workflow(name), None, action=action or ACTION, branch=branch
+        )
+        for name in WORKFLOWS
+    }
 
 
 def write_missing_workflows(root: Path) -> None:
@@ -266,7 +329,11 @@ def write_missing_workflows(root: Path) -> None:
     missing = {path: text for path, text in files.items() if not path.exists()}
     kept = [_relative(path, root) for path in files if path not in missing]
     if not missing:
-        raise UserError("not overwriting: " + ", ".join(kept) + " (every workflow exists; move one away to have it rewritten)")
+        raise UserError(
+            "not overwriting: "
+            + ", ".join(kept)
+            + " (every workflow exists; move one away to have it rewritten)"
+        )
     for path, text in missing.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -283,14 +350,28 @@ def shipped_workflow(name: str) -> str:
 def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str, str]]:
     detected = detect_target(root)
     guessed = kind or detected.kind
-    defaults = {"entry": "app:answer", "command": "python rag_server.py", "url": f"http://127.0.0.1:{detected.port}/query",
-                "port": str(detected.port), "path": "/query", **detected_settings(detected)}
+    defaults = {
+        "entry": "app:answer",
+        "command": "python rag_server.py",
+        "url": f"http://127.0.0.1:{detected.port}/query",
+        "port": str(detected.port),
+        "path": "/query",
+        **detected_settings(detected),
+    }
     if yes:
         return guessed, defaults
-    chosen = kind or click.prompt("How does rag-ci reach your RAG? python (a function), command (a process speaking "
-                                  "JSON lines), http (a URL), docker (your Dockerfile)", type=click.Choice(KINDS), default=guessed)
-    asked = {"python": ("entry", "module:function that answers"), "command": ("command", "command to start"),
-             "http": ("url", "URL to POST questions to"), "docker": ("port", "port the container listens on")}
+    chosen = kind or click.prompt(
+        "How does rag-ci reach your RAG? python (a function), command (a process speaking "
+        "JSON lines), http (a URL), docker (your Dockerfile)",
+        type=click.Choice(KINDS),
+        default=guessed,
+    )
+    asked = {
+        "python": ("entry", "module:function that answers"),
+        "command": ("command", "command to start"),
+        "http": ("url", "URL to POST questions to"),
+        "docker": ("port", "port the container listens on"),
+    }
     key, text = asked[chosen]
     settings = {**defaults, key: click.prompt(text, default=defaults[key])}
     if chosen == "docker":
@@ -300,17 +381,32 @@ def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str,
 
 @click.command("init")
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path), default=".")
-@click.option("--docs", "docs", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="The folder of documents: each sub-folder is a corpus (default: the first of "
-                   f"{', '.join(d + '/' for d in DOCUMENT_FOLDERS)} holding documents).")
-@click.option("--target", "kind", type=click.Choice(KINDS), help="How rag-ci reaches your RAG (default: asked, or guessed "
-                                                                   "with --yes: docker when there is a Dockerfile, ...).")
+@click.option(
+    "--docs",
+    "docs",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The folder of documents: each sub-folder is a corpus (default: the first of "
+    f"{', '.join(d + '/' for d in DOCUMENT_FOLDERS)} holding documents).",
+)
+@click.option(
+    "--target",
+    "kind",
+    type=click.Choice(KINDS),
+    help="How rag-ci reaches your RAG (default: asked, or guessed "
+    "with --yes: docker when there is a Dockerfile, ...).",
+)
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing: the guesses and defaults.")
 @click.option("--no-workflows", is_flag=True, help="Do not write .github/workflows/rag-ci-*.yml.")
-@click.option("--workflows", "workflows_only", is_flag=True,
-              help="Write only the workflows that are missing (also what happens when rag-ci.yml exists).")
+@click.option(
+    "--workflows",
+    "workflows_only",
+    is_flag=True,
+    help="Write only the workflows that are missing (also what happens when rag-ci.yml exists).",
+)
 @user_errors
-def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workflows: bool, workflows_only: bool) -> None:
+def init(
+    folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workflows: bool, workflows_only: bool
+) -> None:
     """Start a project: rag-ci.yml (corpora from the document folders, the target), the
     GitHub workflows, and an empty questions.yml for `rag-ci questions generate` to fill.
     Never overwrites a file; with rag-ci.yml already there, writes the missing workflows."""
@@ -318,22 +414,31 @@ def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workfl
     root.mkdir(parents=True, exist_ok=True)
     if workflows_only or (root / "rag-ci.yml").exists():
         if no_workflows:
-            raise UserError("rag-ci.yml exists and --no-workflows: nothing to write" if not workflows_only
-                            else "--workflows and --no-workflows exclude each other")
+            raise UserError(
+                "rag-ci.yml exists and --no-workflows: nothing to write"
+                if not workflows_only
+                else "--workflows and --no-workflows exclude each other"
+            )
         write_missing_workflows(root)
         return
     if docs is not None and not docs.resolve().is_relative_to(root):
-        raise UserError(f"--docs {docs} is outside {root}: corpora live in the repository (rag-ci reads no file outside it)")
+        raise UserError(
+            f"--docs {docs} is outside {root}: corpora live in the repository (rag-ci reads no file outside it)"
+        )
     corpora = find_corpora(root, docs.resolve() if docs else None)
     if not corpora:
         where = docs or " or ".join(d + "/" for d in DOCUMENT_FOLDERS)
-        raise UserError(f"no documents found in {where} (one sub-folder per corpus, e.g. docs/manual-a/, docs/manual-b/): "
-                        "give the folder with --docs")
+        raise UserError(
+            f"no documents found in {where} (one sub-folder per corpus, e.g. docs/manual-a/, docs/manual-b/): "
+            "give the folder with --docs"
+        )
     files = {root / "rag-ci.yml": None, root / QUESTIONS_FILE: EMPTY_SET}
     present = _rag_ci_workflow(root) if not no_workflows else None
     if present is not None:
-        echo(f"not writing workflows: {_relative(present, root)} already runs rag-ci (a second pull-request workflow would "
-             "run it twice); the shipped ones are in the README")
+        echo(
+            f"not writing workflows: {_relative(present, root)} already runs rag-ci (a second pull-request workflow would "
+            "run it twice); the shipped ones are in the README"
+        )
     elif not no_workflows:
         files.update(users_workflows(root))
     _refuse_unwritable(files, root)
@@ -343,7 +448,12 @@ def init(folder: Path, docs: Path | None, kind: str | None, yes: bool, no_workfl
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text or "", encoding="utf-8")
         echo(f"wrote {_relative(path, root)}")
-    echo(f"{len(corpora)} corpora: " + ", ".join(f"{c.name} ({c.path}, {c.documents} documents)" for c in corpora)
-         + f"; target {chosen}")
-    echo("next: check the target in rag-ci.yml, then `rag-ci questions generate --writer PROVIDER:MODEL` (or `--writer fake` "
-         "for a dry run), review the drafts (`rag-ci questions review`), `rag-ci validate`, `rag-ci run`")
+    echo(
+        f"{len(corpora)} corpora: "
+        + ", ".join(f"{c.name} ({c.path}, {c.documents} documents)" for c in corpora)
+        + f"; target {chosen}"
+    )
+    echo(
+        "next: check the target in rag-ci.yml, then `rag-ci questions generate --writer PROVIDER:MODEL` (or `--writer fake` "
+        "for a dry run), review the drafts (`rag-ci questions review`), `rag-ci validate`, `rag-ci run`"
+    )

@@ -16,20 +16,42 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SKIP_FOLDERS = frozenset({".git", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages", ".tox", "build",
-                          "dist", ".mypy_cache", ".pytest_cache"})
+SKIP_FOLDERS = frozenset(
+    {
+        ".git",
+        ".venv",
+        "venv",
+        "env",
+        "node_modules",
+        "__pycache__",
+        "site-packages",
+        ".tox",
+        "build",
+        "dist",
+        ".mypy_cache",
+        ".pytest_cache",
+    }
+)
 MAX_SOURCES = 300
-REQUIREMENT_FILES = re.compile(r"^(requirements[\w.-]*\.(txt|in)|pyproject\.toml|pipfile|setup\.cfg|setup\.py)$", re.I)
+REQUIREMENT_FILES = re.compile(
+    r"^(requirements[\w.-]*\.(txt|in)|pyproject\.toml|pipfile|setup\.cfg|setup\.py)$", re.I
+)
 # framework: (the import or call that shows it in a source, its name in a requirements file, its usual port)
 FRAMEWORKS = {
-    "FastAPI": (r"\bfrom\s+fastapi\b|\bimport\s+fastapi\b|\bFastAPI\s*\(", r"(?<![\w-])fastapi(?![\w-])", 8000),
+    "FastAPI": (
+        r"\bfrom\s+fastapi\b|\bimport\s+fastapi\b|\bFastAPI\s*\(",
+        r"(?<![\w-])fastapi(?![\w-])",
+        8000,
+    ),
     "Starlette": (r"\bfrom\s+starlette\b|\bimport\s+starlette\b", r"(?<![\w-])starlette(?![\w-])", 8000),
     "Flask": (r"\bfrom\s+flask\b|\bimport\s+flask\b|\bFlask\s*\(", r"(?<![\w-])flask(?![\w-])", 5000),
     "aiohttp": (r"\baiohttp\.web\b|\bfrom\s+aiohttp\s+import\s+web\b", r"(?<![\w-])aiohttp(?![\w-])", 8080),
     "Django": (r"\bfrom\s+django\b|\bimport\s+django\b", r"(?<![\w-])django(?![\w-])", 8000),
 }
-_PORT_IN_CODE = re.compile(r"\bport\s*=\s*(\d{2,5})\b|--port[= ](\d{2,5})\b|\.listen\(\s*(\d{2,5})\b|"
-                           r"(?:-b|--bind)[= ][\w.]*:(\d{2,5})\b|runserver\s+(?:[\w.]+:)?(\d{2,5})\b")
+_PORT_IN_CODE = re.compile(
+    r"\bport\s*=\s*(\d{2,5})\b|--port[= ](\d{2,5})\b|\.listen\(\s*(\d{2,5})\b|"
+    r"(?:-b|--bind)[= ][\w.]*:(\d{2,5})\b|runserver\s+(?:[\w.]+:)?(\d{2,5})\b"
+)
 _APP_OBJECT = re.compile(r"^(\w+)\s*=\s*(?:FastAPI|Starlette|Flask)\s*\(", re.M)
 
 
@@ -53,7 +75,12 @@ def _files(root: Path) -> list[Path]:
         except OSError:
             continue
         for entry in entries:
-            if entry.is_dir() and depth < 3 and entry.name not in SKIP_FOLDERS and not entry.name.startswith("."):
+            if (
+                entry.is_dir()
+                and depth < 3
+                and entry.name not in SKIP_FOLDERS
+                and not entry.name.startswith(".")
+            ):
                 todo.append((entry, depth + 1))
             elif entry.is_file():
                 out.append(entry)
@@ -85,8 +112,12 @@ def detect_target(root: Path) -> Detected:
         if using:  # the file that makes the app object names the app; the first port found is its port
             app = next((source for source in using if _APP_OBJECT.search(texts[source])), using[0])
             port = next((p for p in (_port(texts[source]) for source in [app, *using]) if p), port)
-            return Detected("http", f"{name} in {app.relative_to(root).as_posix()}", port,
-                            _start_command(name, app, texts[app], root, port))
+            return Detected(
+                "http",
+                f"{name} in {app.relative_to(root).as_posix()}",
+                port,
+                _start_command(name, app, texts[app], root, port),
+            )
     requirements = [f for f in files if REQUIREMENT_FILES.match(f.name)]
     for name, (_, in_requirements, port) in FRAMEWORKS.items():
         for path in requirements:
@@ -104,8 +135,14 @@ def _docker(dockerfile: Path) -> Detected:
     text = _read(dockerfile)
     exposed = re.search(r"^\s*EXPOSE\s+(\d{2,5})", text, re.M | re.I)
     command = re.findall(r"^\s*(?:CMD|ENTRYPOINT)\s+(.*)$", text, re.M | re.I)
-    port = int(exposed.group(1)) if exposed else _port(" ".join(command).replace('", "', " ").replace('","', " "))
-    said = f"EXPOSE {port}" if exposed else f"port {port} in its CMD" if port else "no port found: 8000 assumed"
+    port = (
+        int(exposed.group(1))
+        if exposed
+        else _port(" ".join(command).replace('", "', " ").replace('","', " "))
+    )
+    said = (
+        f"EXPOSE {port}" if exposed else f"port {port} in its CMD" if port else "no port found: 8000 assumed"
+    )
     return Detected("docker", f"{dockerfile.name} ({said})", port or 8000, dockerfile=dockerfile.name)
 
 
@@ -115,7 +152,9 @@ def _start_command(framework: str, source: Path, text: str, root: Path, port: in
     if framework == "Django" and (root / "manage.py").is_file():
         return ["python", "manage.py", "runserver", str(port)]
     app = _APP_OBJECT.search(text)
-    if app is None or source.suffix != ".py" or not re.fullmatch(r"[\w.]+", module):  # Main.PY is no importable module
+    if (
+        app is None or source.suffix != ".py" or not re.fullmatch(r"[\w.]+", module)
+    ):  # Main.PY is no importable module
         return []
     if framework in ("FastAPI", "Starlette"):
         return ["uvicorn", f"{module}:{app.group(1)}", "--port", str(port)]
@@ -129,18 +168,28 @@ def _express(package: Path) -> Detected | None:
         data = json.loads(_read(package))
     except ValueError:
         return None
-    dependencies = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})} if isinstance(data, dict) else {}
+    dependencies = (
+        {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
+        if isinstance(data, dict)
+        else {}
+    )
     if "express" not in dependencies:
         return None
     main = data.get("main") if isinstance(data.get("main"), str) else "index.js"
     port = _port(_read(package.parent / main)) or 3000
-    start = ["npm", "start"] if isinstance(data.get("scripts"), dict) and "start" in data["scripts"] else ["node", main]
+    start = (
+        ["npm", "start"]
+        if isinstance(data.get("scripts"), dict) and "start" in data["scripts"]
+        else ["node", main]
+    )
     return Detected("http", f"Express in {package.name}", port, start)
 
 
 def detected_settings(detected: Detected) -> dict:
     """What init's target block takes from the detection: what was found, the start command, the health path."""
-    settings: dict = {"found": detected.framework, "dockerfile": detected.dockerfile} if detected.framework else {}
+    settings: dict = (
+        {"found": detected.framework, "dockerfile": detected.dockerfile} if detected.framework else {}
+    )
     if detected.start:
         settings["start"] = detected.start
     # FastAPI serves its API docs at /docs as soon as it is up: a health path that exists without a line of code.

@@ -12,8 +12,14 @@ from rag_ci.cli.errors import user_errors
 
 @click.command("merge")
 @click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--output", "-o", type=click.Path(path_type=Path), default="results.json", show_default=True,
-              help="Where to write the merged results.json.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path),
+    default="results.json",
+    show_default=True,
+    help="Where to write the merged results.json.",
+)
 @user_errors
 def merge(shards: tuple[Path, ...], output: Path) -> None:
     """Merge the results of `rag-ci run --shard i/n` (all n files) into one results.json.
@@ -22,9 +28,9 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     the merged file has the same content as an unsharded run, in question-set
     order, with the aggregates recomputed. Compare or report it as usual.
     """
+    from rag_ci.files.atomic import check_output_path
     from rag_ci.files.merge import merge_results
     from rag_ci.files.results_file import load_results, save_results
-    from rag_ci.files.atomic import check_output_path
 
     check_output_path(output)
     results = [load_results(path, what="shard") for path in shards]

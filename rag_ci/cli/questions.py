@@ -14,9 +14,17 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.help import ListedAsRegistered
-from rag_ci.cli.questions_review import (approve, changing_the_set, config_option as _config_option, drafts_to_review, edit,
-                                         interactive_review, refuse_unknown_sources,
-                                         questions_option as _questions_option, reject)
+from rag_ci.cli.questions_review import (
+    approve,
+    changing_the_set,
+    drafts_to_review,
+    edit,
+    interactive_review,
+    refuse_unknown_sources,
+    reject,
+)
+from rag_ci.cli.questions_review import config_option as _config_option
+from rag_ci.cli.questions_review import questions_option as _questions_option
 from rag_ci.errors import RagCiError
 
 
@@ -27,11 +35,26 @@ def questions() -> None:
 
 @questions.command("import")
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml", show_default=True,
-              help="rag-ci.yml whose `questions:` file receives the drafts.")
-@click.option("--questions", "questions_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="The questions.yml to append to (instead of the config's).")
-@click.option("--prefix", default="LOG-", show_default=True, help="Prefix of the new ids (numbered after the highest one).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default="rag-ci.yml",
+    show_default=True,
+    help="rag-ci.yml whose `questions:` file receives the drafts.",
+)
+@click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The questions.yml to append to (instead of the config's).",
+)
+@click.option(
+    "--prefix",
+    default="LOG-",
+    show_default=True,
+    help="Prefix of the new ids (numbered after the highest one).",
+)
 @user_errors
 def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix: str) -> None:
     """Append one draft (fresh id, `status: draft`) per question of LOG.jsonl
@@ -54,48 +77,101 @@ def import_log(log: Path, config_path: Path, questions_path: Path | None, prefix
             raise RagCiError(f"question set not found: {questions_path}")
         logged = parse_log(log.read_text(encoding="utf-8"), str(log))
         with QuestionSetLock(questions_path):
-            result = append_drafts(questions_path.read_text(encoding="utf-8"), str(questions_path), logged, prefix=prefix)
+            result = append_drafts(
+                questions_path.read_text(encoding="utf-8"), str(questions_path), logged, prefix=prefix
+            )
             if result.added:
                 write_text_keeping_newlines(questions_path, result.text)
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
-    echo(f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
-               f"{result.skipped} already in the set")
+    echo(
+        f"{len(result.added)} drafts added to {questions_path} ({', '.join(result.added) or 'none'}); "
+        f"{result.skipped} already in the set"
+    )
     if result.added:
-        echo("Fill in reference, doc_id and sources, then remove `status: draft`: "
-                   "`rag-ci validate` refuses drafts and lists them.")
+        echo(
+            "Fill in reference, doc_id and sources, then remove `status: draft`: "
+            "`rag-ci validate` refuses drafts and lists them."
+        )
 
 
 @questions.command("generate")
 @_config_option
-@click.option("--writer", "writer_spec", metavar="PROVIDER:MODEL[@BASE_URL]",
-              help="The model that drafts (instead of rag-ci.yml's `writer:`), e.g. openai:gpt-4.1-mini-2025-04-14; "
-                   "`fake` drafts offline with a fixed policy (a dry run). Never of the judge's family.")
-@click.option("--per-document", type=click.IntRange(1, 50), default=3, show_default=True,
-              help="Drafts per document (plain, misspelt or vague).")
-@click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Only this corpus (repeatable; default: all).")
-@click.option("--uncovered-only", is_flag=True, help="Only the documents no question cites (as `validate --coverage` lists them).")
-@click.option("--adversarial", type=click.FloatRange(0, 1), default=0.25, show_default=True,
-              help="At least this share of the drafts is adversarial: misspelt, vague, out of scope, cross-corpus.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the mix, the evolutions and the typos.")
+@click.option(
+    "--writer",
+    "writer_spec",
+    metavar="PROVIDER:MODEL[@BASE_URL]",
+    help="The model that drafts (instead of rag-ci.yml's `writer:`), e.g. openai:gpt-4.1-mini-2025-04-14; "
+    "`fake` drafts offline with a fixed policy (a dry run). Never of the judge's family.",
+)
+@click.option(
+    "--per-document",
+    type=click.IntRange(1, 50),
+    default=3,
+    show_default=True,
+    help="Drafts per document (plain, misspelt or vague).",
+)
+@click.option(
+    "--corpus", "corpora", multiple=True, metavar="NAME", help="Only this corpus (repeatable; default: all)."
+)
+@click.option(
+    "--uncovered-only",
+    is_flag=True,
+    help="Only the documents no question cites (as `validate --coverage` lists them).",
+)
+@click.option(
+    "--adversarial",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="At least this share of the drafts is adversarial: misspelt, vague, out of scope, cross-corpus.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seeds the mix, the evolutions and the typos."
+)
 @_questions_option
-@click.option("--estimate", is_flag=True, help="Print the writer calls, tokens and dollars it would take; call nothing.")
-@click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=1), metavar="SECONDS",
-              help="Stop drafting after this long, keeping what was drafted (default: writer.time_limit_s, 1800).")
+@click.option(
+    "--estimate", is_flag=True, help="Print the writer calls, tokens and dollars it would take; call nothing."
+)
+@click.option(
+    "--time-limit",
+    "time_limit_s",
+    type=click.FloatRange(min=1),
+    metavar="SECONDS",
+    help="Stop drafting after this long, keeping what was drafted (default: writer.time_limit_s, 1800).",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress on stderr.")
 @user_errors
-def generate(config_path: Path, writer_spec: str | None, per_document: int, corpora: tuple[str, ...], uncovered_only: bool,
-             adversarial: float, seed: int, questions_path: Path | None, estimate: bool, time_limit_s: float | None,
-             progress: bool) -> None:
+def generate(
+    config_path: Path,
+    writer_spec: str | None,
+    per_document: int,
+    corpora: tuple[str, ...],
+    uncovered_only: bool,
+    adversarial: float,
+    seed: int,
+    questions_path: Path | None,
+    estimate: bool,
+    time_limit_s: float | None,
+    progress: bool,
+) -> None:
     """Draft questions from the corpora's documents with a writer model, through DeepEval's
     Synthesizer, and append them to the question set as drafts (`status: draft`), each with
     doc_id, sources, reference, keywords, tags and provenance. A writer of the judge's family
     is refused before any call. `validate` refuses the drafts until they are reviewed."""
-    from rag_ci.drafting.writer import Writer, check_writer
     from rag_ci.core.questionset.draft_plan import plan_drafts
+    from rag_ci.drafting.question_drafts import (
+        bounds_line,
+        documents_to_draft,
+        estimate_lines,
+        read_sources,
+        scope_documents,
+        summary,
+        writer_config,
+    )
+    from rag_ci.drafting.question_drafts import generate as run_generate
+    from rag_ci.drafting.writer import Writer, check_writer
     from rag_ci.files.corpus_files import links_outside_note
-    from rag_ci.drafting.question_drafts import (bounds_line, documents_to_draft, estimate_lines, generate as run_generate, read_sources,
-                                        scope_documents, summary, writer_config)
 
     try:
         sources = read_sources(config_path, questions_path, corpora)
@@ -108,20 +184,36 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
         if note := links_outside_note(sources.files.links_outside):
             echo(note, err=True)
         if not documents:
-            raise RagCiError("no documents to draft from" + (" (every document is cited: drop --uncovered-only)" if uncovered_only else
-                                                            ": the corpora need a folder (`corpora_dir:` or a corpus's `path:`) of text files"))
-        plan = plan_drafts(documents, per_document=per_document, adversarial=adversarial, seed=seed,
-                           descriptions={name: spec.description for name, spec in sources.corpora.items()},
-                           scope=scope_documents(sources))
+            raise RagCiError(
+                "no documents to draft from"
+                + (
+                    " (every document is cited: drop --uncovered-only)"
+                    if uncovered_only
+                    else ": the corpora need a folder (`corpora_dir:` or a corpus's `path:`) of text files"
+                )
+            )
+        plan = plan_drafts(
+            documents,
+            per_document=per_document,
+            adversarial=adversarial,
+            seed=seed,
+            descriptions={name: spec.description for name, spec in sources.corpora.items()},
+            scope=scope_documents(sources),
+        )
         if skipped:
-            echo(f"note: {skipped} document(s) hold no prose to draft from (binary such as PDF or images, source code, "
-                 "data, or nothing but markup)", err=True)
+            echo(
+                f"note: {skipped} document(s) hold no prose to draft from (binary such as PDF or images, source code, "
+                "data, or nothing but markup)",
+                err=True,
+            )
         if estimate:
             for line in estimate_lines(plan, writer_cfg, check.label):
                 echo(line)
             return
         echo(bounds_line(writer_cfg, limit), err=True)
-        outcome = run_generate(sources, plan, Writer(writer_cfg, check), seed=seed, progress=progress, time_limit_s=limit)
+        outcome = run_generate(
+            sources, plan, Writer(writer_cfg, check), seed=seed, progress=progress, time_limit_s=limit
+        )
     except UnicodeDecodeError as exc:
         raise UserError(str(exc)) from None
     for line in summary(outcome, sources.questions_path):
@@ -131,13 +223,26 @@ def generate(config_path: Path, writer_spec: str | None, per_document: int, corp
 @questions.command("review")
 @_config_option
 @_questions_option
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default="rag-ci-review", show_default=True,
-              help="Folder to write review.html (or, with --cli, reviewed.yml) into.")
-@click.option("--cli", "in_terminal", is_flag=True, help="Review at the prompt instead of on a page: each draft in turn, "
-                                                             "then the decisions are saved as reviewed.yml and applied.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default="rag-ci-review",
+    show_default=True,
+    help="Folder to write review.html (or, with --cli, reviewed.yml) into.",
+)
+@click.option(
+    "--cli",
+    "in_terminal",
+    is_flag=True,
+    help="Review at the prompt instead of on a page: each draft in turn, "
+    "then the decisions are saved as reviewed.yml and applied.",
+)
 @click.option("--reviewer", metavar="NAME", help="With --cli: who decided (asked when not given).")
 @user_errors
-def review(config_path: Path, questions_path: Path | None, out_dir: Path, in_terminal: bool, reviewer: str | None) -> None:
+def review(
+    config_path: Path, questions_path: Path | None, out_dir: Path, in_terminal: bool, reviewer: str | None
+) -> None:
     """Write a static page listing each draft beside the passage it was drafted from, to
     approve, edit (question, reference, keywords, doc_id, sources, expect, tags) or reject;
     it saves reviewed.yml, which `rag-ci questions apply` merges. Without a browser: --cli,
@@ -154,9 +259,13 @@ def review(config_path: Path, questions_path: Path | None, out_dir: Path, in_ter
     sources, entries, choices = drafts
     out_dir.mkdir(parents=True, exist_ok=True)
     page = out_dir / PAGE_FILE
-    write_text_atomic(page, render_draft_page(entries, sources.questions_path.name, list(sources.corpora), choices))
-    echo(f"{len(entries)} drafts to review: open {page}, decide, save {REVIEWED_FILE}, then "
-               f"`rag-ci questions apply {REVIEWED_FILE}`")
+    write_text_atomic(
+        page, render_draft_page(entries, sources.questions_path.name, list(sources.corpora), choices)
+    )
+    echo(
+        f"{len(entries)} drafts to review: open {page}, decide, save {REVIEWED_FILE}, then "
+        f"`rag-ci questions apply {REVIEWED_FILE}`"
+    )
 
 
 @questions.command("apply")
@@ -178,14 +287,22 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
     with changing_the_set(config_path, questions_path) as sources:
         refuse_unknown_sources(sources, decisions)
         drafts = {q.id: q for q in sources.questions.questions if q.status == "draft"}
-        result = apply_reviewed(sources.questions_text, str(sources.questions_path), drafts, decisions, str(reviewed),
-                                corpora=set(sources.corpora))
+        result = apply_reviewed(
+            sources.questions_text,
+            str(sources.questions_path),
+            drafts,
+            decisions,
+            str(reviewed),
+            corpora=set(sources.corpora),
+        )
         # Still a valid set (drafts allowed): an edit never leaves questions.yml unreadable.
         parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
         if result.approved or result.rejected:
             write_text_keeping_newlines(sources.questions_path, result.text)
-    echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
-               f"{len(result.undecided)} still drafts, in {sources.questions_path}")
+    echo(
+        f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
+        f"{len(result.undecided)} still drafts, in {sources.questions_path}"
+    )
     if result.approved:
         echo("Bump `version` in the question set when references changed; `rag-ci validate` checks the rest.")
 

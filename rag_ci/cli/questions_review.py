@@ -20,11 +20,23 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 
-questions_option = click.option("--questions", "questions_path", type=click.Path(dir_okay=False, path_type=Path),
-                                help="The questions.yml to use (instead of the config's).")
-config_option = click.option("--config", "config_path", type=click.Path(path_type=Path), default="rag-ci.yml",
-                             show_default=True, help="rag-ci.yml (corpora, judge, writer, question set).")
-_reviewer_option = click.option("--reviewer", metavar="NAME", help="Who decided: recorded in the draft's provenance (reviewed_by).")
+questions_option = click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The questions.yml to use (instead of the config's).",
+)
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default="rag-ci.yml",
+    show_default=True,
+    help="rag-ci.yml (corpora, judge, writer, question set).",
+)
+_reviewer_option = click.option(
+    "--reviewer", metavar="NAME", help="Who decided: recorded in the draft's provenance (reviewed_by)."
+)
 
 
 def read_set_with_drafts(config_path: Path, questions_path: Path | None):
@@ -76,12 +88,21 @@ def refuse_unknown_sources(sources, reviewed) -> None:
         cited = tuple(decision.edits.get("sources", ()))
         for source in cited:
             corpus, _, rest = source.partition("/")
-            if corpus not in sources.corpora or not rest or source.startswith("/") or ".." in source.split("/"):
-                problems.append(f"{decision.id}: source {source!r} is no document of a corpus "
-                                f"(corpora: {', '.join(sources.corpora)}; a source reads CORPUS/PATH)")
+            if (
+                corpus not in sources.corpora
+                or not rest
+                or source.startswith("/")
+                or ".." in source.split("/")
+            ):
+                problems.append(
+                    f"{decision.id}: source {source!r} is no document of a corpus "
+                    f"(corpora: {', '.join(sources.corpora)}; a source reads CORPUS/PATH)"
+                )
         known = [s for s in cited if s.partition("/")[0] in sources.corpora and ".." not in s.split("/")]
-        problems += [f"{qid}: source {source!r}: no document of corpus '{source.split('/', 1)[0]}' matches it"
-                     for qid, source in missing_citations([(decision.id, known)], sources.files.index)]
+        problems += [
+            f"{qid}: source {source!r}: no document of corpus '{source.split('/', 1)[0]}' matches it"
+            for qid, source in missing_citations([(decision.id, known)], sources.files.index)
+        ]
     if problems:
         raise ValidationError(problems)
 
@@ -93,17 +114,31 @@ def apply_decisions(sources, reviewed, label: str) -> None:
     from rag_ci.files.atomic import write_text_keeping_newlines
 
     refuse_unknown_sources(sources, reviewed)
-    result = apply_reviewed(sources.questions_text, str(sources.questions_path), _drafts(sources), reviewed, label,
-                            corpora=set(sources.corpora))
+    result = apply_reviewed(
+        sources.questions_text,
+        str(sources.questions_path),
+        _drafts(sources),
+        reviewed,
+        label,
+        corpora=set(sources.corpora),
+    )
     parse_question_set(result.text, str(sources.questions_path), set(sources.corpora), allow_drafts=True)
     if result.text != sources.questions_text:
         write_text_keeping_newlines(sources.questions_path, result.text)
-    echo(f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
-         f"{len(result.undecided)} still drafts, in {sources.questions_path}")
+    echo(
+        f"{len(result.approved)} approved ({len(result.edited)} edited), {len(result.rejected)} rejected, "
+        f"{len(result.undecided)} still drafts, in {sources.questions_path}"
+    )
 
 
-def _decide(config_path: Path, questions_path: Path | None, ids: tuple[str, ...], decision: str | None,
-            reviewer: str | None, edits: dict[str, Any] | None = None) -> None:
+def _decide(
+    config_path: Path,
+    questions_path: Path | None,
+    ids: tuple[str, ...],
+    decision: str | None,
+    reviewer: str | None,
+    edits: dict[str, Any] | None = None,
+) -> None:
     import unicodedata
 
     from rag_ci.core.review.draft_review import Decision, Reviewed
@@ -113,9 +148,13 @@ def _decide(config_path: Path, questions_path: Path | None, ids: tuple[str, ...]
         wanted = [unicodedata.normalize("NFC", i) for i in ids]
         unknown = [i for i in wanted if i not in drafts]
         if unknown:
-            raise UserError(f"not a draft of {sources.questions_path}: {', '.join(unknown)} "
-                            f"(drafts: {', '.join(list(drafts)[:10]) or 'none'}{', …' if len(drafts) > 10 else ''})")
-        decisions = tuple(Decision(i, drafts[i].content_hash, decision, edits or {}) for i in dict.fromkeys(wanted))
+            raise UserError(
+                f"not a draft of {sources.questions_path}: {', '.join(unknown)} "
+                f"(drafts: {', '.join(list(drafts)[:10]) or 'none'}{', …' if len(drafts) > 10 else ''})"
+            )
+        decisions = tuple(
+            Decision(i, drafts[i].content_hash, decision, edits or {}) for i in dict.fromkeys(wanted)
+        )
         apply_decisions(sources, Reviewed(reviewer, decisions), "the command line")
 
 
@@ -125,7 +164,9 @@ def _decide(config_path: Path, questions_path: Path | None, ids: tuple[str, ...]
 @config_option
 @questions_option
 @user_errors
-def approve(ids: tuple[str, ...], reviewer: str | None, config_path: Path, questions_path: Path | None) -> None:
+def approve(
+    ids: tuple[str, ...], reviewer: str | None, config_path: Path, questions_path: Path | None
+) -> None:
     """Approve drafts as they are: they lose `status: draft` and join the gated set."""
     _decide(config_path, questions_path, ids, "approve", reviewer)
 
@@ -144,29 +185,73 @@ def reject(ids: tuple[str, ...], config_path: Path, questions_path: Path | None)
 @click.argument("qid", metavar="ID")
 @click.option("--question", help="The question's new words.")
 @click.option("--reference", help="The new reference answer.")
-@click.option("--keywords", "keywords", multiple=True, metavar="WORDS", help="A keyword (repeat for several; replaces the list).")
-@click.option("--doc-id", "doc_id", multiple=True, metavar="CORPUS", help="A corpus of the routing table (repeat for a cross-corpus question).")
-@click.option("--sources", "sources", multiple=True, metavar="DOC", help="A document that holds the answer, e.g. du2/battery.md (repeat).")
-@click.option("--expect", type=click.Choice(["answer", "refusal"]), help="refusal: out of scope, the right answer is a refusal.")
+@click.option(
+    "--keywords",
+    "keywords",
+    multiple=True,
+    metavar="WORDS",
+    help="A keyword (repeat for several; replaces the list).",
+)
+@click.option(
+    "--doc-id",
+    "doc_id",
+    multiple=True,
+    metavar="CORPUS",
+    help="A corpus of the routing table (repeat for a cross-corpus question).",
+)
+@click.option(
+    "--sources",
+    "sources",
+    multiple=True,
+    metavar="DOC",
+    help="A document that holds the answer, e.g. du2/battery.md (repeat).",
+)
+@click.option(
+    "--expect",
+    type=click.Choice(["answer", "refusal"]),
+    help="refusal: out of scope, the right answer is a refusal.",
+)
 @click.option("--tags", "tags", multiple=True, metavar="TAG", help="A tag (repeat; replaces the list).")
-@click.option("--approve", "approve_too", is_flag=True, help="Approve it too (otherwise it stays a draft, edited).")
+@click.option(
+    "--approve", "approve_too", is_flag=True, help="Approve it too (otherwise it stays a draft, edited)."
+)
 @_reviewer_option
 @config_option
 @questions_option
 @user_errors
-def edit(qid: str, question: str | None, reference: str | None, keywords: tuple[str, ...], doc_id: tuple[str, ...],
-         sources: tuple[str, ...], expect: str | None, tags: tuple[str, ...], approve_too: bool, reviewer: str | None,
-         config_path: Path, questions_path: Path | None) -> None:
+def edit(
+    qid: str,
+    question: str | None,
+    reference: str | None,
+    keywords: tuple[str, ...],
+    doc_id: tuple[str, ...],
+    sources: tuple[str, ...],
+    expect: str | None,
+    tags: tuple[str, ...],
+    approve_too: bool,
+    reviewer: str | None,
+    config_path: Path,
+    questions_path: Path | None,
+) -> None:
     """Change a draft's fields; lists (--keywords, --doc-id, --sources, --tags) replace the
     draft's whole list. The same checks as the review page's export: a doc_id must be a corpus."""
     from rag_ci.core.review.draft_review import read_edits
     from rag_ci.errors import ValidationError
 
-    given = {"question": question, "reference": reference, "expect": expect,
-             "keywords": list(keywords), "doc_id": list(doc_id), "sources": list(sources), "tags": list(tags)}
+    given = {
+        "question": question,
+        "reference": reference,
+        "expect": expect,
+        "keywords": list(keywords),
+        "doc_id": list(doc_id),
+        "sources": list(sources),
+        "tags": list(tags),
+    }
     given = {k: v for k, v in given.items() if v not in (None, [])}
     if not given:
-        raise UserError("nothing to change: give --question, --reference, --keywords, --doc-id, --sources, --expect or --tags")
+        raise UserError(
+            "nothing to change: give --question, --reference, --keywords, --doc-id, --sources, --expect or --tags"
+        )
     edits, problems = read_edits(given)
     if problems:
         raise ValidationError([f"{qid}: {p}" for p in problems])
@@ -189,8 +274,14 @@ def _show(entry: dict[str, Any], number: int, total: int) -> None:
 def _show_passages(passages: list[dict[str, Any]]) -> None:
     """Each passage whole: the reviewer decides on all of it. On a terminal the screen cannot
     hold, through the pager (click's: $PAGER, else less/more), its lines made inert as echo's."""
-    lines = [line for passage in passages
-             for line in [f"  --- passage {passage['label']} ---", *(f"  | {t}" for t in passage["text"].splitlines())]]
+    lines = [
+        line
+        for passage in passages
+        for line in [
+            f"  --- passage {passage['label']} ---",
+            *(f"  | {t}" for t in passage["text"].splitlines()),
+        ]
+    ]
     height = shutil.get_terminal_size((80, 24)).lines
     if len(lines) > height - 8 and sys.stdin.isatty() and sys.stdout.isatty():
         from rag_ci.safety.logsafe import neutralise
@@ -221,8 +312,12 @@ def _ask_edits(entry: dict[str, Any], corpora: list[str], documents: dict[str, l
         given: dict[str, Any] = {"question": _ask("question", entry["question"])}
         expect = _ask("expect (answer or refusal)", entry["expect"]).strip()
         given["expect"] = expect
-        given["doc_id"] = _split(_ask(f"doc_id (corpora: {', '.join(corpora)}; `;` between several, `-` for none)",
-                                      "; ".join(entry["doc_id"])))
+        given["doc_id"] = _split(
+            _ask(
+                f"doc_id (corpora: {', '.join(corpora)}; `;` between several, `-` for none)",
+                "; ".join(entry["doc_id"]),
+            )
+        )
         known = [name for c in given["doc_id"] for name in documents.get(c, [])]
         if known:
             echo(f"  documents: {', '.join(known[:40])}{' …' if len(known) > 40 else ''}")
@@ -236,7 +331,9 @@ def _ask_edits(entry: dict[str, Any], corpora: list[str], documents: dict[str, l
         unknown = [c for c in edits.get("doc_id", ()) if c not in corpora]
         problems += [f"doc_id {c} is not a corpus of the routing table" for c in unknown]
         if not problems:
-            return {k: v for k, v in edits.items() if v != (tuple(entry[k]) if isinstance(v, tuple) else entry[k])}
+            return {
+                k: v for k, v in edits.items() if v != (tuple(entry[k]) if isinstance(v, tuple) else entry[k])
+            }
         echo("  " + "; ".join(problems) + ": again")
 
 
@@ -252,11 +349,15 @@ def drafts_to_review(config_path: Path, questions_path: Path | None):
     if not entries:
         echo(f"no drafts in {sources.questions_path}: nothing to review")
         return None
-    choices = document_choices(sources.files.paths(), [s for q in sources.questions.questions for s in q.sources])
+    choices = document_choices(
+        sources.files.paths(), [s for q in sources.questions.questions for s in q.sources]
+    )
     return sources, entries, choices
 
 
-def interactive_review(config_path: Path, questions_path: Path | None, out_dir: Path, reviewer: str | None) -> None:
+def interactive_review(
+    config_path: Path, questions_path: Path | None, out_dir: Path, reviewer: str | None
+) -> None:
     """`questions review --cli`: approve, edit, reject or skip each draft at the prompt; the
     decisions are saved as reviewed.yml (the page's format) in `out_dir` and applied."""
     from rag_ci.core.review.draft_page import REVIEWED_FILE
@@ -268,9 +369,15 @@ def interactive_review(config_path: Path, questions_path: Path | None, out_dir: 
         return
     sources, entries, choices = drafts
     corpora = list(sources.corpora)
-    reviewer = reviewer or click.prompt("your name (recorded as reviewed_by)", default="", show_default=False).strip() or None
+    reviewer = (
+        reviewer
+        or click.prompt("your name (recorded as reviewed_by)", default="", show_default=False).strip()
+        or None
+    )
     decisions = []
-    echo(f"{len(entries)} drafts: [a]pprove, [e]dit then approve, [r]eject, [s]kip (stays a draft), [q]uit (keeps what you decided)")
+    echo(
+        f"{len(entries)} drafts: [a]pprove, [e]dit then approve, [r]eject, [s]kip (stays a draft), [q]uit (keeps what you decided)"
+    )
     for number, entry in enumerate(entries, 1):
         _show(entry, number, len(entries))
         answer = click.prompt("decision", type=click.Choice(["a", "e", "r", "s", "q"]), default="s")
@@ -279,7 +386,9 @@ def interactive_review(config_path: Path, questions_path: Path | None, out_dir: 
         if answer == "s":
             continue
         edits = _ask_edits(entry, corpora, choices) if answer == "e" else {}
-        decisions.append(Decision(entry["id"], entry["hash"], "reject" if answer == "r" else "approve", edits))
+        decisions.append(
+            Decision(entry["id"], entry["hash"], "reject" if answer == "r" else "approve", edits)
+        )
     if not decisions:
         echo("nothing decided: the question set is unchanged")
         return

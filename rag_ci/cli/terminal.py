@@ -14,7 +14,6 @@ id must not move the cursor or recolour the terminal) written out as `\\xNN`.
 from __future__ import annotations
 
 import io
-import re
 import shutil
 from collections.abc import Sequence
 
@@ -25,7 +24,8 @@ from rich.text import Text
 from rag_ci.core.base.text import visible_controls
 from rag_ci.core.comparison.question_change import QuestionChange
 from rag_ci.core.reporting import deltas, view
-from rag_ci.core.reporting.render import fmt_budget, verdict_headline as headline_of
+from rag_ci.core.reporting.render import fmt_budget
+from rag_ci.core.reporting.render import verdict_headline as headline_of
 from rag_ci.core.results import RunResult
 from rag_ci.gate import Comparison
 
@@ -40,19 +40,35 @@ def plain(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def terminal_report(head: RunResult, comparison: Comparison | None, *, notice: str | None = None,
-                    width: int | None = None, color: bool = True) -> str:
+def terminal_report(
+    head: RunResult,
+    comparison: Comparison | None,
+    *,
+    notice: str | None = None,
+    width: int | None = None,
+    color: bool = True,
+) -> str:
     """The terminal view as text with ANSI colours (none with `color=False`)."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width or shutil.get_terminal_size((100, 24)).columns, force_terminal=color,
-                      color_system="standard" if color else None, no_color=not color, highlight=False, emoji=False,
-                      markup=False, soft_wrap=False)
+    console = Console(
+        file=buffer,
+        width=width or shutil.get_terminal_size((100, 24)).columns,
+        force_terminal=color,
+        color_system="standard" if color else None,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+        soft_wrap=False,
+    )
     for part in report_parts(head, comparison, notice=notice):
         console.print(part)
     return buffer.getvalue()
 
 
-def report_parts(head: RunResult, comparison: Comparison | None, *, notice: str | None = None) -> list[RenderableType]:
+def report_parts(
+    head: RunResult, comparison: Comparison | None, *, notice: str | None = None
+) -> list[RenderableType]:
     verdict, headline = headline_of(head, comparison)
     parts: list[RenderableType] = [Text(f"rag-ci: {plain(headline, 400)}", style=_STYLE.get(verdict, "bold"))]
     if notice:
@@ -65,7 +81,11 @@ def report_parts(head: RunResult, comparison: Comparison | None, *, notice: str 
         return parts
     parts.append(_counts(comparison))
     parts.extend(_gating_tables(comparison, head))
-    errors = [c.reason or "" for c in view.regression_rows(comparison) + view.worse_rows(comparison) if c.new_verdict == "error"]
+    errors = [
+        c.reason or ""
+        for c in view.regression_rows(comparison) + view.worse_rows(comparison)
+        if c.new_verdict == "error"
+    ]
     if errors and not head.meta.broken:
         parts.extend(_target_log(head, errors))
     parts.extend(_deltas(comparison, head))
@@ -81,17 +101,23 @@ def _target_log(head: RunResult, said: list[str]) -> list[RenderableType]:
     log = view.target_log(head.meta.diagnostics, said)
     if not log:
         return []
-    return [Text("the target's last log lines (redacted):", style="bold"),
-            Text("\n".join(plain(line, view.LOG_LINE_CHARS) for line in log.splitlines()), style="dim")]
+    return [
+        Text("the target's last log lines (redacted):", style="bold"),
+        Text("\n".join(plain(line, view.LOG_LINE_CHARS) for line in log.splitlines()), style="dim"),
+    ]
 
 
 def _run_counts(head: RunResult) -> RenderableType:
     overall = head.aggregates.overall
     failing = [plain(q.id, 60) for q in head.questions if not q.passed]
-    text = Text(f"{overall.passed}/{overall.n} pass, {overall.failed} fail, {overall.errors} error, "
-                f"{overall.routing_errors} routing_error")
+    text = Text(
+        f"{overall.passed}/{overall.n} pass, {overall.failed} fail, {overall.errors} error, "
+        f"{overall.routing_errors} routing_error"
+    )
     if failing:
-        shown = ", ".join(failing[:ROWS]) + (f" and {len(failing) - ROWS} more" if len(failing) > ROWS else "")
+        shown = ", ".join(failing[:ROWS]) + (
+            f" and {len(failing) - ROWS} more" if len(failing) > ROWS else ""
+        )
         text.append(f"\nnot passing: {shown}", style="red")
     return text
 
@@ -121,7 +147,13 @@ def _gating_tables(cmp: Comparison, head: RunResult) -> list[RenderableType]:
     for title, rows in view.stage_groups(view.regression_rows(cmp)):
         tables.append(_table(f"Regressions — {title} ({len(rows)})", rows, params))
     if view.worse_rows(cmp):
-        tables.append(_table(f"Worse ({len(view.worse_rows(cmp))}): already failing, now worse", view.worse_rows(cmp), params))
+        tables.append(
+            _table(
+                f"Worse ({len(view.worse_rows(cmp))}): already failing, now worse",
+                view.worse_rows(cmp),
+                params,
+            )
+        )
     return tables
 
 
@@ -134,8 +166,12 @@ def _table(title: str, rows: Sequence[QuestionChange], params: dict) -> Renderab
         question = Text(plain(change.id, 60))
         if notes:
             question.append("\n" + plain("; ".join(notes), 200), style="dim")
-        table.add_row(question, Text(plain(", ".join(change.corpora), 60)), Text(plain(view.metrics_cell(change, params), 200)),
-                      Text(plain(view.why_cell(change), 300)))
+        table.add_row(
+            question,
+            Text(plain(", ".join(change.corpora), 60)),
+            Text(plain(view.metrics_cell(change, params), 200)),
+            Text(plain(view.why_cell(change), 300)),
+        )
     if len(rows) <= ROWS:
         return table
     rest = ", ".join(plain(c.id, 60) for c in rows[ROWS:])
@@ -150,17 +186,35 @@ def _deltas(cmp: Comparison, head: RunResult) -> list[RenderableType]:
         for column in ("", "baseline", "this run", "change", ""):
             table.add_column(column)
         for row in rows:
-            table.add_row(row.label, row.old, row.new, row.change, Text(row.flag, style="red" if "❌" in row.flag else "yellow"))
+            table.add_row(
+                row.label,
+                row.old,
+                row.new,
+                row.change,
+                Text(row.flag, style="red" if "❌" in row.flag else "yellow"),
+            )
         parts.append(table)
     if cmp.budgets:
         table = Table(title=Text("Budgets", style="bold"), title_justify="left")
         for column in ("budget", "limit", "baseline", "this run", "allowed", ""):
             table.add_column(column)
         for b in cmp.budgets:
-            status = ("over budget", "bold red") if b.breached else \
-                (f"within noise (lower bound {fmt_budget(b.bound, b.unit)})", "green") if b.within_noise else \
-                ("ok", "green") if b.allowed is not None else ("not checked (no baseline value)", "dim")
-            table.add_row(plain(b.name, 40), plain(b.limit, 20), fmt_budget(b.baseline, b.unit), fmt_budget(b.value, b.unit),
-                          fmt_budget(b.allowed, b.unit), Text(*status))
+            status = (
+                ("over budget", "bold red")
+                if b.breached
+                else (f"within noise (lower bound {fmt_budget(b.bound, b.unit)})", "green")
+                if b.within_noise
+                else ("ok", "green")
+                if b.allowed is not None
+                else ("not checked (no baseline value)", "dim")
+            )
+            table.add_row(
+                plain(b.name, 40),
+                plain(b.limit, 20),
+                fmt_budget(b.baseline, b.unit),
+                fmt_budget(b.value, b.unit),
+                fmt_budget(b.allowed, b.unit),
+                Text(*status),
+            )
         parts.append(table)
     return parts

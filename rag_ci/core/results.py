@@ -297,4 +297,6 @@ class RunResult(_Model):
         # result included, when it restores the SIGINT handler; pydantic's full repr of a
         # 5,000-question run took 1.8 s there.
         shard = f", shard={self.meta.shard}" if self.meta.shard else ""
-        return f"RunResult({len(self.questions)} questions, question_set={self.meta.question_set_hash}{shard})"
+        return (
+            f"RunResult({len(self.questions)} questions, question_set={self.meta.question_set_hash}{shard})"
+        )

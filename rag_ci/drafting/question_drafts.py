@@ -23,16 +23,16 @@ from typing import TextIO
 from rag_ci.core.config import Config, CorpusSpec, WriterConfig, parse_config
 from rag_ci.core.questionset.coverage import coverage
 from rag_ci.core.questionset.dedupe import Known, dedupe, route_of
-from rag_ci.core.questionset.draft_checks import template_shingles
 from rag_ci.core.questionset.documents import ambiguous_file_names, citation_style
+from rag_ci.core.questionset.draft_checks import template_shingles
 from rag_ci.core.questionset.draft_plan import ADVERSARIAL, DocumentPassages, Plan
 from rag_ci.core.questionset.draft_text import content_terms
 from rag_ci.core.questionset.drafts import Draft, Rejected, append_drafts, assign_ids, build_drafts
 from rag_ci.core.questionset.passages import Passage, cut_passages
 from rag_ci.core.questionset.questions import QuestionSet, parse_question_set
 from rag_ci.core.questionset.yaml_edit import NEW_SET
-from rag_ci.files.corpus_files import CorpusFiles, corpus_folders, read_corpora
 from rag_ci.errors import RagCiError
+from rag_ci.files.corpus_files import CorpusFiles, corpus_folders, read_corpora
 from rag_ci.files.project import corpora_table, question_set_path, read_file
 
 
@@ -51,7 +51,9 @@ class Sources:
     new_set: bool = False
 
 
-def read_sources(config_path: Path, questions_path: Path | None = None, corpora: tuple[str, ...] = ()) -> Sources:
+def read_sources(
+    config_path: Path, questions_path: Path | None = None, corpora: tuple[str, ...] = ()
+) -> Sources:
     """Config, question set and the documents of the chosen corpora (all when none is named)."""
     config_path = Path(config_path).resolve()
     if not config_path.is_file():
@@ -59,27 +61,35 @@ def read_sources(config_path: Path, questions_path: Path | None = None, corpora:
     config_text = config_path.read_text(encoding="utf-8")
     config = parse_config(config_text, str(config_path))
     root = config_path.parent
-    table, links_outside = corpora_table(config_path, config_text, config)  # every folder inside the repository
+    table, links_outside = corpora_table(
+        config_path, config_text, config
+    )  # every folder inside the repository
     unknown = [c for c in corpora if c not in table]
     if unknown:
         raise RagCiError(f"--corpus {', '.join(unknown)}: no such corpus (corpora: {', '.join(table)})")
     folders = corpus_folders(root, table)
     missing = [name for name in corpora if name not in folders]
     if missing:
-        raise RagCiError(f"corpus {', '.join(missing)} has no folder to read documents from: give it a `path:` "
-                         "(relative to rag-ci.yml) or use `corpora_dir:`")
+        raise RagCiError(
+            f"corpus {', '.join(missing)} has no folder to read documents from: give it a `path:` "
+            "(relative to rag-ci.yml) or use `corpora_dir:`"
+        )
     path = questions_path or question_set_path(config_path, config_text, config.questions)
     new_set = not path.exists() and not path.is_symlink()
     text = NEW_SET if new_set else read_file(path, "question set")
-    questions = (QuestionSet(version=1, questions=(), source=str(path)) if new_set
-                 else parse_question_set(text, str(path), set(table), allow_drafts=True))
+    questions = (
+        QuestionSet(version=1, questions=(), source=str(path))
+        if new_set
+        else parse_question_set(text, str(path), set(table), allow_drafts=True)
+    )
     files = read_corpora(folders)
     files = dataclasses.replace(files, links_outside=files.links_outside + links_outside)
     return Sources(config_path, config, table, path, text, questions, files, tuple(corpora or table), new_set)
 
 
-def documents_to_draft(sources: Sources, uncovered_only: bool,
-                       time_limit_s: float | None = None) -> tuple[list[DocumentPassages], int]:
+def documents_to_draft(
+    sources: Sources, uncovered_only: bool, time_limit_s: float | None = None
+) -> tuple[list[DocumentPassages], int]:
     """The documents of the chosen corpora cut into passages, and how many hold no prose to draft
     from (not text, source code or data, nothing but markup). Reading them counts against
     the time limit too (`--estimate` included): past it, the command stops and says so."""
@@ -94,9 +104,11 @@ def documents_to_draft(sources: Sources, uncovered_only: bool,
     for corpus, corpus_paths in sorted(paths.items()):
         for path in corpus_paths:
             if deadline is not None and time.monotonic() > deadline:
-                raise RagCiError(f"the time limit of {_duration(time_limit_s or 0)} was reached while reading the documents "
-                                 f"({len(documents) + skipped} read): draft fewer at a time (--corpus, --uncovered-only) "
-                                 "or raise --time-limit")
+                raise RagCiError(
+                    f"the time limit of {_duration(time_limit_s or 0)} was reached while reading the documents "
+                    f"({len(documents) + skipped} read): draft fewer at a time (--corpus, --uncovered-only) "
+                    "or raise --time-limit"
+                )
             text = sources.files.texts.get((corpus, path))
             passages = tuple(cut_passages(corpus, path, text)) if text is not None else ()
             if not passages:
@@ -113,7 +125,9 @@ def writer_config(config: Config, option: str | None) -> WriterConfig:
         return configured
     from rag_ci.judges.build import parse_judge_option
 
-    return WriterConfig(**{**configured.model_dump(exclude_unset=True), **parse_judge_option(option, "--writer")})
+    return WriterConfig(
+        **{**configured.model_dump(exclude_unset=True), **parse_judge_option(option, "--writer")}
+    )
 
 
 @dataclass
@@ -140,7 +154,10 @@ class Outcome:
 
 def scope_documents(sources: Sources) -> list[DocumentPassages]:
     """Every text document of every corpus, as what out-of-scope drafts must stay out of."""
-    return [DocumentPassages(c, p, tuple(cut_passages(c, p, text))) for (c, p), text in sorted(sources.files.texts.items())]
+    return [
+        DocumentPassages(c, p, tuple(cut_passages(c, p, text)))
+        for (c, p), text in sorted(sources.files.texts.items())
+    ]
 
 
 def _document_terms(sources: Sources) -> dict[str, frozenset[str]]:
@@ -155,17 +172,27 @@ def bounds_line(writer_config: WriterConfig, time_limit_s: float) -> str:
     """The bounds a generate run keeps, printed before it starts (issue 34 §6)."""
     from rag_ci.drafting.writer import MAX_REPLY_CHARS
 
-    return (f"bounds: the drafting stops after {_duration(time_limit_s)} (--time-limit, writer.time_limit_s), keeping what "
-            f"it drafted by then; each writer call waits at most {writer_config.timeout_s:g} s (writer.timeout_s, "
-            f"{writer_config.max_retries} retries) and a reply may have {MAX_REPLY_CHARS:,} characters")
+    return (
+        f"bounds: the drafting stops after {_duration(time_limit_s)} (--time-limit, writer.time_limit_s), keeping what "
+        f"it drafted by then; each writer call waits at most {writer_config.timeout_s:g} s (writer.timeout_s, "
+        f"{writer_config.max_retries} retries) and a reply may have {MAX_REPLY_CHARS:,} characters"
+    )
 
 
 def _duration(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 60 and seconds % 60 == 0 else f"{seconds:g} s"
 
 
-def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool = True, log: TextIO | None = None,
-             time_limit_s: float | None = None) -> Outcome:
+def generate(
+    sources: Sources,
+    plan: Plan,
+    writer,
+    *,
+    seed: int,
+    progress: bool = True,
+    log: TextIO | None = None,
+    time_limit_s: float | None = None,
+) -> Outcome:
     """Draft, check, dedupe and append; `writer` is a rag_ci.drafting.writer.Writer. Past
     `time_limit_s` the jobs still running end and the finished ones' drafts are kept."""
     outcome = Outcome(plan=plan, writer=writer.label, time_limit_s=time_limit_s)
@@ -176,10 +203,14 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
     outcome.unfinished = sum(1 for error in outcome.failed_jobs.values() if TIME_LIMIT_REACHED in error)
     if len(outcome.failed_jobs) == len(plan.jobs):
         if outcome.unfinished:
-            raise RagCiError(f"the time limit of {_duration(time_limit_s or 0)} was reached before any writer job finished: "
-                             "nothing was drafted; raise --time-limit (or writer.time_limit_s), or draft fewer documents "
-                             "at a time (--corpus, --per-document)")
-        raise RagCiError(f"the writer failed on every job; the first: {next(iter(outcome.failed_jobs.values()))}")
+            raise RagCiError(
+                f"the time limit of {_duration(time_limit_s or 0)} was reached before any writer job finished: "
+                "nothing was drafted; raise --time-limit (or writer.time_limit_s), or draft fewer documents "
+                "at a time (--corpus, --per-document)"
+            )
+        raise RagCiError(
+            f"the writer failed on every job; the first: {next(iter(outcome.failed_jobs.values()))}"
+        )
     written = [w for job in plan.jobs for w in results[job.key].written]
     outcome.returned = len(written)
 
@@ -187,13 +218,26 @@ def generate(sources: Sources, plan: Plan, writer, *, seed: int, progress: bool 
     paths = sources.files.paths()
     styles = {c: citation_style(c, ps, existing_sources) for c, ps in paths.items()}
     ambiguous = {c: ambiguous_file_names(ps) for c, ps in paths.items()}
-    drafts, outcome.rejected = build_drafts(plan, written, styles=styles, ambiguous=ambiguous,
-                                            document_terms=_document_terms(sources), seed=seed,
-                                            quoted=template_shingles(prompt_templates()))
+    drafts, outcome.rejected = build_drafts(
+        plan,
+        written,
+        styles=styles,
+        ambiguous=ambiguous,
+        document_terms=_document_terms(sources),
+        seed=seed,
+        quoted=template_shingles(prompt_templates()),
+    )
     known = [Known(q.id, q.question, route_of(q.doc_id, q.is_refusal)) for q in sources.questions.questions]
     labelled = [(f"draft:{n}", d) for n, d in enumerate(drafts)]
-    kept, dropped = dedupe(labelled, existing=known,
-                           describe=lambda item: (item[0], item[1].question, route_of(item[1].doc_id, item[1].expect == "refusal")))
+    kept, dropped = dedupe(
+        labelled,
+        existing=known,
+        describe=lambda item: (
+            item[0],
+            item[1].question,
+            route_of(item[1].doc_id, item[1].expect == "refusal"),
+        ),
+    )
     existing_ids = {q.id for q in sources.questions.questions}
     numbered = assign_ids([d for _, d in kept], existing_ids)
     names = {label: d.id for (label, _), d in zip(kept, numbered)}
@@ -214,7 +258,15 @@ def _append_locked(sources: Sources, drafts: list, writer_label: str) -> list:
     with QuestionSetLock(path):
         text, existing = sources.questions_text, {q.id for q in sources.questions.questions}
         if not sources.new_set and (now := path.read_text(encoding="utf-8")) != text:
-            text, existing = now, {q.id for q in parse_question_set(now, str(path), set(sources.corpora), allow_drafts=True).questions}
+            text, existing = (
+                now,
+                {
+                    q.id
+                    for q in parse_question_set(
+                        now, str(path), set(sources.corpora), allow_drafts=True
+                    ).questions
+                },
+            )
         numbered = assign_ids(drafts, existing)
         text = append_drafts(text, str(path), numbered, writer=writer_label, date=date.today().isoformat())
         parse_question_set(text, str(path), set(sources.corpora), allow_drafts=True)  # still a valid set
@@ -222,7 +274,9 @@ def _append_locked(sources: Sources, drafts: list, writer_label: str) -> list:
     return numbered
 
 
-def _write(plan: Plan, writer, outcome: Outcome, progress: bool, log: TextIO, time_limit_s: float | None) -> dict:
+def _write(
+    plan: Plan, writer, outcome: Outcome, progress: bool, log: TextIO, time_limit_s: float | None
+) -> dict:
     """The writer's jobs, with a progress bar; the calls, tokens and cost recorded in `outcome`."""
     from rag_ci.runtime.progress import make_progress
 
@@ -230,8 +284,11 @@ def _write(plan: Plan, writer, outcome: Outcome, progress: bool, log: TextIO, ti
 
     def done(job, result) -> None:
         bar.advance("pass" if result.error is None else "error")
-        name = (f"{job.passages[0].corpus}/{job.passages[0].path}" if job.kind in ("document", "vague")
-                else job.kind.replace("_", "-"))
+        name = (
+            f"{job.passages[0].corpus}/{job.passages[0].path}"
+            if job.kind in ("document", "vague")
+            else job.kind.replace("_", "-")
+        )
         outcome.calls_per_document[name] = outcome.calls_per_document.get(name, 0) + result.meter.calls
 
     try:
@@ -240,7 +297,11 @@ def _write(plan: Plan, writer, outcome: Outcome, progress: bool, log: TextIO, ti
         bar.close()
     stats = writer.client.stats
     outcome.calls, outcome.input_tokens, outcome.output_tokens, outcome.cost_usd = (
-        stats.calls, stats.input_tokens, stats.output_tokens, stats.cost_usd)
+        stats.calls,
+        stats.input_tokens,
+        stats.output_tokens,
+        stats.cost_usd,
+    )
     return results
 
 
@@ -259,7 +320,9 @@ def summary(outcome: Outcome, questions_path: Path) -> list[str]:
     adversarial = sum(n for k, n in kinds.items() if k in ADVERSARIAL)
     total = len(outcome.added)
     per_document = outcome.calls / plan.documents if plan.documents else 0.0
-    own = [n for name, n in outcome.calls_per_document.items() if name not in ("cross-corpus", "out-of-scope")]
+    own = [
+        n for name, n in outcome.calls_per_document.items() if name not in ("cross-corpus", "out-of-scope")
+    ]
     from rag_ci.drafting.writer import TIME_LIMIT_REACHED
 
     failed = [e for e in outcome.failed_jobs.values() if TIME_LIMIT_REACHED not in e]
@@ -267,36 +330,58 @@ def summary(outcome: Outcome, questions_path: Path) -> list[str]:
         f"writer {outcome.writer}: {outcome.calls} calls, {outcome.input_tokens + outcome.output_tokens:,} tokens, "
         f"${outcome.cost_usd:.4f}; {per_document:.1f} calls per document ({plan.documents} documents, {len(plan.jobs)} jobs)",
         f"calls by what they drafted: {min(own, default=0)}-{max(own, default=0)} per document of its own drafts"
-        + "".join(f", {outcome.calls_per_document[k]} for the {k} drafts" for k in ("cross-corpus", "out-of-scope")
-                  if k in outcome.calls_per_document),
+        + "".join(
+            f", {outcome.calls_per_document[k]} for the {k} drafts"
+            for k in ("cross-corpus", "out-of-scope")
+            if k in outcome.calls_per_document
+        ),
         f"asked for {plan.total} drafts, DeepEval returned {outcome.returned}"
         + (f"; {len(failed)} job(s) failed: {failed[0]}" if failed else ""),
     ]
     if outcome.unfinished:
-        lines.append(f"time limit of {_duration(outcome.time_limit_s or 0)} reached: {outcome.unfinished} of {len(plan.jobs)} "
-                     "writer jobs did not finish; the drafts of the others are kept. Run again with --uncovered-only to "
-                     "draft the rest, or raise --time-limit (writer.time_limit_s)")
-    lines.append(f"added {total}: " + ", ".join(f"{kinds.get(k, 0)} {k.replace('_', '-')}" for k in
-                                                ("plain", "misspelt", "vague", "cross_corpus", "out_of_scope"))
-                 + f" ({adversarial} adversarial, {_share(adversarial, total, plan.asked)})" if total else "added none")
+        lines.append(
+            f"time limit of {_duration(outcome.time_limit_s or 0)} reached: {outcome.unfinished} of {len(plan.jobs)} "
+            "writer jobs did not finish; the drafts of the others are kept. Run again with --uncovered-only to "
+            "draft the rest, or raise --time-limit (writer.time_limit_s)"
+        )
+    lines.append(
+        f"added {total}: "
+        + ", ".join(
+            f"{kinds.get(k, 0)} {k.replace('_', '-')}"
+            for k in ("plain", "misspelt", "vague", "cross_corpus", "out_of_scope")
+        )
+        + f" ({adversarial} adversarial, {_share(adversarial, total, plan.asked)})"
+        if total
+        else "added none"
+    )
     if total and outcome.writer == "fake":
         lines.append(_fake_writer_note(outcome.added))
     if plan.cross_corpus_note:
         lines.append(plan.cross_corpus_note)
-    reasons = Counter(_kind_of_reason(r.reason) for r in outcome.rejected) + Counter(_kind_of_reason(r) for _, r in outcome.dropped)
+    reasons = Counter(_kind_of_reason(r.reason) for r in outcome.rejected) + Counter(
+        _kind_of_reason(r) for _, r in outcome.dropped
+    )
     if reasons:
-        lines.append(f"dropped {len(outcome.rejected) + len(outcome.dropped)}: "
-                     + "; ".join(f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))))
+        lines.append(
+            f"dropped {len(outcome.rejected) + len(outcome.dropped)}: "
+            + "; ".join(
+                f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+            )
+        )
         for draft, reason in outcome.dropped[:10]:
             lines.append(f"  duplicate: {draft.question[:300]!r}: {reason}")
         for item in outcome.rejected[:10]:
             lines.append(f"  {item.reason}: {item.written.question[:300]!r}")
     if total:
         if adversarial / total + 1e-9 < plan.asked:
-            lines.append(f"warning: {_share(adversarial, total, plan.asked)} of the drafts are adversarial, below the "
-                         f"{plan.asked:.0%} asked for (adversarial drafts were dropped); run again with another --seed for more")
-        lines.append(f"appended to {questions_path}: {outcome.added[0].id} … {outcome.added[-1].id}, each `status: draft`; "
-                     f"next: `rag-ci questions review`, then `rag-ci questions apply reviewed.yml`")
+            lines.append(
+                f"warning: {_share(adversarial, total, plan.asked)} of the drafts are adversarial, below the "
+                f"{plan.asked:.0%} asked for (adversarial drafts were dropped); run again with another --seed for more"
+            )
+        lines.append(
+            f"appended to {questions_path}: {outcome.added[0].id} … {outcome.added[-1].id}, each `status: draft`; "
+            f"next: `rag-ci questions review`, then `rag-ci questions apply reviewed.yml`"
+        )
     return lines
 
 
@@ -305,17 +390,19 @@ def _fake_writer_note(added: list[Draft]) -> str:
     from rag_ci.judges.fake_writer import PLACEHOLDER_PATTERN
 
     placeholders = sum(1 for d in added if PLACEHOLDER_PATTERN.search(d.question))
-    return (f"fake writer: the questions are phrased by rules from their reference sentence, {placeholders} of {len(added)} "
-            "are placeholders (\"What do the documents say about …?\": no rule fitted the sentence); a dry run's "
-            "drafts, to be edited in review")
+    return (
+        f"fake writer: the questions are phrased by rules from their reference sentence, {placeholders} of {len(added)} "
+        'are placeholders ("What do the documents say about …?": no rule fitted the sentence); a dry run\'s '
+        "drafts, to be edited in review"
+    )
 
 
 def estimate_lines(plan: Plan, writer_config: WriterConfig, label: str) -> list[str]:
     """What `generate --estimate` prints: calls, tokens and dollars, computed without calling
     anything; a model rag-ci has no price for gets calls and tokens, and says so."""
+    from rag_ci.drafting.writer import FAKE_WRITER_MODEL, estimate
     from rag_ci.judges.build import model_price
     from rag_ci.judges.providers import provider_spec
-    from rag_ci.drafting.writer import FAKE_WRITER_MODEL, estimate
 
     priced = writer_config.model_copy(update={"model": writer_config.model or FAKE_WRITER_MODEL})
     try:
@@ -324,15 +411,19 @@ def estimate_lines(plan: Plan, writer_config: WriterConfig, label: str) -> list[
     except RagCiError:
         price, unpriced = None, priced.model
     result = estimate(plan, price)
-    head = (f"{plan.total} drafts from {plan.documents} documents in {len(plan.jobs)} jobs: {result.calls:,} writer calls "
-            f"(up to {result.max_calls:,} if DeepEval's filtration rewrites every question), "
-            f"~{result.input_tokens + result.output_tokens:,} tokens")
+    head = (
+        f"{plan.total} drafts from {plan.documents} documents in {len(plan.jobs)} jobs: {result.calls:,} writer calls "
+        f"(up to {result.max_calls:,} if DeepEval's filtration rewrites every question), "
+        f"~{result.input_tokens + result.output_tokens:,} tokens"
+    )
     if result.cost_usd is None:
-        line = (f"{head} ({result.input_tokens:,} in, {result.output_tokens:,} out), dollars unknown: rag-ci has no price "
-                f"for '{unpriced}' (set `writer.prices: {{input_per_mtok: ..., output_per_mtok: ...}}`) with {label}; "
-                "nothing was called")
+        line = (
+            f"{head} ({result.input_tokens:,} in, {result.output_tokens:,} out), dollars unknown: rag-ci has no price "
+            f"for '{unpriced}' (set `writer.prices: {{input_per_mtok: ..., output_per_mtok: ...}}`) with {label}; "
+            "nothing was called"
+        )
     else:
-        line = (f"{head}, ~${result.cost_usd:.2f} (up to ~${result.max_cost_usd:.2f}) with {label}; nothing was called")
+        line = f"{head}, ~${result.cost_usd:.2f} (up to ~${result.max_cost_usd:.2f}) with {label}; nothing was called"
     return [line] + ([plan.cross_corpus_note] if plan.cross_corpus_note else [])
 
 

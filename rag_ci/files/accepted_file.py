@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_ci.core.review.accepted import Acceptance, parse_accepted
 from rag_ci.core.config import Config
+from rag_ci.core.review.accepted import Acceptance, parse_accepted
 from rag_ci.errors import RagCiError
 
 
@@ -25,5 +25,5 @@ def read_accepted(path: Path, *, required: bool, name: str | None = None) -> tup
 
 def accepted_path(config: Config, config_path: Path) -> Path:
     """gate.accepted, relative to the folder of the question set (itself relative to the config)."""
-    questions = (config_path.parent / config.questions)
+    questions = config_path.parent / config.questions
     return questions.parent / config.gate.accepted

@@ -18,7 +18,11 @@ def decided_by(baseline, head) -> dict[str, str]:
 
     comparison = compare(baseline, head)
     decided: dict[str, str] = {}
-    for why, changes in (("gain", comparison.gains), ("worse", comparison.worse), ("regression", comparison.regressions)):
+    for why, changes in (
+        ("gain", comparison.gains),
+        ("worse", comparison.worse),
+        ("regression", comparison.regressions),
+    ):
         decided.update({c.id: why for c in changes})
     decided.update({qid: "unstable" for qid in comparison.unstable if qid not in decided})
     return decided

@@ -38,7 +38,9 @@ def corpus_folders(root: Path, corpora: Mapping[str, CorpusSpec]) -> dict[str, P
         if leaves(folder, repository):
             raise RagCiError(f"corpus '{name}': its folder {folder} is outside the repository ({repository})")
         if not folder.is_dir():
-            raise RagCiError(f"corpus '{name}': its folder {folder} does not exist (`path:` is relative to rag-ci.yml)")
+            raise RagCiError(
+                f"corpus '{name}': its folder {folder} does not exist (`path:` is relative to rag-ci.yml)"
+            )
         folders[name] = folder
     return folders
 
@@ -60,7 +62,11 @@ def documents_in(folder: Path) -> tuple[list[str], int]:
                 links_outside += 1
                 continue
             relative = path.relative_to(folder)
-            if path.is_file() and name != "config.yml" and not any(part.startswith(".") for part in relative.parts):
+            if (
+                path.is_file()
+                and name != "config.yml"
+                and not any(part.startswith(".") for part in relative.parts)
+            ):
                 found.append(relative.as_posix())
     return sorted(found), links_outside
 
@@ -91,7 +97,11 @@ _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 def _text(data: bytes) -> str | None:
     """The document's text: UTF-8, UTF-16 with its byte-order mark, or else Latin-1 when
     the bytes hold no control characters (a PDF, an image, an archive does)."""
-    for bom, codec in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, codec in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             try:
                 return data.decode(codec)

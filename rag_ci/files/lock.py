@@ -38,7 +38,7 @@ class OutputLock:
         self.path = lock_path(self.output)
         self._fd: int | None = None
 
-    def acquire(self) -> "OutputLock":
+    def acquire(self) -> OutputLock:
         check_output_path(self.output)
         if fcntl is None:  # no flock on this system (Windows): run without the guard
             return self
@@ -75,8 +75,10 @@ class OutputLock:
         return self
 
     def busy(self, holder: str) -> RagCiError:
-        return RagCiError(f"another rag-ci run is writing {self.output} (pid {holder}); "
-                          "wait for it to finish, stop it, or choose another --output")
+        return RagCiError(
+            f"another rag-ci run is writing {self.output} (pid {holder}); "
+            "wait for it to finish, stop it, or choose another --output"
+        )
 
     def release(self) -> None:
         if self._fd is None:
@@ -85,7 +87,7 @@ class OutputLock:
         os.close(self._fd)
         self._fd = None
 
-    def __enter__(self) -> "OutputLock":
+    def __enter__(self) -> OutputLock:
         return self.acquire()
 
     def __exit__(self, *_exc_info: object) -> None:
@@ -101,5 +103,7 @@ class QuestionSetLock(OutputLock):
     wait_s = 60.0
 
     def busy(self, holder: str) -> RagCiError:
-        return RagCiError(f"{self.output}: another rag-ci command (pid {holder}) has been changing the question set "
-                          f"for over {self.wait_s:.0f} s; let it finish or stop it, then run this again")
+        return RagCiError(
+            f"{self.output}: another rag-ci command (pid {holder}) has been changing the question set "
+            f"for over {self.wait_s:.0f} s; let it finish or stop it, then run this again"
+        )

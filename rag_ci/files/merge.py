@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.questionset.shards import ShardError, parse_shard, shard_of
 from rag_ci.core.results import QuestionResult, RunMeta, RunResult
+from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.errors import RagCiError
 
 # What must be equal across the shards of one run, with the words used in errors.
@@ -74,7 +74,9 @@ def merge_results(shards: Sequence[RunResult], names: Sequence[str] | None = Non
     ordered_shards, count = _in_shard_order(shards, labels)
     _check_same_run(ordered_shards)
     questions = _questions_once_each(ordered_shards, count)
-    return RunResult(meta=_merged_meta(ordered_shards, count), questions=questions, aggregates=aggregate(questions))
+    return RunResult(
+        meta=_merged_meta(ordered_shards, count), questions=questions, aggregates=aggregate(questions)
+    )
 
 
 _Shards = list[tuple[int, RunResult, str]]  # (shard index, its result, its label), in shard order
@@ -96,17 +98,23 @@ def _in_shard_order(shards: Sequence[RunResult], labels: list[str]) -> tuple[_Sh
             count = n
         elif n != count:
             first = labels[next(iter(positions.values()))]
-            raise MergeError(f"{labels[k]} is shard {index}/{n} but {first} is one of {count}: all shards must split the set the same way")
+            raise MergeError(
+                f"{labels[k]} is shard {index}/{n} but {first} is one of {count}: all shards must split the set the same way"
+            )
         if index in positions:
             raise MergeError(f"shard {index}/{n} given twice: {labels[positions[index]]} and {labels[k]}")
         if result.meta.question_ids is None:
-            raise MergeError(f"{labels[k]} has no meta.question_ids (written by an older rag-ci?); re-run the shards")
+            raise MergeError(
+                f"{labels[k]} has no meta.question_ids (written by an older rag-ci?); re-run the shards"
+            )
         positions[index] = k
     assert count is not None
     missing_shards = [i for i in range(1, count + 1) if i not in positions]
     if missing_shards:
         listed = ", ".join(f"{i}/{count}" for i in missing_shards)
-        raise MergeError(f"shard{'s' if len(missing_shards) > 1 else ''} {listed} missing: pass all {count} shard files")
+        raise MergeError(
+            f"shard{'s' if len(missing_shards) > 1 else ''} {listed} missing: pass all {count} shard files"
+        )
     return [(i, shards[positions[i]], labels[positions[i]]) for i in range(1, count + 1)], count
 
 
@@ -117,8 +125,14 @@ def _check_same_run(ordered_shards: _Shards) -> None:
         for field, words in _SAME.items():
             mine, theirs = _value(result.meta, field), _value(first.meta, field)
             if mine != theirs:
-                detail = "" if field in ("judge", "question_ids", "metric_thresholds", "corpus_fingerprints") else f": {_short(theirs)} vs {_short(mine)}"
-                raise MergeError(f"{first_label} and {label} differ in {words}{detail}; shards of one run must agree")
+                detail = (
+                    ""
+                    if field in ("judge", "question_ids", "metric_thresholds", "corpus_fingerprints")
+                    else f": {_short(theirs)} vs {_short(mine)}"
+                )
+                raise MergeError(
+                    f"{first_label} and {label} differ in {words}{detail}; shards of one run must agree"
+                )
 
 
 def _questions_once_each(ordered_shards: _Shards, count: int) -> list[QuestionResult]:
@@ -133,17 +147,23 @@ def _questions_once_each(ordered_shards: _Shards, count: int) -> list[QuestionRe
     for index, result, label in ordered_shards:
         for record in result.questions:
             if record.id not in known:
-                raise MergeError(f"{label}: question {record.id} is not in the question set the shards recorded")
+                raise MergeError(
+                    f"{label}: question {record.id} is not in the question set the shards recorded"
+                )
             if record.id in records:
                 raise MergeError(f"question {record.id} appears twice: in {where[record.id]} and in {label}")
             home = shard_of(record.id, count)
             if home != index:
-                raise MergeError(f"{label} (shard {index}/{count}) holds question {record.id}, which belongs to shard {home}/{count}")
+                raise MergeError(
+                    f"{label} (shard {index}/{count}) holds question {record.id}, which belongs to shard {home}/{count}"
+                )
             records[record.id] = record
             where[record.id] = label
     missing = [qid for qid in order if qid not in records]
     if missing:
-        raise MergeError(f"{len(missing)} question(s) answered by no shard: {_ids(missing)} (an interrupted shard? re-run it, with --resume)")
+        raise MergeError(
+            f"{len(missing)} question(s) answered by no shard: {_ids(missing)} (an interrupted shard? re-run it, with --resume)"
+        )
     return [records[qid] for qid in order]
 
 
@@ -151,17 +171,23 @@ def _merged_meta(ordered_shards: _Shards, count: int) -> RunMeta:
     first = ordered_shards[0][1]
     metas = [result.meta for _, result, _ in ordered_shards]
     finished = [m.finished_at for m in metas]
-    diagnostics = [f"[shard {i}/{count}]\n{r.meta.diagnostics}" for i, r, _ in ordered_shards if r.meta.diagnostics]
+    diagnostics = [
+        f"[shard {i}/{count}]\n{r.meta.diagnostics}" for i, r, _ in ordered_shards if r.meta.diagnostics
+    ]
     # A broken shard makes the whole run unusable as a result (docs/gate.md).
     broken = [f"shard {i}/{count}: {r.meta.broken}" for i, r, _ in ordered_shards if r.meta.broken]
-    meta: RunMeta = first.meta.model_copy(update={
-        "started_at": min(m.started_at for m in metas),
-        "finished_at": None if None in finished else max(f for f in finished if f is not None),
-        "generator_models": sorted({g for m in metas for g in m.generator_models}),
-        "shard": None,
-        "question_ids": None,
-        "diagnostics": "\n".join(diagnostics)[-4000:] if diagnostics else None,
-        "warmup_latency_s": [x for m in metas for x in m.warmup_latency_s],  # each shard warmed its target up
-        "broken": "; ".join(broken) if broken else None,
-    })
+    meta: RunMeta = first.meta.model_copy(
+        update={
+            "started_at": min(m.started_at for m in metas),
+            "finished_at": None if None in finished else max(f for f in finished if f is not None),
+            "generator_models": sorted({g for m in metas for g in m.generator_models}),
+            "shard": None,
+            "question_ids": None,
+            "diagnostics": "\n".join(diagnostics)[-4000:] if diagnostics else None,
+            "warmup_latency_s": [
+                x for m in metas for x in m.warmup_latency_s
+            ],  # each shard warmed its target up
+            "broken": "; ".join(broken) if broken else None,
+        }
+    )
     return meta

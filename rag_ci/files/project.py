@@ -30,7 +30,7 @@ class Project:
     def root(self) -> Path:
         return self.config_path.parent
 
-    def with_judge(self, judge: JudgeConfig) -> "Project":
+    def with_judge(self, judge: JudgeConfig) -> Project:
         return dataclasses.replace(self, config=self.config.model_copy(update={"judge": judge}))
 
 
@@ -70,8 +70,12 @@ def question_set_path(config_path: Path, text: str, questions: str) -> Path:
     if leaves(path, repository):
         line = line_of(load_yaml(text, str(config_path)), "questions")
         where = f"{config_path}:{line}" if line else str(config_path)
-        raise ValidationError([f"{where}: questions {questions!r} is outside the repository ({repository}): "
-                               "the question set must be a file of the repository under review"])
+        raise ValidationError(
+            [
+                f"{where}: questions {questions!r} is outside the repository ({repository}): "
+                "the question set must be a file of the repository under review"
+            ]
+        )
     return path
 
 
@@ -102,7 +106,9 @@ def scan_corpora_dir(folder: Path) -> dict[str, CorpusSpec]:
 
         if leaves(sub / "config.yml", sub):
             continue
-        data = to_plain(load_yaml(read_file(sub / "config.yml", "corpus config"), str(sub / "config.yml"))) or {}
+        data = (
+            to_plain(load_yaml(read_file(sub / "config.yml", "corpus config"), str(sub / "config.yml"))) or {}
+        )
         description = str(data.get("description", "")) if isinstance(data, dict) else ""
         corpora[sub.name] = CorpusSpec(description=description, path=str(sub))
     if not corpora:
@@ -127,8 +133,12 @@ def _corpora_of_dir(config_path: Path, text: str, corpora_dir: str) -> dict[str,
     folder = (config_path.parent / corpora_dir).resolve()
     repository = repository_root(config_path.parent)
     if not folder.is_relative_to(repository):
-        raise ValidationError([f"{where}: corpora_dir {corpora_dir!r} is {folder}, outside the repository ({repository}): "
-                               "the corpora must be files of the repository under review"])
+        raise ValidationError(
+            [
+                f"{where}: corpora_dir {corpora_dir!r} is {folder}, outside the repository ({repository}): "
+                "the corpora must be files of the repository under review"
+            ]
+        )
     try:
         return scan_corpora_dir(folder)
     except RagCiError as exc:
@@ -153,8 +163,10 @@ def _refuse_corpus_paths_outside(config_path: Path, text: str, corpora: dict[str
         except (KeyError, TypeError):
             line = None
         where = f"{config_path}:{line}" if line else str(config_path)
-        errors.append(f"{where}: corpus '{name}': path {spec.path!r} is {folder.resolve()}, outside the repository "
-                      f"({repository}): the corpora must be files of the repository under review")
+        errors.append(
+            f"{where}: corpus '{name}': path {spec.path!r} is {folder.resolve()}, outside the repository "
+            f"({repository}): the corpora must be files of the repository under review"
+        )
     if errors:
         raise ValidationError(errors)
 
@@ -179,6 +191,13 @@ def load_project(config_path: Path) -> Project:
     config = parse_config(text, str(config_path))
     corpora, links_outside = corpora_table(config_path, text, config)
     questions_path = question_set_path(config_path, text, config.questions)
-    questions = parse_question_set(read_file(questions_path, "question set"), str(questions_path), set(corpora))
-    return Project(config_path=config_path, config=config, corpora=corpora, questions=questions,
-                   links_outside=links_outside)
+    questions = parse_question_set(
+        read_file(questions_path, "question set"), str(questions_path), set(corpora)
+    )
+    return Project(
+        config_path=config_path,
+        config=config,
+        corpora=corpora,
+        questions=questions,
+        links_outside=links_outside,
+    )

@@ -16,8 +16,8 @@ from pydantic import ValidationError
 from rag_ci.core.base.yamlsrc import no_cyclic_gc, shape_problem
 from rag_ci.core.results import SCHEMA_VERSION, RunResult
 from rag_ci.errors import RagCiError
-from rag_ci.files.results_layout import read_streamed, results_json_chunks
 from rag_ci.files.atomic import write_chunks_atomic
+from rag_ci.files.results_layout import read_streamed, results_json_chunks
 
 # A results.json nests about six levels; the limit leaves room and stays far below
 # the recursion limits of json and pydantic.
@@ -95,7 +95,8 @@ def load_results(path: Path, *, what: str = "results file") -> RunResult:
     except OSError as exc:
         raise RagCiError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     if result.meta.schema_version == SCHEMA_VERSION and not any(
-            shape_problem(value, _SUSPECT_DEPTH) for value in _free_form_values(result)):
+        shape_problem(value, _SUSPECT_DEPTH) for value in _free_form_values(result)
+    ):
         return result
     del result
     try:

@@ -75,18 +75,18 @@ def _read(handle: BinaryIO) -> RunResult | None:
         if not more or len(buffer) > _MAX_HEADER:
             return None
         buffer += more
-    header = buffer[:start + len(_OPEN) - 2]  # up to `"questions": `, the array's `[` left out
-    buffer, pos = buffer[start + len(_OPEN):], 0
+    header = buffer[: start + len(_OPEN) - 2]  # up to `"questions": `, the array's `[` left out
+    buffer, pos = buffer[start + len(_OPEN) :], 0
     questions: list[QuestionResult] = []
     while True:
         between = buffer.find(_BETWEEN, pos)
         last = buffer.find(_LAST, pos, len(buffer) if between < 0 else between + _CLOSE + len(_LAST))
         if last >= 0 and (between < 0 or last <= between):
-            questions.append(QuestionResult.model_validate_json(buffer[pos:last + _CLOSE]))
-            tail = buffer[last + len(_LAST):] + handle.read()
+            questions.append(QuestionResult.model_validate_json(buffer[pos : last + _CLOSE]))
+            tail = buffer[last + len(_LAST) :] + handle.read()
             break
         if between >= 0:
-            questions.append(QuestionResult.model_validate_json(buffer[pos:between + _CLOSE]))
+            questions.append(QuestionResult.model_validate_json(buffer[pos : between + _CLOSE]))
             pos = between + len(b"\n    },\n")
             continue
         more = handle.read(_CHUNK)

@@ -79,13 +79,20 @@ def list_named(repo: Repository, name: str) -> list[ArtifactRef]:
 
 
 def find_baseline(
-    repo: Repository, full_name: str, listed: list[ArtifactRef], *, branch: str, prefer_sha: Callable[[], str | None]
+    repo: Repository,
+    full_name: str,
+    listed: list[ArtifactRef],
+    *,
+    branch: str,
+    prefer_sha: Callable[[], str | None],
 ) -> ArtifactRef | None:
     """The baseline artifact among `listed`, or None when none is usable.
 
     Calls: GET compare (only when there are candidates), GET the run of each candidate tried (usually one).
     """
-    candidates = [a for a in listed if not a.expired and a.head_branch == branch and a.of_this_repository][:MAX_CANDIDATES]
+    candidates = [a for a in listed if not a.expired and a.head_branch == branch and a.of_this_repository][
+        :MAX_CANDIDATES
+    ]
     if not candidates:
         return None
     candidates.sort(key=lambda a: a.created_at or datetime.min, reverse=True)
@@ -155,7 +162,9 @@ def find_in_run(repo: Repository, run_id: int, name: str) -> ArtifactRef | None:
     return None
 
 
-def download_file(artifact: ArtifactRef, token: Secret, filename: str, dest: Path, *, timeout: float = 60.0) -> Path | None:
+def download_file(
+    artifact: ArtifactRef, token: Secret, filename: str, dest: Path, *, timeout: float = 60.0
+) -> Path | None:
     """Download the artifact's zip and write its member `filename` to `dest`.
 
     Calls: GET artifacts/{id}/zip, which answers 302 to short-lived blob storage (on
@@ -164,8 +173,14 @@ def download_file(artifact: ArtifactRef, token: Secret, filename: str, dest: Pat
     Returns None when the zip has no such file.
     """
     if artifact.size_in_bytes > MAX_ARTIFACT_BYTES:
-        raise ValueError(f"artifact {artifact.name} is {artifact.size_in_bytes} bytes, over the {MAX_ARTIFACT_BYTES} limit")
-    headers = {"Authorization": f"Bearer {token.reveal()}", "Accept": "application/vnd.github+json", "User-Agent": USER_AGENT}
+        raise ValueError(
+            f"artifact {artifact.name} is {artifact.size_in_bytes} bytes, over the {MAX_ARTIFACT_BYTES} limit"
+        )
+    headers = {
+        "Authorization": f"Bearer {token.reveal()}",
+        "Accept": "application/vnd.github+json",
+        "User-Agent": USER_AGENT,
+    }
     with httpx.Client(timeout=timeout, follow_redirects=False) as client:
         response = client.get(artifact.archive_download_url, headers=headers)
         if response.status_code in (301, 302, 303, 307, 308):

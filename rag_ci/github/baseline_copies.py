@@ -27,12 +27,17 @@ import gzip
 import io
 import re
 from collections.abc import Collection
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from github import GithubException
 from github.Repository import Repository
 
-from rag_ci.github.databranch import CONFLICT_RETRIES, DATA_BRANCH_README, _branch_exists, _create_orphan_branch
+from rag_ci.github.databranch import (
+    CONFLICT_RETRIES,
+    DATA_BRANCH_README,
+    _branch_exists,
+    _create_orphan_branch,
+)
 
 COPIES_DIR = "baselines"
 KEPT_COPIES = 20
@@ -56,7 +61,7 @@ class BaselineCopy:
 
 
 def copy_path(commit: str, when: datetime, run_id: int) -> str:
-    return f"{COPIES_DIR}/{when.astimezone(timezone.utc).strftime(_TIME)}-{commit}-{run_id}.json.gz"
+    return f"{COPIES_DIR}/{when.astimezone(UTC).strftime(_TIME)}-{commit}-{run_id}.json.gz"
 
 
 def list_copies(repo: Repository, branch: str) -> list[BaselineCopy]:
@@ -72,8 +77,12 @@ def list_copies(repo: Repository, branch: str) -> list[BaselineCopy]:
         match = _NAME.fullmatch(entry.name)
         if match is None:
             continue  # not ours: ignored
-        stored = datetime.strptime(match[1], _TIME).replace(tzinfo=timezone.utc)
-        copies.append(BaselineCopy(f"{COPIES_DIR}/{entry.name}", match[2], stored, entry.sha, int(match[3]) if match[3] else None))
+        stored = datetime.strptime(match[1], _TIME).replace(tzinfo=UTC)
+        copies.append(
+            BaselineCopy(
+                f"{COPIES_DIR}/{entry.name}", match[2], stored, entry.sha, int(match[3]) if match[3] else None
+            )
+        )
     return sorted(copies, key=lambda c: c.name, reverse=True)
 
 
@@ -91,15 +100,23 @@ def newest_commit(repo: Repository, branch: str, copy: BaselineCopy) -> CopyComm
     """The newest commit that touched the copy, None when none did (calls: GET commits?path=, one page)."""
     for commit in repo.get_commits(sha=branch, path=copy.path):
         verification = commit.commit.verification
-        verified = verification.get("verified") if isinstance(verification, dict) else getattr(verification, "verified", None)
+        verified = (
+            verification.get("verified")
+            if isinstance(verification, dict)
+            else getattr(verification, "verified", None)
+        )
         date = commit.commit.committer.date if commit.commit.committer is not None else None
         if date is not None and date.tzinfo is None:
-            date = date.replace(tzinfo=timezone.utc)
-        return CopyCommit(commit.sha, commit.author.login if commit.author is not None else None, verified is True, date)
+            date = date.replace(tzinfo=UTC)
+        return CopyCommit(
+            commit.sha, commit.author.login if commit.author is not None else None, verified is True, date
+        )
     return None
 
 
-def commit_problem(commit: CopyCommit | None, copy: BaselineCopy, writers: Collection[str], now: datetime) -> str | None:
+def commit_problem(
+    commit: CopyCommit | None, copy: BaselineCopy, writers: Collection[str], now: datetime
+) -> str | None:
     """Why the copy's newest commit does not vouch for it (None: it does): not a verified commit of
     `writers`, or made at another time than the copy's name says."""
     if copy.stored_at > now + CLOCK_SKEW:
@@ -107,8 +124,10 @@ def commit_problem(commit: CopyCommit | None, copy: BaselineCopy, writers: Colle
     if commit is None:
         return "no commit of the data branch added it"
     if commit.author not in writers or not commit.verified:
-        return (f"the newest commit that changed it ({commit.sha[:12]}) is {'by ' + commit.author if commit.author else 'by no known account'}"
-                + ("" if commit.verified else ", unverified"))
+        return (
+            f"the newest commit that changed it ({commit.sha[:12]}) is {'by ' + commit.author if commit.author else 'by no known account'}"
+            + ("" if commit.verified else ", unverified")
+        )
     if commit.date is None or abs(commit.date - copy.stored_at) > CLOCK_SKEW:
         when = f"{commit.date:%Y-%m-%d %H:%M}" if commit.date else "an unknown time"
         return f"its name dates it {copy.stored_at:%Y-%m-%d %H:%M}, but the commit that wrote it ({commit.sha[:12]}) is of {when}"
@@ -135,8 +154,17 @@ def read_copy(repo: Repository, branch: str, copy: BaselineCopy) -> bytes:
     return text
 
 
-def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, *, when: datetime, run_id: int,
-               made_by: str = "", keep: int = KEPT_COPIES) -> BaselineCopy:
+def store_copy(
+    repo: Repository,
+    branch: str,
+    commit: str,
+    results_json: bytes,
+    *,
+    when: datetime,
+    run_id: int,
+    made_by: str = "",
+    keep: int = KEPT_COPIES,
+) -> BaselineCopy:
     """Store `results_json` (gzipped) as the copy of `commit` made by workflow run `run_id` (`made_by`:
     its event and branch, for the commit message; the run itself is what a reader checks), then
     delete the oldest beyond `keep` and the earlier copies of the same commit (a re-run replaces them).
@@ -150,7 +178,9 @@ def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, 
         existing = list_copies(repo, branch) if _branch_exists(repo, branch) else None
         try:
             if existing is None:
-                _create_orphan_branch(repo, branch, {"README.md": DATA_BRANCH_README}, f"rag-ci: create {branch}")
+                _create_orphan_branch(
+                    repo, branch, {"README.md": DATA_BRANCH_README}, f"rag-ci: create {branch}"
+                )
                 existing = []
             previous = next((c for c in existing if c.path == path), None)
             if previous is not None:
@@ -165,9 +195,14 @@ def store_copy(repo: Repository, branch: str, commit: str, results_json: bytes, 
     existing = existing or []  # created empty above when the branch was new
     older_same = [c for c in existing if c.commit == commit and c.path != path]
     others = [c for c in existing if c.commit != commit and c.path != path]
-    for dropped in [*older_same, *others[max(keep - 1, 0):]]:
+    for dropped in [*older_same, *others[max(keep - 1, 0) :]]:
         try:
-            repo.delete_file(dropped.path, f"rag-ci: drop the baseline copy of {dropped.commit[:12]}", dropped.blob_sha, branch=branch)
+            repo.delete_file(
+                dropped.path,
+                f"rag-ci: drop the baseline copy of {dropped.commit[:12]}",
+                dropped.blob_sha,
+                branch=branch,
+            )
         except GithubException as exc:
             if exc.status not in (404, 409, 422):  # dropped by another run meanwhile: the next run tidies up
                 raise

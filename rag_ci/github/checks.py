@@ -24,20 +24,41 @@ def annotation_json(level: str, title: str, message: str, path: str, line: int |
     """One annotation as the Checks API takes it: a path is required, and a line (1 when the
     finding is about the file as a whole)."""
     assert level in _LEVELS
-    return {"path": path, "start_line": line or 1, "end_line": line or 1, "annotation_level": level,
-            "title": title[:255], "message": message[:64 * 1024]}
+    return {
+        "path": path,
+        "start_line": line or 1,
+        "end_line": line or 1,
+        "annotation_level": level,
+        "title": title[:255],
+        "message": message[: 64 * 1024],
+    }
 
 
-def publish_check_run(repo: Repository, *, head_sha: str, conclusion: str, title: str, summary: str,
-                      annotations: Sequence[dict[str, Any]], details_url: str | None = None) -> str:
+def publish_check_run(
+    repo: Repository,
+    *,
+    head_sha: str,
+    conclusion: str,
+    title: str,
+    summary: str,
+    annotations: Sequence[dict[str, Any]],
+    details_url: str | None = None,
+) -> str:
     """Create the completed check run with every annotation (in batches); returns its URL.
     Calls: POST check-runs, then one PATCH check-runs/{id} per further 50 annotations."""
+
     def output(batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return {"title": title[:255], "summary": summary[:SUMMARY_LIMIT], "annotations": list(batch)}
 
     extra: dict[str, Any] = {"details_url": details_url} if details_url else {}
-    check = repo.create_check_run(name=CHECK_RUN_NAME, head_sha=head_sha, status="completed", conclusion=conclusion,
-                                  output=output(annotations[:BATCH]), **extra)
+    check = repo.create_check_run(
+        name=CHECK_RUN_NAME,
+        head_sha=head_sha,
+        status="completed",
+        conclusion=conclusion,
+        output=output(annotations[:BATCH]),
+        **extra,
+    )
     for start in range(BATCH, len(annotations), BATCH):
-        check.edit(output=output(annotations[start:start + BATCH]))
+        check.edit(output=output(annotations[start : start + BATCH]))
     return check.html_url or check.url

@@ -12,12 +12,11 @@ only when an attribute is read, which keeps the number of calls per run small.
 from __future__ import annotations
 
 import logging
+import zipfile
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
-
-import zipfile
 
 import github
 import httpx
@@ -39,8 +38,15 @@ class CannotWrite(GitHubError):
     """The token may not write here (a fork PR's read-only token, or missing `permissions:`)."""
 
 
-def connect(api_url: str, token: Secret, repository: str, *, seconds_between_requests: float = 0.25, retries: int = 5,
-            comment_author: str | None = None) -> GitHubRepo:
+def connect(
+    api_url: str,
+    token: Secret,
+    repository: str,
+    *,
+    seconds_between_requests: float = 0.25,
+    retries: int = 5,
+    comment_author: str | None = None,
+) -> GitHubRepo:
     """A client for `repository` at `api_url`. Requests are spaced out as GitHub asks
     integrations to (PyGithub's defaults); tests against a fake turn that off. `comment_author`
     names the token's login when the workflow knows it (rag_ci.github.identity)."""
@@ -75,7 +81,9 @@ class GitHubRepo:
     def identity(self) -> Identity:
         """Who the token acts as (asked at most once per connection)."""
         if self._identity is None:
-            self._identity = _call("read the token's user", lambda: token_identity(self.gh, named=self._named))
+            self._identity = _call(
+                "read the token's user", lambda: token_identity(self.gh, named=self._named)
+            )
         return self._identity
 
     def login(self) -> str:
@@ -93,19 +101,36 @@ class GitHubRepo:
         writers = me.writers() if me is not None else frozenset({GITHUB_ACTIONS_LOGIN})
         return _call(
             f"post the comment on pull request #{pr_number}",
-            lambda: comments.upsert_sticky_comment(self.repo, pr_number, body, marker=marker, me=me, writers=writers),
+            lambda: comments.upsert_sticky_comment(
+                self.repo, pr_number, body, marker=marker, me=me, writers=writers
+            ),
             write=True,
         )
 
     # --- check run -----------------------------------------------------------------
-    def publish_check_run(self, *, head_sha: str, conclusion: str, title: str, summary: str,
-                          annotations: list[dict], details_url: str | None = None) -> str:
+    def publish_check_run(
+        self,
+        *,
+        head_sha: str,
+        conclusion: str,
+        title: str,
+        summary: str,
+        annotations: list[dict],
+        details_url: str | None = None,
+    ) -> str:
         """The `rag-ci gate` check run with every annotation (rag_ci.github.checks); CannotWrite
         when the token lacks `checks: write`."""
         return _call(
             f"create the '{checks.CHECK_RUN_NAME}' check run (needs `permissions: checks: write`)",
-            lambda: checks.publish_check_run(self.repo, head_sha=head_sha, conclusion=conclusion, title=title, summary=summary,
-                                             annotations=annotations, details_url=details_url),
+            lambda: checks.publish_check_run(
+                self.repo,
+                head_sha=head_sha,
+                conclusion=conclusion,
+                title=title,
+                summary=summary,
+                annotations=annotations,
+                details_url=details_url,
+            ),
             write=True,
         )
 
@@ -114,15 +139,21 @@ class GitHubRepo:
         """The artifacts called `name`, expired ones too, listed once per connection: the baseline
         and the trace of an expired one are read from the same listing."""
         if name not in self._listed:
-            self._listed[name] = _call(f"list the artifacts named '{name}' (needs `permissions: actions: read`)",
-                                       lambda: artifacts.list_named(self.repo, name))
+            self._listed[name] = _call(
+                f"list the artifacts named '{name}' (needs `permissions: actions: read`)",
+                lambda: artifacts.list_named(self.repo, name),
+            )
         return self._listed[name]
 
-    def find_baseline(self, name: str, branch: str, prefer_sha: Callable[[], str | None]) -> artifacts.ArtifactRef | None:
+    def find_baseline(
+        self, name: str, branch: str, prefer_sha: Callable[[], str | None]
+    ) -> artifacts.ArtifactRef | None:
         listed = self.baseline_artifacts(name)
         return _call(
             f"look for the baseline artifact '{name}' (needs `permissions: actions: read`)",
-            lambda: artifacts.find_baseline(self.repo, self.repository, listed, branch=branch, prefer_sha=prefer_sha),
+            lambda: artifacts.find_baseline(
+                self.repo, self.repository, listed, branch=branch, prefer_sha=prefer_sha
+            ),
         )
 
     def download_file(self, artifact: artifacts.ArtifactRef, filename: str, dest: Path) -> Path | None:
@@ -138,8 +169,10 @@ class GitHubRepo:
     def workflow_run(self, run_id: int) -> artifacts.RunFacts | None:
         """The workflow run `run_id` (None: no such run). Any other failure raises: a run that could
         not be read is never taken for one that does not exist."""
-        return _call(f"read workflow run {run_id} (needs `permissions: actions: read`)",
-                     lambda: artifacts.run_facts(self.repo, run_id))
+        return _call(
+            f"read workflow run {run_id} (needs `permissions: actions: read`)",
+            lambda: artifacts.run_facts(self.repo, run_id),
+        )
 
     def run_artifact(self, run_id: int, name: str) -> artifacts.ArtifactRef | None:
         return _call(
@@ -149,7 +182,9 @@ class GitHubRepo:
 
     # --- pull requests -------------------------------------------------------------
     def merge_base(self, base: str, head: str) -> str | None:
-        return _call(f"compare {base}...{head}", lambda: pulls.merge_base(self.repo, base, head), missing_ok=True)
+        return _call(
+            f"compare {base}...{head}", lambda: pulls.merge_base(self.repo, base, head), missing_ok=True
+        )
 
     def open_pr_for_head(self, owner: str, branch: str, head_sha: str | None) -> int | None:
         return _call(
@@ -160,7 +195,9 @@ class GitHubRepo:
     # --- files at a commit ----------------------------------------------------------
     def file_at(self, ref: str, path: str) -> str | None:
         """A file's text at a branch or commit (None: no such file there)."""
-        result = _call(f"read {path} at {ref}", lambda: databranch.read_file(self.repo, ref, path), missing_ok=True)
+        result = _call(
+            f"read {path} at {ref}", lambda: databranch.read_file(self.repo, ref, path), missing_ok=True
+        )
         return result.text if result else None
 
     # --- data branch ---------------------------------------------------------------
@@ -175,31 +212,51 @@ class GitHubRepo:
     def lines_written_by_us(self, branch: str, path: str, lines: set[str]) -> set[str]:
         """Those of `lines` of `path` that the action's accounts wrote (Identity.writers), in verified commits."""
         me = self.identity().writers()
-        return _call(f"read the commits of {path} on branch {branch}",
-                     lambda: databranch.lines_written_by(self.repo, branch, path, lines, me))
+        return _call(
+            f"read the commits of {path} on branch {branch}",
+            lambda: databranch.lines_written_by(self.repo, branch, path, lines, me),
+        )
 
     def list_baseline_copies(self, branch: str) -> list[baseline_copies.BaselineCopy]:
-        return _call(f"list the baseline copies on branch {branch}", lambda: baseline_copies.list_copies(self.repo, branch))
+        return _call(
+            f"list the baseline copies on branch {branch}",
+            lambda: baseline_copies.list_copies(self.repo, branch),
+        )
 
-    def baseline_copy_problem(self, branch: str, copy: baseline_copies.BaselineCopy, now: datetime) -> str | None:
+    def baseline_copy_problem(
+        self, branch: str, copy: baseline_copies.BaselineCopy, now: datetime
+    ) -> str | None:
         """None when the copy's newest commit is a verified commit of the action's account, made when
         the copy's name says; else why it does not count (the run that wrote it is checked apart)."""
         writers = self.identity().writers()
         if copy.stored_at > now + baseline_copies.CLOCK_SKEW:  # no call needed to refuse a date to come
             return baseline_copies.commit_problem(None, copy, writers, now)
-        commit = _call(f"read the commits of {copy.path} on branch {branch}",
-                       lambda: baseline_copies.newest_commit(self.repo, branch, copy))
+        commit = _call(
+            f"read the commits of {copy.path} on branch {branch}",
+            lambda: baseline_copies.newest_commit(self.repo, branch, copy),
+        )
         return baseline_copies.commit_problem(commit, copy, writers, now)
 
     def read_baseline_copy(self, branch: str, copy: baseline_copies.BaselineCopy) -> bytes:
-        return _call(f"read {copy.path} on branch {branch}", lambda: baseline_copies.read_copy(self.repo, branch, copy))
+        return _call(
+            f"read {copy.path} on branch {branch}", lambda: baseline_copies.read_copy(self.repo, branch, copy)
+        )
 
-    def store_baseline_copy(self, branch: str, commit: str, results_json: bytes, when: datetime, keep: int,
-                            run_id: int, made_by: str = "") -> baseline_copies.BaselineCopy:
+    def store_baseline_copy(
+        self,
+        branch: str,
+        commit: str,
+        results_json: bytes,
+        when: datetime,
+        keep: int,
+        run_id: int,
+        made_by: str = "",
+    ) -> baseline_copies.BaselineCopy:
         return _call(
             f"store the baseline on branch {branch} (needs `permissions: contents: write`)",
-            lambda: baseline_copies.store_copy(self.repo, branch, commit, results_json, when=when, run_id=run_id,
-                                                     made_by=made_by, keep=keep),
+            lambda: baseline_copies.store_copy(
+                self.repo, branch, commit, results_json, when=when, run_id=run_id, made_by=made_by, keep=keep
+            ),
             write=True,
         )
 

@@ -19,14 +19,25 @@ from github.Repository import Repository
 
 from rag_ci.github.identity import GITHUB_ACTIONS_LOGIN, Identity
 
-__all__ = ["COMMENT_MARKER", "GITHUB_ACTIONS_LOGIN", "STALE_MARKER", "comment_body", "stale_body", "untrusted_comment_body",
-           "upsert_sticky_comment"]
+__all__ = [
+    "COMMENT_MARKER",
+    "GITHUB_ACTIONS_LOGIN",
+    "STALE_MARKER",
+    "comment_body",
+    "stale_body",
+    "untrusted_comment_body",
+    "upsert_sticky_comment",
+]
 
 # Hidden in every body we post: how the action finds its own comment again.
 COMMENT_MARKER = "<!-- rag-ci:comment -->"
-STALE_MARKER = "<!-- rag-ci:stale -->"  # a stale comment no longer opens with COMMENT_MARKER: never ours again
+STALE_MARKER = (
+    "<!-- rag-ci:stale -->"  # a stale comment no longer opens with COMMENT_MARKER: never ours again
+)
 GITHUB_COMMENT_LIMIT = 65536
-TRUNCATION_NOTE = "\n\n_…comment truncated to GitHub's 65,536-character limit; the step summary has the full report._\n"
+TRUNCATION_NOTE = (
+    "\n\n_…comment truncated to GitHub's 65,536-character limit; the step summary has the full report._\n"
+)
 
 
 def comment_body(markdown: str) -> str:
@@ -50,21 +61,32 @@ def untrusted_comment_body(text: str, origin: str) -> str:
     if not text.startswith(COMMENT_MARKER):
         raise ValueError("the comment artifact does not start with the rag-ci marker; not posting it")
     text = re.sub(r"@(?=[A-Za-z0-9_-])", "@\u200b", text)
-    report = text[len(COMMENT_MARKER):].lstrip("\n")
+    report = text[len(COMMENT_MARKER) :].lstrip("\n")
     report = re.sub(r"\A## rag-ci:", "## rag-ci (as the fork's run reported it):", report)
-    banner = (f"> [!IMPORTANT]\n> **Produced by the fork's own run ({origin}), not by this repository's rag-ci.** "
-              "The text below is that run's saved comment, posted as it was: untrusted, it may say anything. "
-              "The pull request's check is the verdict; re-run rag-ci from this repository to confirm it.\n\n")
+    banner = (
+        f"> [!IMPORTANT]\n> **Produced by the fork's own run ({origin}), not by this repository's rag-ci.** "
+        "The text below is that run's saved comment, posted as it was: untrusted, it may say anything. "
+        "The pull request's check is the verdict; re-run rag-ci from this repository to confirm it.\n\n"
+    )
     return comment_body(banner + report)
 
 
 def stale_body(current_url: str) -> str:
-    return (f"{STALE_MARKER}\n_This rag-ci comment is stale: it showed the result of an earlier run. "
-            f"The current report is [here]({current_url})._\n")
+    return (
+        f"{STALE_MARKER}\n_This rag-ci comment is stale: it showed the result of an earlier run. "
+        f"The current report is [here]({current_url})._\n"
+    )
 
 
-def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker: str, me: Identity | None,
-                          writers: frozenset[str] = frozenset()) -> str:
+def upsert_sticky_comment(
+    repo: Repository,
+    pr_number: int,
+    body: str,
+    *,
+    marker: str,
+    me: Identity | None,
+    writers: frozenset[str] = frozenset(),
+) -> str:
     """Edit our marked comment on the PR, or create it; every other marked comment of the action's
     accounts (`writers`, or `me`'s own) is edited to say it is stale. Returns the comment's URL.
 
@@ -76,8 +98,9 @@ def upsert_sticky_comment(repo: Repository, pr_number: int, body: str, *, marker
     marked = [c for c in issue.get_comments() if c.user is not None and (c.body or "").startswith(marker)]
     current: IssueComment | None = None
     if me is not None:
-        current = next((c for c in marked if me.wrote(c.user.login, c.user.type)), None) or \
-            next((c for c in marked if me.may_have_written(c.user.login, c.user.type)), None)
+        current = next((c for c in marked if me.wrote(c.user.login, c.user.type)), None) or next(
+            (c for c in marked if me.may_have_written(c.user.login, c.user.type)), None
+        )
     if current is not None:
         current.edit(body)
     else:

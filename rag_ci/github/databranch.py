@@ -71,7 +71,11 @@ def append_line(repo: Repository, branch: str, path: str, line: str, *, message:
             existing = None
         try:
             if existing is not None:
-                text = existing.text if existing.text.endswith("\n") or not existing.text else existing.text + "\n"
+                text = (
+                    existing.text
+                    if existing.text.endswith("\n") or not existing.text
+                    else existing.text + "\n"
+                )
                 repo.update_file(path, message, text + line, existing.sha, branch=branch)
             elif _branch_exists(repo, branch):
                 repo.create_file(path, message, line, branch=branch)
@@ -103,8 +107,15 @@ def _create_orphan_branch(repo: Repository, branch: str, files: dict[str, str], 
     repo.create_git_ref(f"refs/heads/{branch}", commit.sha)
 
 
-def lines_written_by(repo: Repository, branch: str, path: str, lines: set[str], login: str | Collection[str], *,
-                     max_commits: int = 40) -> set[str]:
+def lines_written_by(
+    repo: Repository,
+    branch: str,
+    path: str,
+    lines: set[str],
+    login: str | Collection[str],
+    *,
+    max_commits: int = 40,
+) -> set[str]:
     """Those of `lines` (of `path` on `branch`) that a verified commit of `login` (or one of those logins) added.
 
     Walks the file's commits newest first (GET commits?path=, then GET each commit for its
@@ -115,8 +126,13 @@ def lines_written_by(repo: Repository, branch: str, path: str, lines: set[str], 
     for index, commit in enumerate(repo.get_commits(sha=branch, path=path)):
         if not pending or index >= max_commits:
             break
-        added = {line[1:] for f in commit.files if f.filename == path
-                 for line in (f.patch or "").splitlines() if line.startswith("+") and not line.startswith("+++")}
+        added = {
+            line[1:]
+            for f in commit.files
+            if f.filename == path
+            for line in (f.patch or "").splitlines()
+            if line.startswith("+") and not line.startswith("+++")
+        }
         found = pending & added
         if found and _made_by(commit, login):
             trusted |= found
@@ -128,5 +144,9 @@ def _made_by(commit, login: str | Collection[str]) -> bool:
     logins = {login} if isinstance(login, str) else set(login)
     author = commit.author.login if commit.author is not None else None
     verification = commit.commit.verification  # PyGithub's GitCommitVerification (a dict in older versions)
-    verified = verification.get("verified") if isinstance(verification, dict) else getattr(verification, "verified", None)
+    verified = (
+        verification.get("verified")
+        if isinstance(verification, dict)
+        else getattr(verification, "verified", None)
+    )
     return author in logins and verified is True

@@ -40,7 +40,8 @@ class Identity:
     def may_have_written(self, login: str | None, account_type: str | None) -> bool:
         """Whether a comment by `login` may be this token's: its own, or (an installation token) a bot's."""
         return self.wrote(login, account_type) or (
-            self.any_bot and login is not None and account_type == "Bot" and login.endswith("[bot]"))
+            self.any_bot and login is not None and account_type == "Bot" and login.endswith("[bot]")
+        )
 
     def writers(self) -> frozenset[str]:
         """Accounts whose verified commits on the data branch count as the action's: this token's,
@@ -57,5 +58,8 @@ def token_identity(gh: Github, *, named: str | None) -> Identity:
     except GithubException as exc:
         if exc.status not in (401, 403, 404):
             raise
-    return Identity(GITHUB_ACTIONS_LOGIN, "an installation token (GET /user is 403): GITHUB_TOKEN or a GitHub App's",
-                    any_bot=True)
+    return Identity(
+        GITHUB_ACTIONS_LOGIN,
+        "an installation token (GET /user is 403): GITHUB_TOKEN or a GitHub App's",
+        any_bot=True,
+    )

@@ -31,7 +31,9 @@ def escape_property(value: str) -> str:
 
 
 def workflow_command(command: str, message: str = "", **properties: str | int | None) -> str:
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None)
+    props = ",".join(
+        f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None
+    )
     return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
 
 
@@ -78,15 +80,33 @@ class Runner:
             self._emit(workflow_command("add-mask", value))
 
     def error(self, message: str, *, title: str | None = None, file: str | None = None) -> None:
-        self._emit(workflow_command("error", self._safe(message) or "", title=self._safe(title), file=self._safe(file)))
+        self._emit(
+            workflow_command(
+                "error", self._safe(message) or "", title=self._safe(title), file=self._safe(file)
+            )
+        )
 
-    def annotate(self, command: str, message: str, *, title: str | None = None, file: str | None = None,
-                 line: int | None = None) -> None:
+    def annotate(
+        self,
+        command: str,
+        message: str,
+        *,
+        title: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
+    ) -> None:
         """An `::error`/`::warning`/`::notice` at `file` (relative to the workspace) and `line`:
         shown on that line of the pull request's diff. A line without a file means nothing."""
         assert command in ("error", "warning", "notice")
-        self._emit(workflow_command(command, self._safe(message) or "", file=self._safe(file),
-                                    line=line if file and line else None, title=self._safe(title)))
+        self._emit(
+            workflow_command(
+                command,
+                self._safe(message) or "",
+                file=self._safe(file),
+                line=line if file and line else None,
+                title=self._safe(title),
+            )
+        )
 
     def warning(self, message: str, *, title: str | None = None) -> None:
         self._emit(workflow_command("warning", self._safe(message) or "", title=self._safe(title)))

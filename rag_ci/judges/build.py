@@ -40,9 +40,11 @@ def parse_judge_option(value: str, option: str = "--judge") -> dict[str, Any]:
     Merge the result over the config's judge fields.
     """
     match = _JUDGE_OPTION.match(value.strip())
-    usage = ("expected PROVIDER:MODEL[@BASE_URL], e.g. openai:gpt-4.1-mini-2025-04-14, "
-             "ollama:qwen2.5:7b-instruct, openai-compatible:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1, none, "
-             "or fake (a dry run)")
+    usage = (
+        "expected PROVIDER:MODEL[@BASE_URL], e.g. openai:gpt-4.1-mini-2025-04-14, "
+        "ollama:qwen2.5:7b-instruct, openai-compatible:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1, none, "
+        "or fake (a dry run)"
+    )
     if not match:
         raise RagCiError(f"{option} {value!r}: {usage}")
     provider, model, url = match.group("provider"), match.group("model"), match.group("url")
@@ -61,8 +63,10 @@ def judge_family(judge: ModelConfig, role: str = "judge") -> str:
     if judge.family:
         declared = canonical_family(judge.family)
         if declared == FAKE_FAMILY and judge.provider != "fake":
-            raise RagCiError(f"{role}.family '{judge.family}' is the fake {role}'s (--{role} fake); a real {role} model "
-                             f"cannot claim it: name the lab that trained '{judge.model}'")
+            raise RagCiError(
+                f"{role}.family '{judge.family}' is the fake {role}'s (--{role} fake); a real {role} model "
+                f"cannot claim it: name the lab that trained '{judge.model}'"
+            )
         return declared
     family = family_of(judge.model or "")
     if family is None:
@@ -93,7 +97,9 @@ def validate_judge(config: Config) -> str | None:
     target = config.target
     if target.generator_model or target.generator_family:
         generator_family = canonical_family(target.generator_family) if target.generator_family else None
-        check_families(judge.model, family, target.generator_model or f"({generator_family})", generator_family)
+        check_families(
+            judge.model, family, target.generator_model or f"({generator_family})", generator_family
+        )
     return family
 
 
@@ -104,11 +110,15 @@ def _validate_fake(judge: JudgeConfig) -> str:
     if judge.model not in (None, FAKE_MODEL):
         raise RagCiError(f"judge.model '{judge.model}': the fake judge has one model; leave judge.model out")
     if judge.family and canonical_family(judge.family) != FAKE_FAMILY:
-        raise RagCiError(f"judge.family '{judge.family}': the fake judge is of no lab; leave judge.family out")
+        raise RagCiError(
+            f"judge.family '{judge.family}': the fake judge is of no lab; leave judge.family out"
+        )
     return FAKE_FAMILY
 
 
-def api_key(judge: ModelConfig, spec: ProviderSpec, env: Mapping[str, str], role: str = "judge") -> str | None:
+def api_key(
+    judge: ModelConfig, spec: ProviderSpec, env: Mapping[str, str], role: str = "judge"
+) -> str | None:
     name = judge.api_key_env or spec.api_key_env
     if name is None:
         return None
@@ -130,7 +140,9 @@ def model_price(judge: ModelConfig, spec: ProviderSpec, role: str = "judge") -> 
     # DeepEval's tables price provider APIs only; asking them about a self-hosted model would
     # just import DeepEval for nothing.
     fallback = None if spec.self_hosted else deepeval_price
-    price = resolve_price(judge.model or "", override=override, self_hosted=spec.self_hosted, fallback=fallback)
+    price = resolve_price(
+        judge.model or "", override=override, self_hosted=spec.self_hosted, fallback=fallback
+    )
     if price is None:
         raise RagCiError(
             f"rag-ci has no price for {role} model '{judge.model}', so {role} cost cannot be reported; set "
@@ -139,8 +151,13 @@ def model_price(judge: ModelConfig, spec: ProviderSpec, role: str = "judge") -> 
     return price
 
 
-def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bool = False,
-                env: Mapping[str, str] | None = None) -> "JudgeScorer | None":
+def build_judge(
+    config: Config,
+    *,
+    baseline: RunResult | None = None,
+    full: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> JudgeScorer | None:
     """The scorer for `config.judge`, or None when the judge is off. Raises RagCiError before any call."""
     judge = config.judge
     if judge.provider == "none":
@@ -157,24 +174,40 @@ def build_judge(config: Config, *, baseline: "RunResult | None" = None, full: bo
     price = model_price(judge, spec)
 
     from rag_ci.judges.cache import VerdictCache
+    from rag_ci.judges.client import JudgeClient
     from rag_ci.judges.fake import FakeJudgeScorer
     from rag_ci.judges.fingerprint import build_fingerprint
-    from rag_ci.judges.client import JudgeClient
     from rag_ci.judges.metrics import metric_specs
     from rag_ci.judges.providers.base import ProviderSettings
-    from rag_ci.judges.retry import RetryPolicy
     from rag_ci.judges.replies import replies_from_run
+    from rag_ci.judges.retry import RetryPolicy
     from rag_ci.judges.scorer import DeepEvalJudgeScorer
 
     specs = metric_specs(config.metric_configs())
     fingerprint = build_fingerprint(judge, specs)
-    settings = ProviderSettings(model=judge.model, temperature=judge.temperature, base_url=judge.base_url,
-                                api_key=key, timeout_s=judge.timeout_s)
-    policy = RetryPolicy(max_retries=judge.max_retries, backoff_s=judge.backoff_s, timeout_s=judge.timeout_s,
-                         max_wait_s=judge.max_wait_s)
-    client = JudgeClient(lambda: spec.create(settings), policy=policy, concurrency=judge.concurrency, price=price,
-                         concurrency_max=judge.concurrency_max)
-    generator_family = canonical_family(config.target.generator_family) if config.target.generator_family else None
+    settings = ProviderSettings(
+        model=judge.model,
+        temperature=judge.temperature,
+        base_url=judge.base_url,
+        api_key=key,
+        timeout_s=judge.timeout_s,
+    )
+    policy = RetryPolicy(
+        max_retries=judge.max_retries,
+        backoff_s=judge.backoff_s,
+        timeout_s=judge.timeout_s,
+        max_wait_s=judge.max_wait_s,
+    )
+    client = JudgeClient(
+        lambda: spec.create(settings),
+        policy=policy,
+        concurrency=judge.concurrency,
+        price=price,
+        concurrency_max=judge.concurrency_max,
+    )
+    generator_family = (
+        canonical_family(config.target.generator_family) if config.target.generator_family else None
+    )
     # The fake judge's scorer skips the family check: a dry run, never a gate (rag_ci.judges.fake).
     scorer_class = FakeJudgeScorer if judge.provider == "fake" else DeepEvalJudgeScorer
     scorer = scorer_class(

@@ -19,9 +19,15 @@ from rag_ci.judges.metrics import JudgeMetricSpec
 CACHE_KEY_VERSION = "v1"
 
 
-def verdict_cache_key(judge_digest: str, spec: JudgeMetricSpec, question_hash: str, answer: str,
-                      contexts: Iterable[Context]) -> str:
-    payload: dict = {"judge": judge_digest, "metric": spec.name, "identity": spec.identity(), "question": question_hash}
+def verdict_cache_key(
+    judge_digest: str, spec: JudgeMetricSpec, question_hash: str, answer: str, contexts: Iterable[Context]
+) -> str:
+    payload: dict = {
+        "judge": judge_digest,
+        "metric": spec.name,
+        "identity": spec.identity(),
+        "question": question_hash,
+    }
     if spec.uses_answer:
         payload["answer"] = answer
     if spec.uses_contexts:
@@ -34,10 +40,10 @@ class VerdictCache:
         self._entries = dict(entries or {})
 
     @classmethod
-    def from_run(cls, run: RunResult | None) -> "VerdictCache":
+    def from_run(cls, run: RunResult | None) -> VerdictCache:
         """Every judged, error-free verdict of a previous run, by cache key."""
         entries: dict[str, MetricResult] = {}
-        for question in (run.questions if run else []):
+        for question in run.questions if run else []:
             for metric in question.metrics.values():
                 if metric.kind == "judge" and metric.cache_key and metric.error is None:
                     entries[metric.cache_key] = metric
@@ -51,5 +57,6 @@ class VerdictCache:
         hit = self._entries.get(key)
         if hit is None:
             return None
-        return hit.model_copy(update={"cached": True, "judge_cost_usd": 0.0, "confirm_runs": [], "unstable": False})
-
+        return hit.model_copy(
+            update={"cached": True, "judge_cost_usd": 0.0, "confirm_runs": [], "unstable": False}
+        )

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from rag_ci.judges.call_context import CostMeter, current_call
+from rag_ci.judges.call_context import current_call
 from rag_ci.judges.prices import Price
 from rag_ci.judges.providers.base import ChatProvider, Completion
 from rag_ci.judges.providers.schemas import parse_json_text
@@ -116,8 +116,17 @@ class PrioritySlots:
 
 
 class JudgeClient:
-    def __init__(self, provider: Callable[[], ChatProvider], *, policy: RetryPolicy, concurrency: int, price: Price,
-                 rng: random.Random | None = None, concurrency_max: int | None = None, role: str = "judge"):
+    def __init__(
+        self,
+        provider: Callable[[], ChatProvider],
+        *,
+        policy: RetryPolicy,
+        concurrency: int,
+        price: Price,
+        rng: random.Random | None = None,
+        concurrency_max: int | None = None,
+        role: str = "judge",
+    ):
         self._make_provider = provider
         self.role = role  # "writer" for `questions generate`: its messages name the writer, not a judge
         self._provider: ChatProvider | None = None
@@ -197,8 +206,10 @@ class JudgeClient:
                 try:
                     return _parse(completion, schema)
                 except (ValueError, ValidationError) as exc:
-                    failure = Failure(f"invalid JSON from the {self.role} for {schema.__name__ if schema else 'a reply'}: {_first_line(exc)}",
-                                      retryable=invalid_left > 0)
+                    failure = Failure(
+                        f"invalid JSON from the {self.role} for {schema.__name__ if schema else 'a reply'}: {_first_line(exc)}",
+                        retryable=invalid_left > 0,
+                    )
                     if invalid_left > 0:
                         invalid_left -= 1
                         self.stats.retries += 1
@@ -208,7 +219,11 @@ class JudgeClient:
                 # Back to the configured concurrency at most: the provider says the pace is too high.
                 self._slots.shrink(max(self._concurrency, self._slots.capacity // 2))
             told = failure.retry_after_s
-            if failure.retryable and told is not None and told_to_wait + told <= self.policy.max_retry_after_s:
+            if (
+                failure.retryable
+                and told is not None
+                and told_to_wait + told <= self.policy.max_retry_after_s
+            ):
                 # A rate limit, with the time to come back: the whole client pauses until then
                 # (the other calls would only collect more 429s), and the wait is not a failure,
                 # so it does not use up max_retries (only waits beyond max_retry_after_s do).
@@ -244,8 +259,10 @@ class JudgeClient:
         if self._given_up is None and self._failing_since is not None:
             if asyncio.get_running_loop().time() - self._failing_since >= self.policy.max_wait_s:
                 last = self._last_failure.message if self._last_failure else "none"
-                self._given_up = (f"{self.role} unavailable for {self.policy.max_wait_s:g} s ({self.role}.max_wait_s): "
-                                  f"last error {last}; the remaining {self.role} calls of this run were not made")
+                self._given_up = (
+                    f"{self.role} unavailable for {self.policy.max_wait_s:g} s ({self.role}.max_wait_s): "
+                    f"last error {last}; the remaining {self.role} calls of this run were not made"
+                )
         if self._given_up is not None:
             raise JudgeCallError(self._given_up)
 
@@ -258,7 +275,9 @@ class JudgeClient:
         if self._failing_since is None:
             self._failing_since = asyncio.get_running_loop().time()
 
-    async def _attempt(self, prompt: str, schema: type[BaseModel] | None) -> tuple[Completion | None, Failure | None]:
+    async def _attempt(
+        self, prompt: str, schema: type[BaseModel] | None
+    ) -> tuple[Completion | None, Failure | None]:
         await self._wait_if_paused()
         await self._slots.acquire(current_call().priority)
         try:
@@ -270,10 +289,13 @@ class JudgeClient:
                 async with asyncio.timeout(self.policy.timeout_s):
                     completion = await self.provider.complete(prompt, schema)
             except TimeoutError:
-                failure = Failure(f"time-out: the {self.role} did not answer within {self.policy.timeout_s:g}s", retryable=True)
+                failure = Failure(
+                    f"time-out: the {self.role} did not answer within {self.policy.timeout_s:g}s",
+                    retryable=True,
+                )
                 self._record(failure)
                 return None, failure
-            except Exception as exc:  # noqa: BLE001 - classified below; unknown errors re-raised
+            except Exception as exc:
                 classified = self.provider.classify(exc)
                 if classified is None:
                     raise

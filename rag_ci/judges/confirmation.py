@@ -46,8 +46,19 @@ def votes(runs: list[Measurement]) -> list[bool]:
     return [r.result.passed for r in runs if r.result.error is None and r.result.passed is not None]
 
 
-async def draw(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: list[Measurement], earlier: list[bool],
-               *, lead: int, confirm_runs: int, known: Mapping[str, Any], hoped: bool | None = None) -> str:
+async def draw(
+    judge: Judge,
+    spec: JudgeMetricSpec,
+    case: Case,
+    key: str,
+    runs: list[Measurement],
+    earlier: list[bool],
+    *,
+    lead: int,
+    confirm_runs: int,
+    known: Mapping[str, Any],
+    hoped: bool | None = None,
+) -> str:
     """Judge `case` again until its side is established or split; `earlier` are votes given before
     `runs` (the baseline's stored verdict). With `hoped` (the verdict that would matter: the head's
     fail, the baseline's pass), drawing stops once it can no longer be established. → "pass",
@@ -65,12 +76,25 @@ async def draw(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: 
         runs.append(await judge(spec, case, key, known=replayed, fresh=True))
 
 
-async def confirm_drop(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: list[Measurement],
-                       stored: MetricResult, baseline_case: Case | None, baseline_key: str | None, *, lead: int,
-                       confirm_runs: int, known: Mapping[str, Any]) -> tuple[Measurement, MetricResult]:
+async def confirm_drop(
+    judge: Judge,
+    spec: JudgeMetricSpec,
+    case: Case,
+    key: str,
+    runs: list[Measurement],
+    stored: MetricResult,
+    baseline_case: Case | None,
+    baseline_key: str | None,
+    *,
+    lead: int,
+    confirm_runs: int,
+    known: Mapping[str, Any],
+) -> tuple[Measurement, MetricResult]:
     """A fresh pass → fail flip (`runs` holds the fresh measurement), confirmed on both sides.
     → (the measurement standing for the head's verdict, the head's verdict with both sides' votes)."""
-    head = await draw(judge, spec, case, key, runs, [], lead=lead, confirm_runs=confirm_runs, known=known, hoped=False)
+    head = await draw(
+        judge, spec, case, key, runs, [], lead=lead, confirm_runs=confirm_runs, known=known, hoped=False
+    )
     calls = sum(r.log.calls for r in runs[1:])
     head_votes = votes(runs)
     if head != "fail":
@@ -84,28 +108,61 @@ async def confirm_drop(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str
         return chosen, _with(chosen, runs, head_votes, calls, judge_split=True)
     base_runs: list[Measurement] = []
     earlier = [bool(stored.passed)]
-    base = await draw(judge, spec, baseline_case, baseline_key or "", base_runs, earlier, lead=lead,
-                      confirm_runs=confirm_runs, known=known, hoped=True)
+    base = await draw(
+        judge,
+        spec,
+        baseline_case,
+        baseline_key or "",
+        base_runs,
+        earlier,
+        lead=lead,
+        confirm_runs=confirm_runs,
+        known=known,
+        hoped=True,
+    )
     calls += sum(r.log.calls for r in base_runs)
     cost = sum(r.result.judge_cost_usd for r in base_runs)
     base_votes = [*earlier, *votes(base_runs)]
     rejudged = base_votes[1:]
     # Not established as a pass: noise when asking again mostly failed it, else still split.
     confirmed = True if base == "pass" else False if rejudged.count(False) > rejudged.count(True) else None
-    return chosen, _with(chosen, runs, head_votes, calls, baseline_votes=base_votes, baseline_confirmed=confirmed,
-                         baseline_cache_key=baseline_key, judge_split=confirmed is None, extra_cost=cost)
+    return chosen, _with(
+        chosen,
+        runs,
+        head_votes,
+        calls,
+        baseline_votes=base_votes,
+        baseline_confirmed=confirmed,
+        baseline_cache_key=baseline_key,
+        judge_split=confirmed is None,
+        extra_cost=cost,
+    )
 
 
-def _with(chosen: Measurement, runs: list[Measurement], head_votes: list[bool], calls: int, *, extra_cost: float = 0.0,
-          **update: Any) -> MetricResult:
+def _with(
+    chosen: Measurement,
+    runs: list[Measurement],
+    head_votes: list[bool],
+    calls: int,
+    *,
+    extra_cost: float = 0.0,
+    **update: Any,
+) -> MetricResult:
     cost = sum(r.result.judge_cost_usd for r in runs) + extra_cost
-    return chosen.result.model_copy(update={"confirm_runs": head_votes, "unstable": len(set(head_votes)) > 1,
-                                            "judge_cost_usd": round(cost, 8), "confirm_calls": calls, **update})
+    return chosen.result.model_copy(
+        update={
+            "confirm_runs": head_votes,
+            "unstable": len(set(head_votes)) > 1,
+            "judge_cost_usd": round(cost, 8),
+            "confirm_calls": calls,
+            **update,
+        }
+    )
 
 
-
-async def confirm_gain(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: list[Measurement],
-                       confirm_runs: int) -> tuple[Measurement, MetricResult]:
+async def confirm_gain(
+    judge: Judge, spec: JudgeMetricSpec, case: Case, key: str, runs: list[Measurement], confirm_runs: int
+) -> tuple[Measurement, MetricResult]:
     """A fresh fail → pass flip (a gain, never gating) judged again until a majority of `confirm_runs`
     agrees; a tie keeps the baseline's fail. Each run replays the extraction steps of the first."""
     while len(runs) < confirm_runs and not majority_reached([r.result for r in runs], confirm_runs):
@@ -113,4 +170,5 @@ async def confirm_gain(judge: Judge, spec: JudgeMetricSpec, case: Case, key: str
     results = [r.result for r in runs]
     decided = decide_by_majority(results, False)
     return runs[choose_by_majority(results, False)], decided.model_copy(
-        update={"confirm_calls": sum(r.log.calls for r in runs[1:])})
+        update={"confirm_calls": sum(r.log.calls for r in runs[1:])}
+    )

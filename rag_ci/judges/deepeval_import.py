@@ -48,7 +48,9 @@ class _SkipProviderSdks(importlib.abc.MetaPathFinder):
             module = frame.f_globals.get("__name__", "")
             if not module.startswith("importlib"):  # the import machinery's own frames
                 if module == RETRY_POLICY:
-                    raise ModuleNotFoundError(f"{name} is not imported for DeepEval's retry policies (rag-ci)", name=name)
+                    raise ModuleNotFoundError(
+                        f"{name} is not imported for DeepEval's retry policies (rag-ci)", name=name
+                    )
                 seen += 1
             frame = frame.f_back
         return None  # noqa: RET501 - the protocol's "not found here"
@@ -91,7 +93,9 @@ def import_deepeval(provider_modules: Iterable[str] = ()) -> None:
 
 # -- from the process's start ------------------------------------------------------------
 
-_TOP_LEVEL_JUDGE = re.compile(r"^judge:[ \t]*(?P<flow>\{[^\n]*\})?[ \t]*(?:#[^\n]*)?\n(?P<block>(?:(?:[ \t]+[^\n]*)?\n)*)", re.MULTILINE)
+_TOP_LEVEL_JUDGE = re.compile(
+    r"^judge:[ \t]*(?P<flow>\{[^\n]*\})?[ \t]*(?:#[^\n]*)?\n(?P<block>(?:(?:[ \t]+[^\n]*)?\n)*)", re.MULTILINE
+)
 _PROVIDER = re.compile(r"""provider:[ \t]*["']?(?P<name>[A-Za-z][\w-]*)""")
 
 
@@ -107,7 +111,13 @@ def judge_configured(argv: list[str]) -> bool:
     config, judge = "rag-ci.yml", None
     for i, arg in enumerate(argv):
         for name in ("--config", "--judge"):
-            value = argv[i + 1] if arg == name and i + 1 < len(argv) else arg.partition("=")[2] if arg.startswith(name + "=") else None
+            value = (
+                argv[i + 1]
+                if arg == name and i + 1 < len(argv)
+                else arg.partition("=")[2]
+                if arg.startswith(name + "=")
+                else None
+            )
             if value is not None:
                 config, judge = (value, judge) if name == "--config" else (config, value)
     if judge is not None:
@@ -117,7 +127,9 @@ def judge_configured(argv: list[str]) -> bool:
             text = handle.read(1_000_000)
     except (OSError, UnicodeDecodeError):
         return False
-    if text.lstrip().startswith("{"):  # a JSON config (JSON is YAML), as scripts and rag-ci's benchmarks write
+    if text.lstrip().startswith(
+        "{"
+    ):  # a JSON config (JSON is YAML), as scripts and rag-ci's benchmarks write
         provider = _json_judge_provider(text)
         return provider is not None and provider != "none"
     section = _TOP_LEVEL_JUDGE.search(text)
@@ -147,5 +159,5 @@ def start_early(argv: list[str]) -> None:
 def _import_quietly() -> None:
     try:
         import_deepeval()
-    except Exception:  # noqa: BLE001, S110 - the scorer's import repeats it and reports what is wrong
+    except Exception:
         pass

@@ -12,8 +12,14 @@ def deepeval_price(model: str) -> Price | None:
         from deepeval.models.llms import constants
     except ImportError:
         return None
-    for table_name in ("OPENAI_MODELS_DATA", "ANTHROPIC_MODELS_DATA", "GEMINI_MODELS_DATA", "GROK_MODELS_DATA",
-                       "DEEPSEEK_MODELS_DATA", "KIMI_MODELS_DATA"):
+    for table_name in (
+        "OPENAI_MODELS_DATA",
+        "ANTHROPIC_MODELS_DATA",
+        "GEMINI_MODELS_DATA",
+        "GROK_MODELS_DATA",
+        "DEEPSEEK_MODELS_DATA",
+        "KIMI_MODELS_DATA",
+    ):
         table = getattr(constants, table_name, None)
         if table is None or model not in table:
             continue

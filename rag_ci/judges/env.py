@@ -33,8 +33,10 @@ def deepeval_version() -> str:
     except PackageNotFoundError:
         from rag_ci.errors import RagCiError
 
-        raise RagCiError("the DeepEval judge tier needs DeepEval: pip install 'rag-ci-gate[openai]' "
-                         "(or the extra of your judge provider)") from None
+        raise RagCiError(
+            "the DeepEval judge tier needs DeepEval: pip install 'rag-ci-gate[openai]' "
+            "(or the extra of your judge provider)"
+        ) from None
 
 
 def deepeval_package_dir():

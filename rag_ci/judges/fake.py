@@ -52,17 +52,76 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_ci.judges.families import FAKE_FAMILY  # noqa: F401 (its family: never checked, never claimed)
 from rag_ci.judges.fake_writer import WRITER_KINDS, WriterPolicy, writer_prompt_kind
+from rag_ci.judges.families import FAKE_FAMILY  # noqa: F401 (its family: never checked, never claimed)
 from rag_ci.judges.scorer import DeepEvalJudgeScorer
 
-STOP = frozenset("""
-that this with from what which when where have been were will would there their about into than then them
-they does your yours also only some such each many much more most very over under just like these those
-answer question documents document context output expected actual
-""".split())
-REFUSAL_MARKERS = ("not in the documents", "don't know", "do not know", "cannot find", "can't find", "could not find", "couldn't find",
-                   "no information", "not available", "do not contain", "does not contain", "not contained")
+STOP = frozenset(
+    [
+        "that",
+        "this",
+        "with",
+        "from",
+        "what",
+        "which",
+        "when",
+        "where",
+        "have",
+        "been",
+        "were",
+        "will",
+        "would",
+        "there",
+        "their",
+        "about",
+        "into",
+        "than",
+        "then",
+        "them",
+        "they",
+        "does",
+        "your",
+        "yours",
+        "also",
+        "only",
+        "some",
+        "such",
+        "each",
+        "many",
+        "much",
+        "more",
+        "most",
+        "very",
+        "over",
+        "under",
+        "just",
+        "like",
+        "these",
+        "those",
+        "answer",
+        "question",
+        "documents",
+        "document",
+        "context",
+        "output",
+        "expected",
+        "actual",
+    ]
+)
+REFUSAL_MARKERS = (
+    "not in the documents",
+    "don't know",
+    "do not know",
+    "cannot find",
+    "can't find",
+    "could not find",
+    "couldn't find",
+    "no information",
+    "not available",
+    "do not contain",
+    "does not contain",
+    "not contained",
+)
 IRRELEVANT_MARKER = "by the way"
 
 
@@ -213,15 +272,27 @@ class JudgePolicy:
     def _faithfulness_verdicts(self, prompt: str) -> dict:
         context = between(prompt, "Retrieval Contexts:\n", "\n\nClaims:")
         claims = literal_list(between(prompt, "\n\nClaims:\n", "\n\nJSON:"))
-        return {"verdicts": [_verdict(supported(c, context), "The context does not support this claim.") for c in claims]}
+        return {
+            "verdicts": [
+                _verdict(supported(c, context), "The context does not support this claim.") for c in claims
+            ]
+        }
 
     def _relevancy_verdicts(self, prompt: str) -> dict:
         statements = literal_list(between(prompt, "\n\nStatements:\n", "\n\nJSON:"))
-        return {"verdicts": [_verdict(IRRELEVANT_MARKER not in s.lower(), "This statement is padding.") for s in statements]}
+        return {
+            "verdicts": [
+                _verdict(IRRELEVANT_MARKER not in s.lower(), "This statement is padding.") for s in statements
+            ]
+        }
 
     def _precision_verdicts(self, prompt: str) -> dict:
         expected = between(prompt, "Expected output:\n", "\n\nRetrieval Context")
-        nodes_text = between(prompt, "documents):\n", "\n\nJSON:") if "documents):" in prompt else between(prompt, "document):\n", "\n\nJSON:")
+        nodes_text = (
+            between(prompt, "documents):\n", "\n\nJSON:")
+            if "documents):" in prompt
+            else between(prompt, "document):\n", "\n\nJSON:")
+        )
         ref = terms(expected)
         verdicts = []
         for node in literal_list(nodes_text):
@@ -232,18 +303,30 @@ class JudgePolicy:
 
     def _recall_verdicts(self, prompt: str) -> dict:
         expected = between(prompt, "Expected Output:\n", "\n\nRetrieval Context:")
-        context = " ".join(str(c) for c in literal_list(between(prompt, "\n\nRetrieval Context:\n", "\n\nJSON:")))
-        return {"verdicts": [_verdict(supported(s, context), "No node states this.") for s in sentences(expected)]}
+        context = " ".join(
+            str(c) for c in literal_list(between(prompt, "\n\nRetrieval Context:\n", "\n\nJSON:"))
+        )
+        return {
+            "verdicts": [_verdict(supported(s, context), "No node states this.") for s in sentences(expected)]
+        }
 
     def _geval_strict(self, prompt: str) -> dict:
         steps = between(prompt, "Evaluation Steps:\n", "\n\nInput:")
         actual = between(prompt, "Actual Output:\n", "\n\nExpected Output:").strip()
         expected = between(prompt, "Expected Output:\n", "\n\n").strip()
-        check = complete if "is present in the Actual Output" in steps or "present in the Actual Output" in steps else correct
+        check = (
+            complete
+            if "is present in the Actual Output" in steps or "present in the Actual Output" in steps
+            else correct
+        )
         score = 1 if check(actual, expected) else 0
         if self._flip(prompt):
             score = 1 - score
-        reason = "The actual output agrees with the expected output." if score else "The actual output does not match the expected output."
+        reason = (
+            "The actual output agrees with the expected output."
+            if score
+            else "The actual output does not match the expected output."
+        )
         return {"reason": reason, "score": score}
 
     def _flip(self, prompt: str) -> bool:
@@ -267,7 +350,9 @@ def _flipped(verdict: dict) -> dict:
 
 def _verdict(ok: bool, reason: str) -> dict:
     # Strict structured output always carries every field, so "reason" is always present.
-    return {"verdict": "yes", "reason": "Supported by the text."} if ok else {"verdict": "no", "reason": reason}
+    return (
+        {"verdict": "yes", "reason": "Supported by the text."} if ok else {"verdict": "no", "reason": reason}
+    )
 
 
 # The fake judge's one model id, versioned: a change to the policy's verdicts bumps it, so
@@ -293,7 +378,9 @@ class FakeChat:
         from rag_ci.judges.retry import Failure
 
         if isinstance(exc, UnknownPrompt):  # DeepEval changed a prompt: that metric fails, the run goes on
-            return Failure(f"the fake judge does not know this prompt (a DeepEval change?): {exc}"[:300], retryable=False)
+            return Failure(
+                f"the fake judge does not know this prompt (a DeepEval change?): {exc}"[:300], retryable=False
+            )
         return None
 
     async def aclose(self) -> None:

@@ -25,29 +25,255 @@ import re
 BE = frozenset({"is", "are", "was", "were"})
 MODALS = frozenset({"can", "could", "should", "must", "will", "may", "might", "would"})
 HAVE = frozenset({"has", "have"})
-PRONOUNS = frozenset({"it", "this", "that", "these", "those", "they", "he", "she", "which", "there", "here", "then",
-                      "such", "its", "what", "who", "one", "some", "most", "many", "all", "none"})
-DETERMINERS = frozenset({"the", "a", "an", "any", "each", "every", "all", "some", "this", "these", "those", "its", "your",
-                         "our", "their", "my", "no", "most", "many", "other", "both"})
-PREPOSITIONS = frozenset({"in", "on", "at", "by", "with", "from", "to", "for", "via", "using", "when", "if", "as", "into",
-                          "through", "without", "after", "before", "while", "during", "alongside", "across", "over",
-                          "under", "until", "because", "unless", "whenever", "once", "so", "independently",
-                          "automatically", "only", "also", "not", "always", "never", "immediately", "directly", "then"})
-STOPS = PREPOSITIONS | frozenset({"and", "or", "but", "which", "that", "where", "who", "whose", "like", "such", "than", "of"})
-LEAD_WORDS = frozenset({"however", "then", "also", "so", "thus", "therefore", "note", "finally", "additionally",
-                        "alternatively", "otherwise", "instead", "now", "next", "first", "second", "here"})
-CONDITION_WORDS = frozenset({"for", "by", "in", "when", "if", "once", "after", "before", "with", "on", "to", "since",
-                             "because", "while", "as", "during", "unless", "at", "from", "without", "whenever", "under"})
-IMPERATIVES = frozenset("""
-use run set add install create call pass open enable disable configure choose select click make keep check put import
-define write read start stop press hold remove replace change specify provide send mount connect declare return avoid
-include edit copy move rename delete build deploy upgrade update download clone launch restart register follow type
-enter save load apply attach bind expose point see refer consider note ensure make""".split())
-PARTICIPLES = frozenset({"done", "given", "made", "shown", "written", "built", "run", "sent", "set", "kept", "known",
-                         "taken", "found", "held", "put", "read", "seen", "chosen", "driven", "begun", "spent", "left"})
+PRONOUNS = frozenset(
+    {
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "they",
+        "he",
+        "she",
+        "which",
+        "there",
+        "here",
+        "then",
+        "such",
+        "its",
+        "what",
+        "who",
+        "one",
+        "some",
+        "most",
+        "many",
+        "all",
+        "none",
+    }
+)
+DETERMINERS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "any",
+        "each",
+        "every",
+        "all",
+        "some",
+        "this",
+        "these",
+        "those",
+        "its",
+        "your",
+        "our",
+        "their",
+        "my",
+        "no",
+        "most",
+        "many",
+        "other",
+        "both",
+    }
+)
+PREPOSITIONS = frozenset(
+    {
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "to",
+        "for",
+        "via",
+        "using",
+        "when",
+        "if",
+        "as",
+        "into",
+        "through",
+        "without",
+        "after",
+        "before",
+        "while",
+        "during",
+        "alongside",
+        "across",
+        "over",
+        "under",
+        "until",
+        "because",
+        "unless",
+        "whenever",
+        "once",
+        "so",
+        "independently",
+        "automatically",
+        "only",
+        "also",
+        "not",
+        "always",
+        "never",
+        "immediately",
+        "directly",
+        "then",
+    }
+)
+STOPS = PREPOSITIONS | frozenset(
+    {"and", "or", "but", "which", "that", "where", "who", "whose", "like", "such", "than", "of"}
+)
+LEAD_WORDS = frozenset(
+    {
+        "however",
+        "then",
+        "also",
+        "so",
+        "thus",
+        "therefore",
+        "note",
+        "finally",
+        "additionally",
+        "alternatively",
+        "otherwise",
+        "instead",
+        "now",
+        "next",
+        "first",
+        "second",
+        "here",
+    }
+)
+CONDITION_WORDS = frozenset(
+    {
+        "for",
+        "by",
+        "in",
+        "when",
+        "if",
+        "once",
+        "after",
+        "before",
+        "with",
+        "on",
+        "to",
+        "since",
+        "because",
+        "while",
+        "as",
+        "during",
+        "unless",
+        "at",
+        "from",
+        "without",
+        "whenever",
+        "under",
+    }
+)
+IMPERATIVES = frozenset(
+    [
+        "use",
+        "run",
+        "set",
+        "add",
+        "install",
+        "create",
+        "call",
+        "pass",
+        "open",
+        "enable",
+        "disable",
+        "configure",
+        "choose",
+        "select",
+        "click",
+        "make",
+        "keep",
+        "check",
+        "put",
+        "import",
+        "define",
+        "write",
+        "read",
+        "start",
+        "stop",
+        "press",
+        "hold",
+        "remove",
+        "replace",
+        "change",
+        "specify",
+        "provide",
+        "send",
+        "mount",
+        "connect",
+        "declare",
+        "return",
+        "avoid",
+        "include",
+        "edit",
+        "copy",
+        "move",
+        "rename",
+        "delete",
+        "build",
+        "deploy",
+        "upgrade",
+        "update",
+        "download",
+        "clone",
+        "launch",
+        "restart",
+        "register",
+        "follow",
+        "type",
+        "enter",
+        "save",
+        "load",
+        "apply",
+        "attach",
+        "bind",
+        "expose",
+        "point",
+        "see",
+        "refer",
+        "consider",
+        "note",
+        "ensure",
+        "make",
+    ]
+)
+PARTICIPLES = frozenset(
+    {
+        "done",
+        "given",
+        "made",
+        "shown",
+        "written",
+        "built",
+        "run",
+        "sent",
+        "set",
+        "kept",
+        "known",
+        "taken",
+        "found",
+        "held",
+        "put",
+        "read",
+        "seen",
+        "chosen",
+        "driven",
+        "begun",
+        "spent",
+        "left",
+    }
+)
 CONTRACTIONS = {"'ll": " will", "n't": " not", "'re": " are", "'ve": " have", "'m": " am"}
-DATE = re.compile(r"\b(1[89]\d\d|20\d\d|January|February|March|April|May|June|July|August|September|October|November|"
-                  r"December)\b")
+DATE = re.compile(
+    r"\b(1[89]\d\d|20\d\d|January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\b"
+)
 MAX_SUBJECT = 7
 
 
@@ -75,12 +301,22 @@ def _expanded(text: str) -> str:
 
 
 def _person(words: list[str]) -> list[str]:
-    swap = {"you": "I", "your": "my", "yours": "mine", "yourself": "myself", "we": "I", "our": "my", "us": "me"}
+    swap = {
+        "you": "I",
+        "your": "my",
+        "yours": "mine",
+        "yourself": "myself",
+        "we": "I",
+        "our": "my",
+        "us": "me",
+    }
     return [swap.get(w.lower(), w) for w in words]
 
 
 def _lower_first(words: list[str]) -> list[str]:
-    if words and (words[0].lower() in DETERMINERS | {"you", "we"} or re.fullmatch(r"[A-Z][a-z]+(?:ed|ing)", words[0])):
+    if words and (
+        words[0].lower() in DETERMINERS | {"you", "we"} or re.fullmatch(r"[A-Z][a-z]+(?:ed|ing)", words[0])
+    ):
         return [words[0].lower(), *words[1:]]
     return words
 
@@ -107,8 +343,14 @@ def _object(words: list[str]) -> list[str]:
 
 
 def _third_person(word: str, before: str) -> bool:
-    return (len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ics", "'s")) and word.islower()
-            and before.lower() not in DETERMINERS and word.isalpha())
+    return (
+        len(word) > 3
+        and word.endswith("s")
+        and not word.endswith(("ss", "us", "is", "ics", "'s"))
+        and word.islower()
+        and before.lower() not in DETERMINERS
+        and word.isalpha()
+    )
 
 
 def _verb_at(words: list[str]) -> int | None:
@@ -121,9 +363,15 @@ def _verb_at(words: list[str]) -> int | None:
         if lowered.strip(",") in STOPS - {"of"}:
             return None
         following = words[i + 1].lower() if i + 1 < len(words) else ""
-        if lowered in BE | MODALS | HAVE or lowered in {"does", "do"} or (
-                _third_person(word, words[i - 1]) and following not in ("and", "or", "of", *BE, *MODALS, *HAVE)
-                and not following.endswith("ed")):  # "the templates provided ...": a noun, not a verb
+        if (
+            lowered in BE | MODALS | HAVE
+            or lowered in {"does", "do"}
+            or (
+                _third_person(word, words[i - 1])
+                and following not in ("and", "or", "of", *BE, *MODALS, *HAVE)
+                and not following.endswith("ed")
+            )
+        ):  # "the templates provided ...": a noun, not a verb
             return i
     return None
 
@@ -134,7 +382,7 @@ def _question_words(words: list[str]) -> str | None:
     if first in IMPERATIVES and len(words) > 1:
         rest = words[1:]
         if "to" in [w.lower() for w in rest[:-1]]:
-            purpose = rest[[w.lower() for w in rest].index("to") + 1:]
+            purpose = rest[[w.lower() for w in rest].index("to") + 1 :]
             if purpose and purpose[0].lower() not in DETERMINERS:
                 return f"How do I {' '.join(_person(purpose))}?"
         thing = _object(rest)
@@ -142,9 +390,17 @@ def _question_words(words: list[str]) -> str | None:
     at = _verb_at(words)
     if at is None:
         return None
-    subject, verb, rest = words[:at], words[at].lower(), words[at + 1:]
-    if subject[0].lower() in PRONOUNS | BE | MODALS | HAVE or subject[0].lower().endswith("s") and subject[0][0].isupper() \
-            and len(subject) > 1 and subject[1].lower() in DETERMINERS or subject[-1].endswith(","):  # "Sets the ...": no subject
+    subject, verb, rest = words[:at], words[at].lower(), words[at + 1 :]
+    if (
+        subject[0].lower() in PRONOUNS | BE | MODALS | HAVE
+        or (
+            subject[0].lower().endswith("s")
+            and subject[0][0].isupper()
+            and len(subject) > 1
+            and subject[1].lower() in DETERMINERS
+        )
+        or subject[-1].endswith(",")
+    ):  # "Sets the ...": no subject
         return None
     who = " ".join(_person(_lower_first(subject)))
     follow = rest[0].lower().strip(",") if rest else ""
@@ -155,7 +411,8 @@ def _question_words(words: list[str]) -> str | None:
             return f"{when} {verb} {who} {follow}?"
         then = rest[1].lower() if len(rest) > 1 else ""
         if follow in ("never", "not", "always", "only", "also", "usually", "often") and (
-                then.endswith("ed") or then in PARTICIPLES):
+            then.endswith("ed") or then in PARTICIPLES
+        ):
             return f"What happens to {who}?"
         if follow.endswith("ing") or follow == "not":
             return None
@@ -166,7 +423,7 @@ def _question_words(words: list[str]) -> str | None:
         action = [rest[0].lower()]
         if len(rest) > 2 and rest[1].lower() == "to":
             action += ["to", rest[2].lower()]
-        after = rest[len(action):]
+        after = rest[len(action) :]
         wh = "How" if not after or after[0].lower().strip(",") in PREPOSITIONS else "What"
         return f"{wh} {verb} {who} {' '.join(action)}?"
     if verb in HAVE:
@@ -188,10 +445,10 @@ def question_from(sentence: str) -> str | None:
         comma = next((i for i, w in enumerate(words[:12]) if w.endswith(",")), None)
         if comma is None:
             return None
-        words = words[comma + 1:]
+        words = words[comma + 1 :]
     label = next((i for i, w in enumerate(words[:5]) if w.endswith(":")), None)
     if label is not None:  # "Command Line: Use ...": a label before the sentence
-        words = words[label + 1:]
+        words = words[label + 1 :]
     if len(words) < 3:
         return None
     asked = _question_words(words)

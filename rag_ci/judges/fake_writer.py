@@ -35,7 +35,14 @@ from typing import Any
 
 from rag_ci.judges.fake_questions import plain, question_from
 
-WRITER_KINDS = ("synth_inputs", "synth_filter", "synth_rewrite", "synth_evolve", "synth_style", "synth_expected")
+WRITER_KINDS = (
+    "synth_inputs",
+    "synth_filter",
+    "synth_rewrite",
+    "synth_evolve",
+    "synth_style",
+    "synth_expected",
+)
 # What rag-ci's own styling says (rag_ci.drafting.writer): the fake recognises its prompts by it.
 VAGUE_MARKER = "casual, vague question"
 OUT_OF_SCOPE_MARKER = "about a subject none of these documents covers"
@@ -44,12 +51,101 @@ NO_ANSWER = "I could not find this in the documents."
 PLACEHOLDER = "What do the documents say about {about}?"
 PLACEHOLDER_PATTERN = re.compile(r"\bwhat do the \w+ say \w+ ", re.IGNORECASE)
 
-_STOP = frozenset("""
-a an and are as at be been by can do does for from has have how if in into is it its of on or than that the their then
-there these this to up was were what when where which while who why will with you your also only each every any all
-more most much many very over under about after before between both either should must shall would could may might
-one two three four five six seven eight nine ten other others document documents say says
-""".split())
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "than",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "up",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "also",
+        "only",
+        "each",
+        "every",
+        "any",
+        "all",
+        "more",
+        "most",
+        "much",
+        "many",
+        "very",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "between",
+        "both",
+        "either",
+        "should",
+        "must",
+        "shall",
+        "would",
+        "could",
+        "may",
+        "might",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "other",
+        "others",
+        "document",
+        "documents",
+        "say",
+        "says",
+    ]
+)
 EVERYDAY_SUBJECTS = (
     "How do I repot an orchid without damaging its roots?",
     "How do I descale a kettle with vinegar?",
@@ -98,8 +194,11 @@ def _sentences(text: str) -> list[str]:
         if in_code or not stripped or stripped.startswith("#"):
             continue
         stripped = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", stripped)
-        out += [s for s in _SENTENCE_BREAK.split(stripped)
-                if re.match(r"[A-Z0-9\"'(`]", s) and re.search(r"[.!?][\"')]*$", s) and len(s.split()) >= 4]
+        out += [
+            s
+            for s in _SENTENCE_BREAK.split(stripped)
+            if re.match(r"[A-Z0-9\"'(`]", s) and re.search(r"[.!?][\"')]*$", s) and len(s.split()) >= 4
+        ]
     return out
 
 
@@ -149,8 +248,9 @@ def _phrased(sentence: str) -> str | None:
 def _questions(ranked: list[str]) -> list[str]:
     """A question per sentence, in rank order, the phrased ones before the placeholders."""
     phrased = [(s, _phrased(s)) for s in ranked]
-    return ([q for _, q in phrased if q is not None]
-            + [PLACEHOLDER.format(about=_about(s)) for s, q in phrased if q is None])
+    return [q for _, q in phrased if q is not None] + [
+        PLACEHOLDER.format(about=_about(s)) for s, q in phrased if q is None
+    ]
 
 
 def _pick(prompt: str, n: int) -> int:
@@ -161,18 +261,24 @@ class WriterPolicy:
     """The fake writer's answers, by prompt kind."""
 
     def answer(self, kind: str, prompt: str) -> dict[str, Any]:
-        return getattr(self, f"_{kind[len('synth_'):]}")(prompt)
+        return getattr(self, f"_{kind[len('synth_') :]}")(prompt)
 
     def _inputs(self, prompt: str) -> dict:
         count = int(_tail(prompt, "Max Goldens Per Context:", "Context:"))
         chunks = _context_list(_tail(prompt, "\n        Context:", "\n        JSON:"))
         if OUT_OF_SCOPE_MARKER in prompt:
             start = _pick(prompt, len(EVERYDAY_SUBJECTS))
-            return {"data": [{"input": EVERYDAY_SUBJECTS[(start + i) % len(EVERYDAY_SUBJECTS)]} for i in range(count)]}
+            return {
+                "data": [
+                    {"input": EVERYDAY_SUBJECTS[(start + i) % len(EVERYDAY_SUBJECTS)]} for i in range(count)
+                ]
+            }
         matched = (re.match(r"\[SOURCE: ([^\]]+)\] (.*)", c, re.DOTALL) for c in chunks)
         labelled = [m for m in matched if m is not None]
         if len(chunks) > 1 and len(labelled) == len(chunks):
-            return {"data": [self._comparison([m.group(1) for m in labelled], [m.group(2) for m in labelled])]}
+            return {
+                "data": [self._comparison([m.group(1) for m in labelled], [m.group(2) for m in labelled])]
+            }
         ranked = sorted((s for c in chunks for s in _sentences(c)), key=lambda s: -_telling(s))
         questions = _questions(ranked)
         if "MUST strictly adhere to the following format" in prompt:  # styled: other sentences
@@ -188,7 +294,10 @@ class WriterPolicy:
                     best = (len(shared), _about(" ".join(shared)), "")
         topic = best[1] or _about(texts[0])
         corpora = [label.split("/", 1)[0] for label in labels]
-        return {"input": f"How does the {topic} compare between {corpora[0]} and {corpora[1]}?", "used_source_files": labels}
+        return {
+            "input": f"How does the {topic} compare between {corpora[0]} and {corpora[1]}?",
+            "used_source_files": labels,
+        }
 
     def _filter(self, prompt: str) -> dict:
         query = _tail(prompt, "\n        Query:", "\n        JSON:")
@@ -200,7 +309,9 @@ class WriterPolicy:
     def _rewrite(self, prompt: str) -> dict:
         query = _tail(prompt, "\n        Query:", "\n        Feedback:")
         heading = re.search(r"#+\s*([^\n'\"\\]+)", _tail(prompt, "\n        Context:", "\n        Query:"))
-        topic = plain(heading.group(1)).strip(" .:") if heading else ""  # no `{ #id }` or markup in a question
+        topic = (
+            plain(heading.group(1)).strip(" .:") if heading else ""
+        )  # no `{ #id }` or markup in a question
         topic = topic or "the documents"
         return {"rewritten_input": f"{query.rstrip('?')} in {topic}?"}
 

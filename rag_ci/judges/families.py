@@ -21,30 +21,75 @@ FAKE_FAMILY = "fake"
 
 # Aliases accepted in overrides, mapped to the canonical family name.
 FAMILY_ALIASES = {
-    "qwen": "alibaba", "gemini": "google", "gemma": "google", "llama": "meta", "phi": "microsoft",
-    "grok": "xai", "claude": "anthropic", "gpt": "openai", "mixtral": "mistral", "kimi": "moonshot",
-    "glm": "zhipu", "falcon": "tii", "olmo": "allenai", "granite": "ibm", "nemotron": "nvidia",
+    "qwen": "alibaba",
+    "gemini": "google",
+    "gemma": "google",
+    "llama": "meta",
+    "phi": "microsoft",
+    "grok": "xai",
+    "claude": "anthropic",
+    "gpt": "openai",
+    "mixtral": "mistral",
+    "kimi": "moonshot",
+    "glm": "zhipu",
+    "falcon": "tii",
+    "olmo": "allenai",
+    "granite": "ibm",
+    "nemotron": "nvidia",
 }
 
 # Hugging Face / router organisation prefixes ("meta-llama/Llama-3.1-8B") → family.
 ORG_FAMILIES = {
-    "openai": "openai", "anthropic": "anthropic", "google": "google", "meta-llama": "meta",
-    "meta": "meta", "facebook": "meta", "mistralai": "mistral", "mistral": "mistral",
-    "qwen": "alibaba", "alibaba": "alibaba", "deepseek-ai": "deepseek", "deepseek": "deepseek",
-    "microsoft": "microsoft", "x-ai": "xai", "xai": "xai", "cohere": "cohere", "cohereforai": "cohere",
-    "coherelabs": "cohere", "amazon": "amazon", "nvidia": "nvidia", "ibm-granite": "ibm", "ibm": "ibm",
-    "ai21labs": "ai21", "ai21": "ai21", "01-ai": "01-ai", "moonshotai": "moonshot", "thudm": "zhipu",
-    "zai-org": "zhipu", "z-ai": "zhipu", "minimaxai": "minimax", "tiiuae": "tii", "allenai": "allenai",
-    "huggingfaceh4": "huggingface", "huggingfacetb": "huggingface", "upstage": "upstage",
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google": "google",
+    "meta-llama": "meta",
+    "meta": "meta",
+    "facebook": "meta",
+    "mistralai": "mistral",
+    "mistral": "mistral",
+    "qwen": "alibaba",
+    "alibaba": "alibaba",
+    "deepseek-ai": "deepseek",
+    "deepseek": "deepseek",
+    "microsoft": "microsoft",
+    "x-ai": "xai",
+    "xai": "xai",
+    "cohere": "cohere",
+    "cohereforai": "cohere",
+    "coherelabs": "cohere",
+    "amazon": "amazon",
+    "nvidia": "nvidia",
+    "ibm-granite": "ibm",
+    "ibm": "ibm",
+    "ai21labs": "ai21",
+    "ai21": "ai21",
+    "01-ai": "01-ai",
+    "moonshotai": "moonshot",
+    "thudm": "zhipu",
+    "zai-org": "zhipu",
+    "z-ai": "zhipu",
+    "minimaxai": "minimax",
+    "tiiuae": "tii",
+    "allenai": "allenai",
+    "huggingfaceh4": "huggingface",
+    "huggingfacetb": "huggingface",
+    "upstage": "upstage",
 }
 
 # Ordered (first match wins) patterns on the normalised model name.
 FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"^(gpt-|gpt\d|o\d(-|$)|chatgpt|text-(davinci|embedding)|davinci|babbage|codex|omni-moderation)", "openai"),
+    (
+        r"^(gpt-|gpt\d|o\d(-|$)|chatgpt|text-(davinci|embedding)|davinci|babbage|codex|omni-moderation)",
+        "openai",
+    ),
     (r"^claude", "anthropic"),
     (r"^(gemini|gemma|palm|bison|medgemma|codegemma|learnlm)", "google"),
     (r"^(llama|meta-llama|codellama|llava)", "meta"),
-    (r"^(mistral|mixtral|codestral|ministral|magistral|pixtral|devstral|open-mistral|open-mixtral|voxtral)", "mistral"),
+    (
+        r"^(mistral|mixtral|codestral|ministral|magistral|pixtral|devstral|open-mistral|open-mixtral|voxtral)",
+        "mistral",
+    ),
     (r"^(qwen|qwq|qvq)", "alibaba"),
     (r"^deepseek", "deepseek"),
     (r"^(phi-?\d|phi$|orca)", "microsoft"),
@@ -66,7 +111,9 @@ FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
 _COMPILED = tuple((re.compile(p), f) for p, f in FAMILY_PATTERNS)
 
 # Bedrock-style ids: optional region prefix, then "vendor." ("us.anthropic.claude-…").
-_BEDROCK_VENDOR = re.compile(r"^(?:[a-z]{2}\.)?(anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai)\.")
+_BEDROCK_VENDOR = re.compile(
+    r"^(?:[a-z]{2}\.)?(anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai)\."
+)
 
 
 def normalise_model_id(model: str) -> tuple[str | None, str]:
@@ -76,7 +123,7 @@ def normalise_model_id(model: str) -> tuple[str | None, str]:
         text = text[3:]
     for prefix in ("models/", "accounts/fireworks/models/"):
         if text.startswith(prefix):
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
     org = None
     if "/" in text:
         parts = [p for p in text.split("/") if p]
@@ -84,7 +131,7 @@ def normalise_model_id(model: str) -> tuple[str | None, str]:
     match = _BEDROCK_VENDOR.match(text)
     if match:
         org = org or match.group(1)
-        text = text[match.end():]
+        text = text[match.end() :]
     return org, text
 
 
@@ -105,7 +152,9 @@ def family_of(model: str) -> str | None:
     return None
 
 
-def check_families(judge_model: str, judge_family: str, generator_model: str, generator_family: str | None) -> None:
+def check_families(
+    judge_model: str, judge_family: str, generator_model: str, generator_family: str | None
+) -> None:
     """Raise RagCiError when the generator's family is unknown or shared with the judge.
 
     An override (`target.generator_family`, `judge.family`) names the family of a model rag-ci

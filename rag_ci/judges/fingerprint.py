@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from rag_ci.core.config import JudgeConfig
 from rag_ci.core.base.hashing import stable_hash
+from rag_ci.core.config import JudgeConfig
 from rag_ci.core.results import JudgeFingerprint
 from rag_ci.judges.env import deepeval_package_dir, deepeval_version
 from rag_ci.judges.metrics import JudgeMetricSpec

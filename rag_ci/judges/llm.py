@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rag_ci.judges.call_context import current_call
 from rag_ci.judges.client import JudgeClient
 from rag_ci.judges.env import prepare_deepeval_environment
-from rag_ci.judges.call_context import current_call
 
 prepare_deepeval_environment()
 
@@ -36,7 +36,8 @@ class RagCiJudgeModel(DeepEvalBaseLLM):
     # DeepEval calls this one; overriding it directly skips DeepEval's tracing wrapper
     # around a_generate (no trace is ever active here).
     async def a_generate_with_schema(  # type: ignore[override]  # DeepEval passes `schema` by keyword
-            self, prompt: str, schema: type[BaseModel] | None = None, **kwargs) -> Any:
+        self, prompt: str, schema: type[BaseModel] | None = None, **kwargs
+    ) -> Any:
         log = current_call().calls
         if log is None:
             return await self._client.call(prompt, schema)

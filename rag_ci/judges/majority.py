@@ -28,4 +28,6 @@ def decide_by_majority(runs: list[MetricResult], baseline_passed: bool | None) -
     cost = sum(r.judge_cost_usd for r in runs)
     votes = _votes(runs)
     chosen = runs[choose_by_majority(runs, baseline_passed)]
-    return chosen.model_copy(update={"confirm_runs": votes, "unstable": len(set(votes)) > 1, "judge_cost_usd": cost})
+    return chosen.model_copy(
+        update={"confirm_runs": votes, "unstable": len(set(votes)) > 1, "judge_cost_usd": cost}
+    )

@@ -98,7 +98,11 @@ class JudgeMetricSpec:
         if self.deepeval_class == "GEval":
             return dm.GEval(
                 name=self.name,
-                evaluation_params=[SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT, SingleTurnParams.EXPECTED_OUTPUT],
+                evaluation_params=[
+                    SingleTurnParams.INPUT,
+                    SingleTurnParams.ACTUAL_OUTPUT,
+                    SingleTurnParams.EXPECTED_OUTPUT,
+                ],
                 evaluation_steps=list(self.evaluation_steps),
                 model=model,
                 threshold=threshold,
@@ -107,15 +111,31 @@ class JudgeMetricSpec:
             )
         cls = getattr(dm, self.deepeval_class)
         # eval_mode pinned to "llm": a DEEPEVAL_EVAL_MODE in the environment must not change the judge.
-        return cls(model=model, threshold=threshold, include_reason=include_reason, async_mode=True,
-                   strict_mode=self.strict, eval_mode="llm")
+        return cls(
+            model=model,
+            threshold=threshold,
+            include_reason=include_reason,
+            async_mode=True,
+            strict_mode=self.strict,
+            eval_mode="llm",
+        )
 
 
 def _geval(name: str, cfg: MetricConfig, default_steps: tuple[str, ...]) -> JudgeMetricSpec:
     # A user's criteria becomes the single evaluation step (no extra steps-generation call).
     steps = (cfg.criteria,) if cfg.criteria else default_steps
-    return JudgeMetricSpec(name, "GEval", cfg.threshold, uses_answer=True, uses_contexts=False, needs_reference=True,
-                           for_refusals=True, strict=True, evaluation_steps=steps, criteria=cfg.criteria)
+    return JudgeMetricSpec(
+        name,
+        "GEval",
+        cfg.threshold,
+        uses_answer=True,
+        uses_contexts=False,
+        needs_reference=True,
+        for_refusals=True,
+        strict=True,
+        evaluation_steps=steps,
+        criteria=cfg.criteria,
+    )
 
 
 def metric_specs(configs: dict[str, MetricConfig]) -> dict[str, JudgeMetricSpec]:
@@ -126,17 +146,45 @@ def metric_specs(configs: dict[str, MetricConfig]) -> dict[str, JudgeMetricSpec]
             continue
         cfg = configs[name]
         if name == "faithfulness":
-            spec = JudgeMetricSpec(name, "FaithfulnessMetric", cfg.threshold, uses_answer=True, uses_contexts=True,
-                                   needs_reference=False, for_refusals=True)
+            spec = JudgeMetricSpec(
+                name,
+                "FaithfulnessMetric",
+                cfg.threshold,
+                uses_answer=True,
+                uses_contexts=True,
+                needs_reference=False,
+                for_refusals=True,
+            )
         elif name == "answer_relevancy":
-            spec = JudgeMetricSpec(name, "AnswerRelevancyMetric", cfg.threshold, uses_answer=True, uses_contexts=False,
-                                   needs_reference=False, for_refusals=False)
+            spec = JudgeMetricSpec(
+                name,
+                "AnswerRelevancyMetric",
+                cfg.threshold,
+                uses_answer=True,
+                uses_contexts=False,
+                needs_reference=False,
+                for_refusals=False,
+            )
         elif name == "contextual_precision":
-            spec = JudgeMetricSpec(name, "ContextualPrecisionMetric", cfg.threshold, uses_answer=False,
-                                   uses_contexts=True, needs_reference=True, for_refusals=False)
+            spec = JudgeMetricSpec(
+                name,
+                "ContextualPrecisionMetric",
+                cfg.threshold,
+                uses_answer=False,
+                uses_contexts=True,
+                needs_reference=True,
+                for_refusals=False,
+            )
         elif name == "contextual_recall":
-            spec = JudgeMetricSpec(name, "ContextualRecallMetric", cfg.threshold, uses_answer=False,
-                                   uses_contexts=True, needs_reference=True, for_refusals=False)
+            spec = JudgeMetricSpec(
+                name,
+                "ContextualRecallMetric",
+                cfg.threshold,
+                uses_answer=False,
+                uses_contexts=True,
+                needs_reference=True,
+                for_refusals=False,
+            )
         elif name == "correctness":
             spec = _geval(name, cfg, CORRECTNESS_STEPS)
         else:

@@ -53,7 +53,12 @@ def alias_problem(provider: str, model: str) -> str | None:
             return f"'{raw}' is an Anthropic alias; use a dated id such as 'claude-haiku-4-5-20251001'"
     elif family == "google" and name.startswith("gemini"):
         generation = _GEMINI_GENERATION.match(name)
-        stable_code = generation is not None and float(generation.group(1)) >= 2.5 and "preview" not in name and "exp" not in name
+        stable_code = (
+            generation is not None
+            and float(generation.group(1)) >= 2.5
+            and "preview" not in name
+            and "exp" not in name
+        )
         if not stable_code and not _GEMINI_VERSION.search(name):
             return f"'{raw}' is a Gemini alias; use a versioned id such as 'gemini-2.0-flash-001' or 'gemini-2.5-flash'"
     elif family == "mistral" and org is None and provider != "openai-compatible":

@@ -66,7 +66,9 @@ PRICE_TABLE: dict[str, Price] = {
 }
 
 # Suffixes that name a snapshot of a base model: -2025-04-14, -20251001, -0613, -001, -v1:0.
-_SNAPSHOT_SUFFIX = re.compile(r"(-v\d+(:\d+)?|-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|-\d{3}|-preview(-\d{2}-\d{2})?)$")
+_SNAPSHOT_SUFFIX = re.compile(
+    r"(-v\d+(:\d+)?|-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|-\d{3}|-preview(-\d{2}-\d{2})?)$"
+)
 
 
 def base_model_names(model: str) -> list[str]:

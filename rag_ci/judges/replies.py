@@ -66,7 +66,9 @@ class CallLog:
     def before_call(self) -> None:
         """Count a call the judge must answer; raises when the measurement may make no more."""
         if self.max_calls is not None and self.calls >= self.max_calls:
-            raise ReplayIncomplete(f"the recorded replies do not cover this measurement ({self.calls} call(s) made)")
+            raise ReplayIncomplete(
+                f"the recorded replies do not cover this measurement ({self.calls} call(s) made)"
+            )
         self.calls += 1
 
     def lookup(self, prompt: str, schema: type[BaseModel] | None) -> tuple[str, Any | None]:
@@ -96,9 +98,8 @@ class CallLog:
 def replies_from_run(run: RunResult | None) -> dict[str, Any]:
     """Every portable reply a previous run kept, by key."""
     found: dict[str, Any] = {}
-    for question in (run.questions if run else []):
+    for question in run.questions if run else []:
         for metric in question.metrics.values():
             if metric.kind == "judge" and metric.error is None:
                 found.update(metric.judge_replies)
     return found
-

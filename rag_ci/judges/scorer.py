@@ -49,10 +49,22 @@ from rag_ci.judges.replies import CallLog
 
 
 class DeepEvalJudgeScorer:
-    def __init__(self, *, fingerprint: JudgeFingerprint, specs: dict[str, JudgeMetricSpec], client: JudgeClient,
-                 judge_family: str, generator_family: str | None, cache: VerdictCache, full: bool,
-                 confirm_runs: int, preload: tuple[str, ...] = (), replies: Mapping[str, Any] | None = None,
-                 reuse_equivalent: bool = False, disagreement: float | None = None):
+    def __init__(
+        self,
+        *,
+        fingerprint: JudgeFingerprint,
+        specs: dict[str, JudgeMetricSpec],
+        client: JudgeClient,
+        judge_family: str,
+        generator_family: str | None,
+        cache: VerdictCache,
+        full: bool,
+        confirm_runs: int,
+        preload: tuple[str, ...] = (),
+        replies: Mapping[str, Any] | None = None,
+        reuse_equivalent: bool = False,
+        disagreement: float | None = None,
+    ):
         self.fingerprint = fingerprint
         self.specs = specs
         self.client = client
@@ -79,7 +91,9 @@ class DeepEvalJudgeScorer:
         self._checked: set[str] = set()
         self._arrivals = itertools.count()  # order in which answers reach the judge: their calls' priority
         self._unexplained: dict[tuple[str, str, str], _Unexplained] = {}  # (question id, metric, cache key)
-        self._questions: dict[str, tuple[Question, int]] = {}  # scored, not yet explained: (question, priority)
+        self._questions: dict[
+            str, tuple[Question, int]
+        ] = {}  # scored, not yet explained: (question, priority)
 
     @property
     def stats(self) -> JudgeStats:
@@ -100,8 +114,9 @@ class DeepEvalJudgeScorer:
                     if self._prefetch is not None:
                         self._model = await asyncio.wrap_future(self._prefetch)
                     else:
-                        self._model = await asyncio.to_thread(_load_deepeval_model, self.client,
-                                                              self.fingerprint.model, self._preload)
+                        self._model = await asyncio.to_thread(
+                            _load_deepeval_model, self.client, self.fingerprint.model, self._preload
+                        )
         return self._model
 
     def prefetch(self) -> None:
@@ -122,7 +137,7 @@ class DeepEvalJudgeScorer:
         def load() -> None:
             try:
                 future.set_result(_load_deepeval_model(self.client, self.fingerprint.model, self._preload))
-            except BaseException as exc:  # noqa: BLE001 - re-raised where the model is awaited
+            except BaseException as exc:
                 future.set_exception(exc)
 
         threading.Thread(target=load, name="rag-ci-deepeval-import", daemon=True).start()
@@ -138,9 +153,15 @@ class DeepEvalJudgeScorer:
             return
         for question in questions:
             old = baseline.get(question.id)
-            if old is None or old.question_hash != question.content_hash or any(
+            if (
+                old is None
+                or old.question_hash != question.content_hash
+                or any(
                     (m := old.metrics.get(s.name)) is None or m.error is not None or m.cache_key is None
-                    for s in self.specs.values() if s.applies_to(question)):
+                    for s in self.specs.values()
+                    if s.applies_to(question)
+                )
+            ):
                 self.prefetch()
                 return
 
@@ -154,8 +175,16 @@ class DeepEvalJudgeScorer:
 
     # -- scoring -------------------------------------------------------------
 
-    async def score(self, question: Question, answer: str, contexts: list[Context],
-                    baseline: QuestionResult | None, *, settled: bool = False, confirm_each: bool = False) -> dict[str, MetricResult]:
+    async def score(
+        self,
+        question: Question,
+        answer: str,
+        contexts: list[Context],
+        baseline: QuestionResult | None,
+        *,
+        settled: bool = False,
+        confirm_each: bool = False,
+    ) -> dict[str, MetricResult]:
         specs = [s for s in self.specs.values() if s.applies_to(question)]
         # This answer's judge calls queue behind those of answers that arrived earlier.
         priority = next(self._arrivals)
@@ -163,17 +192,32 @@ class DeepEvalJudgeScorer:
         self._questions[question.id] = (question, priority)
         carried = await self._carry_equivalent(specs, question, answer, contexts, baseline)
         flips = _Settled(gating_flip_confirmed=settled and not confirm_each, confirm_each=confirm_each)
-        results = await asyncio.gather(*(self._score_metric(s, question, answer, contexts, baseline, flips)
-                                         for s in specs if s.name not in carried))
+        results = await asyncio.gather(
+            *(
+                self._score_metric(s, question, answer, contexts, baseline, flips)
+                for s in specs
+                if s.name not in carried
+            )
+        )
         return {**carried, **{r.name: r for r in results}}
 
-    async def _carry_equivalent(self, specs: list[JudgeMetricSpec], question: Question, answer: str,
-                                contexts: list[Context], baseline: QuestionResult | None) -> dict[str, MetricResult]:
+    async def _carry_equivalent(
+        self,
+        specs: list[JudgeMetricSpec],
+        question: Question,
+        answer: str,
+        contexts: list[Context],
+        baseline: QuestionResult | None,
+    ) -> dict[str, MetricResult]:
         """The baseline's verdicts of the metrics reading the answer, when the judge finds the
         reworded answer states exactly the same facts (judge.reuse_equivalent_answers)."""
         if not self.reuse_equivalent or self.full or baseline is None or not answer.strip():
             return {}
-        if baseline.question_hash != question.content_hash or not baseline.answer or baseline.answer == answer:
+        if (
+            baseline.question_hash != question.content_hash
+            or not baseline.answer
+            or baseline.answer == answer
+        ):
             return {}
         same_contexts = [c.text for c in baseline.contexts] == [c.text for c in contexts]
         old: dict[str, MetricResult] = {}
@@ -183,7 +227,8 @@ class DeepEvalJudgeScorer:
                 continue
             # Only a verdict this judge gave on that answer (same fingerprint and metric identity).
             if metric.error is None and metric.cache_key == verdict_cache_key(
-                    self._digest, spec, question.content_hash, baseline.answer, baseline.contexts):
+                self._digest, spec, question.content_hash, baseline.answer, baseline.contexts
+            ):
                 old[spec.name] = metric
         if not old:
             return {}
@@ -192,8 +237,10 @@ class DeepEvalJudgeScorer:
         try:
             self.equivalence_calls += 1
             with judge_calls(meter=meter):
-                reply = await self.client.call(equivalence_prompt(question.question, baseline.answer, answer), SameFacts)
-        except Exception:  # noqa: BLE001 - no answer on equivalence: judge the metrics as usual
+                reply = await self.client.call(
+                    equivalence_prompt(question.question, baseline.answer, answer), SameFacts
+                )
+        except Exception:
             return {}
         if not reply.same_facts:
             return {}
@@ -201,13 +248,27 @@ class DeepEvalJudgeScorer:
         carried = {}
         for i, (name, metric) in enumerate(old.items()):
             key = verdict_cache_key(self._digest, self.specs[name], question.content_hash, answer, contexts)
-            carried[name] = metric.model_copy(update={
-                "cached": True, "equivalent_answer": True, "cache_key": key, "confirm_runs": [], "unstable": False,
-                "judge_cost_usd": round(meter.cost_usd, 8) if i == 0 else 0.0})  # the one call, counted once
+            carried[name] = metric.model_copy(
+                update={
+                    "cached": True,
+                    "equivalent_answer": True,
+                    "cache_key": key,
+                    "confirm_runs": [],
+                    "unstable": False,
+                    "judge_cost_usd": round(meter.cost_usd, 8) if i == 0 else 0.0,
+                }
+            )  # the one call, counted once
         return carried
 
-    async def _score_metric(self, spec: JudgeMetricSpec, question: Question, answer: str, contexts: list[Context],
-                            baseline: QuestionResult | None, settled: _Settled) -> MetricResult:
+    async def _score_metric(
+        self,
+        spec: JudgeMetricSpec,
+        question: Question,
+        answer: str,
+        contexts: list[Context],
+        baseline: QuestionResult | None,
+        settled: _Settled,
+    ) -> MetricResult:
         key = verdict_cache_key(self._digest, spec, question.content_hash, answer, contexts)
         if not self.full:
             hit = self.cache.reuse(key)
@@ -222,13 +283,20 @@ class DeepEvalJudgeScorer:
         before = _baseline_metric(baseline, question, spec.name)
         first = runs[0].result
         chosen, decided = runs[0], first
-        if self.confirm_runs > 1 and baseline is not None and before is not None and first.passed is not None \
-                and first.passed != before.passed:
+        if (
+            self.confirm_runs > 1
+            and baseline is not None
+            and before is not None
+            and first.passed is not None
+            and first.passed != before.passed
+        ):
             if before.passed:  # pass → fail: a flip that gates (a regression, or a worse question)
                 async with settled.lock:  # the question's gating flips are confirmed one at a time
                     if not settled.gating_flip_confirmed:
                         chosen, decided = await self._confirm_drop(spec, case, key, runs, before, baseline)
-                        settled.gating_flip_confirmed = decided.baseline_confirmed is True and not settled.confirm_each
+                        settled.gating_flip_confirmed = (
+                            decided.baseline_confirmed is True and not settled.confirm_each
+                        )
             else:  # fail → pass: a gain, confirmed so that noise is not reported as one
                 self.confirmations += 1
                 chosen, decided = await confirm_gain(self._judge, spec, case, key, runs, self.confirm_runs)
@@ -239,22 +307,48 @@ class DeepEvalJudgeScorer:
             self._unexplained[(question.id, spec.name, key)] = _Unexplained(spec, case, chosen.log)
         return decided
 
-    async def _confirm_drop(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str,
-                            runs: list[_Measurement], before: MetricResult,
-                            baseline: QuestionResult) -> tuple[_Measurement, MetricResult]:
+    async def _confirm_drop(
+        self,
+        spec: JudgeMetricSpec,
+        case: tuple[Question, str, list[Context]],
+        key: str,
+        runs: list[_Measurement],
+        before: MetricResult,
+        baseline: QuestionResult,
+    ) -> tuple[_Measurement, MetricResult]:
         """A fresh pass → fail flip: the head's answer and the baseline's stored one re-judged (rag_ci.judges.confirmation)."""
         self.confirmations += 1
         question = case[0]
         stored = None
         if baseline.answer is not None or not spec.uses_answer:
             stored = (question, baseline.answer or "", list(baseline.contexts))
-        stored_key = verdict_cache_key(self._digest, spec, question.content_hash, *stored[1:]) if stored else None
-        return await confirm_drop(self._judge, spec, case, key, runs, before, stored, stored_key,
-                                  lead=lead_needed(self.disagreement, self.confirm_runs), confirm_runs=self.confirm_runs,
-                                  known=self.replies)
+        stored_key = (
+            verdict_cache_key(self._digest, spec, question.content_hash, *stored[1:]) if stored else None
+        )
+        return await confirm_drop(
+            self._judge,
+            spec,
+            case,
+            key,
+            runs,
+            before,
+            stored,
+            stored_key,
+            lead=lead_needed(self.disagreement, self.confirm_runs),
+            confirm_runs=self.confirm_runs,
+            known=self.replies,
+        )
 
-    async def _judge(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]], key: str, *,
-                     known: Mapping[str, Any], include_reason: bool = False, fresh: bool = False) -> "_Measurement":
+    async def _judge(
+        self,
+        spec: JudgeMetricSpec,
+        case: tuple[Question, str, list[Context]],
+        key: str,
+        *,
+        known: Mapping[str, Any],
+        include_reason: bool = False,
+        fresh: bool = False,
+    ) -> _Measurement:
         """One DeepEval measurement; `known` replies stand in for the judge calls they answer."""
         model = await self.deepeval_model()  # first: it prepares DeepEval's environment and imports it
         from deepeval.test_case import LLMTestCase
@@ -265,12 +359,15 @@ class DeepEvalJudgeScorer:
         log = CallLog(self._digest, known=known, max_calls=1 if include_reason else None, fresh=fresh)
         try:
             metric = spec.build(model, include_reason=include_reason)
-            test_case = LLMTestCase(input=question.question, actual_output=answer,
-                                    expected_output=expected_output(question),
-                                    retrieval_context=[c.text for c in contexts])
+            test_case = LLMTestCase(
+                input=question.question,
+                actual_output=answer,
+                expected_output=expected_output(question),
+                retrieval_context=[c.text for c in contexts],
+            )
             with judge_calls(meter=meter, calls=log):
                 await metric.a_measure(test_case, _show_indicator=False)
-        except Exception as exc:  # noqa: BLE001 - a judge failure marks the metric, it never stops the run
+        except Exception as exc:
             return _Measurement(_result(spec, key, error=_describe(exc), cost=meter.cost_usd), log)
         if not include_reason:
             self.replayed_calls += log.replayed
@@ -285,7 +382,9 @@ class DeepEvalJudgeScorer:
         measurement in results.json instead, so a later run that prints it (a worse question
         reusing it from the verdict cache) asks the reason then, for one call.
         """
-        unexplained = {(name, key): entry for (qid, name, key), entry in self._unexplained.items() if qid == record.id}
+        unexplained = {
+            (name, key): entry for (qid, name, key), entry in self._unexplained.items() if qid == record.id
+        }
         for name, key in unexplained:
             del self._unexplained[(record.id, name, key)]
         question, priority = self._questions.pop(record.id, (None, 0))
@@ -303,8 +402,13 @@ class DeepEvalJudgeScorer:
             if name in shown and not wanted:
                 if entry is not None:
                     wanted[name] = self._add_reason(entry.spec, entry.case, entry.log.replies, metric)
-                elif (question is not None and metric.cached and not metric.equivalent_answer and name in self.specs
-                      and metric.judge_replies):
+                elif (
+                    question is not None
+                    and metric.cached
+                    and not metric.equivalent_answer
+                    and name in self.specs
+                    and metric.judge_replies
+                ):
                     # From the verdict cache, judged on this very answer: its recorded replies replay it.
                     case = (question, record.answer or "", list(record.contexts))
                     wanted[name] = self._add_reason(self.specs[name], case, metric.judge_replies, metric)
@@ -318,14 +422,23 @@ class DeepEvalJudgeScorer:
             return record
         return record.model_copy(update={"metrics": {**record.metrics, **updates}})
 
-    async def _add_reason(self, spec: JudgeMetricSpec, case: tuple[Question, str, list[Context]],
-                          replies: Mapping[str, Any], decided: MetricResult) -> MetricResult:
+    async def _add_reason(
+        self,
+        spec: JudgeMetricSpec,
+        case: tuple[Question, str, list[Context]],
+        replies: Mapping[str, Any],
+        decided: MetricResult,
+    ) -> MetricResult:
         """The same measurement with DeepEval's reason: its steps replayed, one call for the reason."""
         again = await self._judge(spec, case, decided.cache_key or "", known=replies, include_reason=True)
         if again.result.error is not None or again.result.score != decided.score:
             return decided  # the verdict stands without its explanation
-        return decided.model_copy(update={"reason": again.result.reason,
-                                          "judge_cost_usd": round(decided.judge_cost_usd + again.result.judge_cost_usd, 8)})
+        return decided.model_copy(
+            update={
+                "reason": again.result.reason,
+                "judge_cost_usd": round(decided.judge_cost_usd + again.result.judge_cost_usd, 8),
+            }
+        )
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -369,7 +482,9 @@ class _Unexplained:
 
 def _reason_may_be_read(result: MetricResult) -> bool:
     """Reports print the reasons of failing verdicts only (and not all of them: `explain`)."""
-    return result.error is None and result.reason is None and result.score is not None and result.passed is False
+    return (
+        result.error is None and result.reason is None and result.score is not None and result.passed is False
+    )
 
 
 def _baseline_metric(baseline: QuestionResult | None, question: Question, name: str) -> MetricResult | None:
@@ -382,13 +497,29 @@ def _baseline_metric(baseline: QuestionResult | None, question: Question, name: 
     return metric
 
 
-def _result(spec: JudgeMetricSpec, key: str, *, score: float | None = None, reason: str | None = None,
-            error: str | None = None, cost: float = 0.0) -> MetricResult:
+def _result(
+    spec: JudgeMetricSpec,
+    key: str,
+    *,
+    score: float | None = None,
+    reason: str | None = None,
+    error: str | None = None,
+    cost: float = 0.0,
+) -> MetricResult:
     passed = None
     if error is None and score is not None and spec.threshold is not None:
         passed = score >= spec.threshold
-    return MetricResult(name=spec.name, kind="judge", score=score, threshold=spec.threshold, passed=passed,
-                        reason=reason, error=error, judge_cost_usd=round(cost, 8), cache_key=key)
+    return MetricResult(
+        name=spec.name,
+        kind="judge",
+        score=score,
+        threshold=spec.threshold,
+        passed=passed,
+        reason=reason,
+        error=error,
+        judge_cost_usd=round(cost, 8),
+        cache_key=key,
+    )
 
 
 def _describe(exc: BaseException) -> str:

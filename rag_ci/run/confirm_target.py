@@ -28,7 +28,9 @@ from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import QuestionResult, Sample
 
 
-async def answer_with_noise_control(replay: Any, question: Question, *, samples: int, runs: int) -> QuestionResult:
+async def answer_with_noise_control(
+    replay: Any, question: Question, *, samples: int, runs: int
+) -> QuestionResult:
     """`replay` is rag_ci.run.replay.Replay: `answer(question, judged, again=)`, `baseline` by id and the
     target's `breaker`: once it has tripped, nothing is asked again (docs/targets.md)."""
     judged: dict = {}
@@ -66,12 +68,16 @@ def _sample(record: QuestionResult) -> Sample:
     )
 
 
-def _combine(representative: QuestionResult, records: list[QuestionResult], *, reasked: bool) -> QuestionResult:
+def _combine(
+    representative: QuestionResult, records: list[QuestionResult], *, reasked: bool
+) -> QuestionResult:
     outcomes = [r.passed for r in records]
-    return representative.model_copy(update={
-        "samples": [_sample(r) for r in records],
-        "pass_rate": round(sum(outcomes) / len(outcomes), 4),
-        "flaky": len(set(outcomes)) > 1,
-        "reasked": reasked,
-        "unstable": any(r.unstable for r in records),
-    })
+    return representative.model_copy(
+        update={
+            "samples": [_sample(r) for r in records],
+            "pass_rate": round(sum(outcomes) / len(outcomes), 4),
+            "flaky": len(set(outcomes)) > 1,
+            "reasked": reasked,
+            "unstable": any(r.unstable for r in records),
+        }
+    )

@@ -13,32 +13,32 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rag_ci import __version__
-from rag_ci.run.confirm_target import answer_with_noise_control
-from rag_ci.core.scoring.aggregate import aggregate
-from rag_ci.core.config import Config
 from rag_ci.core.comparison.identity import baseline_records
 from rag_ci.core.comparison.policy import policy_of
-from rag_ci.core.questionset.questions import Question
-from rag_ci.core.results import QuestionResult, RunMeta, RunResult
-from rag_ci.core.questionset.routing import route
-from rag_ci.core.scoring.judge_scorer import JudgeScorer
-from rag_ci.core.questionset.shards import select_shard, shard_label
-from rag_ci.core.scoring.verdict import broken_run_reason
+from rag_ci.core.config import Config
 from rag_ci.core.questionset.documents import DocumentIndex
-from rag_ci.files.corpus_files import corpus_folders, read_corpora
+from rag_ci.core.questionset.questions import Question
+from rag_ci.core.questionset.routing import route
+from rag_ci.core.questionset.shards import select_shard, shard_label
+from rag_ci.core.results import QuestionResult, RunMeta, RunResult
+from rag_ci.core.scoring.aggregate import aggregate
+from rag_ci.core.scoring.judge_scorer import JudgeScorer
+from rag_ci.core.scoring.verdict import broken_run_reason
 from rag_ci.errors import RagCiError
-from rag_ci.safety.logsafe import neutralise
-from rag_ci.files.project import Project
-from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
-from rag_ci.runtime.progress import make_progress
-from rag_ci.safety.redaction import Redactor
-from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
+from rag_ci.files.corpus_files import corpus_folders, read_corpora
 from rag_ci.files.journal import Journal, journal_path
+from rag_ci.files.project import Project
 from rag_ci.files.results_file import save_results
+from rag_ci.run.confirm_target import answer_with_noise_control
+from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
+from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
+from rag_ci.runtime.progress import make_progress
+from rag_ci.safety.logsafe import neutralise
+from rag_ci.safety.redaction import Redactor
 from rag_ci.targets import Target, build_target
 from rag_ci.targets.git_credentials import refuse_persisted_credentials
 from rag_ci.targets.processes import declared_secrets, target_env
@@ -57,8 +57,10 @@ class RunContext:
 
 
 def git_context(root: Path) -> RunContext:
-    return RunContext(git_sha=git(root, "rev-parse", "HEAD") or None, git_ref=git(root, "rev-parse", "--abbrev-ref", "HEAD") or None)
-
+    return RunContext(
+        git_sha=git(root, "rev-parse", "HEAD") or None,
+        git_ref=git(root, "rev-parse", "--abbrev-ref", "HEAD") or None,
+    )
 
 
 def _redacted(exc: RagCiError, redact: Redactor) -> RagCiError:
@@ -109,8 +111,9 @@ class RunOptions:
     confirm_each: frozenset[str] = frozenset()
 
 
-async def run_project(project: Project, options: RunOptions, *, target: Target | None = None,
-                      judge: JudgeScorer | None = None) -> RunResult:
+async def run_project(
+    project: Project, options: RunOptions, *, target: Target | None = None, judge: JudgeScorer | None = None
+) -> RunResult:
     """Build, start, replay every question, score, and write results.json atomically.
 
     `target` and `judge` are injectable (tests, benchmarks); by default they are
@@ -118,7 +121,7 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     the generator's family does (before any judge call on that answer).
     """
     config = project.config
-    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     context = options.run_context or git_context(project.root)
     dirty = git_dirty(project.root, context.git_sha)  # before the build steps, which may write tracked files
     questions = select_shard(project.questions.questions, options.shard)
@@ -127,10 +130,14 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     documents = _documents(project)
     judge = _judge(project, options, context, judge, todo)
     try:
-        refuse_persisted_credentials(project.root, target_env(config.target))  # before any of the RAG's code runs
+        refuse_persisted_credentials(
+            project.root, target_env(config.target)
+        )  # before any of the RAG's code runs
         verbose = options.verbose if options.verbose is not None else verbose_from_env(os.environ)
         if options.build and config.target.build and todo:
-            await run_build_steps(config.target.build, project.root, target_env(config.target), redact=redact, verbose=verbose)
+            await run_build_steps(
+                config.target.build, project.root, target_env(config.target), redact=redact, verbose=verbose
+            )
         target = target or build_target(config.target, project.root, verbose=verbose)
     except RagCiError as exc:
         raise _redacted(exc, redact) from None
@@ -139,14 +146,28 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
 
     def with_fingerprints(record: QuestionResult) -> QuestionResult:
         """The record with its cited documents' fingerprints as they are for this run (docs/questions.md)."""
-        return record.model_copy(update={"source_fingerprints": documents.fingerprints(by_id[record.id].sources)})
+        return record.model_copy(
+            update={"source_fingerprints": documents.fingerprints(by_id[record.id].sources)}
+        )
 
     records: dict[str, QuestionResult] = {r.id: with_fingerprints(r) for r in kept}
     journal.open(kept)
-    completed, warmup, diagnostics = await _replay_all(replay, todo, options, records, journal, with_fingerprints)
+    completed, warmup, diagnostics = await _replay_all(
+        replay, todo, options, records, journal, with_fingerprints
+    )
     ordered = [records[q.id] for q in questions if q.id in records]
-    meta = _meta(project, options, context, replay, ordered, started_at=started_at, dirty=dirty, warmup=warmup,
-                 diagnostics=diagnostics, corpus_fingerprints=documents.corpus_fingerprints())
+    meta = _meta(
+        project,
+        options,
+        context,
+        replay,
+        ordered,
+        started_at=started_at,
+        dirty=dirty,
+        warmup=warmup,
+        diagnostics=diagnostics,
+        corpus_fingerprints=documents.corpus_fingerprints(),
+    )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(options.output, result)
     if completed:
@@ -154,7 +175,9 @@ async def run_project(project: Project, options: RunOptions, *, target: Target |
     return result
 
 
-def _resume(project: Project, options: RunOptions, questions: list[Question]) -> tuple[Journal, list[QuestionResult], list[Question]]:
+def _resume(
+    project: Project, options: RunOptions, questions: list[Question]
+) -> tuple[Journal, list[QuestionResult], list[Question]]:
     """The run's journal, the finished questions a `--resume` keeps from it, and the questions still to ask."""
     samples, shard = options.samples, options.shard
     header = {
@@ -180,28 +203,49 @@ def _documents(project: Project) -> DocumentIndex:
     try:
         return read_corpora(corpus_folders(project.root, project.corpora)).index
     except RagCiError as exc:  # the RAG never reads these folders: say so, run without the fingerprints
-        print(neutralise(f"[rag-ci] warning: {exc}; the documents' fingerprints are not recorded"), file=sys.stderr)
+        print(
+            neutralise(f"[rag-ci] warning: {exc}; the documents' fingerprints are not recorded"),
+            file=sys.stderr,
+        )
         return DocumentIndex(())
 
 
-def _judge(project: Project, options: RunOptions, context: RunContext, judge: JudgeScorer | None,
-           todo: list[Question]) -> JudgeScorer | None:
+def _judge(
+    project: Project,
+    options: RunOptions,
+    context: RunContext,
+    judge: JudgeScorer | None,
+    todo: list[Question],
+) -> JudgeScorer | None:
     """The run's judge (the config's, unless one was handed in), told which answers to expect."""
     config, baseline = project.config, options.baseline
     if judge is None and config.judge_enabled:
         from rag_ci.judges.build import build_judge
 
-        judge = build_judge(config, baseline=baseline, full=options.full, env={**os.environ, **context.judge_keys})
+        judge = build_judge(
+            config, baseline=baseline, full=options.full, env={**os.environ, **context.judge_keys}
+        )
     if judge is not None and judge.fingerprint.provider == "fake":
-        print("[rag-ci] fake judge — its metrics are a dry run, never a gate: the DeepEval metrics are scored by a fixed policy, "
-              "offline; they show the judge tier runs, not how good the answers are (docs/judges.md)", file=sys.stderr)
+        print(
+            "[rag-ci] fake judge — its metrics are a dry run, never a gate: the DeepEval metrics are scored by a fixed policy, "
+            "offline; they show the judge tier runs, not how good the answers are (docs/judges.md)",
+            file=sys.stderr,
+        )
     if judge is not None and todo:  # may start importing DeepEval while the target is built and started
-        judge.expect(todo, baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions)))
+        judge.expect(
+            todo, baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions))
+        )
     return judge
 
 
-async def _replay_all(replay: Replay, todo: list[Question], options: RunOptions, records: dict[str, QuestionResult],
-                      journal: Journal, finish: Callable[[QuestionResult], QuestionResult]) -> tuple[bool, list[float | None], str | None]:
+async def _replay_all(
+    replay: Replay,
+    todo: list[Question],
+    options: RunOptions,
+    records: dict[str, QuestionResult],
+    journal: Journal,
+    finish: Callable[[QuestionResult], QuestionResult],
+) -> tuple[bool, list[float | None], str | None]:
     """Start the target, warm it up, ask every question of `todo` into `records` and the journal,
     stop the target. (Whether every question was asked, the warm-up latencies, the target's
     diagnostics when a question errored.)"""
@@ -220,17 +264,23 @@ async def _replay_all(replay: Replay, todo: list[Question], options: RunOptions,
         async def one(question: Question, *, counted: bool = True) -> None:
             try:
                 async with replay.window:
-                    record = await answer_with_noise_control(replay, question, samples=options.samples,
-                                                             runs=config.gate.confirm_target_runs)
+                    record = await answer_with_noise_control(
+                        replay, question, samples=options.samples, runs=config.gate.confirm_target_runs
+                    )
                     if judge is not None:  # the reasons this record's report prints, now it is complete
                         record = await judge.explain(record, replay.baseline.get(question.id))
             except RagCiError:
                 raise
             except Exception as exc:  # a bug on one question must not lose the others
                 record = QuestionResult(
-                    id=question.id, question=question.question, question_hash=question.content_hash,
-                    corpora=route(question, replay.project.corpora), tags=list(question.tags), request={},
-                    error=redact(f"internal error: {type(exc).__name__}: {exc}"), verdict="error",
+                    id=question.id,
+                    question=question.question,
+                    question_hash=question.content_hash,
+                    corpora=route(question, replay.project.corpora),
+                    tags=list(question.tags),
+                    request={},
+                    error=redact(f"internal error: {type(exc).__name__}: {exc}"),
+                    verdict="error",
                 )
             # Fingerprinted as each question ends: a copy of every record at the end of the run
             # held both copies at once (+40 MiB at 50,000 questions).
@@ -255,7 +305,11 @@ async def _replay_all(replay: Replay, todo: list[Question], options: RunOptions,
         completed = True
     finally:
         bar.close()
-        diagnostics = redact(replay.target.diagnostics()) if any(r.verdict == "error" for r in records.values()) else None
+        diagnostics = (
+            redact(replay.target.diagnostics())
+            if any(r.verdict == "error" for r in records.values())
+            else None
+        )
         await replay.target.stop()
         if judge is not None:
             await judge.aclose()
@@ -263,9 +317,19 @@ async def _replay_all(replay: Replay, todo: list[Question], options: RunOptions,
     return completed, warmup, diagnostics
 
 
-def _meta(project: Project, options: RunOptions, context: RunContext, replay: Replay, ordered: list[QuestionResult], *,
-          started_at: str, dirty: bool | None, warmup: list[float | None], diagnostics: str | None,
-          corpus_fingerprints: dict[str, str]) -> RunMeta:
+def _meta(
+    project: Project,
+    options: RunOptions,
+    context: RunContext,
+    replay: Replay,
+    ordered: list[QuestionResult],
+    *,
+    started_at: str,
+    dirty: bool | None,
+    warmup: list[float | None],
+    diagnostics: str | None,
+    corpus_fingerprints: dict[str, str],
+) -> RunMeta:
     config, shard = project.config, options.shard
     generators = sorted({m for m in [config.target.generator_model, *replay.generators] if m})
     return RunMeta(
@@ -275,7 +339,7 @@ def _meta(project: Project, options: RunOptions, context: RunContext, replay: Re
         git_ref=context.git_ref,
         pr_number=context.pr_number,
         started_at=started_at,
-        finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         question_set_version=project.questions.version,
         question_set_hash=project.questions.content_hash,
         config_fingerprint=config.fingerprint(),
@@ -291,6 +355,7 @@ def _meta(project: Project, options: RunOptions, context: RunContext, replay: Re
         warmup_latency_s=warmup,
         # Mostly errors: kept for diagnosis, but never compared, never a baseline (docs/gate.md).
         # A target that stopped answering is broken whatever the error share (the rest was never asked).
-        broken=replay.breaker.broken_reason([r.error for r in ordered]) or broken_run_reason(ordered, config.gate.max_error_rate),
+        broken=replay.breaker.broken_reason([r.error for r in ordered])
+        or broken_run_reason(ordered, config.gate.max_error_rate),
         corpus_fingerprints=corpus_fingerprints,
     )

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rag_ci.errors import RagCiError
-from rag_ci.safety.redaction import Redactor
 from rag_ci.safety.logsafe import neutralise
+from rag_ci.safety.redaction import Redactor
 from rag_ci.targets.processes import OutputTail, permission_hint, target_process_kwargs
 
 VERBOSE_VARIABLE = "RAG_CI_VERBOSE"
@@ -23,7 +23,10 @@ VERBOSE_VARIABLE = "RAG_CI_VERBOSE"
 
 def verbose_from_env(environ: Mapping[str, str]) -> bool:
     """RAG_CI_VERBOSE=1, or a GitHub re-run with debug logging (RUNNER_DEBUG=1)."""
-    return environ.get(VERBOSE_VARIABLE, "").lower() in ("1", "true", "yes") or environ.get("RUNNER_DEBUG") == "1"
+    return (
+        environ.get(VERBOSE_VARIABLE, "").lower() in ("1", "true", "yes")
+        or environ.get("RUNNER_DEBUG") == "1"
+    )
 
 
 def _last_redraw(line: str) -> str:
@@ -32,8 +35,14 @@ def _last_redraw(line: str) -> str:
     return drawn[-1] if drawn else ""
 
 
-async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=sys.stderr, redact: Redactor | None = None,
-                          verbose: bool = False) -> None:
+async def run_build_steps(
+    steps: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    log=sys.stderr,
+    redact: Redactor | None = None,
+    verbose: bool = False,
+) -> None:
     """Run the shell build steps in order; a failing step stops the run with its output.
 
     Quiet unless `verbose`: a step's output (an ingest's progress bars can be thousands of
@@ -47,7 +56,11 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         tail = OutputTail(40)
         started = time.monotonic()
         process = await asyncio.create_subprocess_shell(
-            step, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **target_process_kwargs(env, project_dir=cwd)
+            step,
+            cwd=cwd,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            **target_process_kwargs(env, project_dir=cwd),
         )
         assert process.stdout is not None
         lines = redact.lines()
@@ -66,9 +79,16 @@ async def run_build_steps(steps: list[str], cwd: Path, env: dict[str, str], log=
         show(lines.flush())
         code = await process.wait()
         if code != 0:
-            raise RagCiError(f"build step failed (exit {code}): {step}\n{tail.text(20)}" + permission_hint(tail.text(20), project_dir=cwd))
+            raise RagCiError(
+                f"build step failed (exit {code}): {step}\n{tail.text(20)}"
+                + permission_hint(tail.text(20), project_dir=cwd)
+            )
         lines_of = f"{count} line{'s' if count != 1 else ''} of output"
-        hidden = "" if verbose or not count else f"; {lines_of} not shown (--verbose or {VERBOSE_VARIABLE}=1 shows them)"
+        hidden = (
+            ""
+            if verbose or not count
+            else f"; {lines_of} not shown (--verbose or {VERBOSE_VARIABLE}=1 shows them)"
+        )
         print(f"[rag-ci] build step done in {time.monotonic() - started:.1f}s{hidden}", file=log, flush=True)
 
 

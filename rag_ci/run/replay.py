@@ -15,19 +15,18 @@ from rag_ci.core.comparison.policy import policy_of
 from rag_ci.core.config import JUDGE_METRICS
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.questionset.routing import route, routing_leaks
-from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.results import MetricResult, QuestionResult, RunResult
+from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.scoring.retrieval_metrics import score_retrieval
 from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
 from rag_ci.core.scoring.verdict import cut_at_word, failure_stage, question_verdict
 from rag_ci.errors import TargetError
-from rag_ci.safety.logsafe import neutralise
 from rag_ci.files.project import Project
+from rag_ci.safety.logsafe import neutralise
 from rag_ci.safety.redaction import Redactor
 from rag_ci.targets import WARMUP_ID_PREFIX, Target, TargetReply, describe_target, parse_reply
 from rag_ci.targets.base import arrived
 from rag_ci.targets.breaker import TargetBreaker
-
 
 OWN_TIME_OUT = "time-out: no answer within "
 
@@ -35,28 +34,44 @@ OWN_TIME_OUT = "time-out: no answer within "
 class Replay:
     """State of one replay: target, judge, baseline records, journal, progress."""
 
-    def __init__(self, project: Project, target: Target, judge: JudgeScorer | None, baseline: RunResult | None,
-                 redact: Redactor | None = None, confirm_each: frozenset[str] = frozenset()):
+    def __init__(
+        self,
+        project: Project,
+        target: Target,
+        judge: JudgeScorer | None,
+        baseline: RunResult | None,
+        redact: Redactor | None = None,
+        confirm_each: frozenset[str] = frozenset(),
+    ):
         self.project = project
         self.redact = redact or Redactor()
         self.config = project.config
         self.target = target
         self.judge = judge
-        self.baseline = baseline_records(baseline, ((q.id, q.content_hash) for q in project.questions.questions))
-        self.metric_configs = {n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS}
+        self.baseline = baseline_records(
+            baseline, ((q.id, q.content_hash) for q in project.questions.questions)
+        )
+        self.metric_configs = {
+            n: c for n, c in self.config.metric_configs().items() if n not in JUDGE_METRICS
+        }
         # Judge-free metrics whose drop settles a question (no judged flip of it is re-judged).
         self.settling = settling_metrics(policy_of(self.config), baseline.meta.policy if baseline else None)
         self.confirm_each = confirm_each
         parallel = min(self.config.target.concurrency, target.max_parallel or self.config.target.concurrency)
         self.parallel = parallel
         self.slots = asyncio.Semaphore(parallel)
-        self.breaker = TargetBreaker(describe_target(self.config.target), max_wait_s=self.config.target.breaker_wait_s(),
-                                     max_errors_at_start=self.config.target.breaker_errors_at_start(parallel))
+        self.breaker = TargetBreaker(
+            describe_target(self.config.target),
+            max_wait_s=self.config.target.breaker_wait_s(),
+            max_errors_at_start=self.config.target.breaker_errors_at_start(parallel),
+        )
         # Questions in flight (being answered or judged). Without a bound every question is
         # answered at once and then waits for the judge: all finish at the very end, so the
         # progress and the resume journal stay empty until then. Two judge-fulls of
         # questions keep every judge slot busy (each question has several calls ready).
-        self.window = asyncio.Semaphore(parallel + 2 * (self.config.judge.concurrency if judge is not None else parallel))
+        self.window = asyncio.Semaphore(
+            parallel + 2 * (self.config.judge.concurrency if judge is not None else parallel)
+        )
         self._max_parallel = target.max_parallel
         self.generators: set[str] = set()
         # Questions that timed out before the target had answered anything: a cold start
@@ -64,8 +79,9 @@ class Replay:
         # re-asked once at the end of the run, when the target has answered since.
         self.early_time_outs: set[str] = set()
 
-    async def ask(self, request: dict, *, counts: bool = True,
-                  watched: bool = True) -> tuple[TargetReply | None, float | None, str | None]:
+    async def ask(
+        self, request: dict, *, counts: bool = True, watched: bool = True
+    ) -> tuple[TargetReply | None, float | None, str | None]:
         """One target call under its time-out and the breaker: (reply, latency, error).
         `counts=False` (a re-ask) keeps a failure out of the errors-at-start count;
         `watched=False` (a warm-up request) keeps its outcome from the breaker altogether."""
@@ -80,7 +96,7 @@ class Replay:
             latency = arrived_at - started
             # The redaction boundary: nothing the target said is kept, judged or shown unredacted.
             reply = parse_reply(self.redact.tree(raw))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             waited = loop.time() - clock
             if self.breaker.tripped:  # cut by the breaker, tripped by another call
                 return None, None, self.breaker.cut_error()
@@ -129,15 +145,24 @@ class Replay:
 
         async def one(i: int) -> float | None:
             question = questions[i % len(questions)]
-            request = {"id": f"{WARMUP_ID_PREFIX}{i + 1}", "question": question.question, "corpora": route(question, self.project.corpora)}
+            request = {
+                "id": f"{WARMUP_ID_PREFIX}{i + 1}",
+                "question": question.question,
+                "corpora": route(question, self.project.corpora),
+            }
             try:
                 async with self.slots:
                     if failures:
                         return None
                     _, latency, error = await self.ask(request, watched=False)
-            except Exception as exc:  # noqa: BLE001 - a warm-up is unscored: whatever it raises, the run goes on
-                print(neutralise(f"[rag-ci] warm-up request failed: {cut_at_word(self.redact(f'{type(exc).__name__}: {exc}'), 300)}"),
-                      file=sys.stderr, flush=True)
+            except Exception as exc:
+                print(
+                    neutralise(
+                        f"[rag-ci] warm-up request failed: {cut_at_word(self.redact(f'{type(exc).__name__}: {exc}'), 300)}"
+                    ),
+                    file=sys.stderr,
+                    flush=True,
+                )
                 failures.append(type(exc).__name__)
                 return None
             if error:
@@ -146,11 +171,20 @@ class Replay:
 
         started = time.perf_counter()
         latencies = await asyncio.gather(*(one(i) for i in range(count)))
-        print(neutralise(warmup_line(count, time.perf_counter() - started, latencies, [self.redact(f) for f in failures])),
-              file=sys.stderr, flush=True)
+        print(
+            neutralise(
+                warmup_line(
+                    count, time.perf_counter() - started, latencies, [self.redact(f) for f in failures]
+                )
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
         return [None if x is None else round(x, 6) for x in latencies]
 
-    async def answer(self, question: Question, judged: dict | None = None, *, again: bool = False) -> QuestionResult:
+    async def answer(
+        self, question: Question, judged: dict | None = None, *, again: bool = False
+    ) -> QuestionResult:
         """Ask once, score. `judged` remembers this question's judge verdicts by answer and
         contexts, so a re-asked question whose answer repeats costs no judge call. `again`:
         a re-ask or another sample, not counted among the questions the breaker counts."""
@@ -182,11 +216,19 @@ class Replay:
                     self.judge.check_generator(usage.model)  # raises: same family stops the run
                 seen = (answer or "", tuple(c.text for c in contexts))
                 if judged is not None and seen in judged:
-                    metrics.update({n: m.model_copy(update={"judge_cost_usd": 0.0}) for n, m in judged[seen].items()})
+                    metrics.update(
+                        {n: m.model_copy(update={"judge_cost_usd": 0.0}) for n, m in judged[seen].items()}
+                    )
                 else:
                     base = self.baseline.get(question.id)
-                    scored = await self.judge.score(question, answer or "", contexts, base, confirm_each=question.id in self.confirm_each,
-                                                    settled=regressed_without_judge(metrics, base, question.content_hash, self.settling))
+                    scored = await self.judge.score(
+                        question,
+                        answer or "",
+                        contexts,
+                        base,
+                        confirm_each=question.id in self.confirm_each,
+                        settled=regressed_without_judge(metrics, base, question.content_hash, self.settling),
+                    )
                     metrics.update(scored)
                     if judged is not None:
                         judged[seen] = scored
@@ -216,7 +258,9 @@ class Replay:
         )
 
 
-def early_time_outs_to_reask(replay: Replay, records: Mapping[str, QuestionResult], todo: list[Question]) -> list[Question]:
+def early_time_outs_to_reask(
+    replay: Replay, records: Mapping[str, QuestionResult], todo: list[Question]
+) -> list[Question]:
     """The questions that timed out before the target first answered, once it has answered
     since (a cold start, not an outage: a tripped breaker re-asks nothing), still in error."""
     if replay.breaker.tripped or not replay.breaker.answered:
@@ -232,9 +276,11 @@ def redact_judged(record: QuestionResult, redact: Redactor) -> QuestionResult:
         return record
     metrics = {}
     for name, metric in record.metrics.items():
-        clean = {"error": redact(metric.error) if metric.error else metric.error,
-                 "reason": redact(metric.reason) if metric.reason else metric.reason,
-                 "judge_replies": redact.tree(metric.judge_replies)}
+        clean = {
+            "error": redact(metric.error) if metric.error else metric.error,
+            "reason": redact(metric.reason) if metric.reason else metric.reason,
+            "judge_replies": redact.tree(metric.judge_replies),
+        }
         changed = {k: v for k, v in clean.items() if v != getattr(metric, k)}
         metrics[name] = metric.model_copy(update=changed) if changed else metric
     if all(metrics[n] is m for n, m in record.metrics.items()):
@@ -247,6 +293,10 @@ def warmup_line(count: int, seconds: float, latencies: list[float | None], failu
     first failure cut between words, never inside one ("(request i)")."""
     answered = [x for x in latencies if x is not None]
     spread = f", {min(answered):.2f}–{max(answered):.2f} s each" if answered else ""
-    failed = (f"; {len(failures)} failed ({cut_at_word(' '.join(failures[0].split()), 160)}), "
-              f"{count - len(answered) - len(failures)} skipped" if failures else "")
+    failed = (
+        f"; {len(failures)} failed ({cut_at_word(' '.join(failures[0].split()), 160)}), "
+        f"{count - len(answered) - len(failures)} skipped"
+        if failures
+        else ""
+    )
     return f"[rag-ci] warm-up: {count} unscored request{'s' if count != 1 else ''} in {seconds:.1f}s{spread}{failed} (target.warmup)"

@@ -35,7 +35,11 @@ class LineProgress:
         decile = self.done * 10 // max(self.total, 1)
         if decile != self._last_decile or time.monotonic() - self._last_line > 10 or self.done == self.total:
             self._last_decile, self._last_line = decile, time.monotonic()
-            print(f"[rag-ci] {self.done}/{self.total} {self.label} ({self.failed} {self.failures})", file=self.stream, flush=True)
+            print(
+                f"[rag-ci] {self.done}/{self.total} {self.label} ({self.failed} {self.failures})",
+                file=self.stream,
+                flush=True,
+            )
 
     def close(self) -> None:
         pass
@@ -43,10 +47,18 @@ class LineProgress:
 
 class RichProgress:
     def __init__(self, total: int, label: str = "questions", failures: str = "not passing"):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
 
         self.failed = 0
-        self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]} " + failures), TimeElapsedColumn(), transient=False)
+        self._bar = Bar(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} " + failures),
+            TimeElapsedColumn(),
+            transient=False,
+        )
         self._task = self._bar.add_task(label, total=total, failed=0)
         self._bar.start()
 
@@ -58,8 +70,13 @@ class RichProgress:
         self._bar.stop()
 
 
-def make_progress(total: int, enabled: bool, stream: TextIO | None = None, label: str = "questions",
-                  failures: str = "not passing") -> Progress:
+def make_progress(
+    total: int,
+    enabled: bool,
+    stream: TextIO | None = None,
+    label: str = "questions",
+    failures: str = "not passing",
+) -> Progress:
     stream = stream or sys.stderr
     if not enabled:
         return SilentProgress()

@@ -64,7 +64,13 @@ _LINE_BREAK = r"(?:[ \t]*(?:\r?\n|\r|[\u2028\u2029\x85]|(?:\\r)?\\n)[ \t>|#]*|[ 
 _BREAK_CHARS = frozenset(" \t\r\n\u2028\u2029\x85>|#")
 
 # The variables the judge providers and the GitHub integration read their credentials from.
-KNOWN_SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GITHUB_TOKEN")
+KNOWN_SECRET_VARIABLES = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "GITHUB_TOKEN",
+)
 
 
 def secret_name(name: str) -> bool:
@@ -85,8 +91,12 @@ def looks_like_credential(value: str) -> bool:
         return False
     if _URL.match(value):
         return False
-    kinds = (any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value),
-             any(not c.isalnum() for c in value))
+    kinds = (
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() for c in value),
+    )
     if sum(kinds) < 2:
         return False
     return not all(_ordinary_segment(part) for part in re.split(r"[-_./:@+]", value) if part)
@@ -120,7 +130,7 @@ def encoded_forms(secret: str) -> set[str]:
     for offset in range(3):
         encoded = base64.b64encode(bytes(offset) + raw).decode()
         skip = (offset * 8 + 5) // 6  # characters that carry bits of what comes before
-        core = encoded[skip:(offset + len(raw)) * 8 // 6]  # ...and of what comes after
+        core = encoded[skip : (offset + len(raw)) * 8 // 6]  # ...and of what comes after
         forms |= {core, core.replace("+", "-").replace("/", "_")}
     return {f for f in forms if len(f) >= MIN_SECRET_CHARS and f != secret}
 
@@ -134,7 +144,7 @@ def _pattern(secret: str) -> str:
     # One optional group per further character, nested; past the nesting limit, per block
     # of 8 characters (a cut there leaves at most 7 characters of a very long secret).
     steps = [[c] for c in rest[:_NESTING_LIMIT]]
-    steps += [rest[i:i + 8] for i in range(_NESTING_LIMIT, len(rest), 8)]
+    steps += [rest[i : i + 8] for i in range(_NESTING_LIMIT, len(rest), 8)]
     tail = ""
     for step in reversed(steps):
         tail = f"(?:{''.join(_LINE_BREAK + c for c in step)}{tail})?"
@@ -150,9 +160,16 @@ class Redactor:
         self._regex = re.compile("|".join(_pattern(s) for s in values)) if values else None
         # A cut secret's tail: its last MIN_PREFIX_CHARS characters (no capturing groups: they
         # would slow the search down; which secret matched is read from the match itself).
-        self._tails = {s[-MIN_PREFIX_CHARS:]: s[:-MIN_PREFIX_CHARS] for s in reversed(values) if len(s) > MIN_PREFIX_CHARS}
-        self._tail_regex = (re.compile("|".join(_LINE_BREAK.join(re.escape(c) for c in tail) for tail in self._tails))
-                            if self._tails else None)
+        self._tails = {
+            s[-MIN_PREFIX_CHARS:]: s[:-MIN_PREFIX_CHARS]
+            for s in reversed(values)
+            if len(s) > MIN_PREFIX_CHARS
+        }
+        self._tail_regex = (
+            re.compile("|".join(_LINE_BREAK.join(re.escape(c) for c in tail) for tail in self._tails))
+            if self._tails
+            else None
+        )
         encoded = sorted({form for s in values for form in encoded_forms(s)}, key=len, reverse=True)
         self._encoded_regex = re.compile("|".join(map(re.escape, encoded))) if encoded else None
 
@@ -206,7 +223,7 @@ class Redactor:
             return [self.tree(v) for v in value]
         return value
 
-    def lines(self) -> "LineRedactor":
+    def lines(self) -> LineRedactor:
         return LineRedactor(self)
 
     @classmethod
@@ -216,7 +233,7 @@ class Redactor:
         *,
         declared: Iterable[str] = (),
         variables: Iterable[str] = (),
-    ) -> "Redactor":
+    ) -> Redactor:
         """Secrets of a run: `declared` values, the named `variables` and the known credential
         variables of `environ`, and every credential-looking value under a secret name."""
         found = list(declared)
@@ -229,7 +246,11 @@ class Redactor:
 
 def _without_breaks(text: str) -> str:
     """A matched piece of a secret without the line breaks, escapes and indentation in it."""
-    return re.sub(r"\\r|\\n", "", "".join(c for c in text if c not in _BREAK_CHARS)) if len(text) > MIN_PREFIX_CHARS else text
+    return (
+        re.sub(r"\\r|\\n", "", "".join(c for c in text if c not in _BREAK_CHARS))
+        if len(text) > MIN_PREFIX_CHARS
+        else text
+    )
 
 
 def _start_of_tail(text: str, end: int, before: str) -> int:

@@ -37,7 +37,13 @@ def _python(config: PythonTargetConfig, root: Path) -> Target:
 def _command(config: CommandTargetConfig, root: Path) -> Target:
     from rag_ci.targets.command import CommandTarget
 
-    return CommandTarget(config.command, cwd=root, env=target_env(config), processes=config.processes, restart_limit=config.restart_limit)
+    return CommandTarget(
+        config.command,
+        cwd=root,
+        env=target_env(config),
+        processes=config.processes,
+        restart_limit=config.restart_limit,
+    )
 
 
 def _http(config: HttpTargetConfig, root: Path) -> Target:
@@ -89,4 +95,12 @@ def describe_target(config: TargetConfig) -> str:
     return f"docker {config.dockerfile} (port {config.port}, {config.path})"
 
 
-__all__ = ["WARMUP_ID_PREFIX", "Target", "TargetReply", "build_target", "describe_target", "parse_reply", "TARGET_KINDS"]
+__all__ = [
+    "TARGET_KINDS",
+    "WARMUP_ID_PREFIX",
+    "Target",
+    "TargetReply",
+    "build_target",
+    "describe_target",
+    "parse_reply",
+]

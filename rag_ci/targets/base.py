@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rag_ci.core.results import Context, Usage
 from rag_ci.errors import TargetError
 
-
 # The ids of the unscored warm-up requests sent before the questions (target.warmup):
 # `rag-ci-warmup-1`, `rag-ci-warmup-2`... with the first questions' text and corpora.
 WARMUP_ID_PREFIX = "rag-ci-warmup-"

@@ -100,8 +100,10 @@ class TargetBreaker:
             shown = f"{waited:.0f}" if waited >= 10 else f"{waited:.1f}"
             self._trip(f"no successful reply for {shown} s (target.max_wait_s: {self.max_wait_s:g})")
         elif not self._answered and self._errors_at_start >= self.max_errors_at_start:
-            self._trip(f"the first {self._errors_at_start} questions all failed (target.max_errors_at_start: "
-                       f"{self.max_errors_at_start})")
+            self._trip(
+                f"the first {self._errors_at_start} questions all failed (target.max_errors_at_start: "
+                f"{self.max_errors_at_start})"
+            )
         else:
             self._reschedule()
 
@@ -122,8 +124,10 @@ class TargetBreaker:
         if not self.tripped:
             return None
         not_asked = sum(1 for e in errors if e is not None and e.startswith(_NOT_ASKED))
-        return (f"{self.reason}; {not_asked} of {len(errors)} questions not asked "
-                "(docs/targets.md#when-the-target-stops-answering)")
+        return (
+            f"{self.reason}; {not_asked} of {len(errors)} questions not asked "
+            "(docs/targets.md#when-the-target-stops-answering)"
+        )
 
     def _trip(self, why: str) -> None:
         self.reason = f"target {self.target} stopped answering: {why}; last error: {self._last_error}"

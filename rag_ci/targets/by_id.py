@@ -34,13 +34,15 @@ RECENT_IDS = 4096  # ids answered lately, so that a second reply for one is name
 class RepliesById:
     """The requests in flight on one process (one start of it), and the task routing its replies."""
 
-    def __init__(self, worker: "_Worker"):
+    def __init__(self, worker: _Worker):
         self.worker = worker
         self.waiting: dict[str, asyncio.Future[ArrivedReply]] = {}
         self.answered: deque[str] = deque(maxlen=RECENT_IDS)
         self.abandoned: set[str] = set()  # timed out: a late reply for one answers nothing, and is dropped
         self.last_reply_at = time.perf_counter()
-        self.stray: str | None = None  # a stray line seen while nothing was in flight: the next request's error
+        self.stray: str | None = (
+            None  # a stray line seen while nothing was in flight: the next request's error
+        )
         self._outbox: list[bytes] = []
         self.task = asyncio.create_task(self._route())
 
@@ -59,7 +61,9 @@ class RepliesById:
             stdin.write(data)  # a few requests: the pipe takes them; a process gone is seen on stdout
 
     def expect(self, request_id: str) -> asyncio.Future[ArrivedReply]:
-        if request_id in self.waiting:  # the engine never asks one id twice at once; a process could not tell them apart
+        if (
+            request_id in self.waiting
+        ):  # the engine never asks one id twice at once; a process could not tell them apart
             raise TargetError(f"request {request_id!r} is already in flight on this process")
         future: asyncio.Future[ArrivedReply] = asyncio.get_running_loop().create_future()
         self.waiting[request_id] = future
@@ -87,8 +91,12 @@ class RepliesById:
             line = await lines.get()
             if line == _EOF:
                 code = await self.worker.exit_code_or_none()
-                self.fail_all(TargetError(f"target process exited (code {code}) while answering; "
-                                          f"last stderr: {self.worker.target.stderr.text(5)!r}"))
+                self.fail_all(
+                    TargetError(
+                        f"target process exited (code {code}) while answering; "
+                        f"last stderr: {self.worker.target.stderr.text(5)!r}"
+                    )
+                )
                 self.worker.stale = True
                 return
             arrived_at = time.perf_counter()
@@ -100,22 +108,28 @@ class RepliesById:
                 future = self.waiting.pop(reply["id"], None)
                 if future is None:  # the late reply of a request that timed out
                     self.abandoned.discard(reply["id"])
-                    self.worker.target.stderr.add(f"[rag-ci] dropped the reply to {str(reply['id'])[:80]!r}, which came "
-                                                  "after its time-out")
+                    self.worker.target.stderr.add(
+                        f"[rag-ci] dropped the reply to {str(reply['id'])[:80]!r}, which came "
+                        "after its time-out"
+                    )
                 elif not future.done():
                     future.set_result(ArrivedReply(reply, arrived_at))
                 continue
             problem = problem or reply or "?"
             self.worker.stale = True  # restarted by the next request to this process
             if self.waiting:
-                self.fail_all(TargetError(f"malformed response: {problem}; the process is restarted ({STDOUT_RULE})"))
+                self.fail_all(
+                    TargetError(f"malformed response: {problem}; the process is restarted ({STDOUT_RULE})")
+                )
             else:
                 self.stray = f"{problem} (arrived while no request was in flight: {shown(line)})"
             return
 
     def _reply(self, line: bytes) -> dict[str, Any] | str:
         """The reply this line is, or why it is a stray line."""
-        problem = reply_bounds_problem(line)  # before parsing: 200,000 `[` made json.loads raise RecursionError
+        problem = reply_bounds_problem(
+            line
+        )  # before parsing: 200,000 `[` made json.loads raise RecursionError
         if problem is not None:
             return problem
         try:
@@ -131,25 +145,31 @@ class RepliesById:
             return reply
         if request_id in self.answered:
             return f"a second reply for {str(request_id)[:80]!r}, which was already answered: {shown(line)}"
-        return f"a reply for id {str(request_id)[:80]!r}, which is not in flight on this process: {shown(line)}"
+        return (
+            f"a reply for id {str(request_id)[:80]!r}, which is not in flight on this process: {shown(line)}"
+        )
 
 
-async def ask_by_id(worker: "_Worker", request: dict[str, Any]) -> ArrivedReply:
+async def ask_by_id(worker: _Worker, request: dict[str, Any]) -> ArrivedReply:
     """Send `request` to the worker's process at once and wait for the reply carrying its id."""
     async with worker.reading:  # a lock-step request still in flight at the switch finishes first
         if worker.replies is not None and worker.replies.stray is not None:
             stray = worker.replies.stray
             await worker.kill()
-            raise TargetError(f"malformed response: the target wrote a stray stdout line: {stray}; this question was not "
-                              f"sent and the process is restarted ({STDOUT_RULE})")
+            raise TargetError(
+                f"malformed response: the target wrote a stray stdout line: {stray}; this question was not "
+                f"sent and the process is restarted ({STDOUT_RULE})"
+            )
         if worker.needs_start():
             await worker.target.restart(worker)
         if worker.replies is None:
             early = worker.lines.stray()
             if early is not None:  # written at (re)start, before any request: it must not answer this one
                 await worker.kill()
-                raise TargetError(f"malformed response: the target wrote a stdout line at start, before any request: "
-                                  f"{shown(early)}; this question was not sent and the process is restarted ({STDOUT_RULE})")
+                raise TargetError(
+                    f"malformed response: the target wrote a stdout line at start, before any request: "
+                    f"{shown(early)}; this question was not sent and the process is restarted ({STDOUT_RULE})"
+                )
             worker.replies = RepliesById(worker)
         replies = worker.replies
         future = replies.expect(request["id"])
@@ -165,6 +185,10 @@ async def ask_by_id(worker: "_Worker", request: dict[str, Any]) -> ArrivedReply:
         if replies is worker.replies:  # (the wait's cancellation cancelled `future` too)
             replies.abandon(request["id"])
             if replies.last_reply_at < sent_at:
-                await worker.kill(TargetError(f"the process was restarted: it answered nothing while request "
-                                              f"{str(request['id'])[:80]!r}, in flight on it, timed out"))
+                await worker.kill(
+                    TargetError(
+                        f"the process was restarted: it answered nothing while request "
+                        f"{str(request['id'])[:80]!r}, in flight on it, timed out"
+                    )
+                )
         raise

@@ -72,7 +72,7 @@ def _close_pipes(process: asyncio.subprocess.Process) -> None:
 
 
 class _Worker:
-    def __init__(self, target: "CommandTarget", index: int):
+    def __init__(self, target: CommandTarget, index: int):
         self.target = target
         self.index = index
         self.process: asyncio.subprocess.Process | None = None
@@ -97,7 +97,11 @@ class _Worker:
                 **self.target.process_kwargs,
             )
         except OSError as exc:
-            hint = permission_hint(project_dir=self.target.cwd) if exc.errno in (errno.EACCES, errno.EPERM) else ""
+            hint = (
+                permission_hint(project_dir=self.target.cwd)
+                if exc.errno in (errno.EACCES, errno.EPERM)
+                else ""
+            )
             raise RagCiError(f"cannot start target command {self.target.command}: {exc}{hint}") from exc
         assert self.process.stdout is not None
         self.lines = _Lines()
@@ -112,7 +116,9 @@ class _Worker:
         self._tasks = [*readers, asyncio.create_task(self._watch_exit(self.process, readers))]
         await self.target.handshake(self)
 
-    async def _watch_exit(self, process: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]) -> None:
+    async def _watch_exit(
+        self, process: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]
+    ) -> None:
         """Mark the exit; then end the output once it has been read (see _reaped)."""
         await _reaped(process)
         self.exited.set()
@@ -146,12 +152,17 @@ class _Worker:
             )
         await self._send(request)
         line = await self.lines.get()
-        arrived_at = time.perf_counter()  # a wait for a pending line below is rag-ci's check, not the target's latency
+        arrived_at = (
+            time.perf_counter()
+        )  # a wait for a pending line below is rag-ci's check, not the target's latency
         await self._refuse_unreadable(line)
         assert isinstance(line, bytes)
         # A long line is checked and parsed in a worker thread: the event loop keeps serving the other workers.
-        reply, problem = (await asyncio.to_thread(self._decode, line, request["id"]) if len(line) > OFF_LOOP_BYTES
-                          else self._decode(line, request["id"]))
+        reply, problem = (
+            await asyncio.to_thread(self._decode, line, request["id"])
+            if len(line) > OFF_LOOP_BYTES
+            else self._decode(line, request["id"])
+        )
         if problem is None and "id" not in reply:
             # A reply written twice: seen now, it errors this question; seen at the next request,
             # it would error that one instead. A reply with its id needs no wait: from now on the
@@ -180,7 +191,7 @@ class _Worker:
         """The exit code once the process has exited (None if it has not within `wait_s`)."""
         try:
             await asyncio.wait_for(self.exited.wait(), wait_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
         return self.process.returncode if self.process is not None else None
 
@@ -199,11 +210,15 @@ class _Worker:
             raise TargetError(f"malformed response: {line}")
         if line == _EOF:
             code = await self._exit_code()
-            raise TargetError(f"target process exited (code {code}) while answering; last stderr: {self.target.own_stderr()!r}")
+            raise TargetError(
+                f"target process exited (code {code}) while answering; last stderr: {self.target.own_stderr()!r}"
+            )
 
     def _decode(self, line: bytes, request_id: str) -> tuple[dict[str, Any], str | None]:
         """The reply, or why this line is not the reply to `request_id`."""
-        problem = reply_bounds_problem(line)  # before parsing: 200,000 `[` made json.loads raise RecursionError
+        problem = reply_bounds_problem(
+            line
+        )  # before parsing: 200,000 `[` made json.loads raise RecursionError
         if problem is not None:
             return {}, problem
         try:
@@ -221,7 +236,7 @@ class _Worker:
     async def _exit_code(self) -> int | None:
         try:
             await asyncio.wait_for(self.exited.wait(), 2)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self.kill()
             return None
         assert self.process is not None
@@ -231,13 +246,15 @@ class _Worker:
         """Kill the process (and its group); requests in flight by id fail with `error`."""
         replies, self.replies, self.stale = self.replies, None, False
         if replies is not None:
-            replies.close(error or TargetError("the target process was restarted while this request was in flight"))
+            replies.close(
+                error or TargetError("the target process was restarted while this request was in flight")
+            )
         process = self.process
         if process is not None:
             _kill_group(process)
             try:  # reaped before closing: closing a live process's transport reaps it under the watcher's feet
                 await asyncio.wait_for(_reaped(process), 5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass  # not ours to kill (it changed user): stop reading it all the same
             _close_pipes(process)
             if process.returncode is not None:
@@ -255,7 +272,7 @@ class _Worker:
                 try:
                     await asyncio.wait_for(self.exited.wait(), grace_s)
                     break
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
         await self.kill()  # what is left of its group, and the pipes
 
@@ -279,10 +296,20 @@ def _load(worker: _Worker) -> int:
 class CommandTarget:
     worker_class: type[_Worker] = _Worker
 
-    def __init__(self, command: list[str], *, cwd: Path, env: dict[str, str] | None = None, processes: int = 1, restart_limit: int = 10):
+    def __init__(
+        self,
+        command: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        processes: int = 1,
+        restart_limit: int = 10,
+    ):
         self.command = list(command)
         self.cwd = cwd
-        self.process_kwargs = target_process_kwargs(env, project_dir=cwd)  # env (allow-listed), and user under root
+        self.process_kwargs = target_process_kwargs(
+            env, project_dir=cwd
+        )  # env (allow-listed), and user under root
         self.restart_limit = restart_limit
         self.restarts = 0
         self.startup_grace_s = 0.5
@@ -308,7 +335,7 @@ class CommandTarget:
         command that dies at once (bad path, import error) is seen dead."""
         try:
             await asyncio.wait_for(worker.exited.wait(), self.startup_grace_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     async def start(self) -> None:
@@ -317,13 +344,18 @@ class CommandTarget:
         except BaseException:
             await self.stop()
             raise
-        dead = next((w.process for w in self._workers if w.process is not None and w.process.returncode is not None), None)
+        dead = next(
+            (w.process for w in self._workers if w.process is not None and w.process.returncode is not None),
+            None,
+        )
         if dead is not None:
             # A command that dies at once is a start-up failure, not N question errors.
             await self.stop()
             stderr = self.stderr.text(20)
             hint = permission_hint(stderr, project_dir=self.cwd)
-            raise RagCiError(f"target command exited at start (code {dead.returncode}): {' '.join(self.command)}\n{stderr}{hint}")
+            raise RagCiError(
+                f"target command exited at start (code {dead.returncode}): {' '.join(self.command)}\n{stderr}{hint}"
+            )
         for worker in self._workers:
             self._idle.put_nowait(worker)
 
@@ -333,7 +365,7 @@ class CommandTarget:
         after "[rag-ci] restarting target process"), and errors alike count together."""
         lines = self.stderr.text(50).splitlines()
         restarts = [i for i, line in enumerate(lines) if line.startswith(RESTART_NOTE)]
-        return "\n".join(lines[restarts[-1] + 1 if restarts else 0:][-last:])
+        return "\n".join(lines[restarts[-1] + 1 if restarts else 0 :][-last:])
 
     async def restart(self, worker: _Worker) -> None:
         if self.restarts >= self.restart_limit:

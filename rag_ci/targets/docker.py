@@ -86,24 +86,32 @@ def choose_placement(client: Any, host: RunnerHost) -> Placement:
     try:
         me = client.containers.get(host.hostname)
     except APIError:  # NotFound included: a container of another engine (or a VM that looks like one)
-        return Placement(None, f"in a container ({host.hostname}) this engine does not run: port published on 127.0.0.1")
+        return Placement(
+            None, f"in a container ({host.hostname}) this engine does not run: port published on 127.0.0.1"
+        )
     mode = me.attrs.get("HostConfig", {}).get("NetworkMode", "")
     networks = list(me.attrs.get("NetworkSettings", {}).get("Networks") or {})
     if mode == "host" or not networks or networks == ["host"]:
-        return Placement(None, f"container {host.hostname} uses the host network: port published on 127.0.0.1")
+        return Placement(
+            None, f"container {host.hostname} uses the host network: port published on 127.0.0.1"
+        )
     # A user-defined network (the job's) over the default bridge: that is what GitHub creates.
     chosen = next((n for n in networks if n not in ("bridge", "host", "none")), networks[0])
     return Placement(chosen, f"inside container {host.hostname}: joining its network {chosen}")
 
 
-def resolve_env(env: dict[str, str], environ: dict[str, str], field: str = "target.env") -> tuple[dict[str, str], list[str]]:
+def resolve_env(
+    env: dict[str, str], environ: dict[str, str], field: str = "target.env"
+) -> tuple[dict[str, str], list[str]]:
     """Expand ${NAME} from rag-ci's environment -> (env for the container, values to redact)."""
     resolved, secrets = {}, []
     for key, value in env.items():
         names = _ENV_REFERENCE.findall(value)
         missing = [n for n in names if n not in environ]
         if missing:
-            raise RagCiError(f"{field}.{key} refers to ${{{missing[0]}}}, which is not set in rag-ci's environment")
+            raise RagCiError(
+                f"{field}.{key} refers to ${{{missing[0]}}}, which is not set in rag-ci's environment"
+            )
         resolved[key] = _ENV_REFERENCE.sub(lambda m: environ[m.group(1)], value)
         if names or _SECRET_NAME.search(key):
             secrets.append(resolved[key])
@@ -126,7 +134,9 @@ class DockerTarget:
     ):
         self.config = config
         self.verbose = verbose  # the image build's output in the log (else only its tail, on failure)
-        self.max_parallel: int | None = None  # an HTTP server in a container: target.concurrency bounds the calls
+        self.max_parallel: int | None = (
+            None  # an HTTP server in a container: target.concurrency bounds the calls
+        )
         self.root = Path(root)
         self.run_id = uuid.uuid4().hex
         self.name = f"{CONTAINER_PREFIX}{self.run_id[:12]}"
@@ -173,13 +183,23 @@ class DockerTarget:
     async def _start(self) -> None:
         if self._client is None:
             self._client = await asyncio.to_thread(docker_client)
-        spec = build_spec(self.root, self.config.dockerfile, self.config.context, self.build_args, self.config.target)
+        spec = build_spec(
+            self.root, self.config.dockerfile, self.config.context, self.build_args, self.config.target
+        )
         image = await asyncio.to_thread(
-            ensure_image, self._client, spec, log=self.log, redact=self.redact, cancelled=self._cancel_build,
-            verbose=self.verbose, builder=self.config.builder,
+            ensure_image,
+            self._client,
+            spec,
+            log=self.log,
+            redact=self.redact,
+            cancelled=self._cancel_build,
+            verbose=self.verbose,
+            builder=self.config.builder,
         )
         atexit.register(self._remove_leftovers)
-        placement = await asyncio.to_thread(choose_placement, self._client, self._host or detect_runner_host())
+        placement = await asyncio.to_thread(
+            choose_placement, self._client, self._host or detect_runner_host()
+        )
         self._say(placement.reason)
         started = time.monotonic()
         # Shielded: if we are cancelled while the engine creates the container, stop()
@@ -189,7 +209,9 @@ class DockerTarget:
         await self._connect_and_wait("start-up")
         self.timings = DockerTimings(image.seconds, image.reused, time.monotonic() - started)
         assert self._http is not None  # connected by _connect_and_wait
-        self._say(f"container {self.name} healthy in {self.timings.start_to_healthy_s:.1f}s at {self._http.url}")
+        self._say(
+            f"container {self.name} healthy in {self.timings.start_to_healthy_s:.1f}s at {self._http.url}"
+        )
 
     def _run_container(self, image: ImageRef, placement: Placement) -> Any:
         from docker.errors import DockerException
@@ -200,13 +222,21 @@ class DockerTarget:
             limits["nano_cpus"] = int(self.config.resources.cpus * 1e9)
         if self.config.resources.memory:
             limits["mem_limit"] = self.config.resources.memory
-        wiring: dict[str, Any] = {"network": placement.network} if placement.network else {"ports": {port: ("127.0.0.1", None)}}
+        wiring: dict[str, Any] = (
+            {"network": placement.network} if placement.network else {"ports": {port: ("127.0.0.1", None)}}
+        )
         # target.command replaces ENTRYPOINT and CMD: with an entrypoint set, the engine takes no CMD from the image.
         command: dict[str, Any] = {"entrypoint": list(self.config.command)} if self.config.command else {}
         try:
             return self._client.containers.run(
-                image.id, detach=True, name=self.name, labels={RUN_LABEL: self.run_id},
-                environment=self.env, **limits, **wiring, **command,
+                image.id,
+                detach=True,
+                name=self.name,
+                labels={RUN_LABEL: self.run_id},
+                environment=self.env,
+                **limits,
+                **wiring,
+                **command,
             )
         except DockerException as exc:
             raise RagCiError(f"cannot run the target container: {self.redact(str(exc))}") from None
@@ -230,7 +260,11 @@ class DockerTarget:
         if address is None:
             status, exit_code = await asyncio.to_thread(self._state)
             logs = await asyncio.to_thread(self.logs)
-            what = f"exited during {phase} (code {exit_code})" if status == "exited" else f"has no reachable address ({status})"
+            what = (
+                f"exited during {phase} (code {exit_code})"
+                if status == "exited"
+                else f"has no reachable address ({status})"
+            )
             raise RagCiError(f"target container {what}; its last lines:\n{logs}")
         http = HttpTarget(
             f"http://{address}{self.config.path}",
@@ -253,7 +287,9 @@ class DockerTarget:
             await asyncio.gather(healthy, died, return_exceptions=True)
         if died in done and healthy not in done:
             logs = await asyncio.to_thread(self.logs)
-            raise RagCiError(f"target container exited during {phase} (code {died.result()}); its last lines:\n{logs}")
+            raise RagCiError(
+                f"target container exited during {phase} (code {died.result()}); its last lines:\n{logs}"
+            )
         try:
             healthy.result()
         except RagCiError as exc:
@@ -318,7 +354,9 @@ class DockerTarget:
                 self._say(f"container exited (code {exit_code}) mid-run: restarting it once")
                 self._restart = asyncio.create_task(self._restart_container())
                 return f" (the target container exited with code {exit_code}; restarting it once)"
-            self._gave_up = f"the target container exited again (code {exit_code}) after its one restart; not restarting"
+            self._gave_up = (
+                f"the target container exited again (code {exit_code}) after its one restart; not restarting"
+            )
             self._events.append(f"{self._gave_up}. Its last lines:\n{logs}")
             self._say(self._gave_up)
             return f" ({self._gave_up})"
@@ -327,7 +365,7 @@ class DockerTarget:
         try:
             await asyncio.to_thread(self._container.start)
             await self._connect_and_wait("its restart")
-        except Exception as exc:  # noqa: BLE001 - any failure here means: no more answers
+        except Exception as exc:
             self._gave_up = self.redact(f"the target container could not be restarted: {exc}")
             self._events.append(self._gave_up)
 
@@ -357,17 +395,19 @@ class DockerTarget:
             return 0
         removed = 0
         try:
-            for container in self._client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={self.run_id}"}):
+            for container in self._client.containers.list(
+                all=True, filters={"label": f"{RUN_LABEL}={self.run_id}"}
+            ):
                 container.remove(force=True)
                 removed += 1
-        except Exception as exc:  # noqa: BLE001 - clean-up must never hide the real error
+        except Exception as exc:
             self._say(f"could not remove container {self.name}: {exc} (docker rm -f {self.name})")
         return removed
 
     def _fetch_logs(self) -> str:
         try:
             raw = self._container.logs(stdout=True, stderr=True, tail=LOG_LINES)
-        except Exception as exc:  # noqa: BLE001 - a removed container has no logs
+        except Exception as exc:
             return f"(container logs unavailable: {type(exc).__name__})"
         return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
 

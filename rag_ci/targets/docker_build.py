@@ -29,14 +29,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from rag_ci.safety.logsafe import neutralise
 from rag_ci.errors import RagCiError
+from rag_ci.safety.logsafe import neutralise
 
 BUILD_LOG_TAIL = 25  # lines quoted when a build fails
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the classic builder colours a step's stderr red
 _STEP = re.compile(r"^Step \d+/\d+ : ")  # classic builder progress lines
-BUILDX_HINT = ("install the docker CLI's buildx plugin (package docker-buildx / docker-buildx-plugin; GitHub's hosted "
-               "runners have it), or build the image yourself and point a `kind: http` target at it")
+BUILDX_HINT = (
+    "install the docker CLI's buildx plugin (package docker-buildx / docker-buildx-plugin; GitHub's hosted "
+    "runners have it), or build the image yourself and point a `kind: http` target at it"
+)
 
 
 # ---- what the Dockerfile needs ---------------------------------------------------
@@ -108,20 +110,26 @@ def syntax_directive(text: str) -> str | None:
 
 _CLASSIC_BUILDKIT_ERRORS = re.compile(
     r"requires BuildKit|Unknown flag: (mount|network|security|chmod|link|parents|exclude|checksum)|unknown instruction|"
-    r"can't find gid for group", re.IGNORECASE)
+    r"can't find gid for group",
+    re.IGNORECASE,
+)
 
 
 def classic_failure_hint(error: str, dockerfile_text: str) -> str:
     """Why a classic build's failure may be BuildKit's to build, or ''."""
     if re.search(r"can't find gid for group", error, re.IGNORECASE):
-        return ("\n  The classic builder reads `--chown=USER` as `USER:USER` and there is no group USER; BuildKit uses the "
-                f"user's primary group. This Dockerfile needs BuildKit: {BUILDX_HINT}.")
+        return (
+            "\n  The classic builder reads `--chown=USER` as `USER:USER` and there is no group USER; BuildKit uses the "
+            f"user's primary group. This Dockerfile needs BuildKit: {BUILDX_HINT}."
+        )
     if _CLASSIC_BUILDKIT_ERRORS.search(error):
         return f"\n  This Dockerfile needs BuildKit, which the classic builder is not: {BUILDX_HINT}."
     frontend = syntax_directive(dockerfile_text)
     if frontend:
-        return (f"\n  The Dockerfile declares a BuildKit frontend (`# syntax={frontend}`), which the classic builder "
-                f"ignores: it may need BuildKit: {BUILDX_HINT}.")
+        return (
+            f"\n  The Dockerfile declares a BuildKit frontend (`# syntax={frontend}`), which the classic builder "
+            f"ignores: it may need BuildKit: {BUILDX_HINT}."
+        )
     return ""
 
 
@@ -172,21 +180,42 @@ class BuildLog:
             self.lines += 1
             self.tail.append(line)
             if self.verbose:
-                print(neutralise(f"[rag-ci] docker build: {self.redact(line)[:300]}"), file=self.log, flush=True)
+                print(
+                    neutralise(f"[rag-ci] docker build: {self.redact(line)[:300]}"), file=self.log, flush=True
+                )
 
     def failure(self, reason: str) -> RagCiError:
         lines = "\n".join(f"    {self.redact(line)}" for line in self.tail) or "    (no build output)"
-        return RagCiError(f"docker build failed: {self.redact(reason)}\n  last lines of the build log:\n{lines}")
+        return RagCiError(
+            f"docker build failed: {self.redact(reason)}\n  last lines of the build log:\n{lines}"
+        )
 
 
-def build_with_buildx(request: BuildRequest, out: BuildLog, *, docker_cli: str | None = None,
-                      cancelled: threading.Event | None = None) -> str:
+def build_with_buildx(
+    request: BuildRequest,
+    out: BuildLog,
+    *,
+    docker_cli: str | None = None,
+    cancelled: threading.Event | None = None,
+) -> str:
     """`docker buildx build --load`: the image id, read from --iidfile."""
     cli = docker_cli or shutil.which("docker") or "docker"
     with tempfile.TemporaryDirectory(prefix="rag-ci-buildx-") as tmp:
         iidfile = Path(tmp) / "iid"
-        argv = [cli, "buildx", "build", "--load", "--progress", "plain", "--iidfile", str(iidfile),
-                "-f", str(request.dockerfile), "-t", request.tag]
+        argv = [
+            cli,
+            "buildx",
+            "build",
+            "--load",
+            "--progress",
+            "plain",
+            "--iidfile",
+            str(iidfile),
+            "-f",
+            str(request.dockerfile),
+            "-t",
+            request.tag,
+        ]
         for key, value in sorted(request.build_args.items()):
             argv += ["--build-arg", f"{key}={value}"]
         for key, value in sorted(request.labels.items()):
@@ -195,8 +224,15 @@ def build_with_buildx(request: BuildRequest, out: BuildLog, *, docker_cli: str |
             argv += ["--target", request.stage]
         argv.append(str(request.context_dir))
         try:
-            process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                       encoding="utf-8", errors="replace", env=os.environ.copy())
+            process = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                env=os.environ.copy(),
+            )
         except OSError as exc:
             raise out.failure(f"cannot run {cli} buildx: {exc}") from None
         with process:  # closes its stdout, and waits for it, whatever happens
@@ -218,7 +254,9 @@ def build_with_buildx(request: BuildRequest, out: BuildLog, *, docker_cli: str |
     return image_id
 
 
-def build_with_sdk(client: Any, request: BuildRequest, out: BuildLog, *, cancelled: threading.Event | None = None) -> str:
+def build_with_sdk(
+    client: Any, request: BuildRequest, out: BuildLog, *, cancelled: threading.Event | None = None
+) -> str:
     """The Docker SDK's classic builder: the image id. Step lines are printed even when quiet
     (one per Dockerfile instruction): they are the build's progress."""
     from docker.errors import DockerException
@@ -251,7 +289,11 @@ def build_with_sdk(client: Any, request: BuildRequest, out: BuildLog, *, cancell
             out.add(stream_text)
             for line in _ANSI.sub("", stream_text).splitlines():
                 if _STEP.match(line) and not out.verbose:
-                    print(neutralise(f"[rag-ci] docker build: {out.redact(line.rstrip())[:160]}"), file=out.log, flush=True)
+                    print(
+                        neutralise(f"[rag-ci] docker build: {out.redact(line.rstrip())[:160]}"),
+                        file=out.log,
+                        flush=True,
+                    )
                 elif line.startswith("Successfully built "):
                     image_id = image_id or line.split()[-1]
     except DockerException as exc:

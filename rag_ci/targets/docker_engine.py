@@ -11,10 +11,14 @@ def docker_client() -> Any:
     try:
         import docker
     except ImportError:
-        raise RagCiError("the docker target needs the Docker SDK: pip install 'rag-ci-gate[docker]'") from None
+        raise RagCiError(
+            "the docker target needs the Docker SDK: pip install 'rag-ci-gate[docker]'"
+        ) from None
     try:
         client = docker.from_env()
         client.ping()
-    except Exception as exc:  # noqa: BLE001 - DockerException, or requests' errors from ping
-        raise RagCiError(f"cannot reach the Docker engine: {exc} (is dockerd running? is DOCKER_HOST right?)") from None
+    except Exception as exc:
+        raise RagCiError(
+            f"cannot reach the Docker engine: {exc} (is dockerd running? is DOCKER_HOST right?)"
+        ) from None
     return client

@@ -60,7 +60,9 @@ class ImageRef:
     seconds: float
 
 
-def build_spec(root: Path, dockerfile: str, context: str, build_args: Mapping[str, str], stage: str | None) -> BuildSpec:
+def build_spec(
+    root: Path, dockerfile: str, context: str, build_args: Mapping[str, str], stage: str | None
+) -> BuildSpec:
     """Resolve config paths (relative to rag-ci.yml, like `docker build -f` from there) and check them."""
     context_dir = (root / context).resolve()
     dockerfile_path = (root / dockerfile).resolve()
@@ -155,7 +157,10 @@ def config_hash(spec: BuildSpec, bases: Mapping[str, str] | None = None) -> str:
 
 def image_labels(client: Any, spec: BuildSpec) -> dict[str, str]:
     """The labels an image of this spec carries, hence the ones its reuse looks for."""
-    return {SHA_LABEL: context_hash(spec, context_files(spec)), CONFIG_HASH_LABEL: config_hash(spec, base_image_ids(client, spec))}
+    return {
+        SHA_LABEL: context_hash(spec, context_files(spec)),
+        CONFIG_HASH_LABEL: config_hash(spec, base_image_ids(client, spec)),
+    }
 
 
 Builder = Literal["auto", "buildx", "classic"]
@@ -181,20 +186,41 @@ def ensure_image(
     filters = {"label": [f"{key}={value}" for key, value in labels.items()]}
     for image in client.images.list(filters=filters):
         seconds = time.monotonic() - started
-        print(neutralise(f"[rag-ci] docker: reusing image {image.short_id} (context, build config and base images unchanged)"),
-              file=log, flush=True)
+        print(
+            neutralise(
+                f"[rag-ci] docker: reusing image {image.short_id} (context, build config and base images unchanged)"
+            ),
+            file=log,
+            flush=True,
+        )
         return ImageRef(image.id, tag, reused=True, seconds=seconds)
 
-    request = docker_build.BuildRequest(spec.context_dir, spec.dockerfile, spec.dockerfile_in_context, spec.build_args,
-                                        spec.stage, labels, tag)
+    request = docker_build.BuildRequest(
+        spec.context_dir,
+        spec.dockerfile,
+        spec.dockerfile_in_context,
+        spec.build_args,
+        spec.stage,
+        labels,
+        tag,
+    )
     out = docker_build.BuildLog(log, redact, verbose)
-    use_buildx, why_not = (False, "target.builder: classic") if builder == "classic" else docker_build.buildx_available(docker_cli)
+    use_buildx, why_not = (
+        (False, "target.builder: classic")
+        if builder == "classic"
+        else docker_build.buildx_available(docker_cli)
+    )
     if builder == "buildx" and not use_buildx:
         raise RagCiError(f"target.builder: buildx, but {why_not}: {docker_build.BUILDX_HINT}")
     how = "BuildKit (docker buildx)" if use_buildx else f"the Docker SDK's classic builder ({why_not})"
     quiet = "" if verbose else "; its output is shown on failure, or always with --verbose / RAG_CI_VERBOSE=1"
-    print(neutralise(f"[rag-ci] docker: building {spec.dockerfile_in_context} in {spec.context_dir} as {tag} with {how}{quiet}"),
-          file=log, flush=True)
+    print(
+        neutralise(
+            f"[rag-ci] docker: building {spec.dockerfile_in_context} in {spec.context_dir} as {tag} with {how}{quiet}"
+        ),
+        file=log,
+        flush=True,
+    )
     if use_buildx:
         image_id = docker_build.build_with_buildx(request, out, docker_cli=docker_cli, cancelled=cancelled)
     else:
@@ -202,6 +228,11 @@ def ensure_image(
             docker_build.refuse_buildkit_only(request, why_not)
         image_id = docker_build.build_with_sdk(client, request, out, cancelled=cancelled)
     seconds = time.monotonic() - started
-    print(neutralise(f"[rag-ci] docker: built {image_id[:19]} in {seconds:.1f}s ({out.lines} lines of build output)"),
-          file=log, flush=True)
+    print(
+        neutralise(
+            f"[rag-ci] docker: built {image_id[:19]} in {seconds:.1f}s ({out.lines} lines of build output)"
+        ),
+        file=log,
+        flush=True,
+    )
     return ImageRef(image_id, tag, reused=False, seconds=seconds)

@@ -47,7 +47,9 @@ _TOKEN_PREFIXES = ("ghp_", "ghs_", "gho_", "ghu_", "ghr_", "github_pat_", "glpat
 # A header that carries a credential by its name; any other header only when its value looks like one.
 _CREDENTIAL_HEADERS = re.compile(
     r"^\s*(authorization|proxy-authorization|private-token|job-token|deploy-token|x-api-key|api-key|cookie"
-    r"|x-[a-z-]*(token|key|secret|auth)[a-z-]*)\s*:", re.I)
+    r"|x-[a-z-]*(token|key|secret|auth)[a-z-]*)\s*:",
+    re.I,
+)
 _MAX_INCLUDES = 32  # git itself stops at 10 levels; a loop must end
 _MAX_CONFIG_BYTES = 1 << 20  # a git config is a few kB; a bigger "config" is not read whole
 
@@ -85,7 +87,10 @@ def _entries(text: str):
 
 def _token_user(text: str) -> bool:
     """A URL whose user name is itself a token (no password needed to use it)."""
-    return any(user.lower().startswith(_TOKEN_PREFIXES) or looks_like_credential(user) for user in _URL_USER.findall(text))
+    return any(
+        user.lower().startswith(_TOKEN_PREFIXES) or looks_like_credential(user)
+        for user in _URL_USER.findall(text)
+    )
 
 
 def _masked(text: str) -> str:
@@ -175,7 +180,11 @@ def credentials_in_config(config: Path) -> list[CredentialFound]:
         name = _name(section, subsection, key)
         if (section, key) in (("http", "extraheader"), ("credential", "helper")):
             if not value:  # `http.extraHeader=` clears the headers (all of them, without a URL)
-                found = {k: f for k, f in found.items() if not (k[0] == (section, key) and (subsection is None or k[1] == subsection))}
+                found = {
+                    k: f
+                    for k, f in found.items()
+                    if not (k[0] == (section, key) and (subsection is None or k[1] == subsection))
+                }
                 continue
             holds = credential_header(value) if key == "extraheader" else _helper_credential(value)
         else:
@@ -236,11 +245,17 @@ def credentials_in_checkout(folder: Path) -> list[CredentialFound]:
 def credentials_in_environment(env: Mapping[str, str]) -> list[CredentialFound]:
     """Git configuration handed to the RAG through its environment (`pass_env: [GIT_CONFIG_*]`):
     `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>` pairs and `GIT_CONFIG_PARAMETERS`."""
-    text = "".join(f"[{k.rpartition('.')[0]}]\n{k.rpartition('.')[2]} = {v}\n" for k, v in _environment_entries(env))
+    text = "".join(
+        f"[{k.rpartition('.')[0]}]\n{k.rpartition('.')[2]} = {v}\n" for k, v in _environment_entries(env)
+    )
     found = []
     for section, subsection, key, value in _entries(text):
-        if (key == "extraheader" and credential_header(value)) or (key == "helper" and _helper_credential(value)) \
-                or _in_url(value) or _in_url(subsection or ""):
+        if (
+            (key == "extraheader" and credential_header(value))
+            or (key == "helper" and _helper_credential(value))
+            or _in_url(value)
+            or _in_url(subsection or "")
+        ):
             found.append(CredentialFound(Path("the target's environment"), _name(section, subsection, key)))
     for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"):
         if env.get(name):
@@ -249,8 +264,11 @@ def credentials_in_environment(env: Mapping[str, str]) -> list[CredentialFound]:
 
 
 def _environment_entries(env: Mapping[str, str]) -> list[tuple[str, str]]:
-    pairs = [(env[k], env.get("GIT_CONFIG_VALUE_" + k.removeprefix("GIT_CONFIG_KEY_"), ""))
-             for k in env if k.startswith("GIT_CONFIG_KEY_")]
+    pairs = [
+        (env[k], env.get("GIT_CONFIG_VALUE_" + k.removeprefix("GIT_CONFIG_KEY_"), ""))
+        for k in env
+        if k.startswith("GIT_CONFIG_KEY_")
+    ]
     for item in re.findall(r"'((?:[^'\\]|\\.)*)'", env.get("GIT_CONFIG_PARAMETERS", "")):
         key, _, value = item.partition("=")
         pairs.append((key, value))
@@ -263,7 +281,9 @@ def refuse_persisted_credentials(folder: Path, env: Mapping[str, str] | None = N
     found = credentials_in_checkout(folder) + credentials_in_environment(env or {})
     if not found:
         return
-    where = "; ".join(f"{f.key} in {f.file}" + (f" (included by {f.via})" if f.via else "") for f in found[:4])
+    where = "; ".join(
+        f"{f.key} in {f.file}" + (f" (included by {f.via})" if f.via else "") for f in found[:4]
+    )
     raise RagCiError(
         f"the checkout keeps a git credential the RAG under test could read and use ({where}). "
         "rag-ci does not start the RAG next to it: check out with `persist-credentials: false` "

@@ -18,15 +18,17 @@ import httpx
 from rag_ci.core.base.api_mapping import map_contexts, map_reply, render_request
 from rag_ci.core.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.reply_json import load_reply_off_loop
 from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
+from rag_ci.targets.reply_json import load_reply_off_loop
 
 
 def mapping_arguments(config: HttpTargetConfig | DockerTargetConfig) -> dict[str, Any]:
     """HttpTarget's arguments for `target.request`/`target.response` (docs/targets.md)."""
-    return {"request_template": config.request,
-            "response_map": config.response.model_dump() if config.response is not None else None,
-            "retrieve": config.retrieve.model_dump() if config.retrieve is not None else None}
+    return {
+        "request_template": config.request,
+        "response_map": config.response.model_dump() if config.response is not None else None,
+        "retrieve": config.retrieve.model_dump() if config.retrieve is not None else None,
+    }
 
 
 class HttpTarget:
@@ -60,11 +62,15 @@ class HttpTarget:
         self.startup_timeout_s = startup_timeout_s
         self.start_command = list(start) if start else None
         self.cwd = cwd
-        self.process_kwargs = target_process_kwargs(env, project_dir=cwd)  # env (allow-listed), and user under root
+        self.process_kwargs = target_process_kwargs(
+            env, project_dir=cwd
+        )  # env (allow-listed), and user under root
         self.output = OutputTail()
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
-        connections = max_connections * (2 if retrieve else 1)  # a question in flight holds both its calls' connections
+        connections = max_connections * (
+            2 if retrieve else 1
+        )  # a question in flight holds both its calls' connections
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
@@ -105,15 +111,22 @@ class HttpTarget:
                 last = f"{type(exc).__name__}"
             await asyncio.sleep(0.1)
         await self.stop()
-        raise RagCiError(f"target not healthy after {self.startup_timeout_s:.0f}s at {url} ({last})\n{self.output.text(20)}")
+        raise RagCiError(
+            f"target not healthy after {self.startup_timeout_s:.0f}s at {url} ({last})\n{self.output.text(20)}"
+        )
 
     async def query(self, request: dict[str, Any]) -> Any:
         if self.retrieve is None:
             return await self.answer(request)
         # Both calls at once, under the same timeout; either failing fails the question (one
         # target error for the breaker), so a search outage never reads as "no contexts".
-        reply, contexts = await asyncio.gather(self.answer(request), self.search(request), return_exceptions=True)
-        for outcome in (reply, contexts):  # both calls end (each bounded by the timeout) before either error is raised
+        reply, contexts = await asyncio.gather(
+            self.answer(request), self.search(request), return_exceptions=True
+        )
+        for outcome in (
+            reply,
+            contexts,
+        ):  # both calls end (each bounded by the timeout) before either error is raised
             if isinstance(outcome, BaseException):
                 raise outcome
         if not isinstance(reply, dict):
@@ -147,7 +160,9 @@ class HttpTarget:
         except httpx.HTTPError as exc:
             raise TargetError(f"{what} unreachable: {type(exc).__name__}: {exc}") from None
         except (TypeError, ValueError) as exc:  # GET parameters httpx cannot encode (a nested object)
-            raise TargetError(f"{what}: target.retrieve.request cannot be sent as query parameters: {exc}") from None
+            raise TargetError(
+                f"{what}: target.retrieve.request cannot be sent as query parameters: {exc}"
+            ) from None
         if response.status_code >= 400:
             raise TargetError(f"{what} answered HTTP {response.status_code}: {response.text[:300]}")
         try:

@@ -45,24 +45,57 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError
-from rag_ci.safety.redaction import secret_parts
 from rag_ci.files.atomic import current_umask
+from rag_ci.safety.redaction import secret_parts
 from rag_ci.targets.venv import ensure_target_venv, target_venv_dir, venv_path_entries
 
 # What every process needs to run, and nothing that authorises anything.
-BASIC_VARIABLES = frozenset({
-    "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "TMP", "TEMP", "USER", "LOGNAME", "SHELL",
-    "CI", "VIRTUAL_ENV", "PYTHONPATH", "RUNNER_OS", "RUNNER_ARCH",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "PIP_CERT",
-})
+BASIC_VARIABLES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TERM",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "CI",
+        "VIRTUAL_ENV",
+        "PYTHONPATH",
+        "RUNNER_OS",
+        "RUNNER_ARCH",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "all_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "NODE_EXTRA_CA_CERTS",
+        "PIP_CERT",
+    }
+)
 BASIC_PREFIXES = ("LC_", "GITHUB_")
 # GITHUB_* files through which a step talks to the runner: writing GITHUB_ENV sets variables
 # for every later step of the job. The target has no business with them.
-RUNNER_CHANNELS = frozenset({"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"})
+RUNNER_CHANNELS = frozenset(
+    {"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"}
+)
 # Never passed by a wildcard in `pass_env`: only by their exact name.
 _PROTECTED_PREFIXES = ("INPUT_", "RAG_CI_", "ACTIONS_")
-_PROTECTED_NAMES = frozenset({"GITHUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"})
+_PROTECTED_NAMES = frozenset(
+    {"GITHUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"}
+)
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TARGET_USER_VARIABLE = "RAG_CI_TARGET_USER"
 # Set in the action image: there, a root-owned checkout still gets `nobody` for the target.
@@ -85,7 +118,9 @@ def passed_env(patterns: list[str] | tuple[str, ...], environ: Mapping[str, str]
     passed: dict[str, str] = {}
     for pattern in patterns:
         if any(c in pattern for c in "*?["):
-            passed.update({k: v for k, v in environ.items() if fnmatch.fnmatchcase(k, pattern) and not _protected(k)})
+            passed.update(
+                {k: v for k, v in environ.items() if fnmatch.fnmatchcase(k, pattern) and not _protected(k)}
+            )
         elif pattern in environ:
             passed[pattern] = environ[pattern]
     return passed
@@ -97,7 +132,9 @@ def resolve_env(env: Mapping[str, str], environ: Mapping[str, str]) -> dict[str,
     for key, value in env.items():
         missing = [n for n in _ENV_REFERENCE.findall(value) if n not in environ]
         if missing:
-            raise RagCiError(f"target.env.{key} refers to ${{{missing[0]}}}, which is not set in rag-ci's environment")
+            raise RagCiError(
+                f"target.env.{key} refers to ${{{missing[0]}}}, which is not set in rag-ci's environment"
+            )
         resolved[key] = _ENV_REFERENCE.sub(lambda m: environ[m.group(1)], value)
     return resolved
 
@@ -115,13 +152,21 @@ def declared_secrets(config: Any, environ: Mapping[str, str] | None = None) -> l
     environ = os.environ if environ is None else environ
     given = target_env(config, environ)
     values = [given[n] for n in getattr(config, "secret_env", []) if n in given]
-    values += [part for k, v in config.env.items() if _ENV_REFERENCE.search(v)
-               for part in secret_parts(resolve_env({k: v}, environ)[k])]
+    values += [
+        part
+        for k, v in config.env.items()
+        if _ENV_REFERENCE.search(v)
+        for part in secret_parts(resolve_env({k: v}, environ)[k])
+    ]
     return values
 
 
-def process_env(extra: Mapping[str, str] | None, environ: Mapping[str, str] | None = None, *,
-                project_dir: Path | None = None) -> dict[str, str]:
+def process_env(
+    extra: Mapping[str, str] | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    project_dir: Path | None = None,
+) -> dict[str, str]:
     """The environment for the user's build steps and target processes: the allow-listed
     basics of rag-ci's environment, then `extra` (what `target_env` resolved).
 
@@ -192,7 +237,7 @@ def _socket_groups(environ: Mapping[str, str]) -> set[int]:
     paths = {"/var/run/docker.sock", "/run/docker.sock"}
     host = environ.get("DOCKER_HOST", "")
     if host.startswith("unix://"):
-        paths.add(host[len("unix://"):])
+        paths.add(host[len("unix://") :])
     groups = set()
     for path in paths:
         try:
@@ -228,7 +273,7 @@ def _nogroup() -> int:
     return 65534  # the overflow gid: no file belongs to it
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _choose_user(project_dir: str, setting: str, in_ci_container: bool) -> TargetUser | None:
     if setting.strip() in ("root", "0"):
         return None
@@ -290,7 +335,9 @@ def permission_hint(output: str | None = None, *, project_dir: Path | None) -> s
     )
 
 
-def target_process_kwargs(extra: Mapping[str, str] | None = None, *, project_dir: Path | None) -> dict[str, Any]:
+def target_process_kwargs(
+    extra: Mapping[str, str] | None = None, *, project_dir: Path | None
+) -> dict[str, Any]:
     """`env=` plus, under root, `user=`/`group=`/`extra_groups=` for asyncio's or subprocess's
     process creation: the one call every target-starting site makes."""
     user = target_user(project_dir)
@@ -349,18 +396,18 @@ async def terminate(process: asyncio.subprocess.Process | None, grace_s: float =
         await asyncio.wait_for(process.wait(), grace_s)
     except ProcessLookupError:
         return
-    except asyncio.TimeoutError:
+    except TimeoutError:
         process.kill()
         await process.wait()
 
 
-async def finish_reader(task: "asyncio.Task[None] | None", grace_s: float = 2.0) -> None:
+async def finish_reader(task: asyncio.Task[None] | None, grace_s: float = 2.0) -> None:
     """Let an output-following task read the last lines of an exited process, then drop it."""
     if task is None:
         return
     try:
         await asyncio.wait_for(task, grace_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         task.cancel()
     except asyncio.CancelledError:
         task.cancel()

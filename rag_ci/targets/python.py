@@ -35,7 +35,9 @@ from rag_ci.targets.venv import target_venv_dir
 WORKER = Path(__file__).with_name("python_worker.py")
 
 
-def worker_interpreter(setting: str | None, root: Path, target_path: str, environ: Mapping[str, str] | None = None) -> str:
+def worker_interpreter(
+    setting: str | None, root: Path, target_path: str, environ: Mapping[str, str] | None = None
+) -> str:
     """The python the worker runs with (see the module docstring).
 
     A setting with a slash is a path, relative to the config's folder; a bare name is
@@ -50,8 +52,10 @@ def worker_interpreter(setting: str | None, root: Path, target_path: str, enviro
         candidate = root / setting
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-        raise RagCiError(f"target.python: {setting} is not an executable file ({candidate} does not exist or cannot run); "
-                         "make the venv in a build step, e.g. build: [\"python3 -m venv .venv-rag\", ...]")
+        raise RagCiError(
+            f"target.python: {setting} is not an executable file ({candidate} does not exist or cannot run); "
+            'make the venv in a build step, e.g. build: ["python3 -m venv .venv-rag", ...]'
+        )
     found = shutil.which(setting, path=target_path)
     if found is None:
         raise RagCiError(f"target.python: no {setting} on the target's PATH ({target_path})")
@@ -85,12 +89,20 @@ class _PythonWorker(_Worker):
             assert isinstance(line, bytes)
             # Bounded before parsing (a reply 200,000 deep is no RecursionError here); a long line
             # in a worker thread, so that the event loop keeps serving the other workers.
-            message, problem = await asyncio.to_thread(_message, line) if len(line) > OFF_LOOP_BYTES else _message(line)
-            if isinstance(message, dict) and message.get("nonce") == nonce and ("reply" in message or "raised" in message):
+            message, problem = (
+                await asyncio.to_thread(_message, line) if len(line) > OFF_LOOP_BYTES else _message(line)
+            )
+            if (
+                isinstance(message, dict)
+                and message.get("nonce") == nonce
+                and ("reply" in message or "raised" in message)
+            ):
                 if not _well_formed(message):
                     await self.kill()
-                    raise TargetError("malformed response: the worker's message for this request is not of its protocol's "
-                                      f"shape (the module may have replaced the worker's parts): {shown(line)}; the process is restarted")
+                    raise TargetError(
+                        "malformed response: the worker's message for this request is not of its protocol's "
+                        f"shape (the module may have replaced the worker's parts): {shown(line)}; the process is restarted"
+                    )
                 self.last_id = request["id"]
                 return message
             if nonce.encode() in line and problem:
@@ -98,8 +110,10 @@ class _PythonWorker(_Worker):
                 raise TargetError(f"malformed response: {problem}; the process is restarted")
             if nonce.encode() in line:
                 await self.kill()
-                raise TargetError("malformed response: the worker's reply was mixed with other output written on its "
-                                  f"reply channel: {shown(line)}; the process is restarted")
+                raise TargetError(
+                    "malformed response: the worker's reply was mixed with other output written on its "
+                    f"reply channel: {shown(line)}; the process is restarted"
+                )
             self.target.dropped(line)
 
 
@@ -121,24 +135,41 @@ class PythonTarget(CommandTarget):
     ):
         # The working folder stays rag-ci's own, as when the function ran in-process.
         worker = [str(WORKER), entry, *(str(folder) for folder in search_path)]
-        super().__init__([sys.executable, *worker], cwd=cwd or Path.cwd(), env=env, processes=processes, restart_limit=restart_limit)
+        super().__init__(
+            [sys.executable, *worker],
+            cwd=cwd or Path.cwd(),
+            env=env,
+            processes=processes,
+            restart_limit=restart_limit,
+        )
         # After the allow-listed environment exists: in the image, making it made the RAG's venv.
-        self.command = [worker_interpreter(python, root or Path.cwd(), self.process_kwargs["env"].get("PATH", os.defpath)), *worker]
+        self.command = [
+            worker_interpreter(
+                python, root or Path.cwd(), self.process_kwargs["env"].get("PATH", os.defpath)
+            ),
+            *worker,
+        ]
         self.entry = entry
         self.startup_grace_s = 0  # the worker says when it is ready (or why not)
-        self.import_timeout_s = import_timeout_s  # `timeout_s`: an import that never ends must not hang the run
+        self.import_timeout_s = (
+            import_timeout_s  # `timeout_s`: an import that never ends must not hang the run
+        )
 
     def dropped(self, line: bytes | ValueError) -> None:
-        self.stderr.add(f"[rag-ci] dropped a line on the python worker's reply channel that answers no request in flight: {shown(line)}")
+        self.stderr.add(
+            f"[rag-ci] dropped a line on the python worker's reply channel that answers no request in flight: {shown(line)}"
+        )
 
     async def handshake(self, worker: _Worker) -> None:
         """Wait for the worker to import the entry, within `timeout_s`."""
         try:
             ready = await asyncio.wait_for(self._ready(worker), self.import_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await worker.kill()
-            raise RagCiError(f"target entry {self.entry}: importing it took longer than target.timeout_s "
-                             f"({self.import_timeout_s:g}s); the worker was stopped\n{self.stderr.text(20)}".rstrip()) from None
+            raise RagCiError(
+                f"target entry {self.entry}: importing it took longer than target.timeout_s "
+                f"({self.import_timeout_s:g}s); the worker was stopped\n{self.stderr.text(20)}".rstrip()
+            ) from None
         if isinstance(ready, dict) and ready.get("ready") is True:
             return
         await worker.kill()
@@ -146,8 +177,10 @@ class PythonTarget(CommandTarget):
             raise RagCiError(f"{ready['error']}\n{self.stderr.text(20)}".rstrip())
         code = worker.process.returncode if worker.process is not None else None
         stderr = self.stderr.text(20)
-        raise RagCiError(f"target entry {self.entry}: the python worker did not start (code {code})\n{stderr}".rstrip()
-                         + permission_hint(stderr, project_dir=self.cwd))
+        raise RagCiError(
+            f"target entry {self.entry}: the python worker did not start (code {code})\n{stderr}".rstrip()
+            + permission_hint(stderr, project_dir=self.cwd)
+        )
 
     async def _ready(self, worker: _Worker) -> dict[str, Any] | None:
         """The worker's first message; lines before it (the module writing on the channel) are dropped."""
@@ -156,7 +189,9 @@ class PythonTarget(CommandTarget):
             if line == _EOF:
                 return None
             try:
-                message = json.loads(line) if isinstance(line, bytes) and not reply_bounds_problem(line) else None
+                message = (
+                    json.loads(line) if isinstance(line, bytes) and not reply_bounds_problem(line) else None
+                )
             except (json.JSONDecodeError, UnicodeDecodeError):
                 message = None
             if isinstance(message, dict) and "ready" in message:
@@ -165,7 +200,9 @@ class PythonTarget(CommandTarget):
 
     async def query(self, request: dict[str, Any]) -> dict[str, Any]:
         message = await super().query(request)
-        assert isinstance(message, dict)  # the worker's own message (_PythonWorker._ask): no settle wait, no ArrivedReply
+        assert isinstance(
+            message, dict
+        )  # the worker's own message (_PythonWorker._ask): no settle wait, no ArrivedReply
         if "raised" in message:
             raise TargetError(f"target raised {message['raised']}"[:2000])
         return message["reply"]

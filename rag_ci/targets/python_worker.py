@@ -31,14 +31,13 @@ import sys
 if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.dirname(os.path.realpath(__file__)):
     del sys.path[0]
 
-import asyncio  # noqa: E402
-import builtins  # noqa: E402
-import dataclasses  # noqa: E402
-import importlib  # noqa: E402
-import inspect  # noqa: E402
-import json  # noqa: E402
-import signal  # noqa: E402
-
+import asyncio
+import builtins
+import dataclasses
+import importlib
+import inspect
+import json
+import signal
 
 
 def _protocol_streams():
@@ -79,8 +78,15 @@ def _load(entry, search_path, saved):
     return function
 
 
-def _plain(value, _hasattr=hasattr, _isinstance=isinstance, _is_dataclass=dataclasses.is_dataclass,
-           _asdict=dataclasses.asdict, _type=type, _error=TypeError):
+def _plain(
+    value,
+    _hasattr=hasattr,
+    _isinstance=isinstance,
+    _is_dataclass=dataclasses.is_dataclass,
+    _asdict=dataclasses.asdict,
+    _type=type,
+    _error=TypeError,
+):
     """JSON for the objects a RAG commonly returns besides dicts (pydantic, dataclasses, numpy).
     What it uses is bound when this file is read: the user's module cannot replace it."""
     if _hasattr(value, "model_dump"):
@@ -112,7 +118,9 @@ def _private_encoder():
     def encode(message):
         if make_c is not None:
             return join(make_c({}, _plain, escape, None, ": ", ", ", False, False, True)(message, 0))
-        return join(make_python({}, _plain, escape, None, floatstr, ": ", ", ", False, False, True)(message, 0))
+        return join(
+            make_python({}, _plain, escape, None, floatstr, ": ", ", ", False, False, True)(message, 0)
+        )
 
     return encode
 
@@ -196,7 +204,12 @@ def main(argv):
             sys.stderr.flush()
         except catchable:  # the module may have replaced sys.stderr
             pass
-        send({"nonce": nonce, "raised": described(error)} if error is not None else {"nonce": nonce, "reply": reply}, nonce)
+        send(
+            {"nonce": nonce, "raised": described(error)}
+            if error is not None
+            else {"nonce": nonce, "reply": reply},
+            nonce,
+        )
     return 0
 
 

@@ -84,7 +84,9 @@ def load_reply(data: bytes | str) -> Any:
     try:
         return json.loads(data)
     except RecursionError:  # a safety net: the depth bound comes first
-        raise TargetError(f"malformed response: the reply is nested deeper than {MAX_REPLY_DEPTH} levels") from None
+        raise TargetError(
+            f"malformed response: the reply is nested deeper than {MAX_REPLY_DEPTH} levels"
+        ) from None
 
 
 async def load_reply_off_loop(data: bytes | str) -> Any:

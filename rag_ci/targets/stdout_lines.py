@@ -35,7 +35,7 @@ class _Lines:
         self._arrived.clear()
         try:
             await asyncio.wait_for(self._arrived.wait(), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     def stray(self) -> bytes | ValueError | None:

@@ -51,16 +51,25 @@ def base_python() -> str:
     return "python3"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ensure_target_venv(path: Path, uid: int | None, gid: int | None) -> Path:
     """Make the environment once (kept when it already has a python) and hand it to the target's user."""
     if not (path / "bin" / "python").exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([base_python(), "-m", "venv", str(path)], capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [base_python(), "-m", "venv", str(path)], capture_output=True, text=True, timeout=300
+        )
         if done.returncode != 0:
-            raise RagCiError(f"could not create the RAG's virtual environment {path}: {done.stderr.strip()[-500:]}")
-        print(neutralise(f"[rag-ci] the RAG's build steps and commands run in their own virtual environment {path}"),
-              file=sys.stderr, flush=True)
+            raise RagCiError(
+                f"could not create the RAG's virtual environment {path}: {done.stderr.strip()[-500:]}"
+            )
+        print(
+            neutralise(
+                f"[rag-ci] the RAG's build steps and commands run in their own virtual environment {path}"
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
     if uid is not None:
         for root, dirs, files in os.walk(path):
             for name in (root, *(os.path.join(root, n) for n in dirs + files)):

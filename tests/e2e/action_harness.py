@@ -52,15 +52,39 @@ def example_baseline(tmp: Path) -> bytes:
     workspace = copy_example_repository(tmp / "main-checkout")
     env = {**clean_env(), "EXAMPLE_RAG_REGRESSION": ""}
     subprocess.run(
-        [sys.executable, "-m", "rag_ci.cli", "run", "--config", "rag-ci.yml", "-o", "results.json", "--no-progress"],
-        cwd=workspace, env=env, check=True, capture_output=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "rag_ci.cli",
+            "run",
+            "--config",
+            "rag-ci.yml",
+            "-o",
+            "results.json",
+            "--no-progress",
+        ],
+        cwd=workspace,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     return (workspace / "results.json").read_bytes()
 
 
 def clean_env() -> dict[str, str]:
     """The process environment without anything GitHub- or rag-ci-related from the host."""
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "SYSTEMROOT", "RAG_CI_TARGET_USER")
+    keep = (
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "VIRTUAL_ENV",
+        "PYTHONPATH",
+        "SYSTEMROOT",
+        "RAG_CI_TARGET_USER",
+    )
     env = {k: v for k, v in os.environ.items() if k in keep}
     env["DEEPEVAL_TELEMETRY_OPT_OUT"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
@@ -82,7 +106,12 @@ def pull_request_event(number: int = 7, *, fork: bool = False, base: str = "main
 
 
 def push_event(before: str = "4" * 40, after: str = "5" * 40) -> dict[str, Any]:
-    return {"ref": "refs/heads/main", "before": before, "after": after, "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
+    return {
+        "ref": "refs/heads/main",
+        "before": before,
+        "after": after,
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+    }
 
 
 def run_action(fake: Any, workspace: Path, *, timeout: float = 60, **how: Any) -> ActionRun:
@@ -126,7 +155,9 @@ def start_action(
         "GITHUB_EVENT_NAME": event_name,
         "GITHUB_EVENT_PATH": str(event_path),
         "GITHUB_SHA": MERGE_SHA if is_pr else event.get("after", "5" * 40),
-        "GITHUB_REF": f"refs/pull/{event.get('number')}/merge" if is_pr else event.get("ref", "refs/heads/main"),
+        "GITHUB_REF": f"refs/pull/{event.get('number')}/merge"
+        if is_pr
+        else event.get("ref", "refs/heads/main"),
         "GITHUB_RUN_ID": "4242",
         "GITHUB_RUN_ATTEMPT": "1",
         "GITHUB_WORKSPACE": str(workspace),
@@ -141,7 +172,12 @@ def start_action(
     process_env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [process_env.get("PYTHONPATH")])])
     return subprocess.Popen(
         [sys.executable, "-m", "rag_ci"],  # the image's entrypoint (Dockerfile)
-        cwd=workspace, env=process_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, umask=umask,
+        cwd=workspace,
+        env=process_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        umask=umask,
     )
 
 
@@ -149,8 +185,14 @@ def finished_action(process: subprocess.Popen, stdout: str, stderr: str, workspa
     """What a run started by start_action left, once it ended."""
     runner_dir = workspace.parent / f"runner-{workspace.name}"
     summary, output = runner_dir / "step_summary.md", runner_dir / "output.txt"
-    return ActionRun(process.returncode, stdout, stderr, summary.read_text(encoding="utf-8"),
-                     parse_outputs(output.read_text(encoding="utf-8")), workspace)
+    return ActionRun(
+        process.returncode,
+        stdout,
+        stderr,
+        summary.read_text(encoding="utf-8"),
+        parse_outputs(output.read_text(encoding="utf-8")),
+        workspace,
+    )
 
 
 def parse_outputs(text: str) -> dict[str, str]:
@@ -185,7 +227,9 @@ def assert_token_never_leaked(token: str, run: ActionRun, fake: Any, *roots: Pat
             if path.is_file():
                 assert token.encode() not in path.read_bytes(), f"token leaked into {path}"
     for request in fake.requests:
-        assert token not in json.dumps(request.body, default=str), f"token sent in a request body to {request.path}"
+        assert token not in json.dumps(request.body, default=str), (
+            f"token sent in a request body to {request.path}"
+        )
         assert token not in request.path and token not in json.dumps(request.query)
 
 

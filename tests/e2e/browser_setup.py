@@ -25,8 +25,21 @@ def playwright_folder() -> Path:
     if not (cache / "node_modules" / "playwright-core").is_dir():
         cache.mkdir(parents=True, exist_ok=True)
         try:
-            subprocess.run(["npm", "install", "--prefix", str(cache), "--no-audit", "--no-fund", "--silent", "playwright-core@1"],
-                           check=True, timeout=180, capture_output=True)
+            subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--prefix",
+                    str(cache),
+                    "--no-audit",
+                    "--no-fund",
+                    "--silent",
+                    "playwright-core@1",
+                ],
+                check=True,
+                timeout=180,
+                capture_output=True,
+            )
         except (subprocess.SubprocessError, OSError) as exc:
             pytest.skip(f"could not install playwright-core from npm into {cache}: {exc}")
     return cache

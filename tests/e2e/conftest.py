@@ -6,8 +6,8 @@ import secrets
 from pathlib import Path
 
 import pytest
-
 from action_harness import HEAD_SHA, MERGE_BASE_SHA, copy_example_repository, example_baseline
+
 from fakes.fake_github import FakeGitHubServer
 
 

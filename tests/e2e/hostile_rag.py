@@ -17,9 +17,15 @@ HOSTILE = (
 
 def answer(request):
     if os.environ.get("HOSTILE_RAG_BROKEN"):
-        leaked = [os.environ.get(name, "") for name in ("RAG_CI_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN")]
+        leaked = [
+            os.environ.get(name, "") for name in ("RAG_CI_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN")
+        ]
         raise RuntimeError(HOSTILE + " token=" + "/".join(leaked))
     corpora = request["corpora"]
-    contexts = [{"text": DOCS[c][1], "doc_id": c, "source": DOCS[c][0] + "#0", "score": 1.0} for c in corpora if c in DOCS]
+    contexts = [
+        {"text": DOCS[c][1], "doc_id": c, "source": DOCS[c][0] + "#0", "score": 1.0}
+        for c in corpora
+        if c in DOCS
+    ]
     text = " ".join(DOCS[c][1] for c in corpora if c in DOCS)
     return {"answer": text, "contexts": contexts, "usage": {"model": "hostile-1", "cost_usd": 0.0}}

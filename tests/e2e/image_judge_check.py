@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for fakes
 
-from fakes.judge_servers import (  # noqa: E402
+from fakes.judge_servers import (
     FakeAnthropicJudgeServer,
     FakeGeminiJudgeServer,
     FakeOllamaJudgeServer,
     FakeOpenAIJudgeServer,
 )
-from fakes.judge_setup import FAKE_KEYS, JUDGE_MODELS  # noqa: E402
+from fakes.judge_setup import FAKE_KEYS, JUDGE_MODELS
 
 SERVERS = {
     "openai": FakeOpenAIJudgeServer,
@@ -33,7 +33,14 @@ SERVERS = {
     "gemini": FakeGeminiJudgeServer,
     "ollama": FakeOllamaJudgeServer,
 }
-JUDGED = {"faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall", "correctness", "completeness"}
+JUDGED = {
+    "faithfulness",
+    "answer_relevancy",
+    "contextual_precision",
+    "contextual_recall",
+    "correctness",
+    "completeness",
+}
 
 
 def scored_metrics(results: dict) -> set[str]:
@@ -57,22 +64,34 @@ def main(argv: list[str]) -> int:
     for provider, server_class in SERVERS.items():
         with server_class() as server:
             output = out / f"{provider}.json"
-            args = ["run", "--config", str(example / "rag-ci.yml"), "-o", str(output), "--no-progress",
-                    "--shard", "1/10", "--judge", f"{provider}:{JUDGE_MODELS[provider]}@{server.base_url}"]
+            args = [
+                "run",
+                "--config",
+                str(example / "rag-ci.yml"),
+                "-o",
+                str(output),
+                "--no-progress",
+                "--shard",
+                "1/10",
+                "--judge",
+                f"{provider}:{JUDGE_MODELS[provider]}@{server.base_url}",
+            ]
             try:
                 cli.main(args, standalone_mode=False)
             except SystemExit as exc:  # click's ctx.exit for a non-zero code
                 if exc.code not in (0, None):
                     failures.append(f"{provider}: exit {exc.code}")
                     continue
-            except Exception as exc:  # noqa: BLE001 - report every provider, not the first
+            except Exception as exc:
                 failures.append(f"{provider}: {type(exc).__name__}: {exc}")
                 continue
             missing = JUDGED - scored_metrics(json.loads(output.read_text()))
             if missing or server.requests == 0:
                 failures.append(f"{provider}: no score for {sorted(missing)} ({server.requests} judge calls)")
             else:
-                print(f"{provider}: {len(JUDGED)} judged metrics scored in {server.requests} calls", flush=True)
+                print(
+                    f"{provider}: {len(JUDGED)} judged metrics scored in {server.requests} calls", flush=True
+                )
     if len(argv) > 3 and argv[2] == "--modules":
         from importlib.metadata import packages_distributions
 

@@ -9,15 +9,14 @@ import json
 import re
 
 import pytest
-
 from action_harness import MERGE_BASE_SHA, pull_request_event, run_action
-from gfm import body_rows, rendered, section_table
 
+from gfm import body_rows, rendered, section_table
 from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
 
-COMPARED = ("Compared: baseline 2222222 (main, artifact, today) → this PR 1111111")  # its source and age
+COMPARED = "Compared: baseline 2222222 (main, artifact, today) → this PR 1111111"  # its source and age
 
 
 def comment(fake) -> str:
@@ -26,8 +25,15 @@ def comment(fake) -> str:
 
 
 def pr_run(fake, workspace, token, regression: str = ""):
-    return run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token,
-                      env={"EXAMPLE_RAG_REGRESSION": regression}, timeout=180)
+    return run_action(
+        fake,
+        workspace,
+        event_name="pull_request",
+        event=pull_request_event(),
+        token=token,
+        env={"EXAMPLE_RAG_REGRESSION": regression},
+        timeout=180,
+    )
 
 
 def counts_paragraph(root):
@@ -42,11 +48,15 @@ def without_latency_notes(headline: str) -> str:
 
 
 def test_latency_notes_are_what_leaves_the_headline():
-    assert without_latency_notes("rag-ci: ✅ no regression · p95 +41 % · cost +100 %") == "rag-ci: ✅ no regression · cost +100 %"
+    assert (
+        without_latency_notes("rag-ci: ✅ no regression · p95 +41 % · cost +100 %")
+        == "rag-ci: ✅ no regression · cost +100 %"
+    )
 
 
 def test_the_chunking_comment_names_the_commits_files_every_regression_under_retrieval_once_with_its_evidence(
-        fake, workspace, token, baseline_json):
+    fake, workspace, token, baseline_json
+):
     baseline = fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
     run = pr_run(fake, workspace, token, "chunking")
     assert run.returncode == 1, run.log
@@ -59,7 +69,9 @@ def test_the_chunking_comment_names_the_commits_files_every_regression_under_ret
     links = list(compared.find_all("a"))
     assert len(links) == 2 and f"/actions/runs/{baseline.run_id}" in body and "/actions/runs/4242" in body
     counts = counts_paragraph(root)
-    assert not counts.inside("blockquote") and counts.text().startswith("13 regressions · 0 gains — 29/42 questions pass")
+    assert not counts.inside("blockquote") and counts.text().startswith(
+        "13 regressions · 0 gains — 29/42 questions pass"
+    )
     headings = [h.text() for h in root.find_all("h3")]
     assert headings[0] == "Retrieval (13)" and not [h for h in headings if h.startswith("Generation")]
     rows = body_rows(section_table(root, "Retrieval (13)"))
@@ -72,19 +84,24 @@ def test_the_chunking_comment_names_the_commits_files_every_regression_under_ret
     summaries = [s.text() for s in root.find_all("summary")]
     # One block of entries to paste for the group, not one per question.
     assert [s for s in summaries if "accepted.yml" in s] == [
-        "Intended changes? add the entries of those you mean to accepted.yml (13 questions, each with its reason):"]
+        "Intended changes? add the entries of those you mean to accepted.yml (13 questions, each with its reason):"
+    ]
     assert '  - id: "DU2-CHARGE-TIME"' in body
     assert "judge cost" not in body and "-0 ms" not in body
 
 
-def test_the_routing_comment_counts_leaks_first_and_lists_them_in_words_before_the_regressions(fake, workspace, token, baseline_json):
+def test_the_routing_comment_counts_leaks_first_and_lists_them_in_words_before_the_regressions(
+    fake, workspace, token, baseline_json
+):
     fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
     run = pr_run(fake, workspace, token, "routing")
     assert run.returncode == 1, run.log
     root = rendered(comment(fake))
     assert root.find_all("h2")[0].text() == "rag-ci: ❌ 13 routing leaks · 2 regressions"
     counts = counts_paragraph(root)
-    assert not counts.inside("blockquote") and counts.text().startswith("13 routing leaks · 2 regressions · 0 gains")
+    assert not counts.inside("blockquote") and counts.text().startswith(
+        "13 routing leaks · 2 regressions · 0 gains"
+    )
     headings = [h.text() for h in root.find_all("h3")]
     assert headings[:2] == ["Routing leaks (13)", "Retrieval (2)"]
     leaks = body_rows(section_table(root, "Routing leaks"))
@@ -102,15 +119,21 @@ def test_the_clean_comment_says_no_regression_and_names_the_commits(fake, worksp
     assert without_latency_notes(root.find_all("h2")[0].text()) == "rag-ci: ✅ no regression"
     assert root.blocks()[1].text() == COMPARED
     assert counts_paragraph(root).text().startswith("0 regressions · 0 gains — 42/42 questions pass")
-    assert root.find_all("h3") == [] and "For context" not in comment(fake)  # nothing flipped: no significance line
+    assert root.find_all("h3") == [] and "For context" not in comment(
+        fake
+    )  # nothing flipped: no significance line
 
 
-def test_a_failed_build_after_a_green_push_replaces_the_comment_with_not_evaluated(fake, workspace, token, baseline_json):
+def test_a_failed_build_after_a_green_push_replaces_the_comment_with_not_evaluated(
+    fake, workspace, token, baseline_json
+):
     fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
     green = pr_run(fake, workspace, token)
     assert green.returncode == 0 and "no regression" in comment(fake)
     config = workspace / "rag-ci.yml"
-    config.write_text(config.read_text().replace('"python rag/ingest.py"', '"python rag/ingest.py && exit 3"'))
+    config.write_text(
+        config.read_text().replace('"python rag/ingest.py"', '"python rag/ingest.py && exit 3"')
+    )
 
     red = pr_run(fake, workspace, token)
 
@@ -123,10 +146,13 @@ def test_a_failed_build_after_a_green_push_replaces_the_comment_with_not_evaluat
     assert "this PR 1111111" in root.text()
 
 
-def test_a_stale_acceptance_is_named_with_its_file_and_the_counts_line_stays_outside_its_quote(fake, workspace, token, baseline_json):
+def test_a_stale_acceptance_is_named_with_its_file_and_the_counts_line_stays_outside_its_quote(
+    fake, workspace, token, baseline_json
+):
     fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
     (workspace / "accepted.yml").write_text(
-        'accepted:\n  - id: DU2-CHARGE-TIME\n    question_hash: "14de614e5968"\n    reason: "re-chunking, see #231"\n')
+        'accepted:\n  - id: DU2-CHARGE-TIME\n    question_hash: "14de614e5968"\n    reason: "re-chunking, see #231"\n'
+    )
     run = pr_run(fake, workspace, token)
     assert run.returncode == 0, run.log
     body = comment(fake)

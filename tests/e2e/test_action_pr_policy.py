@@ -9,10 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from action_harness import MERGE_BASE_SHA, pull_request_event, run_action
-from fakes.fake_github import FakeGitHubServer
 
+from fakes.fake_github import FakeGitHubServer
 from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
@@ -30,11 +29,20 @@ def comment(fake: FakeGitHubServer) -> str:
     return body.replace("\\", "")  # markdown escapes aside
 
 
-def test_a_pr_lowering_a_threshold_by_001_is_still_gated_by_the_baselines_and_sees_the_change_previewed(fake, workspace, token, baseline_json):
+def test_a_pr_lowering_a_threshold_by_001_is_still_gated_by_the_baselines_and_sees_the_change_previewed(
+    fake, workspace, token, baseline_json
+):
     fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
     edit_config(workspace, "keyword_coverage: {threshold: 0.6}", "keyword_coverage: {threshold: 0.59}")
 
-    run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
+    run = run_action(
+        fake,
+        workspace,
+        event_name="pull_request",
+        event=pull_request_event(),
+        token=token,
+        env={"EXAMPLE_RAG_REGRESSION": "chunking"},
+    )
 
     assert run.returncode == 1, run.log
     assert run.outputs["verdict"] == "fail" and int(run.outputs["regressions"]) > 0
@@ -49,7 +57,14 @@ def test_a_pr_setting_gate_fail_on_never_still_fails_on_a_regression(fake, works
     fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
     (workspace / "rag-ci.yml").write_text((workspace / "rag-ci.yml").read_text() + "gate: {fail_on: never}\n")
 
-    run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
+    run = run_action(
+        fake,
+        workspace,
+        event_name="pull_request",
+        event=pull_request_event(),
+        token=token,
+        env={"EXAMPLE_RAG_REGRESSION": "chunking"},
+    )
 
     assert run.returncode == 1, run.log
     assert run.outputs["verdict"] == "fail"
@@ -60,7 +75,14 @@ def test_a_pr_setting_gate_fail_on_never_still_fails_on_a_regression(fake, works
 def test_a_corrupt_baseline_artifact_fails_the_check_with_the_cause(fake, workspace, token, content):
     fake.add_baseline_artifact({"results.json": content}, head_sha=MERGE_BASE_SHA)
 
-    run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
+    run = run_action(
+        fake,
+        workspace,
+        event_name="pull_request",
+        event=pull_request_event(),
+        token=token,
+        env={"EXAMPLE_RAG_REGRESSION": "chunking"},
+    )
 
     assert run.returncode == 2, run.log
     assert run.outputs["verdict"] == "error"

@@ -21,13 +21,15 @@ import time
 from pathlib import Path
 
 import pytest
+from action_harness import REPO, finished_action, push_event, run_action, start_action
 
 from drive import processes_running
-from action_harness import REPO, finished_action, push_event, run_action, start_action
 from fakes.fake_github import FakeGitHubServer
 
 pytestmark = pytest.mark.slow
-QUESTIONS = "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a, sources: [a/x.md]}}\n" for i in range(12))
+QUESTIONS = "version: 1\nquestions:\n" + "".join(
+    f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a, sources: [a/x.md]}}\n" for i in range(12)
+)
 
 
 def tiny_repository(root: Path) -> Path:
@@ -43,13 +45,19 @@ def tiny_repository(root: Path) -> Path:
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_cancelled_job_exits_128_plus_the_signal_with_an_annotation_and_no_traceback(tmp_path, token, sig, code):
+def test_a_cancelled_job_exits_128_plus_the_signal_with_an_annotation_and_no_traceback(
+    tmp_path, token, sig, code
+):
     workspace = tiny_repository(tmp_path / "workspace")
     journal = workspace / "rag-ci-output" / "results.json.partial.jsonl"
     with FakeGitHubServer(token=token) as fake:
-        process = start_action(fake, workspace, event_name="push", event=push_event(), token=token, env={"TINY_RAG_DELAY": "0.3"})
+        process = start_action(
+            fake, workspace, event_name="push", event=push_event(), token=token, env={"TINY_RAG_DELAY": "0.3"}
+        )
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
+        while time.monotonic() < deadline and (
+            not journal.exists() or len(journal.read_text().splitlines()) < 3
+        ):
             time.sleep(0.05)
         assert processes_running(str(workspace / "tiny_rag.py")), "the target should be answering"
         process.send_signal(sig)
@@ -63,7 +71,10 @@ def test_a_cancelled_job_exits_128_plus_the_signal_with_an_annotation_and_no_tra
 
 
 def _modes(folder: Path) -> dict[str, int]:
-    return {p.relative_to(folder).as_posix() or ".": stat.S_IMODE(p.stat().st_mode) for p in [folder, *folder.rglob("*")]}
+    return {
+        p.relative_to(folder).as_posix() or ".": stat.S_IMODE(p.stat().st_mode)
+        for p in [folder, *folder.rglob("*")]
+    }
 
 
 def test_what_the_action_writes_is_readable_by_the_next_step_even_under_umask_077(tmp_path, token):
@@ -73,18 +84,35 @@ def test_what_the_action_writes_is_readable_by_the_next_step_even_under_umask_07
         os.chmod(base, 0o755)
         workspace = tiny_repository(base / "workspace")
         with FakeGitHubServer(token=token) as fake:
-            run = run_action(fake, workspace, event_name="workflow_dispatch", event=push_event(), token=token,
-                             env={"RAG_CI_MODE": "full"}, umask=0o077)
+            run = run_action(
+                fake,
+                workspace,
+                event_name="workflow_dispatch",
+                event=push_event(),
+                token=token,
+                env={"RAG_CI_MODE": "full"},
+                umask=0o077,
+            )
         assert run.returncode == 0, run.log
         output = workspace / "rag-ci-output"
         modes = _modes(output)
         assert {"results.json", "report.html", "report.md"} <= set(modes), modes
-        assert all(mode == (0o755 if (output / name).is_dir() else 0o644) for name, mode in modes.items()), modes
+        assert all(mode == (0o755 if (output / name).is_dir() else 0o644) for name, mode in modes.items()), (
+            modes
+        )
         if os.geteuid() == 0:  # as the next step would: another user, no group of root's
             nobody = pwd.getpwnam("nobody")
-            read = {name: subprocess.run(["cat", str(output / name)], capture_output=True, user=nobody.pw_uid,
-                                         group=nobody.pw_gid, extra_groups=[], timeout=30)
-                    for name in ("results.json", "report.html")}
+            read = {
+                name: subprocess.run(
+                    ["cat", str(output / name)],
+                    capture_output=True,
+                    user=nobody.pw_uid,
+                    group=nobody.pw_gid,
+                    extra_groups=[],
+                    timeout=30,
+                )
+                for name in ("results.json", "report.html")
+            }
             assert all(done.returncode == 0 for done in read.values()), {n: d.stderr for n, d in read.items()}
             assert len(json.loads(read["results.json"].stdout)["questions"]) == 12
     finally:
@@ -118,7 +146,9 @@ for line in sys.stdin:
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the target runs as the checkout's owner only when rag-ci runs as root")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="the target runs as the checkout's owner only when rag-ci runs as root"
+)
 def test_a_target_that_writes_the_runners_command_files_is_undone_and_the_run_stands(token):
     # Before: GITHUB_ENV kept LD_PRELOAD for every later step of the job; then the undoing
     # turned a clean run into exit 2: rag-ci owns the files, the verdict stands.
@@ -133,18 +163,35 @@ def test_a_target_that_writes_the_runners_command_files_is_undone_and_the_run_st
         for path in (env_file, output_file, runner_dir / "step_summary.md"):
             path.write_text("")
         (workspace / "writes_files.py").write_text(WRITES_COMMAND_FILES)
-        (workspace / "rag-ci.yml").write_text((workspace / "rag-ci.yml").read_text().replace(
-            f"command: [python, {workspace / 'tiny_rag.py'}]", f"command: [/usr/bin/python3, writes_files.py, {env_file}, {output_file}]"))
+        (workspace / "rag-ci.yml").write_text(
+            (workspace / "rag-ci.yml")
+            .read_text()
+            .replace(
+                f"command: [python, {workspace / 'tiny_rag.py'}]",
+                f"command: [/usr/bin/python3, writes_files.py, {env_file}, {output_file}]",
+            )
+        )
         for path in [workspace, *workspace.rglob("*"), runner_dir, *runner_dir.iterdir()]:
-            os.chown(path, nobody.pw_uid, nobody.pw_gid)  # the runner's user owns both, as on GitHub's runners
+            os.chown(
+                path, nobody.pw_uid, nobody.pw_gid
+            )  # the runner's user owns both, as on GitHub's runners
         with FakeGitHubServer(token=token) as fake:
-            run = run_action(fake, workspace, event_name="push", event=push_event(), token=token,
-                             env={"RAG_CI_TARGET_USER": "", "GITHUB_ENV": str(env_file)})
+            run = run_action(
+                fake,
+                workspace,
+                event_name="push",
+                event=push_event(),
+                token=token,
+                env={"RAG_CI_TARGET_USER": "", "GITHUB_ENV": str(env_file)},
+            )
         assert run.returncode == 0, run.log
         assert "the target wrote to the runner's command files GITHUB_ENV, GITHUB_OUTPUT" in run.stdout
         time.sleep(0.5)  # the daemon, had it survived, would have written again by now
         assert env_file.read_text() == ""
-        assert "LD_PRELOAD" not in output_file.read_text() and "verdict<<EOF\npass" not in output_file.read_text()
+        assert (
+            "LD_PRELOAD" not in output_file.read_text()
+            and "verdict<<EOF\npass" not in output_file.read_text()
+        )
         assert run.outputs["verdict"] != "error"
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from action_harness import HEAD_SHA, MERGE_BASE_SHA, clean_env, pull_request_event, push_event, run_action
+
 from fakes.actions_runner import runner_commands
 from fakes.fake_github import FakeGitHubServer
 
@@ -53,42 +53,76 @@ def repository(root: Path, extra: str = "") -> Path:
         f"gate: {{max_error_rate: 1.0, accepted: {json.dumps(ACCEPTED)}}}\n" + extra
     )
     (root / "questions.yml").write_text(QUESTIONS)
-    (root / ACCEPTED).write_text("accepted:\n  - {id: Q-B, question_hash: 0123456789abcdef, reason: a stale entry}\n")
+    (root / ACCEPTED).write_text(
+        "accepted:\n  - {id: Q-B, question_hash: 0123456789abcdef, reason: a stale entry}\n"
+    )
     shutil.copy(HERE / "hostile_rag.py", root / "hostile_rag.py")
     return root
 
 
 def injected(log: str) -> list[tuple[str, str]]:
-    return [(name, data) for name, data in runner_commands(log) if name not in OWN_COMMANDS or data.startswith("pwned")]
+    return [
+        (name, data)
+        for name, data in runner_commands(log)
+        if name not in OWN_COMMANDS or data.startswith("pwned")
+    ]
 
 
 def test_build_output_build_steps_ids_and_paths_reach_the_runner_as_text_not_commands(tmp_path, token):
     main_checkout = repository(tmp_path / "main")
-    subprocess.run([sys.executable, "-m", "rag_ci.cli", "run", "-o", "results.json", "--no-progress"], cwd=main_checkout,
-                   env=clean_env(), check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-m", "rag_ci.cli", "run", "-o", "results.json", "--no-progress"],
+        cwd=main_checkout,
+        env=clean_env(),
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     workspace = repository(tmp_path / "workspace")
     with FakeGitHubServer(token=token) as fake:
-        fake.add_baseline_artifact({"results.json": (main_checkout / "results.json").read_bytes()}, head_sha="4" * 40)
+        fake.add_baseline_artifact(
+            {"results.json": (main_checkout / "results.json").read_bytes()}, head_sha="4" * 40
+        )
         # A push to main whose run errors on every question: both keep the baseline's verdict,
         # and their ids are printed.
-        run = run_action(fake, workspace, event_name="push", event=push_event(), token=token, env={"HOSTILE_RAG_BROKEN": "1"})
+        run = run_action(
+            fake,
+            workspace,
+            event_name="push",
+            event=push_event(),
+            token=token,
+            env={"HOSTILE_RAG_BROKEN": "1"},
+        )
 
     assert run.returncode == 0, run.log
     assert "kept the last known good verdict of 2 errored question(s)" in run.log
     assert "1 accepted regression entry in" in run.log
-    assert "pwned-token" in run.log and "pwned-build-step" in run.log and "pwned-path" in run.log  # shown, as text
+    assert (
+        "pwned-token" in run.log and "pwned-build-step" in run.log and "pwned-path" in run.log
+    )  # shown, as text
     assert injected(run.log) == []
     assert "set-output" not in "".join(name for name, _ in runner_commands(run.log))
 
 
 def test_a_policy_change_preview_reaches_the_runner_as_text_not_a_command(tmp_path, token):
     main_checkout = repository(tmp_path / "main")
-    subprocess.run([sys.executable, "-m", "rag_ci.cli", "run", "-o", "results.json", "--no-progress"], cwd=main_checkout,
-                   env=clean_env(), check=True, capture_output=True, timeout=60)
-    workspace = repository(tmp_path / "workspace", extra='judge: {family: "x\\r::warning::pwned-policy ##[set-output name=verdict]pass"}\n')
+    subprocess.run(
+        [sys.executable, "-m", "rag_ci.cli", "run", "-o", "results.json", "--no-progress"],
+        cwd=main_checkout,
+        env=clean_env(),
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    workspace = repository(
+        tmp_path / "workspace",
+        extra='judge: {family: "x\\r::warning::pwned-policy ##[set-output name=verdict]pass"}\n',
+    )
     with FakeGitHubServer(token=token) as fake:
         fake.merge_bases[HEAD_SHA] = MERGE_BASE_SHA
-        fake.add_baseline_artifact({"results.json": (main_checkout / "results.json").read_bytes()}, head_sha=MERGE_BASE_SHA)
+        fake.add_baseline_artifact(
+            {"results.json": (main_checkout / "results.json").read_bytes()}, head_sha=MERGE_BASE_SHA
+        )
         run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token)
 
     assert run.returncode == 0, run.log

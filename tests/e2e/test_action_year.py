@@ -22,14 +22,13 @@ import dataclasses
 import gzip
 import json
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
 from action_harness import REPO, REPOSITORY, ActionRun, run_action
-from fakes.fake_github import FakeGitHubServer, FakeRun
 
+from fakes.fake_github import FakeGitHubServer, FakeRun
 from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = pytest.mark.slow
@@ -85,22 +84,40 @@ class Year:
     def act(self, name: str, event_name: str, event: dict, *, env: dict | None = None, **how) -> ActionRun:
         self.runs += 1
         workspace = self.workspace(f"w{self.runs}", **how)
-        run = run_action(self.fake, workspace, event_name=event_name, event=event, token=self.token,
-                         env={"GITHUB_RUN_ID": str(7000 + self.runs), **(env or {})}, timeout=60)
+        run = run_action(
+            self.fake,
+            workspace,
+            event_name=event_name,
+            event=event,
+            token=self.token,
+            env={"GITHUB_RUN_ID": str(7000 + self.runs), **(env or {})},
+            timeout=60,
+        )
         self.log.append(f"day {self.fake.day:3}: {name}: exit {run.returncode}")
         return run
 
     # --- the default branch ----------------------------------------------------------
-    def push(self, commit: str, *, failing: bool = False, forced_over: str | None = None, retention: int = 90) -> ActionRun:
+    def push(
+        self, commit: str, *, failing: bool = False, forced_over: str | None = None, retention: int = 90
+    ) -> ActionRun:
         """A push to main, its baseline job, and the workflow's upload step (only after success)."""
         before = forced_over or self.main or "0" * 40
-        event = {"ref": "refs/heads/main", "before": before, "after": commit, "forced": forced_over is not None,
-                 "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
-        run = self.act(f"push {commit[-4:]}{' (failing job)' if failing else ''}", "push", event, failing_build=failing)
+        event = {
+            "ref": "refs/heads/main",
+            "before": before,
+            "after": commit,
+            "forced": forced_over is not None,
+            "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+        }
+        run = self.act(
+            f"push {commit[-4:]}{' (failing job)' if failing else ''}", "push", event, failing_build=failing
+        )
         self.main = commit
         if run.returncode == 0:
             results = (run.workspace / run.outputs["results-path"]).read_bytes()
-            self.fake.upload_artifact({"results.json": results}, run_id=7000 + self.runs, head_sha=commit, retention_days=retention)
+            self.fake.upload_artifact(
+                {"results.json": results}, run_id=7000 + self.runs, head_sha=commit, retention_days=retention
+            )
             self.history_expected.append(commit)
         return run
 
@@ -109,26 +126,61 @@ class Year:
         head = self.prs.setdefault(number, f"{number:04x}" * 10)
         base_ref, base_sha = base or ("main", self.main)
         self.fake.merge_bases[head] = base_sha
-        return {"action": "synchronize", "number": number, "pull_request": {
-            "number": number, "head": {"ref": f"feature-{number}", "sha": head,
-                                       "repo": {"full_name": "contributor/rag" if fork else REPOSITORY}},
-            "base": {"ref": base_ref, "sha": base_sha, "repo": {"full_name": REPOSITORY}}},
-            "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
+        return {
+            "action": "synchronize",
+            "number": number,
+            "pull_request": {
+                "number": number,
+                "head": {
+                    "ref": f"feature-{number}",
+                    "sha": head,
+                    "repo": {"full_name": "contributor/rag" if fork else REPOSITORY},
+                },
+                "base": {"ref": base_ref, "sha": base_sha, "repo": {"full_name": REPOSITORY}},
+            },
+            "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+        }
 
-    def pr(self, number: int, *, regressed: bool, attempt: int = 1, fork: bool = False,
-           base: tuple[str, str] | None = None) -> ActionRun:
+    def pr(
+        self,
+        number: int,
+        *,
+        regressed: bool,
+        attempt: int = 1,
+        fork: bool = False,
+        base: tuple[str, str] | None = None,
+    ) -> ActionRun:
         env = {"GITHUB_RUN_ATTEMPT": str(attempt), **({"TINY_RAG_BROKEN": "1"} if regressed else {})}
-        return self.act(f"PR #{number} {'regressed' if regressed else 'unchanged'} (attempt {attempt})", "pull_request",
-                        self.pr_event(number, fork=fork, base=base), env=env)
+        return self.act(
+            f"PR #{number} {'regressed' if regressed else 'unchanged'} (attempt {attempt})",
+            "pull_request",
+            self.pr_event(number, fork=fork, base=base),
+            env=env,
+        )
 
     def merge_group(self, number: int, *, regressed: bool) -> ActionRun:
         head = self.queue_head(number)
         head_ref = f"refs/heads/gh-readonly-queue/main/pr-{number}-{self.main}"
-        event = {"action": "checks_requested", "merge_group": {"head_sha": head, "head_ref": head_ref, "base_sha": self.main,
-                                                               "base_ref": "refs/heads/main"},
-                 "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
-        return self.act(f"merge queue for #{number} {'regressed' if regressed else 'unchanged'}", "merge_group", event,
-                        env={"GITHUB_SHA": head, "GITHUB_REF": head_ref, **({"TINY_RAG_BROKEN": "1"} if regressed else {})})
+        event = {
+            "action": "checks_requested",
+            "merge_group": {
+                "head_sha": head,
+                "head_ref": head_ref,
+                "base_sha": self.main,
+                "base_ref": "refs/heads/main",
+            },
+            "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+        }
+        return self.act(
+            f"merge queue for #{number} {'regressed' if regressed else 'unchanged'}",
+            "merge_group",
+            event,
+            env={
+                "GITHUB_SHA": head,
+                "GITHUB_REF": head_ref,
+                **({"TINY_RAG_BROKEN": "1"} if regressed else {}),
+            },
+        )
 
     @staticmethod
     def queue_head(number: int) -> str:
@@ -140,7 +192,11 @@ class Year:
     def queue_merges(self, head_sha: str) -> bool:
         """What a merge queue that requires `rag-ci gate` does: merge only when that check run on
         the queue's commit completed with success (no check run: it waits, and never merges)."""
-        checks = [c for c in self.fake.check_runs.values() if c["name"] == "rag-ci gate" and c["head_sha"] == head_sha]
+        checks = [
+            c
+            for c in self.fake.check_runs.values()
+            if c["name"] == "rag-ci gate" and c["head_sha"] == head_sha
+        ]
         return bool(checks) and checks[-1]["status"] == "completed" and checks[-1]["conclusion"] == "success"
 
     def history(self) -> list[str]:
@@ -159,23 +215,39 @@ def gates(run: ActionRun, *, regressed: bool) -> None:
 
 def names_its_baseline(year: Year, number: int, source: str, commit: str) -> None:
     [comment] = year.comments(number)
-    assert f"`{commit[:7]}" in comment["body"] and f"(main, {source}, " in comment["body"], comment["body"][:600]
+    assert f"`{commit[:7]}" in comment["body"] and f"(main, {source}, " in comment["body"], comment["body"][
+        :600
+    ]
 
 
 def test_a_year_in_a_repository(tmp_path, token):
     with FakeGitHubServer(token=token) as fake:
         year = Year(fake, tmp_path, token)
-        for chapter in (first_baseline_and_pull_requests, a_failing_baseline_job_and_a_quiet_main, a_forged_copy,
-                        one_day_retention_and_a_force_push, a_merge_queue, a_fork_and_an_app, a_release_branch,
-                        deleted_data_branches, a_failed_history_read):
+        for chapter in (
+            first_baseline_and_pull_requests,
+            a_failing_baseline_job_and_a_quiet_main,
+            a_forged_copy,
+            one_day_retention_and_a_force_push,
+            a_merge_queue,
+            a_fork_and_an_app,
+            a_release_branch,
+            deleted_data_branches,
+            a_failed_history_read,
+        ):
             chapter(year)
         # Every pull request had one rag-ci comment all year; every good baseline run, a history line.
         for number in [*range(1, 8), *range(10, 18)]:
             [comment] = year.comments(number)
             named = "(main, artifact, " in comment["body"] or "(main, data branch, " in comment["body"]
-            assert named or (number == 15 and "The baseline of main is gone" in comment["body"]), (number, year.log)
-        for number, named in ((19, "bootstrap on `release/1.x`"), (20, "(release/1.x, artifact, "),
-                              (21, "reading `eval_history.jsonl` on `rag-ci-data` failed")):
+            assert named or (number == 15 and "The baseline of main is gone" in comment["body"]), (
+                number,
+                year.log,
+            )
+        for number, named in (
+            (19, "bootstrap on `release/1.x`"),
+            (20, "(release/1.x, artifact, "),
+            (21, "reading `eval_history.jsonl` on `rag-ci-data` failed"),
+        ):
             [comment] = year.comments(number)
             assert named in comment["body"], (number, comment["body"][:800])
         assert year.history() == year.history_expected
@@ -244,16 +316,24 @@ def a_forged_copy(year: Year) -> None:
         for m in q["metrics"].values():
             m.update(passed=False, score=0.0)
     fake.runs[8800] = FakeRun(8800, "side", year.main, event="push")
-    now = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    now = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     for name in (f"{now}-{year.main}.json.gz", f"{now}-{year.main}-8800.json.gz"):
-        fake.push_commit(DATA_BRANCH, f"baselines/{name}", gzip.compress(json.dumps(lenient).encode()),
-                         login="github-actions[bot]", verified=True)
+        fake.push_commit(
+            DATA_BRANCH,
+            f"baselines/{name}",
+            gzip.compress(json.dumps(lenient).encode()),
+            login="github-actions[bot]",
+            verified=True,
+        )
     planted = year.pr(16, regressed=True)
     gates(planted, regressed=True)
     assert "is not used as the baseline: its name records no workflow run" in planted.log
     names_its_baseline(year, 16, "data branch", sha(1))
     gates(year.pr(17, regressed=False), regressed=False)
-    for name in (f"{now}-{year.main}.json.gz", f"{now}-{year.main}-8800.json.gz"):  # the maintainers, warned, delete them
+    for name in (
+        f"{now}-{year.main}.json.gz",
+        f"{now}-{year.main}-8800.json.gz",
+    ):  # the maintainers, warned, delete them
         fake.branches[DATA_BRANCH].pop(f"baselines/{name}")
 
 
@@ -263,13 +343,25 @@ def a_release_branch(year: Year) -> None:
     release = "d1" * 20
     first = year.pr(19, regressed=True, base=("release/1.x", release))
     assert first.returncode == 0 and "bootstrap on `release/1.x`" in first.summary, first.log
-    dispatch = year.act("workflow_dispatch on release/1.x", "workflow_dispatch",
-                        {"ref": "refs/heads/release/1.x", "after": release, "inputs": {},
-                         "repository": {"full_name": REPOSITORY, "default_branch": "main"}})
+    dispatch = year.act(
+        "workflow_dispatch on release/1.x",
+        "workflow_dispatch",
+        {
+            "ref": "refs/heads/release/1.x",
+            "after": release,
+            "inputs": {},
+            "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+        },
+    )
     assert dispatch.returncode == 0, dispatch.log
     results = (dispatch.workspace / dispatch.outputs["results-path"]).read_bytes()
-    year.fake.upload_artifact({"results.json": results}, run_id=7000 + year.runs, head_sha=release, branch="release/1.x",
-                              event="workflow_dispatch")
+    year.fake.upload_artifact(
+        {"results.json": results},
+        run_id=7000 + year.runs,
+        head_sha=release,
+        branch="release/1.x",
+        event="workflow_dispatch",
+    )
     gates(year.pr(20, regressed=True, base=("release/1.x", release)), regressed=True)
     gates(year.pr(20, regressed=False, base=("release/1.x", release)), regressed=False)
     [comment] = year.comments(20)
@@ -298,15 +390,32 @@ def a_fork_and_an_app(year: Year) -> None:
     fake.read_only = False
     gates(fork, regressed=True)
     assert year.comments(10) == []
-    saved = fake.upload_artifact({"comment.md": (fork.workspace / "rag-ci-output" / "comment.md").read_bytes()},
-                                 run_id=7000 + year.runs, head_sha=year.prs[10], name="rag-ci-comment", branch="feature-10",
-                                 event="pull_request", retention_days=1)
+    saved = fake.upload_artifact(
+        {"comment.md": (fork.workspace / "rag-ci-output" / "comment.md").read_bytes()},
+        run_id=7000 + year.runs,
+        head_sha=year.prs[10],
+        name="rag-ci-comment",
+        branch="feature-10",
+        event="pull_request",
+        retention_days=1,
+    )
     fake.add_pull(10, head_owner="contributor", head_branch="feature-10", head_sha=year.prs[10])
-    posted = year.act("workflow_run comment for #10", "workflow_run", {
-        "action": "completed", "workflow_run": {
-            "id": saved.run_id, "event": "pull_request", "head_branch": "feature-10", "head_sha": year.prs[10],
-            "pull_requests": [], "head_repository": {"full_name": "contributor/rag", "owner": {"login": "contributor"}}},
-        "repository": {"full_name": REPOSITORY, "default_branch": "main"}})
+    posted = year.act(
+        "workflow_run comment for #10",
+        "workflow_run",
+        {
+            "action": "completed",
+            "workflow_run": {
+                "id": saved.run_id,
+                "event": "pull_request",
+                "head_branch": "feature-10",
+                "head_sha": year.prs[10],
+                "pull_requests": [],
+                "head_repository": {"full_name": "contributor/rag", "owner": {"login": "contributor"}},
+            },
+            "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+        },
+    )
     assert posted.returncode == 0, posted.log
     names_its_baseline(year, 10, "artifact", sha(4))
     fake.use_app_token("acme-rag-ci")

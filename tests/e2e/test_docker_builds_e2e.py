@@ -44,7 +44,7 @@ def engine():
 
         client = docker.from_env()
         client.ping()
-    except Exception as exc:  # noqa: BLE001 - any failure to reach the engine is a reason to skip
+    except Exception as exc:
         if client is not None:
             client.close()
         pytest.skip(f"no Docker engine reachable: {status.get('reason') or exc}")
@@ -80,8 +80,16 @@ def _spec(root: Path, base: str, session: str, **args):
 
 
 def _target(root: Path, client, base: str, session: str, **config) -> DockerTarget:
-    settings = {"kind": "docker", "timeout_s": 10, "startup_timeout_s": 60, "port": 8000, "path": "/query",
-                "health": "/health", "build_args": {"BASE": base, "SESSION": session}, **config}
+    settings = {
+        "kind": "docker",
+        "timeout_s": 10,
+        "startup_timeout_s": 60,
+        "port": 8000,
+        "path": "/query",
+        "health": "/health",
+        "build_args": {"BASE": base, "SESSION": session},
+        **config,
+    }
     return DockerTarget(DockerTargetConfig(**settings), root, client=client, log=io.StringIO())
 
 
@@ -99,10 +107,14 @@ def _ask(target: DockerTarget) -> dict:
 HEADER = "ARG BASE\nFROM ${BASE}\nARG SESSION\nLABEL rag-ci-e2e-session=${SESSION}\n"
 
 
-def test_the_classic_builder_refuses_buildkit_syntax_up_front_and_explains_its_chown_failure(engine, tmp_path, no_buildx):
+def test_the_classic_builder_refuses_buildkit_syntax_up_front_and_explains_its_chown_failure(
+    engine, tmp_path, no_buildx
+):
     client, base, session = engine
     root = _context(tmp_path, HEADER + "RUN --mount=type=cache,target=/root/.cache true\n")
-    with pytest.raises(RagCiError, match=r"needs BuildKit \(line 5: RUN --mount\), and no BuildKit builder is available"):
+    with pytest.raises(
+        RagCiError, match=r"needs BuildKit \(line 5: RUN --mount\), and no BuildKit builder is available"
+    ):
         ensure_image(client, _spec(root, base, session), log=io.StringIO())
 
     # `COPY --chown=nobody` (no group): BuildKit uses nobody's primary group; the classic builder
@@ -112,13 +124,19 @@ def test_the_classic_builder_refuses_buildkit_syntax_up_front_and_explains_its_c
         ensure_image(client, _spec(root, base, session), log=io.StringIO())
     message = str(caught.value)
     assert "can't find gid for group nobody" in message
-    assert "The classic builder reads `--chown=USER` as `USER:USER`" in message and "needs BuildKit" in message
+    assert (
+        "The classic builder reads `--chown=USER` as `USER:USER`" in message and "needs BuildKit" in message
+    )
 
 
-def test_target_command_makes_an_image_with_a_shell_form_entrypoint_serve_rag_cis_endpoint(engine, tmp_path, no_buildx):
+def test_target_command_makes_an_image_with_a_shell_form_entrypoint_serve_rag_cis_endpoint(
+    engine, tmp_path, no_buildx
+):
     client, base, session = engine
     # Like PrivateGPT's `ENTRYPOINT python -m private_gpt`: a shell-form entrypoint ignores CMD and arguments.
-    root = _context(tmp_path, HEADER + "COPY server.py http_rag.py /\nENTRYPOINT python3 -c 'import sys; sys.exit(3)'\n")
+    root = _context(
+        tmp_path, HEADER + "COPY server.py http_rag.py /\nENTRYPOINT python3 -c 'import sys; sys.exit(3)'\n"
+    )
     with pytest.raises(RagCiError, match="exited during start-up"):
         _ask(_target(root, client, base, session))
     reply = _ask(_target(root, client, base, session, command=["python3", "/server.py", "8000", "0.0.0.0"]))
@@ -130,12 +148,17 @@ def test_a_from_wrapper_is_rebuilt_when_the_image_behind_its_base_name_changes(e
     app = f"rag-ci-e2e-app-{session}:latest"
 
     def build_app(marker: str) -> None:  # the app's own image, as `docker build -t app .` makes it
-        folder = write(tmp_path / f"app-{marker}" / "Dockerfile",
-                       f"FROM {base}\nLABEL rag-ci-e2e-session={session}\nRUN echo {marker} > /marker\n").parent
+        folder = write(
+            tmp_path / f"app-{marker}" / "Dockerfile",
+            f"FROM {base}\nLABEL rag-ci-e2e-session={session}\nRUN echo {marker} > /marker\n",
+        ).parent
         client.images.build(path=str(folder), tag=app, rm=True, forcerm=True)
 
     build_app("v1")
-    root = _context(tmp_path, "ARG APP\nFROM ${APP}\nARG SESSION\nLABEL rag-ci-e2e-session=${SESSION}\nCOPY server.py http_rag.py /\n")
+    root = _context(
+        tmp_path,
+        "ARG APP\nFROM ${APP}\nARG SESSION\nLABEL rag-ci-e2e-session=${SESSION}\nCOPY server.py http_rag.py /\n",
+    )
     spec = build_spec(root, "Dockerfile", ".", {"APP": app, "SESSION": session}, None)
     first = ensure_image(client, spec, log=io.StringIO())
     again = ensure_image(client, spec, log=io.StringIO())
@@ -145,7 +168,9 @@ def test_a_from_wrapper_is_rebuilt_when_the_image_behind_its_base_name_changes(e
     assert rebuilt.id != first.id
 
 
-def test_the_buildx_path_builds_on_the_engine_with_the_labels_that_make_the_image_reusable(engine, tmp_path, monkeypatch):
+def test_the_buildx_path_builds_on_the_engine_with_the_labels_that_make_the_image_reusable(
+    engine, tmp_path, monkeypatch
+):
     client, base, session = engine
     folder = fake_docker_cli.install(tmp_path / "bin")
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
@@ -153,7 +178,9 @@ def test_the_buildx_path_builds_on_the_engine_with_the_labels_that_make_the_imag
     monkeypatch.setenv("FAKE_BUILDX_ENGINE", "1")  # the scripted buildx builds through the real engine
     argv_log = tmp_path / "buildx.jsonl"
     monkeypatch.setenv("FAKE_BUILDX_LOG", str(argv_log))
-    root = _context(tmp_path, HEADER + 'COPY server.py http_rag.py /\nCMD ["python3", "/server.py", "8000", "0.0.0.0"]\n')
+    root = _context(
+        tmp_path, HEADER + 'COPY server.py http_rag.py /\nCMD ["python3", "/server.py", "8000", "0.0.0.0"]\n'
+    )
 
     target = _target(root, client, base, session)
     assert _ask(target)["contexts"][0]["doc_id"] == "a"
@@ -161,5 +188,7 @@ def test_the_buildx_path_builds_on_the_engine_with_the_labels_that_make_the_imag
     (argv,) = [json.loads(line) for line in argv_log.read_text().splitlines()]
     image = client.images.get(argv[argv.index("-t") + 1])
     assert {SHA_LABEL, CONFIG_HASH_LABEL} <= set(image.labels)
-    assert ensure_image(client, _spec(root, base, session), log=io.StringIO()).reused  # found again by its labels
+    assert ensure_image(
+        client, _spec(root, base, session), log=io.StringIO()
+    ).reused  # found again by its labels
     assert client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={target.run_id}"}) == []

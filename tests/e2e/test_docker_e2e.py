@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from builders import EXAMPLES, docker_engine_status, docker_socket_problem
-from rag_ci.run.engine import RunOptions, run_project
-from rag_ci.files.project import load_project
 from rag_ci.errors import TargetError
+from rag_ci.files.project import load_project
+from rag_ci.run.engine import RunOptions, run_project
 from rag_ci.targets.docker import CONTAINER_PREFIX, RUN_LABEL, DockerTarget
 from rag_ci.targets.docker_image import build_spec, ensure_image, image_labels
 
@@ -47,18 +47,24 @@ def engine():
     except ImportError:
         pytest.skip("the Docker SDK is not installed: pip install 'rag-ci-gate[docker]'")
     if (problem := docker_socket_problem()) is not None:
-        pytest.skip(f"no Docker engine reachable: {status.get('reason') or problem}; run .ci/docker-engine.sh (as root) to start one")
+        pytest.skip(
+            f"no Docker engine reachable: {status.get('reason') or problem}; run .ci/docker-engine.sh (as root) to start one"
+        )
     client = None
     try:
         client = docker.from_env()
         client.ping()
-    except Exception as exc:  # noqa: BLE001 - any failure to reach the engine is a reason to skip
+    except Exception as exc:
         if client is not None:
             client.close()
         why = status.get("reason") or f"{exc}; run .ci/docker-engine.sh (as root) to start one"
         pytest.skip(f"no Docker engine reachable: {why}")
     # The status file names the local base image; without it, the Dockerfile's default (needs a registry).
-    base_image = status.get("base_image", "python:3.12-slim") if status.get("status") == "ready" else "python:3.12-slim"
+    base_image = (
+        status.get("base_image", "python:3.12-slim")
+        if status.get("status") == "ready"
+        else "python:3.12-slim"
+    )
     yield client, base_image
     client.close()
 
@@ -109,22 +115,32 @@ def our_containers(client, run_id: str):
 
 def comparable(results_file: Path) -> list[tuple]:
     data = json.loads(results_file.read_text())
-    return [(q["id"], q["answer"], q["contexts"], q["verdict"], q["leaks"], q["error"]) for q in data["questions"]]
+    return [
+        (q["id"], q["answer"], q["contexts"], q["verdict"], q["leaks"], q["error"]) for q in data["questions"]
+    ]
 
 
-def test_the_example_built_and_run_in_docker_answers_like_the_command_target(engine, example, session, tmp_path, monkeypatch, capsys):
+def test_the_example_built_and_run_in_docker_answers_like_the_command_target(
+    engine, example, session, tmp_path, monkeypatch, capsys
+):
     client, base_image = engine
     monkeypatch.delenv("EXAMPLE_RAG_REGRESSION", raising=False)
     project = docker_project(example, base_image, session)
     assert client.images.list(filters={"label": session_labels(client, project)}) == []  # so the run builds
 
     target = DockerTarget(project.config.target, project.root, client=client)
-    result = asyncio.run(run_project(project, RunOptions(output=tmp_path / "docker.json", progress=False), target=target))
+    result = asyncio.run(
+        run_project(project, RunOptions(output=tmp_path / "docker.json", progress=False), target=target)
+    )
     # Another session on this engine (another checkout of the example) cleaning up leaves this image alone.
     remove_session_images(client, docker_project(example, base_image, "another-session"))
     # Warm: the same context and config find the labelled image (no second container: vfs makes those slow).
     warm = ensure_image(client, example_spec(project), log=io.StringIO())
-    command = asyncio.run(run_project(load_project(example / "rag-ci.yml"), RunOptions(output=tmp_path / "command.json", progress=False)))
+    command = asyncio.run(
+        run_project(
+            load_project(example / "rag-ci.yml"), RunOptions(output=tmp_path / "command.json", progress=False)
+        )
+    )
 
     assert len(result.questions) == len(command.questions) >= 30
     assert comparable(tmp_path / "docker.json") == comparable(tmp_path / "command.json")
@@ -143,7 +159,11 @@ def test_a_killed_container_is_restarted_once_its_logs_kept_and_it_is_removed(en
     project = docker_project(example, base_image, session)
     config = project.config.target.model_copy(update={"env": {"API_TOKEN": "${RAG_CI_E2E_TOKEN}"}})
     target = DockerTarget(config, project.root, client=client, environ={"RAG_CI_E2E_TOKEN": SECRET})
-    request = {"id": "DU2-TORQUE", "question": "What is the peak torque of the drive unit?", "corpora": ["du2"]}
+    request = {
+        "id": "DU2-TORQUE",
+        "question": "What is the peak torque of the drive unit?",
+        "corpora": ["du2"],
+    }
 
     async def scenario():
         await target.start()
@@ -166,4 +186,8 @@ def test_a_killed_container_is_restarted_once_its_logs_kept_and_it_is_removed(en
     assert "mid-run; restarted once" in diagnostics and "POST /query" in diagnostics
     assert SECRET not in died + diagnostics
     assert our_containers(client, target.run_id) == []
-    assert not [c for c in client.containers.list(all=True) if c.name == target.name and c.name.startswith(CONTAINER_PREFIX)]
+    assert not [
+        c
+        for c in client.containers.list(all=True)
+        if c.name == target.name and c.name.startswith(CONTAINER_PREFIX)
+    ]

@@ -18,10 +18,20 @@ def example(tmp_path_factory):
 
 
 def gate(example, output, env=None):
-    args = ["run", "--config", str(example / "rag-ci.yml"), "--baseline", str(example / "baseline" / "results.json"),
-            "--output", str(output), "--format", "json", "--no-progress"]
+    args = [
+        "run",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--baseline",
+        str(example / "baseline" / "results.json"),
+        "--output",
+        str(output),
+        "--format",
+        "json",
+        "--no-progress",
+    ]
     result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
-    return result, json.loads(result.output[result.output.index("{"):])
+    return result, json.loads(result.output[result.output.index("{") :])
 
 
 def test_committed_baseline_is_reproduced_and_the_gate_passes(example, tmp_path):
@@ -29,7 +39,9 @@ def test_committed_baseline_is_reproduced_and_the_gate_passes(example, tmp_path)
     assert result.exit_code == 0 and report["verdict"] == "pass" and report["regressions"] == []
     head = json.loads((tmp_path / "r.json").read_text())
     base = json.loads((example / "baseline" / "results.json").read_text())
-    assert [(q["id"], q["answer"]) for q in head["questions"]] == [(q["id"], q["answer"]) for q in base["questions"]]
+    assert [(q["id"], q["answer"]) for q in head["questions"]] == [
+        (q["id"], q["answer"]) for q in base["questions"]
+    ]
     assert head["aggregates"]["overall"]["n"] >= 30
 
 
@@ -44,5 +56,9 @@ def test_routing_regression_is_caught_as_routing_errors(example, tmp_path):
     result, report = gate(example, tmp_path / "r.json", env={"EXAMPLE_RAG_REGRESSION": "routing"})
     assert result.exit_code == 1
     assert sum(1 for r in report["regressions"] if r["new_verdict"] == "routing_error") >= 4
-    leaked = [q for q in json.loads((tmp_path / "r.json").read_text())["questions"] if q["verdict"] == "routing_error"]
+    leaked = [
+        q
+        for q in json.loads((tmp_path / "r.json").read_text())["questions"]
+        if q["verdict"] == "routing_error"
+    ]
     assert all(q["leaks"] and q["metrics"] == {} for q in leaked)

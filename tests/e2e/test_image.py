@@ -33,8 +33,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
-
 from action_harness import (
     EXAMPLES,
     HEAD_SHA,
@@ -48,9 +46,10 @@ from action_harness import (
     pull_request_event,
     push_event,
 )
+from ruamel.yaml import YAML
+
 from builders import docker_engine_status
 from fakes.fake_github import FakeGitHubServer
-
 from rag_ci.github.comments import COMMENT_MARKER
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1500)]
@@ -73,7 +72,9 @@ def image() -> str:
     if shutil.which("docker") is None:
         pytest.skip("no docker CLI on PATH")
     started = time.monotonic()
-    built = subprocess.run(["bash", str(REPO / ".ci" / "build-image.sh"), TAG], capture_output=True, text=True, timeout=1200)
+    built = subprocess.run(
+        ["bash", str(REPO / ".ci" / "build-image.sh"), TAG], capture_output=True, text=True, timeout=1200
+    )
     if built.returncode == 3:
         pytest.skip(built.stderr.strip())
     assert built.returncode == 0, built.stderr[-3000:]
@@ -81,14 +82,28 @@ def image() -> str:
     return TAG
 
 
-def docker_run(image: str, args: list[str], *, workspace: Path, workdir: str, env: dict[str, str] | None = None,
-               mounts: list[str] | None = None, entrypoint: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def docker_run(
+    image: str,
+    args: list[str],
+    *,
+    workspace: Path,
+    workdir: str,
+    env: dict[str, str] | None = None,
+    mounts: list[str] | None = None,
+    entrypoint: str | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess:
     """`docker run` with the host network (the fake servers listen on the host's 127.0.0.1)."""
     command = ["docker", "run", "--rm", "--network", "host", "-v", f"{workspace}:{workdir}", "-w", workdir]
     for name, value in (env or {}).items():
         command += ["-e", f"{name}={value}"]
     if HOST_CA.is_file():  # pip in the RAG's venv reaches PyPI through this machine's TLS proxy
-        command += ["-v", f"{HOST_CA}:/etc/ssl/certs/host-ca.pem:ro", "-e", "PIP_CERT=/etc/ssl/certs/host-ca.pem"]
+        command += [
+            "-v",
+            f"{HOST_CA}:/etc/ssl/certs/host-ca.pem:ro",
+            "-e",
+            "PIP_CERT=/etc/ssl/certs/host-ca.pem",
+        ]
     for mount in mounts or []:
         command += ["-v", mount]
     if entrypoint:
@@ -104,8 +119,16 @@ def as_runner_checkout(path: Path) -> Path:
     return path
 
 
-def run_as_action(image: str, fake: FakeGitHubServer, workspace: Path, *, event_name: str, event: dict, token: str,
-                  env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, dict[str, str], str]:
+def run_as_action(
+    image: str,
+    fake: FakeGitHubServer,
+    workspace: Path,
+    *,
+    event_name: str,
+    event: dict,
+    token: str,
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess, dict[str, str], str]:
     """The container the runner starts for `uses: rag-ci/rag-ci@vX`: no arguments."""
     runner = workspace.parent / f"runner-{workspace.name}"
     (runner / "workflow").mkdir(parents=True, exist_ok=True)
@@ -115,19 +138,41 @@ def run_as_action(image: str, fake: FakeGitHubServer, workspace: Path, *, event_
     summary.write_text("")
     output.write_text("")
     is_pr = event_name == "pull_request"
-    done = docker_run(image, [], workspace=workspace, workdir="/github/workspace", mounts=[
-        f"{runner / 'workflow'}:/github/workflow", f"{runner / 'file_commands'}:/github/file_commands",
-    ], env={
-        "GITHUB_ACTIONS": "true", "CI": "true", "HOME": "/github/home", "RUNNER_TEMP": "/home/runner/work/_temp",
-        "GITHUB_API_URL": fake.url, "GITHUB_SERVER_URL": "https://github.example", "GITHUB_REPOSITORY": REPOSITORY,
-        "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": "/github/workflow/event.json",
-        "GITHUB_SHA": MERGE_SHA if is_pr else event.get("after", "5" * 40),
-        "GITHUB_REF": f"refs/pull/{event.get('number')}/merge" if is_pr else event.get("ref", "refs/heads/main"),
-        "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_WORKSPACE": "/github/workspace",
-        "GITHUB_STEP_SUMMARY": "/github/file_commands/step_summary", "GITHUB_OUTPUT": "/github/file_commands/output",
-        "RAG_CI_GITHUB_TOKEN": token, "INPUT_GITHUB-TOKEN": token, "RAG_CI_CONFIG": "rag-ci.yml",
-        "RAG_CI_OUTPUT_DIR": "rag-ci-output", **(env or {}),
-    })
+    done = docker_run(
+        image,
+        [],
+        workspace=workspace,
+        workdir="/github/workspace",
+        mounts=[
+            f"{runner / 'workflow'}:/github/workflow",
+            f"{runner / 'file_commands'}:/github/file_commands",
+        ],
+        env={
+            "GITHUB_ACTIONS": "true",
+            "CI": "true",
+            "HOME": "/github/home",
+            "RUNNER_TEMP": "/home/runner/work/_temp",
+            "GITHUB_API_URL": fake.url,
+            "GITHUB_SERVER_URL": "https://github.example",
+            "GITHUB_REPOSITORY": REPOSITORY,
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": "/github/workflow/event.json",
+            "GITHUB_SHA": MERGE_SHA if is_pr else event.get("after", "5" * 40),
+            "GITHUB_REF": f"refs/pull/{event.get('number')}/merge"
+            if is_pr
+            else event.get("ref", "refs/heads/main"),
+            "GITHUB_RUN_ID": "4242",
+            "GITHUB_RUN_ATTEMPT": "1",
+            "GITHUB_WORKSPACE": "/github/workspace",
+            "GITHUB_STEP_SUMMARY": "/github/file_commands/step_summary",
+            "GITHUB_OUTPUT": "/github/file_commands/output",
+            "RAG_CI_GITHUB_TOKEN": token,
+            "INPUT_GITHUB-TOKEN": token,
+            "RAG_CI_CONFIG": "rag-ci.yml",
+            "RAG_CI_OUTPUT_DIR": "rag-ci-output",
+            **(env or {}),
+        },
+    )
     return done, parse_outputs(output.read_text()), summary.read_text()
 
 
@@ -138,13 +183,22 @@ def fake(token: str):
         yield server
 
 
-def test_the_image_as_a_pull_request_action_fails_on_the_regression_with_one_sticky_comment(image, fake, token, baseline_json, tmp_path):
+def test_the_image_as_a_pull_request_action_fails_on_the_regression_with_one_sticky_comment(
+    image, fake, token, baseline_json, tmp_path
+):
     fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
     workspace = as_runner_checkout(copy_example_repository(tmp_path / "workspace"))
 
     started = time.monotonic()
-    done, outputs, summary = run_as_action(image, fake, workspace, event_name="pull_request", event=pull_request_event(),
-                                           token=token, env={"EXAMPLE_RAG_REGRESSION": "chunking"})
+    done, outputs, summary = run_as_action(
+        image,
+        fake,
+        workspace,
+        event_name="pull_request",
+        event=pull_request_event(),
+        token=token,
+        env={"EXAMPLE_RAG_REGRESSION": "chunking"},
+    )
     print(f"runner-style PR run: {time.monotonic() - started:.1f}s wall")
 
     log = done.stdout + done.stderr
@@ -160,12 +214,16 @@ def test_the_image_as_a_pull_request_action_fails_on_the_regression_with_one_sti
     assert token not in log.replace(f"::add-mask::{token}", "")
 
 
-PROBE = ("cat /proc/1/environ > .probe-init 2>/dev/null || echo denied > .probe-init; "
-         "cat /proc/$PPID/environ > .probe-parent 2>/dev/null || echo denied > .probe-parent; "
-         "touch rag-ci-output/planted 2>/dev/null || true")
+PROBE = (
+    "cat /proc/1/environ > .probe-init 2>/dev/null || echo denied > .probe-init; "
+    "cat /proc/$PPID/environ > .probe-parent 2>/dev/null || echo denied > .probe-parent; "
+    "touch rag-ci-output/planted 2>/dev/null || true"
+)
 
 
-def test_the_image_on_a_push_to_main_records_the_baseline_and_its_rag_reaches_no_secret(image, fake, token, tmp_path):
+def test_the_image_on_a_push_to_main_records_the_baseline_and_its_rag_reaches_no_secret(
+    image, fake, token, tmp_path
+):
     workspace = copy_example_repository(tmp_path / "workspace")
     # Inside the image: a build step that reads the container's and rag-ci's
     # environments and writes into rag-ci's output folder.
@@ -174,8 +232,15 @@ def test_the_image_on_a_push_to_main_records_the_baseline_and_its_rag_reaches_no
     as_runner_checkout(workspace)
     judge_key = "sk-image-judge-key-7c1e"
 
-    done, outputs, _ = run_as_action(image, fake, workspace, event_name="push", event=push_event(), token=token,
-                                     env={"RAG_CI_OPENAI_API_KEY": judge_key, "INPUT_OPENAI-API-KEY": judge_key})
+    done, outputs, _ = run_as_action(
+        image,
+        fake,
+        workspace,
+        event_name="push",
+        event=push_event(),
+        token=token,
+        env={"RAG_CI_OPENAI_API_KEY": judge_key, "INPUT_OPENAI-API-KEY": judge_key},
+    )
 
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert outputs["verdict"] == "baseline"
@@ -184,7 +249,9 @@ def test_the_image_on_a_push_to_main_records_the_baseline_and_its_rag_reaches_no
     assert "README.md" in fake.branches["rag-ci-data"]
     for probe in (".probe-init", ".probe-parent"):
         text = (workspace / probe).read_text()
-        assert judge_key not in text and token not in text and text.strip() == "denied", f"{probe}: {text[:200]!r}"
+        assert judge_key not in text and token not in text and text.strip() == "denied", (
+            f"{probe}: {text[:200]!r}"
+        )
         assert (workspace / probe).stat().st_uid == RUNNER_UID  # the build ran as the checkout's owner
     assert not (workspace / "rag-ci-output" / "planted").exists()
 
@@ -194,16 +261,24 @@ def test_the_image_with_arguments_is_the_cli(image, tmp_path):
 
     version = docker_run(image, ["--version"], workspace=workspace, workdir="/src")
     helped = docker_run(image, ["--help"], workspace=workspace, workdir="/src")
-    bare = docker_run(image, [], workspace=workspace, workdir="/src")  # not in Actions: the CLI, not the action
-    ran = docker_run(image, ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress"],
-                     workspace=workspace, workdir="/src")
+    bare = docker_run(
+        image, [], workspace=workspace, workdir="/src"
+    )  # not in Actions: the CLI, not the action
+    ran = docker_run(
+        image,
+        ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress"],
+        workspace=workspace,
+        workdir="/src",
+    )
 
     assert version.returncode == 0 and version.stdout.startswith("rag-ci, version "), version.stderr
     assert helped.returncode == 0 and "Usage: rag-ci [OPTIONS] COMMAND" in helped.stdout
     assert "Usage: rag-ci" in bare.stdout + bare.stderr and "GITHUB_EVENT" not in bare.stdout + bare.stderr
     assert ran.returncode == 0, ran.stderr[-3000:]
     results = json.loads((workspace / "out" / "results.json").read_text())
-    assert results["aggregates"]["overall"]["n"] == len(json.loads((EXAMPLES / "baseline" / "results.json").read_text())["questions"])
+    assert results["aggregates"]["overall"]["n"] == len(
+        json.loads((EXAMPLES / "baseline" / "results.json").read_text())["questions"]
+    )
 
 
 def _answers(results_file: Path) -> list[tuple]:
@@ -218,13 +293,23 @@ def test_one_rag_ci_yml_runs_unchanged_on_the_host_and_in_the_image(image, tmp_p
     host = copy_example_repository(tmp_path / "host")
     inside = as_runner_checkout(copy_example_repository(tmp_path / "image"))
     command = ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress"]
-    on_host = subprocess.run([sys.executable, "-m", "rag_ci.cli", *command], cwd=host, env=clean_env(),
-                             capture_output=True, text=True, timeout=300)
+    on_host = subprocess.run(
+        [sys.executable, "-m", "rag_ci.cli", *command],
+        cwd=host,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     in_image = docker_run(image, command, workspace=inside, workdir="/src")
 
     assert on_host.returncode == 0, on_host.stderr[-3000:]
     assert in_image.returncode == 0, in_image.stderr[-3000:]
-    assert (host / "rag-ci.yml").read_bytes() == (inside / "rag-ci.yml").read_bytes() == (EXAMPLES / "rag-ci.yml").read_bytes()
+    assert (
+        (host / "rag-ci.yml").read_bytes()
+        == (inside / "rag-ci.yml").read_bytes()
+        == (EXAMPLES / "rag-ci.yml").read_bytes()
+    )
     assert "rag-ci-target-venv" not in on_host.stderr  # on the host: rag-ci's interpreter, no venv of its own
     answers = _answers(host / "out" / "results.json")
     assert answers == _answers(inside / "out" / "results.json") and {a[3] for a in answers} == {"pass"}
@@ -239,7 +324,7 @@ class FakeGitLabArtifacts:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server naming
+            def do_GET(self):
                 fake.requests.append((self.path, self.headers.get("JOB-TOKEN")))
                 ok = self.path == fake.PATH and self.headers.get("JOB-TOKEN") == job_token
                 self.send_response(200 if ok else 404)
@@ -259,7 +344,9 @@ class FakeGitLabArtifacts:
         self.server.server_close()
 
 
-def test_the_gitlab_example_gates_a_merge_request_against_main_baseline(image, baseline_json, token, tmp_path):
+def test_the_gitlab_example_gates_a_merge_request_against_main_baseline(
+    image, baseline_json, token, tmp_path
+):
     """examples/.gitlab-ci.yml's job as GitLab runs it: its `script:` in a shell with the entrypoint
     emptied, in a root-owned checkout, on a merge request branch with the example's regression."""
     job = YAML(typ="safe").load((EXAMPLES / ".gitlab-ci.yml").read_text())["rag-ci"]
@@ -268,12 +355,24 @@ def test_the_gitlab_example_gates_a_merge_request_against_main_baseline(image, b
     gitlab = FakeGitLabArtifacts(baseline_json, token)
     started = time.monotonic()
     try:
-        ran = docker_run(image, ["-ec", "\n".join(job["script"])], workspace=workspace, workdir="/builds/group/example",
-                         entrypoint="sh", env={
-                             "CI": "true", "GITLAB_CI": "true", "CI_PROJECT_DIR": "/builds/group/example",
-                             "CI_COMMIT_BRANCH": "feature", "CI_DEFAULT_BRANCH": "main", "CI_PROJECT_ID": "42",
-                             "CI_API_V4_URL": gitlab.url, "CI_JOB_TOKEN": token, "EXAMPLE_RAG_REGRESSION": "chunking",
-                         })
+        ran = docker_run(
+            image,
+            ["-ec", "\n".join(job["script"])],
+            workspace=workspace,
+            workdir="/builds/group/example",
+            entrypoint="sh",
+            env={
+                "CI": "true",
+                "GITLAB_CI": "true",
+                "CI_PROJECT_DIR": "/builds/group/example",
+                "CI_COMMIT_BRANCH": "feature",
+                "CI_DEFAULT_BRANCH": "main",
+                "CI_PROJECT_ID": "42",
+                "CI_API_V4_URL": gitlab.url,
+                "CI_JOB_TOKEN": token,
+                "EXAMPLE_RAG_REGRESSION": "chunking",
+            },
+        )
     finally:
         gitlab.close()
     print(f"GitLab merge-request job: {time.monotonic() - started:.1f}s wall")
@@ -288,10 +387,34 @@ def test_the_gitlab_example_gates_a_merge_request_against_main_baseline(image, b
 
 def download_wheels(requirements: list[str], dest: Path) -> None:
     """Wheels for the image's Python, fetched by the host's pip (the container may not reach PyPI)."""
-    done = subprocess.run([os.environ.get("PIP", "pip"), "download", "--quiet", "--only-binary=:all:", "--dest", str(dest),
-                           "--python-version", "311", "--implementation", "cp", "--abi", "cp311", "--abi", "none",
-                           "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux2014_x86_64", "--platform", "any",
-                           *requirements], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            os.environ.get("PIP", "pip"),
+            "download",
+            "--quiet",
+            "--only-binary=:all:",
+            "--dest",
+            str(dest),
+            "--python-version",
+            "311",
+            "--implementation",
+            "cp",
+            "--abi",
+            "cp311",
+            "--abi",
+            "none",
+            "--platform",
+            "manylinux_2_17_x86_64",
+            "--platform",
+            "manylinux2014_x86_64",
+            "--platform",
+            "any",
+            *requirements,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot download the conflicting RAG's wheels here: {done.stderr.strip()[-300:]}")
 
@@ -301,29 +424,66 @@ def test_a_rag_pinning_pydantic_1_and_old_numpy_builds_in_its_own_venv_and_is_ga
     pins = ["pydantic<2", "numpy<1.26"]
     download_wheels(pins, workspace / "wheels")
     (workspace / "requirements.txt").write_text("\n".join(pins) + "\n")
-    check = ("python -c \\\"import numpy, pydantic, sys; print('rag env', sys.prefix, pydantic.VERSION, numpy.__version__); "
-             "assert pydantic.VERSION.startswith('1.') and numpy.__version__ < '1.26'\\\"")
-    config = (workspace / "rag-ci.yml").read_text().replace(
-        'build: [', f'build: ["pip install -q --no-index --find-links wheels -r requirements.txt", "{check}", ', 1)
+    check = (
+        "python -c \\\"import numpy, pydantic, sys; print('rag env', sys.prefix, pydantic.VERSION, numpy.__version__); "
+        "assert pydantic.VERSION.startswith('1.') and numpy.__version__ < '1.26'\\\""
+    )
+    config = (
+        (workspace / "rag-ci.yml")
+        .read_text()
+        .replace(
+            "build: [",
+            f'build: ["pip install -q --no-index --find-links wheels -r requirements.txt", "{check}", ',
+            1,
+        )
+    )
     (workspace / "rag-ci.yml").write_text(config)
     (workspace / "baseline.json").write_text((EXAMPLES / "baseline" / "results.json").read_text())
     as_runner_checkout(workspace)
 
-    ran = docker_run(image, ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress", "--verbose",
-                             "--baseline", "baseline.json"], workspace=workspace, workdir="/src")
-    own = subprocess.run(["docker", "run", "--rm", "--entrypoint", "/opt/rag-ci/venv/bin/python", image, "-c",
-                          "import pydantic, numpy; print(pydantic.VERSION, numpy.__version__)"],
-                         capture_output=True, text=True, timeout=120)
+    ran = docker_run(
+        image,
+        [
+            "run",
+            "--config",
+            "rag-ci.yml",
+            "-o",
+            "out/results.json",
+            "--no-progress",
+            "--verbose",
+            "--baseline",
+            "baseline.json",
+        ],
+        workspace=workspace,
+        workdir="/src",
+    )
+    own = subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--entrypoint",
+            "/opt/rag-ci/venv/bin/python",
+            image,
+            "-c",
+            "import pydantic, numpy; print(pydantic.VERSION, numpy.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
     print(ran.stderr[-1500:])
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert "rag env /tmp/rag-ci-target-venv 1." in ran.stderr  # the RAG's own venv, with its pins (--verbose shows it)
+    assert (
+        "rag env /tmp/rag-ci-target-venv 1." in ran.stderr
+    )  # the RAG's own venv, with its pins (--verbose shows it)
     assert own.stdout.startswith("2."), own.stdout + own.stderr  # rag-ci's environment is untouched
 
 
 # A `kind: python` entry that imports the example RAG in-process and refuses to load unless it
 # sees its own pins: run with rag-ci's interpreter (pydantic 2, numpy 2) it cannot be imported.
-PINNED_ENTRY = '''
+PINNED_ENTRY = """
 import sys
 from pathlib import Path
 
@@ -340,7 +500,7 @@ RAG = ExampleRag.load()
 
 def answer(request):
     return RAG.answer(request)
-'''
+"""
 PYTHON_TARGET = """questions: questions.yml
 corpora_dir: corpora
 target:
@@ -365,15 +525,23 @@ def test_a_python_target_pinning_pydantic_1_imports_its_own_venv_inside_the_imag
     as_runner_checkout(workspace)
 
     started = time.monotonic()
-    ran = docker_run(image, ["run", "--config", "rag-ci.python.yml", "-o", "out/results.json", "--no-progress"],
-                     workspace=workspace, workdir="/src")
+    ran = docker_run(
+        image,
+        ["run", "--config", "rag-ci.python.yml", "-o", "out/results.json", "--no-progress"],
+        workspace=workspace,
+        workdir="/src",
+    )
     print(f"kind: python conflicting-pins run: {time.monotonic() - started:.1f}s wall")
 
     assert ran.returncode == 0, ran.stderr[-3000:]
     prefix, pydantic_version, numpy_version = (workspace / ".python-target-env").read_text().split()
-    assert prefix == "/tmp/rag-ci-target-venv" and pydantic_version.startswith("1.") and numpy_version < "1.26"
+    assert (
+        prefix == "/tmp/rag-ci-target-venv" and pydantic_version.startswith("1.") and numpy_version < "1.26"
+    )
     results = json.loads((workspace / "out" / "results.json").read_text())
-    assert results["aggregates"]["overall"]["n"] == len(json.loads((EXAMPLES / "baseline" / "results.json").read_text())["questions"])
+    assert results["aggregates"]["overall"]["n"] == len(
+        json.loads((EXAMPLES / "baseline" / "results.json").read_text())["questions"]
+    )
     assert not [q for q in results["questions"] if q.get("error")]
 
 
@@ -382,8 +550,13 @@ def test_every_judge_provider_scores_every_metric_inside_the_image(image, tmp_pa
     shutil.copytree(REPO / "tests", workspace / "_tests", ignore=shutil.ignore_patterns("__pycache__"))
     as_runner_checkout(workspace)
 
-    ran = docker_run(image, ["/src/_tests/e2e/image_judge_check.py", "/src", "/src/out"], workspace=workspace,
-                     workdir="/src", entrypoint="/opt/rag-ci/venv/bin/python")
+    ran = docker_run(
+        image,
+        ["/src/_tests/e2e/image_judge_check.py", "/src", "/src/out"],
+        workspace=workspace,
+        workdir="/src",
+        entrypoint="/opt/rag-ci/venv/bin/python",
+    )
 
     assert ran.returncode == 0, (ran.stdout + ran.stderr)[-4000:]
     assert ran.stdout.count("judged metrics scored") == 4, ran.stdout

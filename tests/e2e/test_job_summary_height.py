@@ -5,38 +5,61 @@ a page under 8,000 px in a 1,280-px-wide browser (today: measured in the report 
 
 from __future__ import annotations
 
+from summary_page import screenshot_height
+
 from builders import metric, question, run
 from gfm import body_rows, rendered
 from rag_ci.action.outputs import summary_report
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.reporting.render import render_markdown
 from rag_ci.core.results import Context
-from summary_page import screenshot_height
 
 HIT, FAITH = "hit_at_k", "faithfulness"
-REASON = ("The answer states a charging time of 7 hours, but the retrieved context gives 6.5 hours for the PowerPack 400 "
-          "with the standard 2 A charger; the claim is not supported.")
+REASON = (
+    "The answer states a charging time of 7 hours, but the retrieved context gives 6.5 hours for the PowerPack 400 "
+    "with the standard 2 A charger; the claim is not supported."
+)
 
 
 def _pair(i: int):
     """One question on the baseline and now: every fifth regresses (retrieval, then generation)."""
     qid, corpus = f"DU-{i:04d}", ("du2", "du3")[i % 2]
-    chunk = Context(text=f"Chunk {i}: the PowerPack 400 charges in 6.5 hours with the 2 A charger.", doc_id=corpus,
-                    source=f"{corpus}/manual-{i % 40}.md#{i % 7}")
-    other = Context(text=f"Chunk {i}b: store the battery at 30 to 60 % in a dry room.", doc_id=corpus,
-                    source=f"{corpus}/storage-{i % 9}.md#2")
-    base = question(qid, corpora=(corpus,), answer="It takes 6.5 hours.",
-                    metrics=[metric(HIT, 1.0, 1.0), metric(FAITH, 0.9, 0.7, kind="answer")])
+    chunk = Context(
+        text=f"Chunk {i}: the PowerPack 400 charges in 6.5 hours with the 2 A charger.",
+        doc_id=corpus,
+        source=f"{corpus}/manual-{i % 40}.md#{i % 7}",
+    )
+    other = Context(
+        text=f"Chunk {i}b: store the battery at 30 to 60 % in a dry room.",
+        doc_id=corpus,
+        source=f"{corpus}/storage-{i % 9}.md#2",
+    )
+    base = question(
+        qid,
+        corpora=(corpus,),
+        answer="It takes 6.5 hours.",
+        metrics=[metric(HIT, 1.0, 1.0), metric(FAITH, 0.9, 0.7, kind="answer")],
+    )
     base.contexts = [chunk, other]
     if i % 5:
         head = base.model_copy(deep=True)
     elif i % 10 == 0:  # retrieval: the chunk is gone
-        head = question(qid, "fail", corpora=(corpus,), answer="I could not find it.",
-                        metrics=[metric(HIT, 0.0, 1.0), metric(FAITH, 0.9, 0.7, kind="answer")])
+        head = question(
+            qid,
+            "fail",
+            corpora=(corpus,),
+            answer="I could not find it.",
+            metrics=[metric(HIT, 0.0, 1.0), metric(FAITH, 0.9, 0.7, kind="answer")],
+        )
         head.contexts = [other]
     else:  # generation: same chunks, unfaithful answer
-        head = question(qid, "fail", corpora=(corpus,), answer="It takes 7 hours.",
-                        metrics=[metric(HIT, 1.0, 1.0), metric(FAITH, 0.3, 0.7, kind="answer")])
+        head = question(
+            qid,
+            "fail",
+            corpora=(corpus,),
+            answer="It takes 7 hours.",
+            metrics=[metric(HIT, 1.0, 1.0), metric(FAITH, 0.3, 0.7, kind="answer")],
+        )
         head.metrics[FAITH].reason = REASON
         head.contexts = [chunk, other]
         head.failure_stage = "generation"
@@ -49,7 +72,11 @@ def _summary() -> str:
     head.meta.pr_number = 7
     comparison = compare(base, head)
     assert len(comparison.regressions) == 300
-    return summary_report(lambda limit: render_markdown(head, comparison, max_chars=limit, report_url="https://example.test/run/1"))
+    return summary_report(
+        lambda limit: render_markdown(
+            head, comparison, max_chars=limit, report_url="https://example.test/run/1"
+        )
+    )
 
 
 def test_the_summary_of_300_regressions_opens_with_an_index_of_its_groups_and_has_one_acceptance_block_per_group():
@@ -64,8 +91,12 @@ def test_the_summary_of_300_regressions_opens_with_an_index_of_its_groups_and_ha
     assert md.count("question_hash:") == 300  # every entry is still there to paste
     tables = [t for t in root.find_all("table") if "failing" in t.find_all("th")[2].text()]
     rows = [row for table in tables for row in body_rows(table)]
-    assert len(rows) == 300 and len({row[0] for row in rows}) == 300  # every row, which the comment cannot hold
-    assert "[Retrieval (150)](#retrieval-150) · [Generation (150)](#generation-150)" in md  # GitHub's fragments of the headings
+    assert (
+        len(rows) == 300 and len({row[0] for row in rows}) == 300
+    )  # every row, which the comment cannot hold
+    assert (
+        "[Retrieval (150)](#retrieval-150) · [Generation (150)](#generation-150)" in md
+    )  # GitHub's fragments of the headings
 
 
 def test_the_summary_of_300_regressions_is_under_8000_px_in_a_1280_px_wide_browser(tmp_path):

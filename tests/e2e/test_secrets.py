@@ -21,8 +21,16 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from action_harness import (
+    BASE_SHA,
+    REPO,
+    assert_token_never_leaked,
+    clean_env,
+    judged_project,
+    pull_request_event,
+    run_action,
+)
 
-from action_harness import BASE_SHA, REPO, assert_token_never_leaked, clean_env, judged_project, pull_request_event, run_action
 from fakes.fake_github import FakeGitHubServer
 
 pytestmark = pytest.mark.slow
@@ -35,7 +43,9 @@ questions:
 """
 # Under root with no opt-out, the build step also shows that it runs as the target user
 # and can write in the project folder (as a build writes its index).
-BUILD = "tr '\\\\0' '\\\\n' < /proc/$PPID/environ || echo cannot read; mkdir -p .index && id -u > .index/built"
+BUILD = (
+    "tr '\\\\0' '\\\\n' < /proc/$PPID/environ || echo cannot read; mkdir -p .index && id -u > .index/built"
+)
 
 
 def leaky_project(root: Path, *, python: str = "python", output_dir: str = "rag-ci-output") -> Path:
@@ -63,9 +73,14 @@ def test_an_action_run_leaks_neither_the_judge_key_nor_the_token(tmp_path, token
     workspace = leaky_project(tmp_path / "workspace")
     with FakeGitHubServer(token=token) as fake:
         run = run_action(
-            fake, workspace, event_name="pull_request", event=pull_request_event(), token=token,
+            fake,
+            workspace,
+            event_name="pull_request",
+            event=pull_request_event(),
+            token=token,
             # Verbose: the build step's dump of rag-ci's environment is printed (redacted), not hidden.
-            inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key, "RAG_CI_VERBOSE": "1"},
+            inputs={"openai-api-key": key},
+            env={"INPUT_OPENAI-API-KEY": key, "RAG_CI_VERBOSE": "1"},
         )
         assert run.returncode == 0, run.log  # bootstrap: no baseline yet
         assert "[build] " in run.log
@@ -93,12 +108,36 @@ def test_a_cli_run_with_the_judge_key_in_the_environment_leaks_it_nowhere(tmp_pa
     env = {**clean_env(), "OPENAI_API_KEY": key}
     cli = [sys.executable, "-m", "rag_ci.cli"]
     runs = [  # --verbose: the build step's output is printed, and must be redacted
-        subprocess.run([*cli, "run", "--config", str(project / "rag-ci.yml"), "-o", str(out / "results.json"), "--no-progress",
-                        "--verbose"],
-                       env=env, capture_output=True, text=True, timeout=120),
-        subprocess.run([*cli, "report", str(out / "results.json"), "--format", "html", "-o", str(out / "report.html")],
-                       env=env, capture_output=True, text=True, timeout=60),
-        subprocess.run([*cli, "report", str(out / "results.json"), "--format", "md"], env=env, capture_output=True, text=True, timeout=60),
+        subprocess.run(
+            [
+                *cli,
+                "run",
+                "--config",
+                str(project / "rag-ci.yml"),
+                "-o",
+                str(out / "results.json"),
+                "--no-progress",
+                "--verbose",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ),
+        subprocess.run(
+            [*cli, "report", str(out / "results.json"), "--format", "html", "-o", str(out / "report.html")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ),
+        subprocess.run(
+            [*cli, "report", str(out / "results.json"), "--format", "md"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ),
     ]
     assert [r.returncode for r in runs] == [0, 0, 0], runs[0].stderr[-2000:]
     answer = json.loads((out / "results.json").read_text())["questions"][0]["answer"]
@@ -136,14 +175,22 @@ def test_under_root_the_target_runs_as_the_checkout_owner_and_cannot_read_secret
             os.chown(path, nobody.pw_uid, nobody.pw_gid)
         with FakeGitHubServer(token=token) as fake:
             run = run_action(
-                fake, workspace, event_name="pull_request", event=pull_request_event(), token=token,
-                inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key, "RAG_CI_TARGET_USER": "", "RAG_CI_VERBOSE": "1"},
+                fake,
+                workspace,
+                event_name="pull_request",
+                event=pull_request_event(),
+                token=token,
+                inputs={"openai-api-key": key},
+                env={"INPUT_OPENAI-API-KEY": key, "RAG_CI_TARGET_USER": "", "RAG_CI_VERBOSE": "1"},
             )
             assert run.returncode == 0, run.log
             output = workspace / "rag-ci-output"
             answer = json.loads((output / "results.json").read_text())["questions"][0]["answer"]
             assert f"uid:{nobody.pw_uid}" in answer
-            assert "parent:'unreadable (PermissionError)'" in answer and "init:'unreadable (PermissionError)'" in answer
+            assert (
+                "parent:'unreadable (PermissionError)'" in answer
+                and "init:'unreadable (PermissionError)'" in answer
+            )
             assert "plant:refused (PermissionError)" in answer
             assert not (output / "planted.md").exists()
             assert output.stat().st_uid == 0 and not output.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
@@ -161,8 +208,12 @@ def assert_not_in_any_sink(fragments: list[str], run, fake, workspace: Path) -> 
     """None of `fragments` in the log (but the runner's ::add-mask::), the summary, the outputs,
     the REST request bodies, or any file of the output folder (results, report.md, report.html)."""
     log = "\n".join(line for line in run.log.splitlines() if not line.startswith("::add-mask::"))
-    sinks = {"log": log, "summary": run.summary, "outputs": json.dumps(run.outputs),
-             "REST bodies": json.dumps([r.body for r in fake.requests], default=str)}
+    sinks = {
+        "log": log,
+        "summary": run.summary,
+        "outputs": json.dumps(run.outputs),
+        "REST bodies": json.dumps([r.body for r in fake.requests], default=str),
+    }
     for path in (workspace / "rag-ci-output").rglob("*"):
         if path.is_file():
             sinks[path.name] = path.read_text(encoding="utf-8", errors="replace")
@@ -175,18 +226,35 @@ def assert_not_in_any_sink(fragments: list[str], run, fake, workspace: Path) -> 
 
 @pytest.mark.parametrize("broken", [True, False], ids=["broken run", "errors listed"])
 @pytest.mark.parametrize("quote_key", ["full", "split", "wrapped"])  # wrapped: a key split across lines
-def test_a_judge_quoting_its_key_in_a_401_leaks_it_into_no_sink_of_a_pr_run(tmp_path, token, quote_key, broken):
+def test_a_judge_quoting_its_key_in_a_401_leaks_it_into_no_sink_of_a_pr_run(
+    tmp_path, token, quote_key, broken
+):
     """The judge answers every call 401 with the key it was sent in its message. Broken run: every
     question errors, and the most common error is the notice of the comment, the summary and the
     log. Errors listed: `max_error_rate: 1.0` keeps the run a result, each metric's error is shown."""
     from fakes.judge_servers import FakeOpenAIJudgeServer
 
     key = judge_key()
-    with FakeOpenAIJudgeServer(always_fault="401", quote_key=quote_key) as judge, FakeGitHubServer(token=token) as fake:
-        workspace = judged_project(tmp_path / "workspace", judge.base_url, gate="" if broken else "gate: {max_error_rate: 1.0}\n")
-        fake.add_files_at(BASE_SHA, {"rag-ci.yml": (workspace / "rag-ci.yml").read_text()})  # the base branch's own judge
-        run = run_action(fake, workspace, event_name="pull_request", event=pull_request_event(), token=token,
-                         inputs={"openai-api-key": key}, env={"INPUT_OPENAI-API-KEY": key}, timeout=180)
+    with (
+        FakeOpenAIJudgeServer(always_fault="401", quote_key=quote_key) as judge,
+        FakeGitHubServer(token=token) as fake,
+    ):
+        workspace = judged_project(
+            tmp_path / "workspace", judge.base_url, gate="" if broken else "gate: {max_error_rate: 1.0}\n"
+        )
+        fake.add_files_at(
+            BASE_SHA, {"rag-ci.yml": (workspace / "rag-ci.yml").read_text()}
+        )  # the base branch's own judge
+        run = run_action(
+            fake,
+            workspace,
+            event_name="pull_request",
+            event=pull_request_event(),
+            token=token,
+            inputs={"openai-api-key": key},
+            env={"INPUT_OPENAI-API-KEY": key},
+            timeout=180,
+        )
 
         assert run.returncode == (2 if broken else 0), run.log
         assert judge.requests > 0 and {r.status for r in judge.log} == {401}

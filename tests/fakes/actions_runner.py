@@ -19,6 +19,6 @@ def runner_commands(output: str) -> list[tuple[str, str]]:
             head, _, data = stripped[2:].partition("::")
             commands.append((head.split(" ")[0], data))
         if (at := line.find("##[")) >= 0:
-            head, _, data = line[at + 3:].partition("]")
+            head, _, data = line[at + 3 :].partition("]")
             commands.append((head.split(" ")[0] or "?", data))
     return commands

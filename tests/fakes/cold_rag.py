@@ -43,7 +43,7 @@ def noise(request_id):
 
 
 class Handler(JsonHandler):
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         request = self.read_json()
         load_model()
         time.sleep(typical_s(request["id"]) * noise(request["id"]) * SLOWDOWN)

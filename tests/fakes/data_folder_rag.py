@@ -19,10 +19,14 @@ _FILTER = re.compile(r"globmatch\('data/([^/']+)/\*\*', path\)")
 
 
 class Handler(JsonHandler):
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = self.read_json()
         filters = body.get("filters")
-        if self.path != "/v2/answer" or set(body) != {"prompt", "filters", "return_context_docs"} or not isinstance(filters, str):
+        if (
+            self.path != "/v2/answer"
+            or set(body) != {"prompt", "filters", "return_context_docs"}
+            or not isinstance(filters, str)
+        ):
             self.send_json(422, {"detail": "expected {prompt, filters (a string), return_context_docs}"})
             return
         wanted = _FILTER.findall(filters)
@@ -30,8 +34,15 @@ class Handler(JsonHandler):
             self.send_json(400, {"detail": f"cannot parse filters {filters!r}"})
             return
         corpora = wanted + (["other"] if os.environ.get("DATA_RAG_LEAK") else [])
-        docs = [{"text": CHUNKS[c][1], "metadata": {"path": "data/" + CHUNKS[c][0], "modified_at": 1700000000}, "dist": 0.2}
-                for c in corpora if c in CHUNKS]
+        docs = [
+            {
+                "text": CHUNKS[c][1],
+                "metadata": {"path": "data/" + CHUNKS[c][0], "modified_at": 1700000000},
+                "dist": 0.2,
+            }
+            for c in corpora
+            if c in CHUNKS
+        ]
         text = " ".join(d["text"] for d in docs if not d["metadata"]["path"].startswith("data/other/"))
         self.send_json(200, {"response": text or "No information found.", "context_docs": docs})
 

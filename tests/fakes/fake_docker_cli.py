@@ -33,8 +33,13 @@ def build(argv):
         print(f"#{n} [internal] load build definition from Dockerfile", flush=True)
         print(f"#{n} DONE 0.{n}s", flush=True)
     if os.environ.get("FAKE_BUILDX_FAIL"):
-        print("#4 [2/2] RUN --mount=type=cache,target=/root/.cache pip install -r requirements.txt", flush=True)
-        print("#4 ERROR: process \"/bin/sh -c pip install\" did not complete successfully: exit code: 1", flush=True)
+        print(
+            "#4 [2/2] RUN --mount=type=cache,target=/root/.cache pip install -r requirements.txt", flush=True
+        )
+        print(
+            '#4 ERROR: process "/bin/sh -c pip install" did not complete successfully: exit code: 1',
+            flush=True,
+        )
         return 1
     if os.environ.get("FAKE_BUILDX_ENGINE"):
         import docker
@@ -42,9 +47,15 @@ def build(argv):
         client = docker.from_env()
         dockerfile = os.path.relpath(options["-f"], context)
         image, _ = client.images.build(
-            path=context, dockerfile=dockerfile, tag=options["-t"], target=options.get("--target"), rm=True, forcerm=True,
+            path=context,
+            dockerfile=dockerfile,
+            tag=options["-t"],
+            target=options.get("--target"),
+            rm=True,
+            forcerm=True,
             buildargs=dict(a.split("=", 1) for a in options["--build-arg"]) or None,
-            labels=dict(a.split("=", 1) for a in options["--label"]))
+            labels=dict(a.split("=", 1) for a in options["--label"]),
+        )
         image_id = image.id
     else:
         image_id = "sha256:" + "f" * 64
@@ -81,7 +92,7 @@ def install(folder):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "docker"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).resolve()} \"$@\"\n")
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} {Path(__file__).resolve()} "$@"\n')
     script.chmod(0o755)
     return folder
 

@@ -16,7 +16,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from docker.errors import NotFound
 
 
-
 class FakeImage:
     def __init__(self, image_id: str, labels: dict[str, str]):
         self.id, self.short_id, self.labels = image_id, image_id[:19], labels
@@ -26,7 +25,7 @@ class FakeContainer:
     """A container whose process is an HTTP server thread. `behaviour` scripts it:
     healthy (default), "never_healthy", "exit_at_start", "dies_while_loading"."""
 
-    def __init__(self, client: "FakeDockerClient", name: str, kwargs: dict):
+    def __init__(self, client: FakeDockerClient, name: str, kwargs: dict):
         self.client, self.name, self.kwargs = client, name, kwargs
         self.labels = kwargs.get("labels", {})
         self.env = kwargs.get("environment", {})
@@ -48,7 +47,10 @@ class FakeContainer:
             self.log_lines.append("Traceback: ImportError: no module named numpy")
             self.status, self.exit_code = "exited", 1
             # What docker reports for an exited container: no published port, no address.
-            self.attrs = {"NetworkSettings": {"Networks": {"bridge": {"IPAddress": ""}}, "Ports": {}}, "State": {"ExitCode": 1}}
+            self.attrs = {
+                "NetworkSettings": {"Networks": {"bridge": {"IPAddress": ""}}, "Ports": {}},
+                "State": {"ExitCode": 1},
+            }
             return
         network = self.kwargs.get("network")
         port = self.client.network_port if network else 0  # a published port is random, like docker's
@@ -58,8 +60,12 @@ class FakeContainer:
         if network:
             self.attrs = {"NetworkSettings": {"Networks": {network: {"IPAddress": "127.0.0.1"}}, "Ports": {}}}
         else:
-            self.attrs = {"NetworkSettings": {"Networks": {"bridge": {"IPAddress": "172.17.0.9"}},
-                                              "Ports": {"8000/tcp": [{"HostIp": "127.0.0.1", "HostPort": bound}]}}}
+            self.attrs = {
+                "NetworkSettings": {
+                    "Networks": {"bridge": {"IPAddress": "172.17.0.9"}},
+                    "Ports": {"8000/tcp": [{"HostIp": "127.0.0.1", "HostPort": bound}]},
+                }
+            }
         self.attrs["State"] = {"ExitCode": self.exit_code}
         if self.client.behaviour == "dies_while_loading":
             self.log_lines.append("loading the index...")
@@ -94,11 +100,11 @@ def _serve(container: FakeContainer, port: int) -> ThreadingHTTPServer:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             healthy = container.client.behaviour not in ("never_healthy", "dies_while_loading")
             self.reply(200 if healthy else 503, {"status": "ok" if healthy else "loading"})
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             container.log_lines.append(f"answering {request['id']}")
             if "echo the key" in request["question"]:
@@ -118,7 +124,7 @@ def _serve(container: FakeContainer, port: int) -> ThreadingHTTPServer:
 
 
 class FakeContainers:
-    def __init__(self, client: "FakeDockerClient"):
+    def __init__(self, client: FakeDockerClient):
         self.client = client
         self.by_name: dict[str, FakeContainer] = {}
         self.run_calls: list[dict] = []
@@ -160,7 +166,7 @@ class FakeImages:
 
 
 class FakeApi:
-    def __init__(self, client: "FakeDockerClient"):
+    def __init__(self, client: FakeDockerClient):
         self.client = client
         self.build_calls: list[dict] = []
 
@@ -180,7 +186,11 @@ class FakeDockerClient:
         self.containers = FakeContainers(self)
         self.api = FakeApi(self)
         self.removed: list[str] = []
-        self.build_output = [{"stream": "Step 1/2 : FROM base\n"}, {"stream": " ---> abc\n"}, {"stream": "Step 2/2 : COPY . /app\n"}]
+        self.build_output = [
+            {"stream": "Step 1/2 : FROM base\n"},
+            {"stream": " ---> abc\n"},
+            {"stream": "Step 2/2 : COPY . /app\n"},
+        ]
 
     def ping(self) -> bool:
         return True

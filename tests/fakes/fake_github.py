@@ -25,7 +25,7 @@ import json
 import re
 import threading
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
@@ -98,10 +98,15 @@ class FakeCommit:
     message: str = "update"
     # When it was made: the real clock, as GitHub dates a commit made through the API (a pushed
     # commit's date is whatever its author's machine said: `push_commit(..., date=...)`).
-    date: str = dataclasses.field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    date: str = dataclasses.field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     def patch(self) -> str:
-        lines = difflib.unified_diff(self.before.decode(errors="replace").splitlines(), self.after.decode(errors="replace").splitlines(), lineterm="", n=3)
+        lines = difflib.unified_diff(
+            self.before.decode(errors="replace").splitlines(),
+            self.after.decode(errors="replace").splitlines(),
+            lineterm="",
+            n=3,
+        )
         return "\n".join(line for line in lines if not line.startswith(("---", "+++")))
 
 
@@ -121,7 +126,13 @@ def git_sha(data: bytes) -> str:
 class FakeGitHubServer:
     """One repository's worth of GitHub. Use as a context manager; `url` is the API base."""
 
-    def __init__(self, *, repository: str = "acme/rag", token: str = "fake-token", bot_login: str = "github-actions[bot]"):
+    def __init__(
+        self,
+        *,
+        repository: str = "acme/rag",
+        token: str = "fake-token",
+        bot_login: str = "github-actions[bot]",
+    ):
         self.repository = repository
         self.token = token
         self.bot_login = bot_login  # who the token posts as
@@ -164,7 +175,12 @@ class FakeGitHubServer:
         return f"http://localhost:{self.port}"
 
     def __enter__(self) -> FakeGitHubServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="FakeGitHubServer", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="FakeGitHubServer",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -187,22 +203,53 @@ class FakeGitHubServer:
     ) -> FakeArtifact:
         run_id = next(self._ids) + 5000
         self.runs[run_id] = FakeRun(
-            run_id, branch, head_sha, event=event, conclusion=conclusion, head_full_name="evil/rag" if from_fork else None
+            run_id,
+            branch,
+            head_sha,
+            event=event,
+            conclusion=conclusion,
+            head_full_name="evil/rag" if from_fork else None,
         )
-        created_at = created_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        artifact = FakeArtifact(next(self._ids) + 9000, name, run_id, branch, head_sha, zip_of(files), created_at, from_fork=from_fork)
+        created_at = created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        artifact = FakeArtifact(
+            next(self._ids) + 9000,
+            name,
+            run_id,
+            branch,
+            head_sha,
+            zip_of(files),
+            created_at,
+            from_fork=from_fork,
+        )
         self.artifacts.append(artifact)
         return artifact
 
-    def add_pull(self, number: int, *, head_owner: str, head_branch: str, head_sha: str, base: str = "main") -> None:
-        self.pulls[number] = {"number": number, "state": "open", "head_owner": head_owner, "head_branch": head_branch, "head_sha": head_sha, "base": base}
+    def add_pull(
+        self, number: int, *, head_owner: str, head_branch: str, head_sha: str, base: str = "main"
+    ) -> None:
+        self.pulls[number] = {
+            "number": number,
+            "state": "open",
+            "head_owner": head_owner,
+            "head_branch": head_branch,
+            "head_sha": head_sha,
+            "base": base,
+        }
 
     def add_comment(self, issue: int, body: str, *, login: str) -> dict[str, Any]:
         with self._lock:
             return self._new_comment(issue, body, login)
 
-    def inject(self, method: str, path_prefix: str, status: int, message: str = "injected", times: int = 1, *,
-               skip: int = 0) -> None:
+    def inject(
+        self,
+        method: str,
+        path_prefix: str,
+        status: int,
+        message: str = "injected",
+        times: int = 1,
+        *,
+        skip: int = 0,
+    ) -> None:
         """Answer the next `times` matching requests with `status` (after recording them), once the
         first `skip` matching requests have been answered as usual."""
         for _ in range(skip):
@@ -212,18 +259,33 @@ class FakeGitHubServer:
 
     def add_files_at(self, ref: str, files: dict[str, bytes | str]) -> None:
         """Files the contents API serves at `ref` (a branch name, or a commit sha such as a PR's base)."""
-        self.branches.setdefault(ref, {}).update({p: d.encode() if isinstance(d, str) else d for p, d in files.items()})
+        self.branches.setdefault(ref, {}).update(
+            {p: d.encode() if isinstance(d, str) else d for p, d in files.items()}
+        )
 
-    def push_commit(self, branch: str, path: str, text: str | bytes, *, login: str | None, verified: bool = False,
-                    message: str = "update", date: str | None = None) -> FakeCommit:
+    def push_commit(
+        self,
+        branch: str,
+        path: str,
+        text: str | bytes,
+        *,
+        login: str | None,
+        verified: bool = False,
+        message: str = "update",
+        date: str | None = None,
+    ) -> FakeCommit:
         """A commit someone pushed (or the action made, `login` its bot and `verified`): `path` becomes `text`."""
         with self._lock:
-            commit = self._record_commit(branch, path, text.encode() if isinstance(text, str) else text, login, verified, message)
+            commit = self._record_commit(
+                branch, path, text.encode() if isinstance(text, str) else text, login, verified, message
+            )
             if date is not None:
                 commit.date = date
             return commit
 
-    def _record_commit(self, branch: str, path: str, data: bytes, login: str | None, verified: bool, message: str) -> FakeCommit:
+    def _record_commit(
+        self, branch: str, path: str, data: bytes, login: str | None, verified: bool, message: str
+    ) -> FakeCommit:
         files = self.branches.setdefault(branch, {})
         sha = hashlib.sha1(data + str(next(self._ids)).encode()).hexdigest()
         commit = FakeCommit(sha, branch, path, files.get(path, b""), data, login, verified, message)
@@ -249,7 +311,15 @@ class FakeGitHubServer:
         full_name = full_name or self.repository
         owner, name = full_name.split("/")
         repo_id = self.repo_id if full_name == self.repository else self.repo_id + 1
-        return {"id": repo_id, "name": name, "full_name": full_name, "owner": {"login": owner, "id": 1, "type": "Organization"}, "default_branch": "main", "url": f"{self.url}/repos/{full_name}", "html_url": f"https://github.com/{full_name}"}
+        return {
+            "id": repo_id,
+            "name": name,
+            "full_name": full_name,
+            "owner": {"login": owner, "id": 1, "type": "Organization"},
+            "default_branch": "main",
+            "url": f"{self.url}/repos/{full_name}",
+            "html_url": f"https://github.com/{full_name}",
+        }
 
     def _new_comment(self, issue: int, body: str, login: str) -> dict[str, Any]:
         comment_id = next(self._ids) + 100_000
@@ -280,7 +350,13 @@ class FakeGitHubServer:
             "created_at": a.created_at,
             "updated_at": a.created_at,
             "expires_at": a.expires_at,
-            "workflow_run": {"id": a.run_id, "repository_id": self.repo_id, "head_repository_id": head_repo_id, "head_branch": a.head_branch, "head_sha": a.head_sha},
+            "workflow_run": {
+                "id": a.run_id,
+                "repository_id": self.repo_id,
+                "head_repository_id": head_repo_id,
+                "head_branch": a.head_branch,
+                "head_sha": a.head_sha,
+            },
         }
 
     def _run_json(self, r: FakeRun) -> dict[str, Any]:
@@ -305,27 +381,65 @@ class FakeGitHubServer:
             "number": p["number"],
             "state": p["state"],
             "url": self._api(f"/pulls/{p['number']}"),
-            "head": {"ref": p["head_branch"], "sha": p["head_sha"], "label": f"{p['head_owner']}:{p['head_branch']}", "repo": self._repo_json(head_repo)},
-            "base": {"ref": p["base"], "sha": "b" * 40, "label": f"{self.repository.split('/')[0]}:{p['base']}", "repo": self._repo_json()},
+            "head": {
+                "ref": p["head_branch"],
+                "sha": p["head_sha"],
+                "label": f"{p['head_owner']}:{p['head_branch']}",
+                "repo": self._repo_json(head_repo),
+            },
+            "base": {
+                "ref": p["base"],
+                "sha": "b" * 40,
+                "label": f"{self.repository.split('/')[0]}:{p['base']}",
+                "repo": self._repo_json(),
+            },
         }
 
     def _commit_json(self, c: FakeCommit, *, files: bool) -> dict[str, Any]:
-        person = {"name": c.login or "someone", "email": f"{c.login or 'someone'}@users.noreply.github.com", "date": c.date}
-        account = {"login": c.login, "id": 41898282, "type": "Bot" if (c.login or "").endswith("[bot]") else "User"} if c.login else None
+        person = {
+            "name": c.login or "someone",
+            "email": f"{c.login or 'someone'}@users.noreply.github.com",
+            "date": c.date,
+        }
+        account = (
+            {"login": c.login, "id": 41898282, "type": "Bot" if (c.login or "").endswith("[bot]") else "User"}
+            if c.login
+            else None
+        )
         data: dict[str, Any] = {
-            "sha": c.sha, "node_id": f"C_{c.sha[:8]}", "url": self._api(f"/commits/{c.sha}"),
+            "sha": c.sha,
+            "node_id": f"C_{c.sha[:8]}",
+            "url": self._api(f"/commits/{c.sha}"),
             "html_url": f"https://github.com/{self.repository}/commit/{c.sha}",
-            "commit": {"author": person, "committer": person, "message": c.message, "url": self._api(f"/git/commits/{c.sha}"),
-                       "tree": {"sha": "f" * 40, "url": self._api("/git/trees/" + "f" * 40)},
-                       "verification": {"verified": c.verified, "reason": "valid" if c.verified else "unsigned",
-                                        "signature": None, "payload": None}},
-            "author": account, "committer": {"login": "web-flow", "id": 19864447, "type": "User"} if c.verified else account,
+            "commit": {
+                "author": person,
+                "committer": person,
+                "message": c.message,
+                "url": self._api(f"/git/commits/{c.sha}"),
+                "tree": {"sha": "f" * 40, "url": self._api("/git/trees/" + "f" * 40)},
+                "verification": {
+                    "verified": c.verified,
+                    "reason": "valid" if c.verified else "unsigned",
+                    "signature": None,
+                    "payload": None,
+                },
+            },
+            "author": account,
+            "committer": {"login": "web-flow", "id": 19864447, "type": "User"} if c.verified else account,
             "parents": [],
         }
         if files:
-            data["files"] = [{"filename": c.path, "status": "modified" if c.before else "added", "patch": c.patch(),
-                              "additions": c.patch().count("\n+") + c.patch().startswith("+"), "deletions": 0, "changes": 1,
-                              "sha": git_sha(c.after)}]
+            data["files"] = [
+                {
+                    "filename": c.path,
+                    "status": "modified" if c.before else "added",
+                    "patch": c.patch(),
+                    "additions": c.patch().count("\n+") + c.patch().startswith("+"),
+                    "deletions": 0,
+                    "changes": 1,
+                    "sha": git_sha(c.after),
+                }
+            ]
         return data
 
     def _content_json(self, branch: str, path: str, data: bytes) -> dict[str, Any]:
@@ -347,7 +461,9 @@ class FakeGitHubServer:
         }
 
     # --- routing -------------------------------------------------------------------
-    def _handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+    def _handle(
+        self, method: str, path: str, query: dict[str, str], body: Any
+    ) -> tuple[int, Any, dict[str, str]]:
         if path.startswith("/_blobs/"):
             artifact = next((a for a in self.artifacts if a.id == int(path.split("/")[2])), None)
             if artifact is None or query.get("sig") != "fake-signature":
@@ -365,7 +481,7 @@ class FakeGitHubServer:
             return 200, self._repo_json(), {}
         if not path.startswith(prefix + "/"):
             return 404, {"message": "Not Found"}, {}
-        sub = path[len(prefix):]
+        sub = path[len(prefix) :]
         if method != "GET" and self.read_only:
             return 403, FORBIDDEN, {}
 
@@ -395,7 +511,11 @@ class FakeGitHubServer:
         if m := re.fullmatch(r"/actions/artifacts/(\d+)/zip", sub):
             artifact = next((a for a in self.artifacts if a.id == int(m[1])), None)
             if artifact is None or artifact.expired:
-                return 410 if artifact else 404, {"message": "Artifact has expired" if artifact else "Not Found"}, {}
+                return (
+                    410 if artifact else 404,
+                    {"message": "Artifact has expired" if artifact else "Not Found"},
+                    {},
+                )
             return 302, b"", {"Location": f"{self.blob_url}/_blobs/{artifact.id}?sig=fake-signature"}
         if m := re.fullmatch(r"/actions/runs/(\d+)", sub):
             run = self.runs.get(int(m[1]))
@@ -409,9 +529,28 @@ class FakeGitHubServer:
             if base is None:
                 return 404, {"message": "Not Found"}, {}
             commit = {"sha": base, "url": self._api(f"/commits/{base}"), "commit": {"message": "base"}}
-            return 200, {"url": self._api(sub), "status": "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1, "base_commit": commit, "merge_base_commit": commit, "commits": [], "files": []}, {}
+            return (
+                200,
+                {
+                    "url": self._api(sub),
+                    "status": "ahead",
+                    "ahead_by": 1,
+                    "behind_by": 0,
+                    "total_commits": 1,
+                    "base_commit": commit,
+                    "merge_base_commit": commit,
+                    "commits": [],
+                    "files": [],
+                },
+                {},
+            )
         if sub == "/pulls" and method == "GET":
-            found = [self._pull_json(p) for p in self.pulls.values() if p["state"] == query.get("state", "open") and ("head" not in query or query["head"] == f"{p['head_owner']}:{p['head_branch']}")]
+            found = [
+                self._pull_json(p)
+                for p in self.pulls.values()
+                if p["state"] == query.get("state", "open")
+                and ("head" not in query or query["head"] == f"{p['head_owner']}:{p['head_branch']}")
+            ]
             return self._paginated(path, query, found)
         if m := re.fullmatch(r"/pulls/(\d+)", sub):
             pull = self.pulls.get(int(m[1]))
@@ -419,33 +558,82 @@ class FakeGitHubServer:
         if m := re.fullmatch(r"/contents/(.+)", sub):
             return self._contents(method, unquote(m[1]), query, body)
         if sub == "/commits" and method == "GET":
-            found = [c for c in reversed(self.file_commits)
-                     if c.branch == query.get("sha", "main") and ("path" not in query or c.path == query["path"])]
+            found = [
+                c
+                for c in reversed(self.file_commits)
+                if c.branch == query.get("sha", "main") and ("path" not in query or c.path == query["path"])
+            ]
             return self._paginated(path, query, [self._commit_json(c, files=False) for c in found])
         if m := re.fullmatch(r"/commits/([0-9a-f]{40})", sub):
             commit = next((c for c in self.file_commits if c.sha == m[1]), None)
-            return (200, self._commit_json(commit, files=True), {}) if commit else (404, {"message": "No commit found"}, {})
+            return (
+                (200, self._commit_json(commit, files=True), {})
+                if commit
+                else (404, {"message": "No commit found"}, {})
+            )
         if m := re.fullmatch(r"/branches/(.+)", sub):
             branch = unquote(m[1])
             if branch not in self.branches:
                 return 404, {"message": "Branch not found"}, {}
-            return 200, {"name": branch, "commit": {"sha": "c" * 40, "url": self._api("/commits/" + "c" * 40)}, "protected": False}, {}
+            return (
+                200,
+                {
+                    "name": branch,
+                    "commit": {"sha": "c" * 40, "url": self._api("/commits/" + "c" * 40)},
+                    "protected": False,
+                },
+                {},
+            )
         if m := re.fullmatch(r"/git/blobs/([0-9a-f]{40})", sub):
             data = self.blobs.get(m[1])
             if data is None:
                 return 404, {"message": "Not Found"}, {}
-            return 200, {"sha": m[1], "size": len(data), "encoding": "base64", "content": base64.encodebytes(data).decode(), "url": self._api(sub)}, {}
+            return (
+                200,
+                {
+                    "sha": m[1],
+                    "size": len(data),
+                    "encoding": "base64",
+                    "content": base64.encodebytes(data).decode(),
+                    "url": self._api(sub),
+                },
+                {},
+            )
         if sub == "/git/trees" and method == "POST":
             files = {e["path"]: e["content"].encode() for e in body["tree"]}
-            sha = hashlib.sha1(json.dumps(sorted((k, v.decode()) for k, v in files.items())).encode()).hexdigest()
+            sha = hashlib.sha1(
+                json.dumps(sorted((k, v.decode()) for k, v in files.items())).encode()
+            ).hexdigest()
             self._trees[sha] = files
-            return 201, {"sha": sha, "url": self._api(f"/git/trees/{sha}"), "tree": [{"path": p, "mode": "100644", "type": "blob", "sha": git_sha(d)} for p, d in files.items()], "truncated": False}, {}
+            return (
+                201,
+                {
+                    "sha": sha,
+                    "url": self._api(f"/git/trees/{sha}"),
+                    "tree": [
+                        {"path": p, "mode": "100644", "type": "blob", "sha": git_sha(d)}
+                        for p, d in files.items()
+                    ],
+                    "truncated": False,
+                },
+                {},
+            )
         if sub == "/git/commits" and method == "POST":
             if body["tree"] not in self._trees:
                 return 422, {"message": "Tree SHA does not exist"}, {}
             sha = hashlib.sha1((body["tree"] + body["message"] + str(next(self._ids))).encode()).hexdigest()
             self._commits[sha] = body["tree"]
-            return 201, {"sha": sha, "url": self._api(f"/git/commits/{sha}"), "message": body["message"], "tree": {"sha": body["tree"], "url": self._api(f"/git/trees/{body['tree']}")}, "parents": [{"sha": p} for p in body["parents"]]}, {}
+            return (
+                201,
+                {
+                    "sha": sha,
+                    "url": self._api(f"/git/commits/{sha}"),
+                    "message": body["message"],
+                    "tree": {"sha": body["tree"], "url": self._api(f"/git/trees/{body['tree']}")},
+                    "parents": [{"sha": p} for p in body["parents"]],
+                },
+                {},
+            )
         if sub == "/git/refs" and method == "POST":
             branch = body["ref"].removeprefix("refs/heads/")
             if branch in self.branches:
@@ -453,9 +641,24 @@ class FakeGitHubServer:
             if body["sha"] not in self._commits:
                 return 422, {"message": "Object does not exist"}, {}
             self.branches[branch] = {}
-            for name, data in self._trees[self._commits[body["sha"]]].items():  # the bot's first commit on the branch
+            for name, data in self._trees[
+                self._commits[body["sha"]]
+            ].items():  # the bot's first commit on the branch
                 self._record_commit(branch, name, data, self.bot_login, True, "create the data branch")
-            return 201, {"ref": body["ref"], "node_id": "REF_1", "url": self._api(f"/git/{body['ref']}"), "object": {"sha": body["sha"], "type": "commit", "url": self._api(f"/git/commits/{body['sha']}")}}, {}
+            return (
+                201,
+                {
+                    "ref": body["ref"],
+                    "node_id": "REF_1",
+                    "url": self._api(f"/git/{body['ref']}"),
+                    "object": {
+                        "sha": body["sha"],
+                        "type": "commit",
+                        "url": self._api(f"/git/commits/{body['sha']}"),
+                    },
+                },
+                {},
+            )
         return 404, {"message": "Not Found (FakeGitHubServer does not implement this endpoint)"}, {}
 
     # --- Checks API (check runs and their annotations) ---------------------------------
@@ -470,11 +673,19 @@ class FakeGitHubServer:
             if missing:
                 return 422, {"message": f"Invalid request: {', '.join(missing)} missing"}, {}
             check_id = next(self._ids) + 300_000
-            run = {"id": check_id, "name": body["name"], "head_sha": body["head_sha"], "status": body.get("status", "queued"),
-                   "conclusion": body.get("conclusion"), "details_url": body.get("details_url"),
-                   "url": self._api(f"/check-runs/{check_id}"),
-                   "html_url": f"https://github.com/{self.repository}/runs/{check_id}",
-                   "output": {"title": None, "summary": None, "annotations_count": 0}, "annotations": [], "requests": 0}
+            run = {
+                "id": check_id,
+                "name": body["name"],
+                "head_sha": body["head_sha"],
+                "status": body.get("status", "queued"),
+                "conclusion": body.get("conclusion"),
+                "details_url": body.get("details_url"),
+                "url": self._api(f"/check-runs/{check_id}"),
+                "html_url": f"https://github.com/{self.repository}/runs/{check_id}",
+                "output": {"title": None, "summary": None, "annotations_count": 0},
+                "annotations": [],
+                "requests": 0,
+            }
             self.check_runs[check_id] = run
             problem = self._add_check_output(run, body.get("output"))
             return (422, {"message": problem}, {}) if problem else (201, self._check_json(run), {})
@@ -497,8 +708,13 @@ class FakeGitHubServer:
         if len(annotations) > self.CHECKS_BATCH:
             return f"at most {self.CHECKS_BATCH} annotations per request"
         for a in annotations:
-            if not a.get("path") or not isinstance(a.get("start_line"), int) or not isinstance(a.get("end_line"), int) \
-                    or a.get("annotation_level") not in ("notice", "warning", "failure") or not a.get("message"):
+            if (
+                not a.get("path")
+                or not isinstance(a.get("start_line"), int)
+                or not isinstance(a.get("end_line"), int)
+                or a.get("annotation_level") not in ("notice", "warning", "failure")
+                or not a.get("message")
+            ):
                 return f"invalid annotation {a!r}"
         run["output"].update(title=output["title"], summary=output["summary"])
         run["annotations"].extend(annotations)
@@ -508,7 +724,9 @@ class FakeGitHubServer:
 
     def _check_json(self, run: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in run.items() if k not in ("annotations", "requests")} | {
-            "app": {"id": 15368, "slug": "github-actions", "name": "GitHub Actions"}, "check_suite": {"id": 5}}
+            "app": {"id": 15368, "slug": "github-actions", "name": "GitHub Actions"},
+            "check_suite": {"id": 5},
+        }
 
     # === A repository's year: the clock, retention, deletions, App tokens ======
     # Artifacts expire after their retention (GitHub keeps listing an expired artifact with
@@ -521,7 +739,8 @@ class FakeGitHubServer:
     def at_day(self, day: int) -> str:
         """The timestamp of day `day` of the simulated year."""
         from datetime import timedelta
-        start = datetime(2025, 1, 1, tzinfo=timezone.utc)
+
+        start = datetime(2025, 1, 1, tzinfo=UTC)
         return (start + timedelta(days=day)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def advance(self, days: int) -> None:
@@ -531,13 +750,30 @@ class FakeGitHubServer:
             if artifact.expires_at <= self.at_day(self.day):
                 artifact.expired = True
 
-    def upload_artifact(self, files: dict[str, bytes | str], *, run_id: int, head_sha: str, name: str = "rag-ci-baseline",
-                        branch: str = "main", event: str = "push", retention_days: int = 90,
-                        conclusion: str | None = "success") -> FakeArtifact:
+    def upload_artifact(
+        self,
+        files: dict[str, bytes | str],
+        *,
+        run_id: int,
+        head_sha: str,
+        name: str = "rag-ci-baseline",
+        branch: str = "main",
+        event: str = "push",
+        retention_days: int = 90,
+        conclusion: str | None = "success",
+    ) -> FakeArtifact:
         """What actions/upload-artifact does in run `run_id` today (retention-days as given)."""
         self.runs.setdefault(run_id, FakeRun(run_id, branch, head_sha, event=event, conclusion=conclusion))
-        artifact = FakeArtifact(next(self._ids) + 9000, name, run_id, branch, head_sha, zip_of(files), self.at_day(self.day),
-                                expires_at=self.at_day(self.day + retention_days))
+        artifact = FakeArtifact(
+            next(self._ids) + 9000,
+            name,
+            run_id,
+            branch,
+            head_sha,
+            zip_of(files),
+            self.at_day(self.day),
+            expires_at=self.at_day(self.day + retention_days),
+        )
         self.artifacts.append(artifact)
         return artifact
 
@@ -556,21 +792,34 @@ class FakeGitHubServer:
     def use_personal_token(self, login: str) -> None:
         self.bot_login, self.user_endpoint_forbidden = login, False
 
-    def _year_routes(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]] | None:
+    def _year_routes(
+        self, method: str, path: str, query: dict[str, str], body: Any
+    ) -> tuple[int, Any, dict[str, str]] | None:
         """The routes of this block; None: not one of them."""
         prefix = f"/repos/{self.repository}/contents/"
         if not path.startswith(prefix):
             return None
-        name = unquote(path[len(prefix):])
+        name = unquote(path[len(prefix) :])
         if method == "GET":
             branch = query.get("ref", "main")
             files = self.branches.get(branch, {})
             if name in files:
                 return None  # a file: the contents route above serves it
-            inside = sorted(p for p in files if p.startswith(name.rstrip("/") + "/") and "/" not in p[len(name.rstrip("/")) + 1:])
+            inside = sorted(
+                p
+                for p in files
+                if p.startswith(name.rstrip("/") + "/") and "/" not in p[len(name.rstrip("/")) + 1 :]
+            )
             if not inside:
                 return None
-            return 200, [self._content_json(branch, p, files[p]) | {"content": None, "encoding": None} for p in inside], {}
+            return (
+                200,
+                [
+                    self._content_json(branch, p, files[p]) | {"content": None, "encoding": None}
+                    for p in inside
+                ],
+                {},
+            )
         if method == "DELETE":
             if self.read_only:
                 return 403, FORBIDDEN, {}
@@ -580,13 +829,29 @@ class FakeGitHubServer:
                 return 404, {"message": "Not Found"}, {}
             if body.get("sha") != git_sha(files[name]):
                 return 409, {"message": f"{name} does not match {body.get('sha')}"}, {}
-            commit = self._record_commit(branch, name, b"", self.bot_login, True, body.get("message", "delete"))
+            commit = self._record_commit(
+                branch, name, b"", self.bot_login, True, body.get("message", "delete")
+            )
             files.pop(name)
-            return 200, {"content": None, "commit": {"sha": commit.sha, "message": commit.message, "url": self._api(f"/git/commits/{commit.sha}")}}, {}
+            return (
+                200,
+                {
+                    "content": None,
+                    "commit": {
+                        "sha": commit.sha,
+                        "message": commit.message,
+                        "url": self._api(f"/git/commits/{commit.sha}"),
+                    },
+                },
+                {},
+            )
         return None
+
     # === end of the year block ============================================================
 
-    def _contents(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+    def _contents(
+        self, method: str, path: str, query: dict[str, str], body: Any
+    ) -> tuple[int, Any, dict[str, str]]:
         if method == "GET":
             branch = query.get("ref", "main")
             data = self.branches.get(branch, {}).get(path)
@@ -603,12 +868,27 @@ class FakeGitHubServer:
             if path in files and body["sha"] != git_sha(files[path]):
                 return 409, {"message": f"{path} does not match {body['sha']}"}, {}
             created = path not in files
-            commit = self._record_commit(branch, path, base64.b64decode(body["content"]), self.bot_login, True, body["message"])
+            commit = self._record_commit(
+                branch, path, base64.b64decode(body["content"]), self.bot_login, True, body["message"]
+            )
             commit_sha = commit.sha
-            return (201 if created else 200), {"content": self._content_json(branch, path, files[path]), "commit": {"sha": commit_sha, "message": body["message"], "url": self._api(f"/git/commits/{commit_sha}")}}, {}
+            return (
+                (201 if created else 200),
+                {
+                    "content": self._content_json(branch, path, files[path]),
+                    "commit": {
+                        "sha": commit_sha,
+                        "message": body["message"],
+                        "url": self._api(f"/git/commits/{commit_sha}"),
+                    },
+                },
+                {},
+            )
         return 405, {"message": "Method not allowed"}, {}
 
-    def _paginated(self, path: str, query: dict[str, str], items: list[Any], list_key: str | None = None) -> tuple[int, Any, dict[str, str]]:
+    def _paginated(
+        self, path: str, query: dict[str, str], items: list[Any], list_key: str | None = None
+    ) -> tuple[int, Any, dict[str, str]]:
         per_page = min(int(query.get("per_page", 30)), 100)
         page = int(query.get("page", 1))
         pages = max(1, -(-len(items) // per_page))
@@ -647,10 +927,21 @@ class FakeGitHubServer:
                     body = raw.decode("utf-8", "replace")
                 auth = self.headers.get("Authorization")
                 authorized = auth in (f"token {fake.token}", f"Bearer {fake.token}")
-                record = RecordedRequest(self.command, parts.path, query, (self.headers.get("Host") or "").split(":")[0], authorized, auth is not None, body)
+                record = RecordedRequest(
+                    self.command,
+                    parts.path,
+                    query,
+                    (self.headers.get("Host") or "").split(":")[0],
+                    authorized,
+                    auth is not None,
+                    body,
+                )
                 with fake._lock:
                     fake.requests.append(record)
-                    injected = next((i for i in fake._injected if i[0] == self.command and parts.path.startswith(i[1])), None)
+                    injected = next(
+                        (i for i in fake._injected if i[0] == self.command and parts.path.startswith(i[1])),
+                        None,
+                    )
                     if injected is not None:
                         fake._injected.remove(injected)
                         if not injected[2]:  # a skipped one: this request is answered as usual

@@ -17,9 +17,21 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
-INDEX = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [
-    {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "1" * 64, "size": 1,
-     "platform": {"architecture": arch, "os": "linux"}} for arch in ("amd64", "arm64")]}).encode()
+INDEX = json.dumps(
+    {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": "sha256:" + "1" * 64,
+                "size": 1,
+                "platform": {"architecture": arch, "os": "linux"},
+            }
+            for arch in ("amd64", "arm64")
+        ],
+    }
+).encode()
 
 
 class FakeRegistry:
@@ -33,7 +45,7 @@ class FakeRegistry:
             def log_message(self, *_args) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 url = urlparse(self.path)
                 auth = self.headers.get("Authorization", "")
                 registry.requests.append((url.path, auth.lower().startswith("basic")))
@@ -41,13 +53,26 @@ class FakeRegistry:
                     return self._token(parse_qs(url.query))
                 if url.path == f"/v2/{registry.name}/manifests/{registry.digest}":
                     if auth != "Bearer anonymous-pull":
-                        return self._send(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}', {"WWW-Authenticate": (
-                            f'Bearer realm="http://{self.headers["Host"]}/token",service="fake-registry",'
-                            f'scope="repository:{registry.name}:pull"')})
+                        return self._send(
+                            401,
+                            b'{"errors":[{"code":"UNAUTHORIZED"}]}',
+                            {
+                                "WWW-Authenticate": (
+                                    f'Bearer realm="http://{self.headers["Host"]}/token",service="fake-registry",'
+                                    f'scope="repository:{registry.name}:pull"'
+                                )
+                            },
+                        )
                     if registry.refuse == "manifest":
                         return self._send(403, b'{"errors":[{"code":"DENIED"}]}')
-                    return self._send(200, INDEX, {"Content-Type": "application/vnd.oci.image.index.v1+json",
-                                                   "Docker-Content-Digest": registry.digest})
+                    return self._send(
+                        200,
+                        INDEX,
+                        {
+                            "Content-Type": "application/vnd.oci.image.index.v1+json",
+                            "Docker-Content-Digest": registry.digest,
+                        },
+                    )
                 return self._send(404, b'{"errors":[{"code":"MANIFEST_UNKNOWN"}]}')
 
             def _token(self, query: dict) -> None:

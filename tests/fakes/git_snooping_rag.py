@@ -37,11 +37,19 @@ def snoop(root: Path) -> list[str]:
             except OSError:
                 pass
     try:
-        texts.append(subprocess.run(["git", "config", "--list", "--includes"], cwd=root, capture_output=True, text=True).stdout)
+        texts.append(
+            subprocess.run(
+                ["git", "config", "--list", "--includes"], cwd=root, capture_output=True, text=True
+            ).stdout
+        )
     except OSError:
         pass
     for text in texts:
-        found += [line.strip() for line in text.splitlines() if re.search(r"extraheader|://[^/@\s]+:[^/@\s]+@", line, re.I)]
+        found += [
+            line.strip()
+            for line in text.splitlines()
+            if re.search(r"extraheader|://[^/@\s]+:[^/@\s]+@", line, re.I)
+        ]
     return found
 
 

@@ -28,7 +28,10 @@ import tiny_rag
 
 MODE = os.environ.get("HOSTILE_PYTHON_RAG", "")
 FACT = {"text": "The delay is 10 ms on CAN.", "doc_id": "a", "source": "a/x.md#0", "score": 1.0}
-FORGED = {"answer": "forged", "contexts": [{"text": "forged", "doc_id": "a", "source": "a/x.md#0", "score": 1.0}]}
+FORGED = {
+    "answer": "forged",
+    "contexts": [{"text": "forged", "doc_id": "a", "source": "a/x.md#0", "score": 1.0}],
+}
 
 
 def _reply_channels():

@@ -24,18 +24,24 @@ class JsonHandler(BaseHTTPRequestHandler):
     def read_json(self):
         return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
 
-    def do_GET(self):  # noqa: N802 - healthy as soon as it listens
+    def do_GET(self):
         self.send_json(200, {"status": "ok"})
 
 
 def contexts_for(corpora):
     """tiny_rag's one chunk per routed corpus, in the contract's shape."""
-    return [{"text": DOCS[c][1], "doc_id": c, "source": DOCS[c][0] + "#0", "score": 1.0} for c in corpora if c in DOCS]
+    return [
+        {"text": DOCS[c][1], "doc_id": c, "source": DOCS[c][0] + "#0", "score": 1.0}
+        for c in corpora
+        if c in DOCS
+    ]
 
 
 def serve(handler):
     """`script.py PORT [HOST]`: serve `handler` until killed (HOST defaults to 127.0.0.1)."""
-    server = ThreadingHTTPServer((sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1", int(sys.argv[1])), handler)
+    server = ThreadingHTTPServer(
+        (sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1", int(sys.argv[1])), handler
+    )
     server.daemon_threads = True
     print(f"{sys.argv[0]} listening on {server.server_address}", file=sys.stderr, flush=True)
     server.serve_forever()

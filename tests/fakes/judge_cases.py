@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from fakes.judge_setup import FAKE_KEYS
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import Context, QuestionResult, RunMeta, RunResult
 from rag_ci.core.scoring.verdict import question_verdict
 from rag_ci.judges.build import build_judge
-
-from fakes.judge_setup import FAKE_KEYS
 
 
 @dataclass(frozen=True)
@@ -40,12 +39,18 @@ def make_case(i: int) -> Case:
         doc_id=("a",),
     )
     contexts = (
-        Context(text=f"Unit {i} specification: the {topic} is {value} {unit}.", doc_id="a", source=f"a/u{i}.md#0"),
+        Context(
+            text=f"Unit {i} specification: the {topic} is {value} {unit}.", doc_id="a", source=f"a/u{i}.md#0"
+        ),
         Context(text="Maintenance: clean the housing with a dry cloth.", doc_id="a", source="a/care.md#0"),
     )
-    return Case(q, correct=f"The {topic} of unit {i} is {value} {unit}.",
-                wrong=f"The {topic} of unit {i} is {value + 7} {unit}.", contexts=contexts,
-                reworded=f"Unit {i} has a {topic} of {value} {unit}, per its specification.")
+    return Case(
+        q,
+        correct=f"The {topic} of unit {i} is {value} {unit}.",
+        wrong=f"The {topic} of unit {i} is {value + 7} {unit}.",
+        contexts=contexts,
+        reworded=f"Unit {i} has a {topic} of {value} {unit}, per its specification.",
+    )
 
 
 REFUSAL = Question(id="OOS", question="Who is the CEO of the company?", expect="refusal")
@@ -55,25 +60,44 @@ def cases(n: int) -> list[Case]:
     return [make_case(i) for i in range(n)]
 
 
-async def score_questions(scorer, items: list[tuple[Question, str, tuple[Context, ...] | list[Context]]],
-                          baseline: RunResult | None = None) -> RunResult:
+async def score_questions(
+    scorer,
+    items: list[tuple[Question, str, tuple[Context, ...] | list[Context]]],
+    baseline: RunResult | None = None,
+) -> RunResult:
     """Score (question, answer, contexts) triples like the engine does; returns a RunResult."""
     before = baseline.by_id() if baseline else {}
 
     async def one(question: Question, answer: str, contexts) -> QuestionResult:
         metrics = await scorer.score(question, answer, list(contexts), before.get(question.id))
         record = QuestionResult(
-            id=question.id, question=question.question, question_hash=question.content_hash, corpora=["a"],
-            expect=question.expect, reference=question.reference, request={"id": question.id}, answer=answer,
-            contexts=list(contexts), metrics=metrics, verdict=question_verdict(None, [], metrics),
+            id=question.id,
+            question=question.question,
+            question_hash=question.content_hash,
+            corpora=["a"],
+            expect=question.expect,
+            reference=question.reference,
+            request={"id": question.id},
+            answer=answer,
+            contexts=list(contexts),
+            metrics=metrics,
+            verdict=question_verdict(None, [], metrics),
             unstable=any(m.unstable for m in metrics.values()),
         )
-        return await scorer.explain(record, before.get(question.id))  # the reasons a report prints, as the engine asks
+        return await scorer.explain(
+            record, before.get(question.id)
+        )  # the reasons a report prints, as the engine asks
 
     records = await asyncio.gather(*(one(q, a, c) for q, a, c in items))
-    meta = RunMeta(rag_ci_version="test", started_at="2026-01-01T00:00:00", question_set_version=1,
-                   question_set_hash="qs", config_fingerprint="cfg", target_kind="python",
-                   judge=scorer.fingerprint)
+    meta = RunMeta(
+        rag_ci_version="test",
+        started_at="2026-01-01T00:00:00",
+        question_set_version=1,
+        question_set_hash="qs",
+        config_fingerprint="cfg",
+        target_kind="python",
+        judge=scorer.fingerprint,
+    )
     return RunResult(meta=meta, questions=list(records))
 
 

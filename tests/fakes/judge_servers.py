@@ -66,9 +66,18 @@ class FakeJudgeServer:
 
     path_prefix = ""
 
-    def __init__(self, *, latency_s: float = 0.0, policy: JudgePolicy | None = None, retry_after: str = "1",
-                 hang_s: float = 5.0, always_invalid_json: bool = False, always_fault: str | None = None,
-                 request_limit: int | None = None, quote_key: str | None = None):
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        policy: JudgePolicy | None = None,
+        retry_after: str = "1",
+        hang_s: float = 5.0,
+        always_invalid_json: bool = False,
+        always_fault: str | None = None,
+        request_limit: int | None = None,
+        quote_key: str | None = None,
+    ):
         self.latency_s = latency_s
         self.quote_key = quote_key  # with a 401: the key presented, quoted in the error ("full" or "split")
         self.policy = policy or JudgePolicy()
@@ -91,13 +100,13 @@ class FakeJudgeServer:
 
     # -- lifecycle -----------------------------------------------------------
 
-    def start(self) -> "FakeJudgeServer":
+    def start(self) -> FakeJudgeServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 server._handle(self)
 
             def log_message(self, *args: Any) -> None:
@@ -117,7 +126,7 @@ class FakeJudgeServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "FakeJudgeServer":
+    def __enter__(self) -> FakeJudgeServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -213,7 +222,12 @@ class FakeJudgeServer:
     @staticmethod
     def presented_key(handler: BaseHTTPRequestHandler) -> str:
         auth = handler.headers.get("Authorization") or ""
-        return auth.removeprefix("Bearer ").strip() or handler.headers.get("x-api-key") or handler.headers.get("x-goog-api-key") or ""
+        return (
+            auth.removeprefix("Bearer ").strip()
+            or handler.headers.get("x-api-key")
+            or handler.headers.get("x-goog-api-key")
+            or ""
+        )
 
     def rejected_key_message(self, handler: BaseHTTPRequestHandler) -> str:
         """A gateway's 401 message, with the key it was given in it (`quote_key`)."""
@@ -277,16 +291,33 @@ class FakeOpenAIJudgeServer(FakeJudgeServer):
             raise _Reply(400, self.error_body(400, "response_format must be json_schema with a schema"))
         content = INVALID_JSON if answer is None else json.dumps(answer)
         return {
-            "id": f"chatcmpl-fake-{len(self.log)}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-fake-{len(self.log)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body.get("model", ""),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop",
-                         "logprobs": None}],
-            "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content),
-                      "total_tokens": _tokens(prompt) + _tokens(content)},
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": _tokens(prompt),
+                "completion_tokens": _tokens(content),
+                "total_tokens": _tokens(prompt) + _tokens(content),
+            },
         }
 
     def error_body(self, status: int, message: str) -> dict:
-        kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
+        kind = (
+            "rate_limit_error"
+            if status == 429
+            else "server_error"
+            if status >= 500
+            else "invalid_request_error"
+        )
         return {"error": {"message": message, "type": kind, "code": str(status)}}
 
 
@@ -306,16 +337,30 @@ class FakeAnthropicJudgeServer(FakeJudgeServer):
             text = INVALID_JSON if answer is None else json.dumps(answer)
             content, stop, out = [{"type": "text", "text": text}], "end_turn", text
         else:
-            content = [{"type": "tool_use", "id": f"toolu_fake_{len(self.log)}", "name": tools[0]["name"], "input": answer}]
+            content = [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_fake_{len(self.log)}",
+                    "name": tools[0]["name"],
+                    "input": answer,
+                }
+            ]
             stop, out = "tool_use", json.dumps(answer)
         return {
-            "id": f"msg_fake_{len(self.log)}", "type": "message", "role": "assistant", "model": body.get("model", ""),
-            "content": content, "stop_reason": stop, "stop_sequence": None,
+            "id": f"msg_fake_{len(self.log)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", ""),
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
             "usage": {"input_tokens": _tokens(prompt), "output_tokens": _tokens(out)},
         }
 
     def error_body(self, status: int, message: str) -> dict:
-        kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error" if status >= 500 else "invalid_request_error")
+        kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(
+            status, "api_error" if status >= 500 else "invalid_request_error"
+        )
         return {"type": "error", "error": {"type": kind, "message": message}}
 
 
@@ -330,13 +375,20 @@ class FakeGeminiJudgeServer(FakeJudgeServer):
     def reply(self, body: dict, answer: dict | None, prompt: str) -> dict:
         text = INVALID_JSON if answer is None else json.dumps(answer)
         return {
-            "candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": _tokens(prompt), "candidatesTokenCount": _tokens(text),
-                              "totalTokenCount": _tokens(prompt) + _tokens(text)},
+            "candidates": [
+                {"content": {"parts": [{"text": text}], "role": "model"}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": _tokens(prompt),
+                "candidatesTokenCount": _tokens(text),
+                "totalTokenCount": _tokens(prompt) + _tokens(text),
+            },
         }
 
     def error_body(self, status: int, message: str) -> dict:
-        name = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT", 503: "UNAVAILABLE"}.get(status, "INTERNAL")
+        name = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT", 503: "UNAVAILABLE"}.get(
+            status, "INTERNAL"
+        )
         return {"error": {"code": status, "message": message, "status": name}}
 
 
@@ -351,9 +403,14 @@ class FakeOllamaJudgeServer(FakeJudgeServer):
     def reply(self, body: dict, answer: dict | None, prompt: str) -> dict:
         text = INVALID_JSON if answer is None else json.dumps(answer)
         return {
-            "model": body.get("model", ""), "created_at": "2025-01-01T00:00:00Z",
-            "message": {"role": "assistant", "content": text}, "done": True, "done_reason": "stop",
-            "total_duration": 1, "prompt_eval_count": _tokens(prompt), "eval_count": _tokens(text),
+            "model": body.get("model", ""),
+            "created_at": "2025-01-01T00:00:00Z",
+            "message": {"role": "assistant", "content": text},
+            "done": True,
+            "done_reason": "stop",
+            "total_duration": 1,
+            "prompt_eval_count": _tokens(prompt),
+            "eval_count": _tokens(text),
         }
 
     def error_body(self, status: int, message: str) -> dict:

@@ -17,14 +17,28 @@ JUDGE_MODELS = {
 FAKE_KEYS = {"OPENAI_API_KEY": "sk-fake", "ANTHROPIC_API_KEY": "sk-ant-fake", "GOOGLE_API_KEY": "fake"}
 
 
-def judge_config(provider: str, server: FakeJudgeServer, *, metrics: dict | None = None, gate: dict | None = None,
-                 generator_model: str = "mistral-small-2409", **judge: Any):
+def judge_config(
+    provider: str,
+    server: FakeJudgeServer,
+    *,
+    metrics: dict | None = None,
+    gate: dict | None = None,
+    generator_model: str = "mistral-small-2409",
+    **judge: Any,
+):
     from rag_ci.core.config import Config
 
     data: dict[str, Any] = {
         "target": {"kind": "python", "entry": "fake:answer", "generator_model": generator_model},
-        "judge": {"provider": provider, "model": JUDGE_MODELS[provider], "base_url": server.base_url,
-                  "timeout_s": 5, "max_retries": 3, "backoff_s": 0.01, **judge},
+        "judge": {
+            "provider": provider,
+            "model": JUDGE_MODELS[provider],
+            "base_url": server.base_url,
+            "timeout_s": 5,
+            "max_retries": 3,
+            "backoff_s": 0.01,
+            **judge,
+        },
     }
     if metrics is not None:
         data["metrics"] = metrics

@@ -53,7 +53,9 @@ def main():
         found = loot()
         leak_on_stderr(found)
         dump = json.dumps(found)
-        status = f"parent:{found['parent'][:40]!r} init:{found['init'][:40]!r} plant:{plant()} uid:{os.getuid()}"
+        status = (
+            f"parent:{found['parent'][:40]!r} init:{found['init'][:40]!r} plant:{plant()} uid:{os.getuid()}"
+        )
         if "error" in request["question"]:
             # Error messages are cut short: the most valuable lines go first.
             lines = (found["parent"] + "\n" + found["init"]).splitlines()

@@ -24,7 +24,7 @@ _lock = threading.Lock()
 
 
 class Handler(JsonHandler):
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         global _count
         request = self.read_json()
         with _lock:
@@ -34,12 +34,19 @@ class Handler(JsonHandler):
                 with open(os.environ["OUTAGE_RAG_LOG"], "a") as log:
                     log.write(request["id"] + "\n")
         mode = os.environ.get("OUTAGE_RAG", "ok")
-        if (mode == "hang" or (mode.startswith("after=") and number > int(mode[6:]))
-                or (mode.startswith("first=") and number <= int(mode[6:]))
-                or (mode.startswith("hang=") and request["id"].startswith(mode[5:]))):
+        if (
+            mode == "hang"
+            or (mode.startswith("after=") and number > int(mode[6:]))
+            or (mode.startswith("first=") and number <= int(mode[6:]))
+            or (mode.startswith("hang=") and request["id"].startswith(mode[5:]))
+        ):
             time.sleep(3600)
         if mode in ("deep", "wide"):
-            extra = "[" * 200_000 + "]" * 200_000 if mode == "deep" else "[" + ",".join(["[" * 97 + "]" * 97] * 40_000) + "]"
+            extra = (
+                "[" * 200_000 + "]" * 200_000
+                if mode == "deep"
+                else "[" + ",".join(["[" * 97 + "]" * 97] * 40_000) + "]"
+            )
             data = ('{"answer": "x", "contexts": [], "extra": ' + extra + "}").encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -51,7 +58,9 @@ class Handler(JsonHandler):
             self.send_json(500, {"detail": "LLM API unreachable: connection refused (http://llm:8080/v1)"})
             return
         contexts = contexts_for(request["corpora"])
-        self.send_json(200, {"answer": " ".join(c["text"] for c in contexts) or "It depends.", "contexts": contexts})
+        self.send_json(
+            200, {"answer": " ".join(c["text"] for c in contexts) or "It depends.", "contexts": contexts}
+        )
 
 
 if __name__ == "__main__":

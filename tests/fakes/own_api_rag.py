@@ -17,17 +17,31 @@ CHUNKS = {**DOCS, "other": ("other/secret.md", "Another customer's contract.")}
 
 
 class Handler(JsonHandler):
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = self.read_json()
-        if self.path != "/v1/ask" or set(body) != {"ref", "query", "collections"} or not isinstance(body["collections"], list):
-            self.send_json(422, {"detail": [{"loc": ["body"], "msg": "field required: ref, query, collections"}]})
+        if (
+            self.path != "/v1/ask"
+            or set(body) != {"ref", "query", "collections"}
+            or not isinstance(body["collections"], list)
+        ):
+            self.send_json(
+                422, {"detail": [{"loc": ["body"], "msg": "field required: ref, query, collections"}]}
+            )
             return
         collections = list(body["collections"]) + (["other"] if os.environ.get("OWN_API_LEAK") else [])
-        sources = [{"content": CHUNKS[c][1], "metadata": {"collection": c, "file": CHUNKS[c][0]}, "relevance": 0.8}
-                   for c in collections if c in CHUNKS]
+        sources = [
+            {"content": CHUNKS[c][1], "metadata": {"collection": c, "file": CHUNKS[c][0]}, "relevance": 0.8}
+            for c in collections
+            if c in CHUNKS
+        ]
         text = " ".join(s["content"] for s in sources if s["metadata"]["collection"] != "other")
-        self.send_json(200, {"result": {"text": text, "sources": sources, "ref": body["ref"]},
-                             "meta": {"model": "own-llm-1", "tokens": {"in": 40, "out": len(text.split())}}})
+        self.send_json(
+            200,
+            {
+                "result": {"text": text, "sources": sources, "ref": body["ref"]},
+                "meta": {"model": "own-llm-1", "tokens": {"in": 40, "out": len(text.split())}},
+            },
+        )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,10 @@ in_flight = 0
 def answer(request, delay):
     global in_flight
     time.sleep(delay)
-    line = json.dumps({"id": request["id"], "answer": f"{FACT['text']} [{request['id']}]", "contexts": [FACT]}) + "\n"
+    line = (
+        json.dumps({"id": request["id"], "answer": f"{FACT['text']} [{request['id']}]", "contexts": [FACT]})
+        + "\n"
+    )
     with lock:
         in_flight -= 1
         sys.stdout.write(line)

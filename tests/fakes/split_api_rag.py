@@ -19,16 +19,20 @@ CHUNKS = {**DOCS, "other": ("other/secret.md", "Another customer's contract.")}
 
 
 class Handler(JsonHandler):
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = self.read_json()
         if self.path == "/answer" and set(body) == {"question"}:
             self.answer(body["question"])
-        elif self.path == "/search" and set(body) == {"query", "filter"} and isinstance(body["filter"].get("collection"), list):
+        elif (
+            self.path == "/search"
+            and set(body) == {"query", "filter"}
+            and isinstance(body["filter"].get("collection"), list)
+        ):
             self.search(body["filter"]["collection"])
         else:
             self.send_json(422, {"detail": "unknown endpoint or body"})
 
-    def do_GET(self):  # noqa: N802 - GET /search?q=...&collection=a&collection=b; anything else is healthy
+    def do_GET(self):
         url = urlsplit(self.path)
         if url.path != "/search":
             self.send_json(200, {"status": "ok"})
@@ -46,8 +50,11 @@ class Handler(JsonHandler):
     def search(self, collections):
         wanted = list(collections) + (["other"] if os.environ.get("SPLIT_API_LEAK") else [])
         echo = f" token {os.environ.get('SPLIT_API_TOKEN', '')}" if os.environ.get("SPLIT_API_ECHO") else ""
-        hits = [{"chunk": CHUNKS[c][1] + echo, "meta": {"collection": c, "path": CHUNKS[c][0]}, "similarity": 0.9}
-                for c in wanted if c in CHUNKS]
+        hits = [
+            {"chunk": CHUNKS[c][1] + echo, "meta": {"collection": c, "path": CHUNKS[c][0]}, "similarity": 0.9}
+            for c in wanted
+            if c in CHUNKS
+        ]
         self.send_json(200, {"hits": hits})
 
 

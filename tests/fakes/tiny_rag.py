@@ -30,7 +30,11 @@ def answer(request):
         raise RuntimeError("boom")
     if "sleep" in question:
         time.sleep(30)
-    contexts = [{"text": DOCS[c][1], "doc_id": c, "source": DOCS[c][0] + "#0", "score": 1.0} for c in corpora if c in DOCS]
+    contexts = [
+        {"text": DOCS[c][1], "doc_id": c, "source": DOCS[c][0] + "#0", "score": 1.0}
+        for c in corpora
+        if c in DOCS
+    ]
     if "leak" in question:
         contexts.append({"text": "other", "doc_id": "zzz", "source": "zzz/q.md", "score": 0.1})
     if "ceo" in question:
@@ -38,7 +42,16 @@ def answer(request):
     if os.environ.get("TINY_RAG_BROKEN") and corpora == ["b"]:
         contexts = []
     text = " ".join(c["text"] for c in contexts) or "It depends."
-    return {"answer": text, "contexts": contexts, "usage": {"model": "tiny-1", "input_tokens": 5, "output_tokens": len(text.split()), "cost_usd": 0.001}}
+    return {
+        "answer": text,
+        "contexts": contexts,
+        "usage": {
+            "model": "tiny-1",
+            "input_tokens": 5,
+            "output_tokens": len(text.split()),
+            "cost_usd": 0.001,
+        },
+    }
 
 
 def main():

@@ -24,6 +24,7 @@ def answer(request):
         threading.Event().wait()
     if "deep line" in question:
         import os
+
         os.write(1, b"[" * 200_000 + b"]" * 200_000 + b"\n")
     elif "deep" in question or "nested" in question:
         nested = []

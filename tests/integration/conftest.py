@@ -12,10 +12,11 @@ import pytest
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 
-from fakes.judge_servers import SERVERS, FakeJudgeServer  # noqa: E402
-from fakes.fake_github import FakeGitHubServer  # noqa: E402
-from rag_ci.github.client import connect  # noqa: E402
-from rag_ci.action.settings import Secret  # noqa: E402
+from fakes.fake_github import FakeGitHubServer
+from fakes.judge_servers import SERVERS, FakeJudgeServer
+from rag_ci.action.settings import Secret
+from rag_ci.github.client import connect
+
 
 @pytest.fixture
 def fake_judge() -> Iterator[Any]:
@@ -30,6 +31,7 @@ def fake_judge() -> Iterator[Any]:
     yield start
     for server in started:
         server.stop()
+
 
 FAKE_TOKEN = "t0ken"
 

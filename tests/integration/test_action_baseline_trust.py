@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import gzip
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from fakes.fake_github import FakeGitHubServer, FakeRun
 from integration.test_action_baseline_sources import (
     MAIN,
     MAIN_SHA,
@@ -25,6 +24,7 @@ from integration.test_action_baseline_sources import (
     results,
 )
 
+from fakes.fake_github import FakeGitHubServer, FakeRun
 from rag_ci.action.entry import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION
 from rag_ci.github.comments import COMMENT_MARKER
 
@@ -42,8 +42,10 @@ def fake():
 def project(tiny_project, tmp_path):
     tiny_project("target: {kind: python, entry: 'tiny_rag:answer'}")
     return tmp_path
+
+
 DATA = "rag-ci-data"
-LOOKUP_FIX = "Not treated as \"no baseline yet\""
+LOOKUP_FIX = 'Not treated as "no baseline yet"'
 
 
 def everything_failed(sha: str) -> bytes:
@@ -80,16 +82,24 @@ def test_a_copy_planted_by_a_verified_bot_commit_at_the_merge_base_does_not_pass
     assert "records no workflow run" in out and f"`{OLD_SHA[:7]}" in fake.comments[7][0]["body"]
 
 
-@pytest.mark.parametrize("run", [
-    FakeRun(SIDE_RUN, "side-branch", MAIN_SHA, event="push"),  # a collaborator's workflow on a pushed branch
-    FakeRun(SIDE_RUN, "main", MAIN_SHA, event="pull_request"),  # not an event a baseline comes from
-    FakeRun(SIDE_RUN, "main", MAIN_SHA, event="push", conclusion="failure"),  # the run failed
-    FakeRun(SIDE_RUN, "main", OLD_SHA, event="push"),  # a genuine main run, but of another commit
-], ids=["side branch", "pull_request run", "failed run", "another commit"])
-def test_a_copy_counts_only_when_its_run_is_a_successful_push_of_the_base_branch_at_its_commit(fake, project, run):
+@pytest.mark.parametrize(
+    "run",
+    [
+        FakeRun(
+            SIDE_RUN, "side-branch", MAIN_SHA, event="push"
+        ),  # a collaborator's workflow on a pushed branch
+        FakeRun(SIDE_RUN, "main", MAIN_SHA, event="pull_request"),  # not an event a baseline comes from
+        FakeRun(SIDE_RUN, "main", MAIN_SHA, event="push", conclusion="failure"),  # the run failed
+        FakeRun(SIDE_RUN, "main", OLD_SHA, event="push"),  # a genuine main run, but of another commit
+    ],
+    ids=["side branch", "pull_request run", "failed run", "another commit"],
+)
+def test_a_copy_counts_only_when_its_run_is_a_successful_push_of_the_base_branch_at_its_commit(
+    fake, project, run
+):
     merge_base_without_artifact(fake, project)
     fake.runs[SIDE_RUN] = run
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     plant(fake, f"{now:%Y%m%dT%H%M%SZ}-{MAIN_SHA}-{SIDE_RUN}.json.gz", MAIN_SHA)
 
     code, out, _ = pr(fake, project, regressed=True)
@@ -130,15 +140,22 @@ def test_a_history_that_cannot_be_read_after_retries_is_exit_2_never_a_bootstrap
     code, out, summary = pr(fake, project, regressed=True, retries=1)
 
     assert code == EXIT_ERROR, out
-    assert "reading `eval_history.jsonl` on `rag-ci-data` failed" in summary and "502 error responses" in summary
+    assert (
+        "reading `eval_history.jsonl` on `rag-ci-data` failed" in summary and "502 error responses" in summary
+    )
     assert LOOKUP_FIX in summary and "permissions: actions: read" in summary
-    assert [r.status for r in fake.requests[before:] if r.path.endswith("eval_history.jsonl")] == [502, 502]  # retried once
+    assert [r.status for r in fake.requests[before:] if r.path.endswith("eval_history.jsonl")] == [
+        502,
+        502,
+    ]  # retried once
 
 
 def test_the_expired_artifact_is_found_in_the_first_listing_not_a_second_call_that_may_fail(fake, project):
     baseline_push(fake, project)
     lose_everything_but(fake, history=False, expired=True)
-    fake.inject("GET", "/repos/acme/rag/actions/artifacts", 500, "Server Error", times=1, skip=1)  # a second listing fails
+    fake.inject(
+        "GET", "/repos/acme/rag/actions/artifacts", 500, "Server Error", times=1, skip=1
+    )  # a second listing fails
     before = len(fake.requests)
 
     code, out, summary = pr(fake, project, regressed=True, retries=0)
@@ -153,11 +170,16 @@ def test_an_artifact_listing_that_fails_is_exit_2_naming_the_call(fake, project)
     fake.inject("GET", "/repos/acme/rag/actions/artifacts", 500, "Server Error", times=1)
     code, out, summary = pr(fake, project, regressed=True, retries=0)
     assert code == EXIT_ERROR, out
-    assert "could not list the artifacts named 'rag-ci-baseline'" in summary and "500 error responses" in summary
+    assert (
+        "could not list the artifacts named 'rag-ci-baseline'" in summary and "500 error responses" in summary
+    )
 
 
-@pytest.mark.parametrize("line", ['{"git_sha": "aaa", "trunc', '{"git_ref": "refs/heads/main", "questions": 2}', "\x00\x01"],
-                         ids=["cut off", "no pass_rate", "stray bytes"])
+@pytest.mark.parametrize(
+    "line",
+    ['{"git_sha": "aaa", "trunc', '{"git_ref": "refs/heads/main", "questions": 2}', "\x00\x01"],
+    ids=["cut off", "no pass_rate", "stray bytes"],
+)
 def test_a_history_line_that_does_not_parse_still_shows_a_baseline_existed(fake, project, line):
     baseline_push(fake, project)
     lose_everything_but(fake, history=True, expired=False)
@@ -182,11 +204,25 @@ def test_a_copy_listing_that_fails_is_exit_2_naming_the_call(fake, project):
 def test_a_merge_queue_run_that_cannot_evaluate_still_completes_the_check_on_the_queues_commit(fake, project):
     baseline_push(fake, project)
     lose_everything_but(fake, history=True, expired=True)
-    queue = {"merge_group": {"head_sha": "9" * 40, "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-" + "9" * 40,
-                             "base_sha": MAIN_SHA, "base_ref": "refs/heads/main"}, **MAIN}
+    queue = {
+        "merge_group": {
+            "head_sha": "9" * 40,
+            "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-" + "9" * 40,
+            "base_sha": MAIN_SHA,
+            "base_ref": "refs/heads/main",
+        },
+        **MAIN,
+    }
 
-    code, out, _ = act(fake, project, "merge_group", queue, results(sha="9" * 40), sha="9" * 40,
-                       ref="refs/heads/gh-readonly-queue/main/pr-7-" + "9" * 40)
+    code, out, _ = act(
+        fake,
+        project,
+        "merge_group",
+        queue,
+        results(sha="9" * 40),
+        sha="9" * 40,
+        ref="refs/heads/gh-readonly-queue/main/pr-7-" + "9" * 40,
+    )
 
     assert code == EXIT_ERROR, out
     [check] = fake.check_runs.values()
@@ -198,11 +234,20 @@ def release_pr(fake, project, *, regressed: bool, **inputs):
     event = pr_event()
     event["pull_request"]["base"] = {"ref": "release/1.x", "sha": "d" * 40}
     fake.merge_bases[PR_HEAD] = "d" * 40
-    return act(fake, project, "pull_request", event, results(regressed=regressed, sha="f" * 40, pr=7), ref="refs/pull/7/merge",
-               **inputs)
+    return act(
+        fake,
+        project,
+        "pull_request",
+        event,
+        results(regressed=regressed, sha="f" * 40, pr=7),
+        ref="refs/pull/7/merge",
+        **inputs,
+    )
 
 
-def test_a_pull_request_into_a_release_branch_without_baselines_is_a_bootstrap_there_not_mains_comparison(fake, project):
+def test_a_pull_request_into_a_release_branch_without_baselines_is_a_bootstrap_there_not_mains_comparison(
+    fake, project
+):
     baseline_push(fake, project)  # main has an artifact, a copy and a history line
     fake.advance(91)  # main's artifact expired: only its copy is left
 
@@ -216,24 +261,43 @@ def test_a_pull_request_into_a_release_branch_without_baselines_is_a_bootstrap_t
 def test_a_pull_request_into_a_release_branch_gates_against_that_branchs_artifact(fake, project):
     baseline_push(fake, project)
     release = results(sha="d" * 40).model_dump_json()
-    fake.upload_artifact({"results.json": release}, run_id=8100, head_sha="d" * 40, branch="release/1.x", event="workflow_dispatch")
+    fake.upload_artifact(
+        {"results.json": release},
+        run_id=8100,
+        head_sha="d" * 40,
+        branch="release/1.x",
+        event="workflow_dispatch",
+    )
 
     code, out, _ = release_pr(fake, project, regressed=True)
 
     assert code == EXIT_REGRESSION, out
-    assert "`ddddddd" in fake.comments[7][0]["body"] and "(release/1.x, artifact, " in fake.comments[7][0]["body"]
+    assert (
+        "`ddddddd" in fake.comments[7][0]["body"]
+        and "(release/1.x, artifact, " in fake.comments[7][0]["body"]
+    )
 
 
-def test_a_release_branch_whose_artifact_expired_is_lost_not_bootstrapped_and_mains_history_is_not_its(fake, project):
+def test_a_release_branch_whose_artifact_expired_is_lost_not_bootstrapped_and_mains_history_is_not_its(
+    fake, project
+):
     baseline_push(fake, project)
-    fake.upload_artifact({"results.json": results(sha="d" * 40).model_dump_json()}, run_id=8100, head_sha="d" * 40,
-                         branch="release/1.x", event="workflow_dispatch")
+    fake.upload_artifact(
+        {"results.json": results(sha="d" * 40).model_dump_json()},
+        run_id=8100,
+        head_sha="d" * 40,
+        branch="release/1.x",
+        event="workflow_dispatch",
+    )
     fake.advance(91)
 
     code, out, summary = release_pr(fake, project, regressed=True)
 
     assert code == EXIT_ERROR, out
-    assert "The baseline of release/1.x is gone" in summary and "eval_history.jsonl` on `rag-ci-data` has" not in summary
+    assert (
+        "The baseline of release/1.x is gone" in summary
+        and "eval_history.jsonl` on `rag-ci-data` has" not in summary
+    )
 
 
 # --- 6. the sticky comment: marker position, stale comments, identity ---------------------
@@ -299,7 +363,10 @@ def test_a_copy_named_for_the_future_is_neither_the_newest_nor_today(fake, proje
 
     assert code == EXIT_REGRESSION, out
     assert "a time that has not come" in out
-    assert f"`{OLD_SHA[:7]}" in fake.comments[7][0]["body"] and "(main, data branch, " in fake.comments[7][0]["body"]
+    assert (
+        f"`{OLD_SHA[:7]}" in fake.comments[7][0]["body"]
+        and "(main, data branch, " in fake.comments[7][0]["body"]
+    )
 
 
 def test_a_copy_whose_name_and_commit_disagree_on_the_date_is_not_used(fake, project):

@@ -40,16 +40,25 @@ MAPPING = """
 def _project(tmp_path: Path, mapping: str = MAPPING) -> Path:
     port = free_port()
     write(tmp_path / "questions.yml", QUESTIONS)
-    return write(tmp_path / "rag-ci.yml", (
-        "questions: questions.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"
-        "metrics: {hit_at_k: {k: 5}, keyword_coverage: {threshold: 0.6}}\n"
-        f"target:\n  kind: http\n  url: http://127.0.0.1:{port}/v1/ask\n  health: /health\n"
-        f"  start: [{sys.executable}, {FAKES / 'own_api_rag.py'}, '{port}']\n  pass_env: [OWN_API_LEAK]\n" + mapping))
+    return write(
+        tmp_path / "rag-ci.yml",
+        (
+            "questions: questions.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"
+            "metrics: {hit_at_k: {k: 5}, keyword_coverage: {threshold: 0.6}}\n"
+            f"target:\n  kind: http\n  url: http://127.0.0.1:{port}/v1/ask\n  health: /health\n"
+            f"  start: [{sys.executable}, {FAKES / 'own_api_rag.py'}, '{port}']\n  pass_env: [OWN_API_LEAK]\n"
+            + mapping
+        ),
+    )
 
 
 def _run(config: Path, output: Path, env=None):
-    return CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(output), "--no-progress"], env=env or {},
-                              catch_exceptions=False)
+    return CliRunner().invoke(
+        cli,
+        ["run", "--config", str(config), "-o", str(output), "--no-progress"],
+        env=env or {},
+        catch_exceptions=False,
+    )
 
 
 def test_an_api_of_its_own_shape_runs_with_only_request_and_response_in_the_config(tmp_path):
@@ -58,9 +67,16 @@ def test_an_api_of_its_own_shape_runs_with_only_request_and_response_in_the_conf
     run = json.loads((tmp_path / "r.json").read_text())
     assert [q["verdict"] for q in run["questions"]] == ["pass", "pass", "pass"]
     q3 = run["questions"][2]
-    assert [(c["doc_id"], c["source"], c["score"]) for c in q3["contexts"]] == [("a", "a/x.md", 0.8), ("b", "b/y.md", 0.8)]
+    assert [(c["doc_id"], c["source"], c["score"]) for c in q3["contexts"]] == [
+        ("a", "a/x.md", 0.8),
+        ("b", "b/y.md", 0.8),
+    ]
     assert q3["usage"]["input_tokens"] == 40 and run["meta"]["generator_models"] == ["own-llm-1"]
-    assert q3["request"] == {"id": "Q3", "question": "compare both", "corpora": ["a", "b"]}  # rag-ci's, as recorded
+    assert q3["request"] == {
+        "id": "Q3",
+        "question": "compare both",
+        "corpora": ["a", "b"],
+    }  # rag-ci's, as recorded
 
 
 def test_without_the_mapping_the_app_refuses_rag_cis_shape_and_the_run_says_so(tmp_path):
@@ -83,7 +99,8 @@ def test_a_mapping_that_does_not_fit_the_reply_is_a_malformed_response_naming_th
     assert result.exit_code == 2
     run = json.loads((tmp_path / "r.json").read_text())
     assert run["questions"][0]["error"].startswith(
-        "malformed response: target.response.answer `result.answer` found nothing, not text, in the reply {\"result\": ")
+        'malformed response: target.response.answer `result.answer` found nothing, not text, in the reply {"result": '
+    )
 
 
 def test_a_jmespath_type_error_is_a_target_error_the_breaker_counts(tmp_path):
@@ -95,17 +112,36 @@ def test_a_jmespath_type_error_is_a_target_error_the_breaker_counts(tmp_path):
     assert "the first 2 questions all failed (target.max_errors_at_start: 2)" in result.output
     run = json.loads((tmp_path / "r.json").read_text())
     assert run["questions"][0]["error"].startswith(
-        "malformed response: target.response.answer: join() needs strings, got an object at result.sources[0]")
+        "malformed response: target.response.answer: join() needs strings, got an object at result.sources[0]"
+    )
     assert "internal error" not in result.output
 
 
-@pytest.mark.parametrize("mapping, line, message", [
-    (MAPPING.replace("contexts: result.sources", "contexts: result.sources[?"), 14,
-     "target.response.contexts: not a JMESPath expression (Invalid jmespath expression: Incomplete expression"),
-    (MAPPING.replace('"{question}"', '"{query}"'), 11, "target.request: unknown placeholder {query} in '{query}'"),
-    (MAPPING.replace('query: "{question}"', 'query: "what?"'), 11, "target.request: the template never sends the question"),
-    (MAPPING.replace("score: relevance}", "score: relevance, rank: r}"), 15, "target.response.context.rank: unknown field"),
-])
+@pytest.mark.parametrize(
+    "mapping, line, message",
+    [
+        (
+            MAPPING.replace("contexts: result.sources", "contexts: result.sources[?"),
+            14,
+            "target.response.contexts: not a JMESPath expression (Invalid jmespath expression: Incomplete expression",
+        ),
+        (
+            MAPPING.replace('"{question}"', '"{query}"'),
+            11,
+            "target.request: unknown placeholder {query} in '{query}'",
+        ),
+        (
+            MAPPING.replace('query: "{question}"', 'query: "what?"'),
+            11,
+            "target.request: the template never sends the question",
+        ),
+        (
+            MAPPING.replace("score: relevance}", "score: relevance, rank: r}"),
+            15,
+            "target.response.context.rank: unknown field",
+        ),
+    ],
+)
 def test_a_bad_mapping_is_a_config_error_with_file_and_line(tmp_path, mapping, line, message):
     config = _project(tmp_path, mapping=mapping)
     result = CliRunner().invoke(cli, ["validate", "--config", str(config)])

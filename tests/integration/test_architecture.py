@@ -15,7 +15,9 @@ from builders import REPO
 
 
 def test_the_import_contracts_in_pyproject_hold():
-    lint_imports = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    lint_imports = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which(
+        "lint-imports"
+    )
     assert lint_imports, "import-linter is a dev dependency: pip install -e '.[dev]'"
     done = subprocess.run([lint_imports, "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from rag_ci.run.prepare import run_build_steps, verbose_from_env
 from rag_ci.errors import RagCiError
+from rag_ci.run.prepare import run_build_steps, verbose_from_env
 
 # An ingest that draws a progress bar (carriage returns) and logs 1,500 lines.
 INGEST = """
@@ -33,8 +33,15 @@ sys.exit("no space left on device")
 def build(tmp_path, script: str, *, verbose: bool) -> str:
     (tmp_path / "step.py").write_text(script)
     log = io.StringIO()
-    asyncio.run(run_build_steps([f"{sys.executable} step.py"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, log=log,
-                                verbose=verbose))
+    asyncio.run(
+        run_build_steps(
+            [f"{sys.executable} step.py"],
+            cwd=tmp_path,
+            env={"PATH": "/usr/bin:/bin"},
+            log=log,
+            verbose=verbose,
+        )
+    )
     return log.getvalue()
 
 
@@ -46,7 +53,9 @@ def test_a_build_steps_output_stays_out_of_the_log_unless_verbose(tmp_path):
 
     verbose = build(tmp_path, INGEST, verbose=True)
     assert "[build] chunk 1499 embedded" in verbose
-    assert "[build] indexing 100%\n" in verbose and "indexing 99%" not in verbose  # the bar's last drawing only
+    assert (
+        "[build] indexing 100%\n" in verbose and "indexing 99%" not in verbose
+    )  # the bar's last drawing only
 
 
 def test_a_failing_step_shows_its_last_lines_even_when_quiet(tmp_path):
@@ -57,7 +66,14 @@ def test_a_failing_step_shows_its_last_lines_even_when_quiet(tmp_path):
     assert "step 29" in message and "no space left on device" in message
 
 
-@pytest.mark.parametrize("environ, verbose", [({}, False), ({"RAG_CI_VERBOSE": "1"}, True), ({"RAG_CI_VERBOSE": "0"}, False),
-                                              ({"RUNNER_DEBUG": "1"}, True)])
+@pytest.mark.parametrize(
+    "environ, verbose",
+    [
+        ({}, False),
+        ({"RAG_CI_VERBOSE": "1"}, True),
+        ({"RAG_CI_VERBOSE": "0"}, False),
+        ({"RUNNER_DEBUG": "1"}, True),
+    ],
+)
 def test_verbose_comes_from_rag_ci_verbose_or_a_debug_rerun(environ, verbose):
     assert verbose_from_env(environ) is verbose

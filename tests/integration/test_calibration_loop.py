@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -16,10 +16,14 @@ from fakes.judge_setup import JUDGE_MODELS
 from rag_ci.cli import cli
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
-PYTHON_TARGET = f"target: {{kind: python, entry: 'tiny_rag:answer', path: ['{FAKES}'], generator_family: tiny}}\n"
+PYTHON_TARGET = (
+    f"target: {{kind: python, entry: 'tiny_rag:answer', path: ['{FAKES}'], generator_family: tiny}}\n"
+)
 QUESTIONS = "version: 1\nquestions:\n" + "".join(
     f"  - {{id: {c.upper()}{i}, question: What is the delay on {c}{i}?, reference: The delay is {i} ms., doc_id: {c}, sources: [{c}/x.md]}}\n"
-    for c in "ab" for i in range(1, 7))
+    for c in "ab"
+    for i in range(1, 7)
+)
 
 
 def invoke(*args, env=None):
@@ -41,10 +45,14 @@ def fill_in_like_a_human(sheet: str, verdicts: dict[str, bool]) -> str:
 
 def test_sample_label_calibrate_record_and_the_next_comment_states_it(tiny_project, tmp_path, fake_judge):
     server = fake_judge("openai")
-    config = tiny_project(PYTHON_TARGET, QUESTIONS, textwrap.dedent(f"""
-        judge: {{provider: openai, model: {JUDGE_MODELS['openai']}, base_url: '{server.base_url}', max_retries: 0, backoff_s: 0.01}}
+    config = tiny_project(
+        PYTHON_TARGET,
+        QUESTIONS,
+        textwrap.dedent(f"""
+        judge: {{provider: openai, model: {JUDGE_MODELS["openai"]}, base_url: '{server.base_url}', max_retries: 0, backoff_s: 0.01}}
         metrics: {{hit_at_k: {{k: 5}}, correctness: {{}}}}
-        """))
+        """),
+    )
     env = {"OPENAI_API_KEY": "sk-fake"}
     results = tmp_path / "results.json"
     assert invoke("run", "--config", config, "-o", results, "--no-progress", env=env).exit_code == 0
@@ -54,12 +62,16 @@ def test_sample_label_calibrate_record_and_the_next_comment_states_it(tiny_proje
     before = invoke("compare", results, results, "--history", history)
     assert "⚠️ correctness judge not calibrated" in before.output
 
-    sampled = invoke("audit", "sample", results, "--fraction", "0.5", "--out", tmp_path / "audit", "--seed", "3")
+    sampled = invoke(
+        "audit", "sample", results, "--fraction", "0.5", "--out", tmp_path / "audit", "--seed", "3"
+    )
     assert sampled.exit_code == 0, sampled.output
     sheet = (tmp_path / "audit" / "labels.yml").read_text()
     ids = re.findall(r'- id: "(.+)"', sheet)
     assert len(ids) >= 6
-    judge_says = {q["id"]: q["metrics"]["correctness"]["passed"] for q in json.loads(results.read_text())["questions"]}
+    judge_says = {
+        q["id"]: q["metrics"]["correctness"]["passed"] for q in json.loads(results.read_text())["questions"]
+    }
     # The human agrees with the judge except on one answer.
     human = {qid: judge_says[qid] for qid in ids}
     human[ids[0]] = not human[ids[0]]
@@ -68,12 +80,12 @@ def test_sample_label_calibrate_record_and_the_next_comment_states_it(tiny_proje
 
     calibrated = invoke("calibrate", labels, results, "--record", "--history", history)
     assert calibrated.exit_code == 0, calibrated.output
-    assert f"Disagreements (1)" in calibrated.output and ids[0] in calibrated.output
+    assert "Disagreements (1)" in calibrated.output and ids[0] in calibrated.output
     record = json.loads(history.read_text().splitlines()[-1])
     assert (record["n"], record["labellers"], record["metric"]) == (len(ids), 1, "correctness")
 
     after = invoke("compare", results, results, "--history", history)
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     kappa = f"{record['kappa']:.2f}" if record["kappa"] is not None else "n/a"
     line = f"correctness judge calibrated on {len(ids)} labels, kappa {kappa} ({today})"
     assert line in after.output, after.output

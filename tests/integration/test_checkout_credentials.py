@@ -32,14 +32,19 @@ HEADER = "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{TOKEN}".en
 SNOOPING_TARGET = f"""
 target:
   kind: command
-  command: [python, {FAKES / 'git_snooping_rag.py'}]
+  command: [python, {FAKES / "git_snooping_rag.py"}]
   timeout_s: 10
 """
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=root, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def checkout(root: Path, runner_temp: Path, persist: str | None) -> None:
@@ -48,7 +53,9 @@ def checkout(root: Path, runner_temp: Path, persist: str | None) -> None:
     git(root, "remote", "add", "origin", "https://github.com/octo/rag.git")
     git(root, "add", "-A")
     git(root, "commit", "-q", "--allow-empty", "-m", "the pull request")
-    if persist == "v6":  # the token in a file under RUNNER_TEMP, included for the host's and the container's paths
+    if (
+        persist == "v6"
+    ):  # the token in a file under RUNNER_TEMP, included for the host's and the container's paths
         runner_temp.mkdir(exist_ok=True)
         credentials = runner_temp / f"git-credentials-{uuid.uuid4()}.config"
         git(root, "config", "--file", str(credentials), "http.https://github.com/.extraheader", HEADER)
@@ -57,7 +64,13 @@ def checkout(root: Path, runner_temp: Path, persist: str | None) -> None:
         git(root, "config", "--local", f"includeIf.gitdir:{git_dir}/worktrees/*.path", str(credentials))
         container_credentials = f"/github/runner_temp/{credentials.name}"
         git(root, "config", "--local", "includeIf.gitdir:/github/workspace/.git.path", container_credentials)
-        git(root, "config", "--local", "includeIf.gitdir:/github/workspace/.git/worktrees/*.path", container_credentials)
+        git(
+            root,
+            "config",
+            "--local",
+            "includeIf.gitdir:/github/workspace/.git/worktrees/*.path",
+            container_credentials,
+        )
     elif persist == "v5":
         git(root, "config", "--local", "http.https://github.com/.extraheader", HEADER)
     elif persist == "v1":
@@ -65,7 +78,9 @@ def checkout(root: Path, runner_temp: Path, persist: str | None) -> None:
 
 
 def run(config: Path, output: Path):
-    return CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(output), "--no-progress"], catch_exceptions=False)
+    return CliRunner().invoke(
+        cli, ["run", "--config", str(config), "-o", str(output), "--no-progress"], catch_exceptions=False
+    )
 
 
 def assert_never_shown(text: str) -> None:
@@ -77,7 +92,9 @@ def test_a_checkout_that_keeps_the_token_is_refused_before_the_rag_starts(tiny_p
     config = tiny_project(SNOOPING_TARGET)
     checkout(tmp_path, tmp_path.parent / f"{tmp_path.name}-runner-temp", persist)
     # The layout is real: git, as the RAG would run it, hands over the token.
-    assert TOKEN in git(tmp_path, "config", "--list", "--includes") or HEADER in git(tmp_path, "config", "--list", "--includes")
+    assert TOKEN in git(tmp_path, "config", "--list", "--includes") or HEADER in git(
+        tmp_path, "config", "--list", "--includes"
+    )
 
     result = run(config, tmp_path / "out" / "results.json")
 
@@ -93,7 +110,9 @@ def test_without_persisted_credentials_the_rag_runs_and_finds_nothing(tiny_proje
 
     result = run(config, tmp_path / "out" / "results.json")
 
-    assert result.exit_code in (0, 1), result.output  # the snooping RAG answers badly; what matters is what it saw
+    assert result.exit_code in (0, 1), (
+        result.output
+    )  # the snooping RAG answers badly; what matters is what it saw
     answers = {q["answer"] for q in json.loads((tmp_path / "out" / "results.json").read_text())["questions"]}
     assert answers == {"nothing found"}
 
@@ -103,7 +122,9 @@ def test_the_refusal_names_where_the_credential_is_and_never_its_value(tmp_path)
     with (tmp_path / ".git" / "config").open("a") as config:
         config.write(f'[url "https://x:{TOKEN}@github.com/"]\n\tinsteadOf = https://github.com/\n')
 
-    found = credentials_in_checkout(tmp_path / "sub" / "folder")  # the project folder may be below the checkout's root
+    found = credentials_in_checkout(
+        tmp_path / "sub" / "folder"
+    )  # the project folder may be below the checkout's root
 
     keys = sorted(f.key for f in found)
     assert keys == ["http.https://github.com/.extraheader", "url.https://***@github.com/.insteadof"], keys
@@ -114,7 +135,9 @@ def test_the_refusal_names_where_the_credential_is_and_never_its_value(tmp_path)
 
 def test_includes_that_loop_or_point_nowhere_end_the_search(tmp_path):
     git(tmp_path, "init", "-q")
-    with (tmp_path / ".git" / "config").open("a") as config:  # git refuses to write these; a PR's build step need not
+    with (tmp_path / ".git" / "config").open(
+        "a"
+    ) as config:  # git refuses to write these; a PR's build step need not
         config.write("[include]\n\tpath = config\n\tpath = /github/runner_temp/not-here.config\n")
     assert credentials_in_checkout(tmp_path) == []
 
@@ -124,12 +147,20 @@ def test_the_gitlab_examples_first_step_takes_the_job_token_out_of_a_gitlab_clon
     step (plain sed: the image has no git) leaves a remote git still reads, without the token."""
     from ruamel.yaml import YAML
 
-    script = YAML(typ="safe").load((Path(__file__).resolve().parents[2] / "examples" / ".gitlab-ci.yml").read_text())["rag-ci"]["script"]
+    script = YAML(typ="safe").load(
+        (Path(__file__).resolve().parents[2] / "examples" / ".gitlab-ci.yml").read_text()
+    )["rag-ci"]["script"]
     [step] = [line for line in script if ".git/config" in line]
     checkout = tmp_path / "project"
     checkout.mkdir()
     git(checkout, "init", "-q")
-    git(checkout, "remote", "add", "origin", f"https://gitlab-ci-token:{TOKEN}@gitlab.example/group/project.git")
+    git(
+        checkout,
+        "remote",
+        "add",
+        "origin",
+        f"https://gitlab-ci-token:{TOKEN}@gitlab.example/group/project.git",
+    )
     assert credentials_in_checkout(checkout)
 
     subprocess.run(["sh", "-ec", step], cwd=checkout, check=True, timeout=30)
@@ -157,7 +188,9 @@ def rag_in_its_own_repository(workspace: Path, layout: str) -> Path:
 
 @pytest.mark.parametrize("layout", ["path", "submodule"])
 @pytest.mark.parametrize("persist", ["v6", "v5"])
-def test_a_token_in_the_workspace_checkout_is_found_from_a_rag_in_its_own_repository(tiny_project, tmp_path, layout, persist):
+def test_a_token_in_the_workspace_checkout_is_found_from_a_rag_in_its_own_repository(
+    tiny_project, tmp_path, layout, persist
+):
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     checkout(workspace, tmp_path / "runner-temp", persist)
@@ -192,8 +225,14 @@ def test_a_credential_store_file_named_by_the_helper_is_found(tmp_path):
     assert credentials_in_checkout(tmp_path) == []  # nothing stored yet: nothing to hand out
     store.write_text(f"https://x-access-token:{TOKEN}@github.com\n")
     # git hands it out to whoever asks
-    filled = subprocess.run(["git", "credential", "fill"], cwd=tmp_path, input="protocol=https\nhost=github.com\n\n",
-                            capture_output=True, text=True, env={"GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/bin:/bin"})
+    filled = subprocess.run(
+        ["git", "credential", "fill"],
+        cwd=tmp_path,
+        input="protocol=https\nhost=github.com\n\n",
+        capture_output=True,
+        text=True,
+        env={"GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/bin:/bin"},
+    )
     assert TOKEN in filled.stdout
 
     [found] = credentials_in_checkout(tmp_path)
@@ -203,7 +242,13 @@ def test_a_credential_store_file_named_by_the_helper_is_found(tmp_path):
 
 def test_an_inline_helper_that_prints_a_password_is_found(tmp_path):
     checkout(tmp_path, tmp_path / "runner-temp", persist=None)
-    git(tmp_path, "config", "--local", "credential.helper", f"!f() {{ echo username=x-access-token; echo password={TOKEN}; }}; f")
+    git(
+        tmp_path,
+        "config",
+        "--local",
+        "credential.helper",
+        f"!f() {{ echo username=x-access-token; echo password={TOKEN}; }}; f",
+    )
 
     [found] = credentials_in_checkout(tmp_path)
 
@@ -233,10 +278,19 @@ def test_a_header_without_a_credential_is_not_refused(tmp_path, header):
 def test_a_header_cleared_by_a_later_empty_value_is_not_refused(tmp_path):
     checkout(tmp_path, tmp_path / "runner-temp", persist="v5")
     git(tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", "")
-    git(tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", "X-Forwarded-Proto: https")
+    git(
+        tmp_path,
+        "config",
+        "--local",
+        "--add",
+        "http.https://github.com/.extraheader",
+        "X-Forwarded-Proto: https",
+    )
 
     assert credentials_in_checkout(tmp_path) == []
-    git(tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", HEADER)  # added again after
+    git(
+        tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", HEADER
+    )  # added again after
     assert [f.key for f in credentials_in_checkout(tmp_path)] == ["http.https://github.com/.extraheader"]
 
 

@@ -13,8 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from builders import EXAMPLES, REPO
 from ruamel.yaml import YAML
+
+from builders import EXAMPLES, REPO
 
 STUB_RAG_CI = '#!/bin/sh\necho "$@" >> "$RECORD"\n'
 
@@ -26,8 +27,15 @@ def stub(folder: Path, name: str, text: str) -> None:
 
 
 def run_bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
-                          env={"PATH": f"{cwd / 'bin'}:{os.environ['PATH']}", "RECORD": str(cwd / "calls"), **env})
+    return subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": f"{cwd / 'bin'}:{os.environ['PATH']}", "RECORD": str(cwd / "calls"), **env},
+    )
 
 
 class Artifacts:
@@ -50,14 +58,26 @@ class Artifacts:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
-def gitlab_merge_request_job(tmp_path: Path, status: int, **env: str) -> tuple[subprocess.CompletedProcess, str]:
+def gitlab_merge_request_job(
+    tmp_path: Path, status: int, **env: str
+) -> tuple[subprocess.CompletedProcess, str]:
     script = YAML(typ="safe").load((EXAMPLES / ".gitlab-ci.yml").read_text())["rag-ci"]["script"]
     [step] = [s for s in script if "jobs/artifacts" in s]
     stub(tmp_path / "bin", "rag-ci", STUB_RAG_CI)
     artifacts = Artifacts(status)
     try:
-        done = run_bash(step, tmp_path, {"CI_COMMIT_BRANCH": "feature", "CI_DEFAULT_BRANCH": "main", "CI_API_V4_URL": artifacts.url,
-                                         "CI_PROJECT_ID": "1", "CI_JOB_TOKEN": "job-token", **env})
+        done = run_bash(
+            step,
+            tmp_path,
+            {
+                "CI_COMMIT_BRANCH": "feature",
+                "CI_DEFAULT_BRANCH": "main",
+                "CI_API_V4_URL": artifacts.url,
+                "CI_PROJECT_ID": "1",
+                "CI_JOB_TOKEN": "job-token",
+                **env,
+            },
+        )
     finally:
         artifacts.server.shutdown()
         artifacts.server.server_close()

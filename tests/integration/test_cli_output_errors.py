@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from builders import question, run
 from rag_ci.cli import cli
-from rag_ci.files.project import load_project
 from rag_ci.files.journal import Journal, journal_path
+from rag_ci.files.project import load_project
 from rag_ci.files.results_file import save_results
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
@@ -35,7 +35,12 @@ def invoke(*args, env=None):
 def tmpfs(folder: Path, options: str) -> Iterator[Path]:
     """A real small or read-only file system (root only); skips where mounting is not allowed."""
     folder.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True).returncode:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True
+        ).returncode
+    ):
         pytest.skip("needs root and permission to mount a tmpfs")
     try:
         yield folder
@@ -61,14 +66,26 @@ def test_a_read_only_output_folder_exits_2_before_any_question_is_asked(tiny_pro
     config = tiny_project(PYTHON_TARGET)
     log = tmp_path / "asked.log"
     with read_only_folder(tmp_path / "ro") as folder:
-        result = invoke("run", "--config", config, "-o", folder / "results.json", "--no-progress", env={"TINY_RAG_LOG": str(log)})
+        result = invoke(
+            "run",
+            "--config",
+            config,
+            "-o",
+            folder / "results.json",
+            "--no-progress",
+            env={"TINY_RAG_LOG": str(log)},
+        )
         assert result.exit_code == 2
         assert f"cannot write {folder / 'results.json'}:" in result.output
         assert "Read-only file system" in result.output or "Permission denied" in result.output
         assert not log.exists()  # refused before the target was asked anything
 
         save_results(tmp_path / "r.json", run(question("A")))
-        for command in (["compare", tmp_path / "r.json", tmp_path / "r.json"], ["report", tmp_path / "r.json"], ["merge", tmp_path / "r.json"]):
+        for command in (
+            ["compare", tmp_path / "r.json", tmp_path / "r.json"],
+            ["report", tmp_path / "r.json"],
+            ["merge", tmp_path / "r.json"],
+        ):
             result = invoke(*command, "-o", folder / "report.md")  # refused before the inputs are read
             assert result.exit_code == 2 and f"cannot write {folder / 'report.md'}:" in result.output, command
 
@@ -77,47 +94,92 @@ def test_an_output_that_is_a_folder_exits_2_before_any_question_is_asked(tiny_pr
     config = tiny_project(PYTHON_TARGET)
     log = tmp_path / "asked.log"
     (tmp_path / "out").mkdir()
-    result = invoke("run", "--config", config, "-o", tmp_path / "out", "--no-progress", env={"TINY_RAG_LOG": str(log)})
-    assert result.exit_code == 2 and f"output {tmp_path / 'out'} is a folder; give a file name" in result.output
+    result = invoke(
+        "run", "--config", config, "-o", tmp_path / "out", "--no-progress", env={"TINY_RAG_LOG": str(log)}
+    )
+    assert (
+        result.exit_code == 2 and f"output {tmp_path / 'out'} is a folder; give a file name" in result.output
+    )
     assert not log.exists()
     save_results(tmp_path / "r.json", run(question("A")))
-    for command in (["compare", tmp_path / "r.json", tmp_path / "r.json"], ["report", tmp_path / "r.json"], ["merge", tmp_path / "r.json"]):
+    for command in (
+        ["compare", tmp_path / "r.json", tmp_path / "r.json"],
+        ["report", tmp_path / "r.json"],
+        ["merge", tmp_path / "r.json"],
+    ):
         result = invoke(*command, "-o", tmp_path / "out")
         assert result.exit_code == 2 and "is a folder" in result.output, command
 
 
 def test_a_full_disk_exits_2_with_the_cause(tiny_project, tmp_path):
     config = tiny_project(PYTHON_TARGET)
-    assert invoke("run", "--config", config, "-o", tmp_path / "shard.json", "--shard", "1/1", "--no-progress").exit_code == 0
+    assert (
+        invoke(
+            "run", "--config", config, "-o", tmp_path / "shard.json", "--shard", "1/1", "--no-progress"
+        ).exit_code
+        == 0
+    )
     with tmpfs(tmp_path / "small", "size=4k") as disk:  # one page, taken by the lock: the run fills the disk
         result = invoke("run", "--config", config, "-o", disk / "results.json", "--no-progress")
         assert result.exit_code == 2
-        assert f"cannot write {disk / 'results.json'}" in result.output and "No space left on device (the disk is full)" in result.output
+        assert (
+            f"cannot write {disk / 'results.json'}" in result.output
+            and "No space left on device (the disk is full)" in result.output
+        )
     with tmpfs(tmp_path / "full", "size=4k") as disk:
         with pytest.raises(OSError), open(disk / "filler", "wb") as filler:
             filler.write(b"x" * 8192)
-        for command in (["compare", tmp_path / "shard.json", tmp_path / "shard.json"], ["report", tmp_path / "shard.json"], ["merge", tmp_path / "shard.json"]):
+        for command in (
+            ["compare", tmp_path / "shard.json", tmp_path / "shard.json"],
+            ["report", tmp_path / "shard.json"],
+            ["merge", tmp_path / "shard.json"],
+        ):
             result = invoke(*command, "-o", disk / "out.md")
-            assert result.exit_code == 2 and "No space left on device (the disk is full)" in result.output, command
+            assert result.exit_code == 2 and "No space left on device (the disk is full)" in result.output, (
+                command
+            )
             assert not (disk / "out.md").exists()
 
 
 def _many_questions(n: int) -> str:
-    return "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i:04d}, question: What is the delay?, doc_id: a}}\n" for i in range(n))
+    return "version: 1\nquestions:\n" + "".join(
+        f"  - {{id: Q{i:04d}, question: What is the delay?, doc_id: a}}\n" for i in range(n)
+    )
 
 
 def test_a_second_run_on_the_same_output_is_refused_and_a_killed_run_does_not_block(tiny_project, tmp_path):
     config = tiny_project(COMMAND_TARGET, _many_questions(30))
     output, journal = tmp_path / "r.json", tmp_path / "r.json.partial.jsonl"
     env = {**os.environ, "TINY_RAG_DELAY": "0.1"}
-    command = [sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(output), "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "rag_ci.cli",
+        "run",
+        "--config",
+        str(config),
+        "-o",
+        str(output),
+        "--no-progress",
+    ]
     first = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
+        while time.monotonic() < deadline and (
+            not journal.exists() or len(journal.read_text().splitlines()) < 3
+        ):
             time.sleep(0.05)
         before = journal.read_text()
-        second = invoke("run", "--config", config, "-o", output, "--no-progress", "--resume", env={"TINY_RAG_LOG": str(tmp_path / "second.log")})
+        second = invoke(
+            "run",
+            "--config",
+            config,
+            "-o",
+            output,
+            "--no-progress",
+            "--resume",
+            env={"TINY_RAG_LOG": str(tmp_path / "second.log")},
+        )
         assert second.exit_code == 2
         assert f"another rag-ci run is writing {output} (pid {first.pid})" in second.output
         assert not (tmp_path / "second.log").exists()
@@ -125,17 +187,26 @@ def test_a_second_run_on_the_same_output_is_refused_and_a_killed_run_does_not_bl
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
-    resumed = subprocess.run(command + ["--resume"], env={**env, "TINY_RAG_DELAY": "0"}, capture_output=True, text=True, timeout=60)
+    resumed = subprocess.run(
+        command + ["--resume"], env={**env, "TINY_RAG_DELAY": "0"}, capture_output=True, text=True, timeout=60
+    )
     assert resumed.returncode == 0, resumed.stderr  # the dead run's lock went with it
     assert [q["id"] for q in json.loads(output.read_text())["questions"]] == [f"Q{i:04d}" for i in range(30)]
 
 
 def test_killing_a_resume_while_it_rewrites_the_journal_loses_no_finished_question(tiny_project, tmp_path):
     n = 1000
-    config = tiny_project(COMMAND_TARGET, _many_questions(n) + "  - {id: LAST, question: sleep forever, doc_id: a}\n")
+    config = tiny_project(
+        COMMAND_TARGET, _many_questions(n) + "  - {id: LAST, question: sleep forever, doc_id: a}\n"
+    )
     project = load_project(config)
     output = tmp_path / "r.json"
-    header = {"config": project.config.fingerprint(), "questions": project.questions.content_hash, "full": False, "shard": None}
+    header = {
+        "config": project.config.fingerprint(),
+        "questions": project.questions.content_hash,
+        "full": False,
+        "shard": None,
+    }
     journal = Journal(journal_path(output), header)
     journal.open([])
     for q in project.questions.questions[:n]:
@@ -146,14 +217,31 @@ def test_killing_a_resume_while_it_rewrites_the_journal_loses_no_finished_questi
     path = journal_path(output)
     inode, size = path.stat().st_ino, path.stat().st_size
 
-    command = [sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(output), "--no-progress", "--resume"]
+    command = [
+        sys.executable,
+        "-m",
+        "rag_ci.cli",
+        "run",
+        "--config",
+        str(config),
+        "-o",
+        str(output),
+        "--no-progress",
+        "--resume",
+    ]
     process = subprocess.Popen(command, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the moment the rewrite starts: truncation, a temp file, or the rename
+        while (
+            time.monotonic() < deadline
+        ):  # the moment the rewrite starts: truncation, a temp file, or the rename
             try:
                 stat = path.stat()
-                if stat.st_ino != inode or stat.st_size < size or any(p.name.endswith(".tmp") for p in tmp_path.iterdir()):
+                if (
+                    stat.st_ino != inode
+                    or stat.st_size < size
+                    or any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
+                ):
                     break
             except FileNotFoundError:
                 break

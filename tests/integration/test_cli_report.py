@@ -2,9 +2,9 @@
 
 import json
 
-from builders import metric, question, run
 from click.testing import CliRunner
 
+from builders import metric, question, run
 from rag_ci.cli import cli
 
 
@@ -57,7 +57,12 @@ def test_history_append_writes_the_actions_line_and_compare_report_show_the_tren
     for _ in range(3):
         assert invoke("history", "append", base, "--history", history).exit_code == 0
     lines = [json.loads(line) for line in history.read_text().splitlines()]
-    assert len(lines) == 3 and lines[0]["pass_rate"] == 1.0 and lines[0]["git_sha"] == "abc" and lines[0]["corpora"] == {"a": 1.0}
+    assert (
+        len(lines) == 3
+        and lines[0]["pass_rate"] == 1.0
+        and lines[0]["git_sha"] == "abc"
+        and lines[0]["corpora"] == {"a": 1.0}
+    )
     assert "3 runs" not in invoke("history", history).output and "100.0%" in invoke("history", history).output
     md = invoke("compare", base, head, "--history", history)
     assert md.exit_code == 1 and "**Trend on main** (last 3 runs since 2026-01-01)" in md.output
@@ -71,7 +76,11 @@ def test_history_append_refuses_a_broken_run(tmp_path):
     data["meta"]["broken"] = "all errored"
     head.write_text(json.dumps(data))
     result = invoke("history", "append", head, "--history", tmp_path / "h.jsonl")
-    assert result.exit_code == 2 and "never a history line" in result.output and not (tmp_path / "h.jsonl").exists()
+    assert (
+        result.exit_code == 2
+        and "never a history line" in result.output
+        and not (tmp_path / "h.jsonl").exists()
+    )
 
 
 def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path, monkeypatch):
@@ -85,9 +94,19 @@ def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path,
     from rag_ci.files.results_file import save_results
 
     said = " ".join(f"word{i}" for i in range(200))  # long answers: the page, not the chart, is the size
-    base = run(*[question(f"q{i:04d}", metrics=[metric("hit_at_k", 1.0, 1.0)], answer=f"{i} base {said}") for i in range(500)])
-    head = run(*[question(f"q{i:04d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)], answer=f"{i} head {said}")
-                 for i in range(500)], sha="def")
+    base = run(
+        *[
+            question(f"q{i:04d}", metrics=[metric("hit_at_k", 1.0, 1.0)], answer=f"{i} base {said}")
+            for i in range(500)
+        ]
+    )
+    head = run(
+        *[
+            question(f"q{i:04d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)], answer=f"{i} head {said}")
+            for i in range(500)
+        ],
+        sha="def",
+    )
     save_results(tmp_path / "base.json", base)
     save_results(tmp_path / "head.json", head)
     render_html(head)  # the template compiled once, as in any process that renders twice: not the page's cost
@@ -104,8 +123,16 @@ def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path,
     monkeypatch.setattr(gate_cli, "compare_runs", compare_then_measure_from_here)
     tracemalloc.start()
     try:
-        result = invoke("report", tmp_path / "head.json", "--baseline", tmp_path / "base.json", "--format", "html",
-                        "-o", tmp_path / "report.html")
+        result = invoke(
+            "report",
+            tmp_path / "head.json",
+            "--baseline",
+            tmp_path / "base.json",
+            "--format",
+            "html",
+            "-o",
+            tmp_path / "report.html",
+        )
         rendering = tracemalloc.get_traced_memory()[1] - held_before_rendering[0]
     finally:
         tracemalloc.stop()

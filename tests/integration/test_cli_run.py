@@ -11,14 +11,13 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from drive import processes_running
-
 from rag_ci.cli import cli
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 COMMAND_TARGET = f"""
 target:
   kind: command
-  command: [python, {FAKES / 'tiny_rag.py'}]
+  command: [python, {FAKES / "tiny_rag.py"}]
   pass_env: ["TINY_RAG_*"]   # the fake's switches (the target's environment is an allow-list)
   timeout_s: 2
 """
@@ -37,14 +36,22 @@ def invoke(*args, env=None):
 def test_validate_reports_counts(tiny_project):
     result = invoke("validate", "--config", tiny_project(COMMAND_TARGET))
     assert result.exit_code == 0
-    assert "4 questions" in result.output and "1 cross-corpus" in result.output and "1 out-of-scope" in result.output
+    assert (
+        "4 questions" in result.output
+        and "1 cross-corpus" in result.output
+        and "1 out-of-scope" in result.output
+    )
 
 
 def test_validate_error_exits_2_with_file_and_line(tiny_project, tmp_path):
-    config = tiny_project(COMMAND_TARGET, "version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: nope\n")
+    config = tiny_project(
+        COMMAND_TARGET, "version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: nope\n"
+    )
     result = invoke("validate", "--config", config)
     assert result.exit_code == 2
-    assert f"{tmp_path / 'questions.yml'}:5: question A: unknown doc_id 'nope' (corpora: a, b)" in result.output
+    assert (
+        f"{tmp_path / 'questions.yml'}:5: question A: unknown doc_id 'nope' (corpora: a, b)" in result.output
+    )
 
 
 def test_missing_config_exits_2(tmp_path):
@@ -56,22 +63,45 @@ def test_run_writes_results_and_compare_finds_the_regression(tiny_project, tmp_p
     config = tiny_project(COMMAND_TARGET)
     first = invoke("run", "--config", config, "-o", tmp_path / "base.json", "--no-progress")
     assert first.exit_code == 0
-    assert "## rag-ci: 🟡 no baseline to compare with" in first.output and "4/4 questions pass" in first.output  # the report
+    assert (
+        "## rag-ci: 🟡 no baseline to compare with" in first.output and "4/4 questions pass" in first.output
+    )  # the report
     base = json.loads((tmp_path / "base.json").read_text())
     assert [q["verdict"] for q in base["questions"]] == ["pass", "pass", "pass", "pass"]
     assert base["meta"]["question_set_version"] == 1 and base["meta"]["generator_models"] == ["tiny-1"]
     assert base["aggregates"]["per_corpus"]["a"]["n"] == 3  # Q1, Q3 and the refusal question
 
-    result = invoke("run", "--config", config, "-o", tmp_path / "head.json", "--baseline", tmp_path / "base.json", "--format", "json", "--no-progress", env={"TINY_RAG_BROKEN": "1"})
+    result = invoke(
+        "run",
+        "--config",
+        config,
+        "-o",
+        tmp_path / "head.json",
+        "--baseline",
+        tmp_path / "base.json",
+        "--format",
+        "json",
+        "--no-progress",
+        env={"TINY_RAG_BROKEN": "1"},
+    )
     assert result.exit_code == 1
-    report = json.loads(result.output[result.output.index("{"):])
+    report = json.loads(result.output[result.output.index("{") :])
     assert [r["id"] for r in report["regressions"]] == ["Q2"]
     assert {m["name"] for m in report["regressions"][0]["metrics"]} >= {"hit_at_k", "keyword_coverage"}
 
     assert invoke("compare", tmp_path / "base.json", tmp_path / "base.json").exit_code == 0
     md = invoke("compare", tmp_path / "base.json", tmp_path / "head.json")
     assert md.exit_code == 1 and "❌ 1 regression" in md.output
-    html = invoke("report", tmp_path / "head.json", "--baseline", tmp_path / "base.json", "--format", "html", "-o", tmp_path / "r.html")
+    html = invoke(
+        "report",
+        tmp_path / "head.json",
+        "--baseline",
+        tmp_path / "base.json",
+        "--format",
+        "html",
+        "-o",
+        tmp_path / "r.html",
+    )
     assert html.exit_code == 1 and "<svg" in (tmp_path / "r.html").read_text()  # exits like compare (--help)
 
 
@@ -96,12 +126,19 @@ questions:
 
 def test_failing_questions_never_stop_the_run(tiny_project, tmp_path):
     # Half the questions error on purpose: allow that share (the default would call it a broken run).
-    config = tiny_project(COMMAND_TARGET, QUESTIONS_WITH_FAILURES, "  concurrency: 1\ngate: {max_error_rate: 0.5}\n")
+    config = tiny_project(
+        COMMAND_TARGET, QUESTIONS_WITH_FAILURES, "  concurrency: 1\ngate: {max_error_rate: 0.5}\n"
+    )
     result = invoke("run", "--config", config, "-o", tmp_path / "r.json", "--no-progress")
     assert result.exit_code == 1  # the run completes; its routing leak gates (with or without a baseline)
     records = {q["id"]: q for q in json.loads((tmp_path / "r.json").read_text())["questions"]}
     assert {k: v["verdict"] for k, v in records.items()} == {
-        "OK": "pass", "LEAK": "routing_error", "CRASH": "error", "SLOW": "error", "JUNK": "error", "AFTER": "pass"
+        "OK": "pass",
+        "LEAK": "routing_error",
+        "CRASH": "error",
+        "SLOW": "error",
+        "JUNK": "error",
+        "AFTER": "pass",
     }
     assert records["LEAK"]["leaks"] == ["zzz"] and records["LEAK"]["metrics"] == {}
     assert "time-out" in records["SLOW"]["error"] and "not a JSON line" in records["JUNK"]["error"]
@@ -110,7 +147,9 @@ def test_failing_questions_never_stop_the_run(tiny_project, tmp_path):
 
 
 def test_python_target_runs_in_a_worker_process(tiny_project, tmp_path):
-    result = invoke("run", "--config", tiny_project(PYTHON_TARGET), "-o", tmp_path / "r.json", "--no-progress")
+    result = invoke(
+        "run", "--config", tiny_project(PYTHON_TARGET), "-o", tmp_path / "r.json", "--no-progress"
+    )
     assert result.exit_code == 0
     assert json.loads((tmp_path / "r.json").read_text())["aggregates"]["overall"]["passed"] == 4
 
@@ -118,15 +157,31 @@ def test_python_target_runs_in_a_worker_process(tiny_project, tmp_path):
 def test_failing_build_step_exits_2_with_its_output(tiny_project, tmp_path):
     config = tiny_project(COMMAND_TARGET + "  build: ['echo compiling; exit 7']\n")
     result = invoke("run", "--config", config, "-o", tmp_path / "r.json", "--no-progress")
-    assert result.exit_code == 2 and "build step failed (exit 7)" in result.output and "compiling" in result.output
+    assert (
+        result.exit_code == 2
+        and "build step failed (exit 7)" in result.output
+        and "compiling" in result.output
+    )
 
 
 def test_killed_run_resumes_without_asking_finished_questions_again(tiny_project, tmp_path):
-    many = "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a}}\n" for i in range(20))
+    many = "version: 1\nquestions:\n" + "".join(
+        f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a}}\n" for i in range(20)
+    )
     config = tiny_project(COMMAND_TARGET.replace("timeout_s: 2", "timeout_s: 5") + "  concurrency: 1\n", many)
     log, output = tmp_path / "asked.log", tmp_path / "r.json"
     env = {**os.environ, "TINY_RAG_LOG": str(log), "TINY_RAG_DELAY": "0.1"}
-    run = [sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(output), "--no-progress"]
+    run = [
+        sys.executable,
+        "-m",
+        "rag_ci.cli",
+        "run",
+        "--config",
+        str(config),
+        "-o",
+        str(output),
+        "--no-progress",
+    ]
     process = subprocess.Popen(run, env=env, stderr=subprocess.DEVNULL, start_new_session=True)
     journal = tmp_path / "r.json.partial.jsonl"
     deadline = time.monotonic() + 20
@@ -173,12 +228,28 @@ def test_sigterm_from_a_cancelled_job_stops_the_target_server(tiny_project, tmp_
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    many = "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a}}\n" for i in range(30))
+    many = "version: 1\nquestions:\n" + "".join(
+        f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a}}\n" for i in range(30)
+    )
     config = tiny_project(
-        f"target:\n  kind: http\n  url: http://127.0.0.1:{port}/query\n  health: /health\n  start: [python, {rag}, '{port}']\n  concurrency: 1\n", many
+        f"target:\n  kind: http\n  url: http://127.0.0.1:{port}/query\n  health: /health\n  start: [python, {rag}, '{port}']\n  concurrency: 1\n",
+        many,
     )
     journal = tmp_path / "r.json.partial.jsonl"
-    process = subprocess.Popen([sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(tmp_path / "r.json"), "--no-progress"], stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rag_ci.cli",
+            "run",
+            "--config",
+            str(config),
+            "-o",
+            str(tmp_path / "r.json"),
+            "--no-progress",
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
         time.sleep(0.05)
@@ -200,20 +271,31 @@ def test_results_and_the_html_report_honour_the_umask(tiny_project, tmp_path):
     config = tiny_project(COMMAND_TARGET)
     results, html = tmp_path / "out" / "results.json", tmp_path / "out" / "report.html"
     cli = [sys.executable, "-m", "rag_ci.cli"]
-    for command in (["run", "--config", str(config), "-o", str(results), "--no-progress"],
-                    ["report", str(results), "--format", "html", "-o", str(html)]):
-        done = subprocess.run([*cli, *command], capture_output=True, text=True, timeout=120, umask=0o022, env=os.environ.copy())
+    for command in (
+        ["run", "--config", str(config), "-o", str(results), "--no-progress"],
+        ["report", str(results), "--format", "html", "-o", str(html)],
+    ):
+        done = subprocess.run(
+            [*cli, *command], capture_output=True, text=True, timeout=120, umask=0o022, env=os.environ.copy()
+        )
         assert done.returncode == 0, done.stderr
-    assert {p.name: p.stat().st_mode & 0o777 for p in (results, html)} == {"results.json": 0o644, "report.html": 0o644}
+    assert {p.name: p.stat().st_mode & 0o777 for p in (results, html)} == {
+        "results.json": 0o644,
+        "report.html": 0o644,
+    }
 
 
-def test_a_command_targets_latency_ends_when_its_reply_arrives_not_after_the_second_line_check(tiny_project, tmp_path, monkeypatch):
+def test_a_command_targets_latency_ends_when_its_reply_arrives_not_after_the_second_line_check(
+    tiny_project, tmp_path, monkeypatch
+):
     # rag-ci waits a while after each reply for a second line (a reply written twice); that wait
     # is its own check, not the RAG's latency: counting it made every command target look slower
     # than its baseline the first time rag-ci was upgraded (a false latency-budget breach).
     import rag_ci.targets.command as command
 
-    monkeypatch.setattr(command, "SETTLE_S", 0.4)  # well above the fake's round trip, so the test cannot pass by luck
+    monkeypatch.setattr(
+        command, "SETTLE_S", 0.4
+    )  # well above the fake's round trip, so the test cannot pass by luck
     config = tiny_project(COMMAND_TARGET + "  concurrency: 1\n")
     assert invoke("run", "--config", config, "-o", tmp_path / "r.json", "--no-progress").exit_code == 0
     latencies = [q["latency_s"] for q in json.loads((tmp_path / "r.json").read_text())["questions"]]
@@ -225,9 +307,12 @@ def test_run_without_a_baseline_exits_1_on_a_routing_leak(tmp_path):
     (tmp_path / "rag-ci.yml").write_text(
         "questions: q.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"
         f"target: {{kind: python, entry: 'tiny_rag:answer', path: ['{FAKES}']}}\n"
-        "judge: {provider: none}\nmetrics: {keyword_coverage: {}}\n")
-    (tmp_path / "q.yml").write_text("version: 1\nquestions:\n  - {id: L1, question: leak one, doc_id: a}\n"
-                                    "  - {id: L2, question: leak two, doc_id: b}\n")
+        "judge: {provider: none}\nmetrics: {keyword_coverage: {}}\n"
+    )
+    (tmp_path / "q.yml").write_text(
+        "version: 1\nquestions:\n  - {id: L1, question: leak one, doc_id: a}\n"
+        "  - {id: L2, question: leak two, doc_id: b}\n"
+    )
     result = invoke("run", "--config", tmp_path / "rag-ci.yml", "-o", tmp_path / "r.json", "--no-progress")
     assert result.exit_code == 1, result.output
     assert "2 routing leaks" in result.output

@@ -22,15 +22,28 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 def env() -> dict[str, str]:
     keep = ("PATH", "HOME", "LANG", "TMPDIR", "VIRTUAL_ENV", "RAG_CI_TARGET_USER")
-    return {**{k: v for k, v in os.environ.items() if k in keep}, "PYTHONPATH": str(REPO), "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
-            "COLUMNS": "120", "LINES": "50", "TERM": "xterm-256color"}
+    return {
+        **{k: v for k, v in os.environ.items() if k in keep},
+        "PYTHONPATH": str(REPO),
+        "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+        "COLUMNS": "120",
+        "LINES": "50",
+        "TERM": "xterm-256color",
+    }
 
 
 def on_a_terminal(args: list[str], cwd: Path, extra: dict[str, str] | None = None) -> tuple[int, str]:
     """`python -m rag_ci.cli ARGS` with stdin, stdout and stderr on a pseudo-terminal; (exit code, what it showed)."""
     master, slave = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "rag_ci.cli", *args], cwd=cwd, stdin=slave, stdout=slave, stderr=slave,
-                               env={**env(), **(extra or {})}, close_fds=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rag_ci.cli", *args],
+        cwd=cwd,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**env(), **(extra or {})},
+        close_fds=True,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -46,9 +59,17 @@ def on_a_terminal(args: list[str], cwd: Path, extra: dict[str, str] | None = Non
     return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
 
 
-def piped(args: list[str], cwd: Path, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rag_ci.cli", *args], cwd=cwd, env={**env(), **(extra or {})},
-                          capture_output=True, text=True, timeout=120)
+def piped(
+    args: list[str], cwd: Path, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rag_ci.cli", *args],
+        cwd=cwd,
+        env={**env(), **(extra or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +89,11 @@ def assert_no_markdown(text: str) -> None:
 
 
 def test_run_with_a_baseline_on_a_terminal_prints_the_terminal_view_without_markdown(example):
-    code, shown = on_a_terminal(["run", "--baseline", "baseline/results.json", "-o", "head.json", "--no-progress"], example,
-                                {"EXAMPLE_RAG_REGRESSION": "chunking"})
+    code, shown = on_a_terminal(
+        ["run", "--baseline", "baseline/results.json", "-o", "head.json", "--no-progress"],
+        example,
+        {"EXAMPLE_RAG_REGRESSION": "chunking"},
+    )
 
     assert code == 1, shown
     assert "\x1b[" in shown  # in colour
@@ -89,7 +113,9 @@ def test_format_md_and_a_pipe_keep_the_markdown_byte_for_byte(example):
 
     assert through_a_pipe.returncode == code == 1
     assert through_a_pipe.stdout.startswith("## rag-ci") and "| question |" in through_a_pipe.stdout
-    assert through_a_pipe.stdout == explicit.stdout == on_terminal  # (stderr is empty: nothing else on the terminal)
+    assert (
+        through_a_pipe.stdout == explicit.stdout == on_terminal
+    )  # (stderr is empty: nothing else on the terminal)
 
 
 def test_report_on_a_terminal_is_the_terminal_view_too(example):

@@ -34,8 +34,12 @@ def _files(root: Path, names=SHIPPED) -> dict[str, bytes]:
 def wheel(tmp_path_factory) -> Path:
     """The wheel as the release builds it (no isolation: the build backend is in the dev extra)."""
     out = tmp_path_factory.mktemp("dist")
-    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir", str(out), str(REPO)],
-                           capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir", str(out), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     (found,) = out.glob("rag_ci_gate-*.whl")
     return found
@@ -45,8 +49,11 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_ships_the_examples_folder_byte_for_byte(wheel):
     prefix = "rag_ci/templates/example/"
     with zipfile.ZipFile(wheel) as archive:
-        shipped = {name[len(prefix):]: archive.read(name) for name in archive.namelist()
-                   if name.startswith(prefix) and not name.endswith("/")}
+        shipped = {
+            name[len(prefix) :]: archive.read(name)
+            for name in archive.namelist()
+            if name.startswith(prefix) and not name.endswith("/")
+        }
     example = _files(EXAMPLE)
     assert shipped.keys() == example.keys(), ", ".join(sorted(shipped.keys() ^ example.keys()))
     assert [name for name in example if shipped[name] != example[name]] == []
@@ -83,7 +90,11 @@ def test_the_demo_refuses_a_folder_that_is_not_empty(tmp_path):
 
 @pytest.mark.slow
 def test_the_demo_leaves_no_folder_behind(tmp_path):
-    done = _demo([sys.executable, "-m", "rag_ci", "demo", "--format", "md"], cwd=tmp_path, env={"TMPDIR": str(tmp_path)})
+    done = _demo(
+        [sys.executable, "-m", "rag_ci", "demo", "--format", "md"],
+        cwd=tmp_path,
+        env={"TMPDIR": str(tmp_path)},
+    )
     assert done.returncode == 1 and "routing" in done.stdout
     assert list(tmp_path.iterdir()) == []
 
@@ -94,7 +105,9 @@ def test_the_built_wheel_runs_the_demo_in_a_fresh_environment_in_seconds(tmp_pat
     """What `pipx run rag-ci-gate demo` does: the wheel in an environment of its own, then `rag-ci demo`."""
     venv.create(tmp_path / "env", with_pip=True)
     python = tmp_path / "env" / "bin" / "python"
-    installed = subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True, timeout=600)
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True, timeout=600
+    )
     assert installed.returncode == 0, installed.stderr[-2000:]
     environment = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": ""}
     start = time.monotonic()

@@ -59,8 +59,15 @@ def project(tmp_path: Path) -> Path:
 
 def target(root: Path, client: FakeDockerClient, *, environ=None, verbose=False, **config) -> DockerTarget:
     settings = {"kind": "docker", "timeout_s": 5, "startup_timeout_s": 5, **config}
-    return DockerTarget(DockerTargetConfig(**settings), root, client=client, host=OUTSIDE, environ=environ or {},
-                        log=io.StringIO(), verbose=verbose)
+    return DockerTarget(
+        DockerTargetConfig(**settings),
+        root,
+        client=client,
+        host=OUTSIDE,
+        environ=environ or {},
+        log=io.StringIO(),
+        verbose=verbose,
+    )
 
 
 def start_query_stop(t: DockerTarget):
@@ -121,18 +128,31 @@ def test_without_buildx_the_classic_builder_builds_and_the_log_says_why(project,
     t = target(project, client)
     start_query_stop(t)
     assert len(client.api.build_calls) == 1
-    assert "with the Docker SDK's classic builder (`docker buildx version` failed: docker: 'buildx' is not a docker command." \
+    assert (
+        "with the Docker SDK's classic builder (`docker buildx version` failed: docker: 'buildx' is not a docker command."
         in t.log.getvalue()
+    )
 
 
-@pytest.mark.parametrize("dockerfile, needs", [
-    ("FROM base\nRUN --mount=type=cache,target=/root/.cache pip install -r requirements.txt\n", "line 2: RUN --mount"),
-    ("FROM base\nCOPY --chmod=755 app.py /app/\n", "line 2: COPY --chmod"),
-    ("FROM base\nCOPY --link app.py /app/\n", "line 2: COPY --link"),
-    ("FROM base\nRUN <<EOF\nset -e\npip install .\nEOF\nCOPY . /app\n", "line 2: a heredoc (RUN <<...)"),
-    ("# syntax=docker/dockerfile:1\nFROM base\nRUN \\\n  --mount=type=secret,id=key \\\n  true\n", "line 3: RUN --mount"),
-])
-def test_without_buildx_a_dockerfile_that_needs_buildkit_is_refused_with_why_not_a_parse_error(project, buildx, dockerfile, needs):
+@pytest.mark.parametrize(
+    "dockerfile, needs",
+    [
+        (
+            "FROM base\nRUN --mount=type=cache,target=/root/.cache pip install -r requirements.txt\n",
+            "line 2: RUN --mount",
+        ),
+        ("FROM base\nCOPY --chmod=755 app.py /app/\n", "line 2: COPY --chmod"),
+        ("FROM base\nCOPY --link app.py /app/\n", "line 2: COPY --link"),
+        ("FROM base\nRUN <<EOF\nset -e\npip install .\nEOF\nCOPY . /app\n", "line 2: a heredoc (RUN <<...)"),
+        (
+            "# syntax=docker/dockerfile:1\nFROM base\nRUN \\\n  --mount=type=secret,id=key \\\n  true\n",
+            "line 3: RUN --mount",
+        ),
+    ],
+)
+def test_without_buildx_a_dockerfile_that_needs_buildkit_is_refused_with_why_not_a_parse_error(
+    project, buildx, dockerfile, needs
+):
     (project / "Dockerfile").write_text(dockerfile)
     client = FakeDockerClient()
     with pytest.raises(RagCiError) as caught:
@@ -148,8 +168,14 @@ def test_the_classic_builders_chown_failure_is_explained_as_buildkits_to_build(p
     (project / "Dockerfile").write_text("FROM base\nRUN useradd -g users app\nCOPY --chown=app . /app\n")
     client = FakeDockerClient()
     # What the classic builder really says (checked against Docker 20.10): it reads --chown=app as app:app.
-    client.build_output = [{"stream": "Step 3/3 : COPY --chown=app . /app\n"}, {"error": (
-        "unable to convert uid/gid chown string to host mapping: can't find gid for group app: no such group: app")}]
+    client.build_output = [
+        {"stream": "Step 3/3 : COPY --chown=app . /app\n"},
+        {
+            "error": (
+                "unable to convert uid/gid chown string to host mapping: can't find gid for group app: no such group: app"
+            )
+        },
+    ]
     with pytest.raises(RagCiError) as caught:
         asyncio.run(target(project, client).start())
     assert "The classic builder reads `--chown=USER` as `USER:USER`" in str(caught.value)
@@ -160,7 +186,9 @@ def test_builder_buildx_without_buildx_says_so_and_builder_classic_skips_the_che
         asyncio.run(target(project, FakeDockerClient(), builder="buildx").start())
     (project / "Dockerfile").write_text("FROM base\nRUN --mount=type=cache,target=/c true\n")
     client = FakeDockerClient()
-    start_query_stop(target(project, client, builder="classic"))  # told to: the classic builder gets it as it is
+    start_query_stop(
+        target(project, client, builder="classic")
+    )  # told to: the classic builder gets it as it is
     assert len(client.api.build_calls) == 1
 
 
@@ -177,36 +205,54 @@ def test_target_command_replaces_the_images_entrypoint_and_cmd(project, buildx):
 
 
 def test_a_wrapper_image_is_rebuilt_when_its_base_image_changes_behind_the_same_name(project, buildx):
-    (project / "Dockerfile").write_text("ARG APP=app-image:latest\nFROM ${APP} AS app\nFROM app\nCOPY . /extra\n")
+    (project / "Dockerfile").write_text(
+        "ARG APP=app-image:latest\nFROM ${APP} AS app\nFROM app\nCOPY . /extra\n"
+    )
     client = FakeDockerClient()
     client.images.named["app-image:latest"] = FakeImage("sha256:" + "1" * 64, {})
     for _ in range(2):
         start_query_stop(target(project, client))
     assert len(client.api.build_calls) == 1  # same base: reused
 
-    client.images.named["app-image:latest"] = FakeImage("sha256:" + "2" * 64, {})  # `docker build -t app-image .` again
+    client.images.named["app-image:latest"] = FakeImage(
+        "sha256:" + "2" * 64, {}
+    )  # `docker build -t app-image .` again
     start_query_stop(target(project, client))
     assert len(client.api.build_calls) == 2
     assert client.api.build_calls[0]["labels"][SHA_LABEL] == client.api.build_calls[1]["labels"][SHA_LABEL]
 
     client.images.named["app-image:v2"] = FakeImage("sha256:" + "3" * 64, {})
-    start_query_stop(target(project, client, build_args={"APP": "app-image:v2"}))  # the ARG picks another base
+    start_query_stop(
+        target(project, client, build_args={"APP": "app-image:v2"})
+    )  # the ARG picks another base
     assert len(client.api.build_calls) == 3
 
 
-def test_build_args_expand_names_from_the_environment_and_a_missing_one_stops_before_any_build(project, buildx):
+def test_build_args_expand_names_from_the_environment_and_a_missing_one_stops_before_any_build(
+    project, buildx
+):
     client = FakeDockerClient()
-    start_query_stop(target(project, client, build_args={"BASE_IMAGE": "${BASE}:3.12"}, environ={"BASE": "python"}))
+    start_query_stop(
+        target(project, client, build_args={"BASE_IMAGE": "${BASE}:3.12"}, environ={"BASE": "python"})
+    )
     assert client.api.build_calls[0]["buildargs"] == {"BASE_IMAGE": "python:3.12"}
-    with pytest.raises(RagCiError, match=r"target.build_args.BASE_IMAGE refers to \$\{BASE\}, which is not set"):
+    with pytest.raises(
+        RagCiError, match=r"target.build_args.BASE_IMAGE refers to \$\{BASE\}, which is not set"
+    ):
         target(project, client, build_args={"BASE_IMAGE": "${BASE}:3.12"})
 
 
 def test_validate_warns_about_a_build_arg_naming_an_unset_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("RAG_CI_TEST_UNSET_BASE", raising=False)
     write(tmp_path / "questions.yml", "version: 1\nquestions:\n  - {id: Q1, question: q?, doc_id: a}\n")
-    config = write(tmp_path / "rag-ci.yml", "questions: questions.yml\ncorpora: {a: {}}\ntarget:\n  kind: docker\n"
-                   "  build_args: {BASE_IMAGE: \"${RAG_CI_TEST_UNSET_BASE}\"}\n")
+    config = write(
+        tmp_path / "rag-ci.yml",
+        "questions: questions.yml\ncorpora: {a: {}}\ntarget:\n  kind: docker\n"
+        '  build_args: {BASE_IMAGE: "${RAG_CI_TEST_UNSET_BASE}"}\n',
+    )
     result = CliRunner().invoke(cli, ["validate", "--config", str(config)])
     assert result.exit_code == 0
-    assert "warning: target.build_args.BASE_IMAGE refers to ${RAG_CI_TEST_UNSET_BASE}, which is not set here" in result.output
+    assert (
+        "warning: target.build_args.BASE_IMAGE refers to ${RAG_CI_TEST_UNSET_BASE}, which is not set here"
+        in result.output
+    )

@@ -17,8 +17,13 @@ SCRIPT = Path(__file__).resolve().parents[2] / ".ci" / "docker-engine.sh"
 
 
 def storage_driver(data_root: Path, **env: str) -> str:
-    done = subprocess.run(["bash", "-c", f'source "{SCRIPT}"; DATA_ROOT="{data_root}"; storage_driver'],
-                          capture_output=True, text=True, timeout=30, env={**os.environ, **env})
+    done = subprocess.run(
+        ["bash", "-c", f'source "{SCRIPT}"; DATA_ROOT="{data_root}"; storage_driver'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, **env},
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -27,7 +32,11 @@ def mount_overlay(base: Path) -> Path:
     for name in ("lower", "upper", "work", "merged"):
         (base / name).mkdir(parents=True)
     options = f"lowerdir={base / 'lower'},upperdir={base / 'upper'},workdir={base / 'work'}"
-    mounted = subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(base / "merged")], capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "overlay", "overlay", "-o", options, str(base / "merged")],
+        capture_output=True,
+        text=True,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"overlayfs cannot be mounted here: {mounted.stderr.strip()}")
     return base / "merged"

@@ -51,9 +51,18 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def make_target(root: Path, client: FakeDockerClient, host: RunnerHost = OUTSIDE, environ=None, **config) -> DockerTarget:
+def make_target(
+    root: Path, client: FakeDockerClient, host: RunnerHost = OUTSIDE, environ=None, **config
+) -> DockerTarget:
     settings = {"kind": "docker", "timeout_s": 5, "startup_timeout_s": 5, **config}
-    return DockerTarget(DockerTargetConfig(**settings), root, client=client, host=host, environ=environ or {}, log=io.StringIO())
+    return DockerTarget(
+        DockerTargetConfig(**settings),
+        root,
+        client=client,
+        host=host,
+        environ=environ or {},
+        log=io.StringIO(),
+    )
 
 
 def run(coro):
@@ -92,8 +101,10 @@ def test_outside_a_container_the_port_is_published_on_localhost_only(project):
 def test_inside_the_job_container_the_target_joins_the_jobs_network(project):
     port = free_port()
     client = FakeDockerClient(network_port=port)
-    client.containers.me = {"HostConfig": {"NetworkMode": "github_network_abc"},
-                            "NetworkSettings": {"Networks": {"bridge": {}, "github_network_abc": {}}}}
+    client.containers.me = {
+        "HostConfig": {"NetworkMode": "github_network_abc"},
+        "NetworkSettings": {"Networks": {"bridge": {}, "github_network_abc": {}}},
+    }
     host = RunnerHost(in_container=True, hostname="ci-job-1234")
 
     async def go():
@@ -112,9 +123,15 @@ def test_inside_the_job_container_the_target_joins_the_jobs_network(project):
 def test_a_container_the_engine_does_not_know_or_host_networking_means_publishing():
     client = FakeDockerClient()
     assert choose_placement(client, RunnerHost(True, "some-vm")).network is None  # e.g. a VM with /.dockerenv
-    client.containers.me = {"HostConfig": {"NetworkMode": "host"}, "NetworkSettings": {"Networks": {"host": {}}}}
+    client.containers.me = {
+        "HostConfig": {"NetworkMode": "host"},
+        "NetworkSettings": {"Networks": {"host": {}}},
+    }
     assert choose_placement(client, RunnerHost(True, "ci-job-1234")).network is None
-    client.containers.me = {"HostConfig": {"NetworkMode": "default"}, "NetworkSettings": {"Networks": {"bridge": {}}}}
+    client.containers.me = {
+        "HostConfig": {"NetworkMode": "default"},
+        "NetworkSettings": {"Networks": {"bridge": {}}},
+    }
     assert choose_placement(client, RunnerHost(True, "ci-job-1234")).network == "bridge"
 
 
@@ -134,7 +151,9 @@ def test_an_unchanged_context_reuses_the_labelled_image_and_a_change_rebuilds(pr
 
     first = start_and_stop()
     labels = client.api.build_calls[0]["labels"]
-    assert set(labels) == {SHA_LABEL, CONFIG_HASH_LABEL} and client.api.build_calls[0]["buildargs"] == {"BASE_IMAGE": "local"}
+    assert set(labels) == {SHA_LABEL, CONFIG_HASH_LABEL} and client.api.build_calls[0]["buildargs"] == {
+        "BASE_IMAGE": "local"
+    }
     second = start_and_stop()
     assert (first.image_reused, second.image_reused, len(client.api.build_calls)) == (False, True, 1)
 
@@ -144,7 +163,10 @@ def test_an_unchanged_context_reuses_the_labelled_image_and_a_change_rebuilds(pr
 
     (project / "app.py").write_text("print('rag v2')\n")
     start_and_stop()
-    assert len(client.api.build_calls) == 2 and client.api.build_calls[1]["labels"][SHA_LABEL] != labels[SHA_LABEL]
+    assert (
+        len(client.api.build_calls) == 2
+        and client.api.build_calls[1]["labels"][SHA_LABEL] != labels[SHA_LABEL]
+    )
 
 
 def test_other_build_args_are_another_image(project):
@@ -159,7 +181,9 @@ def test_other_build_args_are_another_image(project):
     assert len(client.api.build_calls) == 2
 
 
-def test_checkouts_of_one_context_share_their_image_unless_a_build_arg_sets_them_apart(project, tmp_path_factory):
+def test_checkouts_of_one_context_share_their_image_unless_a_build_arg_sets_them_apart(
+    project, tmp_path_factory
+):
     # The cause of a docker e2e flake: two test sessions on one engine (two checkouts) built
     # images with identical labels, so one session removing "its" image by label to force
     # a cold build removed the other's, whose warm look-up then found nothing. The e2e
@@ -172,11 +196,17 @@ def test_checkouts_of_one_context_share_their_image_unless_a_build_arg_sets_them
     shutil.copytree(project, other, dirs_exist_ok=True)
     client = FakeDockerClient()
     for root in (project, other):
-        ensure_image(client, build_spec(root, "Dockerfile", ".", {"BASE_IMAGE": "local"}, None), log=io.StringIO())
+        ensure_image(
+            client, build_spec(root, "Dockerfile", ".", {"BASE_IMAGE": "local"}, None), log=io.StringIO()
+        )
     assert len(client.images.images) == 1  # the second checkout reused the first one's image
 
     for root, session in ((project, "s1"), (other, "s2")):
-        ensure_image(client, build_spec(root, "Dockerfile", ".", {"BASE_IMAGE": "local", "RAG_CI_E2E_SESSION": session}, None), log=io.StringIO())
+        ensure_image(
+            client,
+            build_spec(root, "Dockerfile", ".", {"BASE_IMAGE": "local", "RAG_CI_E2E_SESSION": session}, None),
+            log=io.StringIO(),
+        )
     sessions = [i.labels for i in client.images.images[1:]]
     assert len(sessions) == 2 and sessions[0] != sessions[1]
 
@@ -336,7 +366,11 @@ def test_env_secrets_reach_the_container_but_never_logs_errors_or_diagnostics(pr
     client = FakeDockerClient()
 
     async def go():
-        target = await started(make_target(project, client, env={"API_KEY": "${MY_KEY}", "MODE": "fast"}, environ={"MY_KEY": secret}))
+        target = await started(
+            make_target(
+                project, client, env={"API_KEY": "${MY_KEY}", "MODE": "fast"}, environ={"MY_KEY": secret}
+            )
+        )
         try:
             with pytest.raises(TargetError) as caught:
                 await target.query({**REQUEST, "question": "please echo the key"})
@@ -351,7 +385,9 @@ def test_env_secrets_reach_the_container_but_never_logs_errors_or_diagnostics(pr
 
 
 def test_env_redaction_rules():
-    env, secrets = resolve_env({"A": "${X}", "DB_PASSWORD": "hunter22", "LEVEL": "debug", "SHORT": "${Y}"}, {"X": "abcdef", "Y": "1"})
+    env, secrets = resolve_env(
+        {"A": "${X}", "DB_PASSWORD": "hunter22", "LEVEL": "debug", "SHORT": "${Y}"}, {"X": "abcdef", "Y": "1"}
+    )
     assert env == {"A": "abcdef", "DB_PASSWORD": "hunter22", "LEVEL": "debug", "SHORT": "1"}
     assert secrets == ["hunter22", "abcdef"]  # literal 'debug' is no secret; '1' is too short to redact
     with pytest.raises(RagCiError, match=r"target.env.A refers to \$\{NOPE\}"):
@@ -363,7 +399,9 @@ def test_env_redaction_rules():
 
 def test_without_the_docker_package_the_error_says_what_to_install(project, monkeypatch):
     monkeypatch.setitem(sys.modules, "docker", None)
-    target = DockerTarget(DockerTargetConfig(kind="docker"), project, host=OUTSIDE, environ={}, log=io.StringIO())
+    target = DockerTarget(
+        DockerTargetConfig(kind="docker"), project, host=OUTSIDE, environ={}, log=io.StringIO()
+    )
     with pytest.raises(RagCiError, match=r"pip install 'rag-ci-gate\[docker\]'"):
         run(target.start())
 
@@ -375,6 +413,8 @@ def test_an_unreachable_engine_is_a_clear_error(project, monkeypatch):
         raise DockerException("Error while fetching server API version: Connection refused")
 
     monkeypatch.setattr(docker, "from_env", refuse)
-    target = DockerTarget(DockerTargetConfig(kind="docker"), project, host=OUTSIDE, environ={}, log=io.StringIO())
+    target = DockerTarget(
+        DockerTargetConfig(kind="docker"), project, host=OUTSIDE, environ={}, log=io.StringIO()
+    )
     with pytest.raises(RagCiError, match="cannot reach the Docker engine: .*Connection refused"):
         run(target.start())

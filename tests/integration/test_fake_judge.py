@@ -48,18 +48,35 @@ def example(tmp_path):
 
 
 def dry_run(example, output, *extra):
-    args = ["run", "--config", str(example / "rag-ci.yml"), "--judge", "fake", "--shard", "1/6",
-            "--output", str(output), "--no-progress", *extra]
+    args = [
+        "run",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--judge",
+        "fake",
+        "--shard",
+        "1/6",
+        "--output",
+        str(output),
+        "--no-progress",
+        *extra,
+    ]
     result = CliRunner().invoke(cli, args, env={"EXAMPLE_RAG_REGRESSION": ""}, catch_exceptions=False)
     return result, json.loads(output.read_text())
 
 
 def judge_scores(run: dict) -> dict:
-    return {q["id"]: {n: (m["score"], m["passed"], m["error"]) for n, m in q["metrics"].items() if m["kind"] == "judge"}
-            for q in run["questions"]}
+    return {
+        q["id"]: {
+            n: (m["score"], m["passed"], m["error"]) for n, m in q["metrics"].items() if m["kind"] == "judge"
+        }
+        for q in run["questions"]
+    }
 
 
-def test_the_fake_judge_scores_all_six_metrics_offline_the_same_every_run_and_says_it_is_a_dry_run(example, tmp_path, offline):
+def test_the_fake_judge_scores_all_six_metrics_offline_the_same_every_run_and_says_it_is_a_dry_run(
+    example, tmp_path, offline
+):
     first, run1 = dry_run(example, tmp_path / "one.json")
     second, run2 = dry_run(example, tmp_path / "two.json", "--no-build")
 
@@ -68,8 +85,12 @@ def test_the_fake_judge_scores_all_six_metrics_offline_the_same_every_run_and_sa
     assert run1["meta"]["judge"]["provider"] == "fake"
     scores = judge_scores(run1)
     assert len(scores) >= 3
-    scored = {name for metrics in scores.values() for name, (score, _, error) in metrics.items()
-              if score is not None and error is None}
+    scored = {
+        name
+        for metrics in scores.values()
+        for name, (score, _, error) in metrics.items()
+        if score is not None and error is None
+    }
     assert scored == set(JUDGE_METRICS)
     assert all(error is None for metrics in scores.values() for (_, _, error) in metrics.values())
     # The policy tells answers apart: not every verdict is the same.

@@ -6,17 +6,16 @@ the numbers are reproducible; docs/noise.md gives the exact rates these samples 
 
 from __future__ import annotations
 
-import re
-
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
 
 from benchmarks.flaky_rag import FlakyRag, write_flaky_project
 from rag_ci.core.comparison.compare import compare
-from rag_ci.run.engine import RunContext, RunOptions, run_project
 from rag_ci.files.project import load_project
+from rag_ci.run.engine import RunContext, RunOptions, run_project
 
 RERUNS = range(1, 11)
 BROKEN = frozenset(f"P{i:03d}" for i in range(0, 100, 10))  # 10 questions given the wrong passages
@@ -24,8 +23,20 @@ BROKEN = frozenset(f"P{i:03d}" for i in range(0, 100, 10))  # 10 questions given
 
 def _run(project, folder: Path, seed: int, *, baseline=None, broken=frozenset(), samples: int = 1):
     target = FlakyRag(seed, broken=broken)
-    result = asyncio.run(run_project(project, RunOptions(output=folder / f"run-{seed}.json", baseline=baseline, progress=False,
-                                                         build=False, run_context=RunContext(), samples=samples), target=target))
+    result = asyncio.run(
+        run_project(
+            project,
+            RunOptions(
+                output=folder / f"run-{seed}.json",
+                baseline=baseline,
+                progress=False,
+                build=False,
+                run_context=RunContext(),
+                samples=samples,
+            ),
+            target=target,
+        )
+    )
     return result, target
 
 
@@ -45,7 +56,9 @@ def test_the_fake_is_noisy_enough_that_a_single_sample_gate_fails_every_rerun(fl
     assert sum(len(c.regressions) for c in outcomes) >= 50
 
 
-def test_ten_unchanged_reruns_raise_at_most_one_false_regression_at_half_a_call_per_question(flaky_project, tmp_path):
+def test_ten_unchanged_reruns_raise_at_most_one_false_regression_at_half_a_call_per_question(
+    flaky_project, tmp_path
+):
     project = flaky_project()
     baseline, _ = _run(project, tmp_path, 0)
     false_regressions, green, extra_calls, flaky = 0, 0, 0, 0
@@ -94,12 +107,26 @@ def test_a_sampled_baseline_records_each_questions_pass_rate_and_decides_by_majo
 def test_a_rerun_in_full_mode_still_reasks_against_the_baseline(flaky_project, tmp_path):
     project = flaky_project()
     baseline, _ = _run(project, tmp_path, 0)
-    head = asyncio.run(run_project(project, RunOptions(output=tmp_path / "full.json", baseline=baseline, full=True, progress=False,
-                                                       build=False, run_context=RunContext()), target=FlakyRag(1)))
+    head = asyncio.run(
+        run_project(
+            project,
+            RunOptions(
+                output=tmp_path / "full.json",
+                baseline=baseline,
+                full=True,
+                progress=False,
+                build=False,
+                run_context=RunContext(),
+            ),
+            target=FlakyRag(1),
+        )
+    )
     assert any(q.reasked for q in head.questions)
 
 
-def test_the_comment_on_the_flaky_fake_marks_unchecked_gains_as_possible_noise_and_says_how_many_answers_failed(flaky_project, tmp_path):
+def test_the_comment_on_the_flaky_fake_marks_unchecked_gains_as_possible_noise_and_says_how_many_answers_failed(
+    flaky_project, tmp_path
+):
     from rag_ci.core.reporting.render import render_markdown
 
     project = flaky_project()
@@ -108,12 +135,20 @@ def test_the_comment_on_the_flaky_fake_marks_unchecked_gains_as_possible_noise_a
     calm = compare(baseline, unchanged, gate=project.config.gate)
     md = render_markdown(unchanged, calm)
     assert calm.verdict == "pass" and md.startswith("## rag-ci: ✅ no regression\n")
-    assert all(c.possibly_noise for c in calm.gains)  # a single-sample baseline: its failures were never re-asked
+    assert all(
+        c.possibly_noise for c in calm.gains
+    )  # a single-sample baseline: its failures were never re-asked
     assert f"{len(calm.gains)} gains ({len(calm.gains)} possibly noise) · {len(calm.flaky)} flaky" in md
     assert "could be chance" in md  # context, beside a gate that passes
     broken, _ = _run(project, tmp_path, 2, baseline=baseline, broken=BROKEN)
     md = render_markdown(broken, compare(baseline, broken, gate=project.config.gate))
     rows = [line for line in md.splitlines() if line.startswith("| P") and "re-asked 3×" in line]
     # Four answers, none passing; byte-identical answers (the broken RAG repeats itself) count once.
-    assert rows and all(re.search(r"0/4 answers passed, re-asked 3×|0/[23] distinct answers passed, re-asked 3×|"
-                                  r"1 distinct answer, re-asked 3×: fails", row) for row in rows)
+    assert rows and all(
+        re.search(
+            r"0/4 answers passed, re-asked 3×|0/[23] distinct answers passed, re-asked 3×|"
+            r"1 distinct answer, re-asked 3×: fails",
+            row,
+        )
+        for row in rows
+    )

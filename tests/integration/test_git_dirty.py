@@ -20,12 +20,19 @@ TARGET = f"target:\n  kind: python\n  entry: tiny_rag:answer\n  path: [{FAKES}]\
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=root, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def _meta(config: Path, output: Path) -> dict:
-    result = CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(output), "--no-progress"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["run", "--config", str(config), "-o", str(output), "--no-progress"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     return json.loads(output.read_text())["meta"]
 

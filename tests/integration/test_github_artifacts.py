@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from fakes.fake_github import zip_of
-
 from rag_ci.github.client import GitHubError
 
 NAME = "rag-ci-baseline"
@@ -18,7 +17,9 @@ def no_preference():
 def test_the_newest_artifact_of_a_successful_main_run_is_the_baseline(fake, github):
     fake.add_baseline_artifact({"results.json": "old"}, created_at="2025-01-01T00:00:00Z")
     newest = fake.add_baseline_artifact({"results.json": "new"}, created_at="2025-01-03T00:00:00Z")
-    fake.add_baseline_artifact({"results.json": "other branch"}, branch="develop", created_at="2025-01-04T00:00:00Z")
+    fake.add_baseline_artifact(
+        {"results.json": "other branch"}, branch="develop", created_at="2025-01-04T00:00:00Z"
+    )
 
     found = github.find_baseline(NAME, "main", no_preference)
 
@@ -26,7 +27,9 @@ def test_the_newest_artifact_of_a_successful_main_run_is_the_baseline(fake, gith
 
 
 def test_the_artifact_at_the_merge_base_is_preferred_over_a_newer_one(fake, github):
-    at_base = fake.add_baseline_artifact({"results.json": "x"}, head_sha="b" * 40, created_at="2025-01-01T00:00:00Z")
+    at_base = fake.add_baseline_artifact(
+        {"results.json": "x"}, head_sha="b" * 40, created_at="2025-01-01T00:00:00Z"
+    )
     fake.add_baseline_artifact({"results.json": "y"}, head_sha="c" * 40, created_at="2025-01-02T00:00:00Z")
     asked = []
 
@@ -58,7 +61,9 @@ def test_no_candidate_means_bootstrap_without_asking_for_the_merge_base(fake, gi
 
 
 def test_download_follows_the_redirect_without_sending_the_token_to_blob_storage(fake, github, tmp_path):
-    fake.add_baseline_artifact({"rag-ci-output/results.json": '{"deep": 1}', "results.json": '{"top": 1}', "report.html": "<html>"})
+    fake.add_baseline_artifact(
+        {"rag-ci-output/results.json": '{"deep": 1}', "results.json": '{"top": 1}', "report.html": "<html>"}
+    )
     artifact = github.find_baseline(NAME, "main", no_preference)
 
     path = github.download_file(artifact, "results.json", tmp_path / "baseline.json")

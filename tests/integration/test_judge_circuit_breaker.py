@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from fakes.judge_setup import FAKE_KEYS, judge_config
 from fakes.judge_cases import score_cases
+from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.judges.build import build_judge
 
 MAX_WAIT_S = 1.0
@@ -17,8 +17,10 @@ def test_a_judge_failing_forever_stops_within_max_wait_and_every_metric_is_error
     # 500: without the breaker every call backs off 6 times (0.5 s doubling: ~15-30 s per call).
     # 429 + Retry-After 0.2 s: without it every call waits up to max_retry_after_s (120 s).
     server = fake_judge("openai", always_fault=fault, retry_after="0.2")
-    scorer = build_judge(judge_config("openai", server, max_retries=6, backoff_s=0.5, max_wait_s=MAX_WAIT_S, concurrency=4),
-                         env=FAKE_KEYS)
+    scorer = build_judge(
+        judge_config("openai", server, max_retries=6, backoff_s=0.5, max_wait_s=MAX_WAIT_S, concurrency=4),
+        env=FAKE_KEYS,
+    )
     result = score_cases(scorer, n=6)
     # From the judge's first failure (not from the start: importing DeepEval takes seconds).
     elapsed = time.time() - server.log[0].at
@@ -36,8 +38,10 @@ def test_a_judge_failing_forever_stops_within_max_wait_and_every_metric_is_error
 def test_a_judge_that_answers_again_within_max_wait_is_kept(fake_judge):
     server = fake_judge("openai")
     server.queue_faults("500", "500", "500")
-    scorer = build_judge(judge_config("openai", server, metrics={"correctness": {}}, backoff_s=0.2, max_wait_s=MAX_WAIT_S),
-                         env=FAKE_KEYS)
+    scorer = build_judge(
+        judge_config("openai", server, metrics={"correctness": {}}, backoff_s=0.2, max_wait_s=MAX_WAIT_S),
+        env=FAKE_KEYS,
+    )
     result = score_cases(scorer, n=2)
     assert all(q.verdict == "pass" for q in result.questions)
     assert [r.status for r in server.log].count(500) == 3

@@ -44,8 +44,15 @@ def items():
         (c1.question, c1.wrong, c1.contexts),
         (c2.question, PADDED.format(correct=c2.correct), c2.contexts),
         (c3.question, PARTLY_WRONG.format(correct=c3.correct), tuple(reversed(c3.contexts))),
-        (REFUSAL, "I could not find this in the documents.",
-         (Context(text="Maintenance: clean the housing with a dry cloth.", doc_id="a", source="a/care.md#0"),)),
+        (
+            REFUSAL,
+            "I could not find this in the documents.",
+            (
+                Context(
+                    text="Maintenance: clean the housing with a dry cloth.", doc_id="a", source="a/care.md#0"
+                ),
+            ),
+        ),
     ]
 
 
@@ -74,8 +81,12 @@ def score_with_deepeval(config, base_url):
     specs = metric_specs(config.metric_configs())
 
     async def one(question, answer, contexts):
-        case = LLMTestCase(input=question.question, actual_output=answer, expected_output=expected_output(question),
-                           retrieval_context=[c.text for c in contexts])
+        case = LLMTestCase(
+            input=question.question,
+            actual_output=answer,
+            expected_output=expected_output(question),
+            retrieval_context=[c.text for c in contexts],
+        )
         scores = {}
         for name, spec in specs.items():
             if spec.applies_to(question):
@@ -94,7 +105,10 @@ def test_scores_equal_deepevals_own_metric_classes_given_the_same_judge_replies(
     server = fake_judge("openai")
     config = judge_config("openai", server)
     baseline = score_with_ragci(config, batch=baseline_items())
-    cold, ours = score_with_ragci(config), score_with_ragci(config, baseline=baseline)  # without, with a baseline
+    cold, ours = (
+        score_with_ragci(config),
+        score_with_ragci(config, baseline=baseline),
+    )  # without, with a baseline
     theirs = score_with_deepeval(config, server.base_url)
     compared = reasons = 0
     for run in (cold, ours):
@@ -124,8 +138,14 @@ def test_scores_equal_deepevals_own_metric_classes_given_the_same_judge_replies(
 
 
 GEVAL = ("correctness", "completeness")  # GEval writes its reason in its one scoring call, free
-SCORING_CALLS = {"faithfulness": 3, "answer_relevancy": 2, "contextual_precision": 1, "contextual_recall": 1,
-                 "correctness": 1, "completeness": 1}
+SCORING_CALLS = {
+    "faithfulness": 3,
+    "answer_relevancy": 2,
+    "contextual_precision": 1,
+    "contextual_recall": 1,
+    "correctness": 1,
+    "completeness": 1,
+}
 NO_CLAIMS = 1  # the refusal states no claim: DeepEval asks no faithfulness verdicts for it
 
 
@@ -146,18 +166,31 @@ def test_a_run_without_baseline_asks_no_reason_and_keeps_the_failing_measurement
 def test_only_the_failing_verdicts_a_comparison_prints_ask_the_judge_for_a_reason(fake_judge):
     server = fake_judge("openai")
     config = judge_config("openai", server)
-    baseline = score_with_ragci(config, batch=[(c.question, c.correct, c.contexts) for c in CASES[:2]]
-                                + [(CASES[2].question, CASES[2].wrong, CASES[2].contexts)])
+    baseline = score_with_ragci(
+        config,
+        batch=[(c.question, c.correct, c.contexts) for c in CASES[:2]]
+        + [(CASES[2].question, CASES[2].wrong, CASES[2].contexts)],
+    )
     server.reset()
     c0, c1, c2, _ = CASES
-    head = score_with_ragci(config, baseline=baseline, batch=[
-        (c0.question, c0.correct, c0.contexts),  # passes as before: cached, nothing to explain
-        (c1.question, c1.wrong, c1.contexts),  # a regression: its failing verdicts' reasons are printed
-        (c2.question, c2.wrong + " That is all.", c2.contexts),  # failing as before, reworded: printed nowhere
-    ])
+    head = score_with_ragci(
+        config,
+        baseline=baseline,
+        batch=[
+            (c0.question, c0.correct, c0.contexts),  # passes as before: cached, nothing to explain
+            (c1.question, c1.wrong, c1.contexts),  # a regression: its failing verdicts' reasons are printed
+            (
+                c2.question,
+                c2.wrong + " That is all.",
+                c2.contexts,
+            ),  # failing as before, reworded: printed nowhere
+        ],
+    )
     by_id = head.by_id()
     regressed = [m for m in by_id[c1.question.id].metrics.values() if m.passed is False]
-    still_failing = [m for m in by_id[c2.question.id].metrics.values() if m.passed is False and m.name not in GEVAL]
+    still_failing = [
+        m for m in by_id[c2.question.id].metrics.values() if m.passed is False and m.name not in GEVAL
+    ]
     assert still_failing and all(m.reason is None for m in still_failing)
     # One reason says why the regression fails: GEval's verdict carries its own, so none is asked
     # (reasons once per question).
@@ -187,15 +220,23 @@ def test_a_worse_question_gets_the_reason_of_its_cached_failing_verdict_for_one_
     # the comparison prints the failing verdicts' reasons, replayed from those replies.
     server = fake_judge("openai")
     # No GEval metric: a failing GEval verdict carries its reason already, and none would be asked.
-    config = judge_config("openai", server, metrics={"faithfulness": {"threshold": 0.7}, "answer_relevancy": {"threshold": 0.7},
-                                                     "contextual_recall": {"threshold": 0.7}})
+    config = judge_config(
+        "openai",
+        server,
+        metrics={
+            "faithfulness": {"threshold": 0.7},
+            "answer_relevancy": {"threshold": 0.7},
+            "contextual_recall": {"threshold": 0.7},
+        },
+    )
     c1 = CASES[1]
     main = score_with_ragci(config, batch=[(c1.question, c1.wrong, c1.contexts)])
     hit = MetricResult(name="hit_at_k", kind="retrieval", score=1.0, threshold=1.0, passed=True)
     old = main.questions[0].model_copy(update={"metrics": {**main.questions[0].metrics, "hit_at_k": hit}})
     main = main.model_copy(update={"questions": [old]})
-    assert not old.passed and all(m.reason is None for m in old.metrics.values() if m.passed is False
-                                  and m.name not in GEVAL)
+    assert not old.passed and all(
+        m.reason is None for m in old.metrics.values() if m.passed is False and m.name not in GEVAL
+    )
     scorer = build_judge(config, env=FAKE_KEYS, baseline=main)
     server.reset()
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from fakes.judge_cases import cases, score_once
 from fakes.judge_setup import judge_config
-
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.results import Context
 from rag_ci.judges.fake import JudgePolicy
@@ -21,8 +20,14 @@ CASES = cases(N)
 # 12 answers that truly fail, before and after: they state an older unit's value, which their
 # contexts also hold, so only correctness fails them (faithful to the contexts, and recall passes).
 WRONG_ON_BOTH = frozenset(c.question.id for c in CASES[::5])
-WORDINGS = ("per its specification", "according to its datasheet", "as its manual states", "as documented",
-            "by its specification sheet", "so the documentation says")
+WORDINGS = (
+    "per its specification",
+    "according to its datasheet",
+    "as its manual states",
+    "as documented",
+    "by its specification sheet",
+    "so the documentation says",
+)
 THREE_METRICS = {"correctness": {}, "faithfulness": {}, "contextual_recall": {}}
 
 
@@ -49,7 +54,9 @@ def items(wording: int, wrong: frozenset[str]):
     return [(c.question, answer(c, wording, c.question.id in wrong), contexts(c)) for c in CASES]
 
 
-def reworded_prs(fake_judge, *, p: float, seed: int, metrics: dict, prs: int = 5, made_wrong: frozenset[str] = frozenset()):
+def reworded_prs(
+    fake_judge, *, p: float, seed: int, metrics: dict, prs: int = 5, made_wrong: frozenset[str] = frozenset()
+):
     """A baseline and `prs` pull requests rewording every answer, all judged by one judge flipping p of its verdicts."""
     server = fake_judge("openai", policy=JudgePolicy(flip_probability=p, seed=seed))
     config = judge_config("openai", server, metrics=metrics)
@@ -67,7 +74,9 @@ def test_five_reworded_prs_under_a_judge_flipping_5_percent_stay_green(fake_judg
     assert noise_passes, "the noisy judge passed none of the wrong baseline answers: the seed tests nothing"
     red = sum(1 for cmp, _, _ in runs if cmp.verdict == "fail")
     false_alarms = sum(len(cmp.regressions) + len(cmp.worse) for cmp, _, _ in runs)
-    assert red <= 1 and false_alarms <= 1, [(c.verdict, [r.id for r in c.regressions], [w.id for w in c.worse]) for c, _, _ in runs]
+    assert red <= 1 and false_alarms <= 1, [
+        (c.verdict, [r.id for r in c.regressions], [w.id for w in c.worse]) for c, _, _ in runs
+    ]
     # The baseline's noise passes were asked again and did not hold up: said, not gated.
     noise = [n for cmp, _, _ in runs for n in cmp.judge_noise if n.kind == "baseline_noise"]
     assert noise and {n.id for n in noise} <= set(noise_passes)

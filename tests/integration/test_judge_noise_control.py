@@ -1,10 +1,9 @@
 """Noise control: the verdict cache, confirmation runs, and the judge fingerprint."""
 
-
-from fakes.judge_setup import judge_config
 from fakes.judge_cases import cases, score_once
-from rag_ci.judges.fake import JudgePolicy
+from fakes.judge_setup import judge_config
 from rag_ci.core.comparison.compare import compare
+from rag_ci.judges.fake import JudgePolicy
 
 CASES = cases(6)
 # Judge calls to score one correct answer with the six metrics, reasons left out (nothing fails):
@@ -13,11 +12,15 @@ CASES = cases(6)
 COLD_CALLS = 9
 
 
-
-
 def correct_items(answers=None, contexts=None):
-    return [(c.question, (answers or {}).get(c.question.id, c.correct), (contexts or {}).get(c.question.id, c.contexts))
-            for c in CASES]
+    return [
+        (
+            c.question,
+            (answers or {}).get(c.question.id, c.correct),
+            (contexts or {}).get(c.question.id, c.contexts),
+        )
+        for c in CASES
+    ]
 
 
 def test_an_unchanged_target_is_not_judged_again(fake_judge):
@@ -55,7 +58,9 @@ def test_a_changed_answer_re_judges_only_the_metrics_that_read_the_answer(fake_j
     baseline, _ = score_once(config, correct_items())
     server.reset()
     changed = CASES[0]
-    rerun, _ = score_once(config, correct_items(answers={changed.question.id: changed.reworded}), baseline=baseline)
+    rerun, _ = score_once(
+        config, correct_items(answers={changed.question.id: changed.reworded}), baseline=baseline
+    )
     fresh = {n for n, m in rerun.by_id()[changed.question.id].metrics.items() if not m.cached}
     assert fresh == {"faithfulness", "answer_relevancy", "correctness", "completeness"}
     # faithfulness: the truths of the unchanged contexts are replayed from the baseline (claims + verdicts);
@@ -69,11 +74,19 @@ def test_reordered_contexts_re_judge_the_metrics_that_read_contexts(fake_judge):
     baseline, _ = score_once(config, correct_items())
     server.reset()
     case = CASES[0]
-    rerun, _ = score_once(config, correct_items(contexts={case.question.id: tuple(reversed(case.contexts))}),
-                        baseline=baseline)
+    rerun, _ = score_once(
+        config, correct_items(contexts={case.question.id: tuple(reversed(case.contexts))}), baseline=baseline
+    )
     record = rerun.by_id()[case.question.id]
-    assert {n for n, m in record.metrics.items() if not m.cached} == {"faithfulness", "contextual_precision", "contextual_recall"}
-    assert record.metrics["contextual_precision"].score < baseline.by_id()[case.question.id].metrics["contextual_precision"].score
+    assert {n for n, m in record.metrics.items() if not m.cached} == {
+        "faithfulness",
+        "contextual_precision",
+        "contextual_recall",
+    }
+    assert (
+        record.metrics["contextual_precision"].score
+        < baseline.by_id()[case.question.id].metrics["contextual_precision"].score
+    )
 
 
 # A judge that inverts 10% of GEval verdicts. Flips are seeded per (prompt, occurrence), so the
@@ -87,11 +100,16 @@ def flipping_runs(fake_judge, confirm_runs):
     """Baseline from a steady judge; then reworded (still correct) answers judged by a seeded flipper."""
     steady = fake_judge("openai")
     base_items = [(c.question, c.correct, c.contexts) for c in FLIP_CASES]
-    baseline, _ = score_once(judge_config("openai", steady, metrics={"correctness": {}, "completeness": {}}), base_items)
+    baseline, _ = score_once(
+        judge_config("openai", steady, metrics={"correctness": {}, "completeness": {}}), base_items
+    )
     flaky = fake_judge("openai", policy=JudgePolicy(**FLIP))
-    config = judge_config("openai", flaky, metrics={"correctness": {}, "completeness": {}},
-                          gate={"confirm_runs": confirm_runs})
-    head, scorer = score_once(config, [(c.question, c.reworded, c.contexts) for c in FLIP_CASES], baseline=baseline)
+    config = judge_config(
+        "openai", flaky, metrics={"correctness": {}, "completeness": {}}, gate={"confirm_runs": confirm_runs}
+    )
+    head, scorer = score_once(
+        config, [(c.question, c.reworded, c.contexts) for c in FLIP_CASES], baseline=baseline
+    )
     return baseline, head, scorer
 
 
@@ -136,13 +154,20 @@ def test_one_confirmed_regression_of_a_question_settles_it_and_its_other_flips_a
     baseline, _ = score_once(config, correct_items())
     broken = CASES[1]
     server.reset()
-    head, scorer = score_once(config, correct_items(answers={broken.question.id: broken.wrong}), baseline=baseline)
+    head, scorer = score_once(
+        config, correct_items(answers={broken.question.id: broken.wrong}), baseline=baseline
+    )
     assert [r.id for r in compare(baseline, head).regressions] == [broken.question.id]
     metrics = head.by_id()[broken.question.id].metrics
     assert not metrics["correctness"].passed and not metrics["completeness"].passed
-    assert sorted(len(m.confirm_runs) for m in metrics.values()) == [0, 3]  # one confirmed on both sides, one as judged
+    assert sorted(len(m.confirm_runs) for m in metrics.values()) == [
+        0,
+        3,
+    ]  # one confirmed on both sides, one as judged
     assert scorer.confirmations == 1
-    assert server.requests == 2 + 2 + 2  # the two fresh verdicts, two more on the head, two on the baseline's answer
+    assert (
+        server.requests == 2 + 2 + 2
+    )  # the two fresh verdicts, two more on the head, two on the baseline's answer
 
 
 def test_a_baseline_from_another_judge_leaves_its_metrics_out_and_its_verdicts_are_not_reused(fake_judge):
@@ -153,7 +178,9 @@ def test_a_baseline_from_another_judge_leaves_its_metrics_out_and_its_verdicts_a
     head, _ = score_once(other, correct_items(), baseline=baseline)
     assert server.requests == 6 * COLD_CALLS  # no cache entry matches another judge's fingerprint
     left_out = compare(baseline, head).not_comparable
-    assert len(left_out) == 6 and all("judge.model: gpt-4.1-mini-2025-04-14 → gpt-4.1-2025-04-14" in n.differences for n in left_out)
+    assert len(left_out) == 6 and all(
+        "judge.model: gpt-4.1-mini-2025-04-14 → gpt-4.1-2025-04-14" in n.differences for n in left_out
+    )
 
 
 def test_the_truths_of_unchanged_contexts_travel_in_results_json_and_are_not_extracted_again(fake_judge):
@@ -173,7 +200,9 @@ def test_the_truths_of_unchanged_contexts_travel_in_results_json_and_are_not_ext
     server.reset()
     full, _ = score_once(config, correct_items(answers=reworded), baseline=from_disk, full=True)
     assert server.kinds().count("truths") == 6
-    assert [q.metrics["faithfulness"].score for q in rerun.questions] == [q.metrics["faithfulness"].score for q in full.questions]
+    assert [q.metrics["faithfulness"].score for q in rerun.questions] == [
+        q.metrics["faithfulness"].score for q in full.questions
+    ]
 
 
 def test_a_baseline_written_before_judge_replies_existed_still_loads_and_hits_the_verdict_cache(fake_judge):

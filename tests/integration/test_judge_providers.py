@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from fakes.judge_setup import FAKE_KEYS, judge_config
 from fakes.judge_cases import REFUSAL, cases, score_questions
+from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.judges.build import build_judge
 
 PROVIDERS = ["openai", "openai-compatible", "anthropic", "gemini", "ollama"]
@@ -19,17 +19,28 @@ def test_a_correct_answer_passes_and_a_wrong_answer_fails(provider, fake_judge):
 
     async def go():
         try:
-            return await score_questions(scorer, [(case.question, case.correct, case.contexts)]), \
-                await score_questions(scorer, [(case.question, case.wrong, case.contexts)])
+            return await score_questions(
+                scorer, [(case.question, case.correct, case.contexts)]
+            ), await score_questions(scorer, [(case.question, case.wrong, case.contexts)])
         finally:
             await scorer.aclose()
 
     good, bad = (r.questions[0] for r in asyncio.run(go()))
     assert good.verdict == "pass", {n: (m.score, m.error) for n, m in good.metrics.items()}
-    assert set(good.metrics) == {"faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall",
-                                 "correctness", "completeness"}
+    assert set(good.metrics) == {
+        "faithfulness",
+        "answer_relevancy",
+        "contextual_precision",
+        "contextual_recall",
+        "correctness",
+        "completeness",
+    }
     assert bad.verdict == "fail"
-    assert {n for n, m in bad.metrics.items() if m.passed is False} == {"faithfulness", "correctness", "completeness"}
+    assert {n for n, m in bad.metrics.items() if m.passed is False} == {
+        "faithfulness",
+        "correctness",
+        "completeness",
+    }
     for m in good.metrics.values():
         assert m.kind == "judge" and m.error is None and m.cache_key and not m.cached
     # Scored without reasons (GEval's comes with its score); without a baseline no report prints a
@@ -61,7 +72,10 @@ def test_requests_ask_for_the_pinned_model_at_temperature_zero_with_a_json_schem
         assert body["model"] == scorer.fingerprint.model and body["temperature"] == 0
         schema = body["response_format"]["json_schema"]
         assert body["response_format"]["type"] == "json_schema" and schema["strict"] is True
-        assert schema["schema"]["required"] == ["reason", "score"] and schema["schema"]["additionalProperties"] is False
+        assert (
+            schema["schema"]["required"] == ["reason", "score"]
+            and schema["schema"]["additionalProperties"] is False
+        )
     elif provider == "anthropic":
         assert body["model"] == scorer.fingerprint.model and body["temperature"] == 0
         assert body["tool_choice"] == {"type": "tool", "name": "ReasonScore"}
@@ -78,8 +92,10 @@ def test_requests_ask_for_the_pinned_model_at_temperature_zero_with_a_json_schem
 
 def test_judge_cost_is_priced_per_metric_from_token_usage(fake_judge):
     server = fake_judge("openai")
-    scorer = build_judge(judge_config("openai", server, prices={"input_per_mtok": 1000.0, "output_per_mtok": 0.0}),
-                         env=FAKE_KEYS)
+    scorer = build_judge(
+        judge_config("openai", server, prices={"input_per_mtok": 1000.0, "output_per_mtok": 0.0}),
+        env=FAKE_KEYS,
+    )
     case = cases(1)[0]
 
     async def go():
@@ -91,7 +107,9 @@ def test_judge_cost_is_priced_per_metric_from_token_usage(fake_judge):
     record = asyncio.run(go()).questions[0]
     # The fake bills len(prompt)//4 input tokens per call; 1000 $/Mtok = 0.001 $ per token.
     assert all(m.judge_cost_usd > 0 for m in record.metrics.values())
-    assert sum(m.judge_cost_usd for m in record.metrics.values()) == pytest.approx(scorer.stats.cost_usd, rel=1e-6)
+    assert sum(m.judge_cost_usd for m in record.metrics.values()) == pytest.approx(
+        scorer.stats.cost_usd, rel=1e-6
+    )
     assert scorer.stats.cost_usd == pytest.approx(scorer.stats.input_tokens * 0.001)
 
 
@@ -101,8 +119,9 @@ def test_refusal_questions_are_judged_on_correctness_not_on_relevancy_or_context
 
     async def go():
         try:
-            return await score_questions(scorer, [(REFUSAL, "I could not find this in the documents.", [])]), \
-                await score_questions(scorer, [(REFUSAL, "Our CEO is Jane Smith.", [])])
+            return await score_questions(
+                scorer, [(REFUSAL, "I could not find this in the documents.", [])]
+            ), await score_questions(scorer, [(REFUSAL, "Our CEO is Jane Smith.", [])])
         finally:
             await scorer.aclose()
 
@@ -114,8 +133,9 @@ def test_refusal_questions_are_judged_on_correctness_not_on_relevancy_or_context
 
 def test_an_empty_answer_fails_the_answer_metrics_without_a_judge_call(fake_judge):
     server = fake_judge("openai")
-    scorer = build_judge(judge_config("openai", server, metrics={"correctness": {}, "answer_relevancy": {}}),
-                         env=FAKE_KEYS)
+    scorer = build_judge(
+        judge_config("openai", server, metrics={"correctness": {}, "answer_relevancy": {}}), env=FAKE_KEYS
+    )
     case = cases(1)[0]
 
     async def go():

@@ -25,20 +25,33 @@ def test_a_rate_limited_judge_costs_time_not_verdicts(tmp_path):
     pytest.importorskip("deepeval")
     from benchmarks.simulated_judge import JudgeProcess
     from benchmarks.simulators import SimulatedTarget, write_project
-    from rag_ci.run.engine import RunContext, RunOptions, run_project
     from rag_ci.files.project import load_project
+    from rag_ci.run.engine import RunContext, RunOptions, run_project
 
     with JudgeProcess(latency_s=0.02, rate_limit=15) as judge:
-        config = write_project(tmp_path, questions=6, concurrency=6, judge_url=judge.base_url, judge_concurrency=8)
-        text = config.read_text().replace("  timeout_s: 120\n  prices", "  timeout_s: 120\n  max_retries: 1\n  prices")
+        config = write_project(
+            tmp_path, questions=6, concurrency=6, judge_url=judge.base_url, judge_concurrency=8
+        )
+        text = config.read_text().replace(
+            "  timeout_s: 120\n  prices", "  timeout_s: 120\n  max_retries: 1\n  prices"
+        )
         config.write_text(text)
         project = load_project(config)
         assert project.config.judge.max_retries == 1
-        result = asyncio.run(run_project(project, RunOptions(output=tmp_path / "results.json", run_context=RunContext(),
-                                                    progress=False, build=False), target=SimulatedTarget(0.0)))
+        result = asyncio.run(
+            run_project(
+                project,
+                RunOptions(
+                    output=tmp_path / "results.json", run_context=RunContext(), progress=False, build=False
+                ),
+                target=SimulatedTarget(0.0),
+            )
+        )
         stats = judge.stats()
 
-    errors = [f"{q.id}/{name}: {m.error}" for q in result.questions for name, m in q.metrics.items() if m.error]
+    errors = [
+        f"{q.id}/{name}: {m.error}" for q in result.questions for name, m in q.metrics.items() if m.error
+    ]
     assert errors == []
     assert stats["rate_limited"] > 0  # the limit was hit, and waited out
     assert stats["answered"] == 6 * 9  # every judge call of the six metrics went through once

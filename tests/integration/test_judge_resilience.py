@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from fakes.judge_setup import FAKE_KEYS, judge_config
 from fakes.judge_cases import score_cases
+from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.judges.build import build_judge
 
 ONE_CALL = {"correctness": {}}  # one judge call per answer: easy to count
@@ -15,7 +15,7 @@ ONE_CALL = {"correctness": {}}  # one judge call per answer: easy to count
 def deepeval_imported():
     """DeepEval imported before a test's clock starts: its import (seconds in a fresh process,
     none once another test did it) is not the time-out budget the test measures."""
-    import deepeval.metrics  # noqa: F401
+    import deepeval.metrics
     import deepeval.models  # noqa: F401
 
 
@@ -98,8 +98,9 @@ def test_a_hanging_call_times_out_and_is_retried(fake_judge, deepeval_imported):
 def test_a_judge_that_never_answers_is_an_error_within_the_time_budget(fake_judge, deepeval_imported):
     server = fake_judge("anthropic", hang_s=3)
     server.queue_faults(*["hang"] * 3)
-    scorer = build_judge(judge_config("anthropic", server, metrics=ONE_CALL, timeout_s=0.3, max_retries=2),
-                         env=FAKE_KEYS)
+    scorer = build_judge(
+        judge_config("anthropic", server, metrics=ONE_CALL, timeout_s=0.3, max_retries=2), env=FAKE_KEYS
+    )
     started = time.perf_counter()
     metric = score_cases(scorer).questions[0].metrics["correctness"]
     assert "gave up after 3 attempts" in metric.error

@@ -28,9 +28,15 @@ def _project(tmp_path: Path, port: int, questions: int = 30) -> Path:
     lines = ["version: 1", "questions:"]
     for i in range(questions):
         corpus = "ab"[i % 2]
-        lines += [f"  - id: Q{i:02d}", f"    question: What is the delay, question {i}?", f"    doc_id: {corpus}"]
+        lines += [
+            f"  - id: Q{i:02d}",
+            f"    question: What is the delay, question {i}?",
+            f"    doc_id: {corpus}",
+        ]
     write(tmp_path / "questions.yml", "\n".join(lines) + "\n")
-    return write(tmp_path / "rag-ci.yml", f"""
+    return write(
+        tmp_path / "rag-ci.yml",
+        f"""
         questions: questions.yml
         corpora: {{a: {{description: A}}, b: {{description: B}}}}
         metrics: {{hit_at_k: {{k: 5}}}}
@@ -38,13 +44,14 @@ def _project(tmp_path: Path, port: int, questions: int = 30) -> Path:
           kind: http
           url: http://127.0.0.1:{port}/query
           health: /health
-          start: [{sys.executable}, {FAKES / 'cold_rag.py'}, '{port}']
+          start: [{sys.executable}, {FAKES / "cold_rag.py"}, '{port}']
           pass_env: ["COLD_RAG_*"]
           concurrency: 4
           timeout_s: 20
         gate:
           budgets: {{latency_p95: "+20%", latency_p50: "+20%"}}
-    """)
+    """,
+    )
 
 
 def _run(config: Path, output: Path, *, seed: int, slowdown: float = 1.0, baseline: Path | None = None):
@@ -53,7 +60,9 @@ def _run(config: Path, output: Path, *, seed: int, slowdown: float = 1.0, baseli
         args += ["--baseline", str(baseline), "--format", "json"]
     env = {"COLD_RAG_SEED": str(seed), "COLD_RAG_SLOWDOWN": str(slowdown)}
     result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
-    budgets = json.loads(result.output[result.output.index("{"):])["budgets"] if baseline is not None else None
+    budgets = (
+        json.loads(result.output[result.output.index("{") :])["budgets"] if baseline is not None else None
+    )
     return result, budgets
 
 
@@ -64,14 +73,20 @@ def test_unchanged_reruns_of_a_cold_starting_rag_never_breach_and_a_2x_slowdown_
     base, _ = _run(config, tmp_path / "base.json", seed=1)
     assert base.exit_code == 0, base.output
     meta = json.loads((tmp_path / "base.json").read_text())["meta"]
-    assert len(meta["warmup_latency_s"]) == 4 and max(meta["warmup_latency_s"]) > 1.4  # the cold start, unscored
+    assert (
+        len(meta["warmup_latency_s"]) == 4 and max(meta["warmup_latency_s"]) > 1.4
+    )  # the cold start, unscored
 
     for seed in (2, 5, 6):
-        result, budgets = _run(config, tmp_path / f"head{seed}.json", seed=seed, baseline=tmp_path / "base.json")
+        result, budgets = _run(
+            config, tmp_path / f"head{seed}.json", seed=seed, baseline=tmp_path / "base.json"
+        )
         assert result.exit_code == 0, f"unchanged re-run {seed} breached: {budgets}"
         assert not any(b["breached"] for b in budgets)
 
-    result, budgets = _run(config, tmp_path / "slow.json", seed=7, slowdown=2, baseline=tmp_path / "base.json")
+    result, budgets = _run(
+        config, tmp_path / "slow.json", seed=7, slowdown=2, baseline=tmp_path / "base.json"
+    )
     assert result.exit_code == 1, budgets
     breached = {b["name"]: b for b in budgets if b["breached"]}
     assert set(breached) == {"latency_p95", "latency_p50"}

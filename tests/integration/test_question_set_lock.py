@@ -55,19 +55,31 @@ def test_two_approves_at_once_both_keep_their_approval(tmp_path):
     for trial in range(6):
         folder = tmp_path / f"trial{trial}"
         config = project(folder, drafts=4)
-        racers = [subprocess.Popen([sys.executable, "-m", "rag_ci", "questions", "approve", qid, "--config", str(config)],
-                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                  for qid in ("D-00", "D-01", "D-02")]
+        racers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "rag_ci", "questions", "approve", qid, "--config", str(config)],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for qid in ("D-00", "D-01", "D-02")
+        ]
         outputs = [r.communicate(timeout=120)[0] for r in racers]
         assert [r.returncode for r in racers] == [0, 0, 0], outputs
-        assert statuses(folder) == {"D-00": None, "D-01": None, "D-02": None, "D-03": "draft"}, (trial, outputs)
+        assert statuses(folder) == {"D-00": None, "D-01": None, "D-02": None, "D-03": "draft"}, (
+            trial,
+            outputs,
+        )
         assert not (folder / "questions.yml.lock").exists()
 
 
 def test_approving_a_draft_keeps_the_files_crlf_line_endings(tmp_path):
     config = project(tmp_path, drafts=2, newline="\r\n")
 
-    done = CliRunner().invoke(cli, ["questions", "approve", "D-00", "--config", str(config)], catch_exceptions=False)
+    done = CliRunner().invoke(
+        cli, ["questions", "approve", "D-00", "--config", str(config)], catch_exceptions=False
+    )
 
     assert done.exit_code == 0, done.output
     raw = (tmp_path / "questions.yml").read_bytes()

@@ -29,7 +29,11 @@ CORPORA = {"du2", "du3"}
 
 @pytest.fixture
 def example(tmp_path):
-    shutil.copytree(EXAMPLES, tmp_path / "ex", ignore=shutil.ignore_patterns("baseline", "out", ".index", "*.sqlite*", ".rag-ci*"))
+    shutil.copytree(
+        EXAMPLES,
+        tmp_path / "ex",
+        ignore=shutil.ignore_patterns("baseline", "out", ".index", "*.sqlite*", ".rag-ci*"),
+    )
     return tmp_path / "ex"
 
 
@@ -43,24 +47,34 @@ def document_text(example, source: str) -> str:
 
 
 def drafts_of(example):
-    questions = parse_question_set((example / "questions.yml").read_text(), "q.yml", CORPORA, allow_drafts=True)
+    questions = parse_question_set(
+        (example / "questions.yml").read_text(), "q.yml", CORPORA, allow_drafts=True
+    )
     return questions, [q for q in questions.questions if q.status == "draft"]
 
 
 def test_the_fake_writer_drafts_routed_checkable_questions_with_an_adversarial_mix_and_no_duplicates(example):
     original = (example / "questions.yml").read_text()
-    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--no-progress")
+    result = invoke(
+        "questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--no-progress"
+    )
     assert result.exit_code == 0, result.output
     text = (example / "questions.yml").read_text()
     assert text.startswith(original)  # appended: every comment and line of the file stays
     questions, drafts = drafts_of(example)
     assert len(drafts) >= 60
     for draft in drafts:
-        assert "generated" in draft.tags and draft.provenance.writer == "fake" and re.fullmatch(r"[A-Z0-9-]+-\d{2}", draft.id)
+        assert (
+            "generated" in draft.tags
+            and draft.provenance.writer == "fake"
+            and re.fullmatch(r"[A-Z0-9-]+-\d{2}", draft.id)
+        )
         if draft.is_refusal:
             assert not draft.doc_id and not draft.sources and "out_of_scope" in draft.tags
             continue
-        assert draft.doc_id == tuple(s.split("/", 1)[0] for s in draft.sources)  # the corpus of the cited document
+        assert draft.doc_id == tuple(
+            s.split("/", 1)[0] for s in draft.sources
+        )  # the corpus of the cited document
         cited = " ".join(document_text(example, s) for s in draft.sources)
         assert 1 <= len(draft.keywords) <= 5 and all(k in cited for k in draft.keywords), draft
         sentences = re.split(r"(?<=[.!?])\s+", draft.reference)
@@ -70,26 +84,49 @@ def test_the_fake_writer_drafts_routed_checkable_questions_with_an_adversarial_m
     kinds = {t for d in adversarial for t in d.tags} - {"generated", "adversarial"}
     assert kinds == {"misspelt", "vague", "cross_corpus", "out_of_scope"}
     assert any(set(d.doc_id) == CORPORA for d in drafts)  # cross-corpus: routed to both manuals
-    routes = [(normalise(q.question), "refusal" if q.is_refusal else frozenset(q.doc_id)) for q in questions.questions]
+    routes = [
+        (normalise(q.question), "refusal" if q.is_refusal else frozenset(q.doc_id))
+        for q in questions.questions
+    ]
     assert len(routes) == len(set(routes))  # no duplicates, against the set or among the drafts
     assert "dropped" in result.output and "duplicates" in result.output
-    assert re.search(r"added \d+: \d+ plain, \d+ misspelt, \d+ vague, \d+ cross-corpus, \d+ out-of-scope", result.output)
-    assert re.search(r"writer fake: \d+ calls, [\d,]+ tokens, \$0\.0000; [\d.]+ calls per document \(25 documents", result.output)
+    assert re.search(
+        r"added \d+: \d+ plain, \d+ misspelt, \d+ vague, \d+ cross-corpus, \d+ out-of-scope", result.output
+    )
+    assert re.search(
+        r"writer fake: \d+ calls, [\d,]+ tokens, \$0\.0000; [\d.]+ calls per document \(25 documents",
+        result.output,
+    )
 
     refused = invoke("validate", "--config", str(example / "rag-ci.yml"))
-    assert refused.exit_code == 2 and "machine-written by fake on" in refused.output and drafts[0].id in refused.output
+    assert (
+        refused.exit_code == 2
+        and "machine-written by fake on" in refused.output
+        and drafts[0].id in refused.output
+    )
 
-    again = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--no-progress")
+    again = invoke(
+        "questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--no-progress"
+    )
     assert again.exit_code == 0 and "added none" in again.output  # the same drafts again: all duplicates
     assert (example / "questions.yml").read_text() == text
 
     reviewed = example / "reviewed.yml"
-    reviewed.write_text("reviewer: ana\ndrafts:\n" + "".join(
-        f"  - {{id: {d.id}, hash: {d.content_hash}, decision: approve}}\n" for d in drafts))
+    reviewed.write_text(
+        "reviewer: ana\ndrafts:\n"
+        + "".join(f"  - {{id: {d.id}, hash: {d.content_hash}, decision: approve}}\n" for d in drafts)
+    )
     applied = invoke("questions", "apply", str(reviewed), "--config", str(example / "rag-ci.yml"))
     assert applied.exit_code == 0 and f"{len(drafts)} approved" in applied.output
     assert invoke("validate", "--config", str(example / "rag-ci.yml")).exit_code == 0
-    ran = invoke("run", "--config", str(example / "rag-ci.yml"), "-o", str(example / "out" / "results.json"), "--no-progress")
+    ran = invoke(
+        "run",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "-o",
+        str(example / "out" / "results.json"),
+        "--no-progress",
+    )
     assert ran.exit_code == 0, ran.output
     results = json.loads((example / "out" / "results.json").read_text())
     generated = [q for q in results["questions"] if "generated" in q["tags"]]
@@ -100,11 +137,24 @@ def test_the_fake_writer_drafts_routed_checkable_questions_with_an_adversarial_m
 def test_a_writer_of_the_judges_family_is_refused_before_any_call(example, fake_judge):
     server = fake_judge("openai-compatible")
     config = example / "rag-ci.yml"
-    config.write_text(config.read_text() + f"judge: {{provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: '{server.base_url}'}}\n")
+    config.write_text(
+        config.read_text()
+        + f"judge: {{provider: openai-compatible, model: Qwen/Qwen2.5-7B-Instruct, base_url: '{server.base_url}'}}\n"
+    )
     before = (example / "questions.yml").read_text()
-    result = invoke("questions", "generate", "--config", str(config), "--writer", f"openai-compatible:qwen2.5:14b-instruct@{server.base_url}")
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(config),
+        "--writer",
+        f"openai-compatible:qwen2.5:14b-instruct@{server.base_url}",
+    )
     assert result.exit_code == 2
-    assert "the writer 'qwen2.5:14b-instruct' and the judge 'Qwen/Qwen2.5-7B-Instruct' are both of the alibaba family" in result.output
+    assert (
+        "the writer 'qwen2.5:14b-instruct' and the judge 'Qwen/Qwen2.5-7B-Instruct' are both of the alibaba family"
+        in result.output
+    )
     assert server.requests == 0 and (example / "questions.yml").read_text() == before
 
 
@@ -112,43 +162,89 @@ def test_estimate_prices_the_run_and_calls_nothing(example, fake_judge):
     server = fake_judge("openai-compatible")
     writer = f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}"
     before = (example / "questions.yml").read_text()
-    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", writer, "--estimate",
-                    "--corpus", "du3")
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--writer",
+        writer,
+        "--estimate",
+        "--corpus",
+        "du3",
+    )
     assert result.exit_code == 0, result.output
-    assert re.search(r"\d+ drafts from 13 documents in \d+ jobs: [\d,]+ writer calls \(up to [\d,]+ if .*\), ~[\d,]+ tokens, "
-                     r"~\$0\.00 .*nothing was called", result.output)
+    assert re.search(
+        r"\d+ drafts from 13 documents in \d+ jobs: [\d,]+ writer calls \(up to [\d,]+ if .*\), ~[\d,]+ tokens, "
+        r"~\$0\.00 .*nothing was called",
+        result.output,
+    )
     assert server.requests == 0 and (example / "questions.yml").read_text() == before
 
 
 def test_a_real_provider_drafts_over_http_with_retries_and_the_estimate_bounds_its_calls(example, fake_judge):
     server = fake_judge("openai-compatible")
     writer = f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}"
-    args = ["questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", writer, "--corpus", "du3",
-            "--per-document", "1"]
+    args = [
+        "questions",
+        "generate",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--writer",
+        writer,
+        "--corpus",
+        "du3",
+        "--per-document",
+        "1",
+    ]
     estimated = invoke(*args, "--estimate")
-    low, high = (int(n.replace(",", "")) for n in re.search(r"([\d,]+) writer calls \(up to ([\d,]+)", estimated.output).groups())
+    low, high = (
+        int(n.replace(",", ""))
+        for n in re.search(r"([\d,]+) writer calls \(up to ([\d,]+)", estimated.output).groups()
+    )
     server.queue_faults("429", "500")  # the judge's retry layer: Retry-After honoured, 5xx retried
     result = invoke(*args, "--progress")
     assert result.exit_code == 0, result.output
     answered = sum(1 for r in server.log if r.status == 200)
-    made = int(re.search(r"writer openai-compatible:meta-llama/Llama-3\.1-8B-Instruct: (\d+) calls", result.output).group(1))
+    made = int(
+        re.search(
+            r"writer openai-compatible:meta-llama/Llama-3\.1-8B-Instruct: (\d+) calls", result.output
+        ).group(1)
+    )
     assert made == server.requests == answered + 2 and low <= answered <= high
-    assert {"synth_inputs", "synth_filter", "synth_evolve", "synth_style", "synth_expected"} <= set(server.kinds())
+    assert {"synth_inputs", "synth_filter", "synth_evolve", "synth_style", "synth_expected"} <= set(
+        server.kinds()
+    )
     assert re.search(r"\[rag-ci\] \d+/\d+ writer jobs \(0 failed\)", result.output)  # the progress, in a log
     _, drafts = drafts_of(example)
-    assert drafts and {d.provenance.writer for d in drafts} == {"openai-compatible:meta-llama/Llama-3.1-8B-Instruct"}
+    assert drafts and {d.provenance.writer for d in drafts} == {
+        "openai-compatible:meta-llama/Llama-3.1-8B-Instruct"
+    }
     assert all(set(d.doc_id) <= {"du3"} for d in drafts)
 
 
 def test_uncovered_only_drafts_for_the_documents_no_question_cites(example):
     config = str(example / "rag-ci.yml")
-    nothing = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress")
+    nothing = invoke(
+        "questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress"
+    )
     assert nothing.exit_code == 2 and "every document is cited" in nothing.output  # the example cites all 25
     (example / "corpora" / "du3" / "docs" / "led-codes.md").write_text(
         "# LED codes (DU-3)\n\nThree green LEDs mean the PowerPack 625 holds more than 70 percent charge. "
-        "A red LED blinking twice means error E-31, a loose battery contact.\n")
-    result = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress",
-                    "--per-document", "2")
+        "A red LED blinking twice means error E-31, a loose battery contact.\n"
+    )
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        config,
+        "--writer",
+        "fake",
+        "--uncovered-only",
+        "--no-progress",
+        "--per-document",
+        "2",
+    )
     assert result.exit_code == 0, result.output
     _, drafts = drafts_of(example)
     assert {d.sources for d in drafts if not d.is_refusal} == {("du3/led-codes.md",)}
@@ -162,7 +258,9 @@ def test_out_of_scope_drafts_of_one_corpus_stay_out_of_every_corpus(example):
     sources = read_sources(example / "rag-ci.yml", corpora=("du3",))
     documents, _ = documents_to_draft(sources, uncovered_only=False)
     assert {d.corpus for d in documents} == {"du3"}
-    plan = plan_drafts(documents, per_document=1, adversarial=0.25, seed=0, descriptions={}, scope=scope_documents(sources))
+    plan = plan_drafts(
+        documents, per_document=1, adversarial=0.25, seed=0, descriptions={}, scope=scope_documents(sources)
+    )
     context = next(j for j in plan.jobs if j.kind == "out_of_scope").context
     assert [line.split("'")[1] for line in context] == ["du2", "du3"]  # what both manuals cover is in scope
 
@@ -170,18 +268,46 @@ def test_out_of_scope_drafts_of_one_corpus_stay_out_of_every_corpus(example):
 def test_a_writer_failing_on_every_call_ends_with_exit_2_and_writes_nothing(example, fake_judge):
     server = fake_judge("openai-compatible", always_fault="400")
     config = example / "rag-ci.yml"
-    config.write_text(config.read_text() + f"writer: {{provider: openai-compatible, model: meta-llama/Llama-3.1-8B-Instruct, "
-                                           f"base_url: '{server.base_url}'}}\n")
+    config.write_text(
+        config.read_text()
+        + f"writer: {{provider: openai-compatible, model: meta-llama/Llama-3.1-8B-Instruct, "
+        f"base_url: '{server.base_url}'}}\n"
+    )
     before = (example / "questions.yml").read_text()
-    result = invoke("questions", "generate", "--config", str(config), "--corpus", "du2", "--per-document", "1", "--no-progress")
-    assert result.exit_code == 2 and "the writer failed on every job" in result.output and "HTTP 400" in result.output
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(config),
+        "--corpus",
+        "du2",
+        "--per-document",
+        "1",
+        "--no-progress",
+    )
+    assert (
+        result.exit_code == 2
+        and "the writer failed on every job" in result.output
+        and "HTTP 400" in result.output
+    )
     assert (example / "questions.yml").read_text() == before
 
 
 def test_a_question_set_that_does_not_exist_yet_is_started_with_the_drafts(example):
     (example / "questions.yml").unlink()
-    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--corpus", "du2",
-                    "--per-document", "1", "--no-progress")
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--writer",
+        "fake",
+        "--corpus",
+        "du2",
+        "--per-document",
+        "1",
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.output
     questions, drafts = drafts_of(example)
     assert questions.version == 1 and drafts == list(questions.questions) and len(drafts) >= 10
@@ -201,11 +327,15 @@ FIXTURE_CORPORA = {"du2", "du3", "uvicorn", "llm-app", "ferry", "harbor"}
 def _fake_drafts(config):
     result = invoke("questions", "generate", "--config", str(config), "--writer", "fake", "--no-progress")
     assert result.exit_code == 0, result.output
-    data = parse_question_set((config.parent / "questions.yml").read_text(), "q.yml", FIXTURE_CORPORA, allow_drafts=True)
+    data = parse_question_set(
+        (config.parent / "questions.yml").read_text(), "q.yml", FIXTURE_CORPORA, allow_drafts=True
+    )
     return result, [q for q in data.questions if q.status == "draft"]
 
 
-def test_fake_writer_drafts_have_under_3_percent_unusable_references_and_no_markup_in_questions(example, tmp_path):
+def test_fake_writer_drafts_have_under_3_percent_unusable_references_and_no_markup_in_questions(
+    example, tmp_path
+):
     """On the example's manuals, a real project's documentation (uvicorn's docs and llm-app's
     READMEs: badges, HTML, code fences, mermaid, tables, link lists) and MkDocs-style docs
     (admonitions `!!!` and `///`, attribute lists, snippet includes, tabs, lead-ins, split
@@ -217,8 +347,11 @@ def test_fake_writer_drafts_have_under_3_percent_unusable_references_and_no_mark
     shutil.copytree(MKDOCS_DOCS, tmp_path / "mkdocs")
     counts = {}
     rejected_all, counted_all, why_all, questions = 0, 0, {}, []
-    for name, config, at_least in [("example", example / "rag-ci.yml", 60), ("real_docs", tmp_path / "real" / "rag-ci.yml", 15),
-                                   ("mkdocs_docs", tmp_path / "mkdocs" / "rag-ci.yml", 10)]:
+    for name, config, at_least in [
+        ("example", example / "rag-ci.yml", 60),
+        ("real_docs", tmp_path / "real" / "rag-ci.yml", 15),
+        ("mkdocs_docs", tmp_path / "mkdocs" / "rag-ci.yml", 10),
+    ]:
         _, drafts = _fake_drafts(config)
         rejected, counted, why = share_rejected([d.reference for d in drafts])
         assert len(drafts) >= at_least and counted >= at_least - 6, name
@@ -230,7 +363,9 @@ def test_fake_writer_drafts_have_under_3_percent_unusable_references_and_no_mark
     assert [q for q in questions if question_problems(q)] == []
 
 
-def test_fake_writer_questions_are_sentences_ending_in_a_question_mark_and_the_summary_counts_placeholders(tmp_path):
+def test_fake_writer_questions_are_sentences_ending_in_a_question_mark_and_the_summary_counts_placeholders(
+    tmp_path,
+):
     from rag_ci.judges.fake_writer import PLACEHOLDER_PATTERN
 
     shutil.copytree(REAL_DOCS, tmp_path / "real")
@@ -239,8 +374,10 @@ def test_fake_writer_questions_are_sentences_ending_in_a_question_mark_and_the_s
     assert plain and all(q.endswith("?") and q[0].isupper() for q in plain), plain
     placeholders = sum(1 for d in drafts if PLACEHOLDER_PATTERN.search(d.question))
     assert placeholders < len(plain) / 2  # before: every question was "What do the documents say about ...?"
-    assert (f"fake writer: the questions are phrased by rules from their reference sentence, {placeholders} of "
-            f"{len(drafts)} are placeholders") in result.output
+    assert (
+        f"fake writer: the questions are phrased by rules from their reference sentence, {placeholders} of "
+        f"{len(drafts)} are placeholders"
+    ) in result.output
 
 
 class _HugeWriter(WriterPolicy):
@@ -251,20 +388,49 @@ class _HugeWriter(WriterPolicy):
 
 
 def _generate_process(config, writer: str, *args: str, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rag_ci", "questions", "generate", "--config", str(config), "--writer", writer,
-                           "--no-progress", *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rag_ci",
+            "questions",
+            "generate",
+            "--config",
+            str(config),
+            "--writer",
+            writer,
+            "--no-progress",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def test_a_writer_reply_over_the_size_bound_fails_its_job_in_seconds_not_minutes(example):
     # Before: a writer returning an 8 MB question per reply kept generate running past 120 s.
     with FakeOpenAIJudgeServer(policy=JudgePolicy(writer=_HugeWriter())) as server:
         started = time.monotonic()
-        done = _generate_process(example / "rag-ci.yml", f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}",
-                                 "--corpus", "du3", "--per-document", "1", timeout=90)
+        done = _generate_process(
+            example / "rag-ci.yml",
+            f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}",
+            "--corpus",
+            "du3",
+            "--per-document",
+            "1",
+            timeout=90,
+        )
     assert time.monotonic() - started < 60
-    assert done.returncode == 2 and "a writer reply of 8,000,0" in done.stderr and "over the 32,000 a reply may have" in done.stderr
-    assert "each writer call waits at most 60 s (writer.timeout_s" in done.stderr  # the bounds, stated up front
+    assert (
+        done.returncode == 2
+        and "a writer reply of 8,000,0" in done.stderr
+        and "over the 32,000 a reply may have" in done.stderr
+    )
+    assert (
+        "each writer call waits at most 60 s (writer.timeout_s" in done.stderr
+    )  # the bounds, stated up front
 
 
 class _SlowOnOneDocument(WriterPolicy):
@@ -287,14 +453,25 @@ def test_the_time_limit_ends_the_jobs_still_running_and_keeps_what_the_others_dr
     slow = _SlowOnOneDocument()
     with FakeOpenAIJudgeServer(policy=JudgePolicy(writer=slow)) as server:
         try:
-            done = _generate_process(example / "rag-ci.yml", f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}",
-                                     "--corpus", "du3", "--per-document", "1", "--time-limit", "30", timeout=120)
+            done = _generate_process(
+                example / "rag-ci.yml",
+                f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}",
+                "--corpus",
+                "du3",
+                "--per-document",
+                "1",
+                "--time-limit",
+                "30",
+                timeout=120,
+            )
         finally:
             slow.release.set()
     assert done.returncode == 0, done.stdout + done.stderr
     assert "the drafting stops after 30 s (--time-limit, writer.time_limit_s)" in done.stderr
-    assert re.search(r"time limit of 30 s reached: [1-9]\d* of \d+ writer jobs did not finish; the drafts of the others are kept",
-                     done.stdout), done.stdout
+    assert re.search(
+        r"time limit of 30 s reached: [1-9]\d* of \d+ writer jobs did not finish; the drafts of the others are kept",
+        done.stdout,
+    ), done.stdout
     _, drafts = drafts_of(example)
     sources = {s for d in drafts for s in d.sources}
     assert drafts and "du3/app-pairing.md" not in sources and "du3/battery.md" in sources
@@ -306,9 +483,11 @@ class _EchoingWriter(WriterPolicy):
     def _inputs(self, prompt: str) -> dict:
         reply = super()._inputs(prompt)
         if "about a subject none of these documents covers" in prompt:  # rag-ci's out-of-scope styling
-            reply["data"][0]["input"] = ("Scenario: A user of an assistant asks about a subject none of these documents "
-                                         "covers. Task: The assistant must say the documents do not cover it. Input Format: "
-                                         "One plain question?")
+            reply["data"][0]["input"] = (
+                "Scenario: A user of an assistant asks about a subject none of these documents "
+                "covers. Task: The assistant must say the documents do not cover it. Input Format: "
+                "One plain question?"
+            )
         else:
             reply["data"][0]["input"] = "What does the manual say about [insert topic] on the {product}?"
         return reply
@@ -316,50 +495,130 @@ class _EchoingWriter(WriterPolicy):
 
 def test_writer_prompt_echoes_and_placeholders_are_dropped_and_counted(example):
     with FakeOpenAIJudgeServer(policy=JudgePolicy(writer=_EchoingWriter())) as server:
-        result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer",
-                        f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}", "--corpus", "du3",
-                        "--per-document", "2", "--no-progress")
+        result = invoke(
+            "questions",
+            "generate",
+            "--config",
+            str(example / "rag-ci.yml"),
+            "--writer",
+            f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}",
+            "--corpus",
+            "du3",
+            "--per-document",
+            "2",
+            "--no-progress",
+        )
     assert result.exit_code == 0, result.output
     _, drafts = drafts_of(example)
-    assert drafts and not [d.question for d in drafts if "Scenario" in d.question or "{product}" in d.question]
+    assert drafts and not [
+        d.question for d in drafts if "Scenario" in d.question or "{product}" in d.question
+    ]
     assert re.search(r"dropped \d+: .*\d+ the question holds a placeholder", result.output)
     assert re.search(r"\d+ the question echoes the writer's prompt", result.output)
 
 
 def test_estimate_works_for_a_model_rag_ci_knows_neither_the_family_nor_the_price_of(example):
     # Before: an unknown writer model was refused even for --estimate.
-    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer",
-                    "openai-compatible:house-model-7b@http://127.0.0.1:9/v1", "--estimate", "--corpus", "du2")
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--writer",
+        "openai-compatible:house-model-7b@http://127.0.0.1:9/v1",
+        "--estimate",
+        "--corpus",
+        "du2",
+    )
     assert result.exit_code == 0, result.output
-    assert "does not know which family the writer model 'house-model-7b' belongs to" in result.output  # a warning now
-    priced = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "openai:gpt-9-2030-01-01",
-                    "--estimate", "--corpus", "du2")
+    assert (
+        "does not know which family the writer model 'house-model-7b' belongs to" in result.output
+    )  # a warning now
+    priced = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--writer",
+        "openai:gpt-9-2030-01-01",
+        "--estimate",
+        "--corpus",
+        "du2",
+    )
     assert priced.exit_code == 0, priced.output
-    assert re.search(r"[\d,]+ writer calls .*~[\d,]+ tokens \([\d,]+ in, [\d,]+ out\), dollars unknown: rag-ci has no price "
-                     r"for 'gpt-9-2030-01-01'", priced.output)
-    refused = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer",
-                     "openai-compatible:house-model-7b@http://127.0.0.1:9/v1", "--corpus", "du2", "--no-progress")
-    assert refused.exit_code == 2 and "set `writer.family`" in refused.output  # drafting still needs the family
+    assert re.search(
+        r"[\d,]+ writer calls .*~[\d,]+ tokens \([\d,]+ in, [\d,]+ out\), dollars unknown: rag-ci has no price "
+        r"for 'gpt-9-2030-01-01'",
+        priced.output,
+    )
+    refused = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--writer",
+        "openai-compatible:house-model-7b@http://127.0.0.1:9/v1",
+        "--corpus",
+        "du2",
+        "--no-progress",
+    )
+    assert (
+        refused.exit_code == 2 and "set `writer.family`" in refused.output
+    )  # drafting still needs the family
 
 
 def test_generate_says_why_it_drafted_no_cross_corpus_questions(example, tmp_path):
-    one = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", "fake", "--corpus", "du3",
-                 "--estimate")
-    assert "no cross-corpus drafts: they need documents of two corpora, and only du3 is drafted from (--corpus)" in one.output
+    one = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--writer",
+        "fake",
+        "--corpus",
+        "du3",
+        "--estimate",
+    )
+    assert (
+        "no cross-corpus drafts: they need documents of two corpora, and only du3 is drafted from (--corpus)"
+        in one.output
+    )
     shutil.copytree(REAL_DOCS, tmp_path / "real")
-    apart = invoke("questions", "generate", "--config", str(tmp_path / "real" / "rag-ci.yml"), "--writer", "fake", "--no-progress")
-    assert re.search(r"no cross-corpus drafts: no two documents of different corpora share a topic \(the closest, \S+ and \S+, "
-                     r"share \d+% of their words; 30% or the same file name make a topic\)", apart.output), apart.output
+    apart = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(tmp_path / "real" / "rag-ci.yml"),
+        "--writer",
+        "fake",
+        "--no-progress",
+    )
+    assert re.search(
+        r"no cross-corpus drafts: no two documents of different corpora share a topic \(the closest, \S+ and \S+, "
+        r"share \d+% of their words; 30% or the same file name make a topic\)",
+        apart.output,
+    ), apart.output
 
 
 def test_generate_never_copies_a_documents_escape_sequences_into_the_question_set(example):
     config = str(example / "rag-ci.yml")
     (example / "corpora" / "du3" / "docs" / "led-codes.md").write_text(
         "# LED codes (DU-3)\n\nThree green LEDs\x1b]0;pwned\x07 mean the PowerPack 625 holds more than 70 percent "
-        "charge.\x1b[8m A red LED blinking twice means error E-31, a loose battery\x9b2J contact.\n")
+        "charge.\x1b[8m A red LED blinking twice means error E-31, a loose battery\x9b2J contact.\n"
+    )
 
-    result = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress",
-                    "--per-document", "2")
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        config,
+        "--writer",
+        "fake",
+        "--uncovered-only",
+        "--no-progress",
+        "--per-document",
+        "2",
+    )
 
     assert result.exit_code == 0, result.output
     written = (example / "questions.yml").read_text(encoding="utf-8")
@@ -372,8 +631,19 @@ def test_a_writer_that_never_answers_in_json_is_called_the_writer_not_the_judge(
     server = fake_judge("openai-compatible", always_invalid_json=True)
     writer = f"openai-compatible:meta-llama/Llama-3.1-8B-Instruct@{server.base_url}"
 
-    result = invoke("questions", "generate", "--config", str(example / "rag-ci.yml"), "--writer", writer, "--corpus", "du3",
-                    "--per-document", "1", "--no-progress")
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        str(example / "rag-ci.yml"),
+        "--writer",
+        writer,
+        "--corpus",
+        "du3",
+        "--per-document",
+        "1",
+        "--no-progress",
+    )
 
     assert result.exit_code == 2, result.output
     assert "invalid JSON from the writer" in result.output and "the judge" not in result.output
@@ -381,15 +651,29 @@ def test_a_writer_that_never_answers_in_json_is_called_the_writer_not_the_judge(
 
 def test_latin1_and_utf16_documents_are_drafted_from_not_called_no_prose(example):
     config = str(example / "rag-ci.yml")
-    text = ("# Café (DU-3)\n\nThe crème brûlée mode of the PowerPack 625 holds 70 percent charge for twelve days. "
-            "A red LED blinking twice means error E-31, a loose battery contact.\n")
+    text = (
+        "# Café (DU-3)\n\nThe crème brûlée mode of the PowerPack 625 holds 70 percent charge for twelve days. "
+        "A red LED blinking twice means error E-31, a loose battery contact.\n"
+    )
     (example / "corpora" / "du3" / "docs" / "latin.md").write_bytes(text.encode("latin-1"))
-    wide = ("Wide charger (DU-3)\n\nThe wide charger of the Lumen 9 fills the pack in 4.5 hours at 18 °C. "
-            "Its display shows code W-12 when the fan is blocked by dust.\n")
+    wide = (
+        "Wide charger (DU-3)\n\nThe wide charger of the Lumen 9 fills the pack in 4.5 hours at 18 °C. "
+        "Its display shows code W-12 when the fan is blocked by dust.\n"
+    )
     (example / "corpora" / "du3" / "docs" / "wide.txt").write_bytes(wide.encode("utf-16"))
 
-    result = invoke("questions", "generate", "--config", config, "--writer", "fake", "--uncovered-only", "--no-progress",
-                    "--per-document", "1")
+    result = invoke(
+        "questions",
+        "generate",
+        "--config",
+        config,
+        "--writer",
+        "fake",
+        "--uncovered-only",
+        "--no-progress",
+        "--per-document",
+        "1",
+    )
 
     assert result.exit_code == 0, result.output
     assert "no prose" not in result.output
@@ -403,6 +687,8 @@ def test_reading_the_documents_counts_against_the_time_limit(example):
 
     sources = read_sources(example / "rag-ci.yml")
 
-    with pytest.raises(RagCiError, match=r"time limit .* was reached while reading the documents \(0 read\).*--time-limit"):
+    with pytest.raises(
+        RagCiError, match=r"time limit .* was reached while reading the documents \(0 read\).*--time-limit"
+    ):
         documents_to_draft(sources, False, time_limit_s=-1)  # already past: not one document is cut
     assert documents_to_draft(sources, False, time_limit_s=600)[0]

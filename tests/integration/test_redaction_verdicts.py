@@ -39,10 +39,18 @@ def test_model_names_and_urls_in_answers_are_not_redacted_but_credentials_are(tm
         "metrics: {keyword_coverage: {threshold: 1.0}}\n"
     )
     key = "sk-up-4Fq9ZkLm2Xw7Pq0R"
-    env = {"TOKENIZER_MODEL": "bert-base-uncased", "OPENAI_API_BASE": "http://127.0.0.1:8000/v1", "UPSTREAM_KEY": key}
+    env = {
+        "TOKENIZER_MODEL": "bert-base-uncased",
+        "OPENAI_API_BASE": "http://127.0.0.1:8000/v1",
+        "UPSTREAM_KEY": key,
+    }
     out = tmp_path / "results.json"
-    result = CliRunner().invoke(cli, ["run", "--config", str(tmp_path / "rag-ci.yml"), "-o", str(out), "--no-progress"],
-                                env=env, catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--config", str(tmp_path / "rag-ci.yml"), "-o", str(out), "--no-progress"],
+        env=env,
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     [question] = json.loads(out.read_text())["questions"]
     assert "bert-base-uncased" in question["answer"] and "http://127.0.0.1:8000/v1" in question["answer"]

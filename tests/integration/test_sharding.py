@@ -27,18 +27,29 @@ def many_questions(count: int = 30) -> str:
     for i in range(count):
         kind = i % 6
         if kind == 0:
-            lines.append(f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a, sources: [a/x.md], keywords: ['10 ms']}}")
+            lines.append(
+                f"  - {{id: Q{i:02d}, question: What is the delay?, doc_id: a, sources: [a/x.md], keywords: ['10 ms']}}"
+            )
         elif kind == 1:
-            lines.append(f"  - {{id: Q{i:02d}, question: Delay on b?, doc_id: b, sources: [b/y.md], keywords: ['20 ms'], tags: [lin]}}")
+            lines.append(
+                f"  - {{id: Q{i:02d}, question: Delay on b?, doc_id: b, sources: [b/y.md], keywords: ['20 ms'], tags: [lin]}}"
+            )
         elif kind == 2:
-            lines.append(f"  - {{id: Q{i:02d}, question: compare both, doc_id: [a, b], sources: [a/x.md, b/y.md], tags: [cross]}}")
+            lines.append(
+                f"  - {{id: Q{i:02d}, question: compare both, doc_id: [a, b], sources: [a/x.md, b/y.md], tags: [cross]}}"
+            )
         elif kind == 3:
-            lines.append(f"  - {{id: Q{i:02d}, question: Who is the CEO?, expect: refusal, tags: [out_of_scope]}}")
+            lines.append(
+                f"  - {{id: Q{i:02d}, question: Who is the CEO?, expect: refusal, tags: [out_of_scope]}}"
+            )
         elif kind == 4:
             lines.append(f"  - {{id: Q{i:02d}, question: leak please, doc_id: a, sources: [a/x.md]}}")
         else:
-            lines.append(f"  - {{id: Q{i:02d}, question: crash {i}, doc_id: b}}" if i % 12 == 5 else
-                         f"  - {{id: Q{i:02d}, question: Delay on b?, doc_id: b, sources: [b/y.md], keywords: ['99 ms']}}")
+            lines.append(
+                f"  - {{id: Q{i:02d}, question: crash {i}, doc_id: b}}"
+                if i % 12 == 5
+                else f"  - {{id: Q{i:02d}, question: Delay on b?, doc_id: b, sources: [b/y.md], keywords: ['99 ms']}}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -74,7 +85,10 @@ def test_three_shards_merge_into_the_unsharded_results(tiny_project, tmp_path):
     sizes = []
     for i in (1, 2, 3):
         shard_file = tmp_path / f"shard-{i}.json"
-        assert ran_as_expected(invoke("run", "--config", config, "--shard", f"{i}/3", "-o", shard_file, "--no-progress"), shard_file)
+        assert ran_as_expected(
+            invoke("run", "--config", config, "--shard", f"{i}/3", "-o", shard_file, "--no-progress"),
+            shard_file,
+        )
         data = json.loads(shard_file.read_text())
         assert data["meta"]["shard"] == f"{i}/3"
         assert data["meta"]["question_ids"] == [f"Q{n:02d}" for n in range(30)]
@@ -95,7 +109,7 @@ def test_three_shards_merge_into_the_unsharded_results(tiny_project, tmp_path):
     # The merged file is an ordinary results.json: compare accepts it against the unsharded run
     # and finds nothing changed; the run's routing leaks fail the gate, as leaks always do.
     compared = invoke("compare", tmp_path / "full.json", tmp_path / "merged.json", "--format", "json")
-    report = json.loads(compared.output[compared.output.index("{"):])
+    report = json.loads(compared.output[compared.output.index("{") :])
     assert report["regressions"] == report["worse"] == report["gains"] == report["changed"] == []
     assert report["leaks"] and {c["new_verdict"] for c in report["leaks"]} == {"routing_error"}
     assert compared.exit_code == 1
@@ -105,8 +119,13 @@ def test_merge_refuses_an_incomplete_set_with_exit_code_2(tiny_project, tmp_path
     config = tiny_project(PYTHON_TARGET, many_questions(12))
     for i in (1, 2):
         shard_file = tmp_path / f"shard-{i}.json"
-        assert ran_as_expected(invoke("run", "--config", config, "--shard", f"{i}/3", "-o", shard_file, "--no-progress"), shard_file)
-    result = invoke("merge", tmp_path / "shard-1.json", tmp_path / "shard-2.json", "-o", tmp_path / "merged.json")
+        assert ran_as_expected(
+            invoke("run", "--config", config, "--shard", f"{i}/3", "-o", shard_file, "--no-progress"),
+            shard_file,
+        )
+    result = invoke(
+        "merge", tmp_path / "shard-1.json", tmp_path / "shard-2.json", "-o", tmp_path / "merged.json"
+    )
     assert result.exit_code == 2
     assert "shard 3/3 missing" in result.output
     assert not (tmp_path / "merged.json").exists()
@@ -116,8 +135,23 @@ def test_merge_refuses_an_incomplete_set_with_exit_code_2(tiny_project, tmp_path
 
 def test_a_shard_is_compared_with_its_part_of_the_whole_baseline(tiny_project, tmp_path):
     config = tiny_project(PYTHON_TARGET, many_questions())
-    assert invoke("run", "--config", config, "-o", tmp_path / "whole.json", "--no-progress").exit_code == 1  # its leaks
-    result = invoke("run", "--config", config, "--shard", "2/3", "-o", tmp_path / "s2.json", "--baseline", tmp_path / "whole.json", "--format", "json", "--no-progress")
-    report = json.loads(result.output[result.output.index("{"):])
+    assert (
+        invoke("run", "--config", config, "-o", tmp_path / "whole.json", "--no-progress").exit_code == 1
+    )  # its leaks
+    result = invoke(
+        "run",
+        "--config",
+        config,
+        "--shard",
+        "2/3",
+        "-o",
+        tmp_path / "s2.json",
+        "--baseline",
+        tmp_path / "whole.json",
+        "--format",
+        "json",
+        "--no-progress",
+    )
+    report = json.loads(result.output[result.output.index("{") :])
     assert report["removed"] == [] and report["new"] == [] and report["regressions"] == report["worse"] == []
     assert result.exit_code == 1 and report["leaks"]  # the mix's routing leaks: a leak always gates

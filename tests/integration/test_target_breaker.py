@@ -30,21 +30,30 @@ def _questions(n: int) -> str:
     lines = ["version: 1", "questions:"]
     for i in range(n):
         corpus = "ab"[i % 2]
-        lines += [f"  - id: Q{i:02d}", f"    question: What is the delay, question {i}?", f"    doc_id: {corpus}",
-                  f"    sources: [{corpus}/{'x' if corpus == 'a' else 'y'}.md]"]
+        lines += [
+            f"  - id: Q{i:02d}",
+            f"    question: What is the delay, question {i}?",
+            f"    doc_id: {corpus}",
+            f"    sources: [{corpus}/{'x' if corpus == 'a' else 'y'}.md]",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def _project(tmp_path: Path, n: int, target: str) -> Path:
     write(tmp_path / "questions.yml", _questions(n))
-    return write(tmp_path / "rag-ci.yml", "questions: questions.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"
-                 "metrics: {hit_at_k: {k: 5}}\n" + target)
+    return write(
+        tmp_path / "rag-ci.yml",
+        "questions: questions.yml\ncorpora: {a: {description: A}, b: {description: B}}\n"
+        "metrics: {hit_at_k: {k: 5}}\n" + target,
+    )
 
 
 def _http_target(port: int, extra: str = "") -> str:
-    return (f"target:\n  kind: http\n  url: http://127.0.0.1:{port}/query\n  health: /health\n"
-            f"  start: [{sys.executable}, {FAKES / 'outage_rag.py'}, '{port}']\n"
-            f"  pass_env: [OUTAGE_RAG, OUTAGE_RAG_LOG]\n{extra}")
+    return (
+        f"target:\n  kind: http\n  url: http://127.0.0.1:{port}/query\n  health: /health\n"
+        f"  start: [{sys.executable}, {FAKES / 'outage_rag.py'}, '{port}']\n"
+        f"  pass_env: [OUTAGE_RAG, OUTAGE_RAG_LOG]\n{extra}"
+    )
 
 
 def _run(config: Path, output: Path, *, env: dict[str, str], baseline: Path | None = None, extra: tuple = ()):
@@ -70,8 +79,12 @@ def test_a_target_that_stops_answering_ends_a_60_question_run_in_seconds_with_ex
     base, _ = _run(config, tmp_path / "base.json", env={"OUTAGE_RAG": "ok"})
     assert base.exit_code == 0, base.output
 
-    result, seconds = _run(config, tmp_path / "head.json", baseline=tmp_path / "base.json",
-                           env={"OUTAGE_RAG": "hang", "OUTAGE_RAG_LOG": str(log)})
+    result, seconds = _run(
+        config,
+        tmp_path / "head.json",
+        baseline=tmp_path / "base.json",
+        env={"OUTAGE_RAG": "hang", "OUTAGE_RAG_LOG": str(log)},
+    )
 
     assert result.exit_code == 2, result.output
     assert seconds < 25, f"{seconds:.1f} s"
@@ -86,8 +99,16 @@ def test_a_target_that_stops_answering_ends_a_60_question_run_in_seconds_with_ex
     assert {q["verdict"] for q in head["questions"]} == {"error"}
     errors = Counter(q["error"].split(":")[0] for q in head["questions"])
     # Asked and timed out, cut short by the trip (sent as the breaker tripped), or never sent.
-    assert set(errors) <= {"time-out", "target did not answer within 3s", "cut short, the run stopped asking", "not asked"}
-    assert errors["time-out"] + errors["target did not answer within 3s"] <= len(questions) and errors["not asked"] > 30
+    assert set(errors) <= {
+        "time-out",
+        "target did not answer within 3s",
+        "cut short, the run stopped asking",
+        "not asked",
+    }
+    assert (
+        errors["time-out"] + errors["target did not answer within 3s"] <= len(questions)
+        and errors["not asked"] > 30
+    )
     assert not any(q.get("reasked") for q in head["questions"])
 
 
@@ -108,7 +129,9 @@ def test_a_target_that_dies_mid_run_keeps_the_answers_it_gave_and_the_run_is_bro
     port = free_port()
     config = _project(tmp_path, 40, _http_target(port, "  timeout_s: 1\n  concurrency: 2\n  max_wait_s: 2\n"))
     log = tmp_path / "asked.log"
-    result, seconds = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "after=10", "OUTAGE_RAG_LOG": str(log)})
+    result, seconds = _run(
+        config, tmp_path / "head.json", env={"OUTAGE_RAG": "after=10", "OUTAGE_RAG_LOG": str(log)}
+    )
     assert result.exit_code == 2, result.output
     assert "no successful reply for 2.0 s (target.max_wait_s: 2)" in result.output
     assert seconds < 15
@@ -116,21 +139,30 @@ def test_a_target_that_dies_mid_run_keeps_the_answers_it_gave_and_the_run_is_bro
     verdicts = Counter(q["verdict"] for q in head["questions"])
     warmup = sum(1 for i in _asked(log) if not i.startswith("Q"))
     assert verdicts["pass"] == 10 - warmup and verdicts["error"] == 40 - verdicts["pass"]
-    assert head["meta"]["broken"].endswith("questions not asked (docs/targets.md#when-the-target-stops-answering)")
+    assert head["meta"]["broken"].endswith(
+        "questions not asked (docs/targets.md#when-the-target-stops-answering)"
+    )
 
 
 def test_a_hanging_command_target_is_not_restarted_once_the_run_is_broken(tmp_path):
     """A command process that does not answer is killed and restarted for the next question;
     once the breaker trips, nothing is asked, so nothing is restarted either."""
     starts = tmp_path / "starts.log"
-    script = write(tmp_path / "hang.py", f"""
+    script = write(
+        tmp_path / "hang.py",
+        f"""
         import sys, time
         open({str(starts)!r}, "a").write("start\\n")
         for line in sys.stdin:
             time.sleep(3600)
-    """)
-    config = _project(tmp_path, 30, f"target:\n  kind: command\n  command: [{sys.executable}, {script}]\n"
-                                    "  timeout_s: 1\n  max_wait_s: 2\n")
+    """,
+    )
+    config = _project(
+        tmp_path,
+        30,
+        f"target:\n  kind: command\n  command: [{sys.executable}, {script}]\n"
+        "  timeout_s: 1\n  max_wait_s: 2\n",
+    )
     result, seconds = _run(config, tmp_path / "head.json", env={})
     assert result.exit_code == 2, result.output
     assert seconds < 10
@@ -145,7 +177,9 @@ def test_warm_ups_that_hang_never_trip_the_breaker_the_first_question_decides(tm
     port = free_port()
     config = _project(tmp_path, 4, _http_target(port, "  concurrency: 1\n  warmup: 4\n  timeout_s: 1\n"))
     log = tmp_path / "asked.log"
-    result, seconds = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "hang=rag-ci-warmup-", "OUTAGE_RAG_LOG": str(log)})
+    result, seconds = _run(
+        config, tmp_path / "head.json", env={"OUTAGE_RAG": "hang=rag-ci-warmup-", "OUTAGE_RAG_LOG": str(log)}
+    )
     assert result.exit_code == 0, result.output
     verdicts = {q["id"]: q["verdict"] for q in json.loads((tmp_path / "head.json").read_text())["questions"]}
     assert set(verdicts.values()) == {"pass"}
@@ -158,7 +192,9 @@ def test_two_slow_first_calls_on_a_small_set_are_re_asked_not_a_broken_run(tmp_p
     port = free_port()
     config = _project(tmp_path, 4, _http_target(port, "  concurrency: 2\n  warmup: 0\n  timeout_s: 1\n"))
     log = tmp_path / "asked.log"
-    result, _ = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "first=2", "OUTAGE_RAG_LOG": str(log)})
+    result, _ = _run(
+        config, tmp_path / "head.json", env={"OUTAGE_RAG": "first=2", "OUTAGE_RAG_LOG": str(log)}
+    )
     assert result.exit_code == 0, result.output
     records = json.loads((tmp_path / "head.json").read_text())["questions"]
     assert {q["verdict"] for q in records} == {"pass"}

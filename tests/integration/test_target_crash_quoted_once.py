@@ -19,7 +19,9 @@ CRASH = "RuntimeError: the index is not loaded"
 
 def test_each_crash_quotes_its_own_stderr_line_once_and_the_errors_count_as_one_cause(tmp_path):
     script = tmp_path / "crashy.py"
-    script.write_text(f"import sys\nfor line in sys.stdin:\n    print({CRASH!r}, file=sys.stderr, flush=True)\n    sys.exit(1)\n")
+    script.write_text(
+        f"import sys\nfor line in sys.stdin:\n    print({CRASH!r}, file=sys.stderr, flush=True)\n    sys.exit(1)\n"
+    )
 
     async def ask_three() -> list[str]:
         target = CommandTarget([sys.executable, str(script)], cwd=tmp_path)
@@ -35,8 +37,14 @@ def test_each_crash_quotes_its_own_stderr_line_once_and_the_errors_count_as_one_
         return errors
 
     errors = asyncio.run(ask_three())
-    assert all(e.count(CRASH) == 1 for e in errors), errors  # today: twice, then three times, after each restart
-    questions = [QuestionResult(id=f"Q{i}", question="q", question_hash="h", corpora=["a"], request={}, verdict="error", error=e)
-                 for i, e in enumerate(errors)]
+    assert all(e.count(CRASH) == 1 for e in errors), (
+        errors
+    )  # today: twice, then three times, after each restart
+    questions = [
+        QuestionResult(
+            id=f"Q{i}", question="q", question_hash="h", corpora=["a"], request={}, verdict="error", error=e
+        )
+        for i, e in enumerate(errors)
+    ]
     [(count, cause, _)] = error_causes(questions)
     assert count == 3 and cause.count(CRASH) == 1

@@ -23,7 +23,10 @@ from rag_ci.errors import RagCiError
 from rag_ci.targets import processes
 from rag_ci.targets.command import CommandTarget
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.geteuid() != 0, reason="the target changes user only when rag-ci runs as root")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the target changes user only when rag-ci runs as root"),
+]
 PYTHON = "/usr/bin/python3"  # executable by any user, unlike a venv under /root
 
 REPORTS_GROUPS = """
@@ -57,7 +60,9 @@ def shared_dir(monkeypatch):
 
 def test_the_target_of_a_runner_docker_checkout_gets_neither_the_group_nor_the_socket(shared_dir):
     # Before: the target ran with the checkout's group, and so reached a socket of that group.
-    docker = next((g.gr_gid for g in grp.getgrall() if g.gr_name == "docker"), 4)  # `adm` where there is no docker group
+    docker = next(
+        (g.gr_gid for g in grp.getgrall() if g.gr_name == "docker"), 4
+    )  # `adm` where there is no docker group
     checkout = shared_dir / "checkout"
     checkout.mkdir()
     (checkout / "rag.py").write_text(REPORTS_GROUPS)
@@ -71,7 +76,10 @@ def test_the_target_of_a_runner_docker_checkout_gets_neither_the_group_nor_the_s
     os.chown(engine, 0, docker)
     os.chmod(engine, 0o660)
     try:
-        [reply] = replay(CommandTarget([PYTHON, "rag.py", str(engine)], cwd=checkout), {"id": "Q1", "question": "q", "corpora": ["a"]})
+        [reply] = replay(
+            CommandTarget([PYTHON, "rag.py", str(engine)], cwd=checkout),
+            {"id": "Q1", "question": "q", "corpora": ["a"]},
+        )
     finally:
         server.close()
     status = json.loads(reply["answer"])
@@ -80,7 +88,9 @@ def test_the_target_of_a_runner_docker_checkout_gets_neither_the_group_nor_the_s
     assert status["socket"] == "PermissionError", status
 
 
-def test_a_target_command_the_target_user_may_not_run_says_who_it_runs_as_and_how_to_change_it(shared_dir, monkeypatch):
+def test_a_target_command_the_target_user_may_not_run_says_who_it_runs_as_and_how_to_change_it(
+    shared_dir, monkeypatch
+):
     # Before: "Permission denied: ..." and nothing about the user.
     monkeypatch.setenv(processes.TARGET_USER_VARIABLE, "nobody")
     private = shared_dir / "private"
@@ -92,7 +102,11 @@ def test_a_target_command_the_target_user_may_not_run_says_who_it_runs_as_and_ho
     with pytest.raises(RagCiError) as caught:
         asyncio.run(target.start())
     message = str(caught.value)
-    assert "Permission denied" in message and "run as user nobody" in message and "RAG_CI_TARGET_USER=root" in message
+    assert (
+        "Permission denied" in message
+        and "run as user nobody" in message
+        and "RAG_CI_TARGET_USER=root" in message
+    )
 
 
 def test_a_build_step_that_cannot_write_the_checkout_hints_at_the_user(shared_dir, monkeypatch):
@@ -107,4 +121,8 @@ def test_a_build_step_that_cannot_write_the_checkout_hints_at_the_user(shared_di
         asyncio.run(run_build_steps(["mkdir .index"], checkout, env, log=sys.stderr))
     message = str(caught.value)
     assert "build step failed" in message and "Permission denied" in message
-    assert "run as user nobody" in message and "give it the access it needs" in message and "RAG_CI_TARGET_USER=root" in message
+    assert (
+        "run as user nobody" in message
+        and "give it the access it needs" in message
+        and "RAG_CI_TARGET_USER=root" in message
+    )

@@ -37,7 +37,9 @@ def test_command_target_restarts_after_a_crash_and_keeps_stderr():
     crash, after = ask(target, {**REQ, "question": "please crash"}, REQ)
     assert isinstance(crash, TargetError) and "exited (code 3)" in str(crash)
     assert after["answer"].startswith("The delay")
-    assert "crashing on purpose" in target.diagnostics() and "restarting target process" in target.diagnostics()
+    assert (
+        "crashing on purpose" in target.diagnostics() and "restarting target process" in target.diagnostics()
+    )
 
 
 def test_command_target_non_json_line_is_a_malformed_response():
@@ -53,7 +55,9 @@ def test_command_target_time_out_kills_the_stuck_process_and_the_next_question_w
 
 
 def test_command_that_dies_at_start_is_a_start_up_error():
-    target = CommandTarget([sys.executable, "-c", "import sys; print('no such index', file=sys.stderr); sys.exit(4)"], cwd=FAKES)
+    target = CommandTarget(
+        [sys.executable, "-c", "import sys; print('no such index', file=sys.stderr); sys.exit(4)"], cwd=FAKES
+    )
     with pytest.raises(RagCiError, match="exited at start \\(code 4\\)"):
         asyncio.run(target.start())
 
@@ -61,7 +65,9 @@ def test_command_that_dies_at_start_is_a_start_up_error():
 def test_command_target_gives_up_after_the_restart_limit():
     target = command_target(restart_limit=1)
     first, second, third = ask(target, {**REQ, "question": "crash"}, {**REQ, "question": "crash"}, REQ)
-    assert isinstance(second, TargetError) and isinstance(third, TargetError) and "not restarting" in str(third)
+    assert (
+        isinstance(second, TargetError) and isinstance(third, TargetError) and "not restarting" in str(third)
+    )
 
 
 def test_python_target_sync_and_errors():
@@ -91,7 +97,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"internal")
             return
-        payload = b"<html>not json" if "html" in body["question"] else json.dumps({"answer": "hi " + body["id"], "contexts": []}).encode()
+        payload = (
+            b"<html>not json"
+            if "html" in body["question"]
+            else json.dumps({"answer": "hi " + body["id"], "contexts": []}).encode()
+        )
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -135,13 +145,27 @@ def test_http_target_starts_its_server_and_waits_for_health(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    target = HttpTarget(f"http://127.0.0.1:{port}/query", timeout_s=2, health_url="/health", start=["python", str(server), str(port)], cwd=tmp_path, startup_timeout_s=10)
+    target = HttpTarget(
+        f"http://127.0.0.1:{port}/query",
+        timeout_s=2,
+        health_url="/health",
+        start=["python", str(server), str(port)],
+        cwd=tmp_path,
+        startup_timeout_s=10,
+    )
     (reply,) = ask(target, REQ)
     assert reply == {"answer": "What is the delay?"}
     assert "listening" in target.diagnostics()
 
 
 def test_http_target_server_that_exits_during_start_up(tmp_path):
-    target = HttpTarget("http://127.0.0.1:9/query", timeout_s=1, health_url="/health", start=["python", "-c", "print('bad config'); raise SystemExit(2)"], cwd=tmp_path, startup_timeout_s=5)
+    target = HttpTarget(
+        "http://127.0.0.1:9/query",
+        timeout_s=1,
+        health_url="/health",
+        start=["python", "-c", "print('bad config'); raise SystemExit(2)"],
+        cwd=tmp_path,
+        startup_timeout_s=5,
+    )
     with pytest.raises(RagCiError, match="exited during start-up \\(code 2\\)"):
         asyncio.run(target.start())

@@ -26,14 +26,16 @@ def request(qid: str) -> dict:
     return {"id": qid, "question": "What is the delay?", "corpora": ["a"]}
 
 
-def ask_together(target: CommandTarget, first: str, rest: list[str], last: str | None = None, wait_s: float = 10) -> list:
+def ask_together(
+    target: CommandTarget, first: str, rest: list[str], last: str | None = None, wait_s: float = 10
+) -> list:
     """`first` alone (the target's first reply shows whether it sends ids), then `rest` all at
     once, then `last` alone (when given)."""
 
     async def one(qid: str):
         try:
             return arrived(await asyncio.wait_for(target.query(request(qid)), wait_s))[0]
-        except (TargetError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, TargetError) as exc:
             return exc
 
     async def go():
@@ -49,13 +51,18 @@ def ask_together(target: CommandTarget, first: str, rest: list[str], last: str |
 
 def own_answers_only(qids: list[str], replies: list) -> None:
     for qid, reply in zip(qids, replies):
-        assert isinstance(reply, (TargetError, asyncio.TimeoutError)) or reply["answer"].endswith(f"[{qid}]"), (qid, reply)
+        assert isinstance(reply, (TargetError, asyncio.TimeoutError)) or reply["answer"].endswith(
+            f"[{qid}]"
+        ), (qid, reply)
 
 
 def test_a_target_with_ids_gets_several_requests_at_once_on_one_process_each_reply_matched_by_id(tmp_path):
     log = tmp_path / "in_flight.log"
-    target = CommandTarget([sys.executable, str(FAKES / "pipelined_rag.py")], cwd=FAKES,
-                           env={"PIPELINED_RAG_LOG": str(log), "PIPELINED_RAG_DELAY": "0.3"})
+    target = CommandTarget(
+        [sys.executable, str(FAKES / "pipelined_rag.py")],
+        cwd=FAKES,
+        env={"PIPELINED_RAG_LOG": str(log), "PIPELINED_RAG_DELAY": "0.3"},
+    )
     assert target.max_parallel == 1  # before any reply: lock-step, one request per process
     qids = [f"Q{i}" for i in range(9)]
     replies = ask_together(target, qids[0], qids[1:])
@@ -69,13 +76,16 @@ def test_a_target_with_ids_gets_several_requests_at_once_on_one_process_each_rep
 def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_nothing():
     # Lock-step kills the process at a time-out (its reply would answer the next question); by
     # id, the late reply is recognised and dropped, and the process keeps its other requests.
-    target = CommandTarget([sys.executable, str(FAKES / "pipelined_rag.py")], cwd=FAKES,
-                           env={"PIPELINED_RAG_SLOW": "Q3", "PIPELINED_RAG_DELAY": "0.6"})
+    target = CommandTarget(
+        [sys.executable, str(FAKES / "pipelined_rag.py")],
+        cwd=FAKES,
+        env={"PIPELINED_RAG_SLOW": "Q3", "PIPELINED_RAG_DELAY": "0.6"},
+    )
 
     async def one(qid: str, wait_s: float = 5):
         try:
             return arrived(await asyncio.wait_for(target.query(request(qid)), wait_s))[0]
-        except (TargetError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, TargetError) as exc:
             return exc
 
     async def go():
@@ -84,7 +94,9 @@ def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_noth
             first = await one("Q0")
             slow, answered = asyncio.create_task(one("Q3", wait_s=1.5)), asyncio.create_task(one("Q1"))
             await asyncio.sleep(1.2)
-            in_flight_at_time_out = [asyncio.create_task(one(qid)) for qid in ("Q4", "Q5")]  # answered at ~1.8 s
+            in_flight_at_time_out = [
+                asyncio.create_task(one(qid)) for qid in ("Q4", "Q5")
+            ]  # answered at ~1.8 s
             replies = [first, await slow, await answered, *[await t for t in in_flight_at_time_out]]
             await asyncio.sleep(1.5)  # Q3's late reply comes at ~3 s: dropped, not a stray line
             return [*replies, await one("Q6")]
@@ -99,8 +111,12 @@ def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_noth
 
 
 def unruly(modes: str) -> CommandTarget:
-    return CommandTarget([sys.executable, str(FAKES / "unruly_rag.py")], cwd=FAKES,
-                         env={"UNRULY_RAG": modes, "UNRULY_RAG_IDS": "1"}, restart_limit=100)
+    return CommandTarget(
+        [sys.executable, str(FAKES / "unruly_rag.py")],
+        cwd=FAKES,
+        env={"UNRULY_RAG": modes, "UNRULY_RAG_IDS": "1"},
+        restart_limit=100,
+    )
 
 
 @pytest.mark.parametrize("mode", ["two_lines", "twice", "late"])
@@ -138,18 +154,32 @@ def test_a_duplicate_arriving_while_nothing_is_in_flight_errors_the_next_request
 
 
 def test_a_process_that_dies_by_id_errors_its_requests_and_the_next_ones_get_a_fresh_process():
-    target = CommandTarget([sys.executable, str(FAKES / "unruly_rag.py")], cwd=FAKES,
-                           env={"UNRULY_RAG_IDS": "1", "UNRULY_RAG_CRASH": "Q2"}, restart_limit=100)
+    target = CommandTarget(
+        [sys.executable, str(FAKES / "unruly_rag.py")],
+        cwd=FAKES,
+        env={"UNRULY_RAG_IDS": "1", "UNRULY_RAG_CRASH": "Q2"},
+        restart_limit=100,
+    )
     replies = ask_together(target, "Q1", ["Q2"], last="Q3")
     assert isinstance(replies[1], TargetError) and "exited (code 3)" in str(replies[1])
     assert replies[0]["answer"].endswith("[Q1]") and replies[2]["answer"].endswith("[Q3]")
 
 
 def test_a_reply_shaped_line_written_at_a_restart_never_answers_a_request_by_id(tmp_path):
-    target = CommandTarget([sys.executable, str(FAKES / "unruly_rag.py")], cwd=FAKES, restart_limit=100,
-                           env={"UNRULY_RAG_IDS": "1", "UNRULY_RAG_CRASH": "Q2", "UNRULY_RAG_BANNER": f"restarts={tmp_path / 'started'}"})
+    target = CommandTarget(
+        [sys.executable, str(FAKES / "unruly_rag.py")],
+        cwd=FAKES,
+        restart_limit=100,
+        env={
+            "UNRULY_RAG_IDS": "1",
+            "UNRULY_RAG_CRASH": "Q2",
+            "UNRULY_RAG_BANNER": f"restarts={tmp_path / 'started'}",
+        },
+    )
     q1, q2, q3 = ask_together(target, "Q1", ["Q2"], last="Q3")
-    assert q1["answer"].endswith("[Q1]") and isinstance(q2, TargetError)  # by id from Q1's reply on; Q2 crashes it
+    assert q1["answer"].endswith("[Q1]") and isinstance(
+        q2, TargetError
+    )  # by id from Q1's reply on; Q2 crashes it
     assert isinstance(q3, TargetError) and "at start, before any request" in str(q3) and "banner" in str(q3)
 
 
@@ -162,7 +192,9 @@ def test_a_reply_for_an_id_never_asked_is_a_stray_line():
 
 def test_a_reply_for_an_unknown_id_is_a_stray_line():
     replies = ask_together(unruly("Q3=other_id"), "Q9", ["Q2", "Q3", "Q4"])  # Q0 was never asked here
-    assert any(isinstance(r, TargetError) and "reply for id 'Q0', which is not in flight" in str(r) for r in replies), replies
+    assert any(
+        isinstance(r, TargetError) and "reply for id 'Q0', which is not in flight" in str(r) for r in replies
+    ), replies
     own_answers_only(["Q9", "Q2", "Q3", "Q4"], replies)
 
 
@@ -173,21 +205,29 @@ def test_once_replies_carried_ids_a_reply_without_one_is_a_stray_line_in_the_no_
 
 
 TWELVE = "version: 1\nquestions:\n" + "".join(
-    f"  - {{id: Q{i}, question: What is the delay?, doc_id: a, sources: [a/x.md], keywords: ['10 ms']}}\n" for i in range(12)
+    f"  - {{id: Q{i}, question: What is the delay?, doc_id: a, sources: [a/x.md], keywords: ['10 ms']}}\n"
+    for i in range(12)
 )
 
 
-def test_a_run_sends_up_to_target_concurrency_requests_to_one_process_once_its_replies_carry_ids(tiny_project, tmp_path):
+def test_a_run_sends_up_to_target_concurrency_requests_to_one_process_once_its_replies_carry_ids(
+    tiny_project, tmp_path
+):
     # Before: the engine sent at most `processes` requests at once to a command target, ids or not.
     from click.testing import CliRunner
 
     from rag_ci.cli import cli
 
     log = tmp_path / "in_flight.log"
-    config = tiny_project(f"target:\n  kind: command\n  command: [python, {FAKES / 'pipelined_rag.py'}]\n"
-                          f"  env: {{PIPELINED_RAG_LOG: '{log}', PIPELINED_RAG_DELAY: '0.3'}}\n  concurrency: 4\n  timeout_s: 10\n", TWELVE)
+    config = tiny_project(
+        f"target:\n  kind: command\n  command: [python, {FAKES / 'pipelined_rag.py'}]\n"
+        f"  env: {{PIPELINED_RAG_LOG: '{log}', PIPELINED_RAG_DELAY: '0.3'}}\n  concurrency: 4\n  timeout_s: 10\n",
+        TWELVE,
+    )
     out = tmp_path / "results.json"
-    result = CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(out), "--no-progress"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["run", "--config", str(config), "-o", str(out), "--no-progress"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     import json
 

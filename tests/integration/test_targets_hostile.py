@@ -50,14 +50,24 @@ def test_a_reply_written_twice_in_two_writes_errors_its_own_question_every_time(
 def test_a_reply_shaped_line_written_at_every_restart_never_becomes_an_answer():
     # Before: checked only before the first start; after the restart that Q2's crash causes,
     # the banner was read as Q3's reply.
-    replies = replay(unruly(UNRULY_RAG_BANNER="1", UNRULY_RAG_CRASH="Q2"), request("Q1"), request("Q2"), request("Q3"), request("Q4"))
+    replies = replay(
+        unruly(UNRULY_RAG_BANNER="1", UNRULY_RAG_CRASH="Q2"),
+        request("Q1"),
+        request("Q2"),
+        request("Q3"),
+        request("Q4"),
+    )
     for reply in replies:
         assert isinstance(reply, TargetError), reply
-    assert "at start, before any request" in str(replies[0]) and "at start, before any request" in str(replies[2])
+    assert "at start, before any request" in str(replies[0]) and "at start, before any request" in str(
+        replies[2]
+    )
 
 
 def test_a_target_whose_replies_carry_ids_cannot_send_one_without():
-    q1, q2, q3 = replay(unruly(UNRULY_RAG="Q2=no_id", UNRULY_RAG_IDS="1"), request("Q1"), request("Q2"), request("Q3"))
+    q1, q2, q3 = replay(
+        unruly(UNRULY_RAG="Q2=no_id", UNRULY_RAG_IDS="1"), request("Q1"), request("Q2"), request("Q3")
+    )
     assert q1["answer"].endswith("[Q1]") and q3["answer"].endswith("[Q3]")
     assert isinstance(q2, TargetError) and "a reply without `id`" in str(q2)
 
@@ -80,16 +90,38 @@ for line in sys.stdin:
 """
 
 
-def test_a_child_keeping_stdout_open_after_its_parent_died_ends_the_question_and_the_run_cleanly(tiny_project, tmp_path):
+def test_a_child_keeping_stdout_open_after_its_parent_died_ends_the_question_and_the_run_cleanly(
+    tiny_project, tmp_path
+):
     # Before: Q2 waited for its time-out (the pipe never closed), the orphan outlived the run,
     # and asyncio printed "Exception ignored ... Event loop is closed" tracebacks at exit.
     (tmp_path / "keeps_open.py").write_text(KEEPS_STDOUT_OPEN)
-    questions = "version: 1\nquestions:\n" + "".join(f"  - {{id: Q{i}, question: What is the delay?, doc_id: a}}\n" for i in (1, 2, 3))
-    config = tiny_project(f"target: {{kind: command, command: [python, {tmp_path / 'keeps_open.py'}], concurrency: 1, timeout_s: 20}}\n"
-                          "gate: {max_error_rate: 1.0}\n", questions)
+    questions = "version: 1\nquestions:\n" + "".join(
+        f"  - {{id: Q{i}, question: What is the delay?, doc_id: a}}\n" for i in (1, 2, 3)
+    )
+    config = tiny_project(
+        f"target: {{kind: command, command: [python, {tmp_path / 'keeps_open.py'}], concurrency: 1, timeout_s: 20}}\n"
+        "gate: {max_error_rate: 1.0}\n",
+        questions,
+    )
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(tmp_path / "r.json"), "--no-progress"],
-                          capture_output=True, text=True, timeout=60, env=os.environ.copy())
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rag_ci.cli",
+            "run",
+            "--config",
+            str(config),
+            "-o",
+            str(tmp_path / "r.json"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
@@ -101,7 +133,9 @@ def test_a_child_keeping_stdout_open_after_its_parent_died_ends_the_question_and
 
 
 def hostile_python(mode: str, **kwargs) -> PythonTarget:
-    return PythonTarget("hostile_python_rag:answer", search_path=[FAKES], env={"HOSTILE_PYTHON_RAG": mode}, **kwargs)
+    return PythonTarget(
+        "hostile_python_rag:answer", search_path=[FAKES], env={"HOSTILE_PYTHON_RAG": mode}, **kwargs
+    )
 
 
 def test_replies_forged_on_the_python_workers_reply_channel_answer_nothing():
@@ -114,8 +148,13 @@ def test_replies_forged_on_the_python_workers_reply_channel_answer_nothing():
 
 
 def test_a_python_entry_whose_import_never_ends_is_stopped_after_timeout_s():
-    config = PythonTargetConfig(kind="python", entry="hostile_python_rag:answer", path=[str(FAKES)], timeout_s=1,
-                                env={"HOSTILE_PYTHON_RAG": "hang"})
+    config = PythonTargetConfig(
+        kind="python",
+        entry="hostile_python_rag:answer",
+        path=[str(FAKES)],
+        timeout_s=1,
+        env={"HOSTILE_PYTHON_RAG": "hang"},
+    )
 
     async def start():
         target = build_target(config, FAKES)
@@ -152,9 +191,14 @@ def test_an_http_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursio
     from rag_ci.targets.http import HttpTarget
 
     port = free_port()
-    target = HttpTarget(f"http://127.0.0.1:{port}/query", timeout_s=10, health_url="/health",
-                        start=[sys.executable, str(FAKES / "outage_rag.py"), str(port)], cwd=FAKES,
-                        env={**os.environ, "OUTAGE_RAG": "deep"})
+    target = HttpTarget(
+        f"http://127.0.0.1:{port}/query",
+        timeout_s=10,
+        health_url="/health",
+        start=[sys.executable, str(FAKES / "outage_rag.py"), str(port)],
+        cwd=FAKES,
+        env={**os.environ, "OUTAGE_RAG": "deep"},
+    )
     [reply] = replay(target, request("Q1"))
     assert _deep_refused(reply), reply
 
@@ -164,7 +208,9 @@ def test_a_python_reply_nested_200000_deep_is_a_clear_target_error_not_a_recursi
     target = PythonTarget("unruly_python_rag:answer", search_path=[FAKES])
     deep, after = replay(target, {**request("Q1"), "question": question}, request("Q2"), wait_s=20)
     if question == "deep":  # the worker cannot encode it: the question errors, clearly
-        assert isinstance(deep, TargetError) and "the reply could not be encoded (nested too deeply)" in str(deep), deep
+        assert isinstance(deep, TargetError) and "the reply could not be encoded (nested too deeply)" in str(
+            deep
+        ), deep
     elif question == "nested":  # encoded, and refused before rag-ci parses it
         assert _deep_refused(deep), deep
     else:  # a deep line written on stdout is the module's output, not a reply
@@ -177,7 +223,9 @@ def test_a_function_that_patches_the_workers_json_encoder_and_base_exception_err
     builtins.BaseException inside the worker turned its own exception into a passing reply,
     and the next questions got that forged reply too."""
     target = hostile_python("encoder")
-    q1, q2, q3 = replay(target, {**request("Q1"), "question": "patch the worker"}, request("Q2"), request("Q3"))
+    q1, q2, q3 = replay(
+        target, {**request("Q1"), "question": "patch the worker"}, request("Q2"), request("Q3")
+    )
     assert isinstance(q1, TargetError) and "RuntimeError: this question fails" in str(q1), q1
     assert [r["answer"][-4:] for r in (q2, q3)] == ["[Q2]", "[Q3]"], (q2, q3)
     assert "forged" not in json.dumps([q2, q3])
@@ -203,9 +251,14 @@ def test_an_8_mb_reply_within_the_depth_bound_is_checked_and_parsed_off_the_even
 
     monkeypatch.setattr(reply_json, "load_reply", spy)
     port = free_port()
-    target = HttpTarget(f"http://127.0.0.1:{port}/query", timeout_s=60, health_url="/health",
-                        start=[sys.executable, str(FAKES / "outage_rag.py"), str(port)], cwd=FAKES,
-                        env={**os.environ, "OUTAGE_RAG": "wide"})
+    target = HttpTarget(
+        f"http://127.0.0.1:{port}/query",
+        timeout_s=60,
+        health_url="/health",
+        start=[sys.executable, str(FAKES / "outage_rag.py"), str(port)],
+        cwd=FAKES,
+        env={**os.environ, "OUTAGE_RAG": "wide"},
+    )
 
     async def go():
         await target.start()

@@ -42,7 +42,9 @@ def answered(reply) -> str:
 def test_a_stray_stdout_line_marks_only_that_question_error_and_later_answers_are_their_own():
     target = unruly("Q1=stray")
     q1, q2, q3 = replay(target, request("Q1"), request("Q2"), request("Q3"))
-    assert isinstance(q1, TargetError) and "DEBUG: loaded model" in str(q1) and "write logs to stderr" in str(q1)
+    assert (
+        isinstance(q1, TargetError) and "DEBUG: loaded model" in str(q1) and "write logs to stderr" in str(q1)
+    )
     assert answered(q2).endswith("[Q2]") and answered(q3).endswith("[Q3]")
     assert "restarting target process" in target.diagnostics()
 
@@ -86,22 +88,40 @@ def invoke(*args, env=None):
 
 
 SIX_ALIKE = "version: 1\nquestions:\n" + "".join(
-    f"  - {{id: Q{i}, question: What is the delay?, doc_id: a, sources: [a/x.md], keywords: ['10 ms']}}\n" for i in range(1, 7)
+    f"  - {{id: Q{i}, question: What is the delay?, doc_id: a, sources: [a/x.md], keywords: ['10 ms']}}\n"
+    for i in range(1, 7)
 )
 
 
 def test_a_stray_line_cannot_hide_a_real_regression_behind_shifted_answers(tiny_project, tmp_path):
     # Baseline: Q1 fails. PR: Q1 prints a stray line and Q6 really breaks. Read in lock-step
     # without a restart, Q2..Q6 would hold the answers of Q1..Q5: all good, "no regression".
-    config = tiny_project(f"target:\n  kind: command\n  command: [python, {FAKES / 'unruly_rag.py'}]\n  pass_env: [UNRULY_RAG]\n  timeout_s: 5\n", SIX_ALIKE)
+    config = tiny_project(
+        f"target:\n  kind: command\n  command: [python, {FAKES / 'unruly_rag.py'}]\n  pass_env: [UNRULY_RAG]\n  timeout_s: 5\n",
+        SIX_ALIKE,
+    )
     base, head = tmp_path / "base.json", tmp_path / "head.json"
-    assert invoke("run", "--config", config, "-o", base, "--no-progress", env={"UNRULY_RAG": "Q1=empty"}).exit_code == 0
+    assert (
+        invoke(
+            "run", "--config", config, "-o", base, "--no-progress", env={"UNRULY_RAG": "Q1=empty"}
+        ).exit_code
+        == 0
+    )
     result = invoke(
-        "run", "--config", config, "-o", head, "--baseline", base, "--format", "json", "--no-progress",
+        "run",
+        "--config",
+        config,
+        "-o",
+        head,
+        "--baseline",
+        base,
+        "--format",
+        "json",
+        "--no-progress",
         env={"UNRULY_RAG": "Q1=stray,Q6=empty"},
     )
     assert result.exit_code == 1
-    report = json.loads(result.output[result.output.index("{"):])
+    report = json.loads(result.output[result.output.index("{") :])
     assert [r["id"] for r in report["regressions"]] == ["Q6"]
     questions = {q["id"]: q for q in json.loads(head.read_text())["questions"]}
     assert questions["Q1"]["verdict"] == "error" and "DEBUG: loaded model" in questions["Q1"]["error"]
@@ -112,7 +132,17 @@ def test_a_stray_line_cannot_hide_a_real_regression_behind_shifted_answers(tiny_
 
 def run_cli_process(config: Path, output: Path, timeout: float = 90) -> subprocess.CompletedProcess:
     """rag-ci as its own process: what user code does to the interpreter shows in the exit code."""
-    command = [sys.executable, "-m", "rag_ci.cli", "run", "--config", str(config), "-o", str(output), "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "rag_ci.cli",
+        "run",
+        "--config",
+        str(config),
+        "-o",
+        str(output),
+        "--no-progress",
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
 
 
@@ -134,9 +164,19 @@ def test_system_exit_and_keyboard_interrupt_in_user_code_are_that_questions_erro
     assert done.returncode == 0, done.stderr
     result = json.loads((tmp_path / "r.json").read_text())
     records = {q["id"]: q for q in result["questions"]}
-    assert {k: v["verdict"] for k, v in records.items()} == {"BEFORE": "pass", "EXIT": "error", "INTERRUPT": "error", "CHATTY": "pass", "AFTER": "pass"}
-    assert "SystemExit: 0" in records["EXIT"]["error"] and "KeyboardInterrupt" in records["INTERRUPT"]["error"]
-    assert "DEBUG: loaded model" in result["meta"]["diagnostics"]  # the print went to the log, not the protocol
+    assert {k: v["verdict"] for k, v in records.items()} == {
+        "BEFORE": "pass",
+        "EXIT": "error",
+        "INTERRUPT": "error",
+        "CHATTY": "pass",
+        "AFTER": "pass",
+    }
+    assert (
+        "SystemExit: 0" in records["EXIT"]["error"] and "KeyboardInterrupt" in records["INTERRUPT"]["error"]
+    )
+    assert (
+        "DEBUG: loaded model" in result["meta"]["diagnostics"]
+    )  # the print went to the log, not the protocol
 
 
 def test_a_hung_python_function_is_cut_by_timeout_s_and_the_run_finishes(tiny_project, tmp_path):

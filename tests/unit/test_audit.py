@@ -8,33 +8,51 @@ from ruamel.yaml import YAML
 
 from builders import metric, question, run
 from rag_ci.cli import cli
+from rag_ci.core.results import JudgeFingerprint
 from rag_ci.core.review.audit import draw_sample, labels_yaml, stratum_of, yaml_quoted
 from rag_ci.core.review.audit_page import render_audit_page
 from rag_ci.core.review.calibration import parse_label_sheet
-from rag_ci.core.results import JudgeFingerprint
 from rag_ci.files.results_file import save_results
 
-JUDGE = JudgeFingerprint(provider="openai", model="gpt-4o-mini-2024-07-18", temperature=0.0, deepeval_version="3",
-                         metrics={"correctness": {"threshold": 1.0}, "completeness": {"threshold": 1.0}}, prompt_hash="p")
+JUDGE = JudgeFingerprint(
+    provider="openai",
+    model="gpt-4o-mini-2024-07-18",
+    temperature=0.0,
+    deepeval_version="3",
+    metrics={"correctness": {"threshold": 1.0}, "completeness": {"threshold": 1.0}},
+    prompt_hash="p",
+)
 
 
 def judged(qid, corpus, correct, *, answer="ok", verdict=None, complete=True):
-    metrics = [metric("correctness", 1.0 if correct else 0.0, threshold=1.0, kind="judge"),
-               metric("completeness", 1.0 if complete else 0.0, threshold=1.0, kind="judge")]
-    return question(qid, verdict or ("pass" if correct else "fail"), corpora=(corpus,), metrics=metrics, answer=answer)
+    metrics = [
+        metric("correctness", 1.0 if correct else 0.0, threshold=1.0, kind="judge"),
+        metric("completeness", 1.0 if complete else 0.0, threshold=1.0, kind="judge"),
+    ]
+    return question(
+        qid, verdict or ("pass" if correct else "fail"), corpora=(corpus,), metrics=metrics, answer=answer
+    )
 
 
 def big_run():
     # 40 du2 passes, 10 du2 fails, 30 du3 passes, 5 du3 fails
-    qs = ([judged(f"A{i:02}", "du2", True) for i in range(40)] + [judged(f"B{i:02}", "du2", False) for i in range(10)]
-          + [judged(f"C{i:02}", "du3", True) for i in range(30)] + [judged(f"D{i:02}", "du3", False) for i in range(5)])
+    qs = (
+        [judged(f"A{i:02}", "du2", True) for i in range(40)]
+        + [judged(f"B{i:02}", "du2", False) for i in range(10)]
+        + [judged(f"C{i:02}", "du3", True) for i in range(30)]
+        + [judged(f"D{i:02}", "du3", False) for i in range(5)]
+    )
     return run(*qs, judge=JUDGE)
 
 
 def test_every_corpus_and_verdict_is_sampled_at_the_fraction_rounded_up():
     sample = draw_sample(big_run(), 0.1, seed=3)
     assert {(s.name, s.size, s.picked) for s in sample.strata} == {
-        ("du2 × pass", 40, 4), ("du2 × fail", 10, 1), ("du3 × pass", 30, 3), ("du3 × fail", 5, 1)}
+        ("du2 × pass", 40, 4),
+        ("du2 × fail", 10, 1),
+        ("du3 × pass", 30, 3),
+        ("du3 × fail", 5, 1),
+    }
     by_stratum = {}
     for item in sample.items:
         by_stratum.setdefault(item.stratum, []).append(item.id)
@@ -74,7 +92,9 @@ def test_the_sheet_never_shows_the_judges_verdict_or_reason_and_reads_back_as_un
     assert sheet.judge_digest == JUDGE.digest()
 
 
-@pytest.mark.parametrize("hostile", ["a\nb: c", "\u0085 \u2028 \x9f \x7f \ud800", '"quoted" # not a comment', "</script><b>x</b>"])
+@pytest.mark.parametrize(
+    "hostile", ["a\nb: c", "\u0085 \u2028 \x9f \x7f \ud800", '"quoted" # not a comment', "</script><b>x</b>"]
+)
 def test_any_answer_text_survives_the_sheet_as_a_yaml_string(hostile):
     # Read as rag-ci reads a labels sheet (load_yaml: ruamel's pure-Python loader). The C scanner
     # of ruamel.yaml.clib refuses the escape of a lone surrogate ("\ud800") that it reads.
@@ -95,8 +115,10 @@ def test_the_page_embeds_untrusted_text_as_inert_json_and_loads_nothing_from_the
 
 
 def test_filled_sheet_labels_both_metrics_and_counts_labellers():
-    text = ('labeller: "ana"\njudge_digest: "d1"\nlabels:\n'
-            '  - {id: A, correct: true, complete: false}\n  - {id: B, correct: false, labeller: bo}\n  - {id: C, correct: }\n')
+    text = (
+        'labeller: "ana"\njudge_digest: "d1"\nlabels:\n'
+        "  - {id: A, correct: true, complete: false}\n  - {id: B, correct: false, labeller: bo}\n  - {id: C, correct: }\n"
+    )
     sheet = parse_label_sheet(text, "labels.yml")
     assert sheet.labels == {"correctness": {"A": True, "B": False}, "completeness": {"A": False}}
     assert (sheet.labeller_count, sheet.unlabelled, sheet.judge_digest) == (2, ("C",), "d1")
@@ -106,11 +128,15 @@ def test_audit_sample_command_writes_the_sheet_and_page_and_lists_the_strata(tmp
     results = tmp_path / "results.json"
     save_results(results, big_run())
     out = tmp_path / "audit"
-    first = CliRunner().invoke(cli, ["audit", "sample", str(results), "--fraction", "0.1", "--out", str(out), "--seed", "4"])
+    first = CliRunner().invoke(
+        cli, ["audit", "sample", str(results), "--fraction", "0.1", "--out", str(out), "--seed", "4"]
+    )
     assert first.exit_code == 0, first.output
     assert "9 answers" in first.output and "du3 × fail" in first.output
     sheet = (out / "labels.yml").read_text()
-    again = CliRunner().invoke(cli, ["audit", "sample", str(results), "--out", str(tmp_path / "again"), "--seed", "4"])
+    again = CliRunner().invoke(
+        cli, ["audit", "sample", str(results), "--out", str(tmp_path / "again"), "--seed", "4"]
+    )
     assert again.exit_code == 0 and (tmp_path / "again" / "labels.yml").read_text() == sheet
     assert (out / "audit.html").read_text().count("<script") == 2
 
@@ -120,8 +146,20 @@ def test_audit_sample_with_a_baseline_includes_this_runs_regressions(tmp_path):
     head.questions[3] = judged("A03", "du2", False)
     save_results(tmp_path / "base.json", base)
     save_results(tmp_path / "head.json", head)
-    result = CliRunner().invoke(cli, ["audit", "sample", str(tmp_path / "head.json"), "--baseline", str(tmp_path / "base.json"),
-                                      "--fraction", "0.01", "--out", str(tmp_path / "a")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "audit",
+            "sample",
+            str(tmp_path / "head.json"),
+            "--baseline",
+            str(tmp_path / "base.json"),
+            "--fraction",
+            "0.01",
+            "--out",
+            str(tmp_path / "a"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert '"A03"' in (tmp_path / "a" / "labels.yml").read_text()
     assert "1 decided by this run" in result.output
@@ -131,13 +169,19 @@ def test_the_csv_sheet_reads_back_once_filled_and_formulas_stay_inert(tmp_path):
     import csv
     import io
 
-    head = run(judged("=cmd", "du2", True, answer="=HYPERLINK(\"http://x\")"), judged("B", "du3", False), judge=JUDGE)
+    head = run(
+        judged("=cmd", "du2", True, answer='=HYPERLINK("http://x")'), judged("B", "du3", False), judge=JUDGE
+    )
     results = tmp_path / "results.json"
     save_results(results, head)
-    done = CliRunner().invoke(cli, ["audit", "sample", str(results), "--fraction", "1", "--out", str(tmp_path), "--sheet", "csv"])
+    done = CliRunner().invoke(
+        cli, ["audit", "sample", str(results), "--fraction", "1", "--out", str(tmp_path), "--sheet", "csv"]
+    )
     assert done.exit_code == 0, done.output
     rows = list(csv.DictReader(io.StringIO((tmp_path / "labels.csv").read_text())))
-    assert {r["answer"] for r in rows} >= {"'=HYPERLINK(\"http://x\")"} and "correctness=" not in str(rows)  # no judge reason
+    assert {r["answer"] for r in rows} >= {'\'=HYPERLINK("http://x")'} and "correctness=" not in str(
+        rows
+    )  # no judge reason
     for r in rows:  # the labeller fills the blank columns in a spreadsheet
         r["correct"], r["complete"] = "true", "false"
     filled = io.StringIO()
@@ -145,4 +189,7 @@ def test_the_csv_sheet_reads_back_once_filled_and_formulas_stay_inert(tmp_path):
     writer.writeheader()
     writer.writerows(rows)
     sheet = parse_label_sheet(filled.getvalue(), "labels.csv")
-    assert sheet.labels == {"correctness": {"=cmd": True, "B": True}, "completeness": {"=cmd": False, "B": False}}
+    assert sheet.labels == {
+        "correctness": {"=cmd": True, "B": True},
+        "completeness": {"=cmd": False, "B": False},
+    }

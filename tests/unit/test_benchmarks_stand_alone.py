@@ -21,7 +21,11 @@ def test_no_benchmark_imports_the_tests_or_their_fakes():
     offenders = {}
     for path in sorted((REPO / "benchmarks").glob("*.py")):
         source = path.read_text(encoding="utf-8")
-        bad = {m for m in imported_modules(ast.parse(source)) if m.split(".")[0] in ("tests", "fakes", "builders", "conftest")}
+        bad = {
+            m
+            for m in imported_modules(ast.parse(source))
+            if m.split(".")[0] in ("tests", "fakes", "builders", "conftest")
+        }
         if bad or '"tests"' in source or "'tests'" in source:
             offenders[path.name] = sorted(bad) or ["puts tests/ on sys.path"]
     assert offenders == {}

@@ -11,7 +11,9 @@ from rag_ci.targets.breaker import TargetBreaker
 
 
 def breaker(max_wait_s: float = 0.3, max_errors_at_start: int = 100) -> TargetBreaker:
-    return TargetBreaker("http http://rag/query", max_wait_s=max_wait_s, max_errors_at_start=max_errors_at_start)
+    return TargetBreaker(
+        "http http://rag/query", max_wait_s=max_wait_s, max_errors_at_start=max_errors_at_start
+    )
 
 
 async def call(b: TargetBreaker, seconds: float, timeout_s: float = 10.0) -> str:
@@ -43,7 +45,9 @@ def test_calls_failing_for_max_wait_s_trip_it_and_name_the_target_and_the_last_e
     first, second, seconds = asyncio.run(outage())
     assert (first, second) == ("time-out", "cut")
     assert 0.29 < seconds < 1.0, "the second call must end at the outage's deadline, not at its own 5 s"
-    assert b.reason.startswith("target http http://rag/query stopped answering: no successful reply for 0.3 s")
+    assert b.reason.startswith(
+        "target http http://rag/query stopped answering: no successful reply for 0.3 s"
+    )
     assert b.reason.endswith("last error: time-out")
 
 
@@ -63,6 +67,7 @@ def test_a_success_resets_the_outage_so_a_flaky_target_that_answers_never_trips(
 def test_time_with_no_call_in_flight_is_no_outage():
     """The engine may send nothing for a while (questions waiting for the judge): the outage
     starts with the first failing call sent after the last success, not at the last success."""
+
     async def go():
         b = breaker(max_wait_s=0.2)
         await call(b, 0.01)
@@ -75,7 +80,9 @@ def test_time_with_no_call_in_flight_is_no_outage():
 
 def test_the_first_calls_all_failing_trip_it_before_max_wait_s_and_never_once_one_answered():
     async def fail_fast(b: TargetBreaker, counts: bool = True) -> None:
-        b.failed(asyncio.get_running_loop().time(), "target answered HTTP 500: LLM API unreachable", counts=counts)
+        b.failed(
+            asyncio.get_running_loop().time(), "target answered HTTP 500: LLM API unreachable", counts=counts
+        )
 
     async def at_start():
         b = breaker(max_wait_s=60, max_errors_at_start=3)
@@ -86,7 +93,9 @@ def test_the_first_calls_all_failing_trip_it_before_max_wait_s_and_never_once_on
         return b
 
     b = asyncio.run(at_start())
-    assert b.reason.startswith("target http http://rag/query stopped answering: the first 3 questions all failed")
+    assert b.reason.startswith(
+        "target http http://rag/query stopped answering: the first 3 questions all failed"
+    )
     assert b.reason.endswith("last error: target answered HTTP 500: LLM API unreachable")
 
     async def after_an_answer():
@@ -114,11 +123,19 @@ def test_tripping_cuts_every_call_in_flight_at_once():
     assert outcomes == ["cut"] * 4 and seconds < 1
     assert b.not_asked_error().startswith("not asked: target http http://rag/query stopped answering")
     errors = [b.not_asked_error(), b.cut_error(), "time-out: no answer within 3s", None]
-    assert b.broken_reason(errors).endswith("1 of 4 questions not asked (docs/targets.md#when-the-target-stops-answering)")
+    assert b.broken_reason(errors).endswith(
+        "1 of 4 questions not asked (docs/targets.md#when-the-target-stops-answering)"
+    )
 
 
-@pytest.mark.parametrize("error, unanswered", [("not asked: target x stopped answering", True),
-                                               ("cut short, the run stopped asking: target x", True),
-                                               ("time-out: no answer within 3s", False), (None, False)])
+@pytest.mark.parametrize(
+    "error, unanswered",
+    [
+        ("not asked: target x stopped answering", True),
+        ("cut short, the run stopped asking: target x", True),
+        ("time-out: no answer within 3s", False),
+        (None, False),
+    ],
+)
 def test_the_breakers_own_errors_are_recognised(error, unanswered):
     assert TargetBreaker.left_unanswered(error) is unanswered

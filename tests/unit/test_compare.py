@@ -68,12 +68,16 @@ def test_fail_on_never_reports_but_passes():
 
 
 def test_a_changed_threshold_leaves_that_metric_out_and_the_others_still_gate():
-    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
-               question("B", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.7, 0.6)]),
-               thresholds={"hit_at_k": 1.0, "keyword_coverage": 0.6})
-    head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("keyword_coverage", 0.9, 0.8)]),
-               question("B", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.7, 0.8)]),
-               thresholds={"hit_at_k": 1.0, "keyword_coverage": 0.8})
+    base = run(
+        question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
+        question("B", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.7, 0.6)]),
+        thresholds={"hit_at_k": 1.0, "keyword_coverage": 0.6},
+    )
+    head = run(
+        question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("keyword_coverage", 0.9, 0.8)]),
+        question("B", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.7, 0.8)]),
+        thresholds={"hit_at_k": 1.0, "keyword_coverage": 0.8},
+    )
     result = compare(base, head)
     [left_out] = result.not_comparable
     assert left_out.name == "keyword_coverage" and left_out.differences == ("threshold: 0.6 → 0.8",)
@@ -87,24 +91,42 @@ def policy(**metrics):
 
 
 def test_a_changed_k_is_detected_and_only_that_metric_is_not_comparable():
-    base_policy = policy(hit_at_k={"threshold": 1.0, "k": 5, "criteria": None}, keyword_coverage={"threshold": 0.6, "k": None, "criteria": None})
-    head_policy = policy(hit_at_k={"threshold": 1.0, "k": 3, "criteria": None}, keyword_coverage={"threshold": 0.6, "k": None, "criteria": None})
-    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
-               question("B", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]), policy=base_policy)
-    head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
-               question("B", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.1, 0.6)]), policy=head_policy)
+    base_policy = policy(
+        hit_at_k={"threshold": 1.0, "k": 5, "criteria": None},
+        keyword_coverage={"threshold": 0.6, "k": None, "criteria": None},
+    )
+    head_policy = policy(
+        hit_at_k={"threshold": 1.0, "k": 3, "criteria": None},
+        keyword_coverage={"threshold": 0.6, "k": None, "criteria": None},
+    )
+    base = run(
+        question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
+        question("B", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
+        policy=base_policy,
+    )
+    head = run(
+        question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("keyword_coverage", 0.9, 0.6)]),
+        question("B", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("keyword_coverage", 0.1, 0.6)]),
+        policy=head_policy,
+    )
     result = compare(base, head)
     assert [(n.name, n.differences) for n in result.not_comparable] == [("hit_at_k", ("k: 5 → 3",))]
-    assert [c.id for c in result.regressions] == ["B"]  # keyword_coverage still gates; A's hit@3 miss does not
+    assert [c.id for c in result.regressions] == [
+        "B"
+    ]  # keyword_coverage still gates; A's hit@3 miss does not
     assert result.to_dict()["not_comparable"][0]["old"]["k"] == 5
 
 
 def test_a_metric_added_since_the_baseline_is_not_comparable_not_a_reason_to_refuse():
     base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), thresholds={"hit_at_k": 1.0})
-    head = run(question("A", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("mrr", 0.2, 0.5)]),
-               thresholds={"hit_at_k": 1.0, "mrr": 0.5})
+    head = run(
+        question("A", "fail", metrics=[metric("hit_at_k", 1.0, 1.0), metric("mrr", 0.2, 0.5)]),
+        thresholds={"hit_at_k": 1.0, "mrr": 0.5},
+    )
     result = compare(base, head)
-    assert [(n.name, n.old, n.differences) for n in result.not_comparable] == [("mrr", None, ("not in the baseline",))]
+    assert [(n.name, n.old, n.differences) for n in result.not_comparable] == [
+        ("mrr", None, ("not in the baseline",))
+    ]
     assert result.regressions == () and result.verdict == "pass"
 
 
@@ -116,15 +138,30 @@ def test_different_schema_is_refused():
 
 
 def judge(model="claude-haiku-4-5-20251001", **over):
-    fields = dict(provider="anthropic", model=model, temperature=0.0, deepeval_version="4.3.1", metrics={"faithfulness": {"threshold": 0.7}}, prompt_hash="p")
+    fields = dict(
+        provider="anthropic",
+        model=model,
+        temperature=0.0,
+        deepeval_version="4.3.1",
+        metrics={"faithfulness": {"threshold": 0.7}},
+        prompt_hash="p",
+    )
     return JudgeFingerprint(**{**fields, **over})
 
 
 def test_a_different_judge_model_leaves_out_the_judged_metrics_only():
-    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("faithfulness", 0.9, 0.7, "judge")]), judge=judge(),
-               thresholds={"hit_at_k": 1.0, "faithfulness": 0.7})
-    head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("faithfulness", 0.1, 0.7, "judge")]),
-               judge=judge("claude-sonnet-4-5-20250929"), thresholds={"hit_at_k": 1.0, "faithfulness": 0.7})
+    base = run(
+        question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("faithfulness", 0.9, 0.7, "judge")]),
+        judge=judge(),
+        thresholds={"hit_at_k": 1.0, "faithfulness": 0.7},
+    )
+    head = run(
+        question(
+            "A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("faithfulness", 0.1, 0.7, "judge")]
+        ),
+        judge=judge("claude-sonnet-4-5-20250929"),
+        thresholds={"hit_at_k": 1.0, "faithfulness": 0.7},
+    )
     result = compare(base, head)
     [left_out] = result.not_comparable
     assert left_out.name == "faithfulness"
@@ -134,8 +171,11 @@ def test_a_different_judge_model_leaves_out_the_judged_metrics_only():
 
 
 def test_judge_added_since_baseline_makes_its_metrics_not_comparable():
-    head = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("faithfulness", 0.1, 0.7, "judge")]), judge=judge(),
-               thresholds={"hit_at_k": 1.0, "faithfulness": 0.7})
+    head = run(
+        question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("faithfulness", 0.1, 0.7, "judge")]),
+        judge=judge(),
+        thresholds={"hit_at_k": 1.0, "faithfulness": 0.7},
+    )
     result = compare(run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)])), head)
     assert [n.name for n in result.not_comparable] == ["faithfulness"] and result.verdict == "pass"
 
@@ -149,12 +189,22 @@ def test_to_dict_carries_the_promised_keys():
 def test_a_question_is_judged_on_its_comparable_metrics_plus_its_own_errors():
     from rag_ci.core.results import MetricResult
 
-    broken_judge = MetricResult(name="faithfulness", kind="judge", threshold=0.7, error="judge error: HTTP 500")
-    base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), question("B", metrics=[metric("hit_at_k", 1.0, 1.0)]))
-    judge_failed = question("A", "error", metrics=[metric("hit_at_k", 1.0, 1.0), broken_judge]).model_copy(update={"error": None})
-    head = run(judge_failed,
-               question("B", "error", metrics=[metric("hit_at_k", 1.0, 1.0)]),  # the target itself failed
-               judge=judge(), thresholds={"hit_at_k": 1.0, "faithfulness": 0.7})
+    broken_judge = MetricResult(
+        name="faithfulness", kind="judge", threshold=0.7, error="judge error: HTTP 500"
+    )
+    base = run(
+        question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]),
+        question("B", metrics=[metric("hit_at_k", 1.0, 1.0)]),
+    )
+    judge_failed = question("A", "error", metrics=[metric("hit_at_k", 1.0, 1.0), broken_judge]).model_copy(
+        update={"error": None}
+    )
+    head = run(
+        judge_failed,
+        question("B", "error", metrics=[metric("hit_at_k", 1.0, 1.0)]),  # the target itself failed
+        judge=judge(),
+        thresholds={"hit_at_k": 1.0, "faithfulness": 0.7},
+    )
     result = compare(base, head)
     assert [n.name for n in result.not_comparable] == ["faithfulness"]
     assert [c.id for c in result.regressions] == ["B"]
@@ -163,10 +213,12 @@ def test_a_question_is_judged_on_its_comparable_metrics_plus_its_own_errors():
 def test_metric_reasons_are_shown_for_regressions_worse_and_unusable_baselines_only():
     from rag_ci.core.comparison.question_change import reasons_shown
 
-    faith = lambda score: metric("faithfulness", score, 0.7, kind="judge")  # noqa: E731
+    faith = lambda score: metric("faithfulness", score, 0.7, kind="judge")
     failing_a = question("A", "fail", metrics=[faith(0.2), metric("mrr", 0.9)])
     assert reasons_shown(None, failing_a) == frozenset()  # a run without baseline prints no metric reason
-    assert reasons_shown(question("A", metrics=[faith(0.9), metric("mrr", 0.9)]), failing_a) == {"faithfulness"}
+    assert reasons_shown(question("A", metrics=[faith(0.9), metric("mrr", 0.9)]), failing_a) == {
+        "faithfulness"
+    }
     assert reasons_shown(failing_a, failing_a) == frozenset()  # failing as before: printed nowhere
     worse = question("A", "fail", metrics=[faith(0.2), metric("mrr", 0.1)])  # retrieval got worse too
     assert reasons_shown(failing_a, worse) == {"faithfulness", "mrr"}
@@ -178,17 +230,25 @@ def test_metric_reasons_are_shown_for_regressions_worse_and_unusable_baselines_o
 def test_the_reasons_shown_are_the_ones_the_comparison_prints():
     from rag_ci.core.comparison.question_change import reasons_shown
 
-    judge = lambda name, score: metric(name, score, 0.7, kind="judge")  # noqa: E731
-    base = run(question("R", metrics=[judge("faithfulness", 0.9)]),
-               question("W", "fail", metrics=[judge("faithfulness", 0.2), metric("mrr", 0.9)]),
-               question("S", "fail", metrics=[judge("faithfulness", 0.2)]))
-    head = run(question("R", "fail", metrics=[judge("faithfulness", 0.1)]),
-               question("W", "fail", metrics=[judge("faithfulness", 0.2), metric("mrr", 0.1)]),
-               question("S", "fail", metrics=[judge("faithfulness", 0.3)]))
+    judge = lambda name, score: metric(name, score, 0.7, kind="judge")
+    base = run(
+        question("R", metrics=[judge("faithfulness", 0.9)]),
+        question("W", "fail", metrics=[judge("faithfulness", 0.2), metric("mrr", 0.9)]),
+        question("S", "fail", metrics=[judge("faithfulness", 0.2)]),
+    )
+    head = run(
+        question("R", "fail", metrics=[judge("faithfulness", 0.1)]),
+        question("W", "fail", metrics=[judge("faithfulness", 0.2), metric("mrr", 0.1)]),
+        question("S", "fail", metrics=[judge("faithfulness", 0.3)]),
+    )
     result = compare(base, head)
     printed = {c.id for c in result.regressions + result.worse if c.reason and "faithfulness=" in c.reason}
     old = base.by_id()
-    assert printed == {q.id for q in head.questions if "faithfulness" in reasons_shown(old[q.id], q)} == {"R", "W"}
+    assert (
+        printed
+        == {q.id for q in head.questions if "faithfulness" in reasons_shown(old[q.id], q)}
+        == {"R", "W"}
+    )
 
 
 def test_largest_latency_changes_mix_questions_that_passed_on_both_runs_with_the_rest_in_head_order():
@@ -196,9 +256,23 @@ def test_largest_latency_changes_mix_questions_that_passed_on_both_runs_with_the
     # rows are made only when they are among the largest latency changes, and the same as any.
     from rag_ci.core.comparison.question_change import question_change
 
-    base = run(question("A", latency=0.1), question("B", latency=0.1), question("C", latency=0.1), question("D", latency=0.1))
-    head = run(question("D", "fail", latency=0.4), question("C", latency=0.4), question("B", latency=0.1), question("A", latency=0.6))
+    base = run(
+        question("A", latency=0.1),
+        question("B", latency=0.1),
+        question("C", latency=0.1),
+        question("D", latency=0.1),
+    )
+    head = run(
+        question("D", "fail", latency=0.4),
+        question("C", latency=0.4),
+        question("B", latency=0.1),
+        question("A", latency=0.6),
+    )
     result = compare(base, head, top_latency=3)
-    assert [c.id for c in result.largest_latency_changes] == ["A", "D", "C"]  # 0.5, then 0.3 twice in head order
+    assert [c.id for c in result.largest_latency_changes] == [
+        "A",
+        "D",
+        "C",
+    ]  # 0.5, then 0.3 twice in head order
     assert result.largest_latency_changes[0] == question_change(base.questions[0], head.questions[3])
     assert [c.id for c in result.regressions] == ["D"]

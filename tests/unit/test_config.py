@@ -10,7 +10,9 @@ COMMAND = "questions: q.yml\ncorpora: {a: {}}\ntarget:\n  kind: command\n  comma
 
 def test_command_target_with_defaults():
     config = parse_config(COMMAND, "rag-ci.yml")
-    assert config.target.kind == "command" and config.target.timeout_s == 60 and config.target.concurrency == 8
+    assert (
+        config.target.kind == "command" and config.target.timeout_s == 60 and config.target.concurrency == 8
+    )
     assert config.judge.provider == "none"
 
 
@@ -21,7 +23,9 @@ def test_default_metrics_without_judge_are_judge_free():
 
 
 def test_explicit_metric_keeps_default_threshold_when_not_given():
-    config = parse_config(COMMAND + "metrics:\n  hit_at_k: {k: 3}\n  keyword_coverage: {threshold: 0.8}\n", "rag-ci.yml")
+    config = parse_config(
+        COMMAND + "metrics:\n  hit_at_k: {k: 3}\n  keyword_coverage: {threshold: 0.8}\n", "rag-ci.yml"
+    )
     metrics = config.metric_configs()
     assert metrics["hit_at_k"].k == 3 and metrics["hit_at_k"].threshold == 1.0
     assert metrics["keyword_coverage"].threshold == 0.8
@@ -44,7 +48,10 @@ def test_target_concurrency_max_is_refused_as_unknown_since_nothing_reads_it():
     with pytest.raises(ValidationError) as caught:
         parse_config(COMMAND + "  concurrency_max: 64\n", "rag-ci.yml")
     assert caught.value.problems == ["rag-ci.yml:6: target.concurrency_max: unknown field"]
-    assert parse_config(COMMAND + "judge:\n  provider: fake\n  concurrency_max: 64\n", "x").judge.concurrency_max == 64
+    assert (
+        parse_config(COMMAND + "judge:\n  provider: fake\n  concurrency_max: 64\n", "x").judge.concurrency_max
+        == 64
+    )
 
 
 def test_unknown_target_kind():

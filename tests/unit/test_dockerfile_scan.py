@@ -27,20 +27,27 @@ ENTRYPOINT python -m private_gpt
 
 def test_the_buildkit_only_syntax_is_found_with_its_line_and_plain_instructions_are_not():
     assert buildkit_only(PRIVATEGPT_LIKE) == ["line 7: RUN --mount"]
-    assert buildkit_only("FROM base\nRUN pip install --network-timeout 5 x\nCOPY --chown=app:app . /app\n") == []
+    assert (
+        buildkit_only("FROM base\nRUN pip install --network-timeout 5 x\nCOPY --chown=app:app . /app\n") == []
+    )
 
 
 def test_heredoc_bodies_and_continuations_are_read_as_the_parser_does():
     text = "FROM base\nRUN <<EOF\nCOPY --link not-an-instruction\nEOF\nRUN a \\\n  # a comment inside\n  --mount=x b\n"
     assert [(i.line, i.keyword) for i in instructions(text)] == [(1, "FROM"), (2, "RUN"), (5, "RUN")]
-    assert buildkit_only(text) == ["line 2: a heredoc (RUN <<...)", "line 5: RUN --mount"]  # not the body's COPY --link
+    assert buildkit_only(text) == [
+        "line 2: a heredoc (RUN <<...)",
+        "line 5: RUN --mount",
+    ]  # not the body's COPY --link
     assert buildkit_only("FROM base\nRUN a \\\n  --mount=type=cache,target=/c b\n") == ["line 2: RUN --mount"]
 
 
 def test_the_syntax_directive_counts_only_at_the_top():
     assert syntax_directive(PRIVATEGPT_LIKE) == "docker/dockerfile:1"
     assert syntax_directive("FROM base\n# syntax=docker/dockerfile:1\n") is None
-    assert "declares a BuildKit frontend (`# syntax=docker/dockerfile:1`)" in classic_failure_hint("exit 1", PRIVATEGPT_LIKE)
+    assert "declares a BuildKit frontend (`# syntax=docker/dockerfile:1`)" in classic_failure_hint(
+        "exit 1", PRIVATEGPT_LIKE
+    )
     assert classic_failure_hint("exit 1", "FROM base\n") == ""
 
 
@@ -50,7 +57,9 @@ def _spec(tmp_path: Path, text: str, build_args=None) -> BuildSpec:
 
 
 def test_base_images_are_the_stages_from_images_after_arg_expansion(tmp_path):
-    assert base_images(_spec(tmp_path, PRIVATEGPT_LIKE)) == ["python:3.11.6-slim-bookworm"]  # base, app: stages
+    assert base_images(_spec(tmp_path, PRIVATEGPT_LIKE)) == [
+        "python:3.11.6-slim-bookworm"
+    ]  # base, app: stages
     text = "ARG BASE=python:3.12-slim\nARG TAG\nFROM --platform=$BUILDPLATFORM ${BASE} AS build\nFROM scratch\nFROM build\n"
     assert base_images(_spec(tmp_path, text)) == ["python:3.12-slim"]
     assert base_images(_spec(tmp_path, text, {"BASE": "rag-ci-base:bookworm"})) == ["rag-ci-base:bookworm"]

@@ -16,10 +16,14 @@ def cited(q, **fingerprints):
 
 
 def test_a_regression_whose_cited_document_changed_is_labelled_and_still_gates():
-    base = run(cited(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), **{"du2/battery.md": "f1"}),
-               cited(question("B", metrics=[metric("hit_at_k", 1.0, 1.0)]), **{"du2/overview.md": "f2"}))
-    head = run(cited(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), **{"du2/battery.md": "f9"}),
-               cited(question("B", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), **{"du2/overview.md": "f2"}))
+    base = run(
+        cited(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), **{"du2/battery.md": "f1"}),
+        cited(question("B", metrics=[metric("hit_at_k", 1.0, 1.0)]), **{"du2/overview.md": "f2"}),
+    )
+    head = run(
+        cited(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), **{"du2/battery.md": "f9"}),
+        cited(question("B", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), **{"du2/overview.md": "f2"}),
+    )
     comparison = compare(base, head)
     assert comparison.verdict == "fail" and len(comparison.regressions) == 2
     by_id = {c.id: c for c in comparison.regressions}
@@ -33,17 +37,23 @@ def test_a_regression_whose_cited_document_changed_is_labelled_and_still_gates()
 
 
 def test_a_removed_document_counts_as_changed_and_a_baseline_without_fingerprints_as_unknown():
-    removed = run(cited(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), **{"du2/battery.md": None}))
+    removed = run(
+        cited(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), **{"du2/battery.md": None})
+    )
     base = run(cited(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), **{"du2/battery.md": "f1"}))
     assert compare(base, removed).regressions[0].source_changed == ("du2/battery.md",)
     old = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]))  # written before fingerprints
     comparison = compare(old, removed)
-    assert comparison.regressions[0].source_changed == () and LABEL not in render_markdown(removed, comparison)
+    assert comparison.regressions[0].source_changed == () and LABEL not in render_markdown(
+        removed, comparison
+    )
 
 
 def test_the_committed_example_baseline_loads_without_fingerprints():
     baseline = load_results(EXAMPLES / "baseline" / "results.json")
-    assert baseline.meta.corpus_fingerprints == {} and all(q.source_fingerprints == {} for q in baseline.questions)
+    assert baseline.meta.corpus_fingerprints == {} and all(
+        q.source_fingerprints == {} for q in baseline.questions
+    )
 
 
 def test_the_history_records_each_corpus_fingerprint_and_the_trend_shows_when_documents_changed():

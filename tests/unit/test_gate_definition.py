@@ -69,7 +69,9 @@ def test_worse_is_in_the_json_and_in_a_visible_section_of_the_comment():
     assert md.startswith("## rag-ci: ❌ 1 worse\n")
     section = md.index("### Worse (1): already failing, now worse")
     assert "<details>" not in md[:section]  # not collapsed
-    assert "hit&#64;k 1→0 | these passed on the baseline" in md[section:]  # the drop in its failing cell, once
+    assert (
+        "hit&#64;k 1→0 | these passed on the baseline" in md[section:]
+    )  # the drop in its failing cell, once
     assert "Worse: already failing, now worse (1)" in render_html(head, result)
 
 
@@ -133,7 +135,11 @@ def test_the_last_good_verdict_keeps_being_carried_through_consecutive_outages()
     first = carry_forward(good, run(question("A", "error"), sha="down222"))
     second = carry_forward(first, run(question("A", "error"), sha="down333"))
     (record,) = second.questions
-    assert record.carried is not None and record.carried.verdict == "fail" and record.carried.from_sha == "good111"
+    assert (
+        record.carried is not None
+        and record.carried.verdict == "fail"
+        and record.carried.from_sha == "good111"
+    )
     # ...and a still-failing question that now leaks is worse against it.
     result = compare(second, run(question("A", "routing_error", leaks=["zzz"])))
     assert [c.id for c in result.worse] == ["A"]
@@ -144,14 +150,22 @@ def test_nothing_is_carried_onto_a_changed_question_nor_from_a_broken_run():
     outage = run(question("A", "error", hash_="edited"), question("B", "error"), sha="down222")
     carried = carry_forward(previous, outage).by_id()
     assert carried["A"].carried is None and carried["B"].carried is not None
-    broken = previous.model_copy(update={"meta": previous.meta.model_copy(update={"broken": "40/40 questions errored"})})
+    broken = previous.model_copy(
+        update={"meta": previous.meta.model_copy(update={"broken": "40/40 questions errored"})}
+    )
     assert carry_forward(broken, outage) is outage
 
 
 def test_a_metric_defined_differently_now_is_left_out_of_the_carried_verdict():
     thresholds = {HIT: 1.0, KW: 0.6}
-    previous = run(question("A", "fail", metrics=[metric(HIT, 1.0, 1.0), metric(KW, 0.5, 0.6)]), thresholds=thresholds, sha="good111")
-    outage = run(question("A", "error"), thresholds={HIT: 1.0, KW: 0.4}, sha="down222")  # keyword_coverage redefined
+    previous = run(
+        question("A", "fail", metrics=[metric(HIT, 1.0, 1.0), metric(KW, 0.5, 0.6)]),
+        thresholds=thresholds,
+        sha="good111",
+    )
+    outage = run(
+        question("A", "error"), thresholds={HIT: 1.0, KW: 0.4}, sha="down222"
+    )  # keyword_coverage redefined
     (record,) = carry_forward(previous, outage).questions
     assert set(record.carried.metrics) == {HIT} and record.carried.verdict == "pass"
 
@@ -181,24 +195,38 @@ def test_the_error_share_counts_errored_questions_and_judge_metric_errors_but_no
         question("E1", "error"),
         question("E2", "error", metrics=[metric(HIT, 1.0, 1.0), judge_error()]),
         question("L", "routing_error", leaks=["zzz"]),
-        question("P1"), question("P2"), question("P3"), question("P4"), question("P5"), question("P6"), question("P7"),
+        question("P1"),
+        question("P2"),
+        question("P3"),
+        question("P4"),
+        question("P5"),
+        question("P6"),
+        question("P7"),
     ]
     assert broken_run_reason(questions, 0.2) is None  # 2/10 is not above 20%
     reason = broken_run_reason(questions, 0.1)
-    assert reason is not None and reason.startswith("2/10 questions errored (20%, above gate.max_error_rate 10%)")
+    assert reason is not None and reason.startswith(
+        "2/10 questions errored (20%, above gate.max_error_rate 10%)"
+    )
     assert GateConfig().max_error_rate == 0.2
 
 
 def test_the_reason_names_the_most_common_error():
-    questions = [question(f"Q{i}", "error", metrics=[judge_error()]) for i in range(3)] + [question("T", "error", error="time-out")]
+    questions = [question(f"Q{i}", "error", metrics=[judge_error()]) for i in range(3)] + [
+        question("T", "error", error="time-out")
+    ]
     reason = broken_run_reason(questions, 0.2)
     assert reason.endswith("most common error (3×): judge error: HTTP 500 (gave up after 4 attempts)")
 
 
 def test_compare_refuses_a_broken_baseline_and_a_broken_run():
     good = run(question("A"))
-    broken = good.model_copy(update={"meta": good.meta.model_copy(update={"broken": "4/4 questions errored"})})
-    with pytest.raises(BrokenRun, match="The baseline .* is a broken run, not a result: 4/4 questions errored"):
+    broken = good.model_copy(
+        update={"meta": good.meta.model_copy(update={"broken": "4/4 questions errored"})}
+    )
+    with pytest.raises(
+        BrokenRun, match="The baseline .* is a broken run, not a result: 4/4 questions errored"
+    ):
         compare(broken, good)
     with pytest.raises(BrokenRun, match="This run is broken"):
         compare(good, broken)
@@ -206,7 +234,9 @@ def test_compare_refuses_a_broken_baseline_and_a_broken_run():
 
 def test_a_broken_run_report_says_it_is_not_a_result():
     good = run(question("A", "error"))
-    broken = good.model_copy(update={"meta": good.meta.model_copy(update={"broken": "1/1 questions errored"})})
+    broken = good.model_copy(
+        update={"meta": good.meta.model_copy(update={"broken": "1/1 questions errored"})}
+    )
     assert render_markdown(broken).startswith("## rag-ci: ⛔ broken run: not a result")
 
 
@@ -233,9 +263,15 @@ def test_a_history_mark_counts_only_when_vouched_for_and_the_outcome_says_when_o
     assert asked == [{genuine, forged}]  # only the lines that mark a question are asked about
 
     base = run(question("A"), question("B"))
-    head = run(question("A", "fail", metrics=[metric(HIT, 0.0, 1.0)]), question("B", "fail", metrics=[metric(HIT, 0.0, 1.0)]))
+    head = run(
+        question("A", "fail", metrics=[metric(HIT, 0.0, 1.0)]),
+        question("B", "fail", metrics=[metric(HIT, 0.0, 1.0)]),
+    )
     outcome = compare_runs(base, head, history=history.with_vouched(vouch(history.marked)))
     assert [c.id for c in outcome.comparison.regressions] == ["B"]
     [flaky] = outcome.comparison.flaky
     assert flaky.id == "A" and flaky.from_history and flaky.why.startswith("cleared by the history of main")
-    assert any("1 line(s) of the history mark questions as known-flaky but were not written by rag-ci" in n for n in outcome.notices)
+    assert any(
+        "1 line(s) of the history mark questions as known-flaky but were not written by rag-ci" in n
+        for n in outcome.notices
+    )

@@ -29,7 +29,11 @@ def test_outputs_use_a_delimiter_no_value_contains(tmp_path):
     runner.set_outputs({"verdict": "fail", "note": "two\nlines\nrag_ci_deadbeef"})
     text = output.read_text()
     blocks = text.split("\n")
-    assert blocks[0].startswith("verdict<<rag_ci_") and blocks[1] == "fail" and blocks[2] == blocks[0].split("<<")[1]
+    assert (
+        blocks[0].startswith("verdict<<rag_ci_")
+        and blocks[1] == "fail"
+        and blocks[2] == blocks[0].split("<<")[1]
+    )
     delimiter = blocks[3].split("<<")[1]
     assert delimiter not in "two\nlines\nrag_ci_deadbeef".splitlines()
 
@@ -37,5 +41,7 @@ def test_outputs_use_a_delimiter_no_value_contains(tmp_path):
 def test_summary_is_appended_not_overwritten(tmp_path):
     summary = tmp_path / "summary.md"
     summary.write_text("# earlier step\n")
-    Runner(step_summary=summary, github_output=None, in_actions=True, stream=io.StringIO()).add_summary("## rag-ci")
+    Runner(step_summary=summary, github_output=None, in_actions=True, stream=io.StringIO()).add_summary(
+        "## rag-ci"
+    )
     assert summary.read_text() == "# earlier step\n## rag-ci\n\n"

@@ -11,14 +11,17 @@ from click.testing import CliRunner
 from builders import write
 from rag_ci.cli import cli
 
-CONFIG = "questions: questions.yml\ncorpora: {a: {description: A}}\ntarget: {kind: python, entry: 'rag:answer'}\n"
+CONFIG = (
+    "questions: questions.yml\ncorpora: {a: {description: A}}\ntarget: {kind: python, entry: 'rag:answer'}\n"
+)
 QUESTIONS = "version: 1\nquestions:\n  - {id: A, question: q, doc_id: a}\n"
 
 
 def cli_run(*args: str):
     result = CliRunner().invoke(cli, list(args), catch_exceptions=True)
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
-        f"traceback: {result.exception!r}")
+        f"traceback: {result.exception!r}"
+    )
     return result
 
 
@@ -51,8 +54,13 @@ def test_a_question_set_that_is_a_fifo_or_a_folder_is_refused_without_waiting(tm
 def test_a_response_expression_thousands_deep_is_refused_at_config_load(tmp_path):
     write(tmp_path / "questions.yml", QUESTIONS)
     deep = "(" * 3000 + "answer" + ")" * 3000
-    write(tmp_path / "rag-ci.yml", CONFIG.replace("target: {kind: python, entry: 'rag:answer'}",
-                                                  f"target: {{kind: http, url: 'http://127.0.0.1:9/ask', response: {{answer: '{deep}'}}}}"))
+    write(
+        tmp_path / "rag-ci.yml",
+        CONFIG.replace(
+            "target: {kind: python, entry: 'rag:answer'}",
+            f"target: {{kind: http, url: 'http://127.0.0.1:9/ask', response: {{answer: '{deep}'}}}}",
+        ),
+    )
 
     result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
 
@@ -65,7 +73,9 @@ def test_questions_import_of_a_line_with_a_5000_digit_number_names_the_line(tmp_
     write(tmp_path / "questions.yml", QUESTIONS)
     write(tmp_path / "log.jsonl", '{"question": "fine?"}\n{"question": "big?", "n": ' + "9" * 5000 + "}\n")
 
-    result = cli_run("questions", "import", str(tmp_path / "log.jsonl"), "--config", str(tmp_path / "rag-ci.yml"))
+    result = cli_run(
+        "questions", "import", str(tmp_path / "log.jsonl"), "--config", str(tmp_path / "rag-ci.yml")
+    )
 
     assert result.exit_code == 2, result.output
     assert "log.jsonl:2: not a JSON object" in result.output and "digits" in result.output
@@ -86,7 +96,9 @@ def test_the_reply_depth_check_agrees_with_a_parser_on_shapes_around_the_bound()
     def make(levels: int):
         if levels == 0:
             return rng.choice([1, "x]]", "[{", None])
-        inner = [make(levels - 1)] + [rng.choice([[], {}, [[3]], "]}", [{"k": [1]}]]) for _ in range(rng.randint(0, 2))]
+        inner = [make(levels - 1)] + [
+            rng.choice([[], {}, [[3]], "]}", [{"k": [1]}]]) for _ in range(rng.randint(0, 2))
+        ]
         rng.shuffle(inner)
         return inner if rng.random() < 0.5 else {f"k{i}": v for i, v in enumerate(inner)}
 
@@ -103,4 +115,7 @@ def test_a_schema_key_points_to_the_editor_comment_that_does_the_same(tmp_path):
 
     assert result.exit_code == 2, result.output
     assert "rag-ci.yml:1: $schema: unknown field" in result.output
-    assert "# yaml-language-server: $schema=https://example.org/rag-ci.schema.json` as the first line" in result.output
+    assert (
+        "# yaml-language-server: $schema=https://example.org/rag-ci.schema.json` as the first line"
+        in result.output
+    )

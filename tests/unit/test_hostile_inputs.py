@@ -6,7 +6,6 @@ by the test, so a traceback fails the test instead of passing as exit 1."""
 
 from __future__ import annotations
 
-
 import pytest
 from click.testing import CliRunner
 
@@ -14,21 +13,31 @@ from builders import question, run, write
 from rag_ci.cli import cli
 from rag_ci.files.results_file import save_results
 
-CONFIG = "questions: questions.yml\ncorpora: {a: {description: A}}\ntarget: {kind: python, entry: 'rag:answer'}\n"
+CONFIG = (
+    "questions: questions.yml\ncorpora: {a: {description: A}}\ntarget: {kind: python, entry: 'rag:answer'}\n"
+)
 QUESTIONS = "version: 1\nquestions:\n  - {id: A, question: q, doc_id: a}\n"
 
 
 def cli_run(*args: str):
     result = CliRunner().invoke(cli, list(args), catch_exceptions=True)
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
-        f"traceback: {result.exception!r}")
+        f"traceback: {result.exception!r}"
+    )
     return result
 
 
-@pytest.mark.parametrize("char", ["\x00", "\x01", "\x1b", "\x7f", "\ufffe"], ids=["NUL", "SOH", "ESC", "DEL", "U+FFFE"])
+@pytest.mark.parametrize(
+    "char", ["\x00", "\x01", "\x1b", "\x7f", "\ufffe"], ids=["NUL", "SOH", "ESC", "DEL", "U+FFFE"]
+)
 @pytest.mark.parametrize("where", ["questions.yml", "rag-ci.yml"])
-def test_control_characters_in_the_config_or_question_set_name_the_file_line_and_column(tmp_path, char, where):
-    write(tmp_path / "questions.yml", QUESTIONS.replace("question: q", f"question: q{char}" if where == "questions.yml" else "question: q"))
+def test_control_characters_in_the_config_or_question_set_name_the_file_line_and_column(
+    tmp_path, char, where
+):
+    write(
+        tmp_path / "questions.yml",
+        QUESTIONS.replace("question: q", f"question: q{char}" if where == "questions.yml" else "question: q"),
+    )
     write(tmp_path / "rag-ci.yml", CONFIG + (f"# note{char}\n" if where == "rag-ci.yml" else ""))
     result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
     assert result.exit_code == 2
@@ -40,24 +49,36 @@ def test_a_question_set_that_is_proc_self_environ_is_refused_without_quoting_it(
     monkeypatch.setenv("RAG_CI_TEST_SECRET", "s3cr3t-value-0123456789")
     write(tmp_path / "rag-ci.yml", CONFIG.replace("questions.yml", "/proc/self/environ"))
     result = cli_run("validate", "--config", str(tmp_path / "rag-ci.yml"))
-    assert result.exit_code == 2 and "rag-ci.yml:1: questions '/proc/self/environ' is outside the repository" in result.output
+    assert (
+        result.exit_code == 2
+        and "rag-ci.yml:1: questions '/proc/self/environ' is outside the repository" in result.output
+    )
     assert "s3cr3t" not in result.output
 
 
 def test_control_characters_in_the_accepted_file_name_it(tmp_path):
     save_results(tmp_path / "r.json", run(question("A")))
     write(tmp_path / "accepted.yml", "accepted:\n  - {id: A, question_hash: h\x00, reason: r}\n")
-    result = cli_run("compare", str(tmp_path / "r.json"), str(tmp_path / "r.json"), "--accepted", str(tmp_path / "accepted.yml"))
+    result = cli_run(
+        "compare",
+        str(tmp_path / "r.json"),
+        str(tmp_path / "r.json"),
+        "--accepted",
+        str(tmp_path / "accepted.yml"),
+    )
     assert result.exit_code == 2 and "accepted.yml:2:" in result.output and "U+0000" in result.output
 
 
-@pytest.mark.parametrize("name, content, expected", [
-    ("labels.yml", "labels:\n  - {id: A, correct: tr\x00ue}\n", "labels.yml:2:"),
-    ("labels.csv", "id,correct\nA,tr\x00ue\n", "labels.csv:2:"),
-    ("labels.csv", "id,correct\nA," + "x" * 200_000 + "\n", "not a readable CSV"),
-    ("labels.yml", "labels: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than"),
-    ("labels.csv", b"\xff\xfe\x00 not utf-8", "cannot read the labels file"),
-])
+@pytest.mark.parametrize(
+    "name, content, expected",
+    [
+        ("labels.yml", "labels:\n  - {id: A, correct: tr\x00ue}\n", "labels.yml:2:"),
+        ("labels.csv", "id,correct\nA,tr\x00ue\n", "labels.csv:2:"),
+        ("labels.csv", "id,correct\nA," + "x" * 200_000 + "\n", "not a readable CSV"),
+        ("labels.yml", "labels: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than"),
+        ("labels.csv", b"\xff\xfe\x00 not utf-8", "cannot read the labels file"),
+    ],
+)
 def test_calibrate_with_a_hostile_labels_file_names_it_and_exits_2(tmp_path, name, content, expected):
     save_results(tmp_path / "r.json", run(question("A")))
     path = tmp_path / name
@@ -80,9 +101,11 @@ HOSTILE_HISTORY = [
 def test_bad_history_lines_are_skipped_with_a_warning_never_fatal(tmp_path, command):
     save_results(tmp_path / "r.json", run(question("A")))
     history = write(tmp_path / "eval_history.jsonl", "\n".join(HOSTILE_HISTORY) + "\n")
-    args = {"history": ["history", str(history)],
-            "compare": ["compare", str(tmp_path / "r.json"), str(tmp_path / "r.json"), "--history", str(history)],
-            "report": ["report", str(tmp_path / "r.json"), "--history", str(history)]}[command]
+    args = {
+        "history": ["history", str(history)],
+        "compare": ["compare", str(tmp_path / "r.json"), str(tmp_path / "r.json"), "--history", str(history)],
+        "report": ["report", str(tmp_path / "r.json"), "--history", str(history)],
+    }[command]
     result = cli_run(*args)
     assert result.exit_code == 0, result.output
     assert "skipped 4 unreadable line(s): line 1: not JSON" in result.output
@@ -105,10 +128,15 @@ def test_a_corpora_dir_outside_the_repository_is_refused_naming_the_config_and_l
     (repo / ".git").mkdir(parents=True)
     (repo / "linked").symlink_to("/etc")
     write(repo / "questions.yml", QUESTIONS)
-    write(repo / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}", f"corpora_dir: {corpora_dir}"))
+    write(
+        repo / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}", f"corpora_dir: {corpora_dir}")
+    )
     result = cli_run("validate", "--config", str(repo / "rag-ci.yml"))
     assert result.exit_code == 2
-    assert f"rag-ci.yml:2: corpora_dir '{corpora_dir}'" in result.output and "outside the repository" in result.output
+    assert (
+        f"rag-ci.yml:2: corpora_dir '{corpora_dir}'" in result.output
+        and "outside the repository" in result.output
+    )
 
 
 def test_a_missing_corpora_dir_names_the_config_and_line(tmp_path):
@@ -119,8 +147,10 @@ def test_a_missing_corpora_dir_names_the_config_and_line(tmp_path):
 
 
 SECRET = "The vault password is hunter2-CORPUS-SECRET. Keep the credentials under the floor."
-DOC = ("The drive unit delivers 250 W of continuous power. It weighs 3.2 kg and mounts at the bottom bracket. "
-       "Its torque sensor samples the pedal force a thousand times per second.\n")
+DOC = (
+    "The drive unit delivers 250 W of continuous power. It weighs 3.2 kg and mounts at the bottom bracket. "
+    "Its torque sensor samples the pedal force a thousand times per second.\n"
+)
 
 
 def _repository_with_links_out(tmp_path):
@@ -145,7 +175,9 @@ def _repository_with_links_out(tmp_path):
 def test_generate_never_reads_a_file_a_symlink_leads_outside_the_corpus_to(tmp_path):
     """Before: a contributed symlink made `generate` send local files to the writer and commit them."""
     repo = _repository_with_links_out(tmp_path)
-    result = cli_run("questions", "generate", "--config", str(repo / "rag-ci.yml"), "--writer", "fake", "--no-progress")
+    result = cli_run(
+        "questions", "generate", "--config", str(repo / "rag-ci.yml"), "--writer", "fake", "--no-progress"
+    )
     assert result.exit_code == 0, result.output
     text = (repo / "questions.yml").read_text()
     assert "hunter2" not in text and "vault" not in text and "doc_id: b" not in text
@@ -175,10 +207,21 @@ def test_a_corpus_path_outside_the_repository_is_refused_naming_the_config_and_l
     (repo / ".git").mkdir(parents=True)
     (repo / "linked").symlink_to(tmp_path / "outside")
     write(repo / "questions.yml", QUESTIONS)
-    write(repo / "rag-ci.yml", CONFIG.replace("corpora: {a: {description: A}}",
-                                              f"corpora:\n  a:\n    description: A\n    path: {path}"))
-    args = ["validate"] if command == "validate" else ["questions", "generate", "--writer", "fake", "--no-progress"]
+    write(
+        repo / "rag-ci.yml",
+        CONFIG.replace(
+            "corpora: {a: {description: A}}", f"corpora:\n  a:\n    description: A\n    path: {path}"
+        ),
+    )
+    args = (
+        ["validate"]
+        if command == "validate"
+        else ["questions", "generate", "--writer", "fake", "--no-progress"]
+    )
     result = cli_run(*args, "--config", str(repo / "rag-ci.yml"))
     assert result.exit_code == 2, result.output
-    assert f"rag-ci.yml:5: corpus 'a': path '{path}'" in result.output and "outside the repository" in result.output
+    assert (
+        f"rag-ci.yml:5: corpus 'a': path '{path}'" in result.output
+        and "outside the repository" in result.output
+    )
     assert "hunter2" not in (repo / "questions.yml").read_text()

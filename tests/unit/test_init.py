@@ -17,14 +17,17 @@ REPO = Path(__file__).resolve().parents[2]
 def _documents(root: Path, *corpora: str) -> None:
     for corpus in corpora:
         (root / "docs" / corpus).mkdir(parents=True)
-        (root / "docs" / corpus / "guide.md").write_text(f"# {corpus}\n\nThe {corpus} unit charges in 6.5 hours.\n")
+        (root / "docs" / corpus / "guide.md").write_text(
+            f"# {corpus}\n\nThe {corpus} unit charges in 6.5 hours.\n"
+        )
 
 
 def test_the_workflows_init_ships_are_the_repositorys_own():
     for name in WORKFLOWS:
         assert shipped_workflow(name) == (REPO / ".github" / "workflows" / name).read_text(), (
             f"rag_ci/templates/workflows/{name} differs from .github/workflows/{name}: "
-            "run `sh .ci/refresh-workflow-templates` and commit the copies")
+            "run `sh .ci/refresh-workflow-templates` and commit the copies"
+        )
 
 
 def test_a_users_copy_of_a_workflow_uses_the_released_action_at_the_repository_root():
@@ -39,9 +42,15 @@ def test_init_finds_the_corpora_guesses_the_target_and_writes_config_workflows_a
     (tmp_path / "Dockerfile").write_text("FROM python:3.12-slim\n")
     done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes"])
     assert done.exit_code == 0, done.output
-    assert "2 corpora: manual-a (docs/manual-a, 1 documents), manual-b (docs/manual-b, 1 documents); target docker" in done.output
+    assert (
+        "2 corpora: manual-a (docs/manual-a, 1 documents), manual-b (docs/manual-b, 1 documents); target docker"
+        in done.output
+    )
     config = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml")
-    assert {name: spec.path for name, spec in config.corpora.items()} == {"manual-a": "docs/manual-a", "manual-b": "docs/manual-b"}
+    assert {name: spec.path for name, spec in config.corpora.items()} == {
+        "manual-a": "docs/manual-a",
+        "manual-b": "docs/manual-b",
+    }
     assert config.target.kind == "docker" and config.questions == "questions.yml"
     assert "questions: []" in (tmp_path / "questions.yml").read_text()
     assert sorted(p.name for p in (tmp_path / ".github" / "workflows").iterdir()) == sorted(WORKFLOWS)
@@ -49,7 +58,9 @@ def test_init_finds_the_corpora_guesses_the_target_and_writes_config_workflows_a
 
 def test_init_asks_how_to_reach_the_rag_when_not_told_yes(tmp_path):
     _documents(tmp_path, "a", "b")
-    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--no-workflows"], input="http\nhttp://127.0.0.1:9000/ask\n")
+    done = CliRunner().invoke(
+        cli, ["init", str(tmp_path), "--no-workflows"], input="http\nhttp://127.0.0.1:9000/ask\n"
+    )
     assert done.exit_code == 0, done.output
     config = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml")
     assert config.target.kind == "http" and config.target.url == "http://127.0.0.1:9000/ask"
@@ -66,7 +77,11 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path):
 
 def test_init_without_documents_says_where_it_looked(tmp_path):
     done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes"])
-    assert done.exit_code == 2 and "no documents found in docs/ or documents/" in done.output and "--docs" in done.output
+    assert (
+        done.exit_code == 2
+        and "no documents found in docs/ or documents/" in done.output
+        and "--docs" in done.output
+    )
 
 
 def test_validate_on_the_empty_set_says_to_generate_questions(tmp_path):
@@ -92,19 +107,39 @@ def test_docs_names_the_folder_of_corpora(tmp_path):
     for corpus in ("hr", "it"):
         (tmp_path / "content" / "manuals" / corpus).mkdir(parents=True)
         (tmp_path / "content" / "manuals" / corpus / "a.txt").write_text("text\n")
-    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows", "--target", "command",
-                                    "--docs", str(tmp_path / "content" / "manuals")])
+    done = CliRunner().invoke(
+        cli,
+        [
+            "init",
+            str(tmp_path),
+            "--yes",
+            "--no-workflows",
+            "--target",
+            "command",
+            "--docs",
+            str(tmp_path / "content" / "manuals"),
+        ],
+    )
     assert done.exit_code == 0, done.output
     config = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml")
-    assert {n: s.path for n, s in config.corpora.items()} == {"hr": "content/manuals/hr", "it": "content/manuals/it"}
+    assert {n: s.path for n, s in config.corpora.items()} == {
+        "hr": "content/manuals/hr",
+        "it": "content/manuals/it",
+    }
     assert config.target.kind == "command"
 
 
 def test_a_documents_folder_outside_the_project_is_refused(tmp_path):
     (tmp_path / "outside" / "a").mkdir(parents=True)
     (tmp_path / "outside" / "a" / "x.md").write_text("x\n")
-    done = CliRunner().invoke(cli, ["init", str(tmp_path / "project"), "--yes", "--docs", str(tmp_path / "outside")])
-    assert done.exit_code == 2 and "is outside" in done.output and not (tmp_path / "project" / "rag-ci.yml").exists()
+    done = CliRunner().invoke(
+        cli, ["init", str(tmp_path / "project"), "--yes", "--docs", str(tmp_path / "outside")]
+    )
+    assert (
+        done.exit_code == 2
+        and "is outside" in done.output
+        and not (tmp_path / "project" / "rag-ci.yml").exists()
+    )
 
 
 def test_init_where_github_workflows_is_a_file_says_so_and_writes_nothing(tmp_path):
@@ -117,7 +152,9 @@ def test_init_where_github_workflows_is_a_file_says_so_and_writes_nothing(tmp_pa
     assert done.exit_code == 2, done.output
     assert ".github/workflows is a file" in done.output and "Traceback" not in done.output
     assert not (tmp_path / "rag-ci.yml").exists() and not (tmp_path / "questions.yml").exists()
-    assert CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"]).exit_code == 0  # nothing half-written
+    assert (
+        CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"]).exit_code == 0
+    )  # nothing half-written
 
 
 def test_init_names_odd_folders_as_they_are_and_never_twice(tmp_path):
@@ -128,7 +165,11 @@ def test_init_names_odd_folders_as_they_are_and_never_twice(tmp_path):
     assert done.exit_code == 0, done.output
     config = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml")
     assert {name: spec.path for name, spec in config.corpora.items()} == {
-        "a-b": "docs/a b", "a-b-2": "docs/a-b", "null": "docs/null", "true": "docs/true"}
+        "a-b": "docs/a b",
+        "a-b-2": "docs/a-b",
+        "null": "docs/null",
+        "true": "docs/true",
+    }
 
 
 def test_init_never_follows_a_symlink_out_of_the_repository(tmp_path):
@@ -153,7 +194,8 @@ def test_init_writes_no_second_pull_request_workflow_beside_one_that_runs_rag_ci
     _documents(tmp_path, "a", "b")
     (tmp_path / ".github" / "workflows").mkdir(parents=True)
     (tmp_path / ".github" / "workflows" / "rag-ci.yml").write_text(
-        "on: pull_request\njobs:\n  rag:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: rag-ci/rag-ci@v1\n")
+        "on: pull_request\njobs:\n  rag:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: rag-ci/rag-ci@v1\n"
+    )
 
     done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes"])
 

@@ -19,11 +19,18 @@ def _project(tmp_path, files: dict[str, str]):
     return tmp_path
 
 
-def test_a_fastapi_app_imported_from_fastapi_in_a_sub_folder_gives_an_http_target_that_validate_accepts(tmp_path):
+def test_a_fastapi_app_imported_from_fastapi_in_a_sub_folder_gives_an_http_target_that_validate_accepts(
+    tmp_path,
+):
     """Before: `python`, the check saw only `*.py` at depth 1 and the word FastAPI."""
-    _project(tmp_path, {"service/api/routes.py": "from fastapi import APIRouter\nrouter = APIRouter()\n",
-                        "service/api/server.py": "from fastapi import APIRouter as R\nfrom fastapi import FastAPI\n"
-                                                 "api = FastAPI()\nuvicorn.run(api, host='0.0.0.0', port=8010)\n"})
+    _project(
+        tmp_path,
+        {
+            "service/api/routes.py": "from fastapi import APIRouter\nrouter = APIRouter()\n",
+            "service/api/server.py": "from fastapi import APIRouter as R\nfrom fastapi import FastAPI\n"
+            "api = FastAPI()\nuvicorn.run(api, host='0.0.0.0', port=8010)\n",
+        },
+    )
     done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"])
     assert done.exit_code == 0 and "target http" in done.output, done.output
     text = (tmp_path / "rag-ci.yml").read_text()
@@ -31,7 +38,9 @@ def test_a_fastapi_app_imported_from_fastapi_in_a_sub_folder_gives_an_http_targe
     target = parse_config(text, "rag-ci.yml").target
     assert (target.kind, target.url, target.health) == ("http", "http://127.0.0.1:8010/query", "/docs")
     assert target.start == ["uvicorn", "service.api.server:api", "--port", "8010"]
-    (tmp_path / "questions.yml").write_text("version: 1\nquestions:\n  - {id: Q1, question: What is the delay?, doc_id: manual}\n")
+    (tmp_path / "questions.yml").write_text(
+        "version: 1\nquestions:\n  - {id: Q1, question: What is the delay?, doc_id: manual}\n"
+    )
     checked = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
     assert checked.exit_code == 0 and "target http" in checked.output, checked.output
 
@@ -46,31 +55,58 @@ def test_a_source_file_of_any_case_and_a_requirements_file_are_read(tmp_path):
 
 
 def test_fastapi_flask_and_django_apps_get_their_start_commands(tmp_path):
-    fast = detect_target(_project(tmp_path / "f", {"app/main.py": "from fastapi import FastAPI\napp = FastAPI()\n"}))
+    fast = detect_target(
+        _project(tmp_path / "f", {"app/main.py": "from fastapi import FastAPI\napp = FastAPI()\n"})
+    )
     assert fast.start == ["uvicorn", "app.main:app", "--port", "8000"]
-    flask = detect_target(_project(tmp_path / "k", {"web.py": "from flask import Flask\nserver = Flask(__name__)\n"}))
+    flask = detect_target(
+        _project(tmp_path / "k", {"web.py": "from flask import Flask\nserver = Flask(__name__)\n"})
+    )
     assert (flask.port, flask.start) == (5000, ["flask", "--app", "web:server", "run", "--port", "5000"])
-    django = detect_target(_project(tmp_path / "d", {"manage.py": "import django\n", "site/settings.py": "DEBUG = True\n"}))
+    django = detect_target(
+        _project(tmp_path / "d", {"manage.py": "import django\n", "site/settings.py": "DEBUG = True\n"})
+    )
     assert (django.kind, django.start) == ("http", ["python", "manage.py", "runserver", "8000"])
 
 
 def test_an_express_app_gets_its_listen_port_and_npm_start(tmp_path):
-    found = detect_target(_project(tmp_path, {
-        "package.json": json.dumps({"main": "server.js", "scripts": {"start": "node server.js"},
-                                    "dependencies": {"express": "^4.19.0"}}),
-        "server.js": "const app = require('express')();\napp.listen(4000);\n"}))
-    assert (found.kind, found.port, found.start, found.framework) == ("http", 4000, ["npm", "start"], "Express in package.json")
+    found = detect_target(
+        _project(
+            tmp_path,
+            {
+                "package.json": json.dumps(
+                    {
+                        "main": "server.js",
+                        "scripts": {"start": "node server.js"},
+                        "dependencies": {"express": "^4.19.0"},
+                    }
+                ),
+                "server.js": "const app = require('express')();\napp.listen(4000);\n",
+            },
+        )
+    )
+    assert (found.kind, found.port, found.start, found.framework) == (
+        "http",
+        4000,
+        ["npm", "start"],
+        "Express in package.json",
+    )
 
 
 def test_a_dockerfile_of_any_case_gives_docker_with_its_exposed_or_command_port(tmp_path):
-    _project(tmp_path, {"dockerfile": "FROM python:3.12-slim\nEXPOSE 8080\nCMD [\"python\", \"serve.py\"]\n"})
+    _project(tmp_path, {"dockerfile": 'FROM python:3.12-slim\nEXPOSE 8080\nCMD ["python", "serve.py"]\n'})
     done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"])
     assert done.exit_code == 0, done.output
     target = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml").target
     assert (target.kind, target.port, target.dockerfile) == ("docker", 8080, "dockerfile")
-    cmd = detect_target(_project(tmp_path / "c", {"Dockerfile": 'FROM x\nCMD ["uvicorn", "app:app", "--port", "9000"]\n'}))
+    cmd = detect_target(
+        _project(tmp_path / "c", {"Dockerfile": 'FROM x\nCMD ["uvicorn", "app:app", "--port", "9000"]\n'})
+    )
     assert (cmd.kind, cmd.port) == ("docker", 9000)
 
 
 def test_a_plain_python_project_stays_python(tmp_path):
-    assert detect_target(_project(tmp_path, {"rag.py": "def answer(request):\n    return {}\n"})).kind == "python"
+    assert (
+        detect_target(_project(tmp_path, {"rag.py": "def answer(request):\n    return {}\n"})).kind
+        == "python"
+    )

@@ -84,7 +84,9 @@ def test_fresh_calls_are_always_sent_so_a_confirmation_is_an_independent_draw():
     async def go():
         await client.call("prompt", Verdict)
         await client.call("prompt", Verdict, fresh=True)
-        await asyncio.gather(client.call("prompt", Verdict, fresh=True), client.call("prompt", Verdict, fresh=True))
+        await asyncio.gather(
+            client.call("prompt", Verdict, fresh=True), client.call("prompt", Verdict, fresh=True)
+        )
 
     asyncio.run(go())
     assert len(provider.sent) == 4
@@ -95,12 +97,16 @@ def test_a_failed_call_is_not_remembered_the_next_identical_prompt_asks_again():
     client = client_for(provider)
 
     async def go():
-        first = await asyncio.gather(client.call("prompt", Verdict), client.call("prompt", Verdict), return_exceptions=True)
+        first = await asyncio.gather(
+            client.call("prompt", Verdict), client.call("prompt", Verdict), return_exceptions=True
+        )
         again = await client.call("prompt", Verdict)
         return first, again
 
     first, again = asyncio.run(go())
-    assert all(isinstance(r, JudgeCallError) for r in first)  # the waiter shares the failure of the call it waited for
+    assert all(
+        isinstance(r, JudgeCallError) for r in first
+    )  # the waiter shares the failure of the call it waited for
     assert again == Verdict(verdicts=["yes"])
     assert len(provider.sent) == 2
 

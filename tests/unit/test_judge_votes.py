@@ -39,24 +39,48 @@ def test_the_exact_odds_match_a_direct_count_of_vote_sequences():
     assert odds.wrong == pytest.approx(0.01) and odds.split == pytest.approx(0.99)
     assert odds.votes == pytest.approx(1 + 0.1)  # the second vote always, the third after a wrong second
     row = rule_row(0.05)
-    assert row.false_regression == pytest.approx(0.05 ** 3 * (1 - 0.05 ** 2 - 2 * 0.05 * 0.95), rel=1e-6)
+    assert row.false_regression == pytest.approx(0.05**3 * (1 - 0.05**2 - 2 * 0.05 * 0.95), rel=1e-6)
 
 
 def test_a_flip_the_judge_could_not_establish_does_not_gate_and_says_so_in_its_row():
-    head_split = MetricResult(name="correctness", kind="judge", score=1.0, threshold=0.5, passed=True,
-                              confirm_runs=[False, True], unstable=True, judge_split=True, confirm_calls=1)
-    noise = MetricResult(name="correctness", kind="judge", score=0.0, threshold=0.5, passed=False, confirm_runs=[False] * 3,
-                         baseline_votes=[True, False], baseline_confirmed=False, confirm_calls=3)
+    head_split = MetricResult(
+        name="correctness",
+        kind="judge",
+        score=1.0,
+        threshold=0.5,
+        passed=True,
+        confirm_runs=[False, True],
+        unstable=True,
+        judge_split=True,
+        confirm_calls=1,
+    )
+    noise = MetricResult(
+        name="correctness",
+        kind="judge",
+        score=0.0,
+        threshold=0.5,
+        passed=False,
+        confirm_runs=[False] * 3,
+        baseline_votes=[True, False],
+        baseline_confirmed=False,
+        confirm_calls=3,
+    )
     metric = MetricResult(name="correctness", kind="judge", score=1.0, threshold=0.5, passed=True)
-    base = run(question("A").model_copy(update={"metrics": {"correctness": metric}}),
-               question("B").model_copy(update={"metrics": {"correctness": metric}}))
-    head = run(question("A").model_copy(update={"metrics": {"correctness": head_split}}),
-               question("B", "fail").model_copy(update={"metrics": {"correctness": noise}}))
+    base = run(
+        question("A").model_copy(update={"metrics": {"correctness": metric}}),
+        question("B").model_copy(update={"metrics": {"correctness": metric}}),
+    )
+    head = run(
+        question("A").model_copy(update={"metrics": {"correctness": head_split}}),
+        question("B", "fail").model_copy(update={"metrics": {"correctness": noise}}),
+    )
     result = compare(base, head)
     assert result.regressions == () and result.worse == () and result.verdict == "pass"
     labels = {n.id: n.label for n in result.judge_noise}
-    assert labels == {"A": "judge split 1–1 (correctness)",
-                      "B": "baseline verdict was noise: correctness on the baseline's answer re-judged 1 fail, 0 pass"}
+    assert labels == {
+        "A": "judge split 1–1 (correctness)",
+        "B": "baseline verdict was noise: correctness on the baseline's answer re-judged 1 fail, 0 pass",
+    }
     text = render_markdown(head, result)
     assert "| A | judge split 1–1 (correctness) |" in text
     assert "Judge confirmation: 4 calls re-judging flipped verdicts" in text
@@ -66,10 +90,20 @@ def test_a_flip_the_judge_could_not_establish_does_not_gate_and_says_so_in_its_r
 
 def test_byte_identical_reasked_answers_count_once():
     base = run(question("A"))
-    votes = MetricResult(name="correctness", kind="judge", score=0.0, threshold=0.5, passed=False, confirm_runs=[False, False, True])
+    votes = MetricResult(
+        name="correctness",
+        kind="judge",
+        score=0.0,
+        threshold=0.5,
+        passed=False,
+        confirm_runs=[False, False, True],
+    )
     same = [Sample(verdict="fail", answer_hash="h1") for _ in range(4)]
-    head = run(question("A", "fail").model_copy(update={"samples": same, "reasked": True, "pass_rate": 0.0,
-                                                         "metrics": {"correctness": votes}}))
+    head = run(
+        question("A", "fail").model_copy(
+            update={"samples": same, "reasked": True, "pass_rate": 0.0, "metrics": {"correctness": votes}}
+        )
+    )
     text = render_markdown(head, compare(base, head))
     assert "1 distinct answer, re-asked 3×, judged 3×: 2 fail, 1 pass" in text
     assert "0/4 answers passed" not in text
@@ -80,8 +114,19 @@ def test_a_flip_that_only_the_baselines_noise_explains_is_not_reasked():
 
     passed = MetricResult(name="correctness", kind="judge", score=1.0, threshold=0.5, passed=True)
     base = question("A").model_copy(update={"metrics": {"correctness": passed}})
-    noise = MetricResult(name="correctness", kind="judge", score=0.0, threshold=0.5, passed=False,
-                         baseline_votes=[True, False], baseline_confirmed=False)
+    noise = MetricResult(
+        name="correctness",
+        kind="judge",
+        score=0.0,
+        threshold=0.5,
+        passed=False,
+        baseline_votes=[True, False],
+        baseline_confirmed=False,
+    )
     established = noise.model_copy(update={"baseline_votes": [True, True, True], "baseline_confirmed": True})
-    assert not should_reask(question("A", "fail").model_copy(update={"metrics": {"correctness": noise}}), base, 3)
-    assert should_reask(question("A", "fail").model_copy(update={"metrics": {"correctness": established}}), base, 3)
+    assert not should_reask(
+        question("A", "fail").model_copy(update={"metrics": {"correctness": noise}}), base, 3
+    )
+    assert should_reask(
+        question("A", "fail").model_copy(update={"metrics": {"correctness": established}}), base, 3
+    )

@@ -26,19 +26,34 @@ def test_a_floating_alias_is_refused_unless_allowed():
 
 def test_a_judge_of_the_generators_family_is_refused_naming_both_models():
     with pytest.raises(RagCiError) as excinfo:
-        build_judge(config({"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"},
-                           generator_model="gpt-4o-mini-2024-07-18"), env=KEYS)
+        build_judge(
+            config(
+                {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"},
+                generator_model="gpt-4o-mini-2024-07-18",
+            ),
+            env=KEYS,
+        )
     message = str(excinfo.value)
-    assert "gpt-4.1-mini-2025-04-14" in message and "gpt-4o-mini-2024-07-18" in message and "openai family" in message
+    assert (
+        "gpt-4.1-mini-2025-04-14" in message
+        and "gpt-4o-mini-2024-07-18" in message
+        and "openai family" in message
+    )
 
 
 def test_family_overrides_are_applied_both_ways():
-    same = config({"provider": "openai-compatible", "model": "my-judge-v1", "family": "Qwen"},
-                  generator_model="house-model-3", generator_family="alibaba")
+    same = config(
+        {"provider": "openai-compatible", "model": "my-judge-v1", "family": "Qwen"},
+        generator_model="house-model-3",
+        generator_family="alibaba",
+    )
     with pytest.raises(RagCiError, match="both of the alibaba family"):
         validate_judge(same)
-    apart = config({"provider": "openai-compatible", "model": "my-judge-v1", "family": "mistral"},
-                   generator_model="house-model-3", generator_family="alibaba")
+    apart = config(
+        {"provider": "openai-compatible", "model": "my-judge-v1", "family": "mistral"},
+        generator_model="house-model-3",
+        generator_family="alibaba",
+    )
     assert validate_judge(apart) == "mistral"
 
 
@@ -49,16 +64,28 @@ def test_an_unknown_judge_family_asks_for_judge_family():
 
 def test_an_unknown_generator_family_asks_for_target_generator_family():
     with pytest.raises(RagCiError, match=r"generator model 'house-model-3'.*`target.generator_family`"):
-        validate_judge(config({"provider": "anthropic", "model": "claude-haiku-4-5-20251001"},
-                              generator_model="house-model-3"))
+        validate_judge(
+            config(
+                {"provider": "anthropic", "model": "claude-haiku-4-5-20251001"},
+                generator_model="house-model-3",
+            )
+        )
 
 
 def test_a_missing_api_key_names_the_environment_variable():
     with pytest.raises(RagCiError, match="ANTHROPIC_API_KEY"):
         build_judge(config({"provider": "anthropic", "model": "claude-haiku-4-5-20251001"}), env={})
     with pytest.raises(RagCiError, match="MY_VLLM_KEY"):
-        build_judge(config({"provider": "openai-compatible", "model": "Qwen/Qwen2.5-7B-Instruct",
-                            "api_key_env": "MY_VLLM_KEY"}), env={})
+        build_judge(
+            config(
+                {
+                    "provider": "openai-compatible",
+                    "model": "Qwen/Qwen2.5-7B-Instruct",
+                    "api_key_env": "MY_VLLM_KEY",
+                }
+            ),
+            env={},
+        )
 
 
 def test_a_paid_judge_without_a_known_price_asks_for_judge_prices():
@@ -73,12 +100,28 @@ def test_a_missing_sdk_names_the_pip_extra():
 
 
 def test_a_valid_config_builds_a_scorer_with_a_fingerprint_and_no_call():
-    scorer = build_judge(config({"provider": "openai", "model": "gpt-4.1-mini-2025-04-14",
-                                 "base_url": "http://127.0.0.1:9/v1"}, generator_model="llama3.1:8b"), env=KEYS)
+    scorer = build_judge(
+        config(
+            {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14", "base_url": "http://127.0.0.1:9/v1"},
+            generator_model="llama3.1:8b",
+        ),
+        env=KEYS,
+    )
     fp = scorer.fingerprint
-    assert (fp.provider, fp.model, fp.temperature, fp.deepeval_version) == ("openai", "gpt-4.1-mini-2025-04-14", 0.0, "4.3.1")
-    assert set(fp.metrics) == {"faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall",
-                               "correctness", "completeness"}
+    assert (fp.provider, fp.model, fp.temperature, fp.deepeval_version) == (
+        "openai",
+        "gpt-4.1-mini-2025-04-14",
+        0.0,
+        "4.3.1",
+    )
+    assert set(fp.metrics) == {
+        "faithfulness",
+        "answer_relevancy",
+        "contextual_precision",
+        "contextual_recall",
+        "correctness",
+        "completeness",
+    }
     assert fp.metrics["correctness"]["strict"] is True and fp.metrics["correctness"]["evaluation_steps"]
     assert len(fp.prompt_hash) == 32
     assert scorer.stats.calls == 0
@@ -93,10 +136,26 @@ def test_a_cold_run_starts_importing_deepeval_at_once_and_a_cached_one_does_not(
     model = cold._prefetch.result(timeout=120)  # the adapter DeepEval's metrics will receive
     assert type(model).__name__ == "RagCiJudgeModel"
 
-    verdict = MetricResult(name="correctness", kind="judge", score=1.0, threshold=1.0, passed=True, cache_key="v1:x")
-    record = QuestionResult(id="Q", question="q", question_hash="h", corpora=["a"], request={}, metrics={"correctness": verdict}, verdict="pass")
-    meta = RunMeta(rag_ci_version="t", started_at="2026-01-01T00:00:00", question_set_version=1, question_set_hash="qs",
-                   config_fingerprint="c", target_kind="python")
+    verdict = MetricResult(
+        name="correctness", kind="judge", score=1.0, threshold=1.0, passed=True, cache_key="v1:x"
+    )
+    record = QuestionResult(
+        id="Q",
+        question="q",
+        question_hash="h",
+        corpora=["a"],
+        request={},
+        metrics={"correctness": verdict},
+        verdict="pass",
+    )
+    meta = RunMeta(
+        rag_ci_version="t",
+        started_at="2026-01-01T00:00:00",
+        question_set_version=1,
+        question_set_hash="qs",
+        config_fingerprint="c",
+        target_kind="python",
+    )
     warm = build_judge(config(judge), baseline=RunResult(meta=meta, questions=[record]), env=KEYS)
     assert warm._prefetch is None  # it may be fully cached: nothing is imported until something is judged
 
@@ -107,20 +166,45 @@ def test_a_run_with_a_verdict_cache_starts_importing_deepeval_when_a_question_wi
 
     judge = {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"}
     known = Question(id="Q", question="q?", reference="r.")
-    names = ("faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall", "correctness", "completeness")
-    verdicts = {n: MetricResult(name=n, kind="judge", score=1.0, threshold=0.5, passed=True, cache_key=f"v1:{n}") for n in names}
-    record = QuestionResult(id="Q", question="q?", question_hash=known.content_hash, corpora=["a"], request={},
-                            metrics=verdicts, verdict="pass")
-    meta = RunMeta(rag_ci_version="t", started_at="2026-01-01T00:00:00", question_set_version=1, question_set_hash="qs",
-                   config_fingerprint="c", target_kind="python")
+    names = (
+        "faithfulness",
+        "answer_relevancy",
+        "contextual_precision",
+        "contextual_recall",
+        "correctness",
+        "completeness",
+    )
+    verdicts = {
+        n: MetricResult(name=n, kind="judge", score=1.0, threshold=0.5, passed=True, cache_key=f"v1:{n}")
+        for n in names
+    }
+    record = QuestionResult(
+        id="Q",
+        question="q?",
+        question_hash=known.content_hash,
+        corpora=["a"],
+        request={},
+        metrics=verdicts,
+        verdict="pass",
+    )
+    meta = RunMeta(
+        rag_ci_version="t",
+        started_at="2026-01-01T00:00:00",
+        question_set_version=1,
+        question_set_hash="qs",
+        config_fingerprint="c",
+        target_kind="python",
+    )
     baseline = RunResult(meta=meta, questions=[record])
 
     same = build_judge(config(judge), baseline=baseline, env=KEYS)
     same.expect([known], baseline.by_id())
     assert same._prefetch is None  # every verdict may come from the cache: nothing imported yet
 
-    for asked in ([known, Question(id="NEW", question="new?", reference="r.")],  # a new question
-                  [Question(id="Q", question="q, edited?", reference="r.")]):  # an edited one
+    for asked in (
+        [known, Question(id="NEW", question="new?", reference="r.")],  # a new question
+        [Question(id="Q", question="q, edited?", reference="r.")],
+    ):  # an edited one
         scorer = build_judge(config(judge), baseline=baseline, env=KEYS)
         scorer.expect(asked, baseline.by_id())
         assert scorer._prefetch is not None

@@ -6,8 +6,19 @@ from rag_ci.core.results import Context, MetricResult
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
 from rag_ci.judges.metrics import metric_specs
 
-SPECS = metric_specs({name: MetricConfig(threshold=0.5) for name in (
-    "faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall", "correctness", "completeness")})
+SPECS = metric_specs(
+    {
+        name: MetricConfig(threshold=0.5)
+        for name in (
+            "faithfulness",
+            "answer_relevancy",
+            "contextual_precision",
+            "contextual_recall",
+            "correctness",
+            "completeness",
+        )
+    }
+)
 A, B = Context(text="alpha"), Context(text="beta")
 
 
@@ -37,11 +48,26 @@ def test_judge_fingerprint_and_question_are_part_of_every_key():
 
 
 def test_the_cache_reuses_error_free_judge_verdicts_of_a_run_at_no_cost():
-    good = MetricResult(name="faithfulness", kind="judge", score=0.9, threshold=0.7, passed=True, cache_key="k1",
-                        judge_cost_usd=0.01, confirm_runs=[True, False, True], unstable=True)
+    good = MetricResult(
+        name="faithfulness",
+        kind="judge",
+        score=0.9,
+        threshold=0.7,
+        passed=True,
+        cache_key="k1",
+        judge_cost_usd=0.01,
+        confirm_runs=[True, False, True],
+        unstable=True,
+    )
     bad = MetricResult(name="correctness", kind="judge", error="judge error", cache_key="k2")
     cache = VerdictCache.from_run(run(question("Q1", metrics=[good, bad])))
     assert len(cache) == 1
     hit = cache.reuse("k1")
-    assert hit.cached and hit.judge_cost_usd == 0.0 and hit.score == 0.9 and hit.confirm_runs == [] and not hit.unstable
+    assert (
+        hit.cached
+        and hit.judge_cost_usd == 0.0
+        and hit.score == 0.9
+        and hit.confirm_runs == []
+        and not hit.unstable
+    )
     assert cache.reuse("k2") is None

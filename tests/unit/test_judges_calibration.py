@@ -6,9 +6,9 @@ import pytest
 from click.testing import CliRunner
 
 from builders import metric, question, run
+from rag_ci.cli.calibrate import calibrate as calibrate_command
 from rag_ci.core.review.calibration import calibrate, cohen_kappa, parse_label_sheet, render_calibration
 from rag_ci.errors import ValidationError
-from rag_ci.cli.calibrate import calibrate as calibrate_command
 from rag_ci.files.results_file import save_results
 
 # 10 questions: both correct 4, both wrong 3, human-only correct 2, judge-only correct 1.
@@ -17,8 +17,10 @@ JUDGE = {f"Q{i}": v for i, v in enumerate([True] * 4 + [False] * 3 + [False] * 2
 
 
 def judged_run(extra=()):
-    questions = [question(qid, metrics=[metric("correctness", 1.0 if ok else 0.0, threshold=1.0, kind="judge")])
-                 for qid, ok in JUDGE.items()]
+    questions = [
+        question(qid, metrics=[metric("correctness", 1.0 if ok else 0.0, threshold=1.0, kind="judge")])
+        for qid, ok in JUDGE.items()
+    ]
     return run(*questions, *extra)
 
 
@@ -62,7 +64,10 @@ def parse_labels(text, filename):
 
 def test_labels_from_yaml_mapping_list_and_csv():
     assert parse_labels("A: true\nB: no\n", "l.yml") == {"A": True, "B": False}
-    assert parse_labels("labels:\n  - {id: A, correct: false}\n  - {id: B, correct: 1}\n", "l.yaml") == {"A": False, "B": True}
+    assert parse_labels("labels:\n  - {id: A, correct: false}\n  - {id: B, correct: 1}\n", "l.yaml") == {
+        "A": False,
+        "B": True,
+    }
     assert parse_labels("A:\n  correct: yes\n", "l.yml") == {"A": True}
     assert parse_labels("id,correct,note\nA,TRUE,x\nB,false,y\n", "l.csv") == {"A": True, "B": False}
 

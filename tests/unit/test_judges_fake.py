@@ -17,7 +17,13 @@ def config(judge: dict, **target) -> Config:
 
 
 def test_judge_fake_needs_no_model_and_takes_none():
-    assert parse_judge_option("fake") == {"provider": "fake", "model": None, "base_url": None, "family": None, "prices": None}
+    assert parse_judge_option("fake") == {
+        "provider": "fake",
+        "model": None,
+        "base_url": None,
+        "family": None,
+        "prices": None,
+    }
     with pytest.raises(RagCiError, match="'fake' takes no model"):
         parse_judge_option("fake:gpt-4.1-mini-2025-04-14")
     assert config({"provider": "fake"}).judge_enabled
@@ -27,15 +33,23 @@ def test_a_real_judge_cannot_claim_the_fake_judges_family():
     # An unknown family name passes as "another family"; this one must not, or a real judge of the
     # generator's own lab could slip past the family check under the fake's name.
     with pytest.raises(RagCiError, match="the fake judge's"):
-        validate_judge(config({"provider": "openai", "model": "gpt-4.1-mini-2025-04-14", "family": "fake"},
-                              generator_model="gpt-4o-mini-2024-07-18"))
+        validate_judge(
+            config(
+                {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14", "family": "fake"},
+                generator_model="gpt-4o-mini-2024-07-18",
+            )
+        )
 
 
 def test_the_fake_judge_skips_the_family_check_and_is_built_without_a_key_or_network():
     # A generator whose family rag-ci cannot tell stops a real judge; the fake has no family to compare.
     unknown = config({"provider": "fake"}, generator_model="house-model-3")
     with pytest.raises(RagCiError, match="does not know which family"):
-        validate_judge(config({"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"}, generator_model="house-model-3"))
+        validate_judge(
+            config(
+                {"provider": "openai", "model": "gpt-4.1-mini-2025-04-14"}, generator_model="house-model-3"
+            )
+        )
     assert validate_judge(unknown) == "fake"
     scorer = build_judge(unknown, env={})
     try:

@@ -5,8 +5,16 @@ from rag_ci.judges.majority import decide_by_majority
 
 
 def verdict(passed, cost=0.01, error=None):
-    return MetricResult(name="correctness", kind="judge", score=None if error else float(passed), threshold=1.0,
-                        passed=None if error else passed, error=error, judge_cost_usd=cost, reason=f"run {passed}")
+    return MetricResult(
+        name="correctness",
+        kind="judge",
+        score=None if error else float(passed),
+        threshold=1.0,
+        passed=None if error else passed,
+        error=error,
+        judge_cost_usd=cost,
+        reason=f"run {passed}",
+    )
 
 
 def test_the_majority_overrules_a_noisy_flip_and_is_marked_unstable():
@@ -26,5 +34,7 @@ def test_a_tie_keeps_the_baseline_verdict():
 
 
 def test_errored_runs_do_not_vote():
-    result = decide_by_majority([verdict(False), verdict(None, error="judge error"), verdict(False)], baseline_passed=True)
+    result = decide_by_majority(
+        [verdict(False), verdict(None, error="judge error"), verdict(False)], baseline_passed=True
+    )
     assert result.passed is False and result.confirm_runs == [False, False]

@@ -20,7 +20,9 @@ def test_the_config_override_wins():
 def test_unknown_models_are_free_only_when_self_hosted():
     assert resolve_price("acme-judge-7b") is None
     assert resolve_price("acme-judge-7b", self_hosted=True) == FREE
-    assert resolve_price("acme-judge-7b", fallback=lambda name: Price(3, 4) if name == "acme-judge-7b" else None) == Price(3, 4)
+    assert resolve_price(
+        "acme-judge-7b", fallback=lambda name: Price(3, 4) if name == "acme-judge-7b" else None
+    ) == Price(3, 4)
 
 
 def test_cost_is_per_million_tokens():
@@ -29,4 +31,7 @@ def test_cost_is_per_million_tokens():
 
 def test_base_names_strip_one_suffix_at_a_time():
     assert base_model_names("claude-3-5-sonnet-20241022-v2:0") == [
-        "claude-3-5-sonnet-20241022-v2:0", "claude-3-5-sonnet-20241022", "claude-3-5-sonnet"]
+        "claude-3-5-sonnet-20241022-v2:0",
+        "claude-3-5-sonnet-20241022",
+        "claude-3-5-sonnet",
+    ]

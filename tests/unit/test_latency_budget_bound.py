@@ -72,14 +72,18 @@ def test_cost_budgets_are_counted_not_sampled():
 
 def test_errored_questions_are_left_out_of_the_resampled_latencies_like_the_percentiles():
     base = _run([0.2] * 20)
-    head = run(*(question(f"Q{i:02d}", latency=0.5) for i in range(19)), question("Q19", "error", latency=30.0))
+    head = run(
+        *(question(f"Q{i:02d}", latency=0.5) for i in range(19)), question("Q19", "error", latency=30.0)
+    )
     (check,) = check_budgets({"latency_p95": "+20%"}, base, head)
     assert check.value == pytest.approx(0.5) and check.bound == pytest.approx(0.5)
 
 
 def test_the_bounds_are_seeded_the_same_runs_give_the_same_bound():
     before, after = _noisy(3), _noisy(4, factor=1.5)
-    assert paired_percentile_ratio_lower_bound(before, after, 95) == paired_percentile_ratio_lower_bound(before, after, 95)
+    assert paired_percentile_ratio_lower_bound(before, after, 95) == paired_percentile_ratio_lower_bound(
+        before, after, 95
+    )
     assert percentile_lower_bound(after, 50) == percentile_lower_bound(after, 50)
     assert percentile_lower_bound([], 95) is None and paired_percentile_ratio_lower_bound([], [], 95) is None
     with pytest.raises(ValueError):

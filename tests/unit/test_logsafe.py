@@ -48,8 +48,12 @@ def test_the_runner_prints_untrusted_text_inert_but_its_own_commands_as_commands
 
     stream = io.StringIO()
     runner = Runner(step_summary=None, github_output=None, in_actions=True, stream=stream)
-    runner.info("[rag-ci] kept the last known good verdict of 1 errored question(s): Q\r::stop-commands::pwned")
-    runner.info("[rag-ci] 1 accepted regression entry in acc\r::warning::pwned.yml ##[set-output name=verdict]pass")
+    runner.info(
+        "[rag-ci] kept the last known good verdict of 1 errored question(s): Q\r::stop-commands::pwned"
+    )
+    runner.info(
+        "[rag-ci] 1 accepted regression entry in acc\r::warning::pwned.yml ##[set-output name=verdict]pass"
+    )
     runner.group("rag-ci: ::warning::pwned")
     runner.warning("policy ##[set-output name=verdict]pass\n::error::pwned", title="t ##[x]")
     runner.error("msg", title="RAG regression: ##[set-output name=verdict]pass")
@@ -65,7 +69,9 @@ def test_the_runner_redacts_every_line_summary_and_output_but_the_mask(tmp_path)
 
     key = "sk-proj-0123456789abcdefABCDEF"
     stream, summary, output = io.StringIO(), tmp_path / "summary.md", tmp_path / "output"
-    runner = Runner(step_summary=summary, github_output=output, in_actions=True, stream=stream, redact=Redactor([key]))
+    runner = Runner(
+        step_summary=summary, github_output=output, in_actions=True, stream=stream, redact=Redactor([key])
+    )
     runner.mask(key)
     runner.info(f"key {key[:15]}\n{key[15:]}")  # cut across a line break
     runner.error(f"401: {key}", title=key)
@@ -81,7 +87,10 @@ def test_build_step_text_and_output_are_printed_inert(tmp_path):
     from rag_ci.run.engine import run_build_steps
 
     log = io.StringIO()
-    steps = ["printf 'ok\\r::stop-commands::pwned\\nx ##[set-output name=verdict]pass\\n'", "true \r::warning::pwned"]
+    steps = [
+        "printf 'ok\\r::stop-commands::pwned\\nx ##[set-output name=verdict]pass\\n'",
+        "true \r::warning::pwned",
+    ]
     asyncio.run(run_build_steps(steps, tmp_path, {"PATH": "/usr/bin:/bin"}, log=log))
     assert "pwned" in log.getvalue()
     assert runner_commands(log.getvalue()) == []
@@ -90,9 +99,13 @@ def test_build_step_text_and_output_are_printed_inert(tmp_path):
 def test_cli_errors_and_reports_are_printed_inert(tmp_path):
     from rag_ci.cli import cli
 
-    (tmp_path / "rag-ci.yml").write_text("questions: q.yml\ncorpora: {a: {description: A}}\n"
-                                         "target: {kind: command, command: [python, rag.py]}\n")
-    (tmp_path / "q.yml").write_text('version: 1\nquestions:\n  - {id: "Q\\r::stop-commands::pwned", question: q, doc_id: "b ##[set-output name=v]x"}\n')
+    (tmp_path / "rag-ci.yml").write_text(
+        "questions: q.yml\ncorpora: {a: {description: A}}\n"
+        "target: {kind: command, command: [python, rag.py]}\n"
+    )
+    (tmp_path / "q.yml").write_text(
+        'version: 1\nquestions:\n  - {id: "Q\\r::stop-commands::pwned", question: q, doc_id: "b ##[set-output name=v]x"}\n'
+    )
     result = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
     assert result.exit_code == 2 and "pwned" in result.output
     assert runner_commands(result.output) == []
@@ -110,10 +123,15 @@ def test_a_corpus_path_carrying_workflow_commands_reaches_stderr_inert(tmp_path)
         "questions: q.yml\n"
         'corpora: {a: {description: A, path: "docs\\n::set-output name=verdict::pass\\n::add-mask::pwned"}}\n'
         f"target: {{kind: python, entry: 'tiny_rag:answer', path: ['{fakes}'], warmup: 0}}\n"
-        "judge: {provider: none}\nmetrics: {keyword_coverage: {}}\n")
-    (tmp_path / "q.yml").write_text("version: 1\nquestions:\n  - {id: A, question: delay?, doc_id: a, keywords: [10 ms]}\n")
-    result = CliRunner().invoke(cli, ["run", "--config", str(tmp_path / "rag-ci.yml"), "-o", str(tmp_path / "r.json"),
-                                      "--no-progress"])
+        "judge: {provider: none}\nmetrics: {keyword_coverage: {}}\n"
+    )
+    (tmp_path / "q.yml").write_text(
+        "version: 1\nquestions:\n  - {id: A, question: delay?, doc_id: a, keywords: [10 ms]}\n"
+    )
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--config", str(tmp_path / "rag-ci.yml"), "-o", str(tmp_path / "r.json"), "--no-progress"],
+    )
     assert "pwned" in result.output, result.output
     assert runner_commands(result.output) == []
 
@@ -124,16 +142,12 @@ def test_a_corpus_path_carrying_workflow_commands_reaches_stderr_inert(tmp_path)
 # text is rag-ci's own.
 OWN_TEXT_ONLY = {
     "rag_ci/cli/__init__.py:main 'Aborted!'": "a constant",
-    "rag_ci/cli/echo.py:echo_json text.replace('##[', '##\\\\u005b')":
-        "JSON from json.dumps: control characters escaped, `##[` escaped here",
+    "rag_ci/cli/echo.py:echo_json text.replace('##[', '##\\\\u005b')": "JSON from json.dumps: control characters escaped, `##[` escaped here",
     "rag_ci/run/engine.py:_resume f'[rag-ci] resume: {len(kept)} questions": "two counts",
     "rag_ci/run/engine.py:_judge '[rag-ci] fake judge — its metrics are a": "a constant",
-    "rag_ci/github/workflow.py:Runner._emit line + '\\n'":
-        "the Runner's one output: its callers pass lines made inert (_safe) or its own commands",
-    "rag_ci/run/prepare.py:run_build_steps f'[rag-ci] build step done in {time.mono":
-        "a duration and a count (the step and its output go through neutralise)",
-    "rag_ci/runtime/progress.py:LineProgress.advance f'[rag-ci] {self.done}/{self.total} {sel":
-        "counts, and the label and failure words its callers pass as constants",
+    "rag_ci/github/workflow.py:Runner._emit line + '\\n'": "the Runner's one output: its callers pass lines made inert (_safe) or its own commands",
+    "rag_ci/run/prepare.py:run_build_steps f'[rag-ci] build step done in {time.mono": "a duration and a count (the step and its output go through neutralise)",
+    "rag_ci/runtime/progress.py:LineProgress.advance f'[rag-ci] {self.done}/{self.total} {sel": "counts, and the label and failure words its callers pass as constants",
     "rag_ci/runtime/signals.py:interrupted f'rag-ci: interrupted by {interrupted_si": "a signal's name and its callers' constant sentence",
     "rag_ci/targets/processes.py:_choose_user f'[rag-ci] note: running the target as r": "a constant and a variable's name",
 }
@@ -156,7 +170,9 @@ def _print_sites():
                     inner = (*outer, child)
                 if isinstance(child, ast.Call):
                     # a site is named by its top-level function, or its class and method
-                    names = [d.name for d in outer[:2 if outer and isinstance(outer[0], ast.ClassDef) else 1]]
+                    names = [
+                        d.name for d in outer[: 2 if outer and isinstance(outer[0], ast.ClassDef) else 1]
+                    ]
                     scopes.append((child, ".".join(names)))  # noqa: B023 (this file's scopes)
                 visit(child, inner)
 
@@ -164,8 +180,15 @@ def _print_sites():
         for call, scope in scopes:
             func = ast.unparse(call.func)
             receiver = func.rsplit(".", 1)[0] if "." in func else ""
-            is_print = (func in {"print", "click.echo", "click.secho", "sys.stderr.write", "sys.stdout.write"}
-                        or func.endswith(".write") and any(s in receiver for s in ("stderr", "stdout", "stream", "log")))
+            is_print = func in {
+                "print",
+                "click.echo",
+                "click.secho",
+                "sys.stderr.write",
+                "sys.stdout.write",
+            } or (
+                func.endswith(".write") and any(s in receiver for s in ("stderr", "stdout", "stream", "log"))
+            )
             if is_print and call.args:
                 yield f"{path.relative_to(root).as_posix()}:{scope}", call.args[0]
 
@@ -179,7 +202,10 @@ def test_every_print_in_rag_ci_passes_its_text_through_the_log_boundary():
     for site, printed in _print_sites():
         key = f"{site} {ast.unparse(printed)[:40]}"
         seen.add(key)
-        guarded = isinstance(printed, ast.Call) and ast.unparse(printed.func) in {"neutralise", "logsafe.neutralise"}
+        guarded = isinstance(printed, ast.Call) and ast.unparse(printed.func) in {
+            "neutralise",
+            "logsafe.neutralise",
+        }
         if not guarded and key not in OWN_TEXT_ONLY:
             unguarded.append(f"{site}: {ast.unparse(printed)[:100]}")
     assert unguarded == []

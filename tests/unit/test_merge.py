@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from builders import metric, question
 
-from rag_ci.core.scoring.aggregate import aggregate
+from builders import metric, question
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.results import JudgeFingerprint, RunMeta, RunResult
 from rag_ci.core.questionset.shards import ShardError, parse_shard, select_shard, shard_of
+from rag_ci.core.results import JudgeFingerprint, RunMeta, RunResult
+from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.files.merge import MergeError, merge_results
 
 IDS = [f"Q{i:03d}" for i in range(40)]
@@ -16,10 +16,18 @@ IDS = [f"Q{i:03d}" for i in range(40)]
 
 def make_meta(shard: str | None, **changes) -> RunMeta:
     values = {
-        "rag_ci_version": "test", "started_at": "2026-01-01T00:00:00+00:00", "finished_at": "2026-01-01T00:01:00+00:00",
-        "question_set_version": 3, "question_set_hash": "qs", "config_fingerprint": "cfg", "target_kind": "python",
-        "metric_thresholds": {"hit_at_k": 1.0}, "git_sha": "abc", "shard": shard,
-        "question_ids": list(IDS) if shard else None, "generator_models": ["gen-a"],
+        "rag_ci_version": "test",
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "finished_at": "2026-01-01T00:01:00+00:00",
+        "question_set_version": 3,
+        "question_set_hash": "qs",
+        "config_fingerprint": "cfg",
+        "target_kind": "python",
+        "metric_thresholds": {"hit_at_k": 1.0},
+        "git_sha": "abc",
+        "shard": shard,
+        "question_ids": list(IDS) if shard else None,
+        "generator_models": ["gen-a"],
     }
     values.update(changes)
     return RunMeta(**values)
@@ -27,15 +35,25 @@ def make_meta(shard: str | None, **changes) -> RunMeta:
 
 def record(qid: str):
     verdict = "fail" if qid.endswith("7") else "pass"
-    return question(qid, verdict, tags=["t"] if qid.endswith("3") else [], corpora=["a", "b"] if qid.endswith("5") else ["a"],
-                    metrics=[metric("hit_at_k", 0.0 if verdict == "fail" else 1.0, 1.0)], cost=0.01)
+    return question(
+        qid,
+        verdict,
+        tags=["t"] if qid.endswith("3") else [],
+        corpora=["a", "b"] if qid.endswith("5") else ["a"],
+        metrics=[metric("hit_at_k", 0.0 if verdict == "fail" else 1.0, 1.0)],
+        cost=0.01,
+    )
 
 
 def shards(n: int, **meta_changes) -> list[RunResult]:
     result = []
     for i in range(1, n + 1):
         records = [record(q) for q in IDS if shard_of(q, n) == i]
-        result.append(RunResult(meta=make_meta(f"{i}/{n}", **meta_changes), questions=records, aggregates=aggregate(records)))
+        result.append(
+            RunResult(
+                meta=make_meta(f"{i}/{n}", **meta_changes), questions=records, aggregates=aggregate(records)
+            )
+        )
     return result
 
 
@@ -55,7 +73,9 @@ def test_merge_restores_order_and_aggregates_of_an_unsharded_run(n):
     parts = shards(n)
     assert all(p.questions for p in parts) or n == 5
     unsharded_records = [record(q) for q in IDS]
-    unsharded = RunResult(meta=make_meta(None), questions=unsharded_records, aggregates=aggregate(unsharded_records))
+    unsharded = RunResult(
+        meta=make_meta(None), questions=unsharded_records, aggregates=aggregate(unsharded_records)
+    )
     merged = merge_results(list(reversed(parts)))  # order of the files does not matter
     assert merged.model_dump() == unsharded.model_dump()
     assert merged.meta.shard is None and merged.meta.question_ids is None
@@ -63,7 +83,10 @@ def test_merge_restores_order_and_aggregates_of_an_unsharded_run(n):
 
 def test_merge_takes_time_span_models_and_diagnostics_from_all_shards():
     parts = shards(2)
-    parts[0].meta.started_at, parts[1].meta.started_at = "2026-01-01T00:00:05+00:00", "2026-01-01T00:00:01+00:00"
+    parts[0].meta.started_at, parts[1].meta.started_at = (
+        "2026-01-01T00:00:05+00:00",
+        "2026-01-01T00:00:01+00:00",
+    )
     parts[0].meta.finished_at = "2026-01-01T00:09:00+00:00"
     parts[1].meta.generator_models = ["gen-b"]
     parts[1].meta.diagnostics = "target said: boom"
@@ -86,7 +109,9 @@ def test_missing_duplicate_and_mismatched_shards_are_refused():
     with pytest.raises(MergeError, match=r"shard 2/3 missing"):
         merge_results([parts[0], parts[2]], names=["s1.json", "s3.json"])
     with pytest.raises(MergeError, match=r"shard 1/3 given twice: a.json and b.json"):
-        merge_results([parts[0], parts[0], parts[1], parts[2]], names=["a.json", "b.json", "c.json", "d.json"])
+        merge_results(
+            [parts[0], parts[0], parts[1], parts[2]], names=["a.json", "b.json", "c.json", "d.json"]
+        )
     other = shards(2)
     with pytest.raises(MergeError, match=r"is shard 1/2 but .* one of 3"):
         merge_results([parts[0], other[0]])
@@ -97,14 +122,17 @@ def test_missing_duplicate_and_mismatched_shards_are_refused():
         merge_results([])
 
 
-@pytest.mark.parametrize("field, value, words", [
-    ("question_set_hash", "other", "question set hash"),
-    ("config_fingerprint", "cfg2", "config fingerprint"),
-    ("metric_thresholds", {"hit_at_k": 0.5}, "metric thresholds"),
-    ("git_sha", "def", "git commit"),
-    ("full", True, "cache mode"),
-    ("rag_ci_version", "9.9", "rag-ci version"),
-])
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("question_set_hash", "other", "question set hash"),
+        ("config_fingerprint", "cfg2", "config fingerprint"),
+        ("metric_thresholds", {"hit_at_k": 0.5}, "metric thresholds"),
+        ("git_sha", "def", "git commit"),
+        ("full", True, "cache mode"),
+        ("rag_ci_version", "9.9", "rag-ci version"),
+    ],
+)
 def test_shards_of_different_runs_are_refused(field, value, words):
     parts = shards(2)
     setattr(parts[1].meta, field, value)
@@ -113,8 +141,14 @@ def test_shards_of_different_runs_are_refused(field, value, words):
 
 
 def test_different_judges_are_refused():
-    judge = JudgeFingerprint(provider="openai", model="gpt-4.1-mini-2025-04-14", temperature=0.0, deepeval_version="4.3.1",
-                             metrics={"faithfulness": {"threshold": 0.7}}, prompt_hash="p")
+    judge = JudgeFingerprint(
+        provider="openai",
+        model="gpt-4.1-mini-2025-04-14",
+        temperature=0.0,
+        deepeval_version="4.3.1",
+        metrics={"faithfulness": {"threshold": 0.7}},
+        prompt_hash="p",
+    )
     parts = shards(2)
     parts[0].meta.judge = judge
     parts[1].meta.judge = judge.model_copy(update={"model": "gpt-4.1-2025-04-14"})

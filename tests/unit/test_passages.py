@@ -21,11 +21,15 @@ def text_of(passages) -> str:
 
 
 def test_a_comment_inside_a_fenced_code_block_is_no_heading():
-    doc = ("# Install\n\nTo install the tool and start it, run these two commands in a shell:\n\n"
-           "```bash\n# create the environment first\npython -m venv .venv\n```\n\n"
-           "The tool then listens on port 8000 and answers every request within a second or two.\n")
+    doc = (
+        "# Install\n\nTo install the tool and start it, run these two commands in a shell:\n\n"
+        "```bash\n# create the environment first\npython -m venv .venv\n```\n\n"
+        "The tool then listens on port 8000 and answers every request within a second or two.\n"
+    )
     passages = cut_passages("c", "install.md", doc, min_words=5)
-    assert [p.heading for p in passages] == ["Install"]  # was: a second section "create the environment first"
+    assert [p.heading for p in passages] == [
+        "Install"
+    ]  # was: a second section "create the environment first"
     assert "# create the environment first" in passages[0].text  # inside its code block, kept as code
     assert passages[0].text.count("```") == 2
 
@@ -58,27 +62,47 @@ See the [usage guide](docs/usage.md) for the options it takes.
 See the [installation documentation](install.md) for more information.
 """
     text = text_of(cut_passages("c", "README.md", doc, min_words=5))
-    for gone in ("<img", "<p", "<b>", "shields.io", "![", "](", "sequenceDiagram", "->>", "[Install]", "Table of contents",
-                 "installation documentation"):  # a paragraph that only points to a link is no prose either
+    for gone in (
+        "<img",
+        "<p",
+        "<b>",
+        "shields.io",
+        "![",
+        "](",
+        "sequenceDiagram",
+        "->>",
+        "[Install]",
+        "Table of contents",
+        "installation documentation",
+    ):  # a paragraph that only points to a link is no prose either
         assert gone not in text, gone
     # wrapped lines of one paragraph are one sentence again: none is cut where the source wrapped it
-    assert "and it re-reads the folder whenever a file changes, so answers always follow the documents." in text
-    assert "passages of about 300 words before it indexes them." in text and "See the usage guide for the options" in text
+    assert (
+        "and it re-reads the folder whenever a file changes, so answers always follow the documents." in text
+    )
+    assert (
+        "passages of about 300 words before it indexes them." in text
+        and "See the usage guide for the options" in text
+    )
 
 
 def test_code_is_kept_only_where_the_prose_before_it_introduces_it():
-    doc = ("## Disabling lifespan\n\nTo disable the lifespan protocol, set the option when you start the server:\n\n"
-           "```bash\nuvicorn main:app --lifespan off\n```\n\nBy default the lifespan protocol is on when the application "
-           "supports it.\n\n```python\nasync def app(scope, receive, send):\n    pass\n```\n")
+    doc = (
+        "## Disabling lifespan\n\nTo disable the lifespan protocol, set the option when you start the server:\n\n"
+        "```bash\nuvicorn main:app --lifespan off\n```\n\nBy default the lifespan protocol is on when the application "
+        "supports it.\n\n```python\nasync def app(scope, receive, send):\n    pass\n```\n"
+    )
     text = cut_passages("c", "lifespan.md", doc, min_words=5)[0].text
     assert "uvicorn main:app --lifespan off" in text  # introduced: the code is the subject
     assert "async def app" not in text  # an example after a sentence that does not introduce it
 
 
 def test_mkdocs_admonitions_and_tabs_keep_their_content_and_lose_their_markers():
-    doc = ('# Quickstart\n\nUvicorn is available on PyPI, so installing it takes a single command:\n\n=== "pip"\n'
-           '    ```bash\n    pip install uvicorn\n    ```\n\n!!! warning "Windows"\n    The uvloop event loop does not run '
-           'on Windows, so Uvicorn falls back to asyncio there.\n')
+    doc = (
+        '# Quickstart\n\nUvicorn is available on PyPI, so installing it takes a single command:\n\n=== "pip"\n'
+        '    ```bash\n    pip install uvicorn\n    ```\n\n!!! warning "Windows"\n    The uvloop event loop does not run '
+        "on Windows, so Uvicorn falls back to asyncio there.\n"
+    )
     text = cut_passages("c", "index.md", doc, min_words=5)[0].text
     assert "===" not in text and "!!!" not in text
     assert "```bash\npip install uvicorn\n```" in text  # the fence inside the tab stays a fence
@@ -86,8 +110,10 @@ def test_mkdocs_admonitions_and_tabs_keep_their_content_and_lose_their_markers()
 
 
 def test_tables_give_their_rows_that_say_something_in_words():
-    doc = ("# Templates\n\n| Template | Description |\n|---|---|\n| [`QA RAG`](qa/) | A question-answering pipeline over "
-           "your documents, with a demo endpoint. |\n| `v2` | 42 |\n")
+    doc = (
+        "# Templates\n\n| Template | Description |\n|---|---|\n| [`QA RAG`](qa/) | A question-answering pipeline over "
+        "your documents, with a demo endpoint. |\n| `v2` | 42 |\n"
+    )
     text = cut_passages("c", "README.md", doc, min_words=3)[0].text
     assert "`QA RAG`: A question-answering pipeline over your documents, with a demo endpoint." in text
     assert "|" not in text and "42" not in text
@@ -102,8 +128,12 @@ def test_an_html_page_gives_its_headings_and_prose_and_nothing_of_its_scripts_st
     blocks = html_blocks(page)
     assert [(b.kind, b.text) for b in blocks] == [
         ("heading", "Charging"),
-        ("paragraph", "The standard charger fills an empty battery in 6.5 hours.\nCharge only between 0 °C and 40 °C."),
-        ("item", "- Keep the battery dry.")]
+        (
+            "paragraph",
+            "The standard charger fills an empty battery in 6.5 hours.\nCharge only between 0 °C and 40 °C.",
+        ),
+        ("item", "- Keep the battery dry."),
+    ]
     assert document_format("site/charging.html") == "html"
 
 
@@ -133,29 +163,43 @@ Keep it at 30 to 60 percent charge::
 """
 
 
-@pytest.mark.parametrize("read", [rst_blocks, plain_rst_blocks], ids=["installed reader", "plain-text reading"])
+@pytest.mark.parametrize(
+    "read", [rst_blocks, plain_rst_blocks], ids=["installed reader", "plain-text reading"]
+)
 def test_restructured_text_is_read_with_or_without_docutils(read):
     blocks = read(RST)
     texts = [b.text for b in blocks]
     assert [b.text for b in blocks if b.kind == "heading"] == ["Charging", "Storage"]
-    assert "The standard charger fills an empty battery in 6.5 hours. See the storage rules and the vendor page for " \
-           "`--fast` charging." in texts
+    assert (
+        "The standard charger fills an empty battery in 6.5 hours. See the storage rules and the vendor page for "
+        "`--fast` charging." in texts
+    )
     assert "Charge only between 0 °C and 40 °C." in texts  # a note keeps its body
     assert "Keep it at 30 to 60 percent charge:" in texts and "charge --level 50" in texts  # introduced code
     assert "- Check the level every 3 months." in texts
-    assert not any("root:" in t or "charger.png" in t or ".." in t for t in texts)  # nothing included, no directive
+    assert not any(
+        "root:" in t or "charger.png" in t or ".." in t for t in texts
+    )  # nothing included, no directive
     assert reader() in ("docutils", "plain text")
 
 
 def test_plain_text_paragraphs_are_joined_across_their_wrapped_lines():
-    blocks = plain_text_blocks("Storage\n\nKeep the battery at 30 to 60 percent\ncharge in a dry room.\n\n- one item here\n- two\n")
-    assert [(b.kind, b.text) for b in blocks] == [("heading", "Storage"),
-                                                  ("paragraph", "Keep the battery at 30 to 60 percent charge in a dry room."),
-                                                  ("item", "- one item here"), ("item", "- two")]
+    blocks = plain_text_blocks(
+        "Storage\n\nKeep the battery at 30 to 60 percent\ncharge in a dry room.\n\n- one item here\n- two\n"
+    )
+    assert [(b.kind, b.text) for b in blocks] == [
+        ("heading", "Storage"),
+        ("paragraph", "Keep the battery at 30 to 60 percent charge in a dry room."),
+        ("item", "- one item here"),
+        ("item", "- two"),
+    ]
 
 
 def test_source_code_and_data_files_give_no_passages():
-    assert cut_passages("c", "app.py", "# A comment that reads like prose for a while, long enough.\nx = 1\n") == []
+    assert (
+        cut_passages("c", "app.py", "# A comment that reads like prose for a while, long enough.\nx = 1\n")
+        == []
+    )
     assert cut_passages("c", "config.yaml", "# Settings\nkey: value\n") == []
     assert document_format("notes") == "text" and document_format("NOTES", "# Title\n\nText.") == "markdown"
 
@@ -170,18 +214,25 @@ def test_a_real_projects_documentation_gives_passages_without_markup(path):
     for passage in passages:
         prose = re.sub(r"```.*?```", "", passage.text, flags=re.S)  # code the prose introduced is code
         prose = re.sub(r"`[^`\n]+`", "`x`", prose)
-        assert not re.search(r"</?[a-z]+[ >/]|!\[|\]\(|shields\.io|sequenceDiagram|^\s*\||^\s*(!!!|===)", prose, re.M), (
-            passage.label, prose)
+        assert not re.search(
+            r"</?[a-z]+[ >/]|!\[|\]\(|shields\.io|sequenceDiagram|^\s*\||^\s*(!!!|===)", prose, re.M
+        ), (passage.label, prose)
         for line in prose.splitlines():  # no paragraph ends where the source wrapped a sentence
             assert not re.search(r"\b(the|a|an|of|to|and|with|in)$", line.strip()), (passage.label, line)
 
 
 def test_front_matter_and_footnote_markers_are_no_text():
-    doc = ("---\ntitle: Charging\nsidebar_position: 2\n---\n\n# Charging\n\nThe standard charger fills an empty battery "
-           "in 6.5 hours.[^1] Charge only between 0 °C and 40 °C, or the charger pauses.\n\n[^1]: Measured at 20 °C.\n")
+    doc = (
+        "---\ntitle: Charging\nsidebar_position: 2\n---\n\n# Charging\n\nThe standard charger fills an empty battery "
+        "in 6.5 hours.[^1] Charge only between 0 °C and 40 °C, or the charger pauses.\n\n[^1]: Measured at 20 °C.\n"
+    )
     passages = cut_passages("c", "charging.md", doc, min_words=5)
     assert [p.heading for p in passages] == ["Charging"]
-    assert "title:" not in passages[0].text and "sidebar_position" not in passages[0].text and "[^1]" not in passages[0].text
+    assert (
+        "title:" not in passages[0].text
+        and "sidebar_position" not in passages[0].text
+        and "[^1]" not in passages[0].text
+    )
     assert "in 6.5 hours. Charge only between 0 °C and 40 °C, or the charger pauses." in passages[0].text
 
 
@@ -193,13 +244,23 @@ def test_html_the_standard_parser_cannot_read_is_cut_at_that_point_not_a_traceba
 
 
 def test_myst_roles_directives_and_targets_read_as_sphinx_renders_them():
-    doc = ("(options)=\n\n# Options\n\nAdd options with the {func}`option` decorator; they differ from "
-           "{ref}`positional arguments <arguments>`.\n\n```{note}\nAn option name starts with one or two dashes.\n```\n\n"
-           "```{toctree}\nquickstart\n```\n\n```{eval-rst}\n.. note::\n\n   A flag is an option that takes no value.\n```\n")
+    doc = (
+        "(options)=\n\n# Options\n\nAdd options with the {func}`option` decorator; they differ from "
+        "{ref}`positional arguments <arguments>`.\n\n```{note}\nAn option name starts with one or two dashes.\n```\n\n"
+        "```{toctree}\nquickstart\n```\n\n```{eval-rst}\n.. note::\n\n   A flag is an option that takes no value.\n```\n"
+    )
     text = cut_passages("c", "options.md", doc, min_words=3)[0].text
-    assert text.startswith("# Options") and "(options)=" not in text and "toctree" not in text and "{" not in text
+    assert (
+        text.startswith("# Options")
+        and "(options)=" not in text
+        and "toctree" not in text
+        and "{" not in text
+    )
     assert "Add options with the `option` decorator; they differ from positional arguments." in text
-    assert "An option name starts with one or two dashes." in text and "A flag is an option that takes no value." in text
+    assert (
+        "An option name starts with one or two dashes." in text
+        and "A flag is an option that takes no value." in text
+    )
 
 
 def test_a_sentence_with_an_autolink_is_prose_and_a_bare_autolink_is_not():
@@ -237,7 +298,11 @@ def test_a_document_past_the_size_bound_is_drafted_from_its_head_only():
     from rag_ci.core.questionset.passages import MAX_DOCUMENT_CHARS, cut_passages
 
     paragraph = "The pump runs at 10 bar for five minutes before it stops on its own.\n\n"
-    text = "# Pumps\n\n" + paragraph * (3 * MAX_DOCUMENT_CHARS // len(paragraph)) + "# Tail\n\nThe tail says the valve closes at 4 bar.\n"
+    text = (
+        "# Pumps\n\n"
+        + paragraph * (3 * MAX_DOCUMENT_CHARS // len(paragraph))
+        + "# Tail\n\nThe tail says the valve closes at 4 bar.\n"
+    )
 
     passages = cut_passages("du2", "big.md", text)
 

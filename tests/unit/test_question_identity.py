@@ -21,15 +21,18 @@ def _set(*ids: str) -> str:
     return f"version: 1\nquestions:\n{rows}"
 
 
-@pytest.mark.parametrize(("written", "why"), [
-    ('"Q-2\\u200b"', "invisible or non-printing character U+200B (ZERO WIDTH SPACE)"),
-    ('"Q-2\\u2060"', "U+2060 (WORD JOINER)"),
-    ('"Q\\u00a02"', "U+00A0 (NO-BREAK SPACE)"),
-    ('"\\u202eQ-2"', "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
-    ('"Q-2\\u3164"', "U+3164"),
-    ('"   "', "the id is blank"),
-    ('" Q-2"', "starts or ends with whitespace"),
-])
+@pytest.mark.parametrize(
+    ("written", "why"),
+    [
+        ('"Q-2\\u200b"', "invisible or non-printing character U+200B (ZERO WIDTH SPACE)"),
+        ('"Q-2\\u2060"', "U+2060 (WORD JOINER)"),
+        ('"Q\\u00a02"', "U+00A0 (NO-BREAK SPACE)"),
+        ('"\\u202eQ-2"', "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+        ('"Q-2\\u3164"', "U+3164"),
+        ('"   "', "the id is blank"),
+        ('" Q-2"', "starts or ends with whitespace"),
+    ],
+)
 def test_validate_refuses_an_id_that_does_not_look_like_what_it_is_with_file_and_line(written, why):
     with pytest.raises(ValidationError) as err:
         parse_question_set(_set("Q-1", written), "eval/questions.yml")
@@ -39,7 +42,9 @@ def test_validate_refuses_an_id_that_does_not_look_like_what_it_is_with_file_and
 
 def test_an_id_typed_in_nfd_is_the_same_id_in_nfc():
     nfd, nfc = "Cafe\u0301-1", "Caf\u00e9-1"
-    [question_] = parse_question_set(f'version: 1\nquestions:\n  - id: "{nfd}"\n    question: q?\n', "q.yml").questions
+    [question_] = parse_question_set(
+        f'version: 1\nquestions:\n  - id: "{nfd}"\n    question: q?\n', "q.yml"
+    ).questions
     assert question_.id == nfc
 
 
@@ -65,32 +70,43 @@ def test_a_hash_shared_by_several_removed_questions_pairs_none_and_one_removed_p
 def test_a_passing_question_re_added_under_two_ids_both_failing_gates_on_both():
     """Before: removed and re-added as two ids with the same content, both failing, passed
     (the rename rule needed exactly one match): each copy is compared with the question it copies."""
+
     def same(record):
         record.question_hash = "same"  # the same content under another id
         return record
 
     base = run(question("KEEP"), same(question("Q-2", metrics=[metric(HIT, 1.0, 1.0)])))
-    head = run(question("KEEP"), same(question("Q-2a", "fail", metrics=[metric(HIT, 0.0, 1.0)])),
-               same(question("Q-2b", "fail", metrics=[metric(HIT, 0.0, 1.0)])))
+    head = run(
+        question("KEEP"),
+        same(question("Q-2a", "fail", metrics=[metric(HIT, 0.0, 1.0)])),
+        same(question("Q-2b", "fail", metrics=[metric(HIT, 0.0, 1.0)])),
+    )
     comparison = compare(base, head)
     assert comparison.verdict == "fail"
     assert sorted(c.id for c in comparison.regressions) == ["Q-2a", "Q-2b"]
     assert {c.renamed_from for c in comparison.regressions} == {"Q-2"}
     assert comparison.removed == () and comparison.new == ()
-    one_passing = run(question("KEEP"), same(question("Q-2a", metrics=[metric(HIT, 1.0, 1.0)])),
-                      same(question("Q-2b", "fail", metrics=[metric(HIT, 0.0, 1.0)])))
+    one_passing = run(
+        question("KEEP"),
+        same(question("Q-2a", metrics=[metric(HIT, 1.0, 1.0)])),
+        same(question("Q-2b", "fail", metrics=[metric(HIT, 0.0, 1.0)])),
+    )
     assert [c.id for c in compare(base, one_passing).regressions] == ["Q-2b"]  # the worst of them gates
 
 
 def test_a_removed_passing_question_and_a_new_failing_one_open_the_comment_and_the_counts_line():
     base = run(question("KEEP"), question("GONE"), question("EDIT"))
     edited = question("EDIT", "fail", hash_="edited", metrics=[metric(HIT, 0.0, 1.0)])
-    head = run(question("KEEP"), question("NEW", "fail", hash_="other", metrics=[metric(HIT, 0.0, 1.0)]), edited)
+    head = run(
+        question("KEEP"), question("NEW", "fail", hash_="other", metrics=[metric(HIT, 0.0, 1.0)]), edited
+    )
     comparison = compare(base, head)
     assert comparison.verdict == "pass"  # none of them gates: they are named instead
     md = render_markdown(head, comparison)
-    top = md[:md.index("**0** regressions")]
+    top = md[: md.index("**0** regressions")]
     assert "> [!WARNING]" in top  # today: only inside the collapsed "Changed, new and removed" table
     assert "> - removed, passed on the baseline: GONE" in top and "> - new, failing: NEW" in top
     assert "> - edited, passed on the baseline and fail now: EDIT" in top
-    assert "· 1 removed (1 passed on the baseline) · 1 new (1 failing) · 1 edited (1 passed, fail now) —" in md
+    assert (
+        "· 1 removed (1 passed on the baseline) · 1 new (1 failing) · 1 edited (1 passed, fail now) —" in md
+    )

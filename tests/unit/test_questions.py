@@ -63,7 +63,10 @@ def test_question_hash_changes_with_reference_but_not_with_tags():
 
 def test_set_hash_changes_with_version():
     text = "version: {v}\nquestions:\n  - id: A\n    question: q\n    doc_id: mss54\n"
-    assert parse_question_set(text.format(v=1), "q", CORPORA).content_hash != parse_question_set(text.format(v=2), "q", CORPORA).content_hash
+    assert (
+        parse_question_set(text.format(v=1), "q", CORPORA).content_hash
+        != parse_question_set(text.format(v=2), "q", CORPORA).content_hash
+    )
 
 
 def test_bad_yaml_names_file_and_line():
@@ -84,7 +87,9 @@ def test_unknown_doc_id_lists_known_corpora():
 
 
 def test_unknown_field_is_named_with_its_line():
-    (problem,) = errors_of("version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: mss54\n    refrence: typo\n")
+    (problem,) = errors_of(
+        "version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: mss54\n    refrence: typo\n"
+    )
     assert problem == "eval/questions.yml:6: question A: refrence: unknown field"
 
 

@@ -12,29 +12,43 @@ from rag_ci.core.questionset.questions import parse_question_set
 from rag_ci.core.review.questions_import import append_drafts, parse_log
 from rag_ci.errors import ValidationError
 
-LOG = "\n".join(json.dumps(e) for e in [
-    {"question": "Why does the DU-2 beep twice at start?", "corpora": ["du2"], "answer": "No idea.\n# not: yaml",
-     "feedback": "thumbs down"},
-    {"question": "What is the capital of Australia?"},  # already in the example set
-    {"question": "How hot may the DU-3 motor get?", "corpora": "du3"},
-]) + "\n"
+LOG = (
+    "\n".join(
+        json.dumps(e)
+        for e in [
+            {
+                "question": "Why does the DU-2 beep twice at start?",
+                "corpora": ["du2"],
+                "answer": "No idea.\n# not: yaml",
+                "feedback": "thumbs down",
+            },
+            {"question": "What is the capital of Australia?"},  # already in the example set
+            {"question": "How hot may the DU-3 motor get?", "corpora": "du3"},
+        ]
+    )
+    + "\n"
+)
 
 
 @pytest.fixture
 def example(tmp_path):
-    shutil.copytree(EXAMPLES, tmp_path / "ex", ignore=shutil.ignore_patterns("baseline", "*.sqlite*", ".rag-ci*"))
+    shutil.copytree(
+        EXAMPLES, tmp_path / "ex", ignore=shutil.ignore_patterns("baseline", "*.sqlite*", ".rag-ci*")
+    )
     return tmp_path / "ex"
 
 
 def test_import_appends_drafts_with_fresh_ids_and_keeps_the_file_as_it_was(example, tmp_path):
     original = (example / "questions.yml").read_text()
     (tmp_path / "log.jsonl").write_text(LOG)
-    result = CliRunner().invoke(cli, ["questions", "import", str(tmp_path / "log.jsonl"), "--config", str(example / "rag-ci.yml")])
+    result = CliRunner().invoke(
+        cli, ["questions", "import", str(tmp_path / "log.jsonl"), "--config", str(example / "rag-ci.yml")]
+    )
     assert result.exit_code == 0, result.output
     assert "2 drafts added" in result.output and "1 already in the set" in result.output
     text = (example / "questions.yml").read_text()
     assert text.startswith(original)  # every comment and line of the file stays as it was
-    added = text[len(original):]
+    added = text[len(original) :]
     assert "# logged answer: No idea. # not: yaml" in added and "# feedback: thumbs down" in added
     with pytest.raises(ValidationError) as refused:
         parse_question_set(text, "questions.yml", {"du2", "du3"})
@@ -42,13 +56,17 @@ def test_import_appends_drafts_with_fresh_ids_and_keeps_the_file_as_it_was(examp
         "question LOG-001: a draft (fill reference, sources, then remove `status: draft`)",
         "question LOG-002: a draft (fill reference, sources, then remove `status: draft`)",
     ]
-    again = CliRunner().invoke(cli, ["questions", "import", str(tmp_path / "log.jsonl"), "--config", str(example / "rag-ci.yml")])
+    again = CliRunner().invoke(
+        cli, ["questions", "import", str(tmp_path / "log.jsonl"), "--config", str(example / "rag-ci.yml")]
+    )
     assert "0 drafts added" in again.output and (example / "questions.yml").read_text() == text
 
 
 def test_validate_refuses_drafts_with_exit_2_and_lists_them_by_line(example, tmp_path):
     (tmp_path / "log.jsonl").write_text(LOG)
-    CliRunner().invoke(cli, ["questions", "import", str(tmp_path / "log.jsonl"), "--config", str(example / "rag-ci.yml")])
+    CliRunner().invoke(
+        cli, ["questions", "import", str(tmp_path / "log.jsonl"), "--config", str(example / "rag-ci.yml")]
+    )
     result = CliRunner().invoke(cli, ["validate", "--config", str(example / "rag-ci.yml")])
     assert result.exit_code == 2
     lines = (example / "questions.yml").read_text().splitlines()
@@ -57,17 +75,23 @@ def test_validate_refuses_drafts_with_exit_2_and_lists_them_by_line(example, tmp
 
 
 def test_a_filled_in_question_without_the_draft_status_is_accepted():
-    text = ("version: 1\nquestions:\n  - {id: A, question: q, reference: r, doc_id: a, sources: [a/x.md]}\n"
-            "  - {id: B, question: q2, status: draft, reference: r, doc_id: a, sources: [a/x.md]}\n")
+    text = (
+        "version: 1\nquestions:\n  - {id: A, question: q, reference: r, doc_id: a, sources: [a/x.md]}\n"
+        "  - {id: B, question: q2, status: draft, reference: r, doc_id: a, sources: [a/x.md]}\n"
+    )
     with pytest.raises(ValidationError, match=r"q.yml:4: question B: a draft \(review it"):
         parse_question_set(text, "q.yml", {"a"})
     assert len(parse_question_set(text.replace(", status: draft", ""), "q.yml", {"a"}).questions) == 2
 
 
 def test_a_bad_log_line_is_named_by_file_and_line_and_nothing_is_written(example, tmp_path):
-    (tmp_path / "log.jsonl").write_text('{"question": "ok?"}\nnot json\n{"answer": "no question"}\n{"question": "x", "corpora": [1]}\n')
+    (tmp_path / "log.jsonl").write_text(
+        '{"question": "ok?"}\nnot json\n{"answer": "no question"}\n{"question": "x", "corpora": [1]}\n'
+    )
     before = (example / "questions.yml").read_text()
-    result = CliRunner().invoke(cli, ["questions", "import", str(tmp_path / "log.jsonl"), "--config", str(example / "rag-ci.yml")])
+    result = CliRunner().invoke(
+        cli, ["questions", "import", str(tmp_path / "log.jsonl"), "--config", str(example / "rag-ci.yml")]
+    )
     assert result.exit_code == 2
     assert "log.jsonl:2: not a JSON object" in result.output and "log.jsonl:3: `question`" in result.output
     assert "log.jsonl:4: `corpora`" in result.output
@@ -83,7 +107,9 @@ def test_ids_continue_after_the_highest_with_the_prefix_and_other_indentation_is
 
 def test_coverage_reports_uncited_documents_and_thin_tags(example):
     (example / "corpora" / "du3" / "docs" / "recall-notice.md").write_text("# Recall\n")
-    result = CliRunner().invoke(cli, ["validate", "--config", str(example / "rag-ci.yml"), "--coverage", "--min-tag-questions", "3"])
+    result = CliRunner().invoke(
+        cli, ["validate", "--config", str(example / "rag-ci.yml"), "--coverage", "--min-tag-questions", "3"]
+    )
     assert result.exit_code == 0, result.output
     assert "documents no question cites in `sources` (1 of 26):\n  du3/docs/recall-notice.md" in result.output
     assert "tags with fewer than 3 questions: security (2), specs (2)" in result.output

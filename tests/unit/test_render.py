@@ -1,11 +1,12 @@
 """The report: verdict first, tables, untrusted text escaped, size limit respected."""
 
 import pytest
+
 from builders import metric, question, run
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.reporting.render import escape_md, render_html, render_markdown
 
-HOSTILE = '<script>alert(1)</script> @everyone | `rm -rf` [x](http://evil) **bold**\n# heading'
+HOSTILE = "<script>alert(1)</script> @everyone | `rm -rf` [x](http://evil) **bold**\n# heading"
 
 
 def test_escape_md_makes_hostile_text_inert():
@@ -26,7 +27,9 @@ def test_markdown_puts_verdict_first_and_lists_regressions():
     head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), question("B"))
     text = render_markdown(head, compare(base, head))
     assert text.startswith("## rag-ci: ❌ 1 regression")
-    assert "| A | a | hit&#64;k 1→0 |" in text  # one row per question, its failing metrics folded into one cell
+    assert (
+        "| A | a | hit&#64;k 1→0 |" in text
+    )  # one row per question, its failing metrics folded into one cell
     assert "### Gains (1)" in text and "| B |" in text
     assert text.index("### Retrieval (1)") < text.index("### Gains")
 
@@ -49,7 +52,12 @@ def test_bootstrap_report_without_baseline_lists_failing_questions():
 
 def test_long_report_is_shortened_under_the_limit():
     base = run(*[question(f"Q{i:04d}", metrics=[metric("hit_at_k", 1.0, 1.0)]) for i in range(600)])
-    head = run(*[question(f"Q{i:04d}", "fail", answer="x" * 300, metrics=[metric("hit_at_k", 0.0, 1.0)]) for i in range(600)])
+    head = run(
+        *[
+            question(f"Q{i:04d}", "fail", answer="x" * 300, metrics=[metric("hit_at_k", 0.0, 1.0)])
+            for i in range(600)
+        ]
+    )
     text = render_markdown(head, compare(base, head), max_chars=20000)
     assert len(text) <= 20000 and "more" in text
 
@@ -57,7 +65,11 @@ def test_long_report_is_shortened_under_the_limit():
 def test_html_is_standalone_with_an_inline_chart():
     head = run(question("A"), question("B", "fail"))
     page = render_html(head, compare(run(question("A"), question("B")), head))
-    assert page.startswith("<!doctype html>") and "<svg" in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert (
+        page.startswith("<!doctype html>")
+        and "<svg" in page
+        and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    )
 
 
 # --- every printed expression is escaped (issue: untrusted text never becomes markup) ---------
@@ -70,15 +82,41 @@ from jinja2 import nodes  # noqa: E402
 from rag_ci.core.reporting.render import escape_notice  # noqa: E402
 
 # accept_yaml: a fenced block longer than any backtick run inside, its values JSON-quoted.
-ESCAPING_FILTERS = {"u", "quote", "url", "ids", "accept_yaml", "log_block"}  # log_block: a fence longer than any backtick run inside
-NUMERIC_FILTERS = {"num", "delta", "ms", "usd", "pct", "length", "int", "count", "budget", "pp", "pvalue", "ms_delta",
-                   "usd_delta", "pp_delta", "latency_delta"}
+ESCAPING_FILTERS = {
+    "u",
+    "quote",
+    "url",
+    "ids",
+    "accept_yaml",
+    "log_block",
+}  # log_block: a fence longer than any backtick run inside
+NUMERIC_FILTERS = {
+    "num",
+    "delta",
+    "ms",
+    "usd",
+    "pct",
+    "length",
+    "int",
+    "count",
+    "budget",
+    "pp",
+    "pvalue",
+    "ms_delta",
+    "usd_delta",
+    "pp_delta",
+    "latency_delta",
+}
 # Macros of the report (their bodies are walked like the rest of the template).
 TEMPLATE_MACROS = {"report_ref", "more_ids", "id_cell", "change_row", "change_rows"}
 
 
 def _printed_safely(node: nodes.Node) -> bool:
-    if isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name in TEMPLATE_MACROS:
+    if (
+        isinstance(node, nodes.Call)
+        and isinstance(node.node, nodes.Name)
+        and node.node.name in TEMPLATE_MACROS
+    ):
         return True
     if isinstance(node, nodes.TemplateData | nodes.Const):
         return True  # the template's own text and literals
@@ -105,7 +143,9 @@ def raw_prints(template_name: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("template", ["report.md.j2", "noise.md.j2", "before_after.md.j2", "accepted.md.j2", "not_evaluated.md.j2"])
+@pytest.mark.parametrize(
+    "template", ["report.md.j2", "noise.md.j2", "before_after.md.j2", "accepted.md.j2", "not_evaluated.md.j2"]
+)
 def test_every_expression_printed_in_the_markdown_report_goes_through_an_escaping_or_numeric_filter(template):
     assert raw_prints(template) == []
 
@@ -128,10 +168,14 @@ def test_the_html_report_autoescapes_and_marks_nothing_safe_by_itself():
     source = env.loader.get_source(env, "report.html.j2")[0]
     tree = env.parse(source)
     assert not [f for f in tree.find_all(nodes.Filter) if f.name == "safe"]
-    assert not list(tree.find_all(nodes.EvalContextModifier)), "an {% autoescape %} block in the HTML template"
+    assert not list(tree.find_all(nodes.EvalContextModifier)), (
+        "an {% autoescape %} block in the HTML template"
+    )
 
 
-HOSTILE_MODEL = "gpt-4o-2024-08-06 @acme/maintainers ![x](https://evil.example/i.png) <img src=x onerror=alert(1)>"
+HOSTILE_MODEL = (
+    "gpt-4o-2024-08-06 @acme/maintainers ![x](https://evil.example/i.png) <img src=x onerror=alert(1)>"
+)
 
 
 def test_a_notice_built_from_config_text_is_escaped_but_keeps_rag_cis_code_spans():
@@ -165,8 +209,14 @@ def test_a_judge_model_from_the_config_cannot_mention_or_inject_in_the_footer():
     from rag_ci.core.results import JudgeFingerprint
 
     head = run(question("A"))
-    head.meta.judge = JudgeFingerprint(provider="openai", model=HOSTILE_MODEL, temperature=0.0, deepeval_version="x",
-                                       metrics={}, prompt_hash="x")
+    head.meta.judge = JudgeFingerprint(
+        provider="openai",
+        model=HOSTILE_MODEL,
+        temperature=0.0,
+        deepeval_version="x",
+        metrics={},
+        prompt_hash="x",
+    )
     text = render_markdown(head)
     footer = text.strip().splitlines()[-1]
     assert "@acme" not in footer and "<img" not in footer and "![x]" not in footer
@@ -174,7 +224,9 @@ def test_a_judge_model_from_the_config_cannot_mention_or_inject_in_the_footer():
 
 def test_a_bootstrap_report_with_1200_failing_questions_fits_the_limit():
     long_id = "checkout-flow-refund-policy-question-"  # ids of real sets are long: 1,200 rows > 60,000 chars
-    head = run(*(question(f"{long_id}{i:04d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]) for i in range(1200)))
+    head = run(
+        *(question(f"{long_id}{i:04d}", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]) for i in range(1200))
+    )
     text = render_markdown(head, None, max_chars=60000)
     assert len(text) <= 60000 and "Failing questions (1200)" in text
     assert f"{long_id}0000 |" in text and f"{long_id}1199 |" not in text  # rows cut to fit
@@ -201,16 +253,28 @@ def test_the_prs_gate_changes_open_the_report_escaped_and_not_comparable_metrics
     import dataclasses
 
     base = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0)]), thresholds={"hit_at_k": 1.0})
-    head = run(question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("mrr", 0.9, 0.5)]), thresholds={"hit_at_k": 1.0, "mrr": 0.5})
-    comparison = dataclasses.replace(compare(base, head), policy_changes=("gate.fail_on any_regression → never", f"correctness.criteria {HOSTILE}"))
+    head = run(
+        question("A", metrics=[metric("hit_at_k", 1.0, 1.0), metric("mrr", 0.9, 0.5)]),
+        thresholds={"hit_at_k": 1.0, "mrr": 0.5},
+    )
+    comparison = dataclasses.replace(
+        compare(base, head),
+        policy_changes=("gate.fail_on any_regression → never", f"correctness.criteria {HOSTILE}"),
+    )
     md = render_markdown(head, comparison)
     lines = md.splitlines()
     assert lines[2] == "> [!CAUTION]"  # a GitHub alert, not a grey quote
-    assert lines[3].replace("\\", "").startswith("> **This PR changes the gate:** gate.fail_on any_regression → never; correctness.criteria &lt;script&gt;")
+    assert (
+        lines[3]
+        .replace("\\", "")
+        .startswith(
+            "> **This PR changes the gate:** gate.fail_on any_regression → never; correctness.criteria &lt;script&gt;"
+        )
+    )
     assert "**Merging turns the gate off on main.**" in lines[3]
     assert "@everyone" not in md and "<script>" not in md
     assert "— 1/1 questions pass" in md  # the summary line is whole
-    section = md[md.index("### Not comparable"):]
+    section = md[md.index("### Not comparable") :]
     assert "| mrr | not in the baseline |" in section
     html = render_html(head, comparison)
     assert "This PR changes the gate:" in html and "&lt;script&gt;" in html and "Not comparable (1)" in html
@@ -225,13 +289,29 @@ def test_an_html_payload_in_a_question_id_is_nowhere_raw_in_the_comment_or_the_r
     payload = '<img src=x onerror=alert(1)><script>alert("x")</script>&amp;'
     hit = "hit_at_k"
     ids = [payload + kind for kind in ("REG", "NEW", "GAIN", "LEAK", "GONE", "EDIT")]
-    base = run(question(ids[0], metrics=[metric(hit, 1.0, 1.0)]), question(ids[2], "fail", metrics=[metric(hit, 0.0, 1.0)]),
-               question(ids[3]), question(ids[4]), question(ids[5]))
-    head = run(question(ids[0], "fail", metrics=[metric(hit, 0.0, 1.0)]), question(ids[1], "fail", metrics=[metric(hit, 0.0, 1.0)]),
-               question(ids[2], metrics=[metric(hit, 1.0, 1.0)]), question(ids[3], "routing_error"), question(ids[5], hash_="x"))
+    base = run(
+        question(ids[0], metrics=[metric(hit, 1.0, 1.0)]),
+        question(ids[2], "fail", metrics=[metric(hit, 0.0, 1.0)]),
+        question(ids[3]),
+        question(ids[4]),
+        question(ids[5]),
+    )
+    head = run(
+        question(ids[0], "fail", metrics=[metric(hit, 0.0, 1.0)]),
+        question(ids[1], "fail", metrics=[metric(hit, 0.0, 1.0)]),
+        question(ids[2], metrics=[metric(hit, 1.0, 1.0)]),
+        question(ids[3], "routing_error"),
+        question(ids[5], hash_="x"),
+    )
     comparison = compare(base, head)
-    for text in (render_markdown(head, comparison, notice=f"leak in {payload}"), render_markdown(head, None), render_html(head, comparison)):
-        assert not re.search(r"<(img|script)", text, re.IGNORECASE), text[max(0, text.find("<img") - 200):text.find("<img") + 80]
+    for text in (
+        render_markdown(head, comparison, notice=f"leak in {payload}"),
+        render_markdown(head, None),
+        render_html(head, comparison),
+    ):
+        assert not re.search(r"<(img|script)", text, re.IGNORECASE), text[
+            max(0, text.find("<img") - 200) : text.find("<img") + 80
+        ]
     snippet = render_markdown(head, comparison).split("```yaml\n", 1)[1].split("```", 1)[0]
     assert YAML(typ="safe").load("accepted:\n" + snippet)["accepted"][0]["id"] == ids[0]
 

@@ -30,8 +30,14 @@ def _ids_named(text: str, ids: list[str]) -> list[str]:
 def test_500_questions_with_100_judged_regressions_and_250_character_reasons_name_every_regression_within_the_limit():
     ids = [f"{LONG_ID}{i:04d}" for i in range(500)]
     base = run(*(_judged(i, 0.9, "pass", "The refund window is 30 days from delivery. " * 8) for i in ids))
-    head = run(*(_judged(i, 0.1, "fail", "Refunds take 14 days from purchase, store credit only. " * 8) if n < 100
-                 else _judged(i, 0.9, "pass", "The refund window is 30 days from delivery. " * 8) for n, i in enumerate(ids)))
+    head = run(
+        *(
+            _judged(i, 0.1, "fail", "Refunds take 14 days from purchase, store credit only. " * 8)
+            if n < 100
+            else _judged(i, 0.9, "pass", "The refund window is 30 days from delivery. " * 8)
+            for n, i in enumerate(ids)
+        )
+    )
     comparison = compare(base, head)
     assert len(comparison.regressions) == 100
     body = comment_body(render_markdown(head, comparison, report_url="https://github.com/o/r/actions/runs/1"))
@@ -43,10 +49,28 @@ def test_500_questions_with_100_judged_regressions_and_250_character_reasons_nam
 
 def test_10000_questions_with_2000_regressions_and_500_worse_name_every_one_within_the_limit():
     ids = [f"q-{i:05d}" for i in range(10000)]
-    base = run(*(question(i, "fail" if 2000 <= n < 2500 else "pass", metrics=[metric("hit_at_k", 0.0 if 2000 <= n < 2500 else 1.0, 1.0), metric("mrr", 1.0, 0.5)])
-                 for n, i in enumerate(ids)))
-    head = run(*(question(i, "fail", metrics=[metric("hit_at_k", 0.0, 1.0), metric("mrr", 0.0 if n >= 2000 else 1.0, 0.5)]) if n < 2500
-                 else question(i, metrics=[metric("hit_at_k", 1.0, 1.0), metric("mrr", 1.0, 0.5)]) for n, i in enumerate(ids)))
+    base = run(
+        *(
+            question(
+                i,
+                "fail" if 2000 <= n < 2500 else "pass",
+                metrics=[metric("hit_at_k", 0.0 if 2000 <= n < 2500 else 1.0, 1.0), metric("mrr", 1.0, 0.5)],
+            )
+            for n, i in enumerate(ids)
+        )
+    )
+    head = run(
+        *(
+            question(
+                i,
+                "fail",
+                metrics=[metric("hit_at_k", 0.0, 1.0), metric("mrr", 0.0 if n >= 2000 else 1.0, 0.5)],
+            )
+            if n < 2500
+            else question(i, metrics=[metric("hit_at_k", 1.0, 1.0), metric("mrr", 1.0, 0.5)])
+            for n, i in enumerate(ids)
+        )
+    )
     comparison = compare(base, head)
     assert (len(comparison.regressions), len(comparison.worse)) == (2000, 500)
     text = render_markdown(head, comparison, report_path="rag-ci-out/report.html")

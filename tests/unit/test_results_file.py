@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from builders import question, run
+from rag_ci.errors import RagCiError
+from rag_ci.files.atomic import cannot_write, write_text_atomic
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.lock import OutputLock, lock_path
 from rag_ci.files.results_file import load_results, save_results
-from rag_ci.files.atomic import cannot_write, write_text_atomic
-from rag_ci.errors import RagCiError
 
 
 def test_results_round_trip(tmp_path):
@@ -112,7 +112,9 @@ def test_a_resumed_journal_keeps_the_old_records_and_takes_new_ones(tmp_path):
 def test_a_second_lock_on_the_same_output_is_refused_with_the_holders_pid(tmp_path):
     output = tmp_path / "out" / "results.json"
     with OutputLock(output):
-        with pytest.raises(RagCiError, match=rf"another rag-ci run is writing {output} \(pid {os.getpid()}\)"):
+        with pytest.raises(
+            RagCiError, match=rf"another rag-ci run is writing {output} \(pid {os.getpid()}\)"
+        ):
             OutputLock(output).acquire()
         with OutputLock(tmp_path / "other.json"):  # another output is fine
             pass
@@ -162,7 +164,9 @@ def nested(levels: int):
 
 @pytest.mark.parametrize("indent", [None, 2], ids=["compact", "rag-ci's layout"])
 @pytest.mark.parametrize(("levels", "refused"), [(58, False), (61, False), (62, True), (500, True)])
-def test_nesting_in_a_free_form_field_is_refused_past_64_levels_of_the_whole_file(tmp_path, levels, refused, indent):
+def test_nesting_in_a_free_form_field_is_refused_past_64_levels_of_the_whole_file(
+    tmp_path, levels, refused, indent
+):
     # request sits 3 levels down (file → questions → question), so 61 more levels is the deepest allowed.
     data = json.loads(run(question("Q1"), question("Q2")).model_dump_json())
     data["questions"][0]["request"] = {"deep": nested(levels - 1)}
@@ -178,7 +182,9 @@ def test_loaded_results_share_no_per_object_bookkeeping_and_copies_stay_independ
     save_results(tmp_path / "r.json", run(question("Q1"), question("Q2")))
     loaded = load_results(tmp_path / "r.json")
     first, second = loaded.questions
-    assert first.model_fields_set is second.model_fields_set  # one shared set: half the memory of a loaded run
+    assert (
+        first.model_fields_set is second.model_fields_set
+    )  # one shared set: half the memory of a loaded run
     edited = first.model_copy(update={"answer": "changed"})
     assert (edited.answer, first.answer) == ("changed", "ok")
     assert load_results(tmp_path / "r.json") == loaded
@@ -192,7 +198,9 @@ def layout_run():
     return run(question("Q1", answer=tricky), question("Q2", "fail", answer="naïve “x”"), question("Q3"))
 
 
-def test_a_results_json_in_rag_cis_layout_is_read_question_by_question_as_a_whole_file_parse_reads_it(tmp_path):
+def test_a_results_json_in_rag_cis_layout_is_read_question_by_question_as_a_whole_file_parse_reads_it(
+    tmp_path,
+):
     # Pydantic's parse of a whole 50,000-question file was as much memory again as the run.
     from rag_ci.core.results import RunResult
     from rag_ci.files.results_layout import read_streamed
@@ -246,8 +254,13 @@ def test_an_array_laid_out_like_the_questions_inside_meta_is_not_taken_for_them(
     result = run(question("Q1"))
     meta = result.meta.model_dump_json()
     piece = "    " + result.questions[0].model_dump_json(indent=2).replace("\n", "\n    ")
-    text = ('{\n  "meta": {"unknown": {"x": 1,\n  "questions": [\n' + piece + "\n  ]}, " + meta[1:]
-            + ',\n  "questions": []\n}\n')
+    text = (
+        '{\n  "meta": {"unknown": {"x": 1,\n  "questions": [\n'
+        + piece
+        + "\n  ]}, "
+        + meta[1:]
+        + ',\n  "questions": []\n}\n'
+    )
     (tmp_path / "r.json").write_text(text)
     assert json.loads(text)["questions"] == []
     assert read_streamed(tmp_path / "r.json") is None
@@ -262,7 +275,9 @@ def unfrozen():
     gc.unfreeze()  # what a test froze goes back under the collector, for the tests after it
 
 
-def test_a_large_run_kept_until_exit_is_frozen_out_of_the_cycle_collectors_walks_and_a_small_one_is_not(tmp_path, unfrozen):
+def test_a_large_run_kept_until_exit_is_frozen_out_of_the_cycle_collectors_walks_and_a_small_one_is_not(
+    tmp_path, unfrozen
+):
     # After loading two 50,000-question runs, the collector walked every object of
     # both again, first once the load ended and then at each full collection (5 of 17 s of a `compare`).
     from rag_ci.files.results_file import FROZEN_FROM, keep_until_exit

@@ -52,7 +52,12 @@ def test_keyword_coverage_ignores_case_accents_and_spacing():
 
 @pytest.mark.parametrize(
     "answer",
-    ["I could not find this in the documents.", "This is not in the documents.", "The documents do not mention a CEO.", "I don't know."],
+    [
+        "I could not find this in the documents.",
+        "This is not in the documents.",
+        "The documents do not mention a CEO.",
+        "I don't know.",
+    ],
 )
 def test_refusals_are_detected(answer):
     assert rm.is_refusal(answer)
@@ -84,14 +89,22 @@ def test_score_retrieval_applies_thresholds():
 
 def test_refusal_question_gets_only_the_refusal_metric():
     q = Question(id="O", question="Who is the CEO?", expect="refusal", sources=["x"])
-    assert set(rm.score_retrieval(q, "I could not find this in the documents.", ctxs("x"), CONFIGS)) == {"refusal"}
+    assert set(rm.score_retrieval(q, "I could not find this in the documents.", ctxs("x"), CONFIGS)) == {
+        "refusal"
+    }
     answered = rm.score_retrieval(q, "Our CEO is Jane.", ctxs("x"), CONFIGS)
-    assert answered["refusal"].passed is False and answered["refusal"].reason == "answered an out-of-scope question"
+    assert (
+        answered["refusal"].passed is False
+        and answered["refusal"].reason == "answered an out-of-scope question"
+    )
 
 
 def test_in_scope_question_that_is_refused_fails():
     q = Question(id="A", question="q", doc_id="a")
-    assert rm.score_retrieval(q, "I could not find this in the documents.", [], CONFIGS)["refusal"].passed is False
+    assert (
+        rm.score_retrieval(q, "I could not find this in the documents.", [], CONFIGS)["refusal"].passed
+        is False
+    )
 
 
 def test_metrics_without_inputs_do_not_apply():

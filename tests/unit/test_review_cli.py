@@ -57,8 +57,10 @@ questions:
 
 
 def _project(tmp_path: Path) -> Path:
-    for corpus, text in (("du2", "# Battery\n\nThe standard 2 A charger fills it in 6.5 hours.\n"),
-                         ("du3", "# Battery\n\nThe 4 A fast charger reaches 80 percent in 2.5 hours.\n")):
+    for corpus, text in (
+        ("du2", "# Battery\n\nThe standard 2 A charger fills it in 6.5 hours.\n"),
+        ("du3", "# Battery\n\nThe 4 A fast charger reaches 80 percent in 2.5 hours.\n"),
+    ):
         (tmp_path / "docs" / corpus).mkdir(parents=True)
         (tmp_path / "docs" / corpus / "battery.md").write_text(text)
     (tmp_path / "questions.yml").write_text(QUESTIONS)
@@ -68,7 +70,9 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _set(tmp_path: Path):
-    return parse_question_set((tmp_path / "questions.yml").read_text(), "q", {"du2", "du3"}, allow_drafts=True).by_id()
+    return parse_question_set(
+        (tmp_path / "questions.yml").read_text(), "q", {"du2", "du3"}, allow_drafts=True
+    ).by_id()
 
 
 def _invoke(*args: str, input: str | None = None):
@@ -86,29 +90,64 @@ def test_approve_and_reject_verbs_decide_drafts_in_place_keeping_the_files_comme
     assert list(after) == ["DU2-BATTERY-01", "DU2-BATTERY-02"]
     assert after["DU2-BATTERY-02"].status is None and after["DU2-BATTERY-02"].provenance.reviewed_by == "ana"
     text = (tmp_path / "questions.yml").read_text()
-    assert "# hand-written" in text and "# drafts below" in text and "# a comment about DU2-BATTERY-03" in text
+    assert (
+        "# hand-written" in text and "# drafts below" in text and "# a comment about DU2-BATTERY-03" in text
+    )
     assert _invoke("validate", "--config", str(config)).exit_code == 0  # no draft left: a gated set
 
 
-def test_edit_changes_sources_and_doc_id_keeps_the_draft_until_approved_and_refuses_an_unknown_corpus(tmp_path):
+def test_edit_changes_sources_and_doc_id_keeps_the_draft_until_approved_and_refuses_an_unknown_corpus(
+    tmp_path,
+):
     config = _project(tmp_path)
-    edited = _invoke("questions", "edit", "DU2-BATTERY-03", "--doc-id", "du3", "--sources", "du3/battery.md",
-                     "--reference", "80 percent in 2.5 hours with the 4 A fast charger.", "--config", str(config))
+    edited = _invoke(
+        "questions",
+        "edit",
+        "DU2-BATTERY-03",
+        "--doc-id",
+        "du3",
+        "--sources",
+        "du3/battery.md",
+        "--reference",
+        "80 percent in 2.5 hours with the 4 A fast charger.",
+        "--config",
+        str(config),
+    )
     assert edited.exit_code == 0, edited.output
     assert "0 approved (1 edited), 0 rejected, 3 still drafts" in edited.output
     draft = _set(tmp_path)["DU2-BATTERY-03"]
     assert (draft.doc_id, draft.sources, draft.status) == (("du3",), ("du3/battery.md",), "draft")
     assert draft.reference == "80 percent in 2.5 hours with the 4 A fast charger."
 
-    both = _invoke("questions", "edit", "DU2-BATTERY-03", "--doc-id", "du2", "--doc-id", "du3", "--sources", "du2/battery.md",
-                   "--sources", "du3/battery.md", "--tags", "cross_corpus", "--approve", "--config", str(config))
+    both = _invoke(
+        "questions",
+        "edit",
+        "DU2-BATTERY-03",
+        "--doc-id",
+        "du2",
+        "--doc-id",
+        "du3",
+        "--sources",
+        "du2/battery.md",
+        "--sources",
+        "du3/battery.md",
+        "--tags",
+        "cross_corpus",
+        "--approve",
+        "--config",
+        str(config),
+    )
     assert both.exit_code == 0 and "1 approved (1 edited)" in both.output
     approved = _set(tmp_path)["DU2-BATTERY-03"]
-    assert approved.doc_id == ("du2", "du3") and approved.tags == ("cross_corpus",) and approved.status is None
+    assert (
+        approved.doc_id == ("du2", "du3") and approved.tags == ("cross_corpus",) and approved.status is None
+    )
 
     before = (tmp_path / "questions.yml").read_text()
     wrong = _invoke("questions", "edit", "OOS-01", "--doc-id", "du9", "--config", str(config))
-    assert wrong.exit_code == 2 and "doc_id du9 is not a corpus of the routing table (du2, du3)" in wrong.output
+    assert (
+        wrong.exit_code == 2 and "doc_id du9 is not a corpus of the routing table (du2, du3)" in wrong.output
+    )
     unknown = _invoke("questions", "approve", "NOPE", "--config", str(config))
     assert unknown.exit_code == 2 and "not a draft of" in unknown.output and "NOPE" in unknown.output
     nothing = _invoke("questions", "edit", "OOS-01", "--config", str(config))
@@ -118,51 +157,125 @@ def test_edit_changes_sources_and_doc_id_keeps_the_draft_until_approved_and_refu
 
 def test_review_in_the_terminal_asks_about_each_draft_saves_reviewed_yml_and_applies_it(tmp_path):
     config = _project(tmp_path)
-    answers = "\n".join([
-        "ana",  # your name
-        "e",  # DU2-BATTERY-02: edit, then approve
-        "",  # question: kept
-        "",  # expect: kept (answer)
-        "du2; du3",  # doc_id
-        "du2/battery.md; du3/battery.md",  # sources
-        "",  # reference: kept
-        "",  # keywords: kept
-        "",  # tags: kept
-        "r",  # DU2-BATTERY-03: reject
-        "a",  # OOS-01: approve
-    ]) + "\n"
-    done = _invoke("questions", "review", "--cli", "--config", str(config), "--out", str(tmp_path / "review"), input=answers)
+    answers = (
+        "\n".join(
+            [
+                "ana",  # your name
+                "e",  # DU2-BATTERY-02: edit, then approve
+                "",  # question: kept
+                "",  # expect: kept (answer)
+                "du2; du3",  # doc_id
+                "du2/battery.md; du3/battery.md",  # sources
+                "",  # reference: kept
+                "",  # keywords: kept
+                "",  # tags: kept
+                "r",  # DU2-BATTERY-03: reject
+                "a",  # OOS-01: approve
+            ]
+        )
+        + "\n"
+    )
+    done = _invoke(
+        "questions",
+        "review",
+        "--cli",
+        "--config",
+        str(config),
+        "--out",
+        str(tmp_path / "review"),
+        input=answers,
+    )
     assert done.exit_code == 0, done.output
-    assert "[1/3] DU2-BATTERY-02 · du2 · generated" in done.output and "  sources:   du2/battery.md" in done.output
+    assert (
+        "[1/3] DU2-BATTERY-02 · du2 · generated" in done.output
+        and "  sources:   du2/battery.md" in done.output
+    )
     assert "2 approved (1 edited), 1 rejected, 0 still drafts" in done.output
     saved = parse_reviewed((tmp_path / "review" / "reviewed.yml").read_text(), "reviewed.yml")
     assert saved.reviewer == "ana" and [(d.id, d.decision) for d in saved.decisions] == [
-        ("DU2-BATTERY-02", "approve"), ("DU2-BATTERY-03", "reject"), ("OOS-01", "approve")]
-    assert saved.decisions[0].edits == {"doc_id": ("du2", "du3"), "sources": ("du2/battery.md", "du3/battery.md")}
+        ("DU2-BATTERY-02", "approve"),
+        ("DU2-BATTERY-03", "reject"),
+        ("OOS-01", "approve"),
+    ]
+    assert saved.decisions[0].edits == {
+        "doc_id": ("du2", "du3"),
+        "sources": ("du2/battery.md", "du3/battery.md"),
+    }
     after = _set(tmp_path)
-    assert after["DU2-BATTERY-02"].doc_id == ("du2", "du3") and after["DU2-BATTERY-02"].provenance.reviewed_by == "ana"
+    assert (
+        after["DU2-BATTERY-02"].doc_id == ("du2", "du3")
+        and after["DU2-BATTERY-02"].provenance.reviewed_by == "ana"
+    )
     assert "DU2-BATTERY-03" not in after and after["OOS-01"].status is None
 
 
 def test_quitting_the_terminal_review_at_once_changes_nothing(tmp_path):
     config = _project(tmp_path)
-    done = _invoke("questions", "review", "--cli", "--reviewer", "ana", "--config", str(config), "--out", str(tmp_path / "r"),
-                   input="q\n")
+    done = _invoke(
+        "questions",
+        "review",
+        "--cli",
+        "--reviewer",
+        "ana",
+        "--config",
+        str(config),
+        "--out",
+        str(tmp_path / "r"),
+        input="q\n",
+    )
     assert done.exit_code == 0 and "nothing decided" in done.output
     assert (tmp_path / "questions.yml").read_text() == QUESTIONS and not (tmp_path / "r").exists()
 
 
-def test_the_terminal_review_asks_again_for_an_unknown_corpus_and_prints_draft_text_through_the_log_boundary(tmp_path):
+def test_the_terminal_review_asks_again_for_an_unknown_corpus_and_prints_draft_text_through_the_log_boundary(
+    tmp_path,
+):
     config = _project(tmp_path)
-    (tmp_path / "questions.yml").write_text(QUESTIONS.replace(
-        "question: How long does the standard charger take?", 'question: "How long?\\n::add-mask::leak"'))
-    answers = "\n".join(["e", "", "", "du9", "", "", "", "",  # an unknown corpus: asked again
-                         "", "", "du3", "du3/battery.md", "", "", "", "q"]) + "\n"
-    done = _invoke("questions", "review", "--cli", "--reviewer", "ana", "--config", str(config), "--out", str(tmp_path / "r"),
-                   input=answers)
+    (tmp_path / "questions.yml").write_text(
+        QUESTIONS.replace(
+            "question: How long does the standard charger take?", 'question: "How long?\\n::add-mask::leak"'
+        )
+    )
+    answers = (
+        "\n".join(
+            [
+                "e",
+                "",
+                "",
+                "du9",
+                "",
+                "",
+                "",
+                "",  # an unknown corpus: asked again
+                "",
+                "",
+                "du3",
+                "du3/battery.md",
+                "",
+                "",
+                "",
+                "q",
+            ]
+        )
+        + "\n"
+    )
+    done = _invoke(
+        "questions",
+        "review",
+        "--cli",
+        "--reviewer",
+        "ana",
+        "--config",
+        str(config),
+        "--out",
+        str(tmp_path / "r"),
+        input=answers,
+    )
     assert done.exit_code == 0, done.output
     assert "doc_id du9 is not a corpus of the routing table: again" in done.output
-    assert not [line for line in done.output.splitlines() if line.lstrip().startswith("::")]  # no workflow command
+    assert not [
+        line for line in done.output.splitlines() if line.lstrip().startswith("::")
+    ]  # no workflow command
     assert "1 approved (1 edited)" in done.output
     draft = _set(tmp_path)["DU2-BATTERY-02"]
     assert (draft.doc_id, draft.sources, draft.status) == (("du3",), ("du3/battery.md",), None)
@@ -172,27 +285,61 @@ def test_the_terminal_review_shows_a_long_passage_whole_not_cut(tmp_path):
     config = _project(tmp_path)
     sentences = [f"Charging step {n} takes {n * 3} minutes with the 2 A charger." for n in range(1, 60)]
     (tmp_path / "docs" / "du2" / "battery.md").write_text(
-        "# Battery\n\nThe standard 2 A charger fills an empty PowerPack 400 in 6.5 hours. " + " ".join(sentences) + "\n")
-    (tmp_path / "questions.yml").write_text(QUESTIONS.replace(  # its passage changed: the whole document is shown
-        "provenance: {writer: fake, date: '2026-05-01'}\n  # a comment",
-        "provenance: {writer: fake, date: '2026-05-01', passage_hash: 0a1b2c3d4e5f6a7b}\n  # a comment", 1))
-    done = _invoke("questions", "review", "--cli", "--reviewer", "ana", "--config", str(config), "--out", str(tmp_path / "r"),
-                   input="q\n")
+        "# Battery\n\nThe standard 2 A charger fills an empty PowerPack 400 in 6.5 hours. "
+        + " ".join(sentences)
+        + "\n"
+    )
+    (tmp_path / "questions.yml").write_text(
+        QUESTIONS.replace(  # its passage changed: the whole document is shown
+            "provenance: {writer: fake, date: '2026-05-01'}\n  # a comment",
+            "provenance: {writer: fake, date: '2026-05-01', passage_hash: 0a1b2c3d4e5f6a7b}\n  # a comment",
+            1,
+        )
+    )
+    done = _invoke(
+        "questions",
+        "review",
+        "--cli",
+        "--reviewer",
+        "ana",
+        "--config",
+        str(config),
+        "--out",
+        str(tmp_path / "r"),
+        input="q\n",
+    )
     assert done.exit_code == 0, done.output
     shown = done.output.split("--- passage", 1)[1]
-    assert len(shown) > 2000 and "Charging step 59 takes 177 minutes with the 2 A charger." in shown  # the end, not cut
+    assert (
+        len(shown) > 2000 and "Charging step 59 takes 177 minutes with the 2 A charger." in shown
+    )  # the end, not cut
     assert " …" not in shown
 
 
 def test_the_terminal_review_never_prints_a_live_escape_sequence_of_a_draft_or_a_document(tmp_path):
     config = _project(tmp_path)
     (tmp_path / "docs" / "du2" / "battery.md").write_text(
-        "# Battery\n\nThe standard 2 A charger \x1b]0;pwned\x07fills it in 6.5 hours.\x1b[8m hidden\n")
-    (tmp_path / "questions.yml").write_text(QUESTIONS.replace(
-        "question: How long does the standard charger take?", 'question: "How long\\e[2J\\u009b1A\\u202e?"'))
+        "# Battery\n\nThe standard 2 A charger \x1b]0;pwned\x07fills it in 6.5 hours.\x1b[8m hidden\n"
+    )
+    (tmp_path / "questions.yml").write_text(
+        QUESTIONS.replace(
+            "question: How long does the standard charger take?",
+            'question: "How long\\e[2J\\u009b1A\\u202e?"',
+        )
+    )
 
-    done = _invoke("questions", "review", "--cli", "--reviewer", "ana", "--config", str(config), "--out", str(tmp_path / "r"),
-                   input="q\n")
+    done = _invoke(
+        "questions",
+        "review",
+        "--cli",
+        "--reviewer",
+        "ana",
+        "--config",
+        str(config),
+        "--out",
+        str(tmp_path / "r"),
+        input="q\n",
+    )
 
     assert done.exit_code == 0, done.output
     assert "\x1b" not in done.output and "\x9b" not in done.output and "\u202e" not in done.output
@@ -201,8 +348,11 @@ def test_the_terminal_review_never_prints_a_live_escape_sequence_of_a_draft_or_a
 
 def test_validate_never_prints_a_live_escape_sequence_of_the_question_set(tmp_path):
     config = _project(tmp_path)
-    (tmp_path / "questions.yml").write_text(QUESTIONS.split("\n  # drafts below")[0].replace(
-        "sources: [du2/battery.md]", 'sources: ["du2/gone\\e]0;pwned\\a.md"]'))
+    (tmp_path / "questions.yml").write_text(
+        QUESTIONS.split("\n  # drafts below")[0].replace(
+            "sources: [du2/battery.md]", 'sources: ["du2/gone\\e]0;pwned\\a.md"]'
+        )
+    )
 
     done = _invoke("validate", "--config", str(config))
 
@@ -215,9 +365,13 @@ def test_edit_refuses_sources_outside_the_corpora_and_documents_that_are_not_the
     config = _project(tmp_path)
     before = (tmp_path / "questions.yml").read_text()
 
-    for source, said in [("../../etc/passwd", "is no document of a corpus"), ("/etc/passwd", "is no document of a corpus"),
-                         ("du2/../../secret.md", "is no document of a corpus"), ("du9/battery.md", "is no document of a corpus"),
-                         ("du2/gone.md", "no document of corpus 'du2' matches it")]:
+    for source, said in [
+        ("../../etc/passwd", "is no document of a corpus"),
+        ("/etc/passwd", "is no document of a corpus"),
+        ("du2/../../secret.md", "is no document of a corpus"),
+        ("du9/battery.md", "is no document of a corpus"),
+        ("du2/gone.md", "no document of corpus 'du2' matches it"),
+    ]:
         done = _invoke("questions", "edit", "DU2-BATTERY-03", "--sources", source, "--config", str(config))
         assert done.exit_code == 2, (source, done.output)
         assert said in done.output and "Traceback" not in done.output, (source, done.output)

@@ -1,8 +1,8 @@
 """Routing: questions go to their corpora; contexts from elsewhere are leaks."""
 
 from rag_ci.core.questionset.questions import Question
-from rag_ci.core.results import Context
 from rag_ci.core.questionset.routing import route, routing_leaks
+from rag_ci.core.results import Context
 
 CORPORA = {"mss54": None, "mss60": None}
 
@@ -20,7 +20,11 @@ def test_out_of_scope_question_without_doc_id_goes_everywhere():
 
 
 def test_context_from_another_corpus_is_a_leak():
-    contexts = [Context(text="t", doc_id="mss60"), Context(text="t", doc_id="mss54"), Context(text="u", doc_id="mss54")]
+    contexts = [
+        Context(text="t", doc_id="mss60"),
+        Context(text="t", doc_id="mss54"),
+        Context(text="u", doc_id="mss54"),
+    ]
     assert routing_leaks(contexts, ["mss60"]) == ["mss54"]
 
 

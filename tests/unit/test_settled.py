@@ -1,7 +1,6 @@
 """rag_ci.core.scoring.settled: which answers are regressions before any judge call."""
 
 from builders import metric, question
-
 from rag_ci.core.results import GatePolicy
 from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
 
@@ -13,8 +12,16 @@ def policy(**metrics):
 
 
 def test_only_judge_free_metrics_defined_alike_in_both_runs_settle():
-    now = policy(keyword_coverage={"threshold": 0.6}, hit_at_k={"threshold": 1.0, "k": 3}, correctness={"threshold": 0.5})
-    base = policy(keyword_coverage={"threshold": 0.6}, hit_at_k={"threshold": 1.0, "k": 5}, correctness={"threshold": 0.5})
+    now = policy(
+        keyword_coverage={"threshold": 0.6},
+        hit_at_k={"threshold": 1.0, "k": 3},
+        correctness={"threshold": 0.5},
+    )
+    base = policy(
+        keyword_coverage={"threshold": 0.6},
+        hit_at_k={"threshold": 1.0, "k": 5},
+        correctness={"threshold": 0.5},
+    )
     assert settling_metrics(now, base) == {KW}  # hit@3 is not the baseline's hit@5; correctness is judged
     assert settling_metrics(now, None) == frozenset()  # a baseline that recorded no policy
 
@@ -24,7 +31,9 @@ def test_a_drop_of_a_settling_metric_on_the_same_question_settles_it():
     dropped = {KW: metric(KW, 0.0, 0.6)}
     assert regressed_without_judge(dropped, base, base.question_hash, frozenset({KW}))
     assert not regressed_without_judge(dropped, base, base.question_hash, frozenset())  # defined differently
-    assert not regressed_without_judge(dropped, base, "edited", frozenset({KW}))  # a changed question never regresses
+    assert not regressed_without_judge(
+        dropped, base, "edited", frozenset({KW})
+    )  # a changed question never regresses
     assert not regressed_without_judge(dropped, None, base.question_hash, frozenset({KW}))
 
 

@@ -7,10 +7,9 @@ from click.testing import CliRunner
 
 from builders import metric, question, run
 from rag_ci.cli import cli
-from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.questionset.shards import ShardError, parse_shard, select_shard, shard_label, shard_of
-from rag_ci.core.scoring.aggregate import restrict_to_shard
+from rag_ci.core.scoring.aggregate import aggregate, restrict_to_shard
 
 IDS = [f"Q{i}" for i in range(1, 30)]
 
@@ -21,8 +20,17 @@ def test_a_shard_reads_as_index_and_count_and_back(text, expected):
     assert shard_label(expected) == text
 
 
-@pytest.mark.parametrize("text, why", [("x", "use i/n"), ("2", "use i/n"), ("1/2/3", "use i/n"), ("", "use i/n"),
-                                       ("0/4", "between 1 and n"), ("5/4", "between 1 and n")])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("x", "use i/n"),
+        ("2", "use i/n"),
+        ("1/2/3", "use i/n"),
+        ("", "use i/n"),
+        ("0/4", "between 1 and n"),
+        ("5/4", "between 1 and n"),
+    ],
+)
 def test_a_malformed_shard_says_what_is_expected(text, why):
     with pytest.raises(ShardError, match=why) as excinfo:
         parse_shard(text)

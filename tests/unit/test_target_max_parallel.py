@@ -28,7 +28,9 @@ def test_every_target_kind_declares_max_parallel(kind, tmp_path: Path):
 
 
 def test_the_docker_target_declares_max_parallel(tmp_path: Path):
-    target = DockerTarget(DockerTargetConfig(kind="docker"), tmp_path, client=object(), environ={}, log=io.StringIO())
+    target = DockerTarget(
+        DockerTargetConfig(kind="docker"), tmp_path, client=object(), environ={}, log=io.StringIO()
+    )
     assert isinstance(target, Target) and target.max_parallel is None
 
 

@@ -12,7 +12,9 @@ import pytest
 from drive import uid_without_account
 from rag_ci.targets import processes
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the target changes user only when rag-ci runs as root")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="the target changes user only when rag-ci runs as root"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -69,4 +71,7 @@ def test_a_primary_group_that_owns_the_docker_socket_is_replaced_by_nogroup(tmp_
         server.bind(str(engine))
         daemon = pwd.getpwnam("daemon")
         os.chown(engine, 0, daemon.pw_gid)
-        assert processes.own_group(daemon.pw_uid, {"DOCKER_HOST": f"unix://{engine}"}) == grp.getgrnam("nogroup").gr_gid
+        assert (
+            processes.own_group(daemon.pw_uid, {"DOCKER_HOST": f"unix://{engine}"})
+            == grp.getgrnam("nogroup").gr_gid
+        )

@@ -26,19 +26,27 @@ def test_metric_error_makes_the_question_an_error():
     [(0.0, 1.0, "retrieval"), (1.0, 0.0, "generation"), (0.0, 0.0, "both"), (1.0, 1.0, None)],
 )
 def test_failure_stage_crosses_retrieval_with_answer(hit, answer_ok, stage):
-    metrics = {"hit_at_k": metric("hit_at_k", hit, 1.0), "correctness": metric("correctness", answer_ok, 1.0, kind="judge")}
+    metrics = {
+        "hit_at_k": metric("hit_at_k", hit, 1.0),
+        "correctness": metric("correctness", answer_ok, 1.0, kind="judge"),
+    }
     assert failure_stage(metrics) == stage
 
 
 def test_failure_stage_uses_contextual_recall_without_sources():
-    metrics = {"contextual_recall": metric("contextual_recall", 0.2, 0.7, "judge"), "correctness": metric("correctness", 1.0, 1.0, "judge")}
+    metrics = {
+        "contextual_recall": metric("contextual_recall", 0.2, 0.7, "judge"),
+        "correctness": metric("correctness", 1.0, 1.0, "judge"),
+    }
     assert failure_stage(metrics) == "retrieval"
 
 
 def test_aggregates_per_corpus_tag_metric_latency_and_cost():
     records = [
         question("A", corpora=["a"], tags=["x"], latency=0.1, cost=0.5, metrics=[metric("m", 1.0)]),
-        question("B", "fail", corpora=["a", "b"], tags=["x"], latency=0.3, cost=0.25, metrics=[metric("m", 0.0)]),
+        question(
+            "B", "fail", corpora=["a", "b"], tags=["x"], latency=0.3, cost=0.25, metrics=[metric("m", 0.0)]
+        ),
         question("C", "error", corpora=["b"], latency=9.0),
     ]
     agg = aggregate(records)

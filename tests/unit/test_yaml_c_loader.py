@@ -29,7 +29,9 @@ questions:
 
 
 def test_the_c_loader_is_installed_and_reads_exactly_what_the_pure_python_loader_reads():
-    assert yamlsrc._loader("safe").Parser.__module__.startswith("ruamel.yaml.clib"), "ruamel.yaml.clib is a dependency"
+    assert yamlsrc._loader("safe").Parser.__module__.startswith("ruamel.yaml.clib"), (
+        "ruamel.yaml.clib is a dependency"
+    )
     fast = yamlsrc.load_yaml_fast(TRICKY)
     pure = YAML(typ="safe", pure=True).load(TRICKY)
     assert repr(fast) == repr(pure)  # repr: NaN != NaN, but prints the same
@@ -37,7 +39,9 @@ def test_the_c_loader_is_installed_and_reads_exactly_what_the_pure_python_loader
 
 def test_a_broken_question_set_names_the_same_line_with_or_without_the_c_loader(monkeypatch):
     syntax = TRICKY.replace("    tags: [a, b]\n", "    tags: [a, b\n")
-    unknown_field = TRICKY.replace("    tags: [a, b]\n", "    tags: [a, b]\n    colour: blue\n")  # parses, then fails
+    unknown_field = TRICKY.replace(
+        "    tags: [a, b]\n", "    tags: [a, b]\n    colour: blue\n"
+    )  # parses, then fails
 
     def messages() -> list[str]:
         found = []
@@ -66,13 +70,22 @@ def test_a_question_set_nested_40000_deep_is_refused_not_a_crash(tmp_path, shape
 
     n = 40_000
     deep = "[" * n + "]" * n if shape == "flow" else "\n      " + "- " * n + "x"
-    (tmp_path / "questions.yml").write_text(f"version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: a\n    tags: {deep}\n")
-    (tmp_path / "rag-ci.yml").write_text("questions: questions.yml\ncorpora: {a: {description: A}}\n"
-                                         "target: {kind: python, entry: 'rag:answer'}\n")
+    (tmp_path / "questions.yml").write_text(
+        f"version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: a\n    tags: {deep}\n"
+    )
+    (tmp_path / "rag-ci.yml").write_text(
+        "questions: questions.yml\ncorpora: {a: {description: A}}\n"
+        "target: {kind: python, entry: 'rag:answer'}\n"
+    )
     repo = Path(__file__).resolve().parents[2]
 
-    done = subprocess.run([sys.executable, "-m", "rag_ci", "validate", "--config", str(tmp_path / "rag-ci.yml")],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(repo)})
+    done = subprocess.run(
+        [sys.executable, "-m", "rag_ci", "validate", "--config", str(tmp_path / "rag-ci.yml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
 
     assert done.returncode == 2, (done.returncode, done.stderr[-500:])
     assert "questions.yml:" in done.stderr and "nested deeper than" in done.stderr

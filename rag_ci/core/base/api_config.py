@@ -33,10 +33,17 @@ class ContextMapping(_Strict):
     """JMESPath expressions read on each item of `contexts` (defaults: the contract's names)."""
 
     text: str = Field("text", description="JMESPath, on one context item, to the chunk's text.")
-    doc_id: str = Field("doc_id", description="JMESPath, on one context item, to the corpus the chunk was indexed from: "
-                        "the chunk's own metadata, never echoed from the request (that would hide every routing leak).")
-    source: str = Field("source", description="JMESPath, on one context item, to the chunk's document id (for hit@k, MRR).")
-    score: str = Field("score", description="JMESPath, on one context item, to the retriever's score (reported only).")
+    doc_id: str = Field(
+        "doc_id",
+        description="JMESPath, on one context item, to the corpus the chunk was indexed from: "
+        "the chunk's own metadata, never echoed from the request (that would hide every routing leak).",
+    )
+    source: str = Field(
+        "source", description="JMESPath, on one context item, to the chunk's document id (for hit@k, MRR)."
+    )
+    score: str = Field(
+        "score", description="JMESPath, on one context item, to the retriever's score (reported only)."
+    )
 
     @field_validator("*")
     @classmethod
@@ -48,11 +55,19 @@ class ResponseMapping(_Strict):
     """`target.response`: where the app's reply keeps the answer and the contexts (JMESPath)."""
 
     answer: str = Field(description="JMESPath to the answer's text in the app's reply.")
-    contexts: str | None = Field(None, description="JMESPath to the list of retrieved chunks in the reply; each item "
-                                 "is read with `context`. Absent: the answer call returns no contexts (see `retrieve`).")
-    context: ContextMapping = Field(default_factory=ContextMapping, description="How each item of `contexts` is read.")
-    usage: str | None = Field(None, description="JMESPath building an object in the contract's usage shape, "
-                              "e.g. `{model: meta.model, input_tokens: meta.tokens_in}`.")
+    contexts: str | None = Field(
+        None,
+        description="JMESPath to the list of retrieved chunks in the reply; each item "
+        "is read with `context`. Absent: the answer call returns no contexts (see `retrieve`).",
+    )
+    context: ContextMapping = Field(
+        default_factory=ContextMapping, description="How each item of `contexts` is read."
+    )
+    usage: str | None = Field(
+        None,
+        description="JMESPath building an object in the contract's usage shape, "
+        "e.g. `{model: meta.model, input_tokens: meta.tokens_in}`.",
+    )
 
     @field_validator("answer", "contexts", "usage")
     @classmethod
@@ -63,9 +78,13 @@ class ResponseMapping(_Strict):
 class RetrieveResponseMapping(_Strict):
     """`target.retrieve.response`: where the search call's reply keeps the chunks (JMESPath)."""
 
-    contexts: str = Field(description="JMESPath to the list of retrieved chunks in the search call's reply; each item "
-                          "is read with `context`.")
-    context: ContextMapping = Field(default_factory=ContextMapping, description="How each item of `contexts` is read.")
+    contexts: str = Field(
+        description="JMESPath to the list of retrieved chunks in the search call's reply; each item "
+        "is read with `context`."
+    )
+    context: ContextMapping = Field(
+        default_factory=ContextMapping, description="How each item of `contexts` is read."
+    )
 
     @field_validator("contexts")
     @classmethod
@@ -78,13 +97,23 @@ class RetrieveCall(_Strict):
     endpoints. Sent with the same question and routed corpora as the answer call, under the same
     timeout, concurrency, breaker and redaction; its contexts are joined after the answer call's."""
 
-    url: str = Field(description="The search endpoint: a full URL, or a path on the answer URL's host "
-                     "(for `kind: docker`, on the container), e.g. `/v1/search`.")
-    method: Literal["POST", "GET"] = Field("POST", description="POST sends the rendered `request` as a JSON body; "
-                                           "GET sends it as query parameters (so it must be a flat mapping).")
-    request: Any = Field(None, description='The search body (or query parameters) as a template: "{id}", "{question}", '
-                         '"{corpora}" and `each_corpus` as in `target.request`. Absent: rag-ci\'s own request shape.')
-    response: RetrieveResponseMapping = Field(description="Where the search reply keeps the chunks (JMESPath).")
+    url: str = Field(
+        description="The search endpoint: a full URL, or a path on the answer URL's host "
+        "(for `kind: docker`, on the container), e.g. `/v1/search`."
+    )
+    method: Literal["POST", "GET"] = Field(
+        "POST",
+        description="POST sends the rendered `request` as a JSON body; "
+        "GET sends it as query parameters (so it must be a flat mapping).",
+    )
+    request: Any = Field(
+        None,
+        description='The search body (or query parameters) as a template: "{id}", "{question}", '
+        '"{corpora}" and `each_corpus` as in `target.request`. Absent: rag-ci\'s own request shape.',
+    )
+    response: RetrieveResponseMapping = Field(
+        description="Where the search reply keeps the chunks (JMESPath)."
+    )
 
     @field_validator("request")
     @classmethod
@@ -94,21 +123,36 @@ class RetrieveCall(_Strict):
     @model_validator(mode="after")
     def _get_is_flat(self) -> RetrieveCall:
         nested = isinstance(self.request, dict) and any(isinstance(v, dict) for v in self.request.values())
-        if self.method == "GET" and self.request is not None and (not isinstance(self.request, dict) or nested):
-            raise ValueError("method GET sends `request` as query parameters: a flat mapping (name: template), "
-                             "nothing nested; use POST for a JSON body")
+        if (
+            self.method == "GET"
+            and self.request is not None
+            and (not isinstance(self.request, dict) or nested)
+        ):
+            raise ValueError(
+                "method GET sends `request` as query parameters: a flat mapping (name: template), "
+                "nothing nested; use POST for a JSON body"
+            )
         return self
 
 
 class ApiMapped(_Strict):
     """`request`/`response`/`retrieve` for the targets spoken to over HTTP (docs/targets.md)."""
 
-    request: Any = Field(None, description='The app\'s request body as a template: "{id}", "{question}", "{corpora}" '
-                         "are filled in (a string that is exactly \"{corpora}\" becomes the list of routed corpora).")
-    response: ResponseMapping | None = Field(None, description="JMESPath expressions reading the app's reply into the "
-                                             "contract's answer, contexts and usage.")
-    retrieve: RetrieveCall | None = Field(None, description="An optional second call per question to a search "
-                                          "endpoint, whose contexts are joined with the answer call's (scoring, routing leaks).")
+    request: Any = Field(
+        None,
+        description='The app\'s request body as a template: "{id}", "{question}", "{corpora}" '
+        'are filled in (a string that is exactly "{corpora}" becomes the list of routed corpora).',
+    )
+    response: ResponseMapping | None = Field(
+        None,
+        description="JMESPath expressions reading the app's reply into the "
+        "contract's answer, contexts and usage.",
+    )
+    retrieve: RetrieveCall | None = Field(
+        None,
+        description="An optional second call per question to a search "
+        "endpoint, whose contexts are joined with the answer call's (scoring, routing leaks).",
+    )
 
     @field_validator("request")
     @classmethod

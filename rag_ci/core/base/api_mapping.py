@@ -39,8 +39,10 @@ def compile_expression(expression: str) -> Any:
     """Compile a JMESPath expression; a bad one raises ValueError with the parser's words.
     The result's `.search(data)` knows rag-ci's string functions (`strip_prefix`...)."""
     if len(expression) > MAX_EXPRESSION_CHARS:
-        raise ValueError(f"a JMESPath expression of {len(expression):,} characters: at most {MAX_EXPRESSION_CHARS:,} "
-                         "(a path into the app's reply is a few dozen)")
+        raise ValueError(
+            f"a JMESPath expression of {len(expression):,} characters: at most {MAX_EXPRESSION_CHARS:,} "
+            "(a path into the app's reply is a few dozen)"
+        )
     try:
         parsed = jmespath.compile(expression)
         check_functions(parsed.parsed)
@@ -59,7 +61,7 @@ class StringFunctions(functions.Functions):
 
     @functions.signature({"types": ["string"]}, {"types": ["string"]})
     def _func_strip_prefix(self, value: str, prefix: str) -> str:
-        return value[len(prefix):] if prefix and value.startswith(prefix) else value
+        return value[len(prefix) :] if prefix and value.startswith(prefix) else value
 
     @functions.signature({"types": ["string"]}, {"types": ["string"]})
     def _func_strip_suffix(self, value: str, suffix: str) -> str:
@@ -97,12 +99,16 @@ def check_functions(node: Any) -> None:
     if node.get("type") == "function_expression":
         name, given = node.get("value"), len(node.get("children", ()))
         if name not in _FUNCTIONS:
-            raise ValueError(f"unknown function {name}(); rag-ci's own: strip_prefix(s, prefix), strip_suffix(s, suffix), "
-                             "replace(s, old, new), split(s, separator); the rest: https://jmespath.org/specification.html")
+            raise ValueError(
+                f"unknown function {name}(); rag-ci's own: strip_prefix(s, prefix), strip_suffix(s, suffix), "
+                "replace(s, old, new), split(s, separator); the rest: https://jmespath.org/specification.html"
+            )
         wanted = _FUNCTIONS[name]["signature"]
         variadic = any(arg.get("variadic") for arg in wanted)
         if given < len(wanted) - variadic or (not variadic and given != len(wanted)):
-            raise ValueError(f"{name}() takes {len(wanted)}{' or more' if variadic else ''} argument(s), got {given}")
+            raise ValueError(
+                f"{name}() takes {len(wanted)}{' or more' if variadic else ''} argument(s), got {given}"
+            )
     for child in node.get("children", ()):
         check_functions(child)
 
@@ -119,7 +125,9 @@ def check_template(template: Any) -> None:
                     names = ", ".join("{" + p + "}" for p in known)
                     where = " inside each_corpus" if "corpus" in known else ""
                     hint = " ({corpus} only inside each_corpus)" if name == "corpus" else ""
-                    raise ValueError(f"unknown placeholder {{{name}}} in {node!r}{where}; known: {names}{hint}")
+                    raise ValueError(
+                        f"unknown placeholder {{{name}}} in {node!r}{where}; known: {names}{hint}"
+                    )
                 seen.add(name)
         elif isinstance(node, Mapping) and EACH_CORPUS in node:
             check_each_corpus(node)
@@ -151,16 +159,22 @@ def check_each_corpus(node: Mapping[str, Any]) -> None:
         raise ValueError(f"each_corpus takes only `join` beside it, not {', '.join(extra)}")
     join = node.get("join")
     if "join" in node and not isinstance(join, str):
-        raise ValueError("each_corpus: `join` is the separator between the corpora's strings, e.g. \" || \"")
+        raise ValueError('each_corpus: `join` is the separator between the corpora\'s strings, e.g. " || "')
     if "join" in node and not isinstance(node[EACH_CORPUS], str):
-        raise ValueError("each_corpus with `join`: the template must be a string, e.g. \"collection = '{corpus}'\"")
+        raise ValueError(
+            "each_corpus with `join`: the template must be a string, e.g. \"collection = '{corpus}'\""
+        )
     if isinstance(node[EACH_CORPUS], str) and "{corpus}" not in node[EACH_CORPUS]:
         raise ValueError("each_corpus: the template never names {corpus}")
 
 
 def render_request(template: Any, request: Mapping[str, Any]) -> Any:
     """The app's request body for one rag-ci request (`{"id", "question", "corpora"}`)."""
-    values = {"id": str(request["id"]), "question": str(request["question"]), "corpora": list(request["corpora"])}
+    values = {
+        "id": str(request["id"]),
+        "question": str(request["question"]),
+        "corpora": list(request["corpora"]),
+    }
     return _fill(template, values)
 
 
@@ -177,8 +191,12 @@ def _fill(node: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(node, Mapping) and EACH_CORPUS in node:
         return render_each_corpus(node, values)
     if isinstance(node, Mapping):  # a key is always text: `"{corpora}": 1` is the joined names, never a list
-        return {_PLACEHOLDER.sub(lambda m: text(m.group(1)) if m.group(1) in values else m.group(0), key)
-                if isinstance(key, str) else key: _fill(value, values) for key, value in node.items()}
+        return {
+            _PLACEHOLDER.sub(lambda m: text(m.group(1)) if m.group(1) in values else m.group(0), key)
+            if isinstance(key, str)
+            else key: _fill(value, values)
+            for key, value in node.items()
+        }
     if isinstance(node, list):
         return [_fill(item, values) for item in node]
     return node
@@ -207,29 +225,37 @@ def map_reply(response: Mapping[str, Any], raw: Any) -> dict[str, Any]:
     answer = search(response["answer"], raw, "answer")
     if not isinstance(answer, str):
         found = "nothing" if answer is None else f"a {type(answer).__name__}"
-        raise TargetError(f"malformed response: target.response.answer `{response['answer']}` found {found}, not text, "
-                          f"in the reply {_excerpt(raw)}")
+        raise TargetError(
+            f"malformed response: target.response.answer `{response['answer']}` found {found}, not text, "
+            f"in the reply {_excerpt(raw)}"
+        )
     mapped: dict[str, Any] = {"answer": answer, "contexts": []}
     if response.get("contexts"):
         mapped["contexts"] = map_contexts(response, raw)
     if response.get("usage"):
         usage = search(response["usage"], raw, "usage")
         if usage is not None and not isinstance(usage, Mapping):
-            raise TargetError(f"malformed response: target.response.usage `{response['usage']}` found a "
-                              f"{type(usage).__name__}, not an object")
+            raise TargetError(
+                f"malformed response: target.response.usage `{response['usage']}` found a "
+                f"{type(usage).__name__}, not an object"
+            )
         mapped["usage"] = usage
     return mapped
 
 
-def map_contexts(response: Mapping[str, Any], raw: Any, section: str = "target.response") -> list[dict[str, Any]]:
+def map_contexts(
+    response: Mapping[str, Any], raw: Any, section: str = "target.response"
+) -> list[dict[str, Any]]:
     """The contexts of a reply, read with `response["contexts"]` and `response["context"]`:
     the answer call's (`target.response`) or the search call's (`target.retrieve.response`)."""
     items = search_reply(response["contexts"], raw, "contexts", section=section)
     if items is None:
         items = []
     if not isinstance(items, list):
-        raise TargetError(f"malformed response: {section}.contexts `{response['contexts']}` found a "
-                          f"{type(items).__name__}, not a list, in the reply {_excerpt(raw)}")
+        raise TargetError(
+            f"malformed response: {section}.contexts `{response['contexts']}` found a "
+            f"{type(items).__name__}, not a list, in the reply {_excerpt(raw)}"
+        )
     fields = response.get("context") or {}
     return [_context(fields, item, i, section) for i, item in enumerate(items, 1)]
 
@@ -241,13 +267,21 @@ def _context(fields: Mapping[str, Any], item: Any, number: int, section: str) ->
     out: dict[str, Any] = {}
     for name, default in CONTEXT_DEFAULTS.items():
         expression = fields.get(name) or default
-        value = search_reply(expression, item, f"context.{name}", where=f" (context {number})", section=section)
+        value = search_reply(
+            expression, item, f"context.{name}", where=f" (context {number})", section=section
+        )
         if name == "text" and not isinstance(value, str):
             found = "nothing" if value is None else f"a {type(value).__name__}"
-            raise TargetError(f"malformed response: {section}.context.text `{expression}` found {found}, not text, "
-                              f"in context {number}: {_excerpt(item)}")
+            raise TargetError(
+                f"malformed response: {section}.context.text `{expression}` found {found}, not text, "
+                f"in context {number}: {_excerpt(item)}"
+            )
         if name in ("doc_id", "source") and value is not None and not isinstance(value, str):
-            value = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else json.dumps(value)
+            value = (
+                str(value)
+                if isinstance(value, (int, float)) and not isinstance(value, bool)
+                else json.dumps(value)
+            )
         out[name] = value
     return out
 
@@ -256,24 +290,40 @@ def _context(fields: Mapping[str, Any], item: Any, number: int, section: str) ->
 # type, e.g. `join` on objects) is the reply not fitting the mapping, a target error the
 # breaker counts, never `internal error: JMESPathTypeError`.
 
-_JMESPATH_TYPE_WORDS = {"string": "a string", "number": "a number", "boolean": "a boolean", "array": "an array",
-                        "object": "an object", "null": "null", "expref": "an &expression",
-                        "array-string": "strings", "array-number": "numbers"}
+_JMESPATH_TYPE_WORDS = {
+    "string": "a string",
+    "number": "a number",
+    "boolean": "a boolean",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+    "expref": "an &expression",
+    "array-string": "strings",
+    "array-number": "numbers",
+}
 _WALK_LIMIT = 10_000  # values looked at to say where the offending one sits
 
 
-def search_reply(expression: str, data: Any, field: str, *, where: str = "", section: str = "target.response") -> Any:
+def search_reply(
+    expression: str, data: Any, field: str, *, where: str = "", section: str = "target.response"
+) -> Any:
     """`expression` applied to `data`; TargetError naming `<section>.<field>`, the
     expression and the offending value's type (and where it sits) when it fails."""
     try:
         return compile_expression(expression).search(data)
     except JMESPathTypeError as exc:
-        raise TargetError(f"malformed response: {type_error_words(field, exc, data, section)}{where}; "
-                          f"expression `{expression}`") from None
+        raise TargetError(
+            f"malformed response: {type_error_words(field, exc, data, section)}{where}; "
+            f"expression `{expression}`"
+        ) from None
     except JMESPathError as exc:
-        raise TargetError(f"malformed response: {section}.{field} `{expression}`: {' '.join(str(exc).split())[:300]}{where}") from None
+        raise TargetError(
+            f"malformed response: {section}.{field} `{expression}`: {' '.join(str(exc).split())[:300]}{where}"
+        ) from None
     except RecursionError:
-        raise TargetError(f"malformed response: {section}.{field} `{expression}`: the reply is nested too deeply{where}") from None
+        raise TargetError(
+            f"malformed response: {section}.{field} `{expression}`: the reply is nested too deeply{where}"
+        ) from None
 
 
 def jmespath_type(value: Any) -> str:
@@ -286,16 +336,24 @@ def jmespath_type(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    return "array" if isinstance(value, list) else "object" if isinstance(value, Mapping) else type(value).__name__
+    return (
+        "array"
+        if isinstance(value, list)
+        else "object"
+        if isinstance(value, Mapping)
+        else type(value).__name__
+    )
 
 
 def type_error_words(field: str, exc: JMESPathTypeError, data: Any, section: str = "target.response") -> str:
-    """"target.response.answer: join() needs strings, got an object at result.sources[0]"."""
+    """ "target.response.answer: join() needs strings, got an object at result.sources[0]"."""
     needs = " or ".join(_JMESPATH_TYPE_WORDS.get(t, t) for t in exc.expected_types)
     kind = jmespath_type(exc.current_value)
     got = _JMESPATH_TYPE_WORDS.get(kind, f"a {kind}") if kind != "null" else "null"
     path = path_of(exc.current_value, data)
-    return f"{section}.{field}: {exc.function_name}() needs {needs}, got {got}" + (f" at {path}" if path else "")
+    return f"{section}.{field}: {exc.function_name}() needs {needs}, got {got}" + (
+        f" at {path}" if path else ""
+    )
 
 
 def path_of(value: Any, data: Any) -> str | None:
@@ -306,8 +364,9 @@ def path_of(value: Any, data: Any) -> str | None:
     while todo and seen < _WALK_LIMIT:
         node, path = todo.pop(0)
         seen += 1
-        if node is value and path or (path and not isinstance(node, (list, Mapping)) and type(node) is type(value)
-                                      and node == value):
+        if (node is value and path) or (
+            path and not isinstance(node, (list, Mapping)) and type(node) is type(value) and node == value
+        ):
             return path
         if isinstance(node, Mapping):
             todo.extend((child, f"{path}.{_key(key)}" if path else _key(key)) for key, child in node.items())

@@ -14,8 +14,12 @@ _CONTROLS = "\x00-\x1f\x7f-\x9f"
 # reviewer reading an answer, a question or a passage must see what the text says).
 _INVISIBLE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 INVISIBLE = re.compile(f"[{_INVISIBLE}]")
-_UNSAFE = {keep: re.compile(f"[{_CONTROLS}{_INVISIBLE}]" if not keep else
-                            f"(?![{re.escape(keep)}])[{_CONTROLS}{_INVISIBLE}]") for keep in ("", "\t\n", "\t\n\r")}
+_UNSAFE = {
+    keep: re.compile(
+        f"[{_CONTROLS}{_INVISIBLE}]" if not keep else f"(?![{re.escape(keep)}])[{_CONTROLS}{_INVISIBLE}]"
+    )
+    for keep in ("", "\t\n", "\t\n\r")
+}
 
 
 def visible_controls(text: str, keep: str = "\t\n") -> str:
@@ -23,7 +27,9 @@ def visible_controls(text: str, keep: str = "\t\n") -> str:
     `\\xNN`, every bidi or zero-width control as `\\uXXXX`, except the characters in `keep`
     (tab and line feed, or none: "")."""
     pattern = _UNSAFE.get(keep) or re.compile(f"(?![{re.escape(keep)}])[{_CONTROLS}{_INVISIBLE}]")
-    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+    return pattern.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 def normalise_text(text: str) -> str:

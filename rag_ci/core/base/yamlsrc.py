@@ -8,19 +8,24 @@ of a few hundred bytes otherwise expands to billions of nodes when validated.
 
 from __future__ import annotations
 
-import re
 import contextlib
 import gc
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.composer import Composer, ComposerError
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, SequenceEndEvent,
-                                 SequenceStartEvent)
 from ruamel.yaml.constructor import SafeConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 from ruamel.yaml.nodes import CollectionNode, MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.parser import Parser
 from ruamel.yaml.resolver import VersionedResolver
@@ -54,11 +59,17 @@ class _GuardedComposer(Composer):
         if isinstance(event, AliasEvent):
             target = self.anchors.get(event.anchor)
             if isinstance(target, CollectionNode) and target.end_mark is None:
-                raise ComposerError(None, None, f"recursive alias *{event.anchor} (it refers to a node that contains it)", event.start_mark)
+                raise ComposerError(
+                    None,
+                    None,
+                    f"recursive alias *{event.anchor} (it refers to a node that contains it)",
+                    event.start_mark,
+                )
             self._expanded += self._sizes.get(id(target), 1)
             if self._expanded - self._own_nodes > self._own_nodes + MAX_ALIAS_NODES:
                 raise ComposerError(
-                    None, None,
+                    None,
+                    None,
                     f"aliases expand to more than {self._own_nodes + MAX_ALIAS_NODES:,} nodes (*{event.anchor}); "
                     "refusing an alias bomb",
                     event.start_mark,
@@ -86,7 +97,9 @@ def _guarded_scanner(base: type) -> type:
     class GuardedScanner(base):  # type: ignore[misc]
         def fetch_flow_collection_start(self, *args: Any, **kwargs: Any) -> None:
             if self.flow_level >= MAX_DEPTH:
-                raise ScannerError(None, None, f"nested deeper than {MAX_DEPTH} levels", self.reader.get_mark())
+                raise ScannerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels", self.reader.get_mark()
+                )
             super().fetch_flow_collection_start(*args, **kwargs)
 
     return GuardedScanner
@@ -208,8 +221,10 @@ def unprintable_character(text: str, filename: str) -> str | None:
         return None
     line = text.count("\n", 0, found.start()) + 1
     column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
-    return (f"{filename}:{line}:{column}: control character U+{ord(found.group()):04X} is not allowed in YAML "
-            "(is this a text file?)")
+    return (
+        f"{filename}:{line}:{column}: control character U+{ord(found.group()):04X} is not allowed in YAML "
+        "(is this a text file?)"
+    )
 
 
 def load_yaml(text: str, filename: str) -> Any:
@@ -224,7 +239,9 @@ def load_yaml(text: str, filename: str) -> Any:
         line = mark.line + 1 if mark is not None else "?"
         problem = exc.problem or exc.context or "invalid YAML"
         hint = yaml_hint(text, mark.line if mark is not None else None, problem)
-        raise ValidationError([f"{filename}:{line}: invalid YAML: {problem}" + (f" ({hint})" if hint else "")]) from None
+        raise ValidationError(
+            [f"{filename}:{line}: invalid YAML: {problem}" + (f" ({hint})" if hint else "")]
+        ) from None
     except RecursionError:  # a safety net: the composer's depth limit should come first
         raise ValidationError([f"{filename}: invalid YAML: nested too deeply"]) from None
     except YAMLError as exc:  # any other refusal of the loader (its reader's, for one)
@@ -233,7 +250,7 @@ def load_yaml(text: str, filename: str) -> Any:
 
 # The loader's words, and what usually causes them, in the user's terms.
 _HINTS = (
-    ("mapping values are not allowed", "a value holding `: ` must be quoted: key: \"a: b\""),
+    ("mapping values are not allowed", 'a value holding `: ` must be quoted: key: "a: b"'),
     ("cannot start any token", "a value starting with @, ` or % must be quoted"),
     ("found unexpected end of stream", "a quote is not closed"),
     ("could not find expected ':'", "a key needs `: ` after it; a long value goes on one line, or quoted"),
@@ -248,7 +265,9 @@ def yaml_hint(text: str, line: int | None, problem: str) -> str | None:
     """What to change, for the loader's message `problem` at 0-based `line`: a tab in the line's
     indentation first (YAML indents with spaces only), else the usual cause of that message."""
     lines = text.splitlines()
-    if line is not None and any("\t" in row[:len(row) - len(row.lstrip())] for row in lines[max(0, line - 1):line + 1]):
+    if line is not None and any(
+        "\t" in row[: len(row) - len(row.lstrip())] for row in lines[max(0, line - 1) : line + 1]
+    ):
         return "a tab indents this line: YAML indents with spaces only"
     return next((hint for words, hint in _HINTS if words in problem), None)
 
@@ -270,7 +289,7 @@ def load_yaml_fast(text: str) -> Any:
             return None
         with no_cyclic_gc():
             data = yaml.load(text)
-    except Exception:  # noqa: BLE001 - any failure (_NotATree too): the caller takes the slow path, which reports it
+    except Exception:
         return None
     # Behind the C parser _PlainConstructor has checked the tree; the pure-Python path has not.
     return data if yaml.Constructor is _PlainConstructor or shape_problem(data) is None else None

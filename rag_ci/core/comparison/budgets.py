@@ -45,7 +45,11 @@ class BudgetCheck:
 
     @property
     def breached(self) -> bool:
-        return self.over and self.allowed is not None and (self.bound is None or self.bound > self.allowed + 1e-12)
+        return (
+            self.over
+            and self.allowed is not None
+            and (self.bound is None or self.bound > self.allowed + 1e-12)
+        )
 
     @property
     def within_noise(self) -> bool:
@@ -85,13 +89,16 @@ def latency_bound(name: str, relative: bool, base: RunResult, head: RunResult, a
         return percentile_lower_bound(list(now.values()), q, alpha=alpha)
     before = timed(base.questions)
     paired = [i for i in now if i in before]
-    ratio = paired_percentile_ratio_lower_bound([before[i] for i in paired], [now[i] for i in paired], q, alpha=alpha)
+    ratio = paired_percentile_ratio_lower_bound(
+        [before[i] for i in paired], [now[i] for i in paired], q, alpha=alpha
+    )
     baseline = run_measures(base)[name]
     return None if ratio is None or not baseline else ratio * baseline
 
 
-def check_budgets(budgets: Mapping[str, float | str | None], base: RunResult, head: RunResult, *,
-                  alpha: float = 0.05) -> tuple[BudgetCheck, ...]:
+def check_budgets(
+    budgets: Mapping[str, float | str | None], base: RunResult, head: RunResult, *, alpha: float = 0.05
+) -> tuple[BudgetCheck, ...]:
     if not any(limit is not None for limit in budgets.values()):
         return ()  # measuring two runs is a pass over every question of each
     before, now = run_measures(base), run_measures(head)
@@ -127,6 +134,9 @@ def latency_rise_bounds(base: RunResult, head: RunResult, alpha: float) -> dict[
     if len(head.questions) > RISE_BOUND_MAX_QUESTIONS:
         return {}
     before, now = run_measures(base), run_measures(head)
-    rose = [name for name in PERCENTILES
-            if (was := before[name]) and (is_now := now[name]) and is_now > was * (1 + RISE_CHECKED)]
+    rose = [
+        name
+        for name in PERCENTILES
+        if (was := before[name]) and (is_now := now[name]) and is_now > was * (1 + RISE_CHECKED)
+    ]
     return {name: latency_bound(name, True, base, head, alpha) for name in rose}

@@ -20,8 +20,11 @@ def last_good_verdict(record: QuestionResult | None, sha: str | None) -> Carried
         return None
     if record.verdict != "error":
         return CarriedVerdict(
-            verdict=record.verdict, metrics=dict(record.metrics), leaks=list(record.leaks),
-            from_sha=sha, question_hash=record.question_hash,
+            verdict=record.verdict,
+            metrics=dict(record.metrics),
+            leaks=list(record.leaks),
+            from_sha=sha,
+            question_hash=record.question_hash,
         )
     return record.carried
 
@@ -32,7 +35,9 @@ def without_metrics(carried: CarriedVerdict, names: set[str]) -> CarriedVerdict:
     if not names & set(carried.metrics):
         return carried
     kept = {n: m for n, m in carried.metrics.items() if n not in names}
-    return carried.model_copy(update={"metrics": kept, "verdict": question_verdict(None, carried.leaks, kept)})
+    return carried.model_copy(
+        update={"metrics": kept, "verdict": question_verdict(None, carried.leaks, kept)}
+    )
 
 
 def carry_forward(previous: RunResult | None, run: RunResult) -> RunResult:

@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.results import RunMeta, RunResult, Sample
+from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.scoring.verdict import failure_stage, question_verdict
 
 JUDGE_PARTS = ("provider", "model", "temperature", "deepeval_version", "prompt_hash")
@@ -41,7 +41,9 @@ def schema_problems(base: RunMeta, head: RunMeta) -> list[str]:
     if base.schema_version != head.schema_version:
         problems.append(f"results schema: baseline v{base.schema_version}, this run v{head.schema_version}")
     if base.question_set_schema != head.question_set_schema:
-        problems.append(f"question-set schema: baseline v{base.question_set_schema}, this run v{head.question_set_schema}")
+        problems.append(
+            f"question-set schema: baseline v{base.question_set_schema}, this run v{head.question_set_schema}"
+        )
     return problems
 
 
@@ -62,7 +64,10 @@ def metric_definitions(meta: RunMeta, *, parameters: bool) -> dict[str, dict[str
 
 def not_comparable_metrics(base: RunMeta, head: RunMeta) -> tuple[NotComparable, ...]:
     both_recorded = base.policy is not None and head.policy is not None
-    old, new = metric_definitions(base, parameters=both_recorded), metric_definitions(head, parameters=both_recorded)
+    old, new = (
+        metric_definitions(base, parameters=both_recorded),
+        metric_definitions(head, parameters=both_recorded),
+    )
     found = []
     for name in sorted(set(old) | set(new)):
         before, after = old.get(name), new.get(name)
@@ -94,13 +99,17 @@ def without_metrics(result: RunResult, names: set[str]) -> RunResult:
             questions.append(record)
             continue
         verdict = question_verdict(record.error, record.leaks, kept)
-        questions.append(record.model_copy(update={
-            "metrics": kept,
-            "samples": [_sample_without(s, names) for s in record.samples],
-            "verdict": verdict,
-            "failure_stage": failure_stage(kept) if verdict == "fail" else None,
-            "unstable": any(m.unstable for m in kept.values()),
-        }))
+        questions.append(
+            record.model_copy(
+                update={
+                    "metrics": kept,
+                    "samples": [_sample_without(s, names) for s in record.samples],
+                    "verdict": verdict,
+                    "failure_stage": failure_stage(kept) if verdict == "fail" else None,
+                    "unstable": any(m.unstable for m in kept.values()),
+                }
+            )
+        )
     return RunResult(meta=result.meta, questions=questions, aggregates=aggregate(questions))
 
 

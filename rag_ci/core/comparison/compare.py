@@ -13,22 +13,31 @@ forward by rag_ci.core.comparison.carry) stands in for it. docs/gate.md has the 
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from collections import Counter
-from collections.abc import Mapping
-
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
 from rag_ci.core.comparison.budgets import BudgetCheck, latency_rise_bounds
-from rag_ci.core.comparison.comparability import NotComparable, not_comparable_metrics, schema_problems, without_metrics
-from rag_ci.core.comparison.judge_cost import JudgeCost, judge_cost
+from rag_ci.core.comparison.comparability import (
+    NotComparable,
+    not_comparable_metrics,
+    schema_problems,
+    without_metrics,
+)
 from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
+from rag_ci.core.comparison.judge_cost import JudgeCost, judge_cost
 from rag_ci.core.comparison.judge_noise import JudgeNoise, judge_noise, with_established_baseline
 from rag_ci.core.comparison.noise import FlakyQuestion
 from rag_ci.core.comparison.noise_review import SignificanceRow, review_noise
-from rag_ci.core.comparison.question_change import (QuestionChange as QuestionChange, failing_with_changed_sources, question_change, usable_baseline,
-                                                    what_got_worse)
+from rag_ci.core.comparison.question_change import QuestionChange as QuestionChange
+from rag_ci.core.comparison.question_change import (
+    failing_with_changed_sources,
+    question_change,
+    usable_baseline,
+    what_got_worse,
+)
 from rag_ci.core.comparison.retrieval_diff import chunk_identity
 from rag_ci.core.config import GateConfig
 from rag_ci.core.results import GroupAggregate, QuestionResult, RunResult
@@ -171,7 +180,10 @@ class Comparison:
             "unstable": list(self.unstable),
             "metric_means": {k: delta(v) for k, v in self.metric_means.items()},
             "latency": {"p50_s": delta(self.latency_p50_s), "p95_s": delta(self.latency_p95_s)},
-            "cost": {"generator_usd": delta(self.generator_cost_usd), "judge_usd": delta(self.judge_cost_usd)},
+            "cost": {
+                "generator_usd": delta(self.generator_cost_usd),
+                "judge_usd": delta(self.judge_cost_usd),
+            },
             "largest_latency_changes": changes(self.largest_latency_changes),
             "per_corpus_pass_rate": {k: delta(v) for k, v in self.per_corpus_pass_rate.items()},
             "per_tag_pass_rate": {k: delta(v) for k, v in self.per_tag_pass_rate.items()},
@@ -180,14 +192,23 @@ class Comparison:
             "notes": list(self.notes),
             "flaky": [{**asdict(f), "pass_rate": f.pass_rate} for f in self.flaky],
             "significance": [
-                {"scope": r.scope, "name": r.name, **asdict(r.test), "delta": r.test.delta, "significant": r.test.significant}
+                {
+                    "scope": r.scope,
+                    "name": r.name,
+                    **asdict(r.test),
+                    "delta": r.test.delta,
+                    "significant": r.test.significant,
+                }
                 for r in self.significance
             ],
             "budgets": [{**asdict(b), "breached": b.breached} for b in self.budgets],
             "target_calls": self.target_calls,
             "not_comparable": [asdict(n) for n in self.not_comparable],
             "policy_changes": list(self.policy_changes),
-            "accepted": [{**asdict(a.change), "reasons": list(a.reasons), "metrics": list(a.metrics)} for a in self.accepted],
+            "accepted": [
+                {**asdict(a.change), "reasons": list(a.reasons), "metrics": list(a.metrics)}
+                for a in self.accepted
+            ],
             "stale_accepted": [asdict(s) for s in self.stale_accepted],
             "metric_scored": {k: list(v) for k, v in self.metric_scored.items()},
             "passed_n": list(self.passed_n),
@@ -209,7 +230,10 @@ def check_compatible(base: RunResult, head: RunResult) -> None:
     problems = incompatibilities(base, head)
     if problems:
         raise IncompatibleBaseline(
-            "The baseline cannot be compared with this run:\n  - " + "\n  - ".join(problems) + "\n" + REBASELINE_HINT
+            "The baseline cannot be compared with this run:\n  - "
+            + "\n  - ".join(problems)
+            + "\n"
+            + REBASELINE_HINT
         )
 
 
@@ -235,7 +259,13 @@ def judge_free_regressions(base: RunResult, head: RunResult) -> tuple[QuestionCh
     broken run's errors, never gated: a broken run is not a result."""
     if base.meta.broken or schema_problems(base.meta, head.meta):
         return ()
-    judged = {name for run in (base, head) for q in run.questions for name, m in q.metrics.items() if m.kind == "judge"}
+    judged = {
+        name
+        for run in (base, head)
+        for q in run.questions
+        for name, m in q.metrics.items()
+        if m.kind == "judge"
+    }
     left_out = judged | {n.name for n in not_comparable_metrics(base.meta, head.meta)}
     base, head = without_metrics(base, left_out), without_metrics(head, left_out)
     base, renamed = with_current_ids(base, head)
@@ -252,8 +282,15 @@ def _rate_deltas(old: dict[str, GroupAggregate], new: dict[str, GroupAggregate])
     return {k: Delta(o.get(k), n.get(k)) for k in sorted(set(o) | set(n))}
 
 
-def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression", top_latency: int = 5,
-            gate: GateConfig | None = None, known_flaky: Mapping[str, float] | None = None) -> Comparison:
+def compare(
+    base: RunResult,
+    head: RunResult,
+    *,
+    fail_on: str = "any_regression",
+    top_latency: int = 5,
+    gate: GateConfig | None = None,
+    known_flaky: Mapping[str, float] | None = None,
+) -> Comparison:
     """Compare two runs question by question.
 
     Raises BrokenRun when either run is broken, IncompatibleBaseline when they can't be
@@ -270,28 +307,50 @@ def compare(base: RunResult, head: RunResult, *, fail_on: str = "any_regression"
     if not_comparable:  # left out of both sides, for the classification and the noise review alike
         left_out = {n.name for n in not_comparable}
         base, head = without_metrics(base, left_out), without_metrics(head, left_out)
-    comparison = _compare(base, head, fail_on=fail_on, top_latency=top_latency, not_comparable=not_comparable, renamed=renamed)
+    comparison = _compare(
+        base, head, fail_on=fail_on, top_latency=top_latency, not_comparable=not_comparable, renamed=renamed
+    )
     gate = gate or GateConfig()
-    noise = review_noise([c.id for c in comparison.regressions], base, head, alpha=gate.alpha,
-                         budgets=gate.budgets.model_dump(), known_flaky=known_flaky)
+    noise = review_noise(
+        [c.id for c in comparison.regressions],
+        base,
+        head,
+        alpha=gate.alpha,
+        budgets=gate.budgets.model_dump(),
+        known_flaky=known_flaky,
+    )
     return replace(
         comparison,
         regressions=tuple(c for c in comparison.regressions if c.id not in noise.cleared),
-        flaky=noise.flaky, significance=noise.significance, budgets=noise.budgets, alpha=noise.alpha,
-        target_calls=noise.target_calls, judge_noise=judge_noise(head),
+        flaky=noise.flaky,
+        significance=noise.significance,
+        budgets=noise.budgets,
+        alpha=noise.alpha,
+        target_calls=noise.target_calls,
+        judge_noise=judge_noise(head),
         source_changed_failing=failing_with_changed_sources(base, head, {c.id for c in comparison.gating}),
-        latency_rise_bounds=latency_rise_bounds(base, head, gate.alpha), judge_cost_split=judge_cost(base, head),
+        latency_rise_bounds=latency_rise_bounds(base, head, gate.alpha),
+        judge_cost_split=judge_cost(base, head),
     )
 
 
 def _largest_latency_changes(both: list[QuestionChange | _Steady], top: int) -> list[QuestionChange]:
     with_latency = [c for c in both if c.latency_delta_s is not None]
-    return [question_change(c.old, c.new) if isinstance(c, _Steady) else c for c in
-            sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top]]
+    return [
+        question_change(c.old, c.new) if isinstance(c, _Steady) else c
+        for c in sorted(with_latency, key=lambda c: abs(c.latency_delta_s or 0.0), reverse=True)[:top]
+    ]
 
 
-def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int,
-             not_comparable: tuple[NotComparable, ...], renamed: Mapping[str, str]) -> Comparison:
+def _compare(
+    base: RunResult,
+    head: RunResult,
+    *,
+    fail_on: str,
+    top_latency: int,
+    not_comparable: tuple[NotComparable, ...],
+    renamed: Mapping[str, str],
+) -> Comparison:
     old_by_id, new_by_id = base.by_id(), head.by_id()
     left_out = {n.name for n in not_comparable}
     regressions, gains, changed, worse, leaks, unjudged, carried = [], [], [], [], [], [], []
@@ -300,15 +359,26 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
         recorded = old_by_id.get(qid)
         if recorded is None:
             continue
-        if recorded.passed and new.passed and recorded.question_hash == new.question_hash and qid not in renamed:
-            both.append(_Steady.of(recorded, new))  # most questions of a large run: no row to show, see _Steady
+        if (
+            recorded.passed
+            and new.passed
+            and recorded.question_hash == new.question_hash
+            and qid not in renamed
+        ):
+            both.append(
+                _Steady.of(recorded, new)
+            )  # most questions of a large run: no row to show, see _Steady
             continue
         old = usable_baseline(recorded, left_out)
         change = question_change(old, new)
         if qid in renamed:
             change = replace(change, renamed_from=renamed[qid])
         if old is not recorded and old.question_hash == new.question_hash:
-            change = replace(change, baseline_carried=True, carried_from_sha=recorded.carried.from_sha if recorded.carried else None)
+            change = replace(
+                change,
+                baseline_carried=True,
+                carried_from_sha=recorded.carried.from_sha if recorded.carried else None,
+            )
             carried.append(change)
         both.append(change)
         if old.question_hash != new.question_hash:
@@ -342,7 +412,10 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
         removed=tuple(removed),
         unstable=tuple(q.id for q in head.questions if q.unstable),
         metric_means={
-            name: Delta(ba.per_metric[name].mean if name in ba.per_metric else None, ha.per_metric[name].mean if name in ha.per_metric else None)
+            name: Delta(
+                ba.per_metric[name].mean if name in ba.per_metric else None,
+                ha.per_metric[name].mean if name in ha.per_metric else None,
+            )
             for name in sorted(set(ba.per_metric) | set(ha.per_metric))
         },
         latency_p50_s=Delta(ba.latency_p50_s, ha.latency_p50_s),
@@ -361,7 +434,10 @@ def _compare(base: RunResult, head: RunResult, *, fail_on: str, top_latency: int
         head_sha=head.meta.git_sha,
         not_comparable=not_comparable,
         metric_scored={
-            name: (base_scored[name] if name in ba.per_metric else None, head_scored[name] if name in ha.per_metric else None)
+            name: (
+                base_scored[name] if name in ba.per_metric else None,
+                head_scored[name] if name in ha.per_metric else None,
+            )
             for name in sorted(set(ba.per_metric) | set(ha.per_metric))
         },
         questions_n=(ba.overall.n, ha.overall.n),
@@ -396,4 +472,6 @@ class _Steady:
 
 def _scored(result: RunResult) -> Counter[str]:
     """Per metric, how many questions it scored (one pass over the run)."""
-    return Counter(name for q in result.questions for name, metric in q.metrics.items() if metric.score is not None)
+    return Counter(
+        name for q in result.questions for name, metric in q.metrics.items() if metric.score is not None
+    )

@@ -21,8 +21,13 @@ HISTORY_SCHEMA = 1
 HISTORY_FILE = "eval_history.jsonl"
 
 
-def history_line(result: RunResult, *, run_url: str | None = None, event: str | None = None,
-                 accepted: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def history_line(
+    result: RunResult,
+    *,
+    run_url: str | None = None,
+    event: str | None = None,
+    accepted: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The line for this run; `accepted`: the accepted-file entries in force on it
     (rag_ci.core.review.accepted.in_force), so the history says which regressions were waved through."""
     meta, agg = result.meta, result.aggregates
@@ -79,9 +84,14 @@ def marked_lines(records: list[tuple[str, dict[str, Any]]], last: int = FLAKY_WI
     return {raw for raw, entry in records[-last:] if isinstance(entry.get("flaky"), dict) and entry["flaky"]}
 
 
-def without_unvouched_marks(records: list[tuple[str, dict[str, Any]]], vouched: set[str]) -> list[dict[str, Any]]:
+def without_unvouched_marks(
+    records: list[tuple[str, dict[str, Any]]], vouched: set[str]
+) -> list[dict[str, Any]]:
     """The entries, with the flaky marks of lines not in `vouched` removed (the runs still count)."""
-    return [entry if raw in vouched or not entry.get("flaky") else {**entry, "flaky": {}} for raw, entry in records]
+    return [
+        entry if raw in vouched or not entry.get("flaky") else {**entry, "flaky": {}}
+        for raw, entry in records
+    ]
 
 
 def known_flaky(entries: list[dict[str, Any]], last: int = FLAKY_WINDOW) -> dict[str, float]:
@@ -98,8 +108,14 @@ def known_flaky(entries: list[dict[str, Any]], last: int = FLAKY_WINDOW) -> dict
         if not isinstance(flaky, dict):
             continue
         for qid, value in flaky.items():
-            if (isinstance(qid, str) and isinstance(value, list) and len(value) == 2
-                    and all(isinstance(v, int) for v in value) and 0 <= value[0] <= value[1] and value[1] > 0):
+            if (
+                isinstance(qid, str)
+                and isinstance(value, list)
+                and len(value) == 2
+                and all(isinstance(v, int) for v in value)
+                and 0 <= value[0] <= value[1]
+                and value[1] > 0
+            ):
                 marks.setdefault(qid, []).append((value[0], value[1]))
     rates = {}
     for qid, runs in marks.items():
@@ -134,8 +150,17 @@ def read_history(text: str) -> tuple[list[tuple[str, dict[str, Any]]], list[str]
 
 # A run line's fields and their types, as the trend and the known-flaky rule read them. A line
 # hand-edited to another type keeps its other fields: the bad field is dropped, not the run.
-_NUMBERS = ("questions", "passed", "failed", "errors", "routing_errors", "latency_p50_s", "latency_p95_s",
-            "generator_cost_usd", "judge_cost_usd")
+_NUMBERS = (
+    "questions",
+    "passed",
+    "failed",
+    "errors",
+    "routing_errors",
+    "latency_p50_s",
+    "latency_p95_s",
+    "generator_cost_usd",
+    "judge_cost_usd",
+)
 _MAPPINGS = ("metrics", "flaky", "corpora")
 
 
@@ -161,7 +186,9 @@ def _run_entry(entry: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
 def _is_number(value: Any) -> bool:
     if isinstance(value, bool):
         return False
-    return (isinstance(value, int) and abs(value) < 10**15) or (isinstance(value, float) and math.isfinite(value))
+    return (isinstance(value, int) and abs(value) < 10**15) or (
+        isinstance(value, float) and math.isfinite(value)
+    )
 
 
 def _no_constant(name: str) -> Any:
@@ -210,7 +237,11 @@ def lines_of_branch(text: str, branch: str, *, default_branch: str | None) -> in
         if problem is None and entry.get("kind") == CALIBRATION_KIND:
             continue
         ref = entry.get("git_ref") if problem is None else None
-        owner = ref.removeprefix("refs/heads/") if isinstance(ref, str) and ref.startswith("refs/heads/") else default_branch
+        owner = (
+            ref.removeprefix("refs/heads/")
+            if isinstance(ref, str) and ref.startswith("refs/heads/")
+            else default_branch
+        )
         count += owner == branch
     return count
 
@@ -228,7 +259,9 @@ def trend(entries: list[dict[str, Any]], last: int = 10) -> list[dict[str, Any]]
             and previous.get("judge_digest") == entry.get("judge_digest")
         )
         entry["delta_pass_rate"] = (
-            round(entry["pass_rate"] - previous["pass_rate"], 4) if previous is not None and entry["comparable"] else None
+            round(entry["pass_rate"] - previous["pass_rate"], 4)
+            if previous is not None and entry["comparable"]
+            else None
         )
         entry["documents_changed"] = documents_changed(previous, entry) if previous is not None else []
         out.append(entry)
@@ -320,8 +353,17 @@ def _round(value: float | None) -> float | None:
 CALIBRATION_KIND = "calibration"
 
 
-def calibration_line(*, judge_digest: str, judge: str | None, metric: str, n: int, agreement: float | None,
-                     kappa: float | None, date: str, labellers: int) -> dict[str, Any]:
+def calibration_line(
+    *,
+    judge_digest: str,
+    judge: str | None,
+    metric: str,
+    n: int,
+    agreement: float | None,
+    kappa: float | None,
+    date: str,
+    labellers: int,
+) -> dict[str, Any]:
     return {
         "schema": HISTORY_SCHEMA,
         "kind": CALIBRATION_KIND,
@@ -339,9 +381,13 @@ def calibration_line(*, judge_digest: str, judge: str | None, metric: str, n: in
 def parse_calibrations(text: str) -> list[dict[str, Any]]:
     """The calibration records of an eval_history.jsonl, oldest first; malformed ones skipped."""
     records = [
-        entry for _, _, entry, problem in _json_objects(text) if problem is None
+        entry
+        for _, _, entry, problem in _json_objects(text)
+        if problem is None
         if entry.get("kind") == CALIBRATION_KIND
-        and isinstance(entry.get("judge_digest"), str) and isinstance(entry.get("metric"), str)
-        and isinstance(entry.get("date"), str) and isinstance(entry.get("n"), int)
+        and isinstance(entry.get("judge_digest"), str)
+        and isinstance(entry.get("metric"), str)
+        and isinstance(entry.get("date"), str)
+        and isinstance(entry.get("n"), int)
     ]
     return records

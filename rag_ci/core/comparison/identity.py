@@ -17,7 +17,9 @@ from collections.abc import Iterable, Mapping
 from rag_ci.core.results import QuestionResult, RunResult
 
 
-def renamed_questions(baseline: Iterable[tuple[str, str]], current: Iterable[tuple[str, str]]) -> dict[str, str]:
+def renamed_questions(
+    baseline: Iterable[tuple[str, str]], current: Iterable[tuple[str, str]]
+) -> dict[str, str]:
     """{id now: id on the baseline} for renamed questions, from (id, question hash) pairs.
 
     A hash shared by several removed questions pairs none of them: which is which would be
@@ -33,15 +35,20 @@ def renamed_questions(baseline: Iterable[tuple[str, str]], current: Iterable[tup
 
 def with_current_ids(baseline: RunResult, head: RunResult) -> tuple[RunResult, dict[str, str]]:
     """The baseline with each renamed question under its id in `head`, and {id now: old id}."""
-    renamed = renamed_questions(((q.id, q.question_hash) for q in baseline.questions),
-                                ((q.id, q.question_hash) for q in head.questions))
+    renamed = renamed_questions(
+        ((q.id, q.question_hash) for q in baseline.questions),
+        ((q.id, q.question_hash) for q in head.questions),
+    )
     if not renamed:
         return baseline, {}
     new_ids: dict[str, list[str]] = {}
     for new, old in sorted(renamed.items()):
         new_ids.setdefault(old, []).append(new)
-    questions = [copy for q in baseline.questions
-                 for copy in ([q.model_copy(update={"id": new}) for new in new_ids[q.id]] if q.id in new_ids else [q])]
+    questions = [
+        copy
+        for q in baseline.questions
+        for copy in ([q.model_copy(update={"id": new}) for new in new_ids[q.id]] if q.id in new_ids else [q])
+    ]
     return baseline.model_copy(update={"questions": questions}), renamed
 
 
@@ -52,7 +59,9 @@ def renamed_keys(values: Mapping[str, float], renamed: Mapping[str, str]) -> dic
     return out
 
 
-def baseline_records(baseline: RunResult | None, questions: Iterable[tuple[str, str]]) -> dict[str, QuestionResult]:
+def baseline_records(
+    baseline: RunResult | None, questions: Iterable[tuple[str, str]]
+) -> dict[str, QuestionResult]:
     """The baseline's record of each question about to be asked, by its id now (renamed
     questions included): what the engine re-asks flips against."""
     if baseline is None:

@@ -36,8 +36,10 @@ class JudgeNoise:
         """What the question's row says."""
         if self.kind == "baseline_noise":
             b = self.baseline_votes
-            return (f"baseline verdict was noise: {self.metric} on the baseline's answer re-judged "
-                    f"{b[1:].count(False)} fail, {b[1:].count(True)} pass")
+            return (
+                f"baseline verdict was noise: {self.metric} on the baseline's answer re-judged "
+                f"{b[1:].count(False)} fail, {b[1:].count(True)} pass"
+            )
         if len(self.baseline_votes) > 1:
             return f"judge split {split_label(list(self.baseline_votes))} on the baseline's answer ({self.metric})"
         return f"judge split {split_label(list(self.head_votes))} ({self.metric})"
@@ -49,8 +51,15 @@ def judge_noise(head: RunResult) -> tuple[JudgeNoise, ...]:
         for name, m in q.metrics.items():
             noise = m.baseline_confirmed is False
             if m.judge_split or noise:
-                found.append(JudgeNoise(q.id, name, "split" if m.judge_split else "baseline_noise",
-                                        tuple(m.confirm_runs), tuple(m.baseline_votes)))
+                found.append(
+                    JudgeNoise(
+                        q.id,
+                        name,
+                        "split" if m.judge_split else "baseline_noise",
+                        tuple(m.confirm_runs),
+                        tuple(m.baseline_votes),
+                    )
+                )
     return tuple(found)
 
 
@@ -69,9 +78,13 @@ def with_established_baseline(base: RunResult, head: RunResult) -> RunResult:
 
 
 def _corrected(old: QuestionResult, verdicts: dict[str, bool | None]) -> QuestionResult:
-    metrics = {name: m.model_copy(update={"passed": verdicts[name]}) if name in verdicts and m.passed else m
-               for name, m in old.metrics.items()}
-    verdict = "fail" if old.verdict == "pass" and any(m.passed is False for m in metrics.values()) else old.verdict
+    metrics = {
+        name: m.model_copy(update={"passed": verdicts[name]}) if name in verdicts and m.passed else m
+        for name, m in old.metrics.items()
+    }
+    verdict = (
+        "fail" if old.verdict == "pass" and any(m.passed is False for m in metrics.values()) else old.verdict
+    )
     return old.model_copy(update={"metrics": metrics, "verdict": verdict})
 
 

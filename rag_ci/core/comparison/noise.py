@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rag_ci.core.results import QuestionResult
 from rag_ci.core.comparison.stats import binom_sf
+from rag_ci.core.results import QuestionResult
 
 Decision = Literal["ask_again", "regression", "flaky"]
 
@@ -52,8 +52,11 @@ def _only_unestablished_judge_flips(first: QuestionResult, baseline: QuestionRes
     noise"): compare gates none of them, and another answer from the RAG would not change that."""
     if first.verdict != "fail":
         return False
-    flipped = [m for name, m in first.metrics.items()
-               if m.passed is False and (old := baseline.metrics.get(name)) is not None and old.passed]
+    flipped = [
+        m
+        for name, m in first.metrics.items()
+        if m.passed is False and (old := baseline.metrics.get(name)) is not None and old.passed
+    ]
     return bool(flipped) and all(m.judge_split or m.baseline_confirmed is False for m in flipped)
 
 
@@ -140,7 +143,9 @@ def review_flips(
         rate = baseline_pass_rate(old, known_flaky)
         if record.reasked and record.flaky:
             cleared.add(qid)
-            flaky.append(FlakyQuestion(qid, n - failures, n, rate, f"re-asked: passed {n - failures} of {n} samples"))
+            flaky.append(
+                FlakyQuestion(qid, n - failures, n, rate, f"re-asked: passed {n - failures} of {n} samples")
+            )
             continue
         if rate is None or rate >= 1.0:
             continue
@@ -148,9 +153,17 @@ def review_flips(
         if p > alpha:
             cleared.add(qid)
             by_history = qid in known_flaky
-            flaky.append(FlakyQuestion(qid, n - failures, n, rate,
-                                       ("cleared by the history of main: " if by_history else "")
-                                       + f"known flaky (pass rate on main {rate:.0%}): {failures}/{n} failed, "
-                                       f"binomial p = {p:.3f} > {alpha:g}", from_history=by_history))
+            flaky.append(
+                FlakyQuestion(
+                    qid,
+                    n - failures,
+                    n,
+                    rate,
+                    ("cleared by the history of main: " if by_history else "")
+                    + f"known flaky (pass rate on main {rate:.0%}): {failures}/{n} failed, "
+                    f"binomial p = {p:.3f} > {alpha:g}",
+                    from_history=by_history,
+                )
+            )
     flaky.sort(key=lambda f: f.id)
     return flaky, cleared

@@ -41,13 +41,20 @@ def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[Signif
     samples, counting them would bias the head towards passing).
     """
     old_by_id = base.by_id()
-    pairs = [(old_by_id[q.id], q) for q in head.questions
-             if q.id in old_by_id and old_by_id[q.id].question_hash == q.question_hash]
+    pairs = [
+        (old_by_id[q.id], q)
+        for q in head.questions
+        if q.id in old_by_id and old_by_id[q.id].question_hash == q.question_hash
+    ]
     rows: list[SignificanceRow] = []
     if not pairs:
         return ()
     passed = [(old.first_sample_passed, new.first_sample_passed) for old, new in pairs]
-    rows.append(SignificanceRow("overall", "", paired_test([o for o, _ in passed], [n for _, n in passed], alpha=alpha)))
+    rows.append(
+        SignificanceRow(
+            "overall", "", paired_test([o for o, _ in passed], [n for _, n in passed], alpha=alpha)
+        )
+    )
     # Per metric, the pairs of outcomes where both runs have one, in one pass over the questions
     # (not a lookup of every metric name in every question: 50,000 questions 1.5 s → 0.4 s).
     both: dict[str, tuple[list[bool], list[bool]]] = {}
@@ -61,7 +68,9 @@ def significance(base: RunResult, head: RunResult, alpha: float) -> tuple[Signif
     for name in sorted(both):
         rows.append(SignificanceRow("metric", name, paired_test(*both[name], alpha=alpha)))
     scopes: tuple[tuple[str, Callable[[QuestionResult], Sequence[str]]], ...] = (
-        ("corpus", lambda r: r.corpora), ("tag", lambda r: r.tags))
+        ("corpus", lambda r: r.corpora),
+        ("tag", lambda r: r.tags),
+    )
     for scope, keys in scopes:
         members: dict[str, list[int]] = {}
         for i, (_, new) in enumerate(pairs):
@@ -84,10 +93,19 @@ class NoiseReview:
     target_calls: int  # calls to the RAG this run, re-asks included
 
 
-def review_noise(regressions: Iterable[str], base: RunResult, head: RunResult, *, alpha: float = 0.05,
-                 budgets: Mapping[str, Any] | None = None, known_flaky: Mapping[str, float] | None = None) -> NoiseReview:
+def review_noise(
+    regressions: Iterable[str],
+    base: RunResult,
+    head: RunResult,
+    *,
+    alpha: float = 0.05,
+    budgets: Mapping[str, Any] | None = None,
+    known_flaky: Mapping[str, float] | None = None,
+) -> NoiseReview:
     """The noise review of a comparison whose regressions are the questions `regressions` names."""
-    flaky, cleared = review_flips(base.by_id(), head.questions, list(regressions), known_flaky=known_flaky or {}, alpha=alpha)
+    flaky, cleared = review_flips(
+        base.by_id(), head.questions, list(regressions), known_flaky=known_flaky or {}, alpha=alpha
+    )
     return NoiseReview(
         cleared=frozenset(cleared),
         flaky=tuple(flaky),

@@ -24,14 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ValidationError as PydanticError
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticError
 
-from rag_ci.core.config import JUDGE_METRICS, Config, GateConfig, JudgeConfig, MetricConfig
 from rag_ci.core.base.yamlsrc import load_yaml, to_plain
+from rag_ci.core.config import JUDGE_METRICS, Config, GateConfig, JudgeConfig, MetricConfig
 from rag_ci.core.results import GatePolicy, RunMeta
 from rag_ci.errors import RagCiError
-
-
 
 # Said beside a moved accepted file: it applies at once, unlike the rest of the preview.
 ACCEPTED_NOTE = " (the file that accepts regressions: this PR's applies to this run, check its entries)"
@@ -87,7 +86,9 @@ def pin_to_baseline(config: Config, baseline: RunMeta) -> PinnedPolicy:
     pinned = recorded is not None
     if recorded is None:
         recorded = _thresholds_only_policy(own, baseline.metric_thresholds)
-    return PinnedPolicy(config=apply_policy(config, recorded), changes=tuple(policy_changes(recorded, own)), pinned=pinned)
+    return PinnedPolicy(
+        config=apply_policy(config, recorded), changes=tuple(policy_changes(recorded, own)), pinned=pinned
+    )
 
 
 def apply_policy(config: Config, policy: GatePolicy) -> Config:
@@ -104,7 +105,9 @@ def apply_policy(config: Config, policy: GatePolicy) -> Config:
     except PydanticError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise RagCiError(f"the baseline's recorded gate policy is not usable by this rag-ci ({where}: {first['msg']}); re-baseline") from None
+        raise RagCiError(
+            f"the baseline's recorded gate policy is not usable by this rag-ci ({where}: {first['msg']}); re-baseline"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -119,19 +122,25 @@ class PinnedJudge:
 KEYLESS_JUDGES = ("none", "fake")  # no endpoint, no key: nothing for a pull request to redirect
 
 
-def pin_judge_to_base(config: Config, base_text: str | None, where: str, problem: str | None = None) -> PinnedJudge:
+def pin_judge_to_base(
+    config: Config, base_text: str | None, where: str, problem: str | None = None
+) -> PinnedJudge:
     """`config` judged by the judge of the base branch's rag-ci.yml (`base_text`, read from
     `where`; None: there is none; `problem`: it could not be read)."""
     base, why = _base_judge(base_text, where, problem)
     if base is None:
         if config.judge.provider in KEYLESS_JUDGES:
             return PinnedJudge(config, ())
-        return PinnedJudge(config.model_copy(update={"judge": JudgeConfig()}), (), (
-            f"The judge did not run and no judge key was used: {why}. Without a baseline the judge's endpoint "
-            "and key variable must come from the base branch, never from this pull request's rag-ci.yml (it would "
-            "choose where the key is sent). Only the judge-free metrics ran; the judge runs once the base branch "
-            "has this rag-ci.yml."
-        ))
+        return PinnedJudge(
+            config.model_copy(update={"judge": JudgeConfig()}),
+            (),
+            (
+                f"The judge did not run and no judge key was used: {why}. Without a baseline the judge's endpoint "
+                "and key variable must come from the base branch, never from this pull request's rag-ci.yml (it would "
+                "choose where the key is sent). Only the judge-free metrics ran; the judge runs once the base branch "
+                "has this rag-ci.yml."
+            ),
+        )
     own = config.judge.model_dump(mode="json")
     theirs = base.model_dump(mode="json")
     own["base_url"], theirs["base_url"] = redact_url(own["base_url"]), redact_url(theirs["base_url"])
@@ -168,8 +177,10 @@ def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
     a change the pull request made.
     """
     baseline, own = _with_defaults(baseline), _with_defaults(own)
-    lines = [f"gate.{k} {_show(a)} → {_show(b)}" + (ACCEPTED_NOTE if k == "accepted" else "")
-             for k, a, b in _differences(baseline.gate, own.gate)]
+    lines = [
+        f"gate.{k} {_show(a)} → {_show(b)}" + (ACCEPTED_NOTE if k == "accepted" else "")
+        for k, a, b in _differences(baseline.gate, own.gate)
+    ]
     judged_before, judged_after = _judged(baseline), _judged(own)
     switched: list[str] = []  # judge metrics that come and go with the judge itself
     for name in sorted(set(baseline.metrics) | set(own.metrics)):
@@ -183,21 +194,37 @@ def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
         else:
             lines.extend(f"{name}.{k} {_show(a)} → {_show(b)}" for k, a, b in _differences(before, after))
     if switched:
-        lines.append(("judge metrics switched on by the new judge: " if judged_after else "judge metrics switched off with the judge: ")
-                     + ", ".join(switched))
+        lines.append(
+            (
+                "judge metrics switched on by the new judge: "
+                if judged_after
+                else "judge metrics switched off with the judge: "
+            )
+            + ", ".join(switched)
+        )
     judge_changes = _differences(baseline.judge, own.judge)
-    if judged_after and not judged_before:  # a new judge: what it is and where its key goes, not every default knob
+    if (
+        judged_after and not judged_before
+    ):  # a new judge: what it is and where its key goes, not every default knob
         defaults = _with_defaults(GatePolicy(judge={"provider": "none"})).judge
-        judge_changes = [(k, a, b) for k, a, b in judge_changes if k in ("provider", "model") or b != defaults.get(k)]
-    lines.extend(f"judge.{k} {_show(a)} → {_show(b)}" + (_key_note(b, own.judge.get("api_key_env")) if k == "provider" else "")
-                 for k, a, b in judge_changes)
+        judge_changes = [
+            (k, a, b) for k, a, b in judge_changes if k in ("provider", "model") or b != defaults.get(k)
+        ]
+    lines.extend(
+        f"judge.{k} {_show(a)} → {_show(b)}"
+        + (_key_note(b, own.judge.get("api_key_env")) if k == "provider" else "")
+        for k, a, b in judge_changes
+    )
     return lines
 
 
 # The variable each hosted judge reads its key from, and the action's input that sets it
 # (rag_ci.judges.providers and action.yml say the same; the core imports neither).
-_JUDGE_KEYS = {"openai": ("OPENAI_API_KEY", "openai-api-key"), "anthropic": ("ANTHROPIC_API_KEY", "anthropic-api-key"),
-               "gemini": ("GOOGLE_API_KEY", "google-api-key")}
+_JUDGE_KEYS = {
+    "openai": ("OPENAI_API_KEY", "openai-api-key"),
+    "anthropic": ("ANTHROPIC_API_KEY", "anthropic-api-key"),
+    "gemini": ("GOOGLE_API_KEY", "google-api-key"),
+}
 
 
 def _judged(policy: GatePolicy) -> bool:
@@ -243,7 +270,11 @@ def _known(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:
-    return [(k, before.get(k), after.get(k)) for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+    return [
+        (k, before.get(k), after.get(k))
+        for k in sorted(set(before) | set(after))
+        if before.get(k) != after.get(k)
+    ]
 
 
 def _show(value: Any, limit: int = 60) -> str:

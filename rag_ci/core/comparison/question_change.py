@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rag_ci.core.base.text import normalise_text
 from rag_ci.core.comparison import carry
 from rag_ci.core.comparison.retrieval_diff import RetrievalDiff, diff_contexts, label
 from rag_ci.core.results import QuestionResult, RunResult, Sample
-from rag_ci.core.base.text import normalise_text
 from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
 
 
@@ -119,7 +119,9 @@ def usable_baseline(old: QuestionResult, left_out: set[str]) -> QuestionResult:
     if old.verdict != "error" or old.carried is None or old.carried.question_hash != old.question_hash:
         return old
     carried = carry.without_metrics(old.carried, left_out)
-    return old.model_copy(update={"verdict": carried.verdict, "metrics": carried.metrics, "leaks": carried.leaks, "error": None})
+    return old.model_copy(
+        update={"verdict": carried.verdict, "metrics": carried.metrics, "leaks": carried.leaks, "error": None}
+    )
 
 
 def what_got_worse(old: QuestionResult, new: QuestionResult, change: QuestionChange) -> str | None:
@@ -199,7 +201,9 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         new_verdict=new.verdict if new else None,
         metrics=tuple(crossings),
         reason=_why(reason_source) if reason_source is not None else None,
-        failure_stage=_stage(new, evidence, changed_sources, _worse_by(old, crossings)) if new is not None else None,
+        failure_stage=_stage(new, evidence, changed_sources, _worse_by(old, crossings))
+        if new is not None
+        else None,
         answer=new.answer if new is not None else None,
         old_answer=old.answer if old is not None else None,
         old_sources=tuple(label(c) for c in old.contexts) if old is not None else (),
@@ -211,17 +215,28 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         new_latency_s=new.latency_s if new else None,
         unstable=new.unstable if new is not None else False,
         source_changed=changed_sources,
-        missing_sources=tuple(s for s, f in new.source_fingerprints.items() if f is None) if new is not None else (),
+        missing_sources=tuple(s for s, f in new.source_fingerprints.items() if f is None)
+        if new is not None
+        else (),
         leaks=tuple(new.leaks) if new is not None else (),
         leaked_contexts=sum(1 for c in new.contexts if c.doc_id in new.leaks) if new is not None else 0,
         answers=max(1, len(samples)),
-        answers_passed=sum(1 for x in samples if x.verdict == "pass") if samples else int(bool(new and new.passed)),
+        answers_passed=sum(1 for x in samples if x.verdict == "pass")
+        if samples
+        else int(bool(new and new.passed)),
         reasked=bool(new and new.reasked),
         **_distinct(samples, new),
-        possibly_noise=old is not None and new is not None and not old.passed and new.passed and not _failure_confirmed(old),
+        possibly_noise=old is not None
+        and new is not None
+        and not old.passed
+        and new.passed
+        and not _failure_confirmed(old),
         old_answers=max(1, len(old.samples)) if old is not None else 1,
-        old_answers_passed=(sum(1 for x in old.samples if x.verdict == "pass") if old.samples else int(old.passed))
-        if old is not None else 0,
+        old_answers_passed=(
+            sum(1 for x in old.samples if x.verdict == "pass") if old.samples else int(old.passed)
+        )
+        if old is not None
+        else 0,
         same_text_contexts=retrieval.same_text if retrieval is not None else 0,
         same_text_other_id=retrieval.same_text_other_id if retrieval is not None else 0,
     )
@@ -235,11 +250,16 @@ def _distinct(samples: list[Sample], new: QuestionResult | None) -> dict[str, An
     first: dict[str, Sample] = {}
     for i, sample in enumerate(samples):
         first.setdefault(sample.answer_hash or f"#{i}", sample)
-    return {"distinct_answers": len(first), "distinct_passed": sum(1 for x in first.values() if x.verdict == "pass"),
-            "judge_votes": votes}
+    return {
+        "distinct_answers": len(first),
+        "distinct_passed": sum(1 for x in first.values() if x.verdict == "pass"),
+        "judge_votes": votes,
+    }
 
 
-def failing_with_changed_sources(base: RunResult, head: RunResult, exclude: set[str]) -> tuple[QuestionChange, ...]:
+def failing_with_changed_sources(
+    base: RunResult, head: RunResult, exclude: set[str]
+) -> tuple[QuestionChange, ...]:
     """Questions that failed on the baseline and fail now, unedited, whose cited document changed
     in this PR: not gating (nothing got worse), but the change may be the fix, or the reference
     stale. `exclude`: the ids the comparison shows already (the gating rows)."""
@@ -250,7 +270,12 @@ def failing_with_changed_sources(base: RunResult, head: RunResult, exclude: set[
     found = []
     for new in candidates:
         old = old_by_id.get(new.id)
-        if old is not None and not old.passed and old.question_hash == new.question_hash and _changed_sources(old, new):
+        if (
+            old is not None
+            and not old.passed
+            and old.question_hash == new.question_hash
+            and _changed_sources(old, new)
+        ):
             found.append(question_change(old, new))
     return tuple(found)
 
@@ -266,7 +291,9 @@ def _failure_confirmed(old: QuestionResult) -> bool:
 def _changed_sources(old: QuestionResult, new: QuestionResult) -> tuple[str, ...]:
     """The sources both runs fingerprinted whose document differs (edited, removed, added)."""
     before = old.source_fingerprints
-    return tuple(s for s, fingerprint in new.source_fingerprints.items() if s in before and before[s] != fingerprint)
+    return tuple(
+        s for s, fingerprint in new.source_fingerprints.items() if s in before and before[s] != fingerprint
+    )
 
 
 def _retrieval(old: QuestionResult, new: QuestionResult) -> RetrievalDiff:
@@ -284,7 +311,9 @@ def _retrieval(old: QuestionResult, new: QuestionResult) -> RetrievalDiff:
     # The chunk that lost a keyword first: it names what the answer is missing and why.
     lost = tuple(e for e in chunks.evidence if e.startswith("the chunk that held"))
     rest = tuple(e for e in chunks.evidence if e not in lost)
-    return RetrievalDiff(lost + tuple(dropped) + rest, chunks.kinds, chunks.same_text, chunks.same_text_other_id)
+    return RetrievalDiff(
+        lost + tuple(dropped) + rest, chunks.kinds, chunks.same_text, chunks.same_text_other_id
+    )
 
 
 def _worse_by(old: QuestionResult | None, crossings: list[MetricChange]) -> tuple[str, ...]:
@@ -294,8 +323,12 @@ def _worse_by(old: QuestionResult | None, crossings: list[MetricChange]) -> tupl
     return tuple(m.name for m in crossings if m.crossed_down)
 
 
-def _stage(new: QuestionResult, evidence: tuple[str, ...], changed_sources: tuple[str, ...] = (),
-           worse_by: tuple[str, ...] = ()) -> str | None:
+def _stage(
+    new: QuestionResult,
+    evidence: tuple[str, ...],
+    changed_sources: tuple[str, ...] = (),
+    worse_by: tuple[str, ...] = (),
+) -> str | None:
     """The stage to fix, from what retrieval returned. A cited document that changed decides
     first: its chunks have other text and the answer other facts, so the retrieval evidence
     ("the chunk that held … was cut") would point at the wrong fix. A failed retrieval metric files the

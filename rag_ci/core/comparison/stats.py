@@ -53,8 +53,12 @@ def mcnemar_exact(worse: int, better: int) -> float:
 
 
 def paired_bootstrap_ci(
-    before: Sequence[bool], after: Sequence[bool], *, level: float = 0.95,
-    resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+    before: Sequence[bool],
+    after: Sequence[bool],
+    *,
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
     """Percentile CI of mean(after) − mean(before), resampling the *pairs* (questions).
 
@@ -117,8 +121,15 @@ def paired_test(before: Sequence[bool], after: Sequence[bool], *, alpha: float =
     better = sum(1 for b, a in zip(before, after) if a and not b)
     low, high = paired_bootstrap_ci(before, after)
     return PairedTest(
-        n=n, before=sum(before) / n if n else 0.0, after=sum(after) / n if n else 0.0, worse=worse, better=better,
-        ci_low=low, ci_high=high, p_value=mcnemar_exact(worse, better), alpha=alpha,
+        n=n,
+        before=sum(before) / n if n else 0.0,
+        after=sum(after) / n if n else 0.0,
+        worse=worse,
+        better=better,
+        ci_low=low,
+        ci_high=high,
+        p_value=mcnemar_exact(worse, better),
+        alpha=alpha,
     )
 
 
@@ -141,7 +152,9 @@ PERCENTILE_RESAMPLES = 2_000
 _BLOCK = 250
 
 
-def _resampled_percentiles(columns: Sequence[Sequence[float]], q: float, resamples: int, seed: int) -> list[np.ndarray]:
+def _resampled_percentiles(
+    columns: Sequence[Sequence[float]], q: float, resamples: int, seed: int
+) -> list[np.ndarray]:
     """For each column (same length n: paired), its q-th percentile over `resamples`
     resamplings of the n rows with replacement (the same rows for every column)."""
     data = [np.asarray(c, dtype=float) for c in columns]
@@ -155,8 +168,14 @@ def _resampled_percentiles(columns: Sequence[Sequence[float]], q: float, resampl
     return [np.concatenate(parts) for parts in out]
 
 
-def percentile_lower_bound(values: Sequence[float], q: float, *, alpha: float = 0.05,
-                           resamples: int = PERCENTILE_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> float | None:
+def percentile_lower_bound(
+    values: Sequence[float],
+    q: float,
+    *,
+    alpha: float = 0.05,
+    resamples: int = PERCENTILE_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> float | None:
     """One-sided (1 − alpha) lower confidence bound of the q-th percentile, seeded bootstrap."""
     if not len(values):
         return None
@@ -164,8 +183,15 @@ def percentile_lower_bound(values: Sequence[float], q: float, *, alpha: float = 
     return float(np.quantile(draws, alpha))
 
 
-def paired_percentile_ratio_lower_bound(before: Sequence[float], after: Sequence[float], q: float, *, alpha: float = 0.05,
-                                        resamples: int = PERCENTILE_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> float | None:
+def paired_percentile_ratio_lower_bound(
+    before: Sequence[float],
+    after: Sequence[float],
+    q: float,
+    *,
+    alpha: float = 0.05,
+    resamples: int = PERCENTILE_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> float | None:
     """One-sided (1 − alpha) lower confidence bound of percentile(after) / percentile(before),
     resampling the pairs (the same questions on both runs), seeded. None without pairs."""
     if len(before) != len(after):

@@ -30,18 +30,115 @@ _LEAD_IN = re.compile(r"(?::|\.\.\.|…)$")
 _EMOJI_END = re.compile(r"(?:^|\s):[\w+-]+:$")  # ":tada:" ends a sentence, it introduces nothing
 # A pointer elsewhere, not a fact: "See issue #409 ...", "See ... for more", "For an overview of X, see Y."
 # ("See the usage guide for the options" says where the options are: kept.)
-_POINTER = re.compile(r"^(?:see|refer to|read more|check out)\b.*(?:\b(?:issue|pull request|PR|discussion)s?\b|#\d+|"
-                      r"\bfor (?:more|further|details|information)\b)|"
-                      r"^for (?:an? |the )?(?:overview|more|further|details|full|complete|background)\b.*,\s*see\b", re.I)
-_AUXILIARIES = frozenset("will can should is are was were must may would could does has have".split())
+_POINTER = re.compile(
+    r"^(?:see|refer to|read more|check out)\b.*(?:\b(?:issue|pull request|PR|discussion)s?\b|#\d+|"
+    r"\bfor (?:more|further|details|information)\b)|"
+    r"^for (?:an? |the )?(?:overview|more|further|details|full|complete|background)\b.*,\s*see\b",
+    re.I,
+)
+_AUXILIARIES = frozenset(
+    [
+        "will",
+        "can",
+        "should",
+        "is",
+        "are",
+        "was",
+        "were",
+        "must",
+        "may",
+        "would",
+        "could",
+        "does",
+        "has",
+        "have",
+    ]
+)
 # Verbs a reference's explanation starts with when its subject (the option, the setting) was left behind.
-_VERBS = frozenset("""
-set remove enable disable return send print add control define specify allow make run start stop show use take give keep
-write read create delete update skip turn change limit force select load save list display include exclude ignore override
-configure accept require wait retry upload download sync copy move open close connect bind listen serve log point mark emit
-raise trigger apply check compare match store hold pass fetch cache reload restart determine indicate contain enforce
-""".split())
-_LABELLED = re.compile(r"^(?P<label>`[^`]+`(?:\s+[A-Za-z0-9_<>\[\]-]+)?|[\w.-]+(?:\s[\w.-]+){0,2}):?\s+(?P<verb>[A-Z][a-z]+)\b")
+_VERBS = frozenset(
+    [
+        "set",
+        "remove",
+        "enable",
+        "disable",
+        "return",
+        "send",
+        "print",
+        "add",
+        "control",
+        "define",
+        "specify",
+        "allow",
+        "make",
+        "run",
+        "start",
+        "stop",
+        "show",
+        "use",
+        "take",
+        "give",
+        "keep",
+        "write",
+        "read",
+        "create",
+        "delete",
+        "update",
+        "skip",
+        "turn",
+        "change",
+        "limit",
+        "force",
+        "select",
+        "load",
+        "save",
+        "list",
+        "display",
+        "include",
+        "exclude",
+        "ignore",
+        "override",
+        "configure",
+        "accept",
+        "require",
+        "wait",
+        "retry",
+        "upload",
+        "download",
+        "sync",
+        "copy",
+        "move",
+        "open",
+        "close",
+        "connect",
+        "bind",
+        "listen",
+        "serve",
+        "log",
+        "point",
+        "mark",
+        "emit",
+        "raise",
+        "trigger",
+        "apply",
+        "check",
+        "compare",
+        "match",
+        "store",
+        "hold",
+        "pass",
+        "fetch",
+        "cache",
+        "reload",
+        "restart",
+        "determine",
+        "indicate",
+        "contain",
+        "enforce",
+    ]
+)
+_LABELLED = re.compile(
+    r"^(?P<label>`[^`]+`(?:\s+[A-Za-z0-9_<>\[\]-]+)?|[\w.-]+(?:\s[\w.-]+){0,2}):?\s+(?P<verb>[A-Z][a-z]+)\b"
+)
 _HEADING_END = re.compile(r"[.!?:;,…)\]\"'`]$")
 MAX_HEADING_WORDS = 8
 
@@ -93,9 +190,15 @@ def _join_subjectless(blocks: list[Block]) -> list[Block]:
     for block in blocks:
         previous = out[-1] if out else None
         first = block.text.split(maxsplit=1)[0] if block.text.split() else ""
-        if (previous is not None and previous.kind == "item" and block.kind in ("item", "paragraph")
-                and not _MARKER.match(block.text) and subjectless(first) and _is_term(previous.text)):
-            out[-1] = replace(previous, text=f"{previous.text} {first.lower()}{block.text[len(first):]}")
+        if (
+            previous is not None
+            and previous.kind == "item"
+            and block.kind in ("item", "paragraph")
+            and not _MARKER.match(block.text)
+            and subjectless(first)
+            and _is_term(previous.text)
+        ):
+            out[-1] = replace(previous, text=f"{previous.text} {first.lower()}{block.text[len(first) :]}")
             continue
         out.append(block)
     return out
@@ -103,25 +206,35 @@ def _join_subjectless(blocks: list[Block]) -> list[Block]:
 
 def _is_term(text: str) -> bool:
     body = _MARKER.sub("", text).strip()
-    return 0 < len(body.split()) <= 4 and not _HEADING_END.search(body.rstrip("`")) or bool(re.fullmatch(r"`[^`]+`:?", body))
+    return (0 < len(body.split()) <= 4 and not _HEADING_END.search(body.rstrip("`"))) or bool(
+        re.fullmatch(r"`[^`]+`:?", body)
+    )
 
 
 def _stands_as_heading(text: str) -> bool:
-    return ("\n" not in text and len(text.split()) <= MAX_HEADING_WORDS and text[:1].isupper()
-            and not _HEADING_END.search(text) and "`" not in text)
+    return (
+        "\n" not in text
+        and len(text.split()) <= MAX_HEADING_WORDS
+        and text[:1].isupper()
+        and not _HEADING_END.search(text)
+        and "`" not in text
+    )
 
 
 def _clean_prose(block: Block) -> Block | None:
     """The block without pointers and subjectless sentences; a labelled one repaired."""
     marker = _MARKER.match(block.text)
     head = marker.group(0) if marker else ""
-    body = block.text[len(head):]
+    body = block.text[len(head) :]
     labelled = _LABELLED.match(body)
     if labelled and subjectless(labelled.group("verb")):
         verb = labelled.group("verb")
-        body = f"{labelled.group('label')} {verb.lower()}{body[labelled.end():]}"
-    kept = [(space, s) for space, s in sentences(body)
-            if not _POINTER.search(s) and not (subjectless(s.split(maxsplit=1)[0]) and not s.endswith("?"))]
+        body = f"{labelled.group('label')} {verb.lower()}{body[labelled.end() :]}"
+    kept = [
+        (space, s)
+        for space, s in sentences(body)
+        if not _POINTER.search(s) and not (subjectless(s.split(maxsplit=1)[0]) and not s.endswith("?"))
+    ]
     if not kept:
         return None
     return replace(block, text=head + _joined(kept))
@@ -134,12 +247,13 @@ def _drop_orphan_lead_ins(blocks: list[Block]) -> list[Block]:
         following = blocks[i + 1] if i + 1 < len(blocks) else None
         text = block.text.rstrip()
         if block.kind in ("paragraph", "item") and _LEAD_IN.search(text) and not _EMOJI_END.search(text):
-            introduces = following is not None and (following.kind == "code" or (
-                block.text.rstrip().endswith(":") and following.kind == "item"))
+            introduces = following is not None and (
+                following.kind == "code" or (block.text.rstrip().endswith(":") and following.kind == "item")
+            )
             if not introduces:
                 marker = _MARKER.match(block.text)
                 head = marker.group(0) if marker else ""
-                rest = sentences(block.text[len(head):])[:-1]
+                rest = sentences(block.text[len(head) :])[:-1]
                 if not rest:
                     continue
                 block = replace(block, text=head + _joined(rest))

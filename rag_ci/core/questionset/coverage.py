@@ -31,14 +31,25 @@ class Coverage:
         return not (self.uncited_corpora or self.uncited_documents or self.thin_tags)
 
 
-def coverage(questions: QuestionSet, corpora: Iterable[str], documents: Mapping[str, Iterable[str]],
-             min_per_tag: int = 3) -> Coverage:
+def coverage(
+    questions: QuestionSet,
+    corpora: Iterable[str],
+    documents: Mapping[str, Iterable[str]],
+    min_per_tag: int = 3,
+) -> Coverage:
     """`documents`: corpus -> paths of its documents inside the corpus folder."""
     cited_corpora = {c for q in questions.questions for c in q.doc_id}
     # The names the sources cite (rag_ci.core.questionset.documents.cites, as one set lookup).
-    cited = {name for q in questions.questions for s in q.sources for name in (s.split("#", 1)[0], document_part(s))}
+    cited = {
+        name
+        for q in questions.questions
+        for s in q.sources
+        for name in (s.split("#", 1)[0], document_part(s))
+    }
     uncited_docs = sorted(
-        f"{corpus}/{path}" for corpus, paths in documents.items() for path in paths
+        f"{corpus}/{path}"
+        for corpus, paths in documents.items()
+        for path in paths
         if not names_of(corpus, path) & cited
     )
     tags = Counter(t for q in questions.questions for t in q.tags)
@@ -55,8 +66,12 @@ def render_coverage(report: Coverage) -> str:
     lines = []
     lines.append(f"corpora no question routes to: {', '.join(report.uncited_corpora) or 'none'}")
     if report.documents:
-        lines.append(f"documents no question cites in `sources` ({len(report.uncited_documents)} of {report.documents}):")
+        lines.append(
+            f"documents no question cites in `sources` ({len(report.uncited_documents)} of {report.documents}):"
+        )
         lines += [f"  {d}" for d in report.uncited_documents]
-    lines.append(f"tags with fewer than {report.min_per_tag} questions: "
-                 + (", ".join(f"{t} ({n})" for t, n in report.thin_tags) or "none"))
+    lines.append(
+        f"tags with fewer than {report.min_per_tag} questions: "
+        + (", ".join(f"{t} ({n})" for t, n in report.thin_tags) or "none")
+    )
     return "\n".join(lines)

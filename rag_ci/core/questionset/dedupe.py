@@ -46,16 +46,26 @@ class Dropped(Generic[T]):
     score: float | None = None  # None: the same words; else how alike (near-duplicate)
 
     def reason(self, name: str | None = None) -> str:
-        """"same words as DU2-TORQUE" / "near-duplicate of DU3-CAN-01 (0.91)"; `name` replaces `of`."""
+        """ "same words as DU2-TORQUE" / "near-duplicate of DU3-CAN-01 (0.91)"; `name` replaces `of`."""
         other = name or self.of
-        return f"same words as {other}" if self.score is None else f"near-duplicate of {other} ({self.score:.2f})"
+        return (
+            f"same words as {other}"
+            if self.score is None
+            else f"near-duplicate of {other} ({self.score:.2f})"
+        )
 
 
 def route_of(doc_id: Iterable[str], refusal: bool) -> Hashable:
     return "refusal" if refusal else frozenset(doc_id)
 
 
-def dedupe(items: Sequence[T], *, existing: Sequence[Known], describe: Callable[[T], tuple[str, str, Hashable]], near: float = NEAR) -> tuple[list[T], list[Dropped[T]]]:
+def dedupe(
+    items: Sequence[T],
+    *,
+    existing: Sequence[Known],
+    describe: Callable[[T], tuple[str, str, Hashable]],
+    near: float = NEAR,
+) -> tuple[list[T], list[Dropped[T]]]:
     """Keep each item that duplicates neither the set nor an item kept before it (in order).
 
     `describe(item)` -> (label, question text, route): the label names a kept item in the
@@ -69,14 +79,18 @@ def dedupe(items: Sequence[T], *, existing: Sequence[Known], describe: Callable[
     among = similarity_matrix(drafts, drafts)
     route_ids: dict[Hashable, int] = {}
     set_routes = np.array([route_ids.setdefault(k.route, len(route_ids)) for k in existing], dtype=np.int64)
-    routes = np.array([route_ids.setdefault(route, len(route_ids)) for _, _, route in described], dtype=np.int64)
+    routes = np.array(
+        [route_ids.setdefault(route, len(route_ids)) for _, _, route in described], dtype=np.int64
+    )
     labels = [k.id for k in existing]
     kept_at: list[int] = []
     kept: list[T] = []
     dropped: list[Dropped[T]] = []
     against_set = np.empty((0, len(existing)))
     for i, item in enumerate(items):
-        if i % ROWS == 0:  # the set's scores a block of drafts at a time: memory stays bounded for a set of 50,000
+        if (
+            i % ROWS == 0
+        ):  # the set's scores a block of drafts at a time: memory stays bounded for a set of 50,000
             against_set = similarity_matrix(drafts.rows(i, i + ROWS), known)
         scores = np.concatenate([against_set[i % ROWS], among[i, kept_at]])
         alike = np.concatenate([set_routes, routes[kept_at]]) == routes[i]

@@ -26,24 +26,54 @@ from dataclasses import dataclass
 
 KINDS = ("heading", "paragraph", "item", "code")
 MAX_CODE_LINES = 15  # a longer block is an example to read, not a fact to ask about
-DIAGRAM_LANGUAGES = frozenset("mermaid plantuml puml uml dot graphviz ditaa d2 nomnoml svgbob wavedrom vega vega-lite "
-                              "flowchart sequence bob ascii-art diagram".split())
-_DIAGRAM_START = re.compile(r"^\s*(sequenceDiagram|classDiagram|stateDiagram|erDiagram|gantt|pie\b|journey|gitGraph|mindmap|"
-                            r"flowchart\s|graph\s+(TD|TB|BT|LR|RL)\b|@startuml|digraph\s|strict\s+digraph|graph\s*\{)")
+DIAGRAM_LANGUAGES = frozenset(
+    [
+        "mermaid",
+        "plantuml",
+        "puml",
+        "uml",
+        "dot",
+        "graphviz",
+        "ditaa",
+        "d2",
+        "nomnoml",
+        "svgbob",
+        "wavedrom",
+        "vega",
+        "vega-lite",
+        "flowchart",
+        "sequence",
+        "bob",
+        "ascii-art",
+        "diagram",
+    ]
+)
+_DIAGRAM_START = re.compile(
+    r"^\s*(sequenceDiagram|classDiagram|stateDiagram|erDiagram|gantt|pie\b|journey|gitGraph|mindmap|"
+    r"flowchart\s|graph\s+(TD|TB|BT|LR|RL)\b|@startuml|digraph\s|strict\s+digraph|graph\s*\{)"
+)
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
-_UNRESOLVED_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")  # `[text][ref]` whose ref is defined elsewhere (MkDocs)
+_UNRESOLVED_LINK = re.compile(
+    r"\[([^\[\]]+)\]\[[^\[\]]*\]"
+)  # `[text][ref]` whose ref is defined elsewhere (MkDocs)
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]+\]:?")  # `[^1]`, and a footnote's own `[^1]:`
 # MkDocs attribute lists (`{ #install }`, `{: .md-button }`, `{ data-toc-label="Sync" }` after an id) and
 # snippet includes (`{* ../docs_src/app.py hl[3] *}`): markup a reader never sees.
 _ATTRIBUTES = re.compile(r"\{:?\s*[#.][^{}\n]*\}|\{:[^{}\n]*\}|\{\*.*?\*\}")
 _LEFTOVER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>`]*)?/?>")
 # MkDocs admonitions and tabs, reST directives, MyST's colon fences (`:::{note}`) and targets (`(options)=`).
-_DIRECTIVE_LINE = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s.*$|^\s*///.*$|^\s*-{2}8<-{2}.*$|^\s*\.\.\s+[\w:-]+::.*$|^\s*:::+.*$|^\s*\([\w.:-]+\)=\s*$", re.M)
+_DIRECTIVE_LINE = re.compile(
+    r"^\s*(?:!!!|\?\?\?\+?|===)\s.*$|^\s*///.*$|^\s*-{2}8<-{2}.*$|^\s*\.\.\s+[\w:-]+::.*$|^\s*:::+.*$|^\s*\([\w.:-]+\)=\s*$",
+    re.M,
+)
 _WORD = re.compile(r"\w[\w'’.-]*")
 # A paragraph that only points to a link: "See the installation documentation for more information."
-_POINTER = re.compile(r"^(?:\(?\s*)(?:see|read|check out|refer to|learn more|visit|head over|take a look|for more|more info|"
-                      r"you (?:can|may) (?:also )?(?:read|find|check|learn|see|refer))\b|\bfor more (?:information|details)\b|"
-                      r"\bto learn more\b", re.I)
+_POINTER = re.compile(
+    r"^(?:\(?\s*)(?:see|read|check out|refer to|learn more|visit|head over|take a look|for more|more info|"
+    r"you (?:can|may) (?:also )?(?:read|find|check|learn|see|refer))\b|\bfor more (?:information|details)\b|"
+    r"\bto learn more\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -79,7 +109,10 @@ def clean_inline(text: str) -> str:
 def _outside_code(text: str, change: Callable[[str], str]) -> str:
     """`change` applied to the text outside `inline code` spans (code keeps its `<str>`)."""
     parts = re.split(r"(`[^`\n]+`)", text)
-    return "".join(part if part.startswith("`") and part.endswith("`") and len(part) > 1 else change(part) for part in parts)
+    return "".join(
+        part if part.startswith("`") and part.endswith("`") and len(part) > 1 else change(part)
+        for part in parts
+    )
 
 
 def prose(kind: str, text: str, linked: str = "") -> Block | None:
@@ -92,7 +125,7 @@ def prose(kind: str, text: str, linked: str = "") -> Block | None:
         return None
     total = words(text)
     outside = words(_URL.sub(" ", text)) - words(_URL.sub(" ", linked))  # an autolink's URL is counted once
-    if total == 0 or (linked or _URL.search(text)) and (outside < 3 or outside < 0.4 * total):
+    if total == 0 or ((linked or _URL.search(text)) and (outside < 3 or outside < 0.4 * total)):
         return None
     if linked and outside <= 12 and _POINTER.search(text.lstrip("- 0123456789.")):
         return None
@@ -144,8 +177,14 @@ def keep_code_when_subject(blocks: Iterable[Block | None]) -> list[Block]:
         if block is None:
             continue
         if block.kind == "code":
-            introduced = bool(out) and out[-1].kind in ("paragraph", "item") and out[-1].text.rstrip().endswith(":")
-            if not introduced or is_diagram(block.language, block.text) or len(block.text.splitlines()) > MAX_CODE_LINES:
+            introduced = (
+                bool(out) and out[-1].kind in ("paragraph", "item") and out[-1].text.rstrip().endswith(":")
+            )
+            if (
+                not introduced
+                or is_diagram(block.language, block.text)
+                or len(block.text.splitlines()) > MAX_CODE_LINES
+            ):
                 continue
         out.append(block)
     from rag_ci.core.questionset.block_repair import repair_blocks  # it reads Block from here

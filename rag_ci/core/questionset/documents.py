@@ -112,11 +112,17 @@ class DocumentIndex:
         return {corpus: stable_hash(files) for corpus, files in sorted(by_corpus.items())}
 
 
-def missing_citations(questions: Iterable[tuple[str, Sequence[str]]], index: DocumentIndex) -> list[tuple[str, str]]:
+def missing_citations(
+    questions: Iterable[tuple[str, Sequence[str]]], index: DocumentIndex
+) -> list[tuple[str, str]]:
     """(question id, source) for every source that names no document of its (known) corpus:
     the document was removed or renamed, and the question may be stale."""
-    return [(qid, source) for qid, sources in questions for source in sources
-            if index.knows_corpus_of(source) and not index.cited(source)]
+    return [
+        (qid, source)
+        for qid, sources in questions
+        for source in sources
+        if index.knows_corpus_of(source) and not index.cited(source)
+    ]
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,9 @@ class CitationStyle:
 
     def name(self, corpus: str, path: str, ambiguous_names: frozenset[str] = frozenset()) -> str:
         short = path.rsplit("/", 1)[-1]
-        name = f"{corpus}/{short}" if self.by_file_name and short not in ambiguous_names else f"{corpus}/{path}"
+        name = (
+            f"{corpus}/{short}" if self.by_file_name and short not in ambiguous_names else f"{corpus}/{path}"
+        )
         return name if self.with_extension else without_extension(name)
 
 

@@ -38,12 +38,17 @@ _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 _MID_SENTENCE = re.compile(r"^(?:[a-z]|(?:and|or|but|so|which|that|then)\b|[,;)\]]|-\s)")
 # The prompts' own labels at the start of a line: one of the distinctive ones is an echo; the
 # generic ones ("Input:", "Context:") also start lines of documentation, so it takes two of them.
-_LABELS = re.compile(r"^\s*(?:scenario|task|input format|evolved input|rewritten input|original query|example (?:input|json|"
-                     r"context|query|feedback)|json|generated response|expected output|max goldens per context)\s*:", re.I | re.M)
+_LABELS = re.compile(
+    r"^\s*(?:scenario|task|input format|evolved input|rewritten input|original query|example (?:input|json|"
+    r"context|query|feedback)|json|generated response|expected output|max goldens per context)\s*:",
+    re.I | re.M,
+)
 _GENERIC_LABELS = re.compile(r"^\s*(input|context|query|feedback)\s*:", re.I | re.M)
-_INLINE_LABELS = re.compile(r"\b(?:Scenario|Input Format|Evolved Input|Rewritten Input|Generated Response|Expected Output|"
-                            r"Max Goldens Per Context|Example JSON)\s*:|\bTask\s*:\s*[\"']|[\"'](?:input|data|rewritten_input|"
-                            r"response|feedback|used_source_files)[\"']\s*:")
+_INLINE_LABELS = re.compile(
+    r"\b(?:Scenario|Input Format|Evolved Input|Rewritten Input|Generated Response|Expected Output|"
+    r"Max Goldens Per Context|Example JSON)\s*:|\bTask\s*:\s*[\"']|[\"'](?:input|data|rewritten_input|"
+    r"response|feedback|used_source_files)[\"']\s*:"
+)
 # Phrases of a prompt, not of documentation ("must be" is both: only the prompt's capitals count).
 _INSTRUCTIONS = re.compile(
     r"(?i:\bI want you (?:to )?act as\b|\byou are an? (?:AI|copywriter|query rewriter|input rewriter)\b|"
@@ -51,10 +56,15 @@ _INSTRUCTIONS = re.compile(
     r"^\s*sure[,!]\s|\b(?:the|this) (?:given|provided) (?:context|scenario|input format|task)\b|\bthe context provided\b|"
     r"\bwith the '\w+' key\b)|"
     r"\b(?:MUST|SHOULD) (?:TRY to|strictly adhere|be (?:a STRING|relevant to|framed)|include at least|NOT incorporate|"
-    r"meaningfully combine|come from)\b", re.M)
-_PLACEHOLDER = re.compile(r"\{\{?\s*[\w.]+\s*\}\}?|\[(?:insert|your|enter|placeholder|topic|product|question|answer)\b[^\]]*\]|"
-                          r"<(?:insert|your|enter|placeholder|topic|product|question|answer)\b[^>]*>|\blorem ipsum\b|"
-                          r"\bXXX+\b", re.I)
+    r"meaningfully combine|come from)\b",
+    re.M,
+)
+_PLACEHOLDER = re.compile(
+    r"\{\{?\s*[\w.]+\s*\}\}?|\[(?:insert|your|enter|placeholder|topic|product|question|answer)\b[^\]]*\]|"
+    r"<(?:insert|your|enter|placeholder|topic|product|question|answer)\b[^>]*>|\blorem ipsum\b|"
+    r"\bXXX+\b",
+    re.I,
+)
 
 
 def _outside_code(text: str) -> str:
@@ -69,7 +79,10 @@ def markup_in(text: str) -> str | None:
 
 
 def _is_heading_of(text: str, passages: Sequence[str]) -> bool:
-    return any(re.search(rf"^\s{{0,3}}#{{1,6}}\s+{re.escape(text.rstrip('.:'))}\s*$", p, re.M | re.I) for p in passages)
+    return any(
+        re.search(rf"^\s{{0,3}}#{{1,6}}\s+{re.escape(text.rstrip('.:'))}\s*$", p, re.M | re.I)
+        for p in passages
+    )
 
 
 def _cut_from(reference: str, passage: str) -> bool:
@@ -79,8 +92,11 @@ def _cut_from(reference: str, passage: str) -> bool:
     start, found = text.find(reference), False
     while start != -1:
         found, before = True, text[:start]
-        if (not before.strip() or before.rstrip(" ").endswith(("\n", ".", "!", "?", ":", '"', "”", ")"))
-                or re.search(r"(?:^|\n)\s*(?:[-*]|\d+[.)])\s$", before) is not None):
+        if (
+            not before.strip()
+            or before.rstrip(" ").endswith(("\n", ".", "!", "?", ":", '"', "”", ")"))
+            or re.search(r"(?:^|\n)\s*(?:[-*]|\d+[.)])\s$", before) is not None
+        ):
             return False  # it starts where a sentence (or a list item) starts
         start = text.find(reference, start + 1)
     return found
@@ -107,7 +123,7 @@ def reference_problem(reference: str, passages: Sequence[str]) -> str | None:
 
 def _shingles(text: str, n: int) -> set[tuple[str, ...]]:
     words = normalise(text).split()
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
 def template_shingles(templates: Iterable[str], n: int = QUOTE_WORDS) -> frozenset[tuple[str, ...]]:
@@ -118,15 +134,21 @@ def template_shingles(templates: Iterable[str], n: int = QUOTE_WORDS) -> frozens
     return frozenset(out)
 
 
-def echo_problem(text: str, quoted: frozenset[tuple[str, ...]] = frozenset(), n: int = QUOTE_WORDS) -> str | None:
+def echo_problem(
+    text: str, quoted: frozenset[tuple[str, ...]] = frozenset(), n: int = QUOTE_WORDS
+) -> str | None:
     """Why this question or reference is the writer's prompt rather than a draft, or None;
     `quoted`: template_shingles of the prompts it was written from."""
     plain = _outside_code(text)  # `GET /items/{id}` is documentation, not a placeholder
     generic = {m.lower() for m in _GENERIC_LABELS.findall(plain)}
     if len(generic) >= 2:
         return f"echoes the writer's prompt ({', '.join(sorted(g.capitalize() + ':' for g in generic))})"
-    for pattern, reason in ((_LABELS, "echoes the writer's prompt"), (_INLINE_LABELS, "echoes the writer's prompt"),
-                            (_INSTRUCTIONS, "holds the writer's instructions"), (_PLACEHOLDER, "holds a placeholder")):
+    for pattern, reason in (
+        (_LABELS, "echoes the writer's prompt"),
+        (_INLINE_LABELS, "echoes the writer's prompt"),
+        (_INSTRUCTIONS, "holds the writer's instructions"),
+        (_PLACEHOLDER, "holds a placeholder"),
+    ):
         found = pattern.search(plain)
         if found:
             return f"{reason} ({found.group().strip()!r})"

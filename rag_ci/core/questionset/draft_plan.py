@@ -80,7 +80,9 @@ class Plan:
     jobs: tuple[Job, ...]
     documents: int
     wanted: Mapping[str, int] = field(default_factory=dict)  # kind -> drafts asked for
-    asked: float = 0.0  # the adversarial share the user asked for (--adversarial): what the drafts are held to
+    asked: float = (
+        0.0  # the adversarial share the user asked for (--adversarial): what the drafts are held to
+    )
     cross_corpus_note: str = ""  # why the plan has no cross-corpus drafts, when it has none
 
     @property
@@ -103,33 +105,53 @@ def mix(in_document: int, pairs: int, fraction: float) -> dict[str, int]:
     total = in_document + cross + out_of_scope
     rest = min(in_document, max(0, math.ceil(fraction * total - 1e-9) - cross - out_of_scope))
     misspelt = math.ceil(rest / 2)
-    return {"plain": in_document - rest, "misspelt": misspelt, "vague": rest - misspelt,
-            "cross_corpus": cross, "out_of_scope": out_of_scope}
+    return {
+        "plain": in_document - rest,
+        "misspelt": misspelt,
+        "vague": rest - misspelt,
+        "cross_corpus": cross,
+        "out_of_scope": out_of_scope,
+    }
 
 
 def _salience(passage: Passage) -> int:
     return len(keyword_candidates(passage.text)[0])
 
 
-def _pair_scores(documents: Sequence[DocumentPassages]) -> list[tuple[float, str, str, str, str, DocumentPassages, DocumentPassages]]:
+def _pair_scores(
+    documents: Sequence[DocumentPassages],
+) -> list[tuple[float, str, str, str, str, DocumentPassages, DocumentPassages]]:
     """Every two documents of different corpora, scored by how much they share a topic (the
     share of their words in common; 1 more for the same file name), best first."""
+
     def stem(d: DocumentPassages) -> str:
         return d.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
 
     terms = {(d.corpus, d.path): content_terms(" ".join(p.text for p in d.passages)) for d in documents}
     scored = []
     for i, a in enumerate(documents):
-        for b in documents[i + 1:]:
+        for b in documents[i + 1 :]:
             if a.corpus == b.corpus or not a.passages or not b.passages:
                 continue
             ta, tb = terms[(a.corpus, a.path)], terms[(b.corpus, b.path)]
             overlap = len(ta & tb) / len(ta | tb) if ta | tb else 0.0
-            scored.append((-(1.0 + overlap if stem(a) == stem(b) else overlap), a.corpus, a.path, b.corpus, b.path, a, b))
+            scored.append(
+                (
+                    -(1.0 + overlap if stem(a) == stem(b) else overlap),
+                    a.corpus,
+                    a.path,
+                    b.corpus,
+                    b.path,
+                    a,
+                    b,
+                )
+            )
     return sorted(scored, key=lambda s: s[:5])
 
 
-def same_topic_pairs(documents: Sequence[DocumentPassages]) -> list[tuple[DocumentPassages, DocumentPassages]]:
+def same_topic_pairs(
+    documents: Sequence[DocumentPassages],
+) -> list[tuple[DocumentPassages, DocumentPassages]]:
     """Documents of two different corpora on the same topic, each in one pair at most, best first."""
     used: set[tuple[str, str]] = set()
     pairs = []
@@ -150,14 +172,20 @@ def no_cross_corpus_reason(documents: Sequence[DocumentPassages], adversarial: f
     if adversarial <= 0:
         return "no cross-corpus drafts: no adversarial drafts were asked for (--adversarial 0)"
     if len(corpora) < 2:
-        return (f"no cross-corpus drafts: they need documents of two corpora, and only {corpora[0] if corpora else 'none'} "
-                "is drafted from (--corpus)" if corpora else "no cross-corpus drafts: no documents")
+        return (
+            f"no cross-corpus drafts: they need documents of two corpora, and only {corpora[0] if corpora else 'none'} "
+            "is drafted from (--corpus)"
+            if corpora
+            else "no cross-corpus drafts: no documents"
+        )
     best = _pair_scores(documents)
     if not best:
         return "no cross-corpus drafts: no two corpora have documents with text"
     score, ca, pa, cb, pb, *_ = best[0]
-    return (f"no cross-corpus drafts: no two documents of different corpora share a topic (the closest, {ca}/{pa} and "
-            f"{cb}/{pb}, share {-score:.0%} of their words; {SAME_TOPIC:.0%} or the same file name make a topic)")
+    return (
+        f"no cross-corpus drafts: no two documents of different corpora share a topic (the closest, {ca}/{pa} and "
+        f"{cb}/{pb}, share {-score:.0%} of their words; {SAME_TOPIC:.0%} or the same file name make a topic)"
+    )
 
 
 def _closest_passages(a: DocumentPassages, b: DocumentPassages) -> tuple[Passage, Passage]:
@@ -172,8 +200,15 @@ def _closest_passages(a: DocumentPassages, b: DocumentPassages) -> tuple[Passage
     return best[1], best[2]
 
 
-def plan_drafts(documents: Sequence[DocumentPassages], *, per_document: int, adversarial: float, seed: int,
-                descriptions: Mapping[str, str], scope: Sequence[DocumentPassages] | None = None) -> Plan:
+def plan_drafts(
+    documents: Sequence[DocumentPassages],
+    *,
+    per_document: int,
+    adversarial: float,
+    seed: int,
+    descriptions: Mapping[str, str],
+    scope: Sequence[DocumentPassages] | None = None,
+) -> Plan:
     """The jobs for these documents; `descriptions`: corpus -> what it holds, and `scope`: every
     corpus's documents (default: these), the out-of-scope drafts' context: what all corpora cover."""
     documents = [d for d in sorted(documents, key=lambda d: (d.corpus, d.path)) if d.passages]
@@ -201,27 +236,57 @@ def plan_drafts(documents: Sequence[DocumentPassages], *, per_document: int, adv
         passage, n = passages[key], counts[key]
         where = f"{passage.corpus}/{passage.path}#{passage.index}"
         if n["plain"] + n["misspelt"]:
-            jobs.append(Job(f"{where}:document", "document", n["plain"] + n["misspelt"],
-                            rng.choice(EVOLUTIONS["document"]), (passage,), misspelt=n["misspelt"]))
+            jobs.append(
+                Job(
+                    f"{where}:document",
+                    "document",
+                    n["plain"] + n["misspelt"],
+                    rng.choice(EVOLUTIONS["document"]),
+                    (passage,),
+                    misspelt=n["misspelt"],
+                )
+            )
         if n["vague"]:
-            jobs.append(Job(f"{where}:vague", "vague", n["vague"], rng.choice(EVOLUTIONS["vague"]), (passage,)))
+            jobs.append(
+                Job(f"{where}:vague", "vague", n["vague"], rng.choice(EVOLUTIONS["vague"]), (passage,))
+            )
     for a, b in pairs[: wanted["cross_corpus"]]:
         pa, pb = _closest_passages(a, b)
-        jobs.append(Job(f"{a.corpus}/{a.path}+{b.corpus}/{b.path}:cross_corpus", "cross_corpus", 1,
-                        rng.choice(EVOLUTIONS["cross_corpus"]), (pa, pb)))
+        jobs.append(
+            Job(
+                f"{a.corpus}/{a.path}+{b.corpus}/{b.path}:cross_corpus",
+                "cross_corpus",
+                1,
+                rng.choice(EVOLUTIONS["cross_corpus"]),
+                (pa, pb),
+            )
+        )
     if wanted["out_of_scope"]:
-        jobs.append(Job("out_of_scope", "out_of_scope", wanted["out_of_scope"], EVOLUTIONS["out_of_scope"][0],
-                        scope=scope_lines(documents if scope is None else scope, descriptions)))
+        jobs.append(
+            Job(
+                "out_of_scope",
+                "out_of_scope",
+                wanted["out_of_scope"],
+                EVOLUTIONS["out_of_scope"][0],
+                scope=scope_lines(documents if scope is None else scope, descriptions),
+            )
+        )
     note = "" if wanted["cross_corpus"] else no_cross_corpus_reason(documents, adversarial)
-    return Plan(jobs=tuple(jobs), documents=len(documents), wanted=wanted, asked=adversarial, cross_corpus_note=note)
+    return Plan(
+        jobs=tuple(jobs), documents=len(documents), wanted=wanted, asked=adversarial, cross_corpus_note=note
+    )
 
 
-def scope_lines(documents: Sequence[DocumentPassages], descriptions: Mapping[str, str], titles: int = 25) -> tuple[str, ...]:
+def scope_lines(
+    documents: Sequence[DocumentPassages], descriptions: Mapping[str, str], titles: int = 25
+) -> tuple[str, ...]:
     """One line per corpus: its description and its documents' titles (what is in scope)."""
     lines = []
     for corpus in sorted({d.corpus for d in documents}):
         names = [d.title for d in documents if d.corpus == corpus]
-        shown = "; ".join(names[:titles]) + (f"; and {len(names) - titles} more" if len(names) > titles else "")
+        shown = "; ".join(names[:titles]) + (
+            f"; and {len(names) - titles} more" if len(names) > titles else ""
+        )
         description = descriptions.get(corpus) or corpus
         lines.append(f"The '{corpus}' documents ({description}) cover: {shown}.")
     return tuple(lines)

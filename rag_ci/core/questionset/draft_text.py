@@ -20,22 +20,95 @@ from collections.abc import Sequence
 MAX_KEYWORDS = 5
 MIN_KEYWORDS = 2
 
-_STOP = frozenset("""
-a an and are as at be been by can do does for from has have how if in into is it its of on or than that the
-their then there these this to up was were what when where which while who why will with within without you your
-also only each every any all more most much many very over under about after before between both either
-""".split())
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "than",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "up",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "within",
+        "without",
+        "you",
+        "your",
+        "also",
+        "only",
+        "each",
+        "every",
+        "any",
+        "all",
+        "more",
+        "most",
+        "much",
+        "many",
+        "very",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "between",
+        "both",
+        "either",
+    ]
+)
 # A number with its unit: "6.5 hours", "2 A", "500 kbit/s", "80 °C", "120 Ω", "10,000 km", "2.2-inch".
-_NUMBER_UNIT = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?:-[A-Za-z]{1,12}|\s?(?:%|°\s?[CF]|[A-Za-zΩµ]{1,12}(?:/[A-Za-z]{1,6})?))?(?![\w])")
+_NUMBER_UNIT = re.compile(
+    r"(?<![\w.-])\d+(?:[.,]\d+)*(?:-[A-Za-z]{1,12}|\s?(?:%|°\s?[CF]|[A-Za-zΩµ]{1,12}(?:/[A-Za-z]{1,6})?))?(?![\w])"
+)
 # Codes: "E-07", "M8", "DU-3", "0x1A0", "IP54", "CAN-H"; all-capital words: "MODE", "USB".
-_CODE = re.compile(r"(?<![\w-])(?:0x[0-9A-Fa-f]+|[A-Z]{1,5}-?\d{1,5}[A-Za-z]?|[A-Z]{2,}(?:-[A-Z0-9]+)?)(?![\w-])")
+_CODE = re.compile(
+    r"(?<![\w-])(?:0x[0-9A-Fa-f]+|[A-Z]{1,5}-?\d{1,5}[A-Za-z]?|[A-Z]{2,}(?:-[A-Z0-9]+)?)(?![\w-])"
+)
 # Names: two or more capitalised words in a row, the last may be a number ("Lumen Service Tool",
 # "PowerPack 400", "Zero-Load Calibration").
 _NAME = re.compile(r"(?<![\w-])[A-Z][a-z][\w-]*(?:\s+(?:[A-Z][a-z][\w-]*|\d+))+(?![\w-])")
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]")
 
 
-_UNIT_WORDS = frozenset("percent per cent degree degrees bar psi".split())
+_UNIT_WORDS = frozenset(["percent", "per", "cent", "degree", "degrees", "bar", "psi"])
 
 
 def _units_ok(candidate: str) -> str:
@@ -72,7 +145,11 @@ def keyword_candidates(reference: str) -> tuple[list[str], list[str]]:
                 term = " ".join(words)
             if not term:
                 continue
-            tier = 3 if pattern is _NUMBER_UNIT and re.fullmatch(r"[\d.,]+", term) else (_NUMBER_UNIT, _CODE, _NAME).index(pattern)
+            tier = (
+                3
+                if pattern is _NUMBER_UNIT and re.fullmatch(r"[\d.,]+", term)
+                else (_NUMBER_UNIT, _CODE, _NAME).index(pattern)
+            )
             tiers[tier].append(term)
     salient = list(dict.fromkeys(t for tier in tiers for t in tier))
     # Linear in the reference's length (a one-paragraph document may be megabytes long): a set
@@ -132,9 +209,9 @@ def _typo(word: str, rng: random.Random) -> str:
     i = rng.randrange(1, len(word) - 2)
     kind = rng.randrange(3)
     if kind == 0:  # swap two neighbours
-        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
     if kind == 1:  # drop one
-        return word[:i] + word[i + 1:]
+        return word[:i] + word[i + 1 :]
     return word[:i] + word[i] + word[i:]  # double one
 
 
@@ -148,7 +225,7 @@ def misspell(question: str, seed: str) -> str:
         count = min(len(eligible), max(1, min(3, len(eligible) // 3 + 1)))
         for i in sorted(rng.sample(eligible, count)):
             word = re.match(r"[a-z]+", tokens[i]).group()  # type: ignore[union-attr]
-            tokens[i] = _typo(word, rng) + tokens[i][len(word):]
+            tokens[i] = _typo(word, rng) + tokens[i][len(word) :]
     text = "".join(tokens)
     if text[:1].isupper() and text[1:2].islower():
         text = text[0].lower() + text[1:]

@@ -24,14 +24,16 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+from rag_ci.core.base.text import is_refusal
 from rag_ci.core.questionset.documents import CitationStyle
 from rag_ci.core.questionset.draft_checks import echo_problem, reference_problem
 from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.draft_text import content_terms, keywords_from_each, misspell, pick_keywords
 from rag_ci.core.questionset.yaml_edit import flow_list, flow_map, open_question_set
-from rag_ci.core.base.text import is_refusal
 
-MAX_QUESTION_CHARS = 1_000  # a question a user types; longer is a writer's runaway (and slows the duplicate check)
+MAX_QUESTION_CHARS = (
+    1_000  # a question a user types; longer is a writer's runaway (and slows the duplicate check)
+)
 MAX_REFERENCE_CHARS = 4_000
 QUALITY_THRESHOLD = 0.5  # DeepEval's FiltrationConfig.synthetic_input_quality_threshold default
 IN_SCOPE_SHARE = 0.6  # an out-of-scope question with this share of its words in one document is not
@@ -103,10 +105,17 @@ def _in_scope_document(question: str, document_terms: Mapping[str, frozenset[str
     return None
 
 
-def build_drafts(plan: Plan, written: Sequence[Written], *, styles: Mapping[str, CitationStyle],
-                 ambiguous: Mapping[str, frozenset[str]], document_terms: Mapping[str, frozenset[str]],
-                 seed: int, quality_threshold: float = QUALITY_THRESHOLD,
-                 quoted: frozenset[tuple[str, ...]] = frozenset()) -> tuple[list[Draft], list[Rejected]]:
+def build_drafts(
+    plan: Plan,
+    written: Sequence[Written],
+    *,
+    styles: Mapping[str, CitationStyle],
+    ambiguous: Mapping[str, frozenset[str]],
+    document_terms: Mapping[str, frozenset[str]],
+    seed: int,
+    quality_threshold: float = QUALITY_THRESHOLD,
+    quoted: frozenset[tuple[str, ...]] = frozenset(),
+) -> tuple[list[Draft], list[Rejected]]:
     """Drafts in plan order; `styles`/`ambiguous`: per corpus, how the set cites its documents;
     `document_terms`: document name -> its words (out-of-scope drafts must share few of them);
     `quoted`: draft_checks.template_shingles of the writer's prompts (a draft quoting them goes)."""
@@ -121,7 +130,9 @@ def build_drafts(plan: Plan, written: Sequence[Written], *, styles: Mapping[str,
         first_misspelt = len(items) - min(job.misspelt, len(items))
         for n, item in enumerate(items):
             kind = {"document": "misspelt" if n >= first_misspelt else "plain"}.get(job.kind, job.kind)
-            draft, why = _draft(jobs[job.key], item, kind, styles, ambiguous, document_terms, quality_threshold, quoted)
+            draft, why = _draft(
+                jobs[job.key], item, kind, styles, ambiguous, document_terms, quality_threshold, quoted
+            )
             if draft is None:
                 rejected.append(Rejected(item, why))
                 continue
@@ -131,26 +142,44 @@ def build_drafts(plan: Plan, written: Sequence[Written], *, styles: Mapping[str,
     return drafts, rejected
 
 
-def _draft(job: Job, item: Written, kind: str, styles: Mapping[str, CitationStyle], ambiguous: Mapping[str, frozenset[str]],
-           document_terms: Mapping[str, frozenset[str]], threshold: float,
-           quoted: frozenset[tuple[str, ...]]) -> tuple[Draft | None, str]:
+def _draft(
+    job: Job,
+    item: Written,
+    kind: str,
+    styles: Mapping[str, CitationStyle],
+    ambiguous: Mapping[str, frozenset[str]],
+    document_terms: Mapping[str, frozenset[str]],
+    threshold: float,
+    quoted: frozenset[tuple[str, ...]],
+) -> tuple[Draft | None, str]:
     question = " ".join(item.question.split())
     if not question:
         return None, "empty question"
     if len(question) > MAX_QUESTION_CHARS:
-        return None, f"a question too long ({len(question):,} characters; a question has at most {MAX_QUESTION_CHARS:,})"
+        return (
+            None,
+            f"a question too long ({len(question):,} characters; a question has at most {MAX_QUESTION_CHARS:,})",
+        )
     if len(item.reference or "") > MAX_REFERENCE_CHARS:
-        return None, f"a reference too long ({len(item.reference or ''):,} characters; at most {MAX_REFERENCE_CHARS:,})"
+        return (
+            None,
+            f"a reference too long ({len(item.reference or ''):,} characters; at most {MAX_REFERENCE_CHARS:,})",
+        )
     echo = echo_problem(item.question, quoted)
     if echo is not None:
         return None, f"the question {echo}"
     if item.quality is not None and item.quality < threshold:
-        return None, f"failed DeepEval's filtration (quality {item.quality:.2f} < {threshold:g} after its rewrites)"
+        return (
+            None,
+            f"failed DeepEval's filtration (quality {item.quality:.2f} < {threshold:g} after its rewrites)",
+        )
     if kind == "out_of_scope":
         inside = _in_scope_document(question, document_terms)
         if inside is not None:
             return None, f"not out of scope: most of its words are in {inside}"
-        return Draft(kind, _stem(job), question, None, (), (), (), _tags(kind), (), job.key, expect="refusal"), ""
+        return Draft(
+            kind, _stem(job), question, None, (), (), (), _tags(kind), (), job.key, expect="refusal"
+        ), ""
     reference = " ".join((item.reference or "").split())
     if not reference:
         return None, "no reference"
@@ -169,10 +198,24 @@ def _draft(job: Job, item: Written, kind: str, styles: Mapping[str, CitationStyl
     if kind == "cross_corpus" and not keywords_from_each(keywords, texts):
         return None, "a cross-corpus reference that draws on one corpus only"
     corpora = tuple(dict.fromkeys(p.corpus for p in job.passages))
-    sources = tuple(dict.fromkeys(styles.get(p.corpus, CitationStyle()).name(p.corpus, p.path, ambiguous.get(p.corpus, frozenset()))
-                                  for p in job.passages))
-    return Draft(kind, _stem(job), question, reference, corpora, sources, keywords, _tags(kind),
-                 tuple(p.hash for p in job.passages), job.key), ""
+    sources = tuple(
+        dict.fromkeys(
+            styles.get(p.corpus, CitationStyle()).name(p.corpus, p.path, ambiguous.get(p.corpus, frozenset()))
+            for p in job.passages
+        )
+    )
+    return Draft(
+        kind,
+        _stem(job),
+        question,
+        reference,
+        corpora,
+        sources,
+        keywords,
+        _tags(kind),
+        tuple(p.hash for p in job.passages),
+        job.key,
+    ), ""
 
 
 def assign_ids(drafts: Sequence[Draft], existing: set[str]) -> list[Draft]:
@@ -182,14 +225,18 @@ def assign_ids(drafts: Sequence[Draft], existing: set[str]) -> list[Draft]:
     for draft in drafts:
         if draft.stem not in next_number:
             pattern = re.compile(rf"^{re.escape(draft.stem)}-(\d+)$")
-            next_number[draft.stem] = max((int(m.group(1)) for i in existing if (m := pattern.match(i))), default=0) + 1
+            next_number[draft.stem] = (
+                max((int(m.group(1)) for i in existing if (m := pattern.match(i))), default=0) + 1
+            )
         number = next_number[draft.stem]
         next_number[draft.stem] += 1
         out.append(replace(draft, id=f"{draft.stem}-{number:02d}"))
     return out
 
 
-def append_drafts(questions_text: str, filename: str, drafts: Sequence[Draft], *, writer: str, date: str) -> str:
+def append_drafts(
+    questions_text: str, filename: str, drafts: Sequence[Draft], *, writer: str, date: str
+) -> str:
     """questions.yml with the drafts appended (its comments and layout kept), one comment
     line above them saying who wrote them and what a reviewer does next."""
     edit = open_question_set(questions_text, filename)
@@ -211,10 +258,15 @@ def append_drafts(questions_text: str, filename: str, drafts: Sequence[Draft], *
         entry["status"] = "draft"
         provenance: dict[str, Any] = {"writer": writer, "date": date}
         if draft.passage_hash:
-            provenance["passage_hash"] = draft.passage_hash[0] if len(draft.passage_hash) == 1 else flow_list(draft.passage_hash)
+            provenance["passage_hash"] = (
+                draft.passage_hash[0] if len(draft.passage_hash) == 1 else flow_list(draft.passage_hash)
+            )
         entry["provenance"] = flow_map(provenance)
         edit.items.append(entry)
         if n == 0:
-            edit.comment_before(len(edit.items) - 1, f"drafted by `rag-ci questions generate` (writer {writer}, {date}): "
-                                "review each one (`rag-ci questions review`), then remove `status: draft`")
+            edit.comment_before(
+                len(edit.items) - 1,
+                f"drafted by `rag-ci questions generate` (writer {writer}, {date}): "
+                "review each one (`rag-ci questions review`), then remove `status: draft`",
+            )
     return edit.dump()

@@ -15,11 +15,63 @@ from html.parser import HTMLParser
 
 from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_when_subject, prose, table_rows
 
-_DROPPED = frozenset("script style noscript svg math nav form button select textarea template iframe object canvas "
-                     "head audio video picture map".split())
-_BLOCK = frozenset("p div section article main header footer aside blockquote figure figcaption dl dt dd ul ol "
-                   "table thead tbody tfoot center details summary address hr body html".split())
-_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+_DROPPED = frozenset(
+    [
+        "script",
+        "style",
+        "noscript",
+        "svg",
+        "math",
+        "nav",
+        "form",
+        "button",
+        "select",
+        "textarea",
+        "template",
+        "iframe",
+        "object",
+        "canvas",
+        "head",
+        "audio",
+        "video",
+        "picture",
+        "map",
+    ]
+)
+_BLOCK = frozenset(
+    [
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "header",
+        "footer",
+        "aside",
+        "blockquote",
+        "figure",
+        "figcaption",
+        "dl",
+        "dt",
+        "dd",
+        "ul",
+        "ol",
+        "table",
+        "thead",
+        "tbody",
+        "tfoot",
+        "center",
+        "details",
+        "summary",
+        "address",
+        "hr",
+        "body",
+        "html",
+    ]
+)
+_VOID = frozenset(
+    ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"]
+)
 
 
 class _Reader(HTMLParser):

@@ -28,14 +28,40 @@ from rag_ci.core.questionset.rst_blocks import rst_blocks
 
 _CONTAINER = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?|===)\s")
 _BLOCK_MARKER = re.compile(r"^\s*(?:///|-{2}8<-{2})")  # pymdownx blocks' fences and snippet includes
-_FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n.*?\n(?:---|\.\.\.)|\+\+\+[ \t]*\n.*?\n\+\+\+)[ \t]*(?:\n|\Z)", re.S)
+_FRONT_MATTER = re.compile(
+    r"\A(?:---[ \t]*\n.*?\n(?:---|\.\.\.)|\+\+\+[ \t]*\n.*?\n\+\+\+)[ \t]*(?:\n|\Z)", re.S
+)
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 _ROLE_BEFORE = re.compile(r"\{([\w:.+-]+)\}$")  # MyST: the `{func}` right before `echo` in {func}`echo`
-_TEXT_ROLES = frozenset("ref doc numref term download any abbr external".split())  # roles whose text is words, not code
-_PROSE_DIRECTIVES = frozenset("note warning tip hint important caution danger attention error admonition seealso "
-                              "versionadded versionchanged deprecated topic sidebar rubric margin dropdown card".split())
-_CODE_DIRECTIVES = frozenset("code-block code sourcecode code-cell".split())
+_TEXT_ROLES = frozenset(
+    ["ref", "doc", "numref", "term", "download", "any", "abbr", "external"]
+)  # roles whose text is words, not code
+_PROSE_DIRECTIVES = frozenset(
+    [
+        "note",
+        "warning",
+        "tip",
+        "hint",
+        "important",
+        "caution",
+        "danger",
+        "attention",
+        "error",
+        "admonition",
+        "seealso",
+        "versionadded",
+        "versionchanged",
+        "deprecated",
+        "topic",
+        "sidebar",
+        "rubric",
+        "margin",
+        "dropdown",
+        "card",
+    ]
+)
+_CODE_DIRECTIVES = frozenset(["code-block", "code", "sourcecode", "code-cell"])
 
 
 def unindent_containers(text: str) -> str:
@@ -53,7 +79,9 @@ def unindent_containers(text: str) -> str:
         fenced = _FENCE.match(body)
         if fenced and (fence is None or fenced.group(1).startswith(fence)):
             fence = None if fence is not None else fenced.group(1)[:3]
-        elif fence is None and _BLOCK_MARKER.match(body):  # `/// note | Title` ... `///`: its lines stay prose
+        elif fence is None and _BLOCK_MARKER.match(
+            body
+        ):  # `/// note | Title` ... `///`: its lines stay prose
             out.append("")
             continue
         elif fence is None and _CONTAINER.match(body):
@@ -77,7 +105,7 @@ def inline_text(token: Token) -> tuple[str, str]:
         elif kind == "code_inline":
             role = _ROLE_BEFORE.search(parts[-1]) if parts else None
             if role:  # MyST: {ref}`positional arguments <arguments>` reads "positional arguments"
-                parts[-1] = parts[-1][:role.start()]
+                parts[-1] = parts[-1][: role.start()]
             if role and role.group(1).split(":")[-1] in _TEXT_ROLES:
                 piece = re.sub(r"\s*<[^<>]*>$", "", child.content).strip()
             else:
@@ -120,7 +148,9 @@ def _table(tokens: list[Token], start: int) -> tuple[list[Block], int]:
 
 def markdown_blocks(text: str) -> list[Block]:
     """The blocks of a Markdown document, in order (see the module's docstring for what goes)."""
-    text = _FRONT_MATTER.sub("", text.replace("\r\n", "\n").lstrip("\ufeff"), count=1)  # Jekyll/Hugo/MkDocs metadata
+    text = _FRONT_MATTER.sub(
+        "", text.replace("\r\n", "\n").lstrip("\ufeff"), count=1
+    )  # Jekyll/Hugo/MkDocs metadata
     tokens = _PARSER.parse(unindent_containers(text))
     blocks: list[Block | None] = []
     lists: list[list[int]] = []  # the open lists' next numbers (0: a bullet list), innermost last

@@ -41,13 +41,43 @@ FORMATS = {
     "rst": (".rst", ".rest"),
     "text": (".txt", ".text"),
 }
-NOT_PROSE = (".py", ".js", ".ts", ".tsx", ".jsx", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".cs", ".rb", ".php", ".sh",
-             ".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".csv", ".tsv", ".css", ".scss", ".sql",
-             ".lock", ".svg", ".ipynb")
+NOT_PROSE = (
+    ".py",
+    ".js",
+    ".ts",
+    ".tsx",
+    ".jsx",
+    ".java",
+    ".go",
+    ".rs",
+    ".c",
+    ".h",
+    ".cpp",
+    ".cs",
+    ".rb",
+    ".php",
+    ".sh",
+    ".json",
+    ".jsonl",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".ini",
+    ".cfg",
+    ".xml",
+    ".csv",
+    ".tsv",
+    ".css",
+    ".scss",
+    ".sql",
+    ".lock",
+    ".svg",
+    ".ipynb",
+)
 
 
 def document_format(path: str, text: str = "") -> str | None:
-    """"markdown", "html", "rst" or "text" by the file's extension (a file without a known
+    """ "markdown", "html", "rst" or "text" by the file's extension (a file without a known
     one is Markdown when it has Markdown headings or fences, HTML when it starts as a page,
     else plain text); None for source code and data."""
     lower = path.lower()
@@ -83,7 +113,7 @@ class Passage:
     @property
     def hash(self) -> str:
         """Its identity in a draft's provenance: where it comes from and what it says."""
-        return hashlib.sha256(f"{self.corpus}/{self.path}\n{self.text}".encode("utf-8")).hexdigest()[:16]
+        return hashlib.sha256(f"{self.corpus}/{self.path}\n{self.text}".encode()).hexdigest()[:16]
 
     @property
     def words(self) -> int:
@@ -148,8 +178,9 @@ def _chunks(blocks: list[Block], max_words: int) -> list[tuple[str, str]]:
     return chunks
 
 
-def cut_passages(corpus: str, path: str, text: str, *, max_words: int = MAX_WORDS,
-                 min_words: int = MIN_WORDS) -> list[Passage]:
+def cut_passages(
+    corpus: str, path: str, text: str, *, max_words: int = MAX_WORDS, min_words: int = MIN_WORDS
+) -> list[Passage]:
     """The passages of one document, in order (its first MAX_DOCUMENT_CHARS characters).
     Each document is parsed once per process: generate and the review page ask again."""
     return list(_cut_once(corpus, path, text, max_words, min_words))
@@ -159,7 +190,7 @@ def cut_passages(corpus: str, path: str, text: str, *, max_words: int = MAX_WORD
 def _cut_once(corpus: str, path: str, text: str, max_words: int, min_words: int) -> tuple[Passage, ...]:
     if len(text) > MAX_DOCUMENT_CHARS:
         head = text[:MAX_DOCUMENT_CHARS]
-        text = head[:head.rfind("\n")] if "\n" in head else head
+        text = head[: head.rfind("\n")] if "\n" in head else head
     merged: list[tuple[str, str]] = []
     carry: tuple[str, str] | None = None  # a short chunk waiting to join the next one
     for heading, chunk in _chunks(document_blocks(path, text), max_words):
@@ -176,4 +207,6 @@ def _cut_once(corpus: str, path: str, text: str, max_words: int, min_words: int)
             merged.append((heading, chunk + "\n\n" + carry[1]))
         else:
             merged.append(carry)
-    return tuple(Passage(corpus, path, i, heading, chunk) for i, (heading, chunk) in enumerate(merged) if chunk.strip())
+    return tuple(
+        Passage(corpus, path, i, heading, chunk) for i, (heading, chunk) in enumerate(merged) if chunk.strip()
+    )

@@ -7,14 +7,14 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError as PydanticError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import ValidationError as PydanticError
 
-from rag_ci.core.base.lean_model import LeanModel
-from rag_ci.core.config import pydantic_problems
 from rag_ci.core.base.hashing import stable_hash
+from rag_ci.core.base.lean_model import LeanModel
 from rag_ci.core.base.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
+from rag_ci.core.config import pydantic_problems
 from rag_ci.errors import ValidationError
-
 
 # Characters that print as nothing, or as a space that is not one: an id holding one looks like
 # another id (`Q-2` and `Q-2` + U+200B), which would hide a regression as "removed" + "new".
@@ -22,8 +22,18 @@ from rag_ci.errors import ValidationError
 # separators other than the space, private-use and unassigned code points, and the fillers
 # and variation selectors Unicode lists as default-ignorable.
 _INVISIBLE_CATEGORIES = {"Cf", "Cc", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
-_IGNORABLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810), *range(0xFE00, 0xFE10),
-              *range(0xE0100, 0xE01F0)}
+_IGNORABLE = {
+    0x034F,
+    0x115F,
+    0x1160,
+    0x17B4,
+    0x17B5,
+    0x3164,
+    0xFFA0,
+    *range(0x180B, 0x1810),
+    *range(0xFE00, 0xFE10),
+    *range(0xE0100, 0xE01F0),
+}
 
 
 def id_problem(value: str) -> str | None:
@@ -36,17 +46,23 @@ def id_problem(value: str) -> str | None:
     for char in value:
         if char != " " and (unicodedata.category(char) in _INVISIBLE_CATEGORIES or ord(char) in _IGNORABLE):
             name = unicodedata.name(char, "unnamed character")
-            return f"the id holds an invisible or non-printing character U+{ord(char):04X} ({name}); remove it"
+            return (
+                f"the id holds an invisible or non-printing character U+{ord(char):04X} ({name}); remove it"
+            )
     return None
 
 
 def shown_id(value: str) -> str:
     """An id as an error message shows it: invisible characters written as \\uXXXX."""
-    return "".join(c if c == " " or c.isprintable() and ord(c) not in _IGNORABLE else f"\\u{ord(c):04x}" for c in value)
+    return "".join(
+        c if c == " " or (c.isprintable() and ord(c) not in _IGNORABLE) else f"\\u{ord(c):04x}" for c in value
+    )
 
 
 # A positive integer or a non-empty string; strict, so `true` and `1.5` are refused.
-QuestionSetVersion = Annotated[int, Field(strict=True, gt=0)] | Annotated[str, Field(strict=True, pattern=r"\S")]
+QuestionSetVersion = (
+    Annotated[int, Field(strict=True, gt=0)] | Annotated[str, Field(strict=True, pattern=r"\S")]
+)
 
 
 class Provenance(BaseModel):
@@ -66,7 +82,9 @@ class Provenance(BaseModel):
         return (value,) if isinstance(value, str) else value
 
 
-class Question(LeanModel):  # no per-object "fields set": 35 MiB at 50,000 questions (rag_ci.core.base.lean_model)
+class Question(
+    LeanModel
+):  # no per-object "fields set": 35 MiB at 50,000 questions (rag_ci.core.base.lean_model)
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     id: str = Field(min_length=1)
@@ -131,7 +149,7 @@ class Question(LeanModel):  # no per-object "fields set": 35 MiB at 50,000 quest
             }
         )
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> "Question":
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Question:
         copy = super().model_copy(update=update, deep=deep)
         copy.__dict__.pop("content_hash", None)  # the copy's own fields decide its hash
         return copy
@@ -158,13 +176,28 @@ class QuestionSet(BaseModel):
 
 def draft_todo(question: Question) -> str:
     """What a draft still lacks before it can be gated."""
-    written = (f"machine-written by {question.provenance.writer} on {question.provenance.date}, not yet reviewed: "
-               if question.provenance is not None else "")
+    written = (
+        f"machine-written by {question.provenance.writer} on {question.provenance.date}, not yet reviewed: "
+        if question.provenance is not None
+        else ""
+    )
     if question.is_refusal:
         return written + "check it is out of scope"
-    missing = [name for name, value in (("reference", question.reference), ("doc_id", question.doc_id), ("sources", question.sources)) if not value]
+    missing = [
+        name
+        for name, value in (
+            ("reference", question.reference),
+            ("doc_id", question.doc_id),
+            ("sources", question.sources),
+        )
+        if not value
+    ]
     if written:  # `rag-ci questions review` shows it beside its passage
-        return written + (f"fill {', '.join(missing)}" if missing else "check it against its passage (rag-ci questions review)")
+        return written + (
+            f"fill {', '.join(missing)}"
+            if missing
+            else "check it against its passage (rag-ci questions review)"
+        )
     return f"fill {', '.join(missing)}" if missing else "review it"
 
 
@@ -172,8 +205,9 @@ _TOP_LEVEL = {"version", "questions"}
 _VERSION: TypeAdapter[int | str] = TypeAdapter(QuestionSetVersion)
 
 
-def parse_question_set(text: str, filename: str, known_corpora: set[str] | None = None, *,
-                       allow_drafts: bool = False) -> QuestionSet:
+def parse_question_set(
+    text: str, filename: str, known_corpora: set[str] | None = None, *, allow_drafts: bool = False
+) -> QuestionSet:
     """Parse and validate questions.yml; all problems are reported at once.
 
     `known_corpora` is the routing table's corpus names: a `doc_id` outside it is an error.
@@ -190,7 +224,9 @@ def parse_question_set(text: str, filename: str, known_corpora: set[str] | None 
     return _parse_question_set(load_yaml(text, filename), filename, known_corpora, allow_drafts)
 
 
-def _parse_question_set(root: object, filename: str, known_corpora: set[str] | None, allow_drafts: bool = False) -> QuestionSet:
+def _parse_question_set(
+    root: object, filename: str, known_corpora: set[str] | None, allow_drafts: bool = False
+) -> QuestionSet:
     if not isinstance(root, dict):
         raise ValidationError([f"{filename}:1: expected a mapping with `version` and `questions`"])
     problems: list[str] = []
@@ -214,8 +250,10 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
         problems.append(f"{filename}:{line_of(root, 'questions') or 1}: `questions` must be a list")
         raise ValidationError(problems)
     if not items and not allow_drafts:
-        problems.append(f"{filename}:{line_of(root, 'questions') or 1}: no questions yet: run `rag-ci questions generate` "
-                        "(drafts from the corpora's documents; docs/questions.md) or `rag-ci questions import LOG.jsonl`")
+        problems.append(
+            f"{filename}:{line_of(root, 'questions') or 1}: no questions yet: run `rag-ci questions generate` "
+            "(drafts from the corpora's documents; docs/questions.md) or `rag-ci questions import LOG.jsonl`"
+        )
         raise ValidationError(problems)
 
     questions: list[Question] = []
@@ -233,14 +271,24 @@ def _parse_question_set(root: object, filename: str, known_corpora: set[str] | N
             problems.extend(pydantic_problems(exc, item, filename, label))
             continue
         if question.id in first_line:
-            problems.append(f"{filename}:{line}: {label}: duplicate id (first at line {first_line[question.id]})")
+            problems.append(
+                f"{filename}:{line}: {label}: duplicate id (first at line {first_line[question.id]})"
+            )
             continue
         first_line[question.id] = line
         if question.status == "draft" and not allow_drafts:
-            problems.append(f"{filename}:{line}: {label}: a draft ({draft_todo(question)}, then remove `status: draft`)")
+            problems.append(
+                f"{filename}:{line}: {label}: a draft ({draft_todo(question)}, then remove `status: draft`)"
+            )
         if known_corpora is not None:
-            if not question.doc_id and not question.is_refusal and not (allow_drafts and question.status == "draft"):
-                problems.append(f"{filename}:{line}: {label}: doc_id is required (one of: {', '.join(sorted(known_corpora))})")
+            if (
+                not question.doc_id
+                and not question.is_refusal
+                and not (allow_drafts and question.status == "draft")
+            ):
+                problems.append(
+                    f"{filename}:{line}: {label}: doc_id is required (one of: {', '.join(sorted(known_corpora))})"
+                )
             for doc_id in question.doc_id:
                 if doc_id not in known_corpora:
                     known = ", ".join(sorted(known_corpora)) or "none"

@@ -21,17 +21,44 @@ from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_w
 
 _ROLE = re.compile(r":[\w:+-]+:`~?\.?([^`<]*?)\s*(?:<[^`>]*>)?`")
 _LINK = re.compile(r"`([^`<]+?)\s*<[^`>]*>`__?")
-_INLINE = ((_ROLE, r"\1"), (_LINK, r"\1"), (re.compile(r"``([^`]+)``"), r"`\1`"), (re.compile(r"`([^`]+)`_{1,2}"), r"\1"),
-           (re.compile(r"\*\*([^*]+)\*\*"), r"\1"), (re.compile(r"(?<![\w*])\*([^*\s][^*]*)\*"), r"\1"),
-           (re.compile(r"\|[\w -]+\|_{0,2}"), ""), (re.compile(r"\[(#|\*|\d+)[\w-]*\]_"), ""))
-_KEPT_DIRECTIVES = frozenset("note warning tip hint important caution danger attention error admonition seealso "
-                             "versionadded versionchanged deprecated topic sidebar rubric container".split())
+_INLINE = (
+    (_ROLE, r"\1"),
+    (_LINK, r"\1"),
+    (re.compile(r"``([^`]+)``"), r"`\1`"),
+    (re.compile(r"`([^`]+)`_{1,2}"), r"\1"),
+    (re.compile(r"\*\*([^*]+)\*\*"), r"\1"),
+    (re.compile(r"(?<![\w*])\*([^*\s][^*]*)\*"), r"\1"),
+    (re.compile(r"\|[\w -]+\|_{0,2}"), ""),
+    (re.compile(r"\[(#|\*|\d+)[\w-]*\]_"), ""),
+)
+_KEPT_DIRECTIVES = frozenset(
+    [
+        "note",
+        "warning",
+        "tip",
+        "hint",
+        "important",
+        "caution",
+        "danger",
+        "attention",
+        "error",
+        "admonition",
+        "seealso",
+        "versionadded",
+        "versionchanged",
+        "deprecated",
+        "topic",
+        "sidebar",
+        "rubric",
+        "container",
+    ]
+)
 _UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
 
 
 def reader() -> str:
-    """"docutils" when it is installed (and reads reStructuredText here), else "plain text"."""
+    """ "docutils" when it is installed (and reads reStructuredText here), else "plain text"."""
     try:
         import docutils.core  # noqa: F401
     except ImportError:
@@ -51,7 +78,7 @@ def rst_blocks(text: str) -> list[Block]:
     if reader() == "docutils" and not _too_deep(text):
         try:
             return _docutils_blocks(text)
-        except Exception:  # noqa: BLE001 - a document docutils chokes on is still read, as plain reST
+        except Exception:
             pass
     return plain_rst_blocks(text)
 
@@ -70,17 +97,33 @@ def _docutils_blocks(text: str) -> list[Block]:
     import docutils.core
     from docutils import nodes
 
-    settings = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False,
-                "raw_enabled": False, "doctitle_xform": False, "syntax_highlight": "none", "_disable_config": True,
-                "input_encoding": "unicode"}
+    settings = {
+        "report_level": 5,
+        "halt_level": 5,
+        "warning_stream": False,
+        "file_insertion_enabled": False,
+        "raw_enabled": False,
+        "doctitle_xform": False,
+        "syntax_highlight": "none",
+        "_disable_config": True,
+        "input_encoding": "unicode",
+    }
     tree = docutils.core.publish_doctree(text, settings_overrides=settings)
     blocks: list[Block | None] = []
 
     def inline(node: Any) -> tuple[str, str]:
         parts, linked = [], []
         for child in node.children:
-            if isinstance(child, (nodes.image, nodes.footnote_reference, nodes.citation_reference, nodes.target,
-                                  nodes.substitution_reference)):
+            if isinstance(
+                child,
+                (
+                    nodes.image,
+                    nodes.footnote_reference,
+                    nodes.citation_reference,
+                    nodes.target,
+                    nodes.substitution_reference,
+                ),
+            ):
                 continue
             if isinstance(child, nodes.Text):
                 parts.append(str(child).replace("\n", " "))  # a wrapped line, not a break
@@ -106,7 +149,9 @@ def _docutils_blocks(text: str) -> list[Block]:
                 blocks.append(heading(inline(child)[0], max(1, depth)))
             elif isinstance(child, nodes.paragraph):
                 shown, linked = inline(child)
-                blocks.append(prose("item", f"- {shown}", linked) if in_item else prose("paragraph", shown, linked))
+                blocks.append(
+                    prose("item", f"- {shown}", linked) if in_item else prose("paragraph", shown, linked)
+                )
                 in_item = False  # an item's later paragraphs are paragraphs
             elif isinstance(child, nodes.list_item):
                 walk(child, depth, True)
@@ -114,11 +159,25 @@ def _docutils_blocks(text: str) -> list[Block]:
                 classes = [c for c in child.get("classes", []) if c != "code"]
                 blocks.append(code(child.astext(), classes[0] if classes else ""))
             elif isinstance(child, nodes.table):
-                rows = [[inline(entry.children[0]) if entry.children else ("", "") for entry in row.children]
-                        for row in child.findall(nodes.row)]
+                rows = [
+                    [inline(entry.children[0]) if entry.children else ("", "") for entry in row.children]
+                    for row in child.findall(nodes.row)
+                ]
                 blocks.extend(table_rows(rows))
-            elif isinstance(child, (nodes.comment, nodes.system_message, nodes.substitution_definition, nodes.target,
-                                    nodes.image, nodes.figure, nodes.raw, nodes.footnote, nodes.citation)):
+            elif isinstance(
+                child,
+                (
+                    nodes.comment,
+                    nodes.system_message,
+                    nodes.substitution_definition,
+                    nodes.target,
+                    nodes.image,
+                    nodes.figure,
+                    nodes.raw,
+                    nodes.footnote,
+                    nodes.citation,
+                ),
+            ):
                 continue
             elif isinstance(child, nodes.Element):
                 walk(child, depth, in_item)
@@ -160,7 +219,9 @@ def plain_rst_blocks(text: str, depth: int = 0) -> list[Block]:
                 kept = [b.strip() for b in body if b.strip() and not _DIRECTIVE.match(b.strip())]
                 blocks += _paragraph_blocks(kept)
             elif name in ("code-block", "code", "sourcecode", "highlight") and directive:
-                blocks.append(code("\n".join(b for b in body if not b.strip().startswith(":")), directive.group(2)))
+                blocks.append(
+                    code("\n".join(b for b in body if not b.strip().startswith(":")), directive.group(2))
+                )
             continue
         paragraph = []
         while i < len(lines) and lines[i].strip() and _title_at(lines, i) is None:
@@ -181,7 +242,13 @@ def _title_at(lines: list[str], i: int) -> tuple[str, tuple[str, bool], int] | N
         return lines[i + 1].strip(), (over.group(1), True), 3
     nxt = lines[i + 1] if i + 1 < len(lines) else ""
     under = _UNDERLINE.match(nxt)
-    if not over and under and line.strip() and not line[:1].isspace() and len(nxt.rstrip()) >= len(line.rstrip()) - 1:
+    if (
+        not over
+        and under
+        and line.strip()
+        and not line[:1].isspace()
+        and len(nxt.rstrip()) >= len(line.rstrip()) - 1
+    ):
         return line.strip(), (under.group(1), False), 2
     return None
 

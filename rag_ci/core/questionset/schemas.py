@@ -32,7 +32,9 @@ class QuestionFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", title="rag-ci question set (questions.yml)")
 
-    version: QuestionSetVersion = Field(description="Bump it when references change (a positive integer or a non-empty string).")
+    version: QuestionSetVersion = Field(
+        description="Bump it when references change (a positive integer or a non-empty string)."
+    )
     questions: list[Question] = Field(min_length=1)
 
 
@@ -42,8 +44,11 @@ def _one_or_many(schema: dict[str, Any]) -> None:
         for name in fields:
             if name in properties:
                 many = {k: v for k, v in properties[name].items() if k not in ("default", "title")}
-                properties[name] = {"title": properties[name].get("title", name), "anyOf": [{"type": "string"}, many],
-                                    **({"default": properties[name]["default"]} if "default" in properties[name] else {})}
+                properties[name] = {
+                    "title": properties[name].get("title", name),
+                    "anyOf": [{"type": "string"}, many],
+                    **({"default": properties[name]["default"]} if "default" in properties[name] else {}),
+                }
 
 
 def json_schema(which: str) -> dict[str, Any]:
@@ -56,7 +61,11 @@ def json_schema(which: str) -> dict[str, Any]:
         _one_or_many(schema)
     else:
         raise ValueError(f"no schema named {which!r}; one of: {', '.join(FILES)}")
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_BASE_URL + FILES[which], **schema}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_BASE_URL + FILES[which],
+        **schema,
+    }
 
 
 def schema_text(which: str) -> str:

@@ -41,7 +41,6 @@ class Texts:
         words = ["".join(sorted({_code(w, vocabulary) for w in text.split()})) for text in normalised]
         return cls(normalised, words)
 
-
     def rows(self, start: int, stop: int) -> Texts:
         return Texts(self.normalised[start:stop], self.words[start:stop])
 
@@ -57,11 +56,18 @@ def similarity_matrix(queries: Texts, choices: Texts) -> np.ndarray:
     1.0 exactly when the normalised texts are the same."""
     if not queries.normalised or not choices.normalised:
         return np.zeros((len(queries.normalised), len(choices.normalised)), dtype=np.float32)
-    text = process.cdist(queries.normalised, choices.normalised, scorer=fuzz.ratio, dtype=np.float32) / np.float32(100)
+    text = process.cdist(
+        queries.normalised, choices.normalised, scorer=fuzz.ratio, dtype=np.float32
+    ) / np.float32(100)
     dice = process.cdist(queries.words, choices.words, scorer=fuzz.ratio, dtype=np.float32) / np.float32(100)
     jaccard = dice / (2.0 - dice)
     score = np.maximum(text, jaccard)
-    same = np.array(queries.normalised, dtype=object)[:, None] == np.array(choices.normalised, dtype=object)[None, :]
+    same = (
+        np.array(queries.normalised, dtype=object)[:, None]
+        == np.array(choices.normalised, dtype=object)[None, :]
+    )
     score[same] = 1.0
-    score[~same & (score >= 1.0)] = np.nextafter(np.float32(1.0), np.float32(0.0))  # reordered: near, never "the same words"
+    score[~same & (score >= 1.0)] = np.nextafter(
+        np.float32(1.0), np.float32(0.0)
+    )  # reordered: near, never "the same words"
     return score

@@ -46,7 +46,9 @@ class EditableSet:
 def open_question_set(text: str, filename: str) -> EditableSet:
     """The set, ready to edit; ValidationError (file:line) when it is not a questions.yml."""
     root = load_yaml(text, filename)  # the guarded loader: limits and file:line errors
-    if not isinstance(root, dict) or not (isinstance(root.get("questions"), list) or root.get("questions", 0) is None):
+    if not isinstance(root, dict) or not (
+        isinstance(root.get("questions"), list) or root.get("questions", 0) is None
+    ):
         raise ValidationError([f"{filename}:1: expected a mapping with a `questions` list"])
     _, indent, block_seq_indent = load_yaml_guess_indent(text)
     yaml = YAML(typ="rt")

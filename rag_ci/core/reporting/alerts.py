@@ -11,11 +11,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from rag_ci.core.base.text import is_refusal
 from rag_ci.core.comparison.acceptance import StaleAcceptance
 from rag_ci.core.comparison.budgets import BudgetCheck
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
 from rag_ci.core.results import QuestionResult, RunResult
-from rag_ci.core.base.text import is_refusal
 from rag_ci.core.scoring.verdict import cut_at_word
 
 
@@ -35,7 +35,9 @@ def budget_limit(check: BudgetCheck) -> str:
     """A budget's limit as configured, with its unit: '+20%', '$0.002', '2.5 s'."""
     if check.limit.strip().endswith("%"):
         return check.limit
-    return f"${check.limit}" if check.unit == "usd" else f"{check.limit} s" if check.unit == "s" else check.limit
+    return (
+        f"${check.limit}" if check.unit == "usd" else f"{check.limit} s" if check.unit == "s" else check.limit
+    )
 
 
 def stale_dead(cmp: Comparison) -> list[StaleAcceptance]:
@@ -106,14 +108,19 @@ def not_evaluated_next(cause: str | None) -> str:
     """What to do when nothing was evaluated: a re-baseline when that is the fix, else the cause."""
     text = (cause or "").lower()
     if "rebaseline: true" in text:  # a lost baseline: the cause names the command
-        return ("re-baseline: make a new baseline of the base branch with the command the cause above gives "
-                "(`rebaseline: true`, or re-run its baseline workflow), then re-run this check.")
+        return (
+            "re-baseline: make a new baseline of the base branch with the command the cause above gives "
+            "(`rebaseline: true`, or re-run its baseline workflow), then re-run this check."
+        )
     if "re-baseline" in text:
-        return "re-baseline as the cause above says (its baseline cannot be compared with), then re-run the job."
+        return (
+            "re-baseline as the cause above says (its baseline cannot be compared with), then re-run the job."
+        )
     return "fix the cause above and push again (or re-run the job)."
 
 
 # --- a run that answers nothing ----------------------------------------------------------------
+
 
 def failing_why(question: QuestionResult, contexts_seen: bool) -> str:
     """Why a question fails, for a run without a baseline: its error, its leak, its metrics' errors
@@ -121,10 +128,16 @@ def failing_why(question: QuestionResult, contexts_seen: bool) -> str:
     empty retrieval is not an ordinary miss; a target that never returns contexts says nothing)."""
     errors = "; ".join(m.error for m in question.metrics.values() if m.error)
     failed = ", ".join(m.name for m in question.metrics.values() if m.passed is False)
-    why = question.error or (question.leaks and "routing leak: " + ", ".join(question.leaks)) or errors or failed
+    why = (
+        question.error
+        or (question.leaks and "routing leak: " + ", ".join(question.leaks))
+        or errors
+        or failed
+    )
     if question.verdict == "fail" and contexts_seen and not question.contexts:
         return "retrieved nothing" + (f" · {why}" if why else "")
     return why
+
 
 SAME_ANSWER_MIN = 5  # below this many answers, a shared answer proves little
 
@@ -132,11 +145,15 @@ SAME_ANSWER_MIN = 5  # below this many answers, a shared answer proves little
 def empty_index_warning(head: RunResult) -> str | None:
     """A target that gave every question the same answer, or refused every in-scope question:
     more likely an empty index or a failed start than a RAG this bad (issue 35)."""
-    in_scope = [q for q in head.questions if q.answer is not None and q.verdict != "error" and q.expect != "refusal"]
+    in_scope = [
+        q for q in head.questions if q.answer is not None and q.verdict != "error" and q.expect != "refusal"
+    ]
     if len(in_scope) < SAME_ANSWER_MIN:
         return None
     first = " ".join((in_scope[0].answer or "").split())
-    if all(" ".join((q.answer or "").split()).lower() == first.lower() for q in in_scope):  # stops at the first other answer
+    if all(
+        " ".join((q.answer or "").split()).lower() == first.lower() for q in in_scope
+    ):  # stops at the first other answer
         return f"every question got the same answer (“{cut_at_word(first, 80)}”): is the index empty?"
     if all(is_refusal(q.answer or "") for q in in_scope):
         return f"the target refused all {len(in_scope)} in-scope questions: is the index empty?"

@@ -60,7 +60,11 @@ def gating_kinds(cmp: Comparison) -> list[tuple[str, QuestionChange]]:
     never accepted), then regressions, then worse; each question once."""
     seen: set[str] = set()
     out: list[tuple[str, QuestionChange]] = []
-    for kind, changes in (("routing leak", cmp.leaking), ("regression", cmp.regressions), ("worse", cmp.worse)):
+    for kind, changes in (
+        ("routing leak", cmp.leaking),
+        ("regression", cmp.regressions),
+        ("worse", cmp.worse),
+    ):
         for change in changes:
             if change.id not in seen:
                 seen.add(change.id)
@@ -68,62 +72,113 @@ def gating_kinds(cmp: Comparison) -> list[tuple[str, QuestionChange]]:
     return out
 
 
-def comparison_annotations(cmp: Comparison, *, questions_path: str | None, lines: Mapping[str, int],
-                           documents: Mapping[str, str], params: Mapping[str, Mapping[str, object]] | None = None,
-                           level: Level = "failure", document_lines: Mapping[str, int] | None = None,
-                           comment_url: str | None = None) -> list[Annotation]:
+def comparison_annotations(
+    cmp: Comparison,
+    *,
+    questions_path: str | None,
+    lines: Mapping[str, int],
+    documents: Mapping[str, str],
+    params: Mapping[str, Mapping[str, object]] | None = None,
+    level: Level = "failure",
+    document_lines: Mapping[str, int] | None = None,
+    comment_url: str | None = None,
+) -> list[Annotation]:
     """One annotation per question that fails the gate, at its `- id:` line in questions.yml
     (`lines`), then one per cited document that changed (`documents`: source -> its path; at its
     first changed line when `document_lines` has it), noting which questions cite it. `level` is
     "warning" when the gate is off; `comment_url`, the PR comment, is named in each question's
     message (the row with the evidence and the entry to paste is there)."""
     row = f" Its row: {comment_url}" if comment_url else ""
-    out = [Annotation(level, _one_line(f"{change.id} — {kind}", TITLE_LIMIT),
-                      _one_line(cause_line(change, params) + row, MESSAGE_LIMIT + len(row)), questions_path, lines.get(change.id))
-           for kind, change in gating_kinds(cmp)]
-    return out + changed_source_annotations(cmp, questions_path=questions_path, lines=lines, documents=documents,
-                                            document_lines=document_lines or {})
+    out = [
+        Annotation(
+            level,
+            _one_line(f"{change.id} — {kind}", TITLE_LIMIT),
+            _one_line(cause_line(change, params) + row, MESSAGE_LIMIT + len(row)),
+            questions_path,
+            lines.get(change.id),
+        )
+        for kind, change in gating_kinds(cmp)
+    ]
+    return out + changed_source_annotations(
+        cmp,
+        questions_path=questions_path,
+        lines=lines,
+        documents=documents,
+        document_lines=document_lines or {},
+    )
 
 
-def changed_source_annotations(cmp: Comparison, *, questions_path: str | None, lines: Mapping[str, int],
-                               documents: Mapping[str, str], document_lines: Mapping[str, int] | None = None) -> list[Annotation]:
+def changed_source_annotations(
+    cmp: Comparison,
+    *,
+    questions_path: str | None,
+    lines: Mapping[str, int],
+    documents: Mapping[str, str],
+    document_lines: Mapping[str, int] | None = None,
+) -> list[Annotation]:
     """A cited document that changed since the baseline: at its first changed line (else at the
     document, else at the first question citing it), naming the questions that cite it and those
     of them that fail, accepted and already-failing ones included."""
     failing = {c.id for c in (*cmp.regressions, *cmp.worse, *cmp.leaks, *cmp.source_changed_failing)}
     citing: dict[str, list[str]] = {}
     accepted = tuple(a.change for a in cmp.accepted)
-    for change in (*cmp.regressions, *cmp.worse, *cmp.leaks, *accepted, *cmp.source_changed_failing, *cmp.gains,
-                   *cmp.changed, *cmp.carried):
+    for change in (
+        *cmp.regressions,
+        *cmp.worse,
+        *cmp.leaks,
+        *accepted,
+        *cmp.source_changed_failing,
+        *cmp.gains,
+        *cmp.changed,
+        *cmp.carried,
+    ):
         for source in change.source_changed:
             if change.id not in citing.setdefault(source, []):
                 citing[source].append(change.id)
     out = []
     for source, ids in citing.items():
         bad = [i for i in ids if i in failing]
-        message = (f"{source} changed since the baseline; cited by {', '.join(ids[:10])}"
-                   + (f" (+{len(ids) - 10} more)" if len(ids) > 10 else "")
-                   + (f"; failing now: {', '.join(bad[:10])}" if bad else "")
-                   + ". The reference may be stale: update the reference or the document.")
+        message = (
+            f"{source} changed since the baseline; cited by {', '.join(ids[:10])}"
+            + (f" (+{len(ids) - 10} more)" if len(ids) > 10 else "")
+            + (f"; failing now: {', '.join(bad[:10])}" if bad else "")
+            + ". The reference may be stale: update the reference or the document."
+        )
         path = documents.get(source)
         line = (document_lines or {}).get(source) if path else lines.get(ids[0])
-        out.append(Annotation("warning", _one_line(f"{source} — source changed", TITLE_LIMIT), _one_line(message, MESSAGE_LIMIT),
-                              path or questions_path, line))
+        out.append(
+            Annotation(
+                "warning",
+                _one_line(f"{source} — source changed", TITLE_LIMIT),
+                _one_line(message, MESSAGE_LIMIT),
+                path or questions_path,
+                line,
+            )
+        )
     return out
 
 
 _AT_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+): (?P<message>.*)$", re.S)
 
 
-def validation_annotations(problems: Sequence[str], relative: Callable[[str], str],
-                           title: str = "rag-ci: invalid input") -> list[Annotation]:
+def validation_annotations(
+    problems: Sequence[str], relative: Callable[[str], str], title: str = "rag-ci: invalid input"
+) -> list[Annotation]:
     """Each problem of a ValidationError ("file:line: message") at its file and line; one
     without a line ("file: message") at the file; anything else without a place."""
     out = []
     for problem in problems:
         match = _AT_LINE.match(problem)
         if match:
-            out.append(Annotation("failure", title, _one_line(match["message"], MESSAGE_LIMIT), relative(match["file"]), int(match["line"])))
+            out.append(
+                Annotation(
+                    "failure",
+                    title,
+                    _one_line(match["message"], MESSAGE_LIMIT),
+                    relative(match["file"]),
+                    int(match["line"]),
+                )
+            )
             continue
         head, sep, rest = problem.partition(": ")
         if sep and head.endswith((".yml", ".yaml", ".json")) and "\n" not in head:

@@ -13,8 +13,14 @@ from typing import Any
 _W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 300, 130, 46, 10, 20, 24
 
 
-def _line_chart(title: str, points: list[tuple[str, float | None]], fmt: Callable[[float], str], *,
-                lo: float | None = None, hi: float | None = None) -> str:
+def _line_chart(
+    title: str,
+    points: list[tuple[str, float | None]],
+    fmt: Callable[[float], str],
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+) -> str:
     values = [v for _, v in points if v is not None]
     if not values:
         return ""
@@ -57,10 +63,10 @@ def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-
 def _member(key: str, name: str) -> Callable[[dict[str, Any]], Any]:
     """A history entry's `name` under its mapping `key` (metrics, corpora), None when absent."""
     return lambda entry: (entry.get(key) or {}).get(name)
+
 
 def trend_charts(entries: list[dict[str, Any]]) -> str:
     """One chart per series: pass rate, each metric's mean, p95 latency, cost, and the pass
@@ -70,17 +76,35 @@ def trend_charts(entries: list[dict[str, Any]]) -> str:
     def series(get: Callable[[dict[str, Any]], Any]) -> list[tuple[str, float | None]]:
         return [(label, _num(get(e))) for label, e in zip(labels, entries)]
 
-    pct = lambda v: f"{v * 100:.0f}%"  # noqa: E731
+    pct = lambda v: f"{v * 100:.0f}%"
     charts = [_line_chart("pass rate", series(lambda e: e.get("pass_rate")), pct, lo=0.0, hi=1.0)]
     metrics = sorted({name for e in entries if isinstance(e.get("metrics"), dict) for name in e["metrics"]})
     for name in metrics:
-        charts.append(_line_chart(f"mean {name}", series(_member("metrics", name)), lambda v: f"{v:.2f}", lo=0.0, hi=1.0))
-    charts.append(_line_chart("latency p95 (ms)", series(lambda e: _ms(e.get("latency_p95_s"))), lambda v: f"{v:.0f} ms", lo=0.0))
-    charts.append(_line_chart("cost per run ($)", series(lambda e: (_num(e.get("generator_cost_usd")) or 0.0) + (_num(e.get("judge_cost_usd")) or 0.0)),
-                              lambda v: f"${v:.4f}", lo=0.0))
+        charts.append(
+            _line_chart(
+                f"mean {name}", series(_member("metrics", name)), lambda v: f"{v:.2f}", lo=0.0, hi=1.0
+            )
+        )
+    charts.append(
+        _line_chart(
+            "latency p95 (ms)", series(lambda e: _ms(e.get("latency_p95_s"))), lambda v: f"{v:.0f} ms", lo=0.0
+        )
+    )
+    charts.append(
+        _line_chart(
+            "cost per run ($)",
+            series(
+                lambda e: (_num(e.get("generator_cost_usd")) or 0.0) + (_num(e.get("judge_cost_usd")) or 0.0)
+            ),
+            lambda v: f"${v:.4f}",
+            lo=0.0,
+        )
+    )
     corpora = sorted({name for e in entries if isinstance(e.get("corpora"), dict) for name in e["corpora"]})
     for name in corpora:
-        charts.append(_line_chart(f"pass rate, corpus {name}", series(_member("corpora", name)), pct, lo=0.0, hi=1.0))
+        charts.append(
+            _line_chart(f"pass rate, corpus {name}", series(_member("corpora", name)), pct, lo=0.0, hi=1.0)
+        )
     return '<div class="trends">' + "".join(c for c in charts if c) + "</div>"
 
 
@@ -117,13 +141,21 @@ def score_delta_chart(comparison: Any, head: Any, width: int = 640) -> str:
             crossed = sum(1 for m in change.metrics if (m.crossed_down if down else m.crossed_up))
             bar_w = max(1, crossed) * 12
             bar_x = mid - bar_w if down else mid
-            kind = ("routing leak" if change.new_verdict == "routing_error" else "fails the gate") if down else "gain"
-            row += (f'<rect x="{bar_x}" y="{y + 3}" width="{bar_w}" height="9" fill="{"#cf222e" if down else "#2da44e"}" '
-                    f'class="{"gating" if down else "gain"}"><title>{html.escape(q.id)}: {kind}, {crossed} metrics crossed</title></rect>')
+            kind = (
+                ("routing leak" if change.new_verdict == "routing_error" else "fails the gate")
+                if down
+                else "gain"
+            )
+            row += (
+                f'<rect x="{bar_x}" y="{y + 3}" width="{bar_w}" height="9" fill="{"#cf222e" if down else "#2da44e"}" '
+                f'class="{"gating" if down else "gain"}"><title>{html.escape(q.id)}: {kind}, {crossed} metrics crossed</title></rect>'
+            )
         lat_x = lat_left + int((lat_right - lat_left) * (q.latency_s or 0.0) / max_latency)
         ms = (q.latency_s or 0.0) * 1000
-        row += (f'<circle cx="{lat_x}" cy="{y + 7}" r="3" fill="#0969da"><title>{html.escape(q.id)}: '
-                f'{ms:.0f} ms</title></circle>')
+        row += (
+            f'<circle cx="{lat_x}" cy="{y + 7}" r="3" fill="#0969da"><title>{html.escape(q.id)}: '
+            f"{ms:.0f} ms</title></circle>"
+        )
         rows.append(row)
     body_h = max(len(questions) * row_h, row_h)
     ticks = []
@@ -131,12 +163,17 @@ def score_delta_chart(comparison: Any, head: Any, width: int = 640) -> str:
         x = lat_left + (lat_right - lat_left) * step // 4
         value = max_latency * 1000 * step / 4
         text = f"{value:.1f} ms" if max_latency < 0.01 else f"{value:.0f} ms"
-        ticks.append(f'<line x1="{x}" y1="{body_h}" x2="{x}" y2="{body_h + 4}" stroke="#57606a"/>'
-                     f'<text x="{x}" y="{body_h + 15}" font-size="9" text-anchor="middle" class="tick">{text}</text>')
-    axes = (f'<line x1="{mid}" y1="0" x2="{mid}" y2="{body_h}" stroke="#d0d7de"/>'
-            f'<line x1="{lat_left}" y1="{body_h}" x2="{lat_right}" y2="{body_h}" stroke="#57606a"/>' + "".join(ticks)
-            + f'<text x="{(lat_left + lat_right) // 2}" y="{body_h + 26}" font-size="9" text-anchor="middle">latency</text>'
-            + f'<text x="{mid}" y="{body_h + 15}" font-size="9" text-anchor="middle">◀ worse · better ▶</text>')
+        ticks.append(
+            f'<line x1="{x}" y1="{body_h}" x2="{x}" y2="{body_h + 4}" stroke="#57606a"/>'
+            f'<text x="{x}" y="{body_h + 15}" font-size="9" text-anchor="middle" class="tick">{text}</text>'
+        )
+    axes = (
+        f'<line x1="{mid}" y1="0" x2="{mid}" y2="{body_h}" stroke="#d0d7de"/>'
+        f'<line x1="{lat_left}" y1="{body_h}" x2="{lat_right}" y2="{body_h}" stroke="#57606a"/>'
+        + "".join(ticks)
+        + f'<text x="{(lat_left + lat_right) // 2}" y="{body_h + 26}" font-size="9" text-anchor="middle">latency</text>'
+        + f'<text x="{mid}" y="{body_h + 15}" font-size="9" text-anchor="middle">◀ worse · better ▶</text>'
+    )
     height = body_h + axis_h
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '

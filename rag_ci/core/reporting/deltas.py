@@ -29,14 +29,23 @@ def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
     """Latency and cost, baseline → this run; rows without data left out (no judge row
     on a judge-free run, no cost rows when the target reports no cost)."""
     breached = {b.name for b in cmp.budget_breaches}
-    noisy = {b.name for b in cmp.budgets if b.within_noise}  # the Budgets table says "within noise": so does this one
+    noisy = {
+        b.name for b in cmp.budgets if b.within_noise
+    }  # the Budgets table says "within noise": so does this one
     rows = []
-    for label, delta, budget in (("latency p50", cmp.latency_p50_s, "latency_p50"), ("latency p95", cmp.latency_p95_s, "latency_p95")):
+    for label, delta, budget in (
+        ("latency p50", cmp.latency_p50_s, "latency_p50"),
+        ("latency p95", cmp.latency_p95_s, "latency_p95"),
+    ):
         if delta.old is not None or delta.new is not None:
-            row = _row(label, delta, ms_text, budget in breached, noise=LATENCY_NOISE_S, within_noise=budget in noisy)
+            row = _row(
+                label, delta, ms_text, budget in breached, noise=LATENCY_NOISE_S, within_noise=budget in noisy
+            )
             rows.append(_quiet_if_noise(row, delta, cmp.latency_rise_bounds.get(budget)))
     if _shown_cost(cmp.generator_cost_usd):
-        rows.append(_row("generator cost", cmp.generator_cost_usd, usd_text, "cost_per_question_usd" in breached))
+        rows.append(
+            _row("generator cost", cmp.generator_cost_usd, usd_text, "cost_per_question_usd" in breached)
+        )
     if _shown_cost(cmp.judge_cost_usd):  # $0.0000 → $0.0000 says nothing
         rows.extend(_judge_rows(cmp, "judge_cost_usd" in breached))
     return rows
@@ -48,10 +57,19 @@ def _judge_rows(cmp: Comparison, breached: bool) -> list[DeltaRow]:
     split = cmp.judge_cost_split
     if split is None:
         return [_row("judge cost", cmp.judge_cost_usd, usd_text, breached)]
-    judged = _row(f"judge cost of the {split.judged} verdicts judged", Delta(split.judged_old_usd, split.judged_new_usd),
-                  usd_text, breached)
-    reused = DeltaRow(f"{split.reused} verdicts reused from the cache", usd_text(split.reused_old_usd)[1], "$0 (no calls)",
-                      "–", "")
+    judged = _row(
+        f"judge cost of the {split.judged} verdicts judged",
+        Delta(split.judged_old_usd, split.judged_new_usd),
+        usd_text,
+        breached,
+    )
+    reused = DeltaRow(
+        f"{split.reused} verdicts reused from the cache",
+        usd_text(split.reused_old_usd)[1],
+        "$0 (no calls)",
+        "–",
+        "",
+    )
     return [judged, reused]
 
 
@@ -68,7 +86,12 @@ def _shown_cost(delta: Delta) -> bool:
     return bool(round(delta.old or 0.0, 4) or round(delta.new or 0.0, 4))
 
 
-HEADLINE_LABELS = {"latency p50": "p50", "latency p95": "p95", "generator cost": "cost", "judge cost": "judge cost"}
+HEADLINE_LABELS = {
+    "latency p50": "p50",
+    "latency p95": "p95",
+    "generator cost": "cost",
+    "judge cost": "judge cost",
+}
 
 
 def delta_warnings(cmp: Comparison, head: RunResult) -> list[str]:
@@ -77,10 +100,14 @@ def delta_warnings(cmp: Comparison, head: RunResult) -> list[str]:
     rises = [row for row in delta_rows(cmp, head) if row.flag == "⚠️" and row.relative.startswith("+")]
     if any(row.label == "latency p95" for row in rises):  # one latency word is enough for a headline
         rises = [row for row in rises if row.label != "latency p50"]
-    return [f"{HEADLINE_LABELS.get(row.label, row.label.split(' of the ')[0])} {row.relative}" for row in rises]
+    return [
+        f"{HEADLINE_LABELS.get(row.label, row.label.split(' of the ')[0])} {row.relative}" for row in rises
+    ]
 
 
-def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0, within_noise: bool = False) -> DeltaRow:
+def _row(
+    label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0, within_noise: bool = False
+) -> DeltaRow:
     (old_value, old_text), (new_value, new_text) = show(delta.old), show(delta.new)
     if old_value is None or new_value is None:
         return DeltaRow(label, old_text, new_text, "–", "❌ over budget" if breached else "")
@@ -88,9 +115,19 @@ def _row(label: str, delta: Delta, show: Any, breached: bool, noise: float = 0.0
     unit_text = show(abs(change), delta_of=True, like=min(old_value, new_value))[1]
     sign = "+" if change > 0 else "−" if change < 0 else "±"
     relative = change / old_value if old_value else None
-    rel_text = f" ({sign if change else ''}{abs(relative) * 100:.0f} %)" if relative is not None and change else ""
+    rel_text = (
+        f" ({sign if change else ''}{abs(relative) * 100:.0f} %)" if relative is not None and change else ""
+    )
     big = relative is not None and abs(relative) > BIG_CHANGE and abs(change) >= noise * _scale(show)
-    flag = "❌ over budget" if breached else "✅ within noise (see Budgets)" if within_noise else "⚠️" if big else ""
+    flag = (
+        "❌ over budget"
+        if breached
+        else "✅ within noise (see Budgets)"
+        if within_noise
+        else "⚠️"
+        if big
+        else ""
+    )
     relative_text = f"{sign}{abs(relative) * 100:.0f} %" if relative is not None and change else ""
     return DeltaRow(label, old_text, new_text, f"{sign}{unit_text}{rel_text}", flag, relative_text)
 
@@ -99,7 +136,9 @@ def _scale(show: Any) -> float:
     return 1000.0 if show is ms_text else 1.0  # ms_text works in displayed milliseconds
 
 
-def ms_text(seconds: float | None, delta_of: bool = False, like: float | None = None) -> tuple[float | None, str]:
+def ms_text(
+    seconds: float | None, delta_of: bool = False, like: float | None = None
+) -> tuple[float | None, str]:
     """(the value as displayed, in ms; its text): 1 decimal under 10 ms, whole ms under 10 s, then s.
     A change (`delta_of`: already in ms) is shown with the precision of the values `like` it."""
     if seconds is None:
@@ -120,7 +159,9 @@ def ms_text(seconds: float | None, delta_of: bool = False, like: float | None = 
     return value, f"{value / 1000:.1f} s"
 
 
-def usd_text(value: float | None, delta_of: bool = False, like: float | None = None) -> tuple[float | None, str]:
+def usd_text(
+    value: float | None, delta_of: bool = False, like: float | None = None
+) -> tuple[float | None, str]:
     if value is None:
         return None, "–"
     shown = round(value, 4)

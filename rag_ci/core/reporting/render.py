@@ -26,16 +26,26 @@ import jinja2
 from rag_ci.core.base.text import INVISIBLE
 from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.comparison.judge_noise import confirmation_calls
-from rag_ci.core.reporting import alerts, view
-from rag_ci.core.reporting import deltas
+from rag_ci.core.comparison.stats import format_p as fmt_p
+from rag_ci.core.comparison.stats import format_pp as fmt_pp
+from rag_ci.core.reporting import alerts, deltas, view
 from rag_ci.core.reporting.deltas import ms_text
 from rag_ci.core.reporting.view import Commits
 from rag_ci.core.results import RunResult
 from rag_ci.core.scoring.verdict import cut_at_word, error_causes
-from rag_ci.core.comparison.stats import format_p as fmt_p, format_pp as fmt_pp
 
-__all__ = ["Commits", "escape_md", "escape_notice", "html_chunks", "markdown_url", "render_html", "render_markdown",
-           "render_not_evaluated", "score_delta_chart", "word_diff"]
+__all__ = [
+    "Commits",
+    "escape_md",
+    "escape_notice",
+    "html_chunks",
+    "markdown_url",
+    "render_html",
+    "render_markdown",
+    "render_not_evaluated",
+    "score_delta_chart",
+    "word_diff",
+]
 
 # Brackets are escaped, so parentheses and `!` can never complete a link or an image.
 _MD_SPECIALS = "\\`*_{}[]#+|~<>"
@@ -65,7 +75,7 @@ def _escape_inline(text: str, *, in_table: bool = True) -> str:
     out: list[str] = []
     position = 0
     for url in _BARE_URL.finditer(text):
-        out.append(_escape_chars(text[position:url.start()]))
+        out.append(_escape_chars(text[position : url.start()]))
         out.append(code_span(url.group(), in_table=in_table))
         position = url.end()
     out.append(_escape_chars(text[position:]))
@@ -98,7 +108,10 @@ def escape_notice(text: Any, limit: int = 2000) -> str:
         parts = " ".join(line.split()).split("`")
         if len(parts) % 2 == 0:  # an unpaired backtick: the last one is plain text
             parts[-2:] = [parts[-2] + "`" + parts[-1]]
-        rendered = [code_span(p, in_table=False) if i % 2 and p else _escape_inline(p, in_table=False) for i, p in enumerate(parts)]
+        rendered = [
+            code_span(p, in_table=False) if i % 2 and p else _escape_inline(p, in_table=False)
+            for i, p in enumerate(parts)
+        ]
         if "".join(parts).strip():
             lines.append("".join(rendered))
     return "\n> ".join(lines)
@@ -181,7 +194,9 @@ def fmt_ids(ids: Any, limit: int = 60) -> str:
     return ", ".join(escape_md(i, limit) for i in ids)
 
 
-def word_diff(old: str | None, new: str | None, limit: int = 400) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+def word_diff(
+    old: str | None, new: str | None, limit: int = 400
+) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
     """The two answers as runs of words, (text, changed): words only in the baseline answer
     are changed on the old side, words only in this run's on the new side. Each side is cut
     to about `limit` characters. The text is untrusted: the caller escapes every run."""
@@ -220,7 +235,13 @@ def fmt_pct(value: float | None) -> str:
 def fmt_budget(value: float | None, unit: str) -> str:
     if value is None:
         return "–"
-    return fmt_ms(value) if unit == "s" else f"${value:.6f}".rstrip("0").rstrip(".") if value < 0.01 else fmt_usd(value)
+    return (
+        fmt_ms(value)
+        if unit == "s"
+        else f"${value:.6f}".rstrip("0").rstrip(".")
+        if value < 0.01
+        else fmt_usd(value)
+    )
 
 
 def fmt_latency_delta(change: QuestionChange) -> str:
@@ -242,21 +263,78 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(u=escape_md, quote=escape_notice, url=markdown_url, num=fmt_num, delta=fmt_delta, ms=fmt_ms,
-                       usd=fmt_usd, pct=fmt_pct, budget=fmt_budget, pp=fmt_pp, pvalue=fmt_p, ms_delta=fmt_ms_delta,
-                       usd_delta=fmt_usd_delta, pp_delta=fmt_pp_delta, ids=fmt_ids, accept_yaml=accept_yaml, log_block=view.log_block,
-                       latency_delta=fmt_latency_delta)
-    env.globals.update(word_diff=word_diff, delta_rows=deltas.delta_rows, error_causes=error_causes, short_sha=view.short_sha, plural=view.plural,
-                       confirmation_calls=confirmation_calls,
-                       **{name: getattr(view, name) for name in (
-                           "gate_kinds", "where_line", "counts_line", "next_line", "significance_line", "metrics_cell",
-                           "metric_cell", "why_cell", "leak_words", "noise_words", "baseline_words",
-                           "row_notes", "stage_groups", "failing_sections", "anchor", "leak_rows", "regression_rows", "worse_rows",
-                           "answers_words", "gate_off_after_merge", "dirty_words", "target_log")},
-                       **{name: getattr(alerts, name) for name in (
-                           "fake_judge_after_merge", "broken_words", "changed_sources_line", "budget_limit", "stale_dead",
-                           "stale_insufficient", "flaky_failing", "citing_missing", "missing_sources_line", "headline_cause", "not_evaluated_next",
-                           "failing_why")})
+    env.filters.update(
+        u=escape_md,
+        quote=escape_notice,
+        url=markdown_url,
+        num=fmt_num,
+        delta=fmt_delta,
+        ms=fmt_ms,
+        usd=fmt_usd,
+        pct=fmt_pct,
+        budget=fmt_budget,
+        pp=fmt_pp,
+        pvalue=fmt_p,
+        ms_delta=fmt_ms_delta,
+        usd_delta=fmt_usd_delta,
+        pp_delta=fmt_pp_delta,
+        ids=fmt_ids,
+        accept_yaml=accept_yaml,
+        log_block=view.log_block,
+        latency_delta=fmt_latency_delta,
+    )
+    env.globals.update(
+        word_diff=word_diff,
+        delta_rows=deltas.delta_rows,
+        error_causes=error_causes,
+        short_sha=view.short_sha,
+        plural=view.plural,
+        confirmation_calls=confirmation_calls,
+        **{
+            name: getattr(view, name)
+            for name in (
+                "gate_kinds",
+                "where_line",
+                "counts_line",
+                "next_line",
+                "significance_line",
+                "metrics_cell",
+                "metric_cell",
+                "why_cell",
+                "leak_words",
+                "noise_words",
+                "baseline_words",
+                "row_notes",
+                "stage_groups",
+                "failing_sections",
+                "anchor",
+                "leak_rows",
+                "regression_rows",
+                "worse_rows",
+                "answers_words",
+                "gate_off_after_merge",
+                "dirty_words",
+                "target_log",
+            )
+        },
+        **{
+            name: getattr(alerts, name)
+            for name in (
+                "fake_judge_after_merge",
+                "broken_words",
+                "changed_sources_line",
+                "budget_limit",
+                "stale_dead",
+                "stale_insufficient",
+                "flaky_failing",
+                "citing_missing",
+                "missing_sources_line",
+                "headline_cause",
+                "not_evaluated_next",
+                "failing_why",
+            )
+        },
+    )
     return env
 
 
@@ -267,7 +345,9 @@ def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[st
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
     kinds = view.gate_kinds(comparison)
-    accepted = f" · {len(comparison.accepted)} accepted" if comparison.accepted else ""  # never "(1 accepted)": read as "of which"
+    accepted = (
+        f" · {len(comparison.accepted)} accepted" if comparison.accepted else ""
+    )  # never "(1 accepted)": read as "of which"
     # A passing headline names big rises of latency or cost: a table's ⚠️ alone goes unread when
     # nothing else calls for reading on (a failing comment is read on; a breach is a reason above).
     rises = "".join(f" · {w}" for w in deltas.delta_warnings(comparison, head))
@@ -284,7 +364,11 @@ def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[st
             reasons.append(view.plural(len(comparison.budget_breaches), "budget") + " exceeded")
         return "fail", "❌ " + " · ".join(reasons or kinds) + accepted
     if comparison.gating:
-        why = "gate disabled" if comparison.fail_on == "never" else f"not a significant drop: the gate is {comparison.fail_on}"
+        why = (
+            "gate disabled"
+            if comparison.fail_on == "never"
+            else f"not a significant drop: the gate is {comparison.fail_on}"
+        )
         return "pass", f"⚠️ {' · '.join(kinds)} ({why}){accepted}{rises}"
     return "pass", f"✅ no regression{accepted}{rises}"
 
@@ -295,8 +379,15 @@ FOLDED_AFTER = 20  # rows of a group shown before the rest are collapsed under t
 # leaves out the collapsed before/after (the rows, visible, matter more); `compact` every detail
 # section. The ids of every question that fails the gate (or is accepted) are printed in all of
 # them: rows go, names never do.
-_SHORTENINGS = ((None, False, False), (50, False, False), (50, True, False), (20, True, False), (5, True, False),
-                (0, True, False), (0, True, True))
+_SHORTENINGS = (
+    (None, False, False),
+    (50, False, False),
+    (50, True, False),
+    (20, True, False),
+    (5, True, False),
+    (0, True, False),
+    (0, True, True),
+)
 
 
 def render_markdown(
@@ -346,9 +437,16 @@ def render_markdown(
             commits=commits,
             measured=measured,
             empty_index=empty_index,
-            this=(commits.head_label if commits and commits.head_label else "this PR" if head.meta.pr_number else "this run"),
+            this=(
+                commits.head_label
+                if commits and commits.head_label
+                else "this PR"
+                if head.meta.pr_number
+                else "this run"
+            ),
             params=head.meta.policy.metrics if head.meta.policy else {},
-            accepted_file=(head.meta.policy.gate.get("accepted") if head.meta.policy else None) or "accepted.yml",
+            accepted_file=(head.meta.policy.gate.get("accepted") if head.meta.policy else None)
+            or "accepted.yml",
         )
         if len(text) <= max_chars:
             return text
@@ -360,18 +458,34 @@ def render_markdown(
 def render_not_evaluated(cause: str, *, run_url: str | None = None, commits: Commits | None = None) -> str:
     """What replaces the PR comment when a run fails before it can evaluate (a config error, a
     build step or target that fails, an unusable baseline): never an older verdict left standing."""
-    return _environment(False).get_template("not_evaluated.md.j2").render(cause=cause, run_url=run_url, commits=commits)
+    return (
+        _environment(False)
+        .get_template("not_evaluated.md.j2")
+        .render(cause=cause, run_url=run_url, commits=commits)
+    )
 
 
-def render_html(head: RunResult, comparison: Comparison | None = None, *, calibration: list[Any] | None = None,
-                history: list[dict[str, Any]] | None = None, commits: Commits | None = None) -> str:
+def render_html(
+    head: RunResult,
+    comparison: Comparison | None = None,
+    *,
+    calibration: list[Any] | None = None,
+    history: list[dict[str, Any]] | None = None,
+    commits: Commits | None = None,
+) -> str:
     """A standalone HTML page (no external assets) with the same content, the per-question
     chart and, given the history of main, its trend as charts (overall and per corpus)."""
     return "".join(html_chunks(head, comparison, calibration=calibration, history=history, commits=commits))
 
 
-def html_chunks(head: RunResult, comparison: Comparison | None = None, *, calibration: list[Any] | None = None,
-                history: list[dict[str, Any]] | None = None, commits: Commits | None = None) -> Iterator[str]:
+def html_chunks(
+    head: RunResult,
+    comparison: Comparison | None = None,
+    *,
+    calibration: list[Any] | None = None,
+    history: list[dict[str, Any]] | None = None,
+    commits: Commits | None = None,
+) -> Iterator[str]:
     """`render_html`'s page in the pieces Jinja produces, for a writer to write as they come.
 
     The page of 50,000 questions is ~20 MB, but Jinja's `render` first holds it as ~1.5
@@ -382,18 +496,22 @@ def html_chunks(head: RunResult, comparison: Comparison | None = None, *, calibr
 
     verdict, headline = verdict_headline(head, comparison)
     entries = (history or [])[-10:]
-    return _environment(True).get_template("report.html.j2").generate(
-        head=head,
-        cmp=comparison,
-        verdict=verdict,
-        headline=headline,
-        chart=Markup(score_delta_chart(comparison, head)),
-        calibration=calibration or [],
-        trend_charts=Markup(trend_charts(entries)) if entries else None,
-        trend_runs=len(entries),
-        commits=commits,
-        params=head.meta.policy.metrics if head.meta.policy else {},
-        accept_entry=view.accept_entry,
+    return (
+        _environment(True)
+        .get_template("report.html.j2")
+        .generate(
+            head=head,
+            cmp=comparison,
+            verdict=verdict,
+            headline=headline,
+            chart=Markup(score_delta_chart(comparison, head)),
+            calibration=calibration or [],
+            trend_charts=Markup(trend_charts(entries)) if entries else None,
+            trend_runs=len(entries),
+            commits=commits,
+            params=head.meta.policy.metrics if head.meta.policy else {},
+            accept_entry=view.accept_entry,
+        )
     )
 
 

@@ -22,12 +22,24 @@ from rag_ci.core.results import RunResult
 from rag_ci.core.scoring.verdict import cut_at_word
 
 SHORT_SHA = 7
-STAGE_TITLES = {"source": "Source changed", "retrieval": "Retrieval", "generation": "Generation", "error": "Errors"}
+STAGE_TITLES = {
+    "source": "Source changed",
+    "retrieval": "Retrieval",
+    "generation": "Generation",
+    "error": "Errors",
+}
 # Short names in rows; a `k` parameter joins the name ("hit@5").
-METRIC_LABELS = {"hit_at_k": "hit@{k}", "keyword_coverage": "keyword", "ndcg": "nDCG@{k}", "mrr": "MRR",
-                 "source_recall": "source recall@{k}", "source_precision": "source precision@{k}",
-                 "contextual_precision": "ctx precision", "contextual_recall": "ctx recall",
-                 "answer_relevancy": "relevancy"}
+METRIC_LABELS = {
+    "hit_at_k": "hit@{k}",
+    "keyword_coverage": "keyword",
+    "ndcg": "nDCG@{k}",
+    "mrr": "MRR",
+    "source_recall": "source recall@{k}",
+    "source_precision": "source precision@{k}",
+    "contextual_precision": "ctx precision",
+    "contextual_recall": "ctx recall",
+    "answer_relevancy": "relevancy",
+}
 RENAMED_SHOWN = 5  # renamed questions named in the counts line; the rest counted
 
 
@@ -53,9 +65,16 @@ class Commits:
     @classmethod
     def of_runs(cls, base: RunResult | None, head: RunResult) -> Commits:
         """From the results files alone (the command line): their recorded shas and refs."""
-        branch = base.meta.git_ref.removeprefix("refs/heads/") if base is not None and base.meta.git_ref else None
-        return cls(base_sha=base.meta.git_sha if base else None, base_branch=branch, head_sha=head.meta.git_sha,
-                   base_dirty=bool(base and base.meta.git_dirty), head_dirty=bool(head.meta.git_dirty))
+        branch = (
+            base.meta.git_ref.removeprefix("refs/heads/") if base is not None and base.meta.git_ref else None
+        )
+        return cls(
+            base_sha=base.meta.git_sha if base else None,
+            base_branch=branch,
+            head_sha=head.meta.git_sha,
+            base_dirty=bool(base and base.meta.git_dirty),
+            head_dirty=bool(head.meta.git_dirty),
+        )
 
 
 def short_sha(sha: str | None) -> str:
@@ -72,6 +91,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 
 # --- what fails the gate, by kind ---------------------------------------------------------
+
 
 def leak_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
     """Every question that leaks now: regressions, worse and still-leaking questions alike."""
@@ -123,7 +143,13 @@ def failing_sections(cmp: Comparison) -> list[tuple[str, int, str]]:
     sections = [("Routing leaks", len(leak_rows(cmp)), "")] if leak_rows(cmp) else []
     sections += [(title, len(rows), "") for title, rows in stage_groups(regression_rows(cmp))]
     if worse_rows(cmp):
-        sections.append(("Worse", len(worse_rows(cmp)), anchor(f"Worse ({len(worse_rows(cmp))}): already failing, now worse")))
+        sections.append(
+            (
+                "Worse",
+                len(worse_rows(cmp)),
+                anchor(f"Worse ({len(worse_rows(cmp))}): already failing, now worse"),
+            )
+        )
     return [(title, n, fragment or anchor(f"{title} ({n})")) for title, n, fragment in sections]
 
 
@@ -137,8 +163,12 @@ def where_line(cmp: Comparison) -> str:
     they ask (each question counted once), by stage."""
     corpora = Counter(" + ".join(c.corpora) for c in cmp.gating if c.corpora)
     stages = Counter(stage_of(c) for c in cmp.gating)
-    by_corpus = " · ".join(f"{name} {n}" for name, n in sorted(corpora.items(), key=lambda kv: (-kv[1], kv[0])))
-    by_stage = " · ".join(f"{'source changed' if name == 'source' else name} {n}" for name, n in stages.most_common())
+    by_corpus = " · ".join(
+        f"{name} {n}" for name, n in sorted(corpora.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    by_stage = " · ".join(
+        f"{'source changed' if name == 'source' else name} {n}" for name, n in stages.most_common()
+    )
     return f"{by_corpus} — {by_stage}" if by_corpus else by_stage
 
 
@@ -152,7 +182,9 @@ def counts_line(cmp: Comparison) -> list[str]:
     parts.append(plural(len(cmp.gains), "gain") + (f" ({noisy} possibly noise)" if noisy else ""))
     if cmp.removed:
         passing = len(cmp.removed_passing)
-        parts.append(f"{len(cmp.removed)} removed" + (f" ({passing} passed on the baseline)" if passing else ""))
+        parts.append(
+            f"{len(cmp.removed)} removed" + (f" ({passing} passed on the baseline)" if passing else "")
+        )
     if cmp.new:
         failing = len(cmp.new_failing)
         parts.append(f"{len(cmp.new)} new" + (f" ({failing} failing)" if failing else ""))
@@ -173,7 +205,9 @@ def counts_line(cmp: Comparison) -> list[str]:
 PASTE_IN_MARKDOWN = "the entries to paste are under each group's table"
 
 
-def next_line(cmp: Comparison | None, verdict: str, broken: bool = False, paste: str = PASTE_IN_MARKDOWN) -> str | None:
+def next_line(
+    cmp: Comparison | None, verdict: str, broken: bool = False, paste: str = PASTE_IN_MARKDOWN
+) -> str | None:
     """One line: what to do now. `paste` says where the accepted-file entries are in this view."""
     if broken:
         return "fix the cause above and re-run the job; nothing was compared."
@@ -224,15 +258,20 @@ def significance_line(cmp: Comparison) -> str | None:
     if overall.significant:
         chance = f"unlikely to be chance (McNemar p {p})"
     elif confirmed:  # few flips: the test cannot tell, but each one was re-asked and failed every time
-        chance = (f"too few flips for this test to rule out chance (McNemar p {p}), but the re-asks confirm "
-                  f"{plural(len(confirmed), 'regression')}: every answer failed")
+        chance = (
+            f"too few flips for this test to rule out chance (McNemar p {p}), but the re-asks confirm "
+            f"{plural(len(confirmed), 'regression')}: every answer failed"
+        )
     else:
         chance = f"could be chance (McNemar p {p})"
-    return (f"pass rate {overall.before * 100:.0f} % → {overall.after * 100:.0f} % ({overall.worse} of {overall.n} questions "
-            f"flipped down, {overall.better} up), {chance}")
+    return (
+        f"pass rate {overall.before * 100:.0f} % → {overall.after * 100:.0f} % ({overall.worse} of {overall.n} questions "
+        f"flipped down, {overall.better} up), {chance}"
+    )
 
 
 # --- one row per question ------------------------------------------------------------------
+
 
 def metric_label(name: str, params: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     template = METRIC_LABELS.get(name, name)
@@ -264,13 +303,20 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
         parts = [leak_words(change)]
     elif change.worse_because:  # a changed source is the evidence that matters, not its re-cut chunks
         # "lost X 1.00 → 0.00 (passed on the baseline)" would repeat the failing cell beside it.
-        because = "these passed on the baseline" if change.worse_because.startswith("lost ") and change.failing_metrics \
+        because = (
+            "these passed on the baseline"
+            if change.worse_because.startswith("lost ") and change.failing_metrics
             else change.worse_because
-        parts = [because, source_words(change) if stage_of(change) == "source" else "", *evidence[:limit - 1]]
+        )
+        parts = [
+            because,
+            source_words(change) if stage_of(change) == "source" else "",
+            *evidence[: limit - 1],
+        ]
         parts = [p for p in parts if p][:limit]
     elif stage_of(change) == "source":
         reasons = [m.reason for m in change.failing_metrics if m.reason]
-        parts = [source_words(change), *reasons[:limit - 1]]
+        parts = [source_words(change), *reasons[: limit - 1]]
     elif stage_of(change) == "retrieval" and change.retrieval_evidence:
         parts = evidence[:limit] or [m.reason for m in change.failing_metrics if m.reason][:limit]
     else:
@@ -285,7 +331,9 @@ def answers_words(change: QuestionChange) -> str:
     if change.answers <= 1:
         return ""
     asked = f", re-asked {change.answers - 1}×" if change.reasked else ""
-    if change.distinct_answers == 1:  # the same bytes each time: one answer, however often its verdict was reused
+    if (
+        change.distinct_answers == 1
+    ):  # the same bytes each time: one answer, however often its verdict was reused
         votes = change.judge_votes
         if not votes:
             return f"1 distinct answer{asked}: {'passes' if change.distinct_passed else 'fails'}"
@@ -313,7 +361,9 @@ def leak_words(change: QuestionChange) -> str:
 def baseline_words(change: QuestionChange) -> str:
     if change.old_verdict is None:
         return "new question"
-    return {"pass": "passed", "fail": "failed", "routing_error": "leaked too", "error": "errored"}.get(change.old_verdict, change.old_verdict)
+    return {"pass": "passed", "fail": "failed", "routing_error": "leaked too", "error": "errored"}.get(
+        change.old_verdict, change.old_verdict
+    )
 
 
 def row_notes(change: QuestionChange) -> list[str]:
@@ -322,9 +372,14 @@ def row_notes(change: QuestionChange) -> list[str]:
     if change.renamed_from:
         notes.insert(0, f"renamed from {change.renamed_from}")
     if change.baseline_carried:
-        notes.append("compared with its last good verdict" + (f" ({short_sha(change.carried_from_sha)})" if change.carried_from_sha else ""))
+        notes.append(
+            "compared with its last good verdict"
+            + (f" ({short_sha(change.carried_from_sha)})" if change.carried_from_sha else "")
+        )
     if change.source_changed and stage_of(change) != "source":  # in its own group, the row says it
-        notes.append("source changed in this PR — the reference may be stale: " + ", ".join(change.source_changed))
+        notes.append(
+            "source changed in this PR — the reference may be stale: " + ", ".join(change.source_changed)
+        )
     return notes
 
 
@@ -337,8 +392,10 @@ def source_words(change: QuestionChange) -> str:
 def accept_entry(change: QuestionChange) -> str:
     """The accepted-file entry that would let this regression pass, to paste (docs/accepted.md).
     Values are JSON strings (valid YAML): a quoted hash stays text, a quoted reason keeps its '#'."""
-    return (f"  - id: {_inert_json(change.id)}\n    question_hash: {_inert_json(change.question_hash or '')}\n"
-            '    reason: "…"  # why this change is intended (quote it: an unquoted # starts a comment)\n')
+    return (
+        f"  - id: {_inert_json(change.id)}\n    question_hash: {_inert_json(change.question_hash or '')}\n"
+        '    reason: "…"  # why this change is intended (quote it: an unquoted # starts a comment)\n'
+    )
 
 
 def _inert_json(text: str) -> str:
@@ -393,7 +450,10 @@ def whole_lines(text: str, limit: int) -> list[str]:
         kept.append(line)
         used += len(line) + 1
     if not kept and lines:
-        return [cut_at_word(lines[0], limit), *([f"…and {len(lines) - 1} more lines"] if len(lines) > 1 else [])]
+        return [
+            cut_at_word(lines[0], limit),
+            *([f"…and {len(lines) - 1} more lines"] if len(lines) > 1 else []),
+        ]
     rest = len(lines) - len(kept)
     return kept + ([f"…and {rest} more line{'s' if rest != 1 else ''}"] if rest else [])
 

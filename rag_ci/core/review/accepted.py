@@ -14,14 +14,14 @@ entries out; a comparison and entries in, a comparison out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
-from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
 
 # The shortest question_hash prefix an entry may give (the docs show 12 characters; the
@@ -57,7 +57,11 @@ def parse_accepted(text: str, filename: str) -> tuple[Acceptance, ...]:
     if items is None:
         return ()
     if not isinstance(items, list):
-        raise ValidationError([f"{filename}:{line_of(root) or 1}: `accepted` must be a list of {{id, question_hash, reason, metric}}"])
+        raise ValidationError(
+            [
+                f"{filename}:{line_of(root) or 1}: `accepted` must be a list of {{id, question_hash, reason, metric}}"
+            ]
+        )
     entries, problems = [], []
     for index, item in enumerate(items):
         line = line_of(items, index)
@@ -70,20 +74,38 @@ def parse_accepted(text: str, filename: str) -> tuple[Acceptance, ...]:
         if item.get("question_hash") is None or not _as_written(item, "question_hash", text):
             missing.insert(1, "question_hash")
         if unknown:
-            problems.append(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: id, question_hash, reason, metric)")
+            problems.append(
+                f"{where}: unknown key(s) {', '.join(unknown)} (allowed: id, question_hash, reason, metric)"
+            )
         if missing:
-            problems.append(f"{where}: missing {', '.join(missing)}" + (
-                " (the question_hash of each regression is in the HTML report and comparison.json)" if "question_hash" in missing else ""))
+            problems.append(
+                f"{where}: missing {', '.join(missing)}"
+                + (
+                    " (the question_hash of each regression is in the HTML report and comparison.json)"
+                    if "question_hash" in missing
+                    else ""
+                )
+            )
         if unknown or missing:
             continue
         question_hash = _as_written(item, "question_hash", text)
         if _cut_by_comment(item, "reason", text):
-            problems.append(f"{filename}:{line_of(item, 'reason') or line}: the reason is cut at ' #' (YAML reads the rest as a "
-                            "comment): quote it, e.g. reason: \"… (#231)\"")
+            problems.append(
+                f"{filename}:{line_of(item, 'reason') or line}: the reason is cut at ' #' (YAML reads the rest as a "
+                'comment): quote it, e.g. reason: "… (#231)"'
+            )
             continue
         metric = item.get("metric")
-        entries.append(Acceptance(id=str(item["id"]), question_hash=question_hash, reason=" ".join(str(item["reason"]).split()),
-                                  metric=str(metric) if metric not in (None, "") else None, line=line, file=filename))
+        entries.append(
+            Acceptance(
+                id=str(item["id"]),
+                question_hash=question_hash,
+                reason=" ".join(str(item["reason"]).split()),
+                metric=str(metric) if metric not in (None, "") else None,
+                line=line,
+                file=filename,
+            )
+        )
     if problems:
         raise ValidationError(problems)
     return tuple(entries)
@@ -117,8 +139,13 @@ def _cut_by_comment(item: Any, key: str, text: str) -> bool:
     return bool(re.search(r"\s#", written))
 
 
-def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str], *,
-                   baseline_hashes: Mapping[str, str] | None = None) -> Comparison:
+def apply_accepted(
+    comparison: Comparison,
+    entries: tuple[Acceptance, ...],
+    question_hashes: Mapping[str, str],
+    *,
+    baseline_hashes: Mapping[str, str] | None = None,
+) -> Comparison:
     """Move the regressions and worse questions the entries accept out of the gate, into
     `accepted`; entries that accept nothing become `stale_accepted`.
 
@@ -148,8 +175,14 @@ def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], ques
             elif whole or (crossed and {e.metric for e in covering} >= set(crossed)):
                 chosen = whole + covering
                 used.update(chosen)
-                accepted.append(AcceptedChange(change, tuple(dict.fromkeys(e.reason for e in chosen)), crossed,
-                                               tuple(dict.fromkeys(e.where for e in chosen))))
+                accepted.append(
+                    AcceptedChange(
+                        change,
+                        tuple(dict.fromkeys(e.reason for e in chosen)),
+                        crossed,
+                        tuple(dict.fromkeys(e.where for e in chosen)),
+                    )
+                )
             else:
                 kept.append(change)
         return tuple(kept)
@@ -167,19 +200,35 @@ def apply_accepted(comparison: Comparison, entries: tuple[Acceptance, ...], ques
             if before and before != current and entry.names(before):
                 why = f"the question changed since it was accepted (question_hash {entry.question_hash}, now {current})"
             else:
-                why = (f"its question_hash {entry.question_hash} is not this question's ({current}): mistyped, "
-                       "or copied from another question?")
+                why = (
+                    f"its question_hash {entry.question_hash} is not this question's ({current}): mistyped, "
+                    "or copied from another question?"
+                )
         elif any(c.id == entry.id and c.new_verdict == "routing_error" for c in comparison.gating):
             why = "a routing leak is never accepted"  # no entry can cover it: remove it
         elif any(c.id == entry.id for c in regressions + worse):
-            why = f"the question regressed on other metrics than {entry.metric}" if entry.metric else "not accepted"
+            why = (
+                f"the question regressed on other metrics than {entry.metric}"
+                if entry.metric
+                else "not accepted"
+            )
             insufficient = True
         else:
             why = "it did not regress in this run"
         stale.append(StaleAcceptance(entry.id, entry.metric, entry.reason, why, entry.where, insufficient))
-    return replace(comparison, regressions=regressions, worse=worse, accepted=tuple(accepted), stale_accepted=tuple(stale))
+    return replace(
+        comparison,
+        regressions=regressions,
+        worse=worse,
+        accepted=tuple(accepted),
+        stale_accepted=tuple(stale),
+    )
 
 
 def in_force(entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str]) -> list[dict[str, Any]]:
     """The entries that still apply to this question set, for the history line."""
-    return [{"id": e.id, "metric": e.metric, "reason": e.reason} for e in entries if e.names(question_hashes.get(e.id))]
+    return [
+        {"id": e.id, "metric": e.metric, "reason": e.reason}
+        for e in entries
+        if e.names(question_hashes.get(e.id))
+    ]

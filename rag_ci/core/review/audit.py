@@ -17,8 +17,8 @@ import csv
 import io
 import json
 import math
-import re
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -76,8 +76,9 @@ def stratum_of(question: QuestionResult, metric: str) -> str:
     return f"{corpus} × {verdict}"
 
 
-def draw_sample(run: RunResult, fraction: float, seed: int,
-                must_include: Mapping[str, str] | None = None) -> AuditSample:
+def draw_sample(
+    run: RunResult, fraction: float, seed: int, must_include: Mapping[str, str] | None = None
+) -> AuditSample:
     """`fraction` of each stratum (at least one question per stratum, rounded up), plus
     every question in `must_include` (id -> why) and every unstable verdict of the run."""
     if not 0 < fraction <= 1:
@@ -106,7 +107,9 @@ def draw_sample(run: RunResult, fraction: float, seed: int,
         items += [AuditItem(q.id, name, "sampled") for q in sorted(drawn, key=lambda q: q.id)]
         strata.append(Stratum(name, len(members), len(forced) + len(drawn)))
     random.Random(f"{seed}:order").shuffle(items)
-    return AuditSample(items=tuple(items), strata=tuple(strata), fraction=fraction, seed=seed, metrics=metrics)
+    return AuditSample(
+        items=tuple(items), strata=tuple(strata), fraction=fraction, seed=seed, metrics=metrics
+    )
 
 
 def sheet_entries(run: RunResult, sample: AuditSample) -> list[dict[str, Any]]:
@@ -115,15 +118,17 @@ def sheet_entries(run: RunResult, sample: AuditSample) -> list[dict[str, Any]]:
     entries = []
     for item in sample.items:
         q = by_id[item.id]
-        entries.append({
-            "id": q.id,
-            "question": q.question,
-            "corpora": list(q.corpora),
-            "reference": q.reference,
-            "expect": q.expect,  # "refusal": out of scope, a refusal is the right answer (no reference)
-            "answer": q.answer if q.answer is not None else f"(no answer: {q.error or 'error'})",
-            "passages": [{"doc_id": c.doc_id, "source": c.source, "text": c.text} for c in q.contexts],
-        })
+        entries.append(
+            {
+                "id": q.id,
+                "question": q.question,
+                "corpora": list(q.corpora),
+                "reference": q.reference,
+                "expect": q.expect,  # "refusal": out of scope, a refusal is the right answer (no reference)
+                "answer": q.answer if q.answer is not None else f"(no answer: {q.error or 'error'})",
+                "passages": [{"doc_id": c.doc_id, "source": c.source, "text": c.text} for c in q.contexts],
+            }
+        )
     return entries
 
 
@@ -193,7 +198,15 @@ def labels_csv(run: RunResult, sample: AuditSample) -> str:
     writer.writerow(["id", *columns, "labeller", "question", "reference", "answer", "passages"])
     for entry in sheet_entries(run, sample):
         passages = "\n\n".join(f"[{p['source'] or p['doc_id'] or ''}] {p['text']}" for p in entry["passages"])
-        cells = [entry["id"], *[""] * len(columns), "", entry["question"], entry["reference"] or "", entry["answer"], passages]
+        cells = [
+            entry["id"],
+            *[""] * len(columns),
+            "",
+            entry["question"],
+            entry["reference"] or "",
+            entry["answer"],
+            passages,
+        ]
         writer.writerow([_inert(c) for c in cells])
     return out.getvalue()
 
@@ -205,7 +218,9 @@ def _inert(cell: str) -> str:
 def describe_sample(sample: AuditSample) -> str:
     """Plain text for the terminal: the size and the strata."""
     forced = sum(1 for item in sample.items if item.why != "sampled")
-    lines = [f"audit sample: {len(sample.items)} answers ({forced} decided by this run), "
-             f"fraction {sample.fraction:g}, seed {sample.seed}, labels: {', '.join(sample.metrics)}"]
+    lines = [
+        f"audit sample: {len(sample.items)} answers ({forced} decided by this run), "
+        f"fraction {sample.fraction:g}, seed {sample.seed}, labels: {', '.join(sample.metrics)}"
+    ]
     lines += [f"  {s.name:<28} {s.picked:>3} of {s.size}" for s in sample.strata]
     return "\n".join(lines)

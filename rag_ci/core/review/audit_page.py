@@ -12,9 +12,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from rag_ci.core.review.audit import LABEL_FIELDS, AuditSample, sheet_entries, sheet_header
 from rag_ci.core.reporting.render import _environment
 from rag_ci.core.results import RunResult
+from rag_ci.core.review.audit import LABEL_FIELDS, AuditSample, sheet_entries, sheet_header
 
 _BUTTONS = {"correct": ("correct", "incorrect"), "complete": ("complete", "incomplete")}
 
@@ -23,7 +23,13 @@ def script_json(data: Any) -> Markup:
     """JSON safe inside <script>: no `<`, `>` or `&` can close the element or open a comment;
     U+2028/2029 escaped for older JavaScript parsers."""
     text = json.dumps(data, ensure_ascii=False)
-    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for char, escape in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(char, escape)
     return Markup(text)
 

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ci.core.results import RunResult
 from rag_ci.core.base.yamlsrc import line_of, load_yaml, unprintable_character
+from rag_ci.core.results import RunResult
 from rag_ci.errors import ValidationError
 
 _TRUE = {"true", "yes", "y", "1", "correct", "pass", "ok"}
@@ -97,7 +97,17 @@ class LabelSheet:
 
 # The sheet's columns and the metric each labels (rag_ci.core.review.audit writes them).
 _COLUMNS = {"correct": "correctness", "complete": "completeness"}
-_SHEET_KEYS = {"labels", "labeller", "judge", "judge_digest", "git_sha", "question_set_hash", "seed", "fraction", "metrics"}
+_SHEET_KEYS = {
+    "labels",
+    "labeller",
+    "judge",
+    "judge_digest",
+    "git_sha",
+    "question_set_hash",
+    "seed",
+    "fraction",
+    "metrics",
+}
 
 
 def parse_label_sheet(text: str, filename: str) -> LabelSheet:
@@ -132,12 +142,18 @@ def parse_label_sheet(text: str, filename: str) -> LabelSheet:
                 continue
             items.append((str(entry["id"]), entry, line))
     else:
-        raise ValidationError([f"{filename}:1: expected a mapping of id → true/false, or a list of {{id, correct}}"])
+        raise ValidationError(
+            [f"{filename}:1: expected a mapping of id → true/false, or a list of {{id, correct}}"]
+        )
     labels: dict[str, dict[str, bool]] = {}
     labellers = {str(header["labeller"]).strip()} if header.get("labeller") else set()
     unlabelled: list[str] = []
     for qid, value, line in items:
-        values = {column: value.get(column) for column in _COLUMNS} if isinstance(value, dict) else {"correct": value}
+        values = (
+            {column: value.get(column) for column in _COLUMNS}
+            if isinstance(value, dict)
+            else {"correct": value}
+        )
         if isinstance(value, dict) and value.get("labeller"):
             labellers.add(str(value["labeller"]).strip())
         if all(v is None or str(v).strip() == "" for v in values.values()):
@@ -153,8 +169,12 @@ def parse_label_sheet(text: str, filename: str) -> LabelSheet:
     if problems:
         raise ValidationError(problems)
     digest = header.get("judge_digest")
-    return LabelSheet(labels=labels, labellers=tuple(sorted(labellers - {""})),
-                      judge_digest=str(digest) if digest else None, unlabelled=tuple(unlabelled))
+    return LabelSheet(
+        labels=labels,
+        labellers=tuple(sorted(labellers - {""})),
+        judge_digest=str(digest) if digest else None,
+        unlabelled=tuple(unlabelled),
+    )
 
 
 def _parse_csv(text: str, filename: str) -> LabelSheet:
@@ -182,7 +202,9 @@ def _parse_csv(text: str, filename: str) -> LabelSheet:
             if not cell:
                 continue
             try:
-                labels.setdefault(_COLUMNS[column], {})[qid] = _as_bool(cell, f"{filename}:{row_number}: {qid}")
+                labels.setdefault(_COLUMNS[column], {})[qid] = _as_bool(
+                    cell, f"{filename}:{row_number}: {qid}"
+                )
             except ValidationError as exc:
                 problems.extend(exc.problems)
     if problems:
@@ -210,12 +232,22 @@ def calibrate(labels: Mapping[str, bool], run: RunResult, metric: str = "correct
             continue
         judge = result.passed
         pairs.append((human, judge))
-        key = ("both_correct" if judge else "human_only") if human else ("judge_only" if judge else "both_wrong")
+        key = (
+            ("both_correct" if judge else "human_only")
+            if human
+            else ("judge_only" if judge else "both_wrong")
+        )
         counts[key] += 1
         if human != judge:
             disagreements.append(Disagreement(qid, human, judge, result.reason))
-    return CalibrationReport(metric=metric, kappa=cohen_kappa(pairs), disagreements=tuple(disagreements),
-                             missing=tuple(missing), unjudged=tuple(unjudged), **counts)
+    return CalibrationReport(
+        metric=metric,
+        kappa=cohen_kappa(pairs),
+        disagreements=tuple(disagreements),
+        missing=tuple(missing),
+        unjudged=tuple(unjudged),
+        **counts,
+    )
 
 
 def render_calibration(report: CalibrationReport) -> str:
@@ -235,8 +267,10 @@ def render_calibration(report: CalibrationReport) -> str:
         if report.agreement is not None:
             # The judge-noise rule's p (docs/noise.md, "Judge noise"): reviewed into rag-ci.yml, never read
             # from a file a pull request could write.
-            lines.append(f"  disagreement   {1 - report.agreement:.3f}  (set `judge: {{disagreement_rate: "
-                         f"{1 - report.agreement:.3f}}}` in rag-ci.yml for the judge-noise rule)")
+            lines.append(
+                f"  disagreement   {1 - report.agreement:.3f}  (set `judge: {{disagreement_rate: "
+                f"{1 - report.agreement:.3f}}}` in rag-ci.yml for the judge-noise rule)"
+            )
     if report.disagreements:
         lines.append(f"Disagreements ({len(report.disagreements)}):")
         for d in report.disagreements:

@@ -43,8 +43,9 @@ def metrics_to_calibrate(run: RunResult) -> tuple[str, ...]:
     return tuple(m for m in CALIBRATED_METRICS if m in judge.metrics)
 
 
-def calibration_statuses(run: RunResult, records: Iterable[Mapping[str, Any]], today: Date, *,
-                         max_age_days: int, min_kappa: float) -> list[CalibrationStatus]:
+def calibration_statuses(
+    run: RunResult, records: Iterable[Mapping[str, Any]], today: Date, *, max_age_days: int, min_kappa: float
+) -> list[CalibrationStatus]:
     """One status per labelled judge metric of the run; empty for a judge-free run."""
     judge = run.meta.judge
     if judge is None:
@@ -54,8 +55,14 @@ def calibration_statuses(run: RunResult, records: Iterable[Mapping[str, Any]], t
     for metric in metrics_to_calibrate(run):
         mine = [r for r in records if r.get("judge_digest") == digest and r.get("metric") == metric]
         if not mine:
-            statuses.append(CalibrationStatus(metric, "none", f"{metric} judge not calibrated: no human labels for this judge fingerprint "
-                                                               f"({digest[:12]}); label an audit sample (rag-ci audit sample)"))
+            statuses.append(
+                CalibrationStatus(
+                    metric,
+                    "none",
+                    f"{metric} judge not calibrated: no human labels for this judge fingerprint "
+                    f"({digest[:12]}); label an audit sample (rag-ci audit sample)",
+                )
+            )
             continue
         latest = max(mine, key=lambda r: str(r["date"]))
         day, kappa = str(latest["date"])[:10], latest.get("kappa")
@@ -66,9 +73,13 @@ def calibration_statuses(run: RunResult, records: Iterable[Mapping[str, Any]], t
         except ValueError:
             age = max_age_days + 1
         if age > max_age_days:
-            statuses.append(CalibrationStatus(metric, "stale", f"{summary}: older than {max_age_days} days, re-audit"))
+            statuses.append(
+                CalibrationStatus(metric, "stale", f"{summary}: older than {max_age_days} days, re-audit")
+            )
         elif kappa is None or kappa < min_kappa:
-            statuses.append(CalibrationStatus(metric, "low_kappa", f"{summary}: below the minimum kappa {min_kappa:.2f}"))
+            statuses.append(
+                CalibrationStatus(metric, "low_kappa", f"{summary}: below the minimum kappa {min_kappa:.2f}")
+            )
         else:
             statuses.append(CalibrationStatus(metric, "calibrated", summary))
     return statuses
@@ -87,8 +98,10 @@ def calibration_limits(run: RunResult) -> tuple[int, float]:
     defaults = JudgeConfig()
     recorded = run.meta.policy.judge if run.meta.policy else {}
     max_age, min_kappa = recorded.get("calibration_max_age_days"), recorded.get("min_kappa")
-    return (max_age if isinstance(max_age, int) and max_age >= 1 else defaults.calibration_max_age_days,
-            float(min_kappa) if isinstance(min_kappa, (int, float)) else defaults.min_kappa)
+    return (
+        max_age if isinstance(max_age, int) and max_age >= 1 else defaults.calibration_max_age_days,
+        float(min_kappa) if isinstance(min_kappa, (int, float)) else defaults.min_kappa,
+    )
 
 
 def statuses_from_history(run: RunResult, history_text: str | None, today: Date) -> list[CalibrationStatus]:
@@ -96,4 +109,6 @@ def statuses_from_history(run: RunResult, history_text: str | None, today: Date)
     from rag_ci.core.comparison.history import parse_calibrations
 
     max_age, min_kappa = calibration_limits(run)
-    return calibration_statuses(run, parse_calibrations(history_text or ""), today, max_age_days=max_age, min_kappa=min_kappa)
+    return calibration_statuses(
+        run, parse_calibrations(history_text or ""), today, max_age_days=max_age, min_kappa=min_kappa
+    )

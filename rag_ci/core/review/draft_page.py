@@ -18,13 +18,22 @@ REVIEWED_FILE = "reviewed.yml"
 PAGE_FILE = "review.html"
 
 
-def render_draft_page(entries: list[dict[str, Any]], questions_file: str, corpora: Sequence[str] = (),
-                      documents: Mapping[str, Sequence[str]] | None = None) -> str:
+def render_draft_page(
+    entries: list[dict[str, Any]],
+    questions_file: str,
+    corpora: Sequence[str] = (),
+    documents: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """`corpora`: the routing table's names (doc_id's choices); `documents`: corpus -> the
     names its documents are cited by (sources' choices, rag_ci.core.review.draft_review.document_choices)."""
     env = _environment(True)
     if "jsonscript" not in env.filters:
         env.filters["jsonscript"] = script_json
-    data = {"questions_file": questions_file, "entries": entries, "file": REVIEWED_FILE, "corpora": list(corpora),
-            "documents": {corpus: list(names) for corpus, names in (documents or {}).items()}}
+    data = {
+        "questions_file": questions_file,
+        "entries": entries,
+        "file": REVIEWED_FILE,
+        "corpora": list(corpora),
+        "documents": {corpus: list(names) for corpus, names in (documents or {}).items()},
+    }
     return env.get_template("drafts.html.j2").render(data=data, count=len(entries))

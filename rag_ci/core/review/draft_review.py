@@ -32,11 +32,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.core.questionset.documents import ambiguous_file_names, citation_style, cites
 from rag_ci.core.questionset.passages import Passage
 from rag_ci.core.questionset.questions import Question, QuestionSet
 from rag_ci.core.questionset.yaml_edit import flow_list, open_question_set, remove_items_and_status
-from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.errors import ValidationError
 
 DECISIONS = ("approve", "reject")
@@ -45,7 +45,9 @@ EXPECTS = ("answer", "refusal")
 MAX_DOCUMENT_CHARS = 20_000  # a whole cited document shown instead of a changed passage
 
 
-def review_entries(questions: QuestionSet, passages: Mapping[str, Passage], documents: Mapping[str, str]) -> list[dict[str, Any]]:
+def review_entries(
+    questions: QuestionSet, passages: Mapping[str, Passage], documents: Mapping[str, str]
+) -> list[dict[str, Any]]:
     """One entry per draft for the page: the draft, its passages, and where they came from.
     `passages`: hash -> passage; `documents`: `corpus/path` -> text (for a changed passage)."""
     entries = []
@@ -59,16 +61,31 @@ def review_entries(questions: QuestionSet, passages: Mapping[str, Passage], docu
                 shown.append({"label": passages[h].label, "text": passages[h].text})
         if hashes and len(shown) < len(hashes):
             note = "the passage changed since it was drafted: the whole cited document is shown"
-            shown = [{"label": name, "text": text[:MAX_DOCUMENT_CHARS]} for s in q.sources
-                     for name, text in documents.items() if _cited(s, name)]
+            shown = [
+                {"label": name, "text": text[:MAX_DOCUMENT_CHARS]}
+                for s in q.sources
+                for name, text in documents.items()
+                if _cited(s, name)
+            ]
         elif not hashes and q.is_refusal:
             note = "out of scope: check that no corpus covers it, and that refusing is the right answer"
-        entries.append({
-            "id": q.id, "hash": q.content_hash, "question": q.question, "reference": q.reference,
-            "keywords": list(q.keywords), "doc_id": list(q.doc_id), "sources": list(q.sources), "tags": list(q.tags),
-            "expect": q.expect, "writer": q.provenance.writer if q.provenance else None,
-            "date": q.provenance.date if q.provenance else None, "passages": shown, "note": note,
-        })
+        entries.append(
+            {
+                "id": q.id,
+                "hash": q.content_hash,
+                "question": q.question,
+                "reference": q.reference,
+                "keywords": list(q.keywords),
+                "doc_id": list(q.doc_id),
+                "sources": list(q.sources),
+                "tags": list(q.tags),
+                "expect": q.expect,
+                "writer": q.provenance.writer if q.provenance else None,
+                "date": q.provenance.date if q.provenance else None,
+                "passages": shown,
+                "note": note,
+            }
+        )
     return entries
 
 
@@ -149,7 +166,9 @@ def parse_reviewed(text: str, filename: str) -> Reviewed:
     reported with its line, nothing partial. Ids are NFC-normalised, like question ids."""
     root = load_yaml(text, filename)
     if not isinstance(root, dict) or not isinstance(root.get("drafts"), list):
-        raise ValidationError([f"{filename}:1: expected a reviewed-drafts file (a `drafts` list), as the review page saves it"])
+        raise ValidationError(
+            [f"{filename}:1: expected a reviewed-drafts file (a `drafts` list), as the review page saves it"]
+        )
     problems, decisions, seen = [], [], set()
     reviewer = root.get("reviewer")
     for index, item in enumerate(root["drafts"]):
@@ -175,7 +194,15 @@ def parse_reviewed(text: str, filename: str) -> Reviewed:
         digest = item.get("hash")
         if isinstance(digest, int) and not isinstance(digest, bool):  # an all-digit hash written unquoted
             digest = str(digest)
-        decisions.append(Decision(qid, digest.strip() or None if isinstance(digest, str) else None, decision or None, edits, line))
+        decisions.append(
+            Decision(
+                qid,
+                digest.strip() or None if isinstance(digest, str) else None,
+                decision or None,
+                edits,
+                line,
+            )
+        )
     if problems:
         raise ValidationError(problems)
     return Reviewed(str(reviewer).strip() or None if reviewer is not None else None, tuple(decisions))
@@ -190,8 +217,13 @@ class Applied:
     undecided: tuple[str, ...]
 
 
-def check_decisions(filename: str, drafts: Mapping[str, Question], reviewed: Reviewed, reviewed_name: str,
-                    corpora: set[str] | None = None) -> None:
+def check_decisions(
+    filename: str,
+    drafts: Mapping[str, Question],
+    reviewed: Reviewed,
+    reviewed_name: str,
+    corpora: set[str] | None = None,
+) -> None:
     """ValidationError naming the reviewed file's line for every decision that cannot be applied."""
     problems = []
     for d in reviewed.decisions:
@@ -199,14 +231,20 @@ def check_decisions(filename: str, drafts: Mapping[str, Question], reviewed: Rev
         if d.id not in drafts:
             problems.append(f"{where}: {d.id} is not a draft of {filename} (approved or removed since?)")
         elif d.hash is None:
-            problems.append(f"{where}: {d.id} has no `hash:` (the draft's content hash when it was reviewed): make a new "
-                            "page with `rag-ci questions review`, or decide with `rag-ci questions approve/reject/edit`")
+            problems.append(
+                f"{where}: {d.id} has no `hash:` (the draft's content hash when it was reviewed): make a new "
+                "page with `rag-ci questions review`, or decide with `rag-ci questions approve/reject/edit`"
+            )
         elif d.hash != drafts[d.id].content_hash:
-            problems.append(f"{where}: {d.id} changed in {filename} since the review page was made: make a new page")
+            problems.append(
+                f"{where}: {d.id} changed in {filename} since the review page was made: make a new page"
+            )
         unknown = [c for c in d.edits.get("doc_id", ()) if corpora is not None and c not in corpora]
         if unknown:
-            problems.append(f"{where}: {d.id}: doc_id {', '.join(unknown)} is not a corpus of the routing table "
-                            f"({', '.join(sorted(corpora or ())) or 'none'})")
+            problems.append(
+                f"{where}: {d.id}: doc_id {', '.join(unknown)} is not a corpus of the routing table "
+                f"({', '.join(sorted(corpora or ())) or 'none'})"
+            )
     if problems:
         raise ValidationError(problems)
 
@@ -223,15 +261,23 @@ REVIEWED_SET_HEADER = """\
 """
 
 
-def apply_reviewed(questions_text: str, filename: str, drafts: Mapping[str, Question], reviewed: Reviewed,
-                   reviewed_name: str = "the reviewed file", corpora: set[str] | None = None) -> Applied:
+def apply_reviewed(
+    questions_text: str,
+    filename: str,
+    drafts: Mapping[str, Question],
+    reviewed: Reviewed,
+    reviewed_name: str = "the reviewed file",
+    corpora: set[str] | None = None,
+) -> Applied:
     """questions.yml with the decisions applied. `drafts`: the set's drafts by id, as parsed now;
     `corpora`: the routing table, which an edited doc_id must name."""
     check_decisions(filename, drafts, reviewed, reviewed_name, corpora)
     rejected = [d.id for d in reviewed.decisions if d.decision == "reject"]
     approved = [d for d in reviewed.decisions if d.decision == "approve"]
     # Removals first, line by line: every comment not inside a rejected draft stays put.
-    text, remove_left, status_left = remove_items_and_status(questions_text, set(rejected), {d.id for d in approved})
+    text, remove_left, status_left = remove_items_and_status(
+        questions_text, set(rejected), {d.id for d in approved}
+    )
     # An undecided draft keeps the reviewer's edits (`questions edit` without --approve) and stays a draft.
     to_edit = approved + [d for d in reviewed.decisions if d.decision is None and d.edits]
     edited = [d.id for d in to_edit if _changes(d, drafts[d.id])]
@@ -249,12 +295,21 @@ def _changes(decision: Decision, draft: Question) -> dict[str, Any]:
     return {name: value for name, value in decision.edits.items() if value != getattr(draft, name)}
 
 
-def _edit_drafts(text: str, filename: str, decisions: list[Decision], drafts: Mapping[str, Question],
-                 reviewer: str | None, status_left: set[str], remove_left: set[str]) -> str:
+def _edit_drafts(
+    text: str,
+    filename: str,
+    decisions: list[Decision],
+    drafts: Mapping[str, Question],
+    reviewer: str | None,
+    status_left: set[str],
+    remove_left: set[str],
+) -> str:
     """The drafts' edits, and the approved ones' reviewer, with ruamel (values quoted as YAML needs). A new
     key goes before the item's last one: comments after an item hang on its last key."""
     edit = open_question_set(text, filename)
-    by_id = {unicodedata.normalize("NFC", str(item.get("id"))): item for item in edit.items if hasattr(item, "get")}
+    by_id = {
+        unicodedata.normalize("NFC", str(item.get("id"))): item for item in edit.items if hasattr(item, "get")
+    }
     for qid in remove_left:  # in a `[...]` list: no lines of its own to remove
         edit.items.remove(by_id[qid])
     for d in decisions:
@@ -267,7 +322,12 @@ def _edit_drafts(text: str, filename: str, decisions: list[Decision], drafts: Ma
                 item.insert(len(item) - 1, name, value)
         if d.id in status_left and "status" in item:
             del item["status"]
-        if d.decision == "approve" and reviewer and "provenance" in item and hasattr(item["provenance"], "__setitem__"):
+        if (
+            d.decision == "approve"
+            and reviewer
+            and "provenance" in item
+            and hasattr(item["provenance"], "__setitem__")
+        ):
             item["provenance"]["reviewed_by"] = reviewer
     return edit.dump()
 
@@ -282,15 +342,29 @@ def _quoted(value: str) -> str:
     """A YAML double-quoted string: JSON's escapes, plus the characters YAML does not allow raw
     (the review page's `q()` does the same)."""
     text = json.dumps(value, ensure_ascii=False)
-    return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029\ufffe\uffff" else c for c in text)
+    return "".join(
+        f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029\ufffe\uffff" else c for c in text
+    )
 
 
 def dump_reviewed(reviewer: str | None, decisions: Iterable[Decision], questions_file: str) -> str:
     """A reviewed file in the review page's format (docs/questions.md), e.g. from `questions review --cli`."""
-    out = [f"# rag-ci reviewed drafts of {_quoted(questions_file)}", f"reviewer: {_quoted(reviewer or '')}", "drafts:"]
+    out = [
+        f"# rag-ci reviewed drafts of {_quoted(questions_file)}",
+        f"reviewer: {_quoted(reviewer or '')}",
+        "drafts:",
+    ]
     for d in decisions:
-        out += [f"  - id: {_quoted(d.id)}", f"    hash: {_quoted(d.hash or '')}", "    decision:" + (f" {d.decision}" if d.decision else "")]
+        out += [
+            f"  - id: {_quoted(d.id)}",
+            f"    hash: {_quoted(d.hash or '')}",
+            "    decision:" + (f" {d.decision}" if d.decision else ""),
+        ]
         for name, value in d.edits.items():
-            shown = "[" + ", ".join(_quoted(v) for v in value) + "]" if isinstance(value, tuple) else _quoted(value)
+            shown = (
+                "[" + ", ".join(_quoted(v) for v in value) + "]"
+                if isinstance(value, tuple)
+                else _quoted(value)
+            )
             out.append(f"    {name}: {shown}")
     return "\n".join(out) + "\n"

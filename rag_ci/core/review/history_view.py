@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 from dataclasses import dataclass
 from datetime import date as Date
 from functools import cached_property
+from typing import Any
 
-from rag_ci.core.comparison.history import known_flaky, marked_lines, read_history, trend_summary, without_unvouched_marks
-from rag_ci.core.review.calibration_status import CalibrationStatus, statuses_from_history
+from rag_ci.core.comparison.history import (
+    known_flaky,
+    marked_lines,
+    read_history,
+    trend_summary,
+    without_unvouched_marks,
+)
 from rag_ci.core.results import RunResult
+from rag_ci.core.review.calibration_status import CalibrationStatus, statuses_from_history
 
 
 @dataclass(frozen=True)

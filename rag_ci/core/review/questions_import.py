@@ -65,13 +65,21 @@ def parse_log(text: str, filename: str) -> list[LoggedQuestion]:
         corpora = entry.get("corpora", ())
         if isinstance(corpora, str):
             corpora = [corpora]
-        if not isinstance(corpora, (list, tuple)) or not all(isinstance(c, str) and c.strip() for c in corpora):
+        if not isinstance(corpora, (list, tuple)) or not all(
+            isinstance(c, str) and c.strip() for c in corpora
+        ):
             problems.append(f"{where}: `corpora` must be a list of corpus names")
             continue
         extras = {}
         for key in ("answer", "feedback"):
             value = entry.get(key)
-            extras[key] = None if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            extras[key] = (
+                None
+                if value is None
+                else value
+                if isinstance(value, str)
+                else json.dumps(value, ensure_ascii=False)
+            )
         found.append(LoggedQuestion(question.strip(), tuple(corpora), extras["answer"], extras["feedback"]))
     if problems:
         raise ValidationError(problems)
@@ -90,7 +98,9 @@ def _fresh_ids(existing: set[str], prefix: str, count: int) -> list[str]:
     return [f"{prefix}{n:03d}" for n in range(start, start + count)]
 
 
-def append_drafts(questions_text: str, filename: str, logged: list[LoggedQuestion], *, prefix: str = "LOG-") -> ImportResult:
+def append_drafts(
+    questions_text: str, filename: str, logged: list[LoggedQuestion], *, prefix: str = "LOG-"
+) -> ImportResult:
     """questions.yml with a draft per logged question not already in it (same words)."""
     edit = open_question_set(questions_text, filename)
     items = edit.items

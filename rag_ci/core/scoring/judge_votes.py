@@ -48,7 +48,7 @@ def lead_needed(p: float, confirm_runs: int) -> int:
 
 
 def state(votes: list[bool], lead: int, confirm_runs: int) -> State:
-    """"pass"/"fail" once one side leads by `lead`; "split" when that can no longer happen within
+    """ "pass"/"fail" once one side leads by `lead`; "split" when that can no longer happen within
     `confirm_runs` votes; "open" while another vote may decide."""
     margin = votes.count(False) - votes.count(True)
     if margin >= lead:
@@ -131,5 +131,11 @@ def rule_row(p: float, confirm_runs: int = 3, truly_failing: float = 0.0) -> Rul
     calls_ff = p * (1 - p) * (head_right.votes + hr * base_noise.votes)
     caught = (1 - p) * hr * (1 - base_right.wrong - base_right.split)  # baseline truly passed, stored pass
     t = truly_failing
-    return RuleRow(p, lead, (1 - t) * pass_both + t * fail_both, (1 - t) * split_pp + t * split_ff,
-                   (1 - t) * calls_pp + t * calls_ff, caught)
+    return RuleRow(
+        p,
+        lead,
+        (1 - t) * pass_both + t * fail_both,
+        (1 - t) * split_pp + t * split_ff,
+        (1 - t) * calls_pp + t * calls_ff,
+        caught,
+    )

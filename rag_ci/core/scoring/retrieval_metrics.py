@@ -7,8 +7,8 @@ one answer and returns MetricResults with pass/fail against the thresholds.
 from __future__ import annotations
 
 import re
-from typing import Literal
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -37,8 +37,11 @@ def _extension_dropped(with_extension: str, without: str) -> bool:
     """`without` names the document `with_extension` names, its file extension left out."""
     document, bare = _document_of(with_extension), _document_of(without)
     extension = _EXTENSION.search(document.rsplit("/", 1)[-1])
-    return (extension is not None and _EXTENSION.search(bare.rsplit("/", 1)[-1]) is None
-            and document[: -len(extension.group())] == bare)
+    return (
+        extension is not None
+        and _EXTENSION.search(bare.rsplit("/", 1)[-1]) is None
+        and document[: -len(extension.group())] == bare
+    )
 
 
 def source_matches(context_source: str | None, expected: str) -> bool:
@@ -107,10 +110,17 @@ def keyword_coverage(answer: str, keywords: Sequence[str]) -> float:
     return found / len(keywords)
 
 
-def _result(name: str, score: float, cfg: MetricConfig, reason: str,
-            kind: Literal["retrieval", "answer", "judge"] = "retrieval") -> MetricResult:
+def _result(
+    name: str,
+    score: float,
+    cfg: MetricConfig,
+    reason: str,
+    kind: Literal["retrieval", "answer", "judge"] = "retrieval",
+) -> MetricResult:
     passed = None if cfg.threshold is None else score >= cfg.threshold
-    return MetricResult(name=name, kind=kind, score=round(score, 6), threshold=cfg.threshold, passed=passed, reason=reason)
+    return MetricResult(
+        name=name, kind=kind, score=round(score, 6), threshold=cfg.threshold, passed=passed, reason=reason
+    )
 
 
 def score_retrieval(
@@ -135,22 +145,48 @@ def score_retrieval(
             if name == "hit_at_k":
                 results[name] = _result(name, hit_at_k(rel, k), cfg, _hit_reason(rel, found, len(sources), k))
             elif name == "mrr":
-                results[name] = _result(name, reciprocal_rank(rel), cfg, f"first expected source at rank {_first_rank(rel)}" if rel.any() else "no expected source retrieved")
+                results[name] = _result(
+                    name,
+                    reciprocal_rank(rel),
+                    cfg,
+                    f"first expected source at rank {_first_rank(rel)}"
+                    if rel.any()
+                    else "no expected source retrieved",
+                )
             elif name == "ndcg":
-                results[name] = _result(name, ndcg_at_k(rel, k, len(sources)), cfg, f"nDCG@{k} over {len(sources)} expected sources")
+                results[name] = _result(
+                    name,
+                    ndcg_at_k(rel, k, len(sources)),
+                    cfg,
+                    f"nDCG@{k} over {len(sources)} expected sources",
+                )
             elif name == "source_recall":
-                results[name] = _result(name, source_recall_at_k(rel, k, len(sources)), cfg, f"{int(rel[:k].sum())}/{len(sources)} expected sources in the top {k}")
+                results[name] = _result(
+                    name,
+                    source_recall_at_k(rel, k, len(sources)),
+                    cfg,
+                    f"{int(rel[:k].sum())}/{len(sources)} expected sources in the top {k}",
+                )
             elif name == "source_precision":
-                results[name] = _result(name, source_precision_at_k(rel, k), cfg, f"{int(rel[:k].sum())} of the top {min(k, len(contexts))} contexts are expected sources")
+                results[name] = _result(
+                    name,
+                    source_precision_at_k(rel, k),
+                    cfg,
+                    f"{int(rel[:k].sum())} of the top {min(k, len(contexts))} contexts are expected sources",
+                )
     if "keyword_coverage" in configs and question.keywords:
         cfg = configs["keyword_coverage"]
         missing = [kw for kw in question.keywords if normalise_text(kw) not in normalise_text(answer)]
         reason = "all keywords present" if not missing else "missing: " + ", ".join(missing)
-        results["keyword_coverage"] = _result("keyword_coverage", keyword_coverage(answer, question.keywords), cfg, reason, kind="answer")
+        results["keyword_coverage"] = _result(
+            "keyword_coverage", keyword_coverage(answer, question.keywords), cfg, reason, kind="answer"
+        )
     if "refusal" in configs:
         refused = is_refusal(answer)
         if question.is_refusal:
-            score, reason = (1.0, "refused as expected") if refused else (0.0, "answered an out-of-scope question")
+            score, reason = (
+                (1.0, "refused as expected") if refused else (0.0, "answered an out-of-scope question")
+            )
         else:
             score, reason = (0.0, "refused an in-scope question") if refused else (1.0, "answered")
         results["refusal"] = _result("refusal", score, configs["refusal"], reason, kind="answer")

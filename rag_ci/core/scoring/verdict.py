@@ -10,7 +10,17 @@ from typing import Literal
 from rag_ci.core.results import MetricResult, QuestionResult, Verdict
 
 # Metrics that judge what was retrieved; the others judge the answer.
-RETRIEVAL_STAGE = frozenset({"hit_at_k", "mrr", "ndcg", "source_precision", "source_recall", "contextual_precision", "contextual_recall"})
+RETRIEVAL_STAGE = frozenset(
+    {
+        "hit_at_k",
+        "mrr",
+        "ndcg",
+        "source_precision",
+        "source_recall",
+        "contextual_precision",
+        "contextual_recall",
+    }
+)
 # The retrieval check used to classify failures, best first (docs/gate.md: expected source in
 # the top k, or contextual recall when the question lists no sources).
 _RETRIEVAL_CHECKS = ("hit_at_k", "contextual_recall")
@@ -38,7 +48,9 @@ def failure_stage(metrics: Mapping[str, MetricResult]) -> Stage | None:
     generation: the right context was there (or none was expected), the answer failed;
     both: neither held.
     """
-    retrieval_ok = next((metrics[n].passed for n in _RETRIEVAL_CHECKS if n in metrics and metrics[n].passed is not None), None)
+    retrieval_ok = next(
+        (metrics[n].passed for n in _RETRIEVAL_CHECKS if n in metrics and metrics[n].passed is not None), None
+    )
     answer_failed = any(m.passed is False for name, m in metrics.items() if name not in RETRIEVAL_STAGE)
     retrieval_failed = retrieval_ok is False or any(
         m.passed is False for name, m in metrics.items() if name in RETRIEVAL_STAGE
@@ -93,12 +105,25 @@ def cut_at_word(text: str, limit: int) -> str:
 
 # What to check for the most common causes of errors, by what their message says.
 _HINTS = (
-    (re.compile(r"\b401\b|unauthori[sz]ed|invalid[ _-]?api[ _-]?key|incorrect api key|authentication", re.I), "check the key"),
+    (
+        re.compile(
+            r"\b401\b|unauthori[sz]ed|invalid[ _-]?api[ _-]?key|incorrect api key|authentication", re.I
+        ),
+        "check the key",
+    ),
     (re.compile(r"\b403\b|forbidden|permission", re.I), "check the key's permissions"),
-    (re.compile(r"\b429\b|rate.?limit|quota", re.I), "rate-limited: lower the concurrency or raise the quota"),
+    (
+        re.compile(r"\b429\b|rate.?limit|quota", re.I),
+        "rate-limited: lower the concurrency or raise the quota",
+    ),
     (re.compile(r"timed? ?out|timeout", re.I), "it did not answer in time: is it up, is timeout_s enough?"),
-    (re.compile(r"connection refused|connect(ion)? ?error|cannot connect|name or service not known|unreachable", re.I),
-     "is it running and reachable?"),
+    (
+        re.compile(
+            r"connection refused|connect(ion)? ?error|cannot connect|name or service not known|unreachable",
+            re.I,
+        ),
+        "is it running and reachable?",
+    ),
     (re.compile(r"\b5\d\d\b|server error|overloaded", re.I), "the service failed: re-run later"),
 )
 
@@ -108,6 +133,10 @@ def error_causes(questions: Sequence[QuestionResult], limit: int = 5) -> list[tu
 
     A cause is the error's message on one line, cut at 160 characters, so questions that
     failed the same way count together ("38 × judge HTTP 401 … — check the key")."""
-    causes = Counter(cut_at_word(" ".join(c.split()), 160) for c in map(environment_error, questions) if c is not None)
-    return [(n, cause, next((hint for pattern, hint in _HINTS if pattern.search(cause)), None))
-            for cause, n in causes.most_common(limit)]
+    causes = Counter(
+        cut_at_word(" ".join(c.split()), 160) for c in map(environment_error, questions) if c is not None
+    )
+    return [
+        (n, cause, next((hint for pattern, hint in _HINTS if pattern.search(cause)), None))
+        for cause, n in causes.most_common(limit)
+    ]

@@ -61,18 +61,74 @@ def provider_spec(name: str) -> ProviderSpec:
 
 
 _HERE = "rag_ci.judges.providers"
-register_provider(ProviderSpec("openai", "openai", ("openai",), f"{_HERE}.openai_chat:OpenAIChat",
-                               "OPENAI_API_KEY", key_required=True, self_hosted=False))
-register_provider(ProviderSpec("openai-compatible", "openai", ("openai",), f"{_HERE}.openai_chat:OpenAIChat",
-                               None, key_required=False, self_hosted=True))
-register_provider(ProviderSpec("anthropic", "anthropic", ("anthropic",), f"{_HERE}.anthropic_messages:AnthropicMessages",
-                               "ANTHROPIC_API_KEY", key_required=True, self_hosted=False))
-register_provider(ProviderSpec("gemini", "gemini", ("google.genai",), f"{_HERE}.gemini_generate:GeminiGenerate",
-                               "GOOGLE_API_KEY", key_required=True, self_hosted=False))
-register_provider(ProviderSpec("ollama", "ollama", ("ollama",), f"{_HERE}.ollama_chat:OllamaChat",
-                               None, key_required=False, self_hosted=True))
+register_provider(
+    ProviderSpec(
+        "openai",
+        "openai",
+        ("openai",),
+        f"{_HERE}.openai_chat:OpenAIChat",
+        "OPENAI_API_KEY",
+        key_required=True,
+        self_hosted=False,
+    )
+)
+register_provider(
+    ProviderSpec(
+        "openai-compatible",
+        "openai",
+        ("openai",),
+        f"{_HERE}.openai_chat:OpenAIChat",
+        None,
+        key_required=False,
+        self_hosted=True,
+    )
+)
+register_provider(
+    ProviderSpec(
+        "anthropic",
+        "anthropic",
+        ("anthropic",),
+        f"{_HERE}.anthropic_messages:AnthropicMessages",
+        "ANTHROPIC_API_KEY",
+        key_required=True,
+        self_hosted=False,
+    )
+)
+register_provider(
+    ProviderSpec(
+        "gemini",
+        "gemini",
+        ("google.genai",),
+        f"{_HERE}.gemini_generate:GeminiGenerate",
+        "GOOGLE_API_KEY",
+        key_required=True,
+        self_hosted=False,
+    )
+)
+register_provider(
+    ProviderSpec(
+        "ollama",
+        "ollama",
+        ("ollama",),
+        f"{_HERE}.ollama_chat:OllamaChat",
+        None,
+        key_required=False,
+        self_hosted=True,
+    )
+)
 # A dry run, not a judge: DeepEval's prompts answered in-process by a fixed policy (docs/judges.md).
-register_provider(ProviderSpec("fake", "deepeval", (), "rag_ci.judges.fake:FakeChat",
-                               None, key_required=False, self_hosted=True))
+register_provider(
+    ProviderSpec(
+        "fake", "deepeval", (), "rag_ci.judges.fake:FakeChat", None, key_required=False, self_hosted=True
+    )
+)
 
-__all__ = ["PROVIDERS", "ChatProvider", "Completion", "ProviderSettings", "ProviderSpec", "provider_spec", "register_provider"]
+__all__ = [
+    "PROVIDERS",
+    "ChatProvider",
+    "Completion",
+    "ProviderSettings",
+    "ProviderSpec",
+    "provider_spec",
+    "register_provider",
+]

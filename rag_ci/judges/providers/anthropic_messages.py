@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rag_ci.judges.providers.base import Completion, ProviderSettings, transport_failure, parse_raw, request_budget
+from rag_ci.judges.providers.base import (
+    Completion,
+    ProviderSettings,
+    parse_raw,
+    request_budget,
+    transport_failure,
+)
 from rag_ci.judges.providers.openai_chat import _short
 from rag_ci.judges.providers.schemas import strict_json_schema
 from rag_ci.judges.retry import Failure, is_retryable_status, parse_retry_after
@@ -30,11 +36,13 @@ class AnthropicMessages:
     async def complete(self, prompt: str, schema: type[BaseModel] | None) -> Completion:
         kwargs: dict = {}
         if schema is not None:
-            kwargs["tools"] = [{
-                "name": schema.__name__,
-                "description": "Return your answer as the arguments of this tool.",
-                "input_schema": strict_json_schema(schema),
-            }]
+            kwargs["tools"] = [
+                {
+                    "name": schema.__name__,
+                    "description": "Return your answer as the arguments of this tool.",
+                    "input_schema": strict_json_schema(schema),
+                }
+            ]
             kwargs["tool_choice"] = {"type": "tool", "name": schema.__name__}
         raw = await self._client.messages.with_raw_response.create(
             model=self._model,
@@ -59,8 +67,9 @@ class AnthropicMessages:
             data=data,
             input_tokens=usage.input_tokens or 0,
             output_tokens=usage.output_tokens or 0,
-            rate_limit=request_budget(raw.headers, "anthropic-ratelimit-requests-limit",
-                                      "anthropic-ratelimit-requests-remaining"),
+            rate_limit=request_budget(
+                raw.headers, "anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining"
+            ),
         )
 
     def classify(self, exc: BaseException) -> Failure | None:

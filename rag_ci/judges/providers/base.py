@@ -35,7 +35,7 @@ class Completion:
     data: Any = None
     input_tokens: int = 0
     output_tokens: int = 0
-    rate_limit: "RequestBudget | None" = None  # from the reply's rate-limit headers, when sent
+    rate_limit: RequestBudget | None = None  # from the reply's rate-limit headers, when sent
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,14 @@ def transport_failure(exc: BaseException) -> Failure | None:
         return Failure(f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=True)
     for cls in type(exc).__mro__:
         name = cls.__name__
-        if "Timeout" in name or name in ("ConnectError", "ReadError", "RemoteProtocolError", "NetworkError",
-                                          "TransportError", "ClientConnectionError", "ServerDisconnectedError"):
+        if "Timeout" in name or name in (
+            "ConnectError",
+            "ReadError",
+            "RemoteProtocolError",
+            "NetworkError",
+            "TransportError",
+            "ClientConnectionError",
+            "ServerDisconnectedError",
+        ):
             return Failure(f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=True)
     return None

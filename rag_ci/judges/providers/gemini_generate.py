@@ -31,7 +31,9 @@ class GeminiGenerate:
         if schema is not None:
             config.response_mime_type = "application/json"
             config.response_json_schema = strict_json_schema(schema)
-        response = await self._client.aio.models.generate_content(model=self._model, contents=prompt, config=config)
+        response = await self._client.aio.models.generate_content(
+            model=self._model, contents=prompt, config=config
+        )
         usage = response.usage_metadata
         return Completion(
             text=response.text,

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rag_ci.judges.providers.base import Completion, ProviderSettings, transport_failure, parse_raw, request_budget
+from rag_ci.judges.providers.base import (
+    Completion,
+    ProviderSettings,
+    parse_raw,
+    request_budget,
+    transport_failure,
+)
 from rag_ci.judges.providers.schemas import strict_json_schema
 from rag_ci.judges.retry import Failure, is_retryable_status, parse_retry_after
 
@@ -24,7 +30,9 @@ class OpenAIChat:
 
         self._openai = openai
         self._model = settings.model
-        self._temperature = None if settings.model.startswith(_NO_TEMPERATURE_PREFIXES) else settings.temperature
+        self._temperature = (
+            None if settings.model.startswith(_NO_TEMPERATURE_PREFIXES) else settings.temperature
+        )
         # Local servers ignore the key, but the SDK refuses to start without one.
         self._client = openai.AsyncOpenAI(
             api_key=settings.api_key or "not-needed",
@@ -38,7 +46,11 @@ class OpenAIChat:
         if schema is not None:
             kwargs["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": schema.__name__, "schema": strict_json_schema(schema), "strict": True},
+                "json_schema": {
+                    "name": schema.__name__,
+                    "schema": strict_json_schema(schema),
+                    "strict": True,
+                },
             }
         if self._temperature is not None:
             kwargs["temperature"] = self._temperature
@@ -51,7 +63,9 @@ class OpenAIChat:
             text=response.choices[0].message.content if response.choices else None,
             input_tokens=(usage.prompt_tokens or 0) if usage else 0,
             output_tokens=(usage.completion_tokens or 0) if usage else 0,
-            rate_limit=request_budget(raw.headers, "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests"),
+            rate_limit=request_budget(
+                raw.headers, "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests"
+            ),
         )
 
     def classify(self, exc: BaseException) -> Failure | None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 _DROP = ("title", "default", "description")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """Cached per class (metrics ask for the same few schemas thousands of times); do not mutate."""
     raw = model.model_json_schema()
@@ -62,6 +62,6 @@ def parse_json_text(text: str | None) -> Any:
     if start == -1 or end <= start:
         raise ValueError(f"the reply is not JSON: {stripped[:120]!r}")
     try:
-        return json.loads(stripped[start:end + 1])
+        return json.loads(stripped[start : end + 1])
     except json.JSONDecodeError as exc:
         raise ValueError(f"the reply is not valid JSON ({exc.msg}): {stripped[:120]!r}") from None
