@@ -21,7 +21,8 @@
 # /github/workspace and the Docker socket at /var/run/docker.sock for `target.kind: docker`.
 # The base image: a literal FROM that Dependabot (docker ecosystem) reads and updates, named
 # as a stage; PYTHON_IMAGE names that stage by default, and `--build-arg PYTHON_IMAGE=IMAGE`
-# still replaces it (.ci/build-image.sh: a local base). BuildKit skips the unused stage.
+# still replaces it (.ci/build-image.sh: a local base). BuildKit skips the unused stage; Docker's
+# classic builder still resolves it, so offline it needs an image by that name (build-image.sh tags one).
 ARG PYTHON_IMAGE=python-base
 FROM python:3.11-slim-bookworm AS python-base
 

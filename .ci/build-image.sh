@@ -41,5 +41,13 @@ want="$(sha256sum requirements/action.lock | cut -c1-16) cp$pyver $machine"
     -r requirements/action.lock 2> >(grep -v "is ignored: it is neither" >&2) && echo "$want" > "$stamp"
 echo "build-image: wheels ready in $(( $(date +%s) - started ))s" >&2
 started=$(date +%s)
+# The Dockerfile's literal `FROM <image> AS python-base` (for Dependabot) is a stage the build
+# does not use when PYTHON_IMAGE names another base, but Docker's classic builder (no buildx
+# here) still resolves every stage, and no registry is reachable: the local base stands in
+# under that name, only when nothing by that name is present.
+literal=$(sed -n 's/^FROM \([^ ]*\) AS python-base$/\1/p' Dockerfile)
+if [ -n "$literal" ] && ! docker image inspect "$literal" >/dev/null 2>&1; then
+    docker tag "$base" "$literal"
+fi
 docker build --quiet --build-arg PYTHON_IMAGE="$base" --build-arg WHEELS_ONLY=1 -t "$TAG" . >&2
 echo "build_seconds=$(( $(date +%s) - started ))"
