@@ -15,7 +15,8 @@ no history line, no copy): bootstrap, the first pull request passes. None of the
 trace: the baseline was lost (expired, deleted, unreadable), and the check fails (exit 2) with
 the one workflow run that makes a new one, so an expired artifact never turns the gate into a
 pass. Every lookup that decides "no trace" fails closed: a GitHub call that failed (after the
-client's retries) is exit 2 naming the call, never "nothing found".
+client's retries) is exit 2 naming the call, never "nothing found". The traces, and the words of
+a bootstrap and of a lost baseline, are rag_ci.action.baseline_traces'.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rag_ci.action.baseline_traces import lookup_failed, lost_message, past_baselines
 from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action.outputs import RESULTS_FILE
 from rag_ci.action.settings import Settings
-from rag_ci.core.comparison.history import HISTORY_FILE, lines_of_branch
+from rag_ci.core.comparison.history import HISTORY_FILE
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.files.results_file import keep_until_exit, load_results
@@ -46,16 +48,6 @@ ACTIONS_REBASELINE_HINT = (
 )
 ARTIFACT, DATA_BRANCH = "artifact", "data branch"
 COPIES_TRIED = 5  # copies vetted (one commit list and one run read each) before giving up
-LOOKUP_FIX = (
-    'Not treated as "no baseline yet": that would pass the pull request ungated. Fix: re-run this check '
-    "(a passing GitHub outage); if it fails again, give the workflow `permissions: actions: read` and "
-    "`contents: read` (and check that the data branch exists and is readable)."
-)
-
-
-def lookup_failed(what: str, exc: GitHubError) -> RagCiError:
-    """The error of a lookup that decides whether a baseline ever existed: exit 2, never bootstrap."""
-    return RagCiError(f"Could not tell whether a baseline exists: {what} failed ({exc}).\n{LOOKUP_FIX}")
 
 
 @dataclass(frozen=True)
@@ -161,10 +153,10 @@ class BaselineFinder:
         )
         if history_lines is None:
             return None
-        self.look_for_traces(history_lines)
+        self.trace.extend(past_baselines(self.settings, self.github, self.branch, history_lines))
         if not self.trace:
             return None
-        raise RagCiError(self.lost_message())
+        raise RagCiError(lost_message(self.settings, self.branch, self.trace))
 
     def as_cache(self, prefer: Callable[[], str | None]) -> FoundBaseline | None:
         """On main the previous baseline only saves judge calls: without it the run is
@@ -281,43 +273,6 @@ class BaselineFinder:
             )
         return FoundBaseline(baseline, copy.commit, self.branch, copy.run_id, DATA_BRANCH, copy.stored_at)
 
-    def look_for_traces(self, history_lines: Callable[[str], int]) -> None:
-        """What shows a baseline existed on this branch: an expired artifact, its lines in the history.
-        A failed lookup raises (lookup_failed): "no trace" must be known, never assumed."""
-        s = self.settings
-        try:
-            expired = self.github.expired_baseline(s.baseline_artifact, self.branch)
-        except GitHubError as exc:
-            raise lookup_failed(
-                f"listing the `{s.baseline_artifact}` artifacts (expired ones included)", exc
-            ) from None
-        if expired is not None:
-            uploaded = f" uploaded {expired.created_at:%Y-%m-%d}" if expired.created_at else ""
-            self.trace.append(
-                f"the last `{s.baseline_artifact}` artifact (#{expired.id}, commit "
-                f"{(expired.head_sha or 'unknown')[:12]},{uploaded}) has expired"
-            )
-        lines = history_lines(self.branch)
-        if lines:
-            self.trace.append(
-                f"`{HISTORY_FILE}` on `{s.data_branch}` has {lines} line{'s' if lines != 1 else ''} of "
-                f"{self.branch}: it was evaluated before"
-            )
-
-    def lost_message(self) -> str:
-        s = self.settings
-        return (
-            f"The baseline of {self.branch} is gone: not compared, and not passed as a first-run bootstrap, because "
-            f"{self.branch} had one ({'; '.join(self.trace)}). No `{s.baseline_artifact}` artifact from a successful run "
-            f"on {self.branch} is left (expired, deleted, or its baseline runs failed) and no copy of it on the "
-            f"`{s.data_branch}` branch (rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them).\n"
-            f"Fix: make a new baseline of {self.branch}, then re-run this check. With a re-evaluation workflow that takes "
-            "`workflow_dispatch` and `rebaseline: true` (rag-ci's `rag-ci-full.yml`): `gh workflow run <that workflow> "
-            f"--ref {self.branch} -f rebaseline=true`; with only the README's two workflows: re-run the newest run of the "
-            f"baseline workflow on {self.branch} (Actions → that run → Re-run all jobs), or push to {self.branch}. "
-            "Either makes a new baseline (artifact and data-branch copy)."
-        )
-
 
 def _load(path: Path, where: str) -> RunResult:
     try:
@@ -329,33 +284,6 @@ def _load(path: Path, where: str) -> RunResult:
             f"The baseline is unusable: {where} is a broken run, not a result: {baseline.meta.broken}\n{ACTIONS_REBASELINE_HINT}"
         )
     return baseline
-
-
-def bootstrap_notice(settings: Settings) -> str:
-    """What a bootstrap says: which branch has no baseline yet, and what makes its first one."""
-    s = settings
-    base = s.pr_base_ref or s.default_branch or "main"  # the branch whose baseline this run is compared with
-    first = (
-        "the next run on the default branch creates the baseline."
-        if base == (s.default_branch or "main")
-        else f"run the rag-ci workflow on `{base}` (`workflow_dispatch`) and upload its results as `{s.baseline_artifact}` "
-        "to make its baseline."
-    )
-    return (
-        f"bootstrap on `{base}`: no baseline of `{base}` yet (no `{s.baseline_artifact}` artifact from a successful run "
-        f"on `{base}`, expired or not, no copy of it and no history of it on `{s.data_branch}`). This run passes; {first}"
-    )
-
-
-def history_lines_of(settings: Settings, github: GitHubRepo, branch: str) -> int:
-    """The history's lines of `branch` (rag_ci.core.comparison.history.lines_of_branch): whether a
-    baseline existed there. The history not read, after the client's retries, is exit 2 (fails closed)."""
-    s = settings
-    try:
-        text = github.read_data_file(s.data_branch, HISTORY_FILE)
-    except GitHubError as exc:
-        raise lookup_failed(f"reading `{HISTORY_FILE}` on `{s.data_branch}`", exc) from None
-    return lines_of_branch(text or "", branch, default_branch=s.default_branch or "main")
 
 
 def store_baseline_copy(settings: Settings, github: GitHubRepo, runner: Runner, results: Path) -> None:

@@ -39,13 +39,12 @@ from rag_ci.action import annotations as check_annotations  # not `annotations`:
 from rag_ci.action.baseline import (
     ACTIONS_REBASELINE_HINT,
     FoundBaseline,
-    bootstrap_notice,
     find_baseline,
-    history_lines_of,
     in_actions_words,
     missing_history_line,
     store_baseline_copy,
 )
+from rag_ci.action.baseline_traces import bootstrap_notice, history_lines_of
 from rag_ci.action.comment_mode import comment_mode
 from rag_ci.action.modes import PLANS, Plan, resolve_mode
 from rag_ci.action.outputs import (

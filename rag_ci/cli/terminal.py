@@ -4,7 +4,7 @@ latency and cost, budgets, what to do next; in colour, with no markdown to read 
 `run`, `compare` and `report` print it when stdout is a terminal and no `--format` was asked
 for; `--format md` (and any output that is not a terminal: a pipe, a file, CI logs) keeps the
 markdown. It says what the markdown says: the words come from the same view model
-(rag_ci.core.reporting.view) and the same headline; only the layout is rich's.
+(rag_ci.core.reporting.view, .rows) and the same headline; only the layout is rich's.
 
 Everything it prints that rag-ci did not write (ids, corpora, reasons, answers) is shown as
 plain text: never read as rich markup, and with control characters (ESC first: a question
@@ -26,6 +26,7 @@ from rag_ci.core.comparison.question_change import QuestionChange
 from rag_ci.core.reporting import deltas, view
 from rag_ci.core.reporting.render import fmt_budget
 from rag_ci.core.reporting.render import verdict_headline as headline_of
+from rag_ci.core.reporting.rows import metrics_cell, row_notes, why_cell
 from rag_ci.core.results import RunResult
 from rag_ci.gate import Comparison
 
@@ -162,15 +163,15 @@ def _table(title: str, rows: Sequence[QuestionChange], params: dict) -> Renderab
     for column, style in (("question", "bold"), ("corpus", ""), ("failing", "red"), ("why", "")):
         table.add_column(column, style=style, overflow="fold")
     for change in rows[:ROWS]:
-        notes = view.row_notes(change)
+        notes = row_notes(change)
         question = Text(plain(change.id, 60))
         if notes:
             question.append("\n" + plain("; ".join(notes), 200), style="dim")
         table.add_row(
             question,
             Text(plain(", ".join(change.corpora), 60)),
-            Text(plain(view.metrics_cell(change, params), 200)),
-            Text(plain(view.why_cell(change), 300)),
+            Text(plain(metrics_cell(change, params), 200)),
+            Text(plain(why_cell(change), 300)),
         )
     if len(rows) <= ROWS:
         return table

@@ -380,15 +380,11 @@ def test_a_quoted_list_of_14_drafts_is_cut_between_items_and_says_how_many_more(
 def _lost_baseline_cause() -> str:
     from types import SimpleNamespace
 
-    from rag_ci.action.baseline import BaselineFinder
+    from rag_ci.action.baseline_traces import lost_message
 
-    finder = BaselineFinder.__new__(BaselineFinder)
-    finder.settings = SimpleNamespace(baseline_artifact="rag-ci-baseline", data_branch="rag-ci-data")
-    finder.branch, finder.trace = (
-        "main",
-        ["an expired `rag-ci-baseline` artifact", "`eval_history.jsonl` has 6 lines"],
-    )
-    return finder.lost_message()
+    settings = SimpleNamespace(baseline_artifact="rag-ci-baseline", data_branch="rag-ci-data")
+    trace = ["an expired `rag-ci-baseline` artifact", "`eval_history.jsonl` has 6 lines"]
+    return lost_message(settings, "main", trace)
 
 
 def test_a_lost_baseline_is_headed_by_its_sentence_and_its_next_step_is_the_new_baseline_not_push_again():

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
-from rag_ci.core.reporting import view
+from rag_ci.core.reporting.rows import metrics_cell, why_cell
 
 Level = Literal["failure", "warning", "notice"]
 _RANK = {"failure": 0, "warning": 1, "notice": 2}
@@ -49,8 +49,8 @@ def _one_line(text: str, limit: int) -> str:
 
 def cause_line(change: QuestionChange, params: Mapping[str, Mapping[str, object]] | None = None) -> str:
     """'hit@5 1→0 — the chunk that held "10 ms" was cut (in mss60)': what failed, why, where."""
-    what = view.metrics_cell(change, params)
-    why = view.why_cell(change)
+    what = metrics_cell(change, params)
+    why = why_cell(change)
     corpora = ", ".join(change.corpora) or "no corpus"
     return _one_line(f"{what}" + (f" — {why}" if why else "") + f" (in {corpora})", MESSAGE_LIMIT)
 

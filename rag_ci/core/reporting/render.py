@@ -17,7 +17,7 @@ makes it inert where it is printed:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -28,7 +28,7 @@ from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
 from rag_ci.core.comparison.judge_noise import confirmation_calls
 from rag_ci.core.comparison.stats import format_p as fmt_p
 from rag_ci.core.comparison.stats import format_pp as fmt_pp
-from rag_ci.core.reporting import alerts, deltas, view
+from rag_ci.core.reporting import alerts, deltas, rows, view
 from rag_ci.core.reporting.deltas import ms_text
 from rag_ci.core.reporting.view import Commits
 from rag_ci.core.results import RunResult
@@ -248,9 +248,65 @@ def fmt_latency_delta(change: QuestionChange) -> str:
     return fmt_ms_delta(Delta(change.old_latency_s, change.new_latency_s))
 
 
-def accept_yaml(changes: Sequence[QuestionChange]) -> str:
-    """The accepted-file entries of regressions as one fenced YAML block (inert: JSON-quoted values in a fence)."""
-    return view.code_block("".join(view.accept_entry(c) for c in changes), "yaml")
+def _template_globals() -> dict[str, Any]:
+    """The helpers the templates call by name: the view's words, a row's cells, the alerts."""
+    return dict(
+        word_diff=word_diff,
+        delta_rows=deltas.delta_rows,
+        error_causes=error_causes,
+        short_sha=view.short_sha,
+        plural=view.plural,
+        confirmation_calls=confirmation_calls,
+        **{
+            name: getattr(view, name)
+            for name in (
+                "gate_kinds",
+                "where_line",
+                "counts_line",
+                "next_line",
+                "significance_line",
+                "stage_groups",
+                "failing_sections",
+                "anchor",
+                "leak_rows",
+                "regression_rows",
+                "worse_rows",
+                "gate_off_after_merge",
+                "dirty_words",
+                "target_log",
+            )
+        },
+        **{
+            name: getattr(rows, name)
+            for name in (
+                "metrics_cell",
+                "metric_cell",
+                "why_cell",
+                "leak_words",
+                "noise_words",
+                "baseline_words",
+                "row_notes",
+                "answers_words",
+            )
+        },
+        **{
+            name: getattr(alerts, name)
+            for name in (
+                "fake_judge_after_merge",
+                "broken_words",
+                "changed_sources_line",
+                "budget_limit",
+                "stale_dead",
+                "stale_insufficient",
+                "flaky_failing",
+                "citing_missing",
+                "missing_sources_line",
+                "headline_cause",
+                "not_evaluated_next",
+                "failing_why",
+            )
+        },
+    )
 
 
 @lru_cache(maxsize=2)
@@ -279,62 +335,11 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         usd_delta=fmt_usd_delta,
         pp_delta=fmt_pp_delta,
         ids=fmt_ids,
-        accept_yaml=accept_yaml,
+        accept_yaml=rows.accept_yaml,
         log_block=view.log_block,
         latency_delta=fmt_latency_delta,
     )
-    env.globals.update(
-        word_diff=word_diff,
-        delta_rows=deltas.delta_rows,
-        error_causes=error_causes,
-        short_sha=view.short_sha,
-        plural=view.plural,
-        confirmation_calls=confirmation_calls,
-        **{
-            name: getattr(view, name)
-            for name in (
-                "gate_kinds",
-                "where_line",
-                "counts_line",
-                "next_line",
-                "significance_line",
-                "metrics_cell",
-                "metric_cell",
-                "why_cell",
-                "leak_words",
-                "noise_words",
-                "baseline_words",
-                "row_notes",
-                "stage_groups",
-                "failing_sections",
-                "anchor",
-                "leak_rows",
-                "regression_rows",
-                "worse_rows",
-                "answers_words",
-                "gate_off_after_merge",
-                "dirty_words",
-                "target_log",
-            )
-        },
-        **{
-            name: getattr(alerts, name)
-            for name in (
-                "fake_judge_after_merge",
-                "broken_words",
-                "changed_sources_line",
-                "budget_limit",
-                "stale_dead",
-                "stale_insufficient",
-                "flaky_failing",
-                "citing_missing",
-                "missing_sources_line",
-                "headline_cause",
-                "not_evaluated_next",
-                "failing_why",
-            )
-        },
-    )
+    env.globals.update(_template_globals())
     return env
 
 
@@ -510,7 +515,7 @@ def html_chunks(
             trend_runs=len(entries),
             commits=commits,
             params=head.meta.policy.metrics if head.meta.policy else {},
-            accept_entry=view.accept_entry,
+            accept_entry=rows.accept_entry,
         )
     )
 
