@@ -3,17 +3,16 @@
 Writes rag-ci.yml (the corpora found in the document folders, the target kind asked or
 guessed), the four workflows users copy (shipped in rag_ci/templates/workflows/, copies of
 this repository's own .github/workflows/rag-ci-*.yml with the "your repository" lines
-already changed), and an empty question set that `rag-ci questions generate` fills. It
-never overwrites a file: when one exists, nothing is written and the command says which.
+already changed: rag_ci.cli.init_workflows), and an empty question set that `rag-ci
+questions generate` fills. It never overwrites a file: when one exists, nothing is written
+and the command says which.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -21,16 +20,12 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.init_detect import detect_target, detected_settings
+from rag_ci.cli.init_workflows import default_branch, rag_ci_workflow, users_workflows
 
 # Folders that usually hold a project's documents, in the order they are looked at.
 DOCUMENT_FOLDERS = ("docs", "documents", "corpora", "data", "knowledge", "kb", "content")
 DOCUMENT_SUFFIXES = {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".adoc", ".pdf", ".json", ".csv"}
 KINDS = ("python", "command", "http", "docker")
-WORKFLOWS = ("rag-ci-pr.yml", "rag-ci-baseline.yml", "rag-ci-full.yml", "rag-ci-comment.yml")
-ACTION = "rag-ci/rag-ci@v1"  # what an unreleased build writes (see released_action)
-# The release writes `OWNER/REPO@<commit sha> # vX.Y.Z` here, in the wheel it builds from the
-# tagged commit (.github/scripts/release.py stamp-action); main's copy says `unreleased`.
-RELEASED_ACTION = "released-action.txt"
 QUESTIONS_FILE = "questions.yml"
 EMPTY_SET = """\
 # The question set rag-ci replays on every pull request (docs/questions.md).
@@ -106,21 +101,6 @@ def _relative(folder: Path, root: Path) -> str:
         return folder.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return folder.resolve().as_posix()
-
-
-def _rag_ci_workflow(root: Path) -> Path | None:
-    """A workflow of the repository that already uses rag-ci (the action, or `rag-ci run`)."""
-    folder = root / ".github" / "workflows"
-    if not folder.is_dir():
-        return None
-    for path in sorted(folder.glob("*.y*ml")):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
-        except OSError:
-            continue
-        if re.search(r"rag-ci/rag-ci@|\brag-ci\s+run\b", text):
-            return path
-    return None
 
 
 def _refuse_unwritable(files: dict[Path, str | None], root: Path) -> None:
@@ -216,113 +196,6 @@ metrics:                      # judge-free to start with; DeepEval metrics need 
     )
 
 
-def released_action() -> str | None:
-    """`OWNER/REPO@<sha> # vX.Y.Z` as the release stamped it; None in a build no release made."""
-    text = (
-        resources.files("rag_ci")
-        .joinpath("templates", "workflows", RELEASED_ACTION)
-        .read_text(encoding="utf-8")
-        .strip()
-    )
-    return text if re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+", text) else None
-
-
-def default_branch(root: Path) -> str:
-    """The branch the baseline workflow runs on: origin's default branch, else the current one, else main."""
-    for ref in ("refs/remotes/origin/HEAD", "HEAD"):
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(root), "symbolic-ref", "--quiet", "--short", ref],
-                capture_output=True,
-                text=True,
-                timeout=10,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return "main"
-        name = done.stdout.strip().removeprefix("origin/") if done.returncode == 0 else ""
-        if name and re.fullmatch(r"[\w./-]+", name):
-            return name
-    return "main"
-
-
-def user_workflow(
-    text: str, working_directory: str | None, *, action: str = ACTION, branch: str = "main"
-) -> str:
-    """The repository's own workflow as a user's copy: the lines marked "your repository" changed,
-    the action pinned, the baseline on `branch`, and each job holding its own permissions."""
-    out = []
-    for line in text.splitlines(keepends=True):
-        if "# your repository: remove" in line and "working-directory:" in line:
-            if working_directory:
-                indent = line[: len(line) - len(line.lstrip())]
-                out.append(f"{indent}working-directory: {working_directory}\n")
-            continue
-        if re.match(r"\s*(- )?uses: \./\s+# your repository:", line):
-            if "drop the checkout" in line:  # the action comes from the registry: no checkout needed
-                _drop_checkout(out)
-            out.append(
-                re.sub(r"uses: \./\s+# your repository:.*", f"uses: {action}", line.rstrip("\n")) + "\n"
-            )
-            continue
-        out.append(re.sub(r"^(\s+branches: )\[main\]", lambda m: f"{m[1]}[{json.dumps(branch)}]", line))
-    return per_job_permissions("".join(out))
-
-
-def per_job_permissions(text: str) -> str:
-    """The top-level `permissions:` moved into every job, the top level left `{}`: a scope is
-    granted where it is used (what OpenSSF Scorecard and zizmor ask of the workflows users copy)."""
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if re.fullmatch(r"permissions:\s*\n?", line)), None)
-    if start is None:
-        return text
-    end = start + 1
-    while end < len(lines) and lines[end].startswith("  "):
-        end += 1
-    scopes = lines[start + 1 : end]
-    lines[start:end] = ["permissions: {}        # each job asks for its own (below)\n"]
-    jobs = next(i for i, line in enumerate(lines) if line.startswith("jobs:"))
-    out = lines[: jobs + 1]
-    for line in lines[jobs + 1 :]:
-        out.append(line)
-        if re.fullmatch(r"  [\w-]+:\s*\n?", line):  # a job's name
-            out += ["    permissions:\n", *("    " + scope for scope in scopes)]
-    return "".join(out)
-
-
-def _drop_checkout(out: list[str]) -> None:
-    """Remove the last `- uses: actions/checkout` step (its `with:` lines too) and the comment lines just above it."""
-    for index in range(len(out) - 1, -1, -1):
-        if re.match(r"\s*- uses: actions/checkout@", out[index]):
-            start, end = index, index + 1
-            while start > 0 and out[start - 1].lstrip().startswith("#"):
-                start -= 1
-            step_indent = len(out[index]) - len(out[index].lstrip())
-            # the step's own lines are indented deeper than its `- `
-            while (
-                end < len(out) and len(out[end]) - len(out[end].lstrip()) > step_indent and out[end].strip()
-            ):
-                end += 1
-            del out[start:end]
-            return
-
-
-def users_workflows(root: Path) -> dict[Path, str]:
-    """The four workflows for the repository at `root`: its default branch, the released action pinned."""
-    action, branch = released_action(), default_branch(root)
-    if action is None:
-        echo(
-            f"note: this rag-ci was not built by a release: the workflows use {ACTION} (a tag, not a commit sha; "
-            "zizmor reports it): pin `rag-ci/rag-ci@<commit sha> # vX.Y.Z` of a release",
-            err=True,
-        )
-    return {
-        root / ".github" / "workflows" / name: user_workflow(
-            shipped_workflow(name), None, action=action or ACTION, branch=branch
-        )
-        for name in WORKFLOWS
-    }
-
-
 def write_missing_workflows(root: Path) -> None:
     """`init` in a project that has rag-ci.yml: the workflows it lacks, the others kept."""
     files = users_workflows(root)
@@ -341,10 +214,6 @@ def write_missing_workflows(root: Path) -> None:
     if kept:
         echo("kept " + ", ".join(kept) + " (exist)")
     echo(f"the baseline workflow runs on pushes to {default_branch(root)}")
-
-
-def shipped_workflow(name: str) -> str:
-    return resources.files("rag_ci").joinpath("templates", "workflows", name).read_text(encoding="utf-8")
 
 
 def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str, str]]:
@@ -433,7 +302,7 @@ def init(
             "give the folder with --docs"
         )
     files = {root / "rag-ci.yml": None, root / QUESTIONS_FILE: EMPTY_SET}
-    present = _rag_ci_workflow(root) if not no_workflows else None
+    present = rag_ci_workflow(root) if not no_workflows else None
     if present is not None:
         echo(
             f"not writing workflows: {_relative(present, root)} already runs rag-ci (a second pull-request workflow would "

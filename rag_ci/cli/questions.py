@@ -160,13 +160,11 @@ def generate(
     doc_id, sources, reference, keywords, tags and provenance. A writer of the judge's family
     is refused before any call. `validate` refuses the drafts until they are reviewed."""
     from rag_ci.core.questionset.draft_plan import plan_drafts
+    from rag_ci.drafting.draft_report import bounds_line, estimate_lines, summary
     from rag_ci.drafting.question_drafts import (
-        bounds_line,
         documents_to_draft,
-        estimate_lines,
         read_sources,
         scope_documents,
-        summary,
         writer_config,
     )
     from rag_ci.drafting.question_drafts import generate as run_generate

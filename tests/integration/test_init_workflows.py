@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 
 from builders import REPO
 from rag_ci.cli import cli
-from rag_ci.cli.init import WORKFLOWS
+from rag_ci.cli.init_workflows import WORKFLOWS
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

@@ -349,7 +349,7 @@ def test_the_adversarial_warning_compares_with_the_share_asked_for_and_does_not_
     from pathlib import Path
 
     from rag_ci.core.questionset.drafts import Draft
-    from rag_ci.drafting.question_drafts import Outcome, summary
+    from rag_ci.drafting.draft_report import Outcome, summary
 
     def draft(kind, n):
         return Draft(kind, "S", f"q{n}?", "r.", ("du2",), (), (), ("generated",), (), "d", id=f"S-{n:02d}")

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from rag_ci.cli import cli
-from rag_ci.cli.init import WORKFLOWS, shipped_workflow, user_workflow
+from rag_ci.cli.init_workflows import WORKFLOWS, shipped_workflow, user_workflow
 from rag_ci.core.config import parse_config
 
 REPO = Path(__file__).resolve().parents[2]
