@@ -20,7 +20,7 @@ from collections.abc import Sequence
 MAX_KEYWORDS = 5
 MIN_KEYWORDS = 2
 
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     [
         "a",
         "an",
@@ -119,7 +119,7 @@ def _units_ok(candidate: str) -> str:
     if not match or not match.group(2) or match.group(2).startswith(("-", "°", "%")):
         return candidate
     unit = match.group(2)
-    if unit in _STOP:
+    if unit in STOP_WORDS:
         return match.group(1)
     if len(unit.split("/")[0]) <= 4 or unit.lower() in _UNIT_WORDS or (unit.endswith("s") and unit.islower()):
         return candidate
@@ -137,7 +137,7 @@ def keyword_candidates(reference: str) -> tuple[list[str], list[str]]:
             term = _units_ok(match.group().strip())
             words = term.split()
             # "The PowerPack 625" is "PowerPack 625", "The Lumen" no name at all; "CAN" (a code) is no stop word.
-            while len(words) > 1 and words[0].lower() in _STOP:
+            while len(words) > 1 and words[0].lower() in STOP_WORDS:
                 words = words[1:]
             if pattern is _NAME:
                 if len(words) < 2:
@@ -158,7 +158,7 @@ def keyword_candidates(reference: str) -> tuple[list[str], list[str]]:
     first: dict[str, int] = {}
     for match in _WORD.finditer(reference):
         w = match.group()
-        if len(w) >= 4 and w not in taken and w not in first and w.lower() not in _STOP:
+        if len(w) >= 4 and w not in taken and w not in first and w.lower() not in STOP_WORDS:
             first[w] = match.start()
     fallback = sorted(first, key=lambda w: (-len(w), first[w]))
     return salient, fallback
@@ -241,4 +241,4 @@ def normalise(text: str) -> str:
 
 def content_terms(text: str) -> set[str]:
     """The words that carry meaning (lower case, no stop words, 3+ letters) and every number."""
-    return {w for w in normalise(text).split() if (len(w) >= 3 and w not in _STOP) or w.isdigit()}
+    return {w for w in normalise(text).split() if (len(w) >= 3 and w not in STOP_WORDS) or w.isdigit()}
