@@ -24,7 +24,7 @@ from markdown_it.token import Token
 
 from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_when_subject, prose, table_rows
 from rag_ci.core.questionset.html_blocks import html_blocks
-from rag_ci.core.questionset.rst_blocks import rst_blocks
+from rag_ci.core.questionset.rst_blocks import ADMONITION_DIRECTIVES, rst_blocks
 
 _CONTAINER = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?|===)\s")
 _BLOCK_MARKER = re.compile(r"^\s*(?:///|-{2}8<-{2})")  # pymdownx blocks' fences and snippet includes
@@ -37,30 +37,7 @@ _ROLE_BEFORE = re.compile(r"\{([\w:.+-]+)\}$")  # MyST: the `{func}` right befor
 _TEXT_ROLES = frozenset(
     ["ref", "doc", "numref", "term", "download", "any", "abbr", "external"]
 )  # roles whose text is words, not code
-_PROSE_DIRECTIVES = frozenset(
-    [
-        "note",
-        "warning",
-        "tip",
-        "hint",
-        "important",
-        "caution",
-        "danger",
-        "attention",
-        "error",
-        "admonition",
-        "seealso",
-        "versionadded",
-        "versionchanged",
-        "deprecated",
-        "topic",
-        "sidebar",
-        "rubric",
-        "margin",
-        "dropdown",
-        "card",
-    ]
-)
+_PROSE_DIRECTIVES = ADMONITION_DIRECTIVES | {"margin", "dropdown", "card"}  # MyST / sphinx-design
 _CODE_DIRECTIVES = frozenset(["code-block", "code", "sourcecode", "code-cell"])
 
 

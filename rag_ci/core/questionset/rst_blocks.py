@@ -31,7 +31,8 @@ _INLINE = (
     (re.compile(r"\|[\w -]+\|_{0,2}"), ""),
     (re.compile(r"\[(#|\*|\d+)[\w-]*\]_"), ""),
 )
-_KEPT_DIRECTIVES = frozenset(
+# Admonitions and the like: their body is prose to draft from (MyST's Markdown directives too).
+ADMONITION_DIRECTIVES = frozenset(
     [
         "note",
         "warning",
@@ -50,9 +51,9 @@ _KEPT_DIRECTIVES = frozenset(
         "topic",
         "sidebar",
         "rubric",
-        "container",
     ]
 )
+_KEPT_DIRECTIVES = ADMONITION_DIRECTIVES | {"container"}
 _UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
 
