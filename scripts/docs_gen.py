@@ -3,7 +3,7 @@
     python scripts/docs_gen.py          # write docs/configuration.md, docs/cli.md, the JSON Schemas
     python scripts/docs_gen.py --check  # exit 1, naming the stale files, when one is not current
 
-- docs/configuration.md: every field of rag-ci.yml, from the pydantic models of rag_ci/core/config.py
+- docs/configuration.md: every field of rag-ci.yml, from the pydantic models of rag_ci/core/config/
   (type, default, limits and the field's `description=`);
 - docs/cli.md: every command's `--help`, from the click commands of rag_ci/cli;
 - rag_ci/schemas/*.schema.json: the JSON Schemas editors read (the same as `rag-ci schema`).
@@ -168,7 +168,7 @@ def config_page() -> str:
     intro = [
         "# Configuration reference",
         "",
-        GENERATED.format(source="the models of rag_ci/core/config.py"),
+        GENERATED.format(source="the models of rag_ci/core/config/"),
         "",
         "Every key of `rag-ci.yml`, with its type, default and limits. An unknown key is refused",
         "with its file and line (`rag-ci validate`). Editors complete and explain the keys from",
@@ -256,7 +256,7 @@ def stale_files() -> list[str]:
 def main(argv: list[str]) -> int:
     if missing := undescribed_fields():
         print(
-            "fields without a description (add description= in rag_ci/core/config.py):", *missing, sep="\n  "
+            "fields without a description (add description= in rag_ci/core/config/):", *missing, sep="\n  "
         )
         return 1
     if "--check" in argv:
