@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field, model_validator
 
 from rag_ci.core.config.base import StrictModel
+from rag_ci.core.config.providers import ProviderName, takes_model
 
 
 class JudgePrices(StrictModel):
@@ -19,7 +18,7 @@ class ModelConfig(StrictModel):
     writer that drafts questions (`rag-ci questions generate`). Same providers, pinning,
     retries, concurrency and prices for both."""
 
-    provider: Literal["openai", "anthropic", "gemini", "ollama", "openai-compatible", "fake", "none"] = Field(
+    provider: ProviderName = Field(
         "none",
         description="Who serves the model: a hosted API, `openai-compatible` (vLLM, llama.cpp, LM Studio), `ollama`, `fake` (a dry run) or `none`.",
     )
@@ -76,7 +75,7 @@ class ModelConfig(StrictModel):
 
     @model_validator(mode="after")
     def _model_required(self) -> ModelConfig:
-        if self.provider not in ("none", "fake") and not self.model:  # the fakes have one model each
+        if takes_model(self.provider) and not self.model:  # the fakes have one model each
             role = "writer" if isinstance(self, WriterConfig) else "judge"
             raise ValueError(f"{role}.model is required for provider '{self.provider}'")
         return self
