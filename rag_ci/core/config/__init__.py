@@ -19,6 +19,7 @@ from rag_ci.core.config.file import Config, CorpusSpec, parse_config, pydantic_p
 from rag_ci.core.config.gate import BaselineConfig, BudgetsConfig, GateConfig
 from rag_ci.core.config.models import JudgeConfig, JudgePrices, ModelConfig, WriterConfig
 from rag_ci.core.config.targets import (
+    TARGET_CONFIGS,
     CommandTargetConfig,
     DockerResources,
     DockerTargetConfig,
@@ -33,6 +34,7 @@ __all__ = [
     "DEFAULT_RETRIEVAL_METRICS",
     "JUDGE_METRICS",
     "RETRIEVAL_METRICS",
+    "TARGET_CONFIGS",
     "BaselineConfig",
     "BudgetsConfig",
     "CommandTargetConfig",

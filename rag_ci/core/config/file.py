@@ -23,8 +23,10 @@ from rag_ci.core.config.base import (
 )
 from rag_ci.core.config.gate import BaselineConfig, GateConfig
 from rag_ci.core.config.models import JudgeConfig, WriterConfig
-from rag_ci.core.config.targets import TargetConfig
+from rag_ci.core.config.targets import TARGET_CONFIGS, TargetConfig
 from rag_ci.errors import ValidationError
+
+_KINDS = tuple(TARGET_CONFIGS)
 
 
 class CorpusSpec(StrictModel):
@@ -52,7 +54,7 @@ class Config(StrictModel):
         description="A folder where each sub-folder holding a config.yml is one corpus (instead of `corpora`).",
     )
     target: TargetConfig = Field(
-        description="Your RAG, and how rag-ci asks it: `kind` is python, command, http or docker."
+        description=f"Your RAG, and how rag-ci asks it: `kind` is {', '.join(_KINDS[:-1])} or {_KINDS[-1]}."
     )
     judge: JudgeConfig = Field(
         default_factory=JudgeConfig,
@@ -130,11 +132,7 @@ def pydantic_problems(exc: PydanticError, node: Any, filename: str, label: str =
         loc = tuple(
             p
             for p in err["loc"]
-            if not (
-                isinstance(p, str)
-                and p in ("python", "command", "http", "docker")
-                and "target" in err["loc"][:1]
-            )
+            if not (isinstance(p, str) and p in TARGET_CONFIGS and "target" in err["loc"][:1])
         )
         field = ".".join(str(p) for p in loc) or "(top level)"
         msg = err["msg"]

@@ -1,14 +1,16 @@
 """`target:` — the kinds of RAG rag-ci asks (python, command, http, docker) and what they share.
 
-One class per kind; the kind's `kind` field carries its description (docs/configuration.md, the
-JSON Schema, `rag-ci init`'s question). `TARGET_KINDS` is the table every reader of the kinds
-goes through.
+One class per kind. The class carries its description: the `kind` field's (docs/configuration.md,
+the JSON Schema) and a short `summary` (`rag-ci init`'s question). `TARGET_CONFIGS` (kind → class)
+is the table the readers of the kinds go through: the parsing's errors, `rag-ci init`'s blocks
+(rag_ci.cli.init_targets), the runners (rag_ci.targets); tests/unit/test_target_kinds.py fails
+when one of them lacks a kind.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -20,6 +22,9 @@ _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class TargetBase(StrictModel):
+    # Each kind in a few words, for `rag-ci init`'s question: "docker (your Dockerfile)".
+    summary: ClassVar[str]
+
     build: list[str] = Field(
         default_factory=list,
         description="Shell commands run in the config's folder before the target starts (install, index the documents).",
@@ -111,6 +116,7 @@ class TargetBase(StrictModel):
 
 
 class PythonTargetConfig(TargetBase):
+    summary: ClassVar[str] = "a function"
     kind: Literal["python"] = Field(
         description="`python`: rag-ci imports your function and calls it in worker processes."
     )
@@ -140,6 +146,7 @@ class PythonTargetConfig(TargetBase):
 
 
 class CommandTargetConfig(TargetBase):
+    summary: ClassVar[str] = "a process speaking JSON lines"
     kind: Literal["command"] = Field(
         description="`command`: a program reading one JSON request per line on stdin and writing one JSON reply per line."
     )
@@ -153,6 +160,7 @@ class CommandTargetConfig(TargetBase):
 
 
 class HttpTargetConfig(TargetBase, _ApiMapped):
+    summary: ClassVar[str] = "a URL"
     kind: Literal["http"] = Field(description="`http`: rag-ci POSTs each question to a URL.")
     url: str = Field(description="The endpoint each question is POSTed to.")
     start: list[str] | None = Field(
@@ -179,6 +187,7 @@ class DockerResources(StrictModel):
 
 
 class DockerTargetConfig(TargetBase, _ApiMapped):
+    summary: ClassVar[str] = "your Dockerfile"
     kind: Literal["docker"] = Field(
         description="`docker`: rag-ci builds your image, runs it and POSTs each question to it."
     )
@@ -213,3 +222,8 @@ TargetConfig = Annotated[
     PythonTargetConfig | CommandTargetConfig | HttpTargetConfig | DockerTargetConfig,
     Field(discriminator="kind"),
 ]
+
+# kind → its class, in the union's order (the order `rag-ci init` offers them).
+TARGET_CONFIGS: dict[str, type[TargetBase]] = {
+    get_args(cls.model_fields["kind"].annotation)[0]: cls for cls in get_args(get_args(TargetConfig)[0])
+}

@@ -1,0 +1,61 @@
+"""One target kind, one class: every kind of the config (rag_ci.core.config.TARGET_CONFIGS) has
+its description, its runner and its `rag-ci init` block, and nothing else has one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rag_ci.cli import cli
+from rag_ci.cli.errors import UserError
+from rag_ci.cli.init import Corpus, render_config
+from rag_ci.cli.init_targets import TARGET_TEMPLATES, kinds_question
+from rag_ci.core.config import TARGET_CONFIGS, Config, parse_config
+from rag_ci.targets import TARGET_KINDS
+
+# What `init` would have found or been told: one value for each setting any kind asks.
+SETTINGS = {
+    "entry": "app:answer",
+    "command": "python rag_server.py",
+    "url": "http://127.0.0.1:8000/query",
+    "port": "8000",
+    "path": "/query",
+}
+
+
+def test_every_kind_has_a_runner_and_an_init_block_and_nothing_else_has_one():
+    assert list(TARGET_CONFIGS) == ["python", "command", "http", "docker"]
+    assert set(TARGET_KINDS) == set(TARGET_CONFIGS)
+    assert list(TARGET_TEMPLATES) == list(TARGET_CONFIGS)
+
+
+@pytest.mark.parametrize("kind", list(TARGET_CONFIGS))
+def test_every_kind_carries_its_description_and_init_asks_with_it(kind):
+    config = TARGET_CONFIGS[kind]
+    assert config.summary.strip() and config.model_fields["kind"].description.startswith(f"`{kind}`: ")
+    assert f"{kind} ({config.summary})" in kinds_question()
+    assert kind in Config.model_fields["target"].description
+
+
+@pytest.mark.parametrize("kind", list(TARGET_CONFIGS))
+def test_init_writes_a_block_of_each_kind_that_parses_as_that_kind(kind):
+    for setting, _question in TARGET_TEMPLATES[kind].asks:
+        assert setting in SETTINGS, f"{kind} asks for {setting}, which init has no default for"
+    text = render_config([Corpus("manual", "docs/manual", 1)], kind, SETTINGS)
+    target = parse_config(text, "rag-ci.yml").target
+    assert type(target) is TARGET_CONFIGS[kind]
+
+
+def test_an_unknown_kind_is_refused_never_written_as_another_kind():
+    with pytest.raises(UserError, match=r"unknown target kind 'grpc'.*python, command, http, docker"):
+        render_config([Corpus("manual", "docs/manual", 1)], "grpc", SETTINGS)
+
+
+def test_init_offers_exactly_the_kinds(tmp_path: Path):
+    (tmp_path / "docs" / "a").mkdir(parents=True)
+    (tmp_path / "docs" / "a" / "guide.md").write_text("# a\n\nThe unit charges in 6.5 hours.\n")
+    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--no-workflows", "--target", "grpc", "--yes"])
+    assert done.exit_code != 0 and "'grpc' is not one of 'python', 'command', 'http', 'docker'" in done.output
+    assert not (tmp_path / "rag-ci.yml").exists()
