@@ -6,9 +6,12 @@ import pytest
 
 from fakes.judge_cases import REFUSAL, cases, score_questions
 from fakes.judge_setup import FAKE_KEYS, judge_config
+from rag_ci.core.config.providers import PROVIDERS as PROVIDER_FACTS
 from rag_ci.judges.build import build_judge
 
-PROVIDERS = ["openai", "openai-compatible", "anthropic", "gemini", "ollama"]
+# Every provider that serves models (the fake serves none): tests/unit/test_provider_table.py
+# checks each has a fake server speaking its wire protocol and a pinned model here.
+PROVIDERS = [name for name, facts in PROVIDER_FACTS.items() if facts.takes_model]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

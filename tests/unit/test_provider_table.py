@@ -12,6 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from builders import REPO
+from fakes.judge_servers import SERVERS
+from fakes.judge_setup import FAKE_KEYS, JUDGE_MODELS
 from rag_ci.core.config import JudgeConfig, WriterConfig
 from rag_ci.core.config.providers import PROVIDER_NAMES, PROVIDERS, PinRule, takes_model
 from rag_ci.judges import pinning
@@ -76,3 +78,11 @@ def test_every_key_input_is_one_of_the_actions():
         if facts.action_input is not None:
             assert facts.api_key_env is not None, facts.name
             assert f"\n  {facts.action_input}:" in action, facts.name
+
+
+def test_every_provider_serving_models_has_a_fake_server_a_pinned_model_and_a_fake_key_in_the_tests():
+    serving = {name for name, facts in PROVIDERS.items() if facts.takes_model}
+    assert set(SERVERS) == serving, "tests/fakes/judge_servers.py: SERVERS"
+    assert set(JUDGE_MODELS) == serving, "tests/fakes/judge_setup.py: JUDGE_MODELS"
+    keys = {facts.api_key_env for facts in PROVIDERS.values() if facts.key_required}
+    assert keys <= set(FAKE_KEYS), "tests/fakes/judge_setup.py: FAKE_KEYS"
