@@ -20,7 +20,7 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.init_detect import detect_target, detected_settings
-from rag_ci.cli.init_targets import kinds_question, target_template
+from rag_ci.cli.init_targets import default_settings, kinds_question, target_template
 from rag_ci.cli.init_workflows import default_branch, rag_ci_workflow, users_workflows
 from rag_ci.core.config import TARGET_CONFIGS
 
@@ -183,19 +183,12 @@ def write_missing_workflows(root: Path) -> None:
 def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str, str]]:
     detected = detect_target(root)
     guessed = kind or detected.kind
-    defaults = {
-        "entry": "app:answer",
-        "command": "python rag_server.py",
-        "url": f"http://127.0.0.1:{detected.port}/query",
-        "port": str(detected.port),
-        "path": "/query",
-        **detected_settings(detected),
-    }
+    defaults = {**default_settings(detected.port), **detected_settings(detected)}
     if yes:
         return guessed, defaults
     chosen = kind or click.prompt(kinds_question(), type=click.Choice(KINDS), default=guessed)
     settings = dict(defaults)
-    for key, text in target_template(chosen).asks:
+    for key, text, _default in target_template(chosen).asks:
         settings[key] = click.prompt(text, default=defaults[key])
     return chosen, settings
 

@@ -18,7 +18,9 @@ from rag_ci.core.config import TARGET_CONFIGS
 
 @dataclass(frozen=True)
 class TargetTemplate:
-    asks: tuple[tuple[str, str], ...]  # (setting, question) asked in order, each with its default
+    # (setting, question, default) asked in order; `{port}` in a default is the port the
+    # repository suggests (rag_ci.cli.init_detect), and what it detects wins over a default.
+    asks: tuple[tuple[str, str, str], ...]
     block: Callable[[dict[str, str]], str]  # the settings -> the `target:` section
 
 
@@ -64,13 +66,26 @@ def _docker(settings: dict[str, str]) -> str:
 
 
 TARGET_TEMPLATES: dict[str, TargetTemplate] = {
-    "python": TargetTemplate((("entry", "module:function that answers"),), _python),
-    "command": TargetTemplate((("command", "command to start"),), _command),
-    "http": TargetTemplate((("url", "URL to POST questions to"),), _http),
+    "python": TargetTemplate((("entry", "module:function that answers", "app:answer"),), _python),
+    "command": TargetTemplate((("command", "command to start", "python rag_server.py"),), _command),
+    "http": TargetTemplate((("url", "URL to POST questions to", "http://127.0.0.1:{port}/query"),), _http),
     "docker": TargetTemplate(
-        (("port", "port the container listens on"), ("path", "path to POST questions to")), _docker
+        (
+            ("port", "port the container listens on", "{port}"),
+            ("path", "path to POST questions to", "/query"),
+        ),
+        _docker,
     ),
 }
+
+
+def default_settings(port: int) -> dict[str, str]:
+    """Every kind's settings at their defaults, for the port the repository suggests."""
+    return {
+        setting: default.format(port=port)
+        for template in TARGET_TEMPLATES.values()
+        for setting, _question, default in template.asks
+    }
 
 
 def target_template(kind: str) -> TargetTemplate:

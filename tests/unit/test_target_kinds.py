@@ -11,18 +11,12 @@ from click.testing import CliRunner
 from rag_ci.cli import cli
 from rag_ci.cli.errors import UserError
 from rag_ci.cli.init import Corpus, render_config
-from rag_ci.cli.init_targets import TARGET_TEMPLATES, kinds_question
+from rag_ci.cli.init_targets import TARGET_TEMPLATES, default_settings, kinds_question
 from rag_ci.core.config import TARGET_CONFIGS, Config, parse_config
 from rag_ci.targets import TARGET_KINDS
 
-# What `init` would have found or been told: one value for each setting any kind asks.
-SETTINGS = {
-    "entry": "app:answer",
-    "command": "python rag_server.py",
-    "url": "http://127.0.0.1:8000/query",
-    "port": "8000",
-    "path": "/query",
-}
+# What `init` writes without asking, for a repository that suggests port 8000.
+SETTINGS = default_settings(8000)
 
 
 def test_every_kind_has_a_runner_and_an_init_block_and_nothing_else_has_one():
@@ -41,8 +35,6 @@ def test_every_kind_carries_its_description_and_init_asks_with_it(kind):
 
 @pytest.mark.parametrize("kind", list(TARGET_CONFIGS))
 def test_init_writes_a_block_of_each_kind_that_parses_as_that_kind(kind):
-    for setting, _question in TARGET_TEMPLATES[kind].asks:
-        assert setting in SETTINGS, f"{kind} asks for {setting}, which init has no default for"
     text = render_config([Corpus("manual", "docs/manual", 1)], kind, SETTINGS)
     target = parse_config(text, "rag-ci.yml").target
     assert type(target) is TARGET_CONFIGS[kind]
@@ -59,3 +51,18 @@ def test_init_offers_exactly_the_kinds(tmp_path: Path):
     done = CliRunner().invoke(cli, ["init", str(tmp_path), "--no-workflows", "--target", "grpc", "--yes"])
     assert done.exit_code != 0 and "'grpc' is not one of 'python', 'command', 'http', 'docker'" in done.output
     assert not (tmp_path / "rag-ci.yml").exists()
+
+
+@pytest.mark.parametrize("kind", list(TARGET_CONFIGS))
+def test_init_asks_for_each_kind_its_settings_and_writes_that_kind(kind, tmp_path: Path):
+    (tmp_path / "docs" / "a").mkdir(parents=True)
+    (tmp_path / "docs" / "a" / "guide.md").write_text("# a\n\nThe unit charges in 6.5 hours.\n")
+    asks = TARGET_TEMPLATES[kind].asks
+    done = CliRunner().invoke(
+        cli, ["init", str(tmp_path), "--no-workflows"], input=kind + "\n" * (len(asks) + 1)
+    )
+    assert done.exit_code == 0, done.output
+    for _setting, question, _default in asks:
+        assert question in done.output
+    target = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml").target
+    assert type(target) is TARGET_CONFIGS[kind]
