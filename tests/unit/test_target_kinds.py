@@ -1,5 +1,5 @@
 """One target kind, one class: every kind of the config (rag_ci.core.config.TARGET_CONFIGS) has
-its description, its runner and its `rag-ci init` block, and nothing else has one."""
+its description (and the name messages give it), its runner and its `rag-ci init` block, and nothing else has one."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rag_ci.cli.errors import UserError
 from rag_ci.cli.init import Corpus, render_config
 from rag_ci.cli.init_targets import TARGET_TEMPLATES, default_settings, kinds_question
 from rag_ci.core.config import TARGET_CONFIGS, Config, parse_config
-from rag_ci.targets import TARGET_KINDS
+from rag_ci.targets import TARGET_KINDS, describe_target
 
 # What `init` writes without asking, for a repository that suggests port 8000.
 SETTINGS = default_settings(8000)
@@ -38,6 +38,7 @@ def test_init_writes_a_block_of_each_kind_that_parses_as_that_kind(kind):
     text = render_config([Corpus("manual", "docs/manual", 1)], kind, SETTINGS)
     target = parse_config(text, "rag-ci.yml").target
     assert type(target) is TARGET_CONFIGS[kind]
+    assert describe_target(target).startswith(f"{kind} ")  # how messages name it, said by the class
 
 
 def test_an_unknown_kind_is_refused_never_written_as_another_kind():

@@ -25,6 +25,10 @@ class TargetBase(StrictModel):
     # Each kind in a few words, for `rag-ci init`'s question: "docker (your Dockerfile)".
     summary: ClassVar[str]
 
+    def describe(self) -> str:
+        """The target as messages name it: its kind and what the user configured it with."""
+        raise NotImplementedError(f"target kind {type(self).__name__} does not say how messages name it")
+
     build: list[str] = Field(
         default_factory=list,
         description="Shell commands run in the config's folder before the target starts (install, index the documents).",
@@ -144,6 +148,9 @@ class PythonTargetConfig(TargetBase):
         10, ge=0, description="Times a crashed worker is restarted before the run stops."
     )
 
+    def describe(self) -> str:
+        return f"python `{self.entry}`"
+
 
 class CommandTargetConfig(TargetBase):
     summary: ClassVar[str] = "a process speaking JSON lines"
@@ -157,6 +164,9 @@ class CommandTargetConfig(TargetBase):
     restart_limit: int = Field(
         10, ge=0, description="Times a crashed program is restarted before the run stops."
     )
+
+    def describe(self) -> str:
+        return f"command `{' '.join(self.command)}`"
 
 
 class HttpTargetConfig(TargetBase, _ApiMapped):
@@ -177,6 +187,9 @@ class HttpTargetConfig(TargetBase, _ApiMapped):
         default_factory=dict,
         description="HTTP headers sent with every request; values may read rag-ci's environment with ${NAME}.",
     )
+
+    def describe(self) -> str:
+        return f"http {self.url}"
 
 
 class DockerResources(StrictModel):
@@ -216,6 +229,9 @@ class DockerTargetConfig(TargetBase, _ApiMapped):
     resources: DockerResources = Field(
         default_factory=DockerResources, description="Limits of the container's CPUs and memory."
     )
+
+    def describe(self) -> str:
+        return f"docker {self.dockerfile} (port {self.port}, {self.path})"
 
 
 TargetConfig = Annotated[
