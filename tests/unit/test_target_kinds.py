@@ -21,7 +21,7 @@ SETTINGS = default_settings(8000)
 
 def test_every_kind_has_a_runner_and_an_init_block_and_nothing_else_has_one():
     assert set(TARGET_KINDS) == set(TARGET_CONFIGS)
-    assert list(TARGET_TEMPLATES) == list(TARGET_CONFIGS)
+    assert set(TARGET_TEMPLATES) == set(TARGET_CONFIGS)
 
 
 @pytest.mark.parametrize("kind", list(TARGET_CONFIGS))
