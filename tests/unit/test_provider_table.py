@@ -72,17 +72,25 @@ def test_every_pin_rule_has_a_rule():
     assert {facts.pin_rule for facts in PROVIDERS.values()} <= set(pinning._RULES)
 
 
-def test_every_key_input_is_one_of_the_actions():
-    action = (REPO / "action.yml").read_text(encoding="utf-8")
-    for facts in PROVIDERS.values():
-        if facts.action_input is not None:
-            assert facts.api_key_env is not None, facts.name
-            assert f"\n  {facts.action_input}:" in action, facts.name
-
-
 def test_every_provider_serving_models_has_a_fake_server_a_pinned_model_and_a_fake_key_in_the_tests():
     serving = {name for name, facts in PROVIDERS.items() if facts.takes_model}
     assert set(SERVERS) == serving, "tests/fakes/judge_servers.py: SERVERS"
     assert set(JUDGE_MODELS) == serving, "tests/fakes/judge_setup.py: JUDGE_MODELS"
     keys = {facts.api_key_env for facts in PROVIDERS.values() if facts.key_required}
     assert keys <= set(FAKE_KEYS), "tests/fakes/judge_setup.py: FAKE_KEYS"
+
+
+def test_every_key_variable_is_kept_from_the_target_and_every_key_input_reaches_it():
+    from rag_ci.action.settings import JUDGE_KEY_VARIABLES
+    from rag_ci.targets.processes import passed_env
+
+    keys = {facts.api_key_env for facts in PROVIDERS.values() if facts.api_key_env}
+    # A `pass_env` wildcard never hands a provider's key to the user's RAG (rag_ci/targets/processes.py).
+    assert passed_env(["*"], dict.fromkeys(keys, "secret")) == {}
+    action = (REPO / "action.yml").read_text(encoding="utf-8")
+    for facts in PROVIDERS.values():
+        if facts.action_input is not None:
+            variable = f"RAG_CI_{facts.api_key_env}"
+            assert JUDGE_KEY_VARIABLES.get(variable) == facts.api_key_env, "rag_ci/action/settings.py"
+            assert f"\n  {facts.action_input}:" in action, "action.yml: the input"
+            assert f"{variable}: ${{{{ inputs.{facts.action_input} }}}}" in action, "action.yml: its variable"
