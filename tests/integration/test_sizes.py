@@ -32,7 +32,6 @@ OVER_THE_LIMIT = {
     "rag_ci/core/comparison/compare.py::_compare": 115,
     "rag_ci/cli/gate.py::run": 110,
     "rag_ci/action/entry.py::run": 105,
-    "rag_ci/core/questionset/rst_blocks.py::_docutils_blocks": 100,
     "rag_ci/gate.py::compare_runs": 100,
     "rag_ci/core/review/accepted.py::apply_accepted": 95,
 }
