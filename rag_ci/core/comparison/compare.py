@@ -18,13 +18,11 @@ listed as not comparable; the others still gate. docs/gate.md has the table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Set
+from dataclasses import dataclass, replace
 
-from rag_ci.core.comparison.budgets import latency_rise_bounds
 from rag_ci.core.comparison.comparability import (
     REBASELINE_HINT,
-    NotComparable,
     check_compatible,
     comparable_runs,
     incompatibilities,
@@ -87,14 +85,12 @@ def judge_free_regressions(base: RunResult, head: RunResult) -> tuple[QuestionCh
         if m.kind == "judge"
     }
     try:
-        runs = comparable_runs(base, head, leave_out=judged)
+        found = _question_by_question(
+            base, head, fail_on="any_regression", top_latency=0, leave_out=judged, judge_free=True
+        )
     except IncompatibleBaseline:
         return ()
-    base, renamed = with_current_ids(runs.base, runs.head)
-    found = _compare(
-        base, runs.head, fail_on="any_regression", top_latency=0, not_comparable=(), renamed=renamed
-    )
-    return tuple(c for c in found.regressions if c.new_verdict == "fail")
+    return tuple(c for c in found.comparison.regressions if c.new_verdict == "fail")
 
 
 def compare(
@@ -113,20 +109,10 @@ def compare(
     from the history) feed the noise review: flaky questions, significance, budgets.
     """
     check_usable(base, head)
-    runs = comparable_runs(base, head)
-    base, renamed = with_current_ids(runs.base, runs.head)  # a renamed question is the same question
-    if known_flaky and renamed:
-        known_flaky = renamed_keys(known_flaky, renamed)
-    head = runs.head
-    base = with_established_baseline(base, head)  # the baseline's verdicts as the judge confirmed them
-    comparison = _compare(
-        base,
-        head,
-        fail_on=fail_on,
-        top_latency=top_latency,
-        not_comparable=runs.not_comparable,
-        renamed=renamed,
+    found = _question_by_question(
+        base, head, fail_on=fail_on, top_latency=top_latency, known_flaky=known_flaky
     )
+    base, head, comparison = found.base, found.head, found.comparison
     gate = gate or GateConfig()
     noise = review_noise(
         [c.id for c in comparison.regressions],
@@ -134,7 +120,7 @@ def compare(
         head,
         alpha=gate.alpha,
         budgets=gate.budgets.model_dump(),
-        known_flaky=known_flaky,
+        known_flaky=found.known_flaky,
     )
     return replace(
         comparison,
@@ -144,33 +130,57 @@ def compare(
         budgets=noise.budgets,
         alpha=noise.alpha,
         target_calls=noise.target_calls,
-        judge_noise=judge_noise(head),
-        source_changed_failing=failing_with_changed_sources(base, head, {c.id for c in comparison.gating}),
-        latency_rise_bounds=latency_rise_bounds(base, head, gate.alpha),
+        latency_rise_bounds=noise.latency_rise_bounds,
         judge_cost_split=judge_cost(base, head),
     )
 
 
-def _compare(
+@dataclass(frozen=True)
+class _QuestionByQuestion:
+    """What the stages before the noise review produced: the runs as compared (comparable
+    metrics only, the baseline under the ids of now, its verdicts as confirmation established
+    them), the known-flaky questions under the ids of now, and the comparison so far."""
+
+    base: RunResult
+    head: RunResult
+    known_flaky: Mapping[str, float] | None
+    comparison: Comparison
+
+
+def _question_by_question(
     base: RunResult,
     head: RunResult,
     *,
     fail_on: str,
     top_latency: int,
-    not_comparable: tuple[NotComparable, ...],
-    renamed: Mapping[str, str],
-) -> Comparison:
-    """The questions sorted and the runs' deltas, before the noise review."""
+    known_flaky: Mapping[str, float] | None = None,
+    leave_out: Set[str] = frozenset(),
+    judge_free: bool = False,
+) -> _QuestionByQuestion:
+    """The stages up to the noise review, each taking what the one before produced. `judge_free`
+    (a broken run's measure): the carried baseline verdicts are taken whole, and nothing is
+    listed as not comparable."""
+    runs = comparable_runs(base, head, leave_out=leave_out)
+    base, renamed = with_current_ids(runs.base, runs.head)  # a renamed question is the same question
+    if known_flaky and renamed:
+        known_flaky = renamed_keys(known_flaky, renamed)
+    head = runs.head
+    base = with_established_baseline(base, head)  # the baseline's verdicts as the judge confirmed them
+    unestablished = judge_noise(head)
+    not_comparable = () if judge_free else runs.not_comparable
     rows = sort_questions(
         base, head, left_out={n.name for n in not_comparable}, renamed=renamed, top_latency=top_latency
     )
-    return Comparison(
-        **rows.as_fields(),
+    source_changed = failing_with_changed_sources(base, head, {c.id for c in rows.gating})
+    comparison = replace(
+        rows,
         **run_deltas(base, head),
-        unstable=tuple(q.id for q in head.questions if q.unstable),
         fail_on=fail_on,
         base_sha=base.meta.git_sha,
         head_sha=head.meta.git_sha,
         not_comparable=not_comparable,
         renamed=tuple(sorted(renamed.items())),
+        judge_noise=unestablished,
+        source_changed_failing=source_changed,
     )
+    return _QuestionByQuestion(base, head, known_flaky, comparison)

@@ -12,10 +12,10 @@ for it. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
+from rag_ci.core.comparison.comparison import Comparison
 from rag_ci.core.comparison.question_change import (
     QuestionChange,
     question_change,
@@ -28,36 +28,17 @@ from rag_ci.core.results import QuestionResult, RunResult
 CHUNK_IDS_UNSTABLE = "chunk ids are not stable across index builds: compared by text"
 
 
-@dataclass(frozen=True)
-class SortedQuestions:
-    """The rows of a comparison, each a field of `Comparison` of the same name."""
-
-    regressions: tuple[QuestionChange, ...]
-    gains: tuple[QuestionChange, ...]
-    changed: tuple[QuestionChange, ...]
-    new: tuple[QuestionChange, ...]
-    removed: tuple[QuestionChange, ...]
-    worse: tuple[QuestionChange, ...]
-    leaks: tuple[QuestionChange, ...]
-    no_baseline_verdict: tuple[QuestionChange, ...]
-    carried: tuple[QuestionChange, ...]
-    largest_latency_changes: tuple[QuestionChange, ...]
-    notes: tuple[str, ...]
-
-    def as_fields(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
 def sort_questions(
     base: RunResult,
     head: RunResult,
     *,
-    left_out: Set[str],
+    left_out: set[str],
     renamed: Mapping[str, str],
     top_latency: int,
-) -> SortedQuestions:
-    """Each question of both runs in its row. `left_out`: the metrics not comparable, out of the
-    carried baseline verdicts too; `renamed`: {id now: id on the baseline}."""
+) -> Comparison:
+    """A comparison with each question of both runs in its row, and nothing else yet. `left_out`:
+    the metrics not comparable, out of the carried baseline verdicts too; `renamed`: {id now: id
+    on the baseline}."""
     old_by_id, new_by_id = base.by_id(), head.by_id()
     regressions, gains, changed, worse, leaks, unjudged, carried = [], [], [], [], [], [], []
     both: list[QuestionChange | _Steady] = []  # every question of both runs, in head order
@@ -108,12 +89,13 @@ def sort_questions(
     same_text = sum(c.same_text_contexts for c in both)
     # Most chunks came back with their text but under another id: the index mints ids per build.
     ids_unstable = same_text >= 3 and 2 * sum(c.same_text_other_id for c in both) > same_text
-    return SortedQuestions(
+    return Comparison(
         regressions=tuple(regressions),
         gains=tuple(gains),
         changed=tuple(changed),
         new=tuple(new_only),
         removed=tuple(removed),
+        unstable=tuple(q.id for q in head.questions if q.unstable),
         worse=tuple(worse),
         leaks=tuple(leaks),
         no_baseline_verdict=tuple(unjudged),
