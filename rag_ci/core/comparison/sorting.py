@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from rag_ci.core.comparison.carry import usable_baseline
 from rag_ci.core.comparison.comparison import Comparison
 from rag_ci.core.comparison.question_change import (
     QuestionChange,
     question_change,
-    usable_baseline,
     what_got_worse,
 )
 from rag_ci.core.comparison.retrieval_diff import chunk_identity
