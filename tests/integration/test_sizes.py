@@ -19,12 +19,7 @@ FUNCTION_LINES = 80
 # path (or path::function) -> its ceiling: the size measured after `ruff format` when the limit
 # became a test, plus room for the changes in flight then. To split, then remove from here.
 OVER_THE_LIMIT = {
-    "rag_ci/gate.py": 540,
-    "rag_ci/core/comparison/compare.py": 500,
     "rag_ci/core/config.py": 760,  # every field's description is written beside it (docs/configuration.md)
-    "rag_ci/core/comparison/compare.py::_compare": 115,
-    "rag_ci/gate.py::compare_runs": 100,
-    "rag_ci/core/review/accepted.py::apply_accepted": 95,
 }
 
 
