@@ -12,9 +12,10 @@ import click
 from rag_ci import __version__
 from rag_ci.cli.audit import audit
 from rag_ci.cli.calibrate import calibrate
+from rag_ci.cli.compare import compare_cmd, report
 from rag_ci.cli.demo import demo
 from rag_ci.cli.errors import EXIT_CODES
-from rag_ci.cli.gate import compare_cmd, report, run, validate
+from rag_ci.cli.gate import run, validate
 from rag_ci.cli.help import ListedAsRegistered, summarise
 from rag_ci.cli.history import history
 from rag_ci.cli.init import init

@@ -150,7 +150,8 @@ def _fake_writer_note(added: list[Draft]) -> str:
 def estimate_lines(plan: Plan, writer_config: WriterConfig, label: str) -> list[str]:
     """What `generate --estimate` prints: calls, tokens and dollars, computed without calling
     anything; a model rag-ci has no price for gets calls and tokens, and says so."""
-    from rag_ci.drafting.writer import FAKE_WRITER_MODEL, estimate
+    from rag_ci.drafting.writer_check import FAKE_WRITER_MODEL
+    from rag_ci.drafting.writer_estimate import estimate
     from rag_ci.judges.build import model_price
     from rag_ci.judges.providers import provider_spec
 

@@ -161,7 +161,8 @@ def generate(
     `time_limit_s` the jobs still running end and the finished ones' drafts are kept."""
     outcome = Outcome(plan=plan, writer=writer.label, time_limit_s=time_limit_s)
     results = _write(plan, writer, outcome, progress, log or sys.stderr, time_limit_s)
-    from rag_ci.drafting.writer import TIME_LIMIT_REACHED, prompt_templates
+    from rag_ci.drafting.writer import TIME_LIMIT_REACHED
+    from rag_ci.drafting.writer_prompts import prompt_templates
 
     outcome.failed_jobs = {key: r.error for key, r in results.items() if r.error is not None}
     outcome.unfinished = sum(1 for error in outcome.failed_jobs.values() if TIME_LIMIT_REACHED in error)

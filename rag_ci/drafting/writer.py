@@ -16,6 +16,9 @@ Where DeepEval 4.3.1 falls short, rag-ci works around it (docs/questions.md):
 - it returns fewer goldens than asked, the same golden twice, and inputs that never passed
   its own filtration: rag-ci counts what came back per job, drops the rest with a reason
   (rag_ci.core.questionset.drafts, .dedupe) and says so in the summary.
+
+The writer's parts: checking it before any call (rag_ci.drafting.writer_check), what it is
+told (rag_ci.drafting.writer_prompts) and what a plan would cost (rag_ci.drafting.writer_estimate).
 """
 
 from __future__ import annotations
@@ -29,157 +32,25 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rag_ci.core.config import Config, WriterConfig
+from rag_ci.core.config import WriterConfig
 from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.drafts import Written
-from rag_ci.errors import RagCiError
-from rag_ci.judges.build import api_key, judge_family, model_price
+from rag_ci.drafting.writer_check import FAKE_WRITER_MODEL, WriterCheck, check_writer
+from rag_ci.drafting.writer_prompts import OUT_OF_SCOPE_STYLE, QUALITY_RETRIES, VAGUE_FORMAT
+from rag_ci.judges.build import api_key, model_price
 from rag_ci.judges.call_context import CostMeter, for_this_task
 from rag_ci.judges.client import JudgeCallError, JudgeClient
-from rag_ci.judges.fake_writer import OUT_OF_SCOPE_MARKER, VAGUE_MARKER
-from rag_ci.judges.families import FAKE_FAMILY, canonical_family, family_of
-from rag_ci.judges.pinning import alias_problem
 from rag_ci.judges.prices import Price
 from rag_ci.judges.providers import provider_spec
 
-FAKE_WRITER_MODEL = "rag-ci-fake-writer-1"
+# `questions generate` checks the writer before it builds one (check_writer, kept importable here).
+__all__ = ["JobOutcome", "Writer", "check_writer"]
+
 # A reply of the Synthesizer's prompts is a few questions or a short answer: 32,000 characters is
 # far above any honest one, and keeps one runaway reply (issue 34: 8 MB per reply) from feeding
 # every later prompt and the duplicate check for minutes.
 MAX_REPLY_CHARS = 32_000
 TIME_LIMIT_REACHED = "time limit reached"
-QUALITY_RETRIES = 3  # DeepEval's FiltrationConfig.max_quality_retries default
-# rag-ci's styling of the two kinds DeepEval has no evolution for (StylingConfig).
-VAGUE_FORMAT = (
-    f"A short, {VAGUE_MARKER} as a hurried user would type it into a chat: lower case, "
-    "no greeting, leaves out the product and the exact terms"
-)
-OUT_OF_SCOPE_STYLE = {
-    "scenario": "A user of an assistant that answers only from the documents described in the context asks "
-    f"{OUT_OF_SCOPE_MARKER}, in the same everyday register",
-    "task": "The assistant must say the documents do not cover it",
-    "input_format": "One plain question, answerable in general but not from these documents",
-}
-
-
-@dataclass(frozen=True)
-class WriterCheck:
-    label: str  # PROVIDER:MODEL, as provenance records it
-    family: str
-    warnings: tuple[str, ...] = ()
-
-
-def check_writer(config: Config, writer: WriterConfig, *, estimate: bool = False) -> WriterCheck:
-    """Everything that can refuse the writer without calling it: a missing writer, an alias,
-    an unknown family, and above all a writer of the judge's family (refused, naming both).
-    For `--estimate` (nothing is called) an alias or an unknown family is a warning, to be
-    settled before drafting; a writer of the judge's family is refused all the same."""
-    if writer.provider == "none":
-        raise RagCiError(
-            "no writer: pass `--writer PROVIDER:MODEL[@BASE_URL]` (or `--writer fake` for a dry run), "
-            "or add a `writer:` block to rag-ci.yml (the same fields as `judge:`)"
-        )
-    if writer.provider == "fake":
-        if writer.model not in (None, FAKE_WRITER_MODEL):
-            raise RagCiError(
-                f"writer.model '{writer.model}': the fake writer has one model; leave writer.model out"
-            )
-        return WriterCheck(
-            "fake",
-            FAKE_FAMILY,
-            (
-                "fake writer: drafts written by a fixed policy, offline, for a dry run; "
-                "review them as carefully as any",
-            ),
-        )
-    provider_spec(writer.provider)
-    assert writer.model is not None
-    label, warnings = f"{writer.provider}:{writer.model}", []
-    problem = alias_problem(writer.provider, writer.model)
-    if problem and not writer.allow_alias:
-        message = (
-            f"writer.model {problem}. Pin an exact, dated/versioned id so the provenance says which model "
-            f"wrote the drafts, or set `writer.allow_alias: true`"
-        )
-        if not estimate:
-            raise RagCiError(message)
-        warnings.append(f"{message} (before drafting; the estimate does not need it)")
-    try:
-        family = judge_family(writer, role="writer")
-    except RagCiError as exc:
-        if not estimate:
-            raise
-        return WriterCheck(
-            label, "unknown", (*warnings, f"{exc} (before drafting; the estimate does not need it)")
-        )
-    judge = config.judge
-    if judge.provider not in ("none", "fake"):
-        theirs = judge_family(judge)
-        if theirs == family:
-            raise RagCiError(
-                f"the writer '{writer.model}' and the judge '{judge.model}' are both of the {family} family: a judge "
-                f"grades questions and references its own family wrote more kindly. Choose a writer of another family "
-                f"(--writer or writer.provider / writer.model), or correct `writer.family` / `judge.family` if rag-ci "
-                f"guessed a family wrong"
-            )
-    else:
-        warnings.append(
-            f"no judge configured: when you add one, choose it outside the writer's family ({family})"
-        )
-    target = config.target
-    generator = (
-        canonical_family(target.generator_family)
-        if target.generator_family
-        else family_of(target.generator_model or "")
-    )
-    if generator == family:
-        warnings.append(
-            f"the writer '{writer.model}' shares the RAG generator's family ({family}): its questions may be "
-            f"phrased the way the generator answers best; a writer of another family tests it harder"
-        )
-    return WriterCheck(label, family, tuple(warnings))
-
-
-_EVOLUTION_TEMPLATES = (
-    "reasoning_evolution",
-    "concretizing_evolution",
-    "constrained_evolution",
-    "hypothetical_scenario_evolution",
-    "comparative_question_evolution",
-    "multi_context_evolution",
-    "in_breadth_evolution",
-)
-
-
-def prompt_templates() -> tuple[str, ...]:
-    """The fixed text of every prompt the writer gets: rag-ci's styling and DeepEval's
-    Synthesizer templates with empty inputs. A draft that quotes them is the prompt echoed
-    back, not a question (rag_ci.core.questionset.draft_checks)."""
-    from rag_ci.judges.env import prepare_deepeval_environment
-
-    prepare_deepeval_environment()
-    from deepeval.synthesizer.templates import EvolutionTemplate, FilterTemplate, SynthesizerTemplate
-
-    style = OUT_OF_SCOPE_STYLE
-    texts = [
-        VAGUE_FORMAT,
-        *style.values(),
-        SynthesizerTemplate.generate_synthetic_inputs(
-            context="",
-            max_goldens_per_context="",
-            scenario=style["scenario"],
-            task=style["task"],
-            input_format=style["input_format"],
-        ),
-        SynthesizerTemplate.rewrite_evolved_input(
-            "", scenario=style["scenario"], task=style["task"], input_format=style["input_format"]
-        ),
-        SynthesizerTemplate.rewrite_synthetic_inputs("", "", ""),
-        SynthesizerTemplate.generate_synthetic_expected_output("", "", None),
-        FilterTemplate.evaluate_synthetic_inputs(""),
-    ]
-    texts += [getattr(EvolutionTemplate, name)(input="", context=[]) for name in _EVOLUTION_TEMPLATES]
-    return tuple(texts)
 
 
 @dataclass
@@ -384,89 +255,3 @@ class Writer:
             pool.shutdown(wait=True)
             await self.client.aclose()
         return outcomes
-
-
-@dataclass(frozen=True)
-class Estimate:
-    calls: int  # when every question passes DeepEval's filtration at once
-    max_calls: int  # when every one is rewritten QUALITY_RETRIES times
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None  # None: no price known for the model
-    max_cost_usd: float | None
-
-
-# Typical reply lengths, in tokens, per prompt kind (the estimate's assumption).
-_REPLY_TOKENS = {"inputs": 30, "filter": 50, "rewrite": 25, "evolve": 25, "style": 25, "expected": 60}
-_QUESTION = "What does the manual say about the part this passage describes, and when does it apply?"
-
-
-def _tokens(text: str) -> int:
-    return max(1, len(text) // 4)  # about 4 characters a token (the fake servers count the same way)
-
-
-def estimate(plan: Plan, price: Price | None) -> Estimate:
-    """Calls, tokens and dollars the plan takes, from the prompts DeepEval would render; nothing
-    is called. Without a price (a model rag-ci has no price for) the dollars are None."""
-    from rag_ci.judges.env import prepare_deepeval_environment
-
-    prepare_deepeval_environment()
-    from deepeval.synthesizer.templates import EvolutionTemplate, FilterTemplate, SynthesizerTemplate
-
-    calls = extra = tokens_in = tokens_out = extra_in = extra_out = 0
-    for job in plan.jobs:
-        context = list(job.context)
-        styled = job.kind in ("vague", "out_of_scope")
-        style = (
-            OUT_OF_SCOPE_STYLE
-            if job.kind == "out_of_scope"
-            else {"input_format": VAGUE_FORMAT}
-            if styled
-            else {}
-        )
-        inputs = SynthesizerTemplate.generate_synthetic_inputs(
-            context=str(context),
-            max_goldens_per_context=str(job.goldens),
-            scenario=style.get("scenario"),
-            task=style.get("task"),
-            input_format=style.get("input_format"),
-        )
-        per_golden = [
-            (FilterTemplate.evaluate_synthetic_inputs(_QUESTION), "filter"),
-            (EvolutionTemplate.reasoning_evolution(input=_QUESTION, context=context), "evolve"),
-        ]
-        if styled:
-            per_golden.append(
-                (
-                    SynthesizerTemplate.rewrite_evolved_input(
-                        _QUESTION, input_format=style.get("input_format")
-                    ),
-                    "style",
-                )
-            )
-        if job.kind != "out_of_scope":
-            per_golden.append(
-                (
-                    SynthesizerTemplate.generate_synthetic_expected_output(
-                        _QUESTION, "\n".join(context), None
-                    ),
-                    "expected",
-                )
-            )
-        calls += 1 + job.goldens * len(per_golden)
-        tokens_in += _tokens(inputs) + job.goldens * sum(_tokens(p) for p, _ in per_golden)
-        tokens_out += _REPLY_TOKENS["inputs"] * job.goldens + job.goldens * sum(
-            _REPLY_TOKENS[k] for _, k in per_golden
-        )
-        rewrite = SynthesizerTemplate.rewrite_synthetic_inputs(context, _QUESTION, "x" * 200)
-        retries = job.goldens * (QUALITY_RETRIES - 1)  # each retry: one more evaluation and one rewrite
-        extra += 2 * retries + job.goldens
-        extra_in += retries * (_tokens(per_golden[0][0]) + _tokens(rewrite)) + job.goldens * _tokens(rewrite)
-        extra_out += (
-            retries * (_REPLY_TOKENS["filter"] + _REPLY_TOKENS["rewrite"])
-            + job.goldens * _REPLY_TOKENS["rewrite"]
-        )
-    if price is None:
-        return Estimate(calls, calls + extra, tokens_in, tokens_out, None, None)
-    cost = price.cost(tokens_in, tokens_out)
-    return Estimate(calls, calls + extra, tokens_in, tokens_out, cost, cost + price.cost(extra_in, extra_out))

@@ -44,7 +44,7 @@ WRITER_KINDS = (
     "synth_style",
     "synth_expected",
 )
-# What rag-ci's own styling says (rag_ci.drafting.writer): the fake recognises its prompts by it.
+# What rag-ci's own styling says (rag_ci.drafting.writer_prompts): the fake recognises its prompts by it.
 VAGUE_MARKER = "casual, vague question"
 OUT_OF_SCOPE_MARKER = "about a subject none of these documents covers"
 NO_ANSWER = "I could not find this in the documents."

@@ -21,6 +21,10 @@ client's semaphore). Per metric:
    replies, so it costs one call and the score stays the same. A failing verdict
    nobody reads in this run (no baseline, a failure as before, a new question) keeps
    all its replies in results.json instead: the run that prints it asks its reason.
+
+The scorer is written in four parts: this module (scoring and confirmation), loading the
+DeepEval model (`rag_ci.judges.scorer_model`), carrying verdicts over to an equivalent answer
+(`rag_ci.judges.scorer_equivalence`) and asking the reasons (`rag_ci.judges.scorer_reasons`).
 """
 
 from __future__ import annotations
@@ -28,12 +32,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_ci.core.comparison.question_change import reasons_shown
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.core.scoring.judge_votes import disagreement_rate, lead_needed
@@ -42,13 +44,16 @@ from rag_ci.judges.call_context import CostMeter, for_this_task, judge_calls
 from rag_ci.judges.client import JudgeClient, JudgeStats
 from rag_ci.judges.confirmation import Measurement as _Measurement
 from rag_ci.judges.confirmation import confirm_drop, confirm_gain
-from rag_ci.judges.equivalence import SameFacts, equivalence_prompt
 from rag_ci.judges.families import check_families
 from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
 from rag_ci.judges.replies import CallLog
+from rag_ci.judges.scorer_equivalence import EquivalentCarrying
+from rag_ci.judges.scorer_reasons import ReasonExplaining
+from rag_ci.judges.scorer_reasons import Unexplained as _Unexplained
+from rag_ci.judges.scorer_reasons import reason_may_be_read as _reason_may_be_read
 
 
-class DeepEvalJudgeScorer:
+class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
     def __init__(
         self,
         *,
@@ -99,72 +104,6 @@ class DeepEvalJudgeScorer:
     def stats(self) -> JudgeStats:
         return self.client.stats
 
-    async def deepeval_model(self):
-        """The DeepEvalBaseLLM adapter, built when something must first be judged.
-
-        Importing DeepEval takes seconds of CPU; done on the event loop it would stall
-        every in-flight target request (and time them out), so it runs in a thread.
-        A fully cached run never imports it at all.
-        """
-        if self._model is None:
-            if self._model_lock is None:
-                self._model_lock = asyncio.Lock()
-            async with self._model_lock:
-                if self._model is None:
-                    if self._prefetch is not None:
-                        self._model = await asyncio.wrap_future(self._prefetch)
-                    else:
-                        self._model = await asyncio.to_thread(
-                            _load_deepeval_model, self.client, self.fingerprint.model, self._preload
-                        )
-        return self._model
-
-    def prefetch(self) -> None:
-        """Start importing DeepEval and the provider SDK now, in a worker thread, and build
-        the SDK client there.
-
-        Called when the run will surely judge (no verdict cache, or `expect` finds a question
-        that will be judged whatever its answer): the import (a second or more of CPU) then
-        overlaps with building and starting the target instead of delaying the first judge
-        call. A run that may be fully cached does not call it: the import would compete with
-        its target for the interpreter (a warm re-run of the example: 3.9 s → 5.5 s), so it
-        starts on the first answer the verdict cache cannot serve.
-        """
-        if self._prefetch is not None or self._model is not None:
-            return
-        future: concurrent.futures.Future = concurrent.futures.Future()
-
-        def load() -> None:
-            try:
-                future.set_result(_load_deepeval_model(self.client, self.fingerprint.model, self._preload))
-            except BaseException as exc:
-                future.set_exception(exc)
-
-        threading.Thread(target=load, name="rag-ci-deepeval-import", daemon=True).start()
-        self._prefetch = future
-
-    def expect(self, questions: list[Question], baseline: Mapping[str, QuestionResult]) -> None:
-        """Start DeepEval's import now (`prefetch`) when one of the questions about to be asked
-        will be judged whatever its answer: new or edited since the baseline, or a metric the
-        baseline holds no verdict of. Otherwise the import starts on the first answer the
-        verdict cache cannot serve (the first changed answer), and a run whose answers are
-        all unchanged imports nothing."""
-        if self._prefetch is not None or self._model is not None:
-            return
-        for question in questions:
-            old = baseline.get(question.id)
-            if (
-                old is None
-                or old.question_hash != question.content_hash
-                or any(
-                    (m := old.metrics.get(s.name)) is None or m.error is not None or m.cache_key is None
-                    for s in self.specs.values()
-                    if s.applies_to(question)
-                )
-            ):
-                self.prefetch()
-                return
-
     # -- family separation -------------------------------------------------
 
     def check_generator(self, model: str) -> None:
@@ -200,65 +139,6 @@ class DeepEvalJudgeScorer:
             )
         )
         return {**carried, **{r.name: r for r in results}}
-
-    async def _carry_equivalent(
-        self,
-        specs: list[JudgeMetricSpec],
-        question: Question,
-        answer: str,
-        contexts: list[Context],
-        baseline: QuestionResult | None,
-    ) -> dict[str, MetricResult]:
-        """The baseline's verdicts of the metrics reading the answer, when the judge finds the
-        reworded answer states exactly the same facts (judge.reuse_equivalent_answers)."""
-        if not self.reuse_equivalent or self.full or baseline is None or not answer.strip():
-            return {}
-        if (
-            baseline.question_hash != question.content_hash
-            or not baseline.answer
-            or baseline.answer == answer
-        ):
-            return {}
-        same_contexts = [c.text for c in baseline.contexts] == [c.text for c in contexts]
-        old: dict[str, MetricResult] = {}
-        for spec in specs:
-            metric = baseline.metrics.get(spec.name)
-            if not spec.uses_answer or (spec.uses_contexts and not same_contexts) or metric is None:
-                continue
-            # Only a verdict this judge gave on that answer (same fingerprint and metric identity).
-            if metric.error is None and metric.cache_key == verdict_cache_key(
-                self._digest, spec, question.content_hash, baseline.answer, baseline.contexts
-            ):
-                old[spec.name] = metric
-        if not old:
-            return {}
-        await self.deepeval_model()  # prepares the environment the provider SDK is imported in
-        meter = CostMeter()
-        try:
-            self.equivalence_calls += 1
-            with judge_calls(meter=meter):
-                reply = await self.client.call(
-                    equivalence_prompt(question.question, baseline.answer, answer), SameFacts
-                )
-        except Exception:
-            return {}
-        if not reply.same_facts:
-            return {}
-        self.equivalent_carries += 1
-        carried = {}
-        for i, (name, metric) in enumerate(old.items()):
-            key = verdict_cache_key(self._digest, self.specs[name], question.content_hash, answer, contexts)
-            carried[name] = metric.model_copy(
-                update={
-                    "cached": True,
-                    "equivalent_answer": True,
-                    "cache_key": key,
-                    "confirm_runs": [],
-                    "unstable": False,
-                    "judge_cost_usd": round(meter.cost_usd, 8) if i == 0 else 0.0,
-                }
-            )  # the one call, counted once
-        return carried
 
     async def _score_metric(
         self,
@@ -374,86 +254,8 @@ class DeepEvalJudgeScorer:
         score = None if metric.score is None else float(metric.score)
         return _Measurement(_result(spec, key, score=score, reason=metric.reason, cost=meter.cost_usd), log)
 
-    async def explain(self, record: QuestionResult, baseline: QuestionResult | None) -> QuestionResult:
-        """`record` with DeepEval's reason on the failing verdicts its comparison with `baseline`
-        prints (`rag_ci.core.comparison.question_change.reasons_shown`); never raises.
-
-        A failing verdict whose reason no report of this run prints keeps every reply of its
-        measurement in results.json instead, so a later run that prints it (a worse question
-        reusing it from the verdict cache) asks the reason then, for one call.
-        """
-        unexplained = {
-            (name, key): entry for (qid, name, key), entry in self._unexplained.items() if qid == record.id
-        }
-        for name, key in unexplained:
-            del self._unexplained[(record.id, name, key)]
-        question, priority = self._questions.pop(record.id, (None, 0))
-        shown = reasons_shown(baseline, record) if record.metrics else frozenset()
-        if any(m.kind == "judge" and m.passed is False and m.reason for m in record.metrics.values()):
-            shown = frozenset()  # a failing verdict says why already (GEval's comes with its score)
-        wanted: dict[str, Any] = {}
-        updates: dict[str, MetricResult] = {}
-        for name, metric in record.metrics.items():
-            if metric.kind != "judge" or not _reason_may_be_read(metric):
-                continue
-            entry = unexplained.get((name, metric.cache_key or ""))  # judge metrics carry their key
-            # One reason per question: the report says why the question fails with one failing
-            # metric's reason (the others read "failed", their replies kept for a later run).
-            if name in shown and not wanted:
-                if entry is not None:
-                    wanted[name] = self._add_reason(entry.spec, entry.case, entry.log.replies, metric)
-                elif (
-                    question is not None
-                    and metric.cached
-                    and not metric.equivalent_answer
-                    and name in self.specs
-                    and metric.judge_replies
-                ):
-                    # From the verdict cache, judged on this very answer: its recorded replies replay it.
-                    case = (question, record.answer or "", list(record.contexts))
-                    wanted[name] = self._add_reason(self.specs[name], case, metric.judge_replies, metric)
-            elif entry is not None:
-                updates[name] = metric.model_copy(update={"judge_replies": dict(entry.log.replies)})
-        if wanted:
-            for_this_task(priority=priority)  # the answer's own turn: it completes before later answers
-            explained = await asyncio.gather(*wanted.values())
-            updates.update(zip(wanted, explained))
-        if not updates:
-            return record
-        return record.model_copy(update={"metrics": {**record.metrics, **updates}})
-
-    async def _add_reason(
-        self,
-        spec: JudgeMetricSpec,
-        case: tuple[Question, str, list[Context]],
-        replies: Mapping[str, Any],
-        decided: MetricResult,
-    ) -> MetricResult:
-        """The same measurement with DeepEval's reason: its steps replayed, one call for the reason."""
-        again = await self._judge(spec, case, decided.cache_key or "", known=replies, include_reason=True)
-        if again.result.error is not None or again.result.score != decided.score:
-            return decided  # the verdict stands without its explanation
-        return decided.model_copy(
-            update={
-                "reason": again.result.reason,
-                "judge_cost_usd": round(decided.judge_cost_usd + again.result.judge_cost_usd, 8),
-            }
-        )
-
     async def aclose(self) -> None:
         await self.client.aclose()
-
-
-def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[str, ...]):
-    from rag_ci.judges.deepeval_import import import_deepeval
-
-    import_deepeval(preload)  # slow imports, off the event loop; before anything else imports DeepEval
-    from rag_ci.judges.llm import RagCiJudgeModel
-
-    # The SDK client too: building it loads the CA bundle and the HTTP transport's modules
-    # (0.3-1 s of CPU), which on the first judge call would stall the event loop.
-    client.warm_up()
-    return RagCiJudgeModel(client, model_name)
 
 
 @dataclass
@@ -469,22 +271,6 @@ class _Settled:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     gating_flip_confirmed: bool = False
     confirm_each: bool = False
-
-
-@dataclass(frozen=True)
-class _Unexplained:
-    """A failing verdict scored without its reason: what replays its measurement."""
-
-    spec: JudgeMetricSpec
-    case: tuple[Question, str, list[Context]]
-    log: CallLog
-
-
-def _reason_may_be_read(result: MetricResult) -> bool:
-    """Reports print the reasons of failing verdicts only (and not all of them: `explain`)."""
-    return (
-        result.error is None and result.reason is None and result.score is not None and result.passed is False
-    )
 
 
 def _baseline_metric(baseline: QuestionResult | None, question: Question, name: str) -> MetricResult | None:

@@ -18,23 +18,62 @@ import asyncio
 import json
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, Self, TypeVar
 
 from rag_ci.errors import TargetError
 from rag_ci.targets.base import ArrivedReply
+from rag_ci.targets.processes import OutputTail
 from rag_ci.targets.reply_json import reply_bounds_problem
-from rag_ci.targets.stdout_lines import _EOF, STDOUT_RULE, shown
-
-if TYPE_CHECKING:
-    from rag_ci.targets.command import _Worker
+from rag_ci.targets.stdout_lines import _EOF, STDOUT_RULE, _Lines, shown
 
 RECENT_IDS = 4096  # ids answered lately, so that a second reply for one is named as such
+
+_W = TypeVar("_W", contravariant=True)
+
+
+class _TargetParts(Protocol[_W]):
+    """What asking by id uses of the worker's target (command.py's CommandTarget), which
+    restarts a worker of its own kind (`_W`)."""
+
+    @property
+    def stderr(self) -> OutputTail: ...
+
+    def looks_like_reply(self, reply: dict[str, Any]) -> bool: ...
+
+    async def restart(self, worker: _W) -> None: ...
+
+
+class _WorkerParts(Protocol):
+    """The parts of a command target's worker (command.py) that asking by id uses: its process
+    and stdout lines, the lock a lock-step request holds, its state, and restarting or killing it.
+    A protocol, so that this module never imports command.py (which imports it)."""
+
+    replies: RepliesById | None
+    stale: bool
+
+    @property
+    def process(self) -> asyncio.subprocess.Process | None: ...
+
+    @property
+    def lines(self) -> _Lines: ...
+
+    @property
+    def reading(self) -> asyncio.Lock: ...
+
+    @property
+    def target(self) -> _TargetParts[Self]: ...
+
+    def needs_start(self) -> bool: ...
+
+    async def kill(self, error: TargetError | None = None) -> None: ...
+
+    async def exit_code_or_none(self, wait_s: float = 2.0) -> int | None: ...
 
 
 class RepliesById:
     """The requests in flight on one process (one start of it), and the task routing its replies."""
 
-    def __init__(self, worker: _Worker):
+    def __init__(self, worker: _WorkerParts):
         self.worker = worker
         self.waiting: dict[str, asyncio.Future[ArrivedReply]] = {}
         self.answered: deque[str] = deque(maxlen=RECENT_IDS)
@@ -150,7 +189,7 @@ class RepliesById:
         )
 
 
-async def ask_by_id(worker: _Worker, request: dict[str, Any]) -> ArrivedReply:
+async def ask_by_id(worker: _WorkerParts, request: dict[str, Any]) -> ArrivedReply:
     """Send `request` to the worker's process at once and wait for the reply carrying its id."""
     async with worker.reading:  # a lock-step request still in flight at the switch finishes first
         if worker.replies is not None and worker.replies.stray is not None:

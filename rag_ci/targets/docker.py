@@ -11,11 +11,12 @@ Life of the target:
 
 Networking: inside a container that this engine runs (the GitHub Action's own
 container, on the job's network) the target joins the same network and is reached
-at its address there; anywhere else its port is published on 127.0.0.1 only.
+at its address there; anywhere else its port is published on 127.0.0.1 only
+(docker_placement.py).
 
 Secrets: `env` values written `${NAME}` are read from rag-ci's environment and,
 like values under secret-looking names, are replaced by *** in every message,
-log tail and diagnostic this target produces (so never in results.json).
+log tail and diagnostic this target produces (so never in results.json): docker_env.py.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
-import re
-import socket
 import sys
 import threading
 import time
@@ -37,32 +36,15 @@ from rag_ci.core.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.safety.logsafe import neutralise
 from rag_ci.targets.docker_engine import docker_client
+from rag_ci.targets.docker_env import container_env
 from rag_ci.targets.docker_image import ImageRef, build_spec, ensure_image
+from rag_ci.targets.docker_placement import Placement, RunnerHost, choose_placement, detect_runner_host
 from rag_ci.targets.http import HttpTarget, mapping_arguments
-from rag_ci.targets.processes import passed_env
 
 CONTAINER_PREFIX = "rag-ci-target-"
 RUN_LABEL = "rag-ci.run"
 LOG_LINES = 50
 RESTARTS = 1
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class RunnerHost:
-    """Where rag-ci itself runs: decides how the container is reached."""
-
-    in_container: bool
-    hostname: str
-
-
-@dataclass(frozen=True)
-class Placement:
-    """How the target container is wired: joined to `network`, or port published on 127.0.0.1."""
-
-    network: str | None
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -70,54 +52,6 @@ class DockerTimings:
     image_s: float  # build, or label look-up when the image was reused
     image_reused: bool
     start_to_healthy_s: float
-
-
-def detect_runner_host() -> RunnerHost:
-    markers = ("/.dockerenv", "/run/.containerenv")
-    return RunnerHost(in_container=any(os.path.exists(m) for m in markers), hostname=socket.gethostname())
-
-
-def choose_placement(client: Any, host: RunnerHost) -> Placement:
-    """Join the network of the container rag-ci runs in, when the engine knows that container."""
-    from docker.errors import APIError
-
-    if not host.in_container:
-        return Placement(None, "not in a container: port published on 127.0.0.1")
-    try:
-        me = client.containers.get(host.hostname)
-    except APIError:  # NotFound included: a container of another engine (or a VM that looks like one)
-        return Placement(
-            None, f"in a container ({host.hostname}) this engine does not run: port published on 127.0.0.1"
-        )
-    mode = me.attrs.get("HostConfig", {}).get("NetworkMode", "")
-    networks = list(me.attrs.get("NetworkSettings", {}).get("Networks") or {})
-    if mode == "host" or not networks or networks == ["host"]:
-        return Placement(
-            None, f"container {host.hostname} uses the host network: port published on 127.0.0.1"
-        )
-    # A user-defined network (the job's) over the default bridge: that is what GitHub creates.
-    chosen = next((n for n in networks if n not in ("bridge", "host", "none")), networks[0])
-    return Placement(chosen, f"inside container {host.hostname}: joining its network {chosen}")
-
-
-def resolve_env(
-    env: dict[str, str], environ: dict[str, str], field: str = "target.env"
-) -> tuple[dict[str, str], list[str]]:
-    """Expand ${NAME} from rag-ci's environment -> (env for the container, values to redact)."""
-    resolved, secrets = {}, []
-    for key, value in env.items():
-        names = _ENV_REFERENCE.findall(value)
-        missing = [n for n in names if n not in environ]
-        if missing:
-            raise RagCiError(
-                f"{field}.{key} refers to ${{{missing[0]}}}, which is not set in rag-ci's environment"
-            )
-        resolved[key] = _ENV_REFERENCE.sub(lambda m: environ[m.group(1)], value)
-        if names or _SECRET_NAME.search(key):
-            secrets.append(resolved[key])
-    # Longest first, so that a secret containing another is replaced whole. Under 4
-    # characters a value is no secret, and redacting it would shred the logs.
-    return resolved, sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
 
 
 class DockerTarget:
@@ -141,16 +75,7 @@ class DockerTarget:
         self.run_id = uuid.uuid4().hex
         self.name = f"{CONTAINER_PREFIX}{self.run_id[:12]}"
         environ = dict(os.environ if environ is None else environ)
-        self.env, self._secrets = resolve_env(dict(config.env), environ)
-        # Build args expand ${NAME} like env (a missing one stops the run before any build).
-        self.build_args, arg_secrets = resolve_env(dict(config.build_args), environ, "target.build_args")
-        self._secrets = [*self._secrets, *arg_secrets]
-        # `pass_env` names variables of rag-ci's environment to hand over as they are.
-        passed = passed_env(config.pass_env, environ)
-        self.env = {**passed, **self.env}
-        extra = [v for k, v in passed.items() if _SECRET_NAME.search(k) or k in config.secret_env]
-        extra += [self.env[k] for k in config.secret_env if k in self.env]
-        self._secrets = sorted({*self._secrets, *(v for v in extra if len(v) >= 4)}, key=len, reverse=True)
+        self.env, self.build_args, self._secrets = container_env(config, environ)
         self.timings: DockerTimings | None = None
         self._client = client
         self._host = host

@@ -89,7 +89,7 @@ def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path,
     a fraction of the page to what the loaded runs already hold, not several times it."""
     import tracemalloc
 
-    import rag_ci.cli.gate as gate_cli
+    import rag_ci.cli.compare as compare_cli
     from rag_ci.core.reporting.render import render_html
     from rag_ci.files.results_file import save_results
 
@@ -111,7 +111,7 @@ def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path,
     save_results(tmp_path / "head.json", head)
     render_html(head)  # the template compiled once, as in any process that renders twice: not the page's cost
 
-    compared = gate_cli.compare_runs
+    compared = compare_cli.compare_runs
     held_before_rendering = []
 
     def compare_then_measure_from_here(*args, **kwargs):
@@ -120,7 +120,7 @@ def test_report_html_to_a_file_is_written_as_rendered_never_held_whole(tmp_path,
         tracemalloc.reset_peak()
         return outcome
 
-    monkeypatch.setattr(gate_cli, "compare_runs", compare_then_measure_from_here)
+    monkeypatch.setattr(compare_cli, "compare_runs", compare_then_measure_from_here)
     tracemalloc.start()
     try:
         result = invoke(

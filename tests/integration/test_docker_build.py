@@ -26,8 +26,9 @@ from fakes.fake_docker_engine import FakeDockerClient, FakeImage
 from rag_ci.cli import cli
 from rag_ci.core.config import DockerTargetConfig
 from rag_ci.errors import RagCiError
-from rag_ci.targets.docker import DockerTarget, RunnerHost
+from rag_ci.targets.docker import DockerTarget
 from rag_ci.targets.docker_image import CONFIG_HASH_LABEL, SHA_LABEL
+from rag_ci.targets.docker_placement import RunnerHost
 
 OUTSIDE = RunnerHost(in_container=False, hostname="laptop")
 REQUEST = {"id": "Q1", "question": "What is the delay?", "corpora": ["a"]}

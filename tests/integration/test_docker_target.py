@@ -23,8 +23,10 @@ from fakes import fake_docker_cli
 from fakes.fake_docker_engine import FakeDockerClient
 from rag_ci.core.config import DockerTargetConfig
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.docker import RUN_LABEL, DockerTarget, RunnerHost, choose_placement, resolve_env
+from rag_ci.targets.docker import RUN_LABEL, DockerTarget
+from rag_ci.targets.docker_env import resolve_env
 from rag_ci.targets.docker_image import CONFIG_HASH_LABEL, SHA_LABEL
+from rag_ci.targets.docker_placement import RunnerHost, choose_placement
 
 REQUEST = {"id": "Q1", "question": "What is the delay?", "corpora": ["a"]}
 OUTSIDE = RunnerHost(in_container=False, hostname="laptop")

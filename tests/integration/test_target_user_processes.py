@@ -20,7 +20,7 @@ import pytest
 
 from drive import replay, uid_without_account
 from rag_ci.errors import RagCiError
-from rag_ci.targets import processes
+from rag_ci.targets import process_user
 from rag_ci.targets.command import CommandTarget
 
 pytestmark = [
@@ -51,10 +51,10 @@ def shared_dir(monkeypatch):
         pytest.skip(f"no {PYTHON}")
     base = Path(tempfile.mkdtemp(prefix="rag-ci-target-user-"))
     os.chmod(base, 0o755)
-    monkeypatch.setenv(processes.TARGET_USER_VARIABLE, "")
-    processes._choose_user.cache_clear()
+    monkeypatch.setenv(process_user.TARGET_USER_VARIABLE, "")
+    process_user._choose_user.cache_clear()
     yield base
-    processes._choose_user.cache_clear()
+    process_user._choose_user.cache_clear()
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -92,7 +92,7 @@ def test_a_target_command_the_target_user_may_not_run_says_who_it_runs_as_and_ho
     shared_dir, monkeypatch
 ):
     # Before: "Permission denied: ..." and nothing about the user.
-    monkeypatch.setenv(processes.TARGET_USER_VARIABLE, "nobody")
+    monkeypatch.setenv(process_user.TARGET_USER_VARIABLE, "nobody")
     private = shared_dir / "private"
     private.mkdir(mode=0o700)
     script = private / "rag"
@@ -113,7 +113,7 @@ def test_a_build_step_that_cannot_write_the_checkout_hints_at_the_user(shared_di
     # Inside the image: the checkout is root's, the target user `nobody`. Before: a bare "Permission denied".
     from rag_ci.run.engine import run_build_steps
 
-    monkeypatch.setenv(processes.TARGET_USER_VARIABLE, "nobody")
+    monkeypatch.setenv(process_user.TARGET_USER_VARIABLE, "nobody")
     checkout = shared_dir / "checkout"
     checkout.mkdir(mode=0o755)
     env = {"PATH": os.environ.get("PATH", os.defpath)}

@@ -115,6 +115,7 @@ def test_actionlint_accepts_the_documented_workflows_against_action_yml(tmp_path
 
 @pytest.mark.skipif(zizmor() is None, reason="zizmor is not installed (pip install zizmor)")
 def test_zizmor_finds_nothing_in_the_workflows():
+    # .github whole: the workflows and dependabot.yml (its cooldown is one of zizmor's audits)
     done = subprocess.run(
         [
             zizmor(),
@@ -122,7 +123,7 @@ def test_zizmor_finds_nothing_in_the_workflows():
             "--no-progress",
             "--config",
             str(REPO / ".github" / "zizmor.yml"),
-            str(REPO / ".github" / "workflows"),
+            str(REPO / ".github"),
         ],
         capture_output=True,
         text=True,
@@ -247,12 +248,19 @@ def test_release_jobs_get_only_the_writes_they_need():
     jobs = load(REPO / ".github" / "workflows" / "release.yml")["jobs"]
     assert {name: job["permissions"] for name, job in jobs.items()} == {
         "build": {"contents": "read"},
-        "test-image": {"contents": "read"},  # the image and the wheel are tested with no write scope
-        "pypi": {"id-token": "write"},  # trusted publishing and its attestations, nothing else
-        "push-image": {"contents": "read", "packages": "write", "id-token": "write", "attestations": "write"},
+        "test-image": {"actions": "read", "contents": "read"},  # tested with no write scope
+        # actions: read, wherever artifacts are read by run id (a re-run attempt reads the first's)
+        "push-image": {
+            "actions": "read",
+            "contents": "read",
+            "packages": "write",
+            "id-token": "write",
+            "attestations": "write",
+        },
         "pull-check": {},  # no token: pulled as users' runners pull it
-        "tag": {"contents": "write"},
-        "github-release": {"contents": "write"},
+        "tag": {"actions": "read", "contents": "write"},
+        "pypi": {"actions": "read", "id-token": "write"},  # trusted publishing and its attestations
+        "github-release": {"actions": "read", "contents": "write"},
     }
 
 
@@ -263,11 +271,12 @@ def _chain(jobs: dict, name: str) -> set[str]:
 
 
 def test_nothing_public_happens_before_every_earlier_job_succeeded():
-    """build -> test the exact image (both platforms) -> PyPI -> push that image by digest ->
-    pull it without credentials -> tags -> GitHub Release, each needing all before it."""
+    """build -> test the exact image (both platforms) -> push that image by digest -> pull it
+    without credentials -> tags -> PyPI (whose wheel pins the tagged commit) -> GitHub Release,
+    each needing all before it."""
     release = load(REPO / ".github" / "workflows" / "release.yml")
     jobs = release["jobs"]
-    order = ["build", "test-image", "pypi", "push-image", "pull-check", "tag", "github-release"]
+    order = ["build", "test-image", "push-image", "pull-check", "tag", "pypi", "github-release"]
     assert list(jobs) == order
     for i, name in enumerate(order):
         assert _chain(jobs, name) == set(order[:i]), name

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_ci.drafting.writer import OUT_OF_SCOPE_STYLE, VAGUE_FORMAT
+from rag_ci.drafting.writer_prompts import OUT_OF_SCOPE_STYLE, VAGUE_FORMAT
 from rag_ci.judges.env import prepare_deepeval_environment
 from rag_ci.judges.fake import JudgePolicy
 

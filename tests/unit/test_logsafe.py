@@ -149,7 +149,7 @@ OWN_TEXT_ONLY = {
     "rag_ci/run/prepare.py:run_build_steps f'[rag-ci] build step done in {time.mono": "a duration and a count (the step and its output go through neutralise)",
     "rag_ci/runtime/progress.py:LineProgress.advance f'[rag-ci] {self.done}/{self.total} {sel": "counts, and the label and failure words its callers pass as constants",
     "rag_ci/runtime/signals.py:interrupted f'rag-ci: interrupted by {interrupted_si": "a signal's name and its callers' constant sentence",
-    "rag_ci/targets/processes.py:_choose_user f'[rag-ci] note: running the target as r": "a constant and a variable's name",
+    "rag_ci/targets/process_user.py:_choose_user f'[rag-ci] note: running the target as r": "a constant and a variable's name",
 }
 
 

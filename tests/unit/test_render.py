@@ -102,8 +102,6 @@ NUMERIC_FILTERS = {
     "budget",
     "pp",
     "pvalue",
-    "ms_delta",
-    "usd_delta",
     "pp_delta",
     "latency_delta",
 }

@@ -4,7 +4,7 @@ import pytest
 
 from rag_ci.core.config import Config, WriterConfig
 from rag_ci.drafting.question_drafts import writer_config
-from rag_ci.drafting.writer import FAKE_WRITER_MODEL, check_writer
+from rag_ci.drafting.writer_check import FAKE_WRITER_MODEL, check_writer
 from rag_ci.errors import RagCiError
 
 
@@ -86,7 +86,7 @@ def test_writer_option_overrides_the_writer_block_like_judge_does():
 # -- what the writer wrote is checked for its own prompt ------------------------------------------------
 
 from rag_ci.core.questionset.draft_checks import echo_problem, template_shingles  # noqa: E402
-from rag_ci.drafting.writer import prompt_templates  # noqa: E402
+from rag_ci.drafting.writer_prompts import prompt_templates  # noqa: E402
 
 
 @pytest.mark.parametrize(

@@ -84,15 +84,13 @@ def timed(records: list[QuestionResult]) -> dict[str, float]:
 def latency_bound(name: str, relative: bool, base: RunResult, head: RunResult, alpha: float) -> float | None:
     """The latency percentile this run is above with confidence 1 − alpha, or None."""
     q = PERCENTILES[name]
-    now = timed(head.questions)
+    now, before, baseline = timed(head.questions), timed(base.questions), run_measures(base)[name]
     if not relative:
         return percentile_lower_bound(list(now.values()), q, alpha=alpha)
-    before = timed(base.questions)
     paired = [i for i in now if i in before]
     ratio = paired_percentile_ratio_lower_bound(
         [before[i] for i in paired], [now[i] for i in paired], q, alpha=alpha
     )
-    baseline = run_measures(base)[name]
     return None if ratio is None or not baseline else ratio * baseline
 
 

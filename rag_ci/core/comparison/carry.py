@@ -4,7 +4,7 @@ When main's run errors on a question (a judge outage, a target time-out), its ba
 has no verdict for it, and without this every pull request would be free to break that
 question. So the new baseline records, for each question it errored on, the last usable
 verdict of the same question (same content hash) from the previous baseline, or what
-that baseline had itself carried. compare() judges the question against it.
+that baseline had itself carried. compare() judges the question against it (`usable_baseline`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,17 @@ def without_metrics(carried: CarriedVerdict, names: set[str]) -> CarriedVerdict:
     kept = {n: m for n, m in carried.metrics.items() if n not in names}
     return carried.model_copy(
         update={"metrics": kept, "verdict": question_verdict(None, carried.leaks, kept)}
+    )
+
+
+def usable_baseline(old: QuestionResult, left_out: set[str]) -> QuestionResult:
+    """The baseline record to judge against: its last known good verdict when it errored
+    (without the metrics left out as not comparable)."""
+    if old.verdict != "error" or old.carried is None or old.carried.question_hash != old.question_hash:
+        return old
+    carried = without_metrics(old.carried, left_out)
+    return old.model_copy(
+        update={"verdict": carried.verdict, "metrics": carried.metrics, "leaks": carried.leaks, "error": None}
     )
 
 

@@ -9,18 +9,26 @@ metric is still compared and gated.
 
 Only a different results or question-set schema makes the whole comparison impossible.
 
-Pure: metadata in, definitions and filtered runs out.
+This is the comparison's first stage (`comparable_runs`): what is comparable is decided here,
+once, and every later stage works on the runs it returns. Pure: metadata in, definitions and
+filtered runs out.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import Any
 
 from rag_ci.core.results import RunMeta, RunResult, Sample
 from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.scoring.verdict import failure_stage, question_verdict
+from rag_ci.errors import IncompatibleBaseline
+
+# How to get a comparable baseline again, in words that hold wherever rag-ci runs; the
+# GitHub Action says it its own way (rag_ci.action.baseline.in_actions_words).
+REBASELINE_HINT = "Re-baseline: make a fresh run on the base branch (`rag-ci run` on main) the new baseline."
 
 JUDGE_PARTS = ("provider", "model", "temperature", "deepeval_version", "prompt_hash")
 
@@ -33,6 +41,45 @@ class NotComparable:
     old: dict[str, Any] | None
     new: dict[str, Any] | None
     differences: tuple[str, ...]  # "k: 5 → 3", "judge.model: a → b", "added", "removed"
+
+
+@dataclass(frozen=True)
+class ComparableRuns:
+    """The two runs as the comparison sees them: the metrics not comparable left out of both."""
+
+    base: RunResult
+    head: RunResult
+    not_comparable: tuple[NotComparable, ...]
+
+
+def comparable_runs(base: RunResult, head: RunResult, *, leave_out: Set[str] = frozenset()) -> ComparableRuns:
+    """The runs with every metric not comparable (and `leave_out`) left out of both sides'
+    verdicts. Raises IncompatibleBaseline when they cannot be compared at all."""
+    check_compatible(base, head)
+    not_comparable = not_comparable_metrics(base.meta, head.meta)
+    names = set(leave_out) | {n.name for n in not_comparable}
+    if names:  # left out of both sides, for the classification and the noise review alike
+        base, head = without_metrics(base, names), without_metrics(head, names)
+    return ComparableRuns(base, head, not_comparable)
+
+
+def incompatibilities(base: RunResult, head: RunResult) -> list[str]:
+    """What makes the two runs incomparable as a whole; empty when they can be compared.
+
+    Metric thresholds, parameters and the judge are not here: a metric whose definition
+    changed is only left out (`Comparison.not_comparable`), the others are still gated."""
+    return schema_problems(base.meta, head.meta)
+
+
+def check_compatible(base: RunResult, head: RunResult) -> None:
+    problems = incompatibilities(base, head)
+    if problems:
+        raise IncompatibleBaseline(
+            "The baseline cannot be compared with this run:\n  - "
+            + "\n  - ".join(problems)
+            + "\n"
+            + REBASELINE_HINT
+        )
 
 
 def schema_problems(base: RunMeta, head: RunMeta) -> list[str]:

@@ -113,17 +113,6 @@ class QuestionChange:
         return tuple(m for m in self.metrics if m.crossed_down)
 
 
-def usable_baseline(old: QuestionResult, left_out: set[str]) -> QuestionResult:
-    """The baseline record to judge against: its last known good verdict when it errored
-    (without the metrics left out as not comparable)."""
-    if old.verdict != "error" or old.carried is None or old.carried.question_hash != old.question_hash:
-        return old
-    carried = carry.without_metrics(old.carried, left_out)
-    return old.model_copy(
-        update={"verdict": carried.verdict, "metrics": carried.metrics, "leaks": carried.leaks, "error": None}
-    )
-
-
 def what_got_worse(old: QuestionResult, new: QuestionResult, change: QuestionChange) -> str | None:
     """What got worse on a question that already failed on the baseline; None if nothing."""
     if old.passed or new.passed:
@@ -148,7 +137,7 @@ def reasons_shown(old: QuestionResult | None, new: QuestionResult) -> frozenset[
     if old is None or old.question_hash != new.question_hash or new.passed:
         return frozenset()
     failing = frozenset(name for name, m in new.metrics.items() if m.passed is False and m.error is None)
-    old = usable_baseline(old, set())
+    old = carry.usable_baseline(old, set())
     if old.verdict == "error" or old.passed:
         return failing  # no usable baseline verdict, or a regression
     return failing if what_got_worse(old, new, question_change(old, new)) else frozenset()

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from rag_ci.core.questionset.doc_blocks import Block
+from rag_ci.core.questionset.blocks import Block
 
 _SENTENCES = re.compile(r"(?<=[.!?…])(\s+)(?=[A-Z0-9\"'(`])")
 _MARKER = re.compile(r"^(?:- |\d+\. )")

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
-KINDS = ("heading", "paragraph", "item", "code")
+from rag_ci.core.questionset.block_repair import repair_blocks
+from rag_ci.core.questionset.blocks import Block
+
 MAX_CODE_LINES = 15  # a longer block is an example to read, not a fact to ask about
 DIAGRAM_LANGUAGES = frozenset(
     [
@@ -74,23 +75,6 @@ _POINTER = re.compile(
     r"\bto learn more\b",
     re.I,
 )
-
-
-@dataclass(frozen=True)
-class Block:
-    kind: str  # KINDS
-    text: str  # clean prose; a code block's code
-    level: int = 0  # a heading's level, 1-6
-    language: str = ""  # a code block's language, as its fence says
-
-    @property
-    def rendered(self) -> str:
-        """How the block reads in a passage: Markdown a reviewer reads as it is."""
-        if self.kind == "heading":
-            return "#" * max(1, min(self.level, 6)) + " " + self.text
-        if self.kind == "code":
-            return f"```{self.language}\n{self.text}\n```"
-        return self.text
 
 
 def words(text: str) -> int:
@@ -187,8 +171,6 @@ def keep_code_when_subject(blocks: Iterable[Block | None]) -> list[Block]:
             ):
                 continue
         out.append(block)
-    from rag_ci.core.questionset.block_repair import repair_blocks  # it reads Block from here
-
     return repair_blocks(out)
 
 

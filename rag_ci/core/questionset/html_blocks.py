@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_when_subject, prose, table_rows
+from rag_ci.core.questionset.blocks import Block
+from rag_ci.core.questionset.doc_blocks import code, heading, keep_code_when_subject, prose, table_rows
 
 _DROPPED = frozenset(
     [

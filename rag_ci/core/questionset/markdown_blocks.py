@@ -22,7 +22,8 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_when_subject, prose, table_rows
+from rag_ci.core.questionset.blocks import Block
+from rag_ci.core.questionset.doc_blocks import code, heading, keep_code_when_subject, prose, table_rows
 from rag_ci.core.questionset.html_blocks import html_blocks
 from rag_ci.core.questionset.rst_blocks import ADMONITION_DIRECTIVES, rst_blocks
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag_ci.core.base.text import drop_controls
-from rag_ci.core.questionset.doc_blocks import Block, plain_text_blocks
+from rag_ci.core.questionset.blocks import Block
+from rag_ci.core.questionset.doc_blocks import plain_text_blocks
 from rag_ci.core.questionset.html_blocks import html_blocks
 from rag_ci.core.questionset.markdown_blocks import markdown_blocks
 from rag_ci.core.questionset.rst_blocks import rst_blocks

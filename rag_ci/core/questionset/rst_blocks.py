@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rag_ci.core.questionset.doc_blocks import Block, code, heading, keep_code_when_subject, prose, table_rows
+from rag_ci.core.questionset.blocks import Block
+from rag_ci.core.questionset.doc_blocks import code, heading, keep_code_when_subject, prose, table_rows
 
 _ROLE = re.compile(r":[\w:+-]+:`~?\.?([^`<]*?)\s*(?:<[^`>]*>)?`")
 _LINK = re.compile(r"`([^`<]+?)\s*<[^`>]*>`__?")
@@ -94,97 +95,110 @@ def rst_inline(text: str) -> str:
 # -- docutils ------------------------------------------------------------------------------
 
 
+# Nothing read from outside the text (no file insertion, no raw passthrough), nothing reported.
+_DOCUTILS_SETTINGS = {
+    "report_level": 5,
+    "halt_level": 5,
+    "warning_stream": False,
+    "file_insertion_enabled": False,
+    "raw_enabled": False,
+    "doctitle_xform": False,
+    "syntax_highlight": "none",
+    "_disable_config": True,
+    "input_encoding": "unicode",
+}
+
+
 def _docutils_blocks(text: str) -> list[Block]:
     import docutils.core
+
+    tree = docutils.core.publish_doctree(text, settings_overrides=dict(_DOCUTILS_SETTINGS))
+    blocks: list[Block | None] = []
+    _docutils_walk(tree, 0, False, blocks)
+    return keep_code_when_subject(blocks)
+
+
+def _docutils_inline(node: Any) -> tuple[str, str]:
+    """A node's text as a reader sees it, and the text of its links."""
     from docutils import nodes
 
-    settings = {
-        "report_level": 5,
-        "halt_level": 5,
-        "warning_stream": False,
-        "file_insertion_enabled": False,
-        "raw_enabled": False,
-        "doctitle_xform": False,
-        "syntax_highlight": "none",
-        "_disable_config": True,
-        "input_encoding": "unicode",
-    }
-    tree = docutils.core.publish_doctree(text, settings_overrides=settings)
-    blocks: list[Block | None] = []
+    parts, linked = [], []
+    for child in node.children:
+        if isinstance(
+            child,
+            (
+                nodes.image,
+                nodes.footnote_reference,
+                nodes.citation_reference,
+                nodes.target,
+                nodes.substitution_reference,
+            ),
+        ):
+            continue
+        if isinstance(child, nodes.Text):
+            parts.append(str(child).replace("\n", " "))  # a wrapped line, not a break
+        elif isinstance(child, nodes.literal):
+            parts.append(f"`{child.astext()}`")
+        elif isinstance(child, nodes.problematic):  # a Sphinx role docutils does not know
+            parts.append(rst_inline(child.astext()))
+        elif isinstance(child, nodes.reference):
+            shown = child.astext()
+            parts.append(shown)
+            linked.append(shown)
+        else:
+            shown, inner = _docutils_inline(child)
+            parts.append(shown)
+            linked.append(inner)
+    return "".join(parts), " ".join(x for x in linked if x)
 
-    def inline(node: Any) -> tuple[str, str]:
-        parts, linked = [], []
-        for child in node.children:
-            if isinstance(
-                child,
-                (
-                    nodes.image,
-                    nodes.footnote_reference,
-                    nodes.citation_reference,
-                    nodes.target,
-                    nodes.substitution_reference,
-                ),
-            ):
-                continue
-            if isinstance(child, nodes.Text):
-                parts.append(str(child).replace("\n", " "))  # a wrapped line, not a break
-            elif isinstance(child, nodes.literal):
-                parts.append(f"`{child.astext()}`")
-            elif isinstance(child, nodes.problematic):  # a Sphinx role docutils does not know
-                parts.append(rst_inline(child.astext()))
-            elif isinstance(child, nodes.reference):
-                shown = child.astext()
-                parts.append(shown)
-                linked.append(shown)
-            else:
-                shown, inner = inline(child)
-                parts.append(shown)
-                linked.append(inner)
-        return "".join(parts), " ".join(x for x in linked if x)
 
-    def walk(node: Any, depth: int, in_item: bool) -> None:
-        for child in node.children:
-            if isinstance(child, nodes.section):
-                walk(child, depth + 1, False)
-            elif isinstance(child, nodes.title):
-                blocks.append(heading(inline(child)[0], max(1, depth)))
-            elif isinstance(child, nodes.paragraph):
-                shown, linked = inline(child)
-                blocks.append(
-                    prose("item", f"- {shown}", linked) if in_item else prose("paragraph", shown, linked)
-                )
-                in_item = False  # an item's later paragraphs are paragraphs
-            elif isinstance(child, nodes.list_item):
-                walk(child, depth, True)
-            elif isinstance(child, nodes.literal_block):
-                classes = [c for c in child.get("classes", []) if c != "code"]
-                blocks.append(code(child.astext(), classes[0] if classes else ""))
-            elif isinstance(child, nodes.table):
-                rows = [
-                    [inline(entry.children[0]) if entry.children else ("", "") for entry in row.children]
-                    for row in child.findall(nodes.row)
+def _docutils_walk(node: Any, depth: int, in_item: bool, blocks: list[Block | None]) -> None:
+    """The blocks of `node`'s children, appended to `blocks`: a section one heading level
+    deeper, a list item's first paragraph an item, what a reader does not see left out."""
+    from docutils import nodes
+
+    for child in node.children:
+        if isinstance(child, nodes.section):
+            _docutils_walk(child, depth + 1, False, blocks)
+        elif isinstance(child, nodes.title):
+            blocks.append(heading(_docutils_inline(child)[0], max(1, depth)))
+        elif isinstance(child, nodes.paragraph):
+            shown, linked = _docutils_inline(child)
+            blocks.append(
+                prose("item", f"- {shown}", linked) if in_item else prose("paragraph", shown, linked)
+            )
+            in_item = False  # an item's later paragraphs are paragraphs
+        elif isinstance(child, nodes.list_item):
+            _docutils_walk(child, depth, True, blocks)
+        elif isinstance(child, nodes.literal_block):
+            classes = [c for c in child.get("classes", []) if c != "code"]
+            blocks.append(code(child.astext(), classes[0] if classes else ""))
+        elif isinstance(child, nodes.table):
+            rows = [
+                [
+                    _docutils_inline(entry.children[0]) if entry.children else ("", "")
+                    for entry in row.children
                 ]
-                blocks.extend(table_rows(rows))
-            elif isinstance(
-                child,
-                (
-                    nodes.comment,
-                    nodes.system_message,
-                    nodes.substitution_definition,
-                    nodes.target,
-                    nodes.image,
-                    nodes.figure,
-                    nodes.raw,
-                    nodes.footnote,
-                    nodes.citation,
-                ),
-            ):
-                continue
-            elif isinstance(child, nodes.Element):
-                walk(child, depth, in_item)
-
-    walk(tree, 0, False)
-    return keep_code_when_subject(blocks)
+                for row in child.findall(nodes.row)
+            ]
+            blocks.extend(table_rows(rows))
+        elif isinstance(
+            child,
+            (
+                nodes.comment,
+                nodes.system_message,
+                nodes.substitution_definition,
+                nodes.target,
+                nodes.image,
+                nodes.figure,
+                nodes.raw,
+                nodes.footnote,
+                nodes.citation,
+            ),
+        ):
+            continue
+        elif isinstance(child, nodes.Element):
+            _docutils_walk(child, depth, in_item, blocks)
 
 
 # -- plain text ----------------------------------------------------------------------------

@@ -15,22 +15,26 @@ from rag_ci.core.base.text import is_refusal
 from rag_ci.core.comparison.acceptance import StaleAcceptance
 from rag_ci.core.comparison.budgets import BudgetCheck
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
+from rag_ci.core.reporting.template_functions import template_global
 from rag_ci.core.results import QuestionResult, RunResult
 from rag_ci.core.scoring.verdict import cut_at_word
 
 
+@template_global
 def fake_judge_after_merge(policy_changes: Sequence[str]) -> bool:
     """Whether the PR sets the fake judge, which baseline and full runs refuse (rag_ci.gate):
     such a change never takes effect, it stops main's runs."""
     return any(line.startswith("judge.provider ") and line.endswith("→ fake") for line in policy_changes)
 
 
+@template_global
 def broken_words(broken: str) -> str:
     """Why a run is broken, without the most common error it names
     (rag_ci.core.scoring.verdict.broken_run_reason): the comment lists every cause right below."""
     return broken.split("; most common error (", 1)[0]
 
 
+@template_global
 def budget_limit(check: BudgetCheck) -> str:
     """A budget's limit as configured, with its unit: '+20%', '$0.002', '2.5 s'."""
     if check.limit.strip().endswith("%"):
@@ -40,14 +44,17 @@ def budget_limit(check: BudgetCheck) -> str:
     )
 
 
+@template_global
 def stale_dead(cmp: Comparison) -> list[StaleAcceptance]:
     return [s for s in cmp.stale_accepted if not s.insufficient]
 
 
+@template_global
 def stale_insufficient(cmp: Comparison) -> list[StaleAcceptance]:
     return [s for s in cmp.stale_accepted if s.insufficient]
 
 
+@template_global
 def flaky_failing(cmp: Comparison, failing: Sequence[Any]) -> int:
     """Flaky questions (not gating) whose verdict in this run is not a pass: said beside the
     pass count, so they do not read as failures."""
@@ -55,11 +62,13 @@ def flaky_failing(cmp: Comparison, failing: Sequence[Any]) -> int:
     return sum(1 for q in failing if q.id in flaky)
 
 
+@template_global
 def citing_missing(cmp: Comparison) -> list[QuestionChange]:
     """New or edited questions citing a source that names no document of its corpus."""
     return [c for c in (*cmp.new, *cmp.changed) if c.missing_sources]
 
 
+@template_global
 def missing_sources_line(cmp: Comparison, limit: int = 20) -> str:
     found = citing_missing(cmp)
     line = ", ".join(f"{c.id} ({', '.join(c.missing_sources)})" for c in found[:limit])
@@ -72,6 +81,7 @@ _ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/])/(?:[^\s/:`'\"]+/)+([^\s/:`'\"]+)")
 HEADLINE_CAUSE = 140
 
 
+@template_global
 def headline_cause(cause: str | None, limit: int = HEADLINE_CAUSE) -> str:
     """The first line of a cause, short enough for a headline: an absolute path as its file name
     (a runner's temp folder says nothing; the cause quoted below keeps it whole), a list cut
@@ -104,6 +114,7 @@ def _shortened(first: str, limit: int) -> str:
     return cut_at_word(first, limit)
 
 
+@template_global
 def not_evaluated_next(cause: str | None) -> str:
     """What to do when nothing was evaluated: a re-baseline when that is the fix, else the cause."""
     text = (cause or "").lower()
@@ -122,6 +133,7 @@ def not_evaluated_next(cause: str | None) -> str:
 # --- a run that answers nothing ----------------------------------------------------------------
 
 
+@template_global
 def failing_why(question: QuestionResult, contexts_seen: bool) -> str:
     """Why a question fails, for a run without a baseline: its error, its leak, its metrics' errors
     or names; "retrieved nothing" first when it got no context while others of the run did (an
@@ -160,6 +172,7 @@ def empty_index_warning(head: RunResult) -> str | None:
     return None
 
 
+@template_global
 def changed_sources_line(cmp: Comparison) -> str:
     """'du2/battery.md (CHARGE, CHARGE-2)': each changed document cited by a question that
     failed before and fails now, with the questions citing it."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rag_ci.core.comparison.compare import Comparison, Delta
+from rag_ci.core.reporting.template_functions import template_global
 from rag_ci.core.results import RunResult
 
 BIG_CHANGE = 0.20  # a relative change beyond ±20 % is flagged
@@ -25,6 +26,7 @@ class DeltaRow:
     relative: str = ""  # '+35 %': what the headline says of a flagged rise
 
 
+@template_global
 def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
     """Latency and cost, baseline → this run; rows without data left out (no judge row
     on a judge-free run, no cost rows when the target reports no cost)."""

@@ -5,308 +5,59 @@ quoting them, ids and tags from the repository, model names and notices built fr
 pull request's rag-ci.yml or from the baseline): one escaping helper per output format
 makes it inert where it is printed:
 
-- markdown: `escape_md` (filter `u`), `escape_notice` (filter `quote`, a block quote that
-  keeps rag-ci's own `code` spans), `markdown_url` (filter `url`, link targets rag-ci made);
-  numbers go through the numeric filters. tests/unit/test_render.py walks the template and
-  fails on an expression printed without one of them.
+- markdown: the escaping filters of rag_ci.core.reporting.escaping (`u`, `quote`, `url`,
+  `ids`); numbers go through rag_ci.core.reporting.number_formats'. tests/unit/test_render.py
+  walks the template and fails on an expression printed without one of them.
 - HTML: Jinja's autoescaping; the only markup passed in is the chart, built by
   `score_delta_chart` from numbers and `html.escape`d ids.
 - workflow commands (annotations) and step outputs: rag_ci.github.workflow.
+
+The functions the templates call and the filters they use are registered where each is defined
+(rag_ci.core.reporting.template_functions); the environment here is built from that registry.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
 import jinja2
 
-from rag_ci.core.base.text import INVISIBLE
-from rag_ci.core.comparison.compare import Comparison, Delta, QuestionChange
+from rag_ci.core.comparison.compare import Comparison, QuestionChange
 from rag_ci.core.comparison.judge_noise import confirmation_calls
-from rag_ci.core.comparison.stats import format_p as fmt_p
-from rag_ci.core.comparison.stats import format_pp as fmt_pp
-from rag_ci.core.reporting import alerts, deltas, rows, view
-from rag_ci.core.reporting.deltas import ms_text
+from rag_ci.core.reporting import alerts, answer_diff, deltas, escaping, number_formats, rows, view
+from rag_ci.core.reporting.answer_diff import word_diff
+from rag_ci.core.reporting.escaping import code_span, escape_md, escape_notice, markdown_url
+from rag_ci.core.reporting.number_formats import fmt_budget
+from rag_ci.core.reporting.template_functions import FILTERS, GLOBALS, template_global
 from rag_ci.core.reporting.view import Commits
 from rag_ci.core.results import RunResult
-from rag_ci.core.scoring.verdict import cut_at_word, error_causes
+from rag_ci.core.scoring.verdict import error_causes
 
 __all__ = [
     "Commits",
+    "code_span",
     "escape_md",
     "escape_notice",
+    "fmt_budget",
     "html_chunks",
     "markdown_url",
     "render_html",
     "render_markdown",
     "render_not_evaluated",
     "score_delta_chart",
+    "verdict_headline",
     "word_diff",
 ]
 
-# Brackets are escaped, so parentheses and `!` can never complete a link or an image.
-_MD_SPECIALS = "\\`*_{}[]#+|~<>"
+# The modules that define the templates' functions: importing one registers its functions
+# (tests/unit/test_template_functions.py checks that none is left out of this list).
+_TEMPLATE_MODULES = (alerts, answer_diff, deltas, escaping, number_formats, rows, view)
 
-
-# Bidi and zero-width controls reorder or hide what the reader sees, C0/C1 controls are
-# nothing to show: each is written as a visible `<U+202E>` (in inline code: `\u202e`).
-_UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f" + INVISIBLE.pattern[1:-1] + "]")
-
-# What GitHub turns into a link by itself (GFM's extended autolinks).
-_BARE_URL = re.compile(r"(?i)(?:(?:https?|ftp)://|www\.)\S+")
-
-
-def code_span(text: str, *, in_table: bool = True) -> str:
-    """`text` as inline code: shown as typed, never a link, a mention or markup. The fence is
-    longer than any backtick run inside; in a table cell `|` would still end the cell."""
-    text = _UNSEEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    if in_table:
-        text = text.replace("|", "\\|")
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _escape_inline(text: str, *, in_table: bool = True) -> str:
-    out: list[str] = []
-    position = 0
-    for url in _BARE_URL.finditer(text):
-        out.append(_escape_chars(text[position : url.start()]))
-        out.append(code_span(url.group(), in_table=in_table))
-        position = url.end()
-    out.append(_escape_chars(text[position:]))
-    return "".join(out)
-
-
-def escape_md(text: Any, limit: int = 200) -> str:
-    """Untrusted text made inert for a GitHub markdown table cell.
-
-    One line, HTML-escaped, markdown punctuation backslashed, `@` written as an
-    entity so nobody gets mentioned, bare URLs as inline code so they are not
-    links, cut at `limit` characters.
-    """
-    if text is None:
-        return ""
-    flat = " ".join(str(text).split())
-    if len(flat) > limit:
-        flat = cut_at_word(flat, limit)  # never inside an id or a URL (cut short, a link to elsewhere)
-    return _escape_inline(flat)
-
-
-def escape_notice(text: Any, limit: int = 2000) -> str:
-    """A notice (several lines, built from config values, error messages and the baseline)
-    for a `> ` block quote: each line escaped like `escape_md`, except that a `backticked`
-    part stays inline code (inert by itself), so rag-ci's own notices keep their formatting."""
-    if text is None:
-        return ""
-    lines = []
-    for line in view.whole_lines(str(text), limit):
-        parts = " ".join(line.split()).split("`")
-        if len(parts) % 2 == 0:  # an unpaired backtick: the last one is plain text
-            parts[-2:] = [parts[-2] + "`" + parts[-1]]
-        rendered = [
-            code_span(p, in_table=False) if i % 2 and p else _escape_inline(p, in_table=False)
-            for i, p in enumerate(parts)
-        ]
-        if "".join(parts).strip():
-            lines.append("".join(rendered))
-    return "\n> ".join(lines)
-
-
-def markdown_url(url: Any) -> str:
-    """A link target rag-ci built (run and artifact URLs): http(s) only, nothing that ends it."""
-    text = str(url or "")
-    if not re.match(r"(?i)https?://", text):
-        return "#"
-    return re.sub(r"[\s()<>\[\]`\\\"']", lambda m: f"%{ord(m.group()):02X}", text)
-
-
-def _escape_chars(text: str) -> str:
-    out = []
-    for i, char in enumerate(text):
-        if char == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
-            out.append(char)  # inside a word (hit_at_k) an underscore never starts emphasis
-        elif char == "&":
-            out.append("&amp;")
-        elif char == "<":
-            out.append("&lt;")
-        elif char == ">":
-            out.append("&gt;")
-        elif char == "@":
-            out.append("&#64;")
-        elif char in _MD_SPECIALS:
-            out.append("\\" + char)
-        elif not char.isprintable() and _UNSEEN.match(char):
-            out.append(f"&lt;U+{ord(char):04X}&gt;")
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def fmt_num(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
-def _signed(value: float, text: str) -> str:
-    # One minus sign everywhere, the true one; a change that rounds to nothing is ±0.
-    return ("+" if value > 0 else "−" if value < 0 else "±") + text.lstrip("-")
-
-
-def fmt_delta(delta: Delta, digits: int = 2, unit: str = "") -> str:
-    if delta.old is None or delta.new is None:
-        return "–"
-    change = round(delta.new, digits) - round(delta.old, digits)  # from the values displayed beside it
-    return _signed(round(change, digits), f"{abs(change):.{digits}f}{unit}")
-
-
-def fmt_ms(seconds: float | None) -> str:
-    return ms_text(seconds)[1]
-
-
-def fmt_ms_delta(delta: Delta) -> str:
-    """A latency change in ms, from the latencies displayed beside it."""
-    (old, _), (new, _) = ms_text(delta.old), ms_text(delta.new)
-    if old is None or new is None:
-        return "–"
-    change = new - old
-    return _signed(change, ms_text(abs(change), delta_of=True, like=min(old, new))[1])
-
-
-def fmt_usd_delta(delta: Delta) -> str:
-    if delta.old is None or delta.new is None:
-        return "–"
-    change = round(delta.new, 4) - round(delta.old, 4)
-    return _signed(round(change, 4), f"${abs(change):.4f}")
-
-
-def fmt_pp_delta(delta: Delta) -> str:
-    """A change of a pass rate, in percentage points."""
-    return "–" if delta.change is None else f"{fmt_pp(delta.change)} pp"
-
-
-def fmt_ids(ids: Any, limit: int = 60) -> str:
-    """Question ids, each escaped like a table cell and cut at `limit`, comma-separated:
-    the compact list that names every question when the rows about them must go."""
-    return ", ".join(escape_md(i, limit) for i in ids)
-
-
-def word_diff(
-    old: str | None, new: str | None, limit: int = 400
-) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
-    """The two answers as runs of words, (text, changed): words only in the baseline answer
-    are changed on the old side, words only in this run's on the new side. Each side is cut
-    to about `limit` characters. The text is untrusted: the caller escapes every run."""
-    import difflib
-
-    a, b = (old or "").split(), (new or "").split()
-    old_runs: list[tuple[str, bool]] = []
-    new_runs: list[tuple[str, bool]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if i2 > i1:
-            old_runs.append((" ".join(a[i1:i2]), tag != "equal"))
-        if j2 > j1:
-            new_runs.append((" ".join(b[j1:j2]), tag != "equal"))
-    return _cut(old_runs, limit), _cut(new_runs, limit)
-
-
-def _cut(runs: list[tuple[str, bool]], limit: int) -> list[tuple[str, bool]]:
-    out, used = [], 0
-    for text, changed in runs:
-        if used + len(text) > limit:
-            out.append((text[: max(0, limit - used)] + " …", changed))
-            break
-        out.append((text, changed))
-        used += len(text) + 1
-    return out
-
-
-def fmt_usd(value: float | None) -> str:
-    return "–" if value is None else f"${value:.4f}"
-
-
-def fmt_pct(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.0f}%"
-
-
-def fmt_budget(value: float | None, unit: str) -> str:
-    if value is None:
-        return "–"
-    return (
-        fmt_ms(value)
-        if unit == "s"
-        else f"${value:.6f}".rstrip("0").rstrip(".")
-        if value < 0.01
-        else fmt_usd(value)
-    )
-
-
-def fmt_latency_delta(change: QuestionChange) -> str:
-    return fmt_ms_delta(Delta(change.old_latency_s, change.new_latency_s))
-
-
-def _template_globals() -> dict[str, Any]:
-    """The helpers the templates call by name: the view's words, a row's cells, the alerts."""
-    return dict(
-        word_diff=word_diff,
-        delta_rows=deltas.delta_rows,
-        error_causes=error_causes,
-        short_sha=view.short_sha,
-        plural=view.plural,
-        confirmation_calls=confirmation_calls,
-        **{
-            name: getattr(view, name)
-            for name in (
-                "gate_kinds",
-                "where_line",
-                "counts_line",
-                "next_line",
-                "significance_line",
-                "stage_groups",
-                "failing_sections",
-                "anchor",
-                "leak_rows",
-                "regression_rows",
-                "worse_rows",
-                "gate_off_after_merge",
-                "dirty_words",
-                "target_log",
-            )
-        },
-        **{
-            name: getattr(rows, name)
-            for name in (
-                "metrics_cell",
-                "metric_cell",
-                "why_cell",
-                "leak_words",
-                "noise_words",
-                "baseline_words",
-                "row_notes",
-                "answers_words",
-            )
-        },
-        **{
-            name: getattr(alerts, name)
-            for name in (
-                "fake_judge_after_merge",
-                "broken_words",
-                "changed_sources_line",
-                "budget_limit",
-                "stale_dead",
-                "stale_insufficient",
-                "flaky_failing",
-                "citing_missing",
-                "missing_sources_line",
-                "headline_cause",
-                "not_evaluated_next",
-                "failing_why",
-            )
-        },
-    )
+# Defined below the report, in the comparison and the verdict, which know nothing of templates.
+template_global(confirmation_calls)
+template_global(error_causes)
 
 
 @lru_cache(maxsize=2)
@@ -319,27 +70,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(
-        u=escape_md,
-        quote=escape_notice,
-        url=markdown_url,
-        num=fmt_num,
-        delta=fmt_delta,
-        ms=fmt_ms,
-        usd=fmt_usd,
-        pct=fmt_pct,
-        budget=fmt_budget,
-        pp=fmt_pp,
-        pvalue=fmt_p,
-        ms_delta=fmt_ms_delta,
-        usd_delta=fmt_usd_delta,
-        pp_delta=fmt_pp_delta,
-        ids=fmt_ids,
-        accept_yaml=rows.accept_yaml,
-        log_block=view.log_block,
-        latency_delta=fmt_latency_delta,
-    )
-    env.globals.update(_template_globals())
+    env.filters.update(FILTERS)
+    env.globals.update(GLOBALS)
     return env
 
 
@@ -515,7 +247,6 @@ def html_chunks(
             trend_runs=len(entries),
             commits=commits,
             params=head.meta.policy.metrics if head.meta.policy else {},
-            accept_entry=rows.accept_entry,
         )
     )
 

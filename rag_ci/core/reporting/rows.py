@@ -16,6 +16,7 @@ from typing import Any
 
 from rag_ci.core.comparison.compare import QuestionChange
 from rag_ci.core.comparison.question_change import MetricChange
+from rag_ci.core.reporting.template_functions import template_filter, template_global
 from rag_ci.core.reporting.view import code_block, plural, short_sha, stage_of
 
 # Short names in rows; a `k` parameter joins the name ("hit@5").
@@ -48,11 +49,13 @@ def metric_cell(metric: MetricChange, params: Mapping[str, Mapping[str, Any]] | 
     return f"{name} {_num(metric.old)}→{_num(metric.new)}{bar}"
 
 
+@template_global
 def metrics_cell(change: QuestionChange, params: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     cells = [metric_cell(m, params) for m in change.failing_metrics]
     return " · ".join(cells) or f"{change.old_verdict or 'new'} → {change.new_verdict}"
 
 
+@template_global
 def why_cell(change: QuestionChange, limit: int = 2) -> str:
     """The evidence in the row: what retrieval lost (retrieval), the metric's own reason
     (generation), the error; then how many answers failed."""
@@ -102,6 +105,7 @@ def answers_words(change: QuestionChange) -> str:
     return f"{change.answers_passed}/{change.answers} answers passed{asked}"
 
 
+@template_global
 def noise_words(change: QuestionChange) -> str:
     """Why a gain may be noise, from what the baseline actually asked."""
     if not change.possibly_noise:
@@ -111,12 +115,14 @@ def noise_words(change: QuestionChange) -> str:
     return f"possibly noise: the baseline passed {change.old_answers_passed}/{change.old_answers} answers"
 
 
+@template_global
 def leak_words(change: QuestionChange) -> str:
     """'leaked: 2 contexts from du3'."""
     what = plural(change.leaked_contexts, "context") if change.leaked_contexts else "contexts"
     return f"leaked: {what} from {', '.join(change.leaks) or 'another corpus'}"
 
 
+@template_global
 def baseline_words(change: QuestionChange) -> str:
     if change.old_verdict is None:
         return "new question"
@@ -125,6 +131,7 @@ def baseline_words(change: QuestionChange) -> str:
     )
 
 
+@template_global
 def row_notes(change: QuestionChange) -> list[str]:
     """Short labels under the question's id."""
     notes = list(change.notes)
@@ -148,6 +155,7 @@ def source_words(change: QuestionChange) -> str:
     return f"{what} changed in this PR: the reference may be stale"
 
 
+@template_global
 def accept_entry(change: QuestionChange) -> str:
     """The accepted-file entry that would let this regression pass, to paste (docs/accepted.md).
     Values are JSON strings (valid YAML): a quoted hash stays text, a quoted reason keeps its '#'."""
@@ -157,6 +165,7 @@ def accept_entry(change: QuestionChange) -> str:
     )
 
 
+@template_filter("accept_yaml")
 def accept_yaml(changes: Sequence[QuestionChange]) -> str:
     """The accepted-file entries of regressions as one fenced YAML block (inert: JSON-quoted values in a fence)."""
     return code_block("".join(accept_entry(c) for c in changes), "yaml")

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
+from rag_ci.core.reporting.template_functions import template_filter, template_global
 from rag_ci.core.results import RunResult
 from rag_ci.core.scoring.verdict import cut_at_word
 
@@ -63,15 +64,18 @@ class Commits:
         )
 
 
+@template_global
 def short_sha(sha: str | None) -> str:
     return sha[:SHORT_SHA] if sha else "unknown commit"
 
 
+@template_global
 def dirty_words(dirty: bool | None) -> str:
     """Said after a commit whose checkout had uncommitted changes: the run is not that commit."""
     return " + uncommitted changes" if dirty else ""
 
 
+@template_global
 def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {word if n == 1 else (words or word + 's')}"
 
@@ -79,19 +83,23 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 # --- what fails the gate, by kind ---------------------------------------------------------
 
 
+@template_global
 def leak_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
     """Every question that leaks now: regressions, worse and still-leaking questions alike."""
     return cmp.leaking
 
 
+@template_global
 def regression_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
     return tuple(c for c in cmp.regressions if c.new_verdict != "routing_error")
 
 
+@template_global
 def worse_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
     return tuple(c for c in cmp.worse if c.new_verdict != "routing_error")
 
 
+@template_global
 def gate_kinds(cmp: Comparison) -> list[str]:
     """['13 routing leaks', '2 regressions', '1 worse']: what fails the gate, leaks first."""
     parts = []
@@ -112,6 +120,7 @@ def stage_of(change: QuestionChange) -> str:
     return "error" if change.new_verdict == "error" else "retrieval" if change.failure_stage else "generation"
 
 
+@template_global
 def stage_groups(changes: Sequence[QuestionChange]) -> list[tuple[str, list[QuestionChange]]]:
     """('Retrieval', rows), ('Generation', rows), ('Errors', rows), in that order, empty ones left out."""
     groups = []
@@ -122,6 +131,7 @@ def stage_groups(changes: Sequence[QuestionChange]) -> list[tuple[str, list[Ques
     return groups
 
 
+@template_global
 def failing_sections(cmp: Comparison) -> list[tuple[str, int, str]]:
     """[('Routing leaks', 13, 'routing-leaks-13'), ('Retrieval', 2, 'retrieval-2'), ...]: the report's
     sections of questions that fail the gate, in order, with their headings' fragments: the index
@@ -144,6 +154,7 @@ def anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+@template_global
 def where_line(cmp: Comparison) -> str:
     """'du2 8 · du3 4 · du2 + du3 1 — routing 13': the questions failing the gate by the corpora
     they ask (each question counted once), by stage."""
@@ -158,6 +169,7 @@ def where_line(cmp: Comparison) -> str:
     return f"{by_corpus} — {by_stage}" if by_corpus else by_stage
 
 
+@template_global
 def counts_line(cmp: Comparison) -> list[str]:
     """The rest of the counts after what gates: accepted, gains, the questions the PR removed,
     added or edited (the ones that passed and are gone, or fail, said so), flaky, unstable."""
@@ -191,6 +203,7 @@ def counts_line(cmp: Comparison) -> list[str]:
 PASTE_IN_MARKDOWN = "the entries to paste are under each group's table"
 
 
+@template_global
 def next_line(
     cmp: Comparison | None, verdict: str, broken: bool = False, paste: str = PASTE_IN_MARKDOWN
 ) -> str | None:
@@ -230,6 +243,7 @@ def next_line(
     return text + "."
 
 
+@template_global
 def significance_line(cmp: Comparison) -> str | None:
     """'pass rate 48 % → 44 %, could be chance (McNemar p = 0.29)': context beside the
     per-question gate; nothing when no question flipped."""
@@ -263,6 +277,7 @@ def code_block(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text.rstrip()}\n{fence}"
 
 
+@template_global
 def gate_off_after_merge(policy_changes: Sequence[str]) -> bool:
     """Whether the PR's own gate policy, once merged, would gate nothing on main."""
     return any(line.startswith("gate.fail_on ") and line.endswith("→ never") for line in policy_changes)
@@ -271,6 +286,7 @@ def gate_off_after_merge(policy_changes: Sequence[str]) -> bool:
 LOG_LINES, LOG_LINE_CHARS = 12, 200  # the target's log shown in a report: its last lines, each cut
 
 
+@template_global
 def target_log(diagnostics: str | None, said: Sequence[str] = ()) -> str:
     """The target's last log lines (already redacted by the run), for a report: at most LOG_LINES,
     each cut at LOG_LINE_CHARS, control characters dropped, without the lines the errors above
@@ -306,6 +322,7 @@ def whole_lines(text: str, limit: int) -> list[str]:
     return kept + ([f"…and {rest} more line{'s' if rest != 1 else ''}"] if rest else [])
 
 
+@template_filter("log_block")
 def log_block(text: str) -> str:
     """The target's log lines as a fenced text block: shown as written, inert (no markup, no mention)."""
     return code_block(text, "text")

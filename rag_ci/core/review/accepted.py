@@ -22,6 +22,7 @@ from typing import Any
 from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.core.comparison.acceptance import AcceptedChange, StaleAcceptance
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
+from rag_ci.core.results import RunResult
 from rag_ci.errors import ValidationError
 
 # The shortest question_hash prefix an entry may give (the docs show 12 characters; the
@@ -159,63 +160,14 @@ def apply_accepted(
     for entry in entries:
         by_id.setdefault(entry.id, []).append(entry)
     used: set[Acceptance] = set()
-    stale: list[StaleAcceptance] = []
     accepted: list[AcceptedChange] = []
-
-    def accept(changes: tuple[QuestionChange, ...]) -> tuple[QuestionChange, ...]:
-        kept = []
-        for change in changes:
-            current = question_hashes.get(change.id)
-            candidates = [e for e in by_id.get(change.id, []) if e.names(current)]
-            crossed = tuple(m.name for m in change.metrics if m.crossed_down)
-            whole = [e for e in candidates if e.metric is None]
-            covering = [e for e in candidates if e.metric is not None and e.metric in crossed]
-            if change.new_verdict == "routing_error" or not candidates:
-                kept.append(change)
-            elif whole or (crossed and {e.metric for e in covering} >= set(crossed)):
-                chosen = whole + covering
-                used.update(chosen)
-                accepted.append(
-                    AcceptedChange(
-                        change,
-                        tuple(dict.fromkeys(e.reason for e in chosen)),
-                        crossed,
-                        tuple(dict.fromkeys(e.where for e in chosen)),
-                    )
-                )
-            else:
-                kept.append(change)
-        return tuple(kept)
-
-    regressions, worse = accept(comparison.regressions), accept(comparison.worse)
-    for entry in entries:
-        if entry in used:
-            continue
-        current = question_hashes.get(entry.id)
-        insufficient = False
-        if current is None:
-            why = "no question with this id in the question set"
-        elif not entry.names(current):
-            before = (baseline_hashes or {}).get(entry.id)
-            if before and before != current and entry.names(before):
-                why = f"the question changed since it was accepted (question_hash {entry.question_hash}, now {current})"
-            else:
-                why = (
-                    f"its question_hash {entry.question_hash} is not this question's ({current}): mistyped, "
-                    "or copied from another question?"
-                )
-        elif any(c.id == entry.id and c.new_verdict == "routing_error" for c in comparison.gating):
-            why = "a routing leak is never accepted"  # no entry can cover it: remove it
-        elif any(c.id == entry.id for c in regressions + worse):
-            why = (
-                f"the question regressed on other metrics than {entry.metric}"
-                if entry.metric
-                else "not accepted"
-            )
-            insufficient = True
-        else:
-            why = "it did not regress in this run"
-        stale.append(StaleAcceptance(entry.id, entry.metric, entry.reason, why, entry.where, insufficient))
+    regressions = _accept(comparison.regressions, by_id, question_hashes, used, accepted)
+    worse = _accept(comparison.worse, by_id, question_hashes, used, accepted)
+    stale = [
+        _stale(entry, question_hashes, baseline_hashes or {}, comparison, regressions + worse)
+        for entry in entries
+        if entry not in used
+    ]
     return replace(
         comparison,
         regressions=regressions,
@@ -225,6 +177,73 @@ def apply_accepted(
     )
 
 
+def _accept(
+    changes: tuple[QuestionChange, ...],
+    by_id: Mapping[str, list[Acceptance]],
+    question_hashes: Mapping[str, str],
+    used: set[Acceptance],
+    accepted: list[AcceptedChange],
+) -> tuple[QuestionChange, ...]:
+    """The changes no entry accepts; the accepted ones go to `accepted`, their entries to `used`."""
+    kept = []
+    for change in changes:
+        current = question_hashes.get(change.id)
+        candidates = [e for e in by_id.get(change.id, []) if e.names(current)]
+        crossed = tuple(m.name for m in change.metrics if m.crossed_down)
+        whole = [e for e in candidates if e.metric is None]
+        covering = [e for e in candidates if e.metric is not None and e.metric in crossed]
+        if change.new_verdict == "routing_error" or not candidates:
+            kept.append(change)
+        elif whole or (crossed and {e.metric for e in covering} >= set(crossed)):
+            chosen = whole + covering
+            used.update(chosen)
+            accepted.append(
+                AcceptedChange(
+                    change,
+                    tuple(dict.fromkeys(e.reason for e in chosen)),
+                    crossed,
+                    tuple(dict.fromkeys(e.where for e in chosen)),
+                )
+            )
+        else:
+            kept.append(change)
+    return tuple(kept)
+
+
+def _stale(
+    entry: Acceptance,
+    question_hashes: Mapping[str, str],
+    baseline_hashes: Mapping[str, str],
+    comparison: Comparison,
+    still_gating: tuple[QuestionChange, ...],
+) -> StaleAcceptance:
+    """An entry that accepted nothing, and why (`still_gating`: the regressions and worse questions
+    left once the entries were applied)."""
+    current = question_hashes.get(entry.id)
+    insufficient = False
+    if current is None:
+        why = "no question with this id in the question set"
+    elif not entry.names(current):
+        before = baseline_hashes.get(entry.id)
+        if before and before != current and entry.names(before):
+            why = f"the question changed since it was accepted (question_hash {entry.question_hash}, now {current})"
+        else:
+            why = (
+                f"its question_hash {entry.question_hash} is not this question's ({current}): mistyped, "
+                "or copied from another question?"
+            )
+    elif any(c.id == entry.id and c.new_verdict == "routing_error" for c in comparison.gating):
+        why = "a routing leak is never accepted"  # no entry can cover it: remove it
+    elif any(c.id == entry.id for c in still_gating):
+        why = (
+            f"the question regressed on other metrics than {entry.metric}" if entry.metric else "not accepted"
+        )
+        insufficient = True
+    else:
+        why = "it did not regress in this run"
+    return StaleAcceptance(entry.id, entry.metric, entry.reason, why, entry.where, insufficient)
+
+
 def in_force(entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str]) -> list[dict[str, Any]]:
     """The entries that still apply to this question set, for the history line."""
     return [
@@ -232,3 +251,18 @@ def in_force(entries: tuple[Acceptance, ...], question_hashes: Mapping[str, str]
         for e in entries
         if e.names(question_hashes.get(e.id))
     ]
+
+
+def question_hashes(run: RunResult) -> dict[str, str]:
+    """Each question's hash by its id: what an entry's question_hash is held against."""
+    return {q.id: q.question_hash for q in run.questions}
+
+
+def baseline_hashes(baseline: RunResult, comparison: Comparison) -> dict[str, str]:
+    """The baseline's question hashes, under the ids of this run (renamed questions follow)."""
+    hashes = question_hashes(baseline)
+    for new, old in comparison.renamed:  # one baseline question may be re-added under several ids
+        hashes[new] = hashes.get(old, "")
+    for _, old in comparison.renamed:
+        hashes.pop(old, None)
+    return hashes

@@ -7,11 +7,6 @@ from the data), and a button saves labels.yml, which `rag-ci calibrate` reads.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from markupsafe import Markup
-
 from rag_ci.core.reporting.render import _environment
 from rag_ci.core.results import RunResult
 from rag_ci.core.review.audit import LABEL_FIELDS, AuditSample, sheet_entries, sheet_header
@@ -19,25 +14,7 @@ from rag_ci.core.review.audit import LABEL_FIELDS, AuditSample, sheet_entries, s
 _BUTTONS = {"correct": ("correct", "incorrect"), "complete": ("complete", "incomplete")}
 
 
-def script_json(data: Any) -> Markup:
-    """JSON safe inside <script>: no `<`, `>` or `&` can close the element or open a comment;
-    U+2028/2029 escaped for older JavaScript parsers."""
-    text = json.dumps(data, ensure_ascii=False)
-    for char, escape in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(char, escape)
-    return Markup(text)
-
-
 def render_audit_page(run: RunResult, sample: AuditSample) -> str:
     columns = [[LABEL_FIELDS[m], *_BUTTONS[LABEL_FIELDS[m]]] for m in sample.metrics]
     data = {"header": sheet_header(run, sample), "columns": columns, "entries": sheet_entries(run, sample)}
-    env = _environment(True)
-    if "jsonscript" not in env.filters:
-        env.filters["jsonscript"] = script_json
-    return env.get_template("audit.html.j2").render(data=data, count=len(sample.items))
+    return _environment(True).get_template("audit.html.j2").render(data=data, count=len(sample.items))

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ci.core.reporting.render import _environment
-from rag_ci.core.review.audit_page import script_json
 
 REVIEWED_FILE = "reviewed.yml"
 PAGE_FILE = "review.html"
@@ -26,9 +25,6 @@ def render_draft_page(
 ) -> str:
     """`corpora`: the routing table's names (doc_id's choices); `documents`: corpus -> the
     names its documents are cited by (sources' choices, rag_ci.core.review.draft_review.document_choices)."""
-    env = _environment(True)
-    if "jsonscript" not in env.filters:
-        env.filters["jsonscript"] = script_json
     data = {
         "questions_file": questions_file,
         "entries": entries,
@@ -36,4 +32,4 @@ def render_draft_page(
         "corpora": list(corpora),
         "documents": {corpus: list(names) for corpus, names in (documents or {}).items()},
     }
-    return env.get_template("drafts.html.j2").render(data=data, count=len(entries))
+    return _environment(True).get_template("drafts.html.j2").render(data=data, count=len(entries))
