@@ -43,8 +43,9 @@ _._func_strip_prefix, _._func_strip_suffix, _._func_replace, _._func_split
 # DeepEval's model interface (DeepEvalBaseLLM), implemented by the judge's and writer's adapters.
 _.load_model, _.a_generate, _.get_model_name
 
-# Provider classes loaded from "module:Class" strings (rag_ci.judges.providers.register_provider).
+# Provider classes loaded from "module:Class" strings (rag_ci.judges.providers: the registry).
 _.OpenAIChat, _.AnthropicMessages, _.GeminiGenerate, _.OllamaChat, _.FakeChat
+_.serves  # a provider's endpoints, written into docs/judges.md's table by scripts/docs_gen.py
 _.response_mime_type, _.response_json_schema  # fields of Gemini's request config, sent as JSON
 
 # The fake judge and writer answer a prompt by the method its template names (getattr dispatch).

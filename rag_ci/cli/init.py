@@ -20,12 +20,14 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.init_detect import detect_target, detected_settings
+from rag_ci.cli.init_targets import default_settings, kinds_question, target_template
 from rag_ci.cli.init_workflows import default_branch, rag_ci_workflow, users_workflows
+from rag_ci.core.config import TARGET_CONFIGS
 
 # Folders that usually hold a project's documents, in the order they are looked at.
 DOCUMENT_FOLDERS = ("docs", "documents", "corpora", "data", "knowledge", "kb", "content")
 DOCUMENT_SUFFIXES = {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".adoc", ".pdf", ".json", ".csv"}
-KINDS = ("python", "command", "http", "docker")
+KINDS = tuple(TARGET_CONFIGS)  # each with its `target:` block: rag_ci.cli.init_targets
 QUESTIONS_FILE = "questions.yml"
 EMPTY_SET = """\
 # The question set rag-ci replays on every pull request (docs/questions.md).
@@ -131,44 +133,6 @@ def _refuse_unwritable(files: dict[Path, str | None], root: Path) -> None:
             )
 
 
-def _target_block(kind: str, settings: dict[str, str]) -> str:
-    """The `target:` section for `kind`; every value the user may need to change is marked."""
-    if kind == "python":
-        return (
-            "target:\n  kind: python\n"
-            f"  entry: {json.dumps(settings['entry'])}   # module:function answering {{id, question, corpora}} (docs/targets.md)\n"
-        )
-    if kind == "command":
-        command = json.dumps(settings["command"].split())
-        return (
-            "target:\n  kind: command\n"
-            f"  command: {command}   # one JSON request per line on stdin, one reply per line (docs/targets.md)\n"
-        )
-    if kind == "http":
-        found = (
-            f"   # {settings['found']}: fill in the path that answers a question"
-            if settings.get("found")
-            else ""
-        )
-        start = (
-            f"  start: {json.dumps(settings['start'])}   # launched first (in rag-ci.yml's folder), then polled until healthy\n"
-            if settings.get("start")
-            else "  # start: [python, -m, myapp]   # launched first (in rag-ci.yml's folder), then polled until it answers\n"
-        )
-        return (
-            "target:\n  kind: http\n"
-            f"  url: {json.dumps(settings['url'])}{found or '   # POSTed {id, question, corpora}'} "
-            "(or map your API: request/response, docs/targets.md)\n"
-            + start
-            + f"  health: {json.dumps(settings.get('health', '/health'))}   # fill in: a path answering 2xx once the app is ready\n"
-        )
-    return (
-        f"target:\n  kind: docker\n  dockerfile: {settings.get('dockerfile', 'Dockerfile')}\n"
-        f"  port: {int(settings['port'])}\n  path: {json.dumps(settings['path'])}   # POSTed {{id, question, corpora}}\n"
-        "  health: /health\n"
-    )
-
-
 def render_config(corpora: list[Corpus], kind: str, settings: dict[str, str]) -> str:
     lines = [
         "# rag-ci configuration (docs/configuration.md). Paths are relative to this file.",
@@ -181,7 +145,7 @@ def render_config(corpora: list[Corpus], kind: str, settings: dict[str, str]) ->
             f"  {json.dumps(corpus.name)}: {{description: {json.dumps(corpus.name + ' documents')}, "
             f"path: {json.dumps(corpus.path)}}}   # {corpus.documents} documents"
         )
-    text = "\n".join(lines) + "\n" + _target_block(kind, settings)
+    text = "\n".join(lines) + "\n" + target_template(kind).block(settings)
     return (
         text
         + """\
@@ -219,32 +183,13 @@ def write_missing_workflows(root: Path) -> None:
 def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str, str]]:
     detected = detect_target(root)
     guessed = kind or detected.kind
-    defaults = {
-        "entry": "app:answer",
-        "command": "python rag_server.py",
-        "url": f"http://127.0.0.1:{detected.port}/query",
-        "port": str(detected.port),
-        "path": "/query",
-        **detected_settings(detected),
-    }
+    defaults = {**default_settings(detected.port), **detected_settings(detected)}
     if yes:
         return guessed, defaults
-    chosen = kind or click.prompt(
-        "How does rag-ci reach your RAG? python (a function), command (a process speaking "
-        "JSON lines), http (a URL), docker (your Dockerfile)",
-        type=click.Choice(KINDS),
-        default=guessed,
-    )
-    asked = {
-        "python": ("entry", "module:function that answers"),
-        "command": ("command", "command to start"),
-        "http": ("url", "URL to POST questions to"),
-        "docker": ("port", "port the container listens on"),
-    }
-    key, text = asked[chosen]
-    settings = {**defaults, key: click.prompt(text, default=defaults[key])}
-    if chosen == "docker":
-        settings["path"] = click.prompt("path to POST questions to", default=defaults["path"])
+    chosen = kind or click.prompt(kinds_question(), type=click.Choice(KINDS), default=guessed)
+    settings = dict(defaults)
+    for key, text, _default in target_template(chosen).asks:
+        settings[key] = click.prompt(text, default=defaults[key])
     return chosen, settings
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rag_ci.core.config import Config, JudgeConfig, ModelConfig
+from rag_ci.core.config.providers import takes_model
 from rag_ci.errors import RagCiError
 from rag_ci.judges.families import FAKE_FAMILY, canonical_family, check_families, family_of
 from rag_ci.judges.pinning import alias_problem
@@ -48,11 +49,12 @@ def parse_judge_option(value: str, option: str = "--judge") -> dict[str, Any]:
     if not match:
         raise RagCiError(f"{option} {value!r}: {usage}")
     provider, model, url = match.group("provider"), match.group("model"), match.group("url")
-    if provider in ("none", "fake"):
+    if provider != "none":
+        provider_spec(provider)  # unknown provider → RagCiError listing the known ones
+    if not takes_model(provider):
         if model or url:
             raise RagCiError(f"{option} {value!r}: '{provider}' takes no model")
         return {"provider": provider, "model": None, "base_url": None, "family": None, "prices": None}
-    provider_spec(provider)  # unknown provider → RagCiError listing the known ones
     if not model:
         raise RagCiError(f"{option} {value!r}: the model is missing; {usage}")
     return {"provider": provider, "model": model, "base_url": url, "family": None, "prices": None}
@@ -133,7 +135,7 @@ def api_key(
 
 def model_price(judge: ModelConfig, spec: ProviderSpec, role: str = "judge") -> Price:
     override = Price(judge.prices.input_per_mtok, judge.prices.output_per_mtok) if judge.prices else None
-    if spec.name == "ollama" and override is None:
+    if spec.facts.always_free and override is None:
         return Price(0.0, 0.0)
     from rag_ci.judges.deepeval_prices import deepeval_price
 

@@ -13,6 +13,8 @@ The rules follow each lab's naming of snapshots:
   `-preview-MM-DD` / `-exp-MMDD` snapshots carry their date.
 - Mistral: `-YYMM` (mistral-large-2411).
 - Ollama: an explicit tag other than `latest` (qwen2.5:7b-instruct-q4_K_M).
+Each provider names its rule (`pin_rule` in rag_ci.core.config.providers); `_RULES` maps the
+names to the rules below.
 - Everywhere: anything containing "latest" is an alias.
 Other open-weight ids (Qwen/Qwen2.5-7B-Instruct, served by vLLM) name fixed weights.
 
@@ -22,7 +24,9 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from rag_ci.core.config.providers import PROVIDERS, PinRule
 from rag_ci.judges.families import family_of, normalise_model_id
 
 _OPENAI_DATED = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})(?:$|[-:])")
@@ -33,15 +37,35 @@ _MISTRAL_DATED = re.compile(r"-\d{4}(?:$|-)")
 
 
 def alias_problem(provider: str, model: str) -> str | None:
-    """Why `model` is a floating alias for `provider`, or None when it is pinned."""
+    """Why `model` is a floating alias for `provider`, or None when it is pinned (by the provider's
+    pin rule: rag_ci.core.config.providers)."""
     raw = model.strip()
-    org, name = normalise_model_id(raw)
     if "latest" in raw.lower():
         return f"'{raw}' contains 'latest', which moves to new snapshots"
-    if provider == "ollama":
-        if ":" not in raw:
-            return f"'{raw}' has no tag, so Ollama resolves it to ':latest'; name a tag such as '{raw}:8b-instruct-q4_K_M'"
-        return None
+    return _RULES[PROVIDERS[provider].pin_rule](raw)
+
+
+def _ollama_tag(raw: str) -> str | None:
+    if ":" not in raw:
+        return f"'{raw}' has no tag, so Ollama resolves it to ':latest'; name a tag such as '{raw}:8b-instruct-q4_K_M'"
+    return None
+
+
+def _dated_snapshot(raw: str) -> str | None:
+    return _lab_naming(raw, served_weights=False)
+
+
+def _served_weights(raw: str) -> str | None:
+    return _lab_naming(raw, served_weights=True)
+
+
+def _one_model(raw: str) -> str | None:
+    return None  # the provider's single model is checked where it is built (rag_ci.judges.fake)
+
+
+def _lab_naming(raw: str, *, served_weights: bool) -> str | None:
+    """Each lab's naming of snapshots; on a server of open weights a Mistral name is fixed weights."""
+    org, name = normalise_model_id(raw)
     family = family_of(raw)
     if raw.lower().startswith("ft:"):
         return None
@@ -61,8 +85,16 @@ def alias_problem(provider: str, model: str) -> str | None:
         )
         if not stable_code and not _GEMINI_VERSION.search(name):
             return f"'{raw}' is a Gemini alias; use a versioned id such as 'gemini-2.0-flash-001' or 'gemini-2.5-flash'"
-    elif family == "mistral" and org is None and provider != "openai-compatible":
+    elif family == "mistral" and org is None and not served_weights:
         # On Mistral's API the undated names float; open weights served locally do not.
         if not _MISTRAL_DATED.search(name):
             return f"'{raw}' is a Mistral alias; use a dated id such as 'mistral-large-2411'"
     return None
+
+
+_RULES: dict[PinRule, Callable[[str], str | None]] = {
+    "dated_snapshot": _dated_snapshot,
+    "served_weights": _served_weights,
+    "ollama_tag": _ollama_tag,
+    "one_model": _one_model,
+}

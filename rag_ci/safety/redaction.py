@@ -50,6 +50,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+from rag_ci.core.config.providers import PROVIDERS
+
 MASK = "***"
 MIN_SECRET_CHARS = 8
 MIN_PREFIX_CHARS = 12  # a cut secret is still recognised from this many leading characters
@@ -63,11 +65,10 @@ _LINE_BREAK = r"(?:[ \t]*(?:\r?\n|\r|[\u2028\u2029\x85]|(?:\\r)?\\n)[ \t>|#]*|[ 
 # What may sit between two characters of a secret, for the backward walk of a cut secret's tail.
 _BREAK_CHARS = frozenset(" \t\r\n\u2028\u2029\x85>|#")
 
-# The variables the judge providers and the GitHub integration read their credentials from.
+# The variables the judge providers (their table: rag_ci.core.config.providers; GEMINI_API_KEY is
+# the Google SDK's other name) and the GitHub integration read their credentials from.
 KNOWN_SECRET_VARIABLES = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GOOGLE_API_KEY",
+    *(facts.api_key_env for facts in PROVIDERS.values() if facts.api_key_env),
     "GEMINI_API_KEY",
     "GITHUB_TOKEN",
 )

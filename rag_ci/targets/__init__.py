@@ -86,13 +86,7 @@ def build_target(config: TargetConfig, root: Path, *, verbose: bool = False) -> 
 
 def describe_target(config: TargetConfig) -> str:
     """The target as messages name it: its kind and what the user configured it with."""
-    if isinstance(config, PythonTargetConfig):
-        return f"python `{config.entry}`"
-    if isinstance(config, CommandTargetConfig):
-        return f"command `{' '.join(config.command)}`"
-    if isinstance(config, HttpTargetConfig):
-        return f"http {config.url}"
-    return f"docker {config.dockerfile} (port {config.port}, {config.path})"
+    return config.describe()
 
 
 __all__ = [

@@ -5,10 +5,20 @@ import asyncio
 import pytest
 
 from fakes.judge_cases import REFUSAL, cases, score_questions
+from fakes.judge_servers import (
+    SERVERS,
+    FakeAnthropicJudgeServer,
+    FakeGeminiJudgeServer,
+    FakeOllamaJudgeServer,
+    FakeOpenAIJudgeServer,
+)
 from fakes.judge_setup import FAKE_KEYS, judge_config
+from rag_ci.core.config.providers import PROVIDERS as PROVIDER_FACTS
 from rag_ci.judges.build import build_judge
 
-PROVIDERS = ["openai", "openai-compatible", "anthropic", "gemini", "ollama"]
+# Every provider that serves models (the fake serves none): tests/unit/test_provider_table.py
+# checks each has a fake server speaking its wire protocol and a pinned model here.
+PROVIDERS = [name for name, facts in PROVIDER_FACTS.items() if facts.takes_model]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -67,27 +77,47 @@ def test_requests_ask_for_the_pinned_model_at_temperature_zero_with_a_json_schem
             await scorer.aclose()
 
     asyncio.run(go())
-    body = server.log[0].body
-    if provider in ("openai", "openai-compatible"):
-        assert body["model"] == scorer.fingerprint.model and body["temperature"] == 0
-        schema = body["response_format"]["json_schema"]
-        assert body["response_format"]["type"] == "json_schema" and schema["strict"] is True
-        assert (
-            schema["schema"]["required"] == ["reason", "score"]
-            and schema["schema"]["additionalProperties"] is False
-        )
-    elif provider == "anthropic":
-        assert body["model"] == scorer.fingerprint.model and body["temperature"] == 0
-        assert body["tool_choice"] == {"type": "tool", "name": "ReasonScore"}
-        assert body["tools"][0]["input_schema"]["required"] == ["reason", "score"]
-    elif provider == "gemini":
-        assert server.log[0].path.endswith(f"/models/{scorer.fingerprint.model}:generateContent")
-        config = body["generationConfig"]
-        assert config["temperature"] == 0 and config["responseMimeType"] == "application/json"
-        assert config["responseJsonSchema"]["required"] == ["reason", "score"]
-    else:
-        assert body["model"] == scorer.fingerprint.model and body["options"]["temperature"] == 0
-        assert body["format"]["required"] == ["reason", "score"]
+    # Checked by the wire protocol the provider speaks: the fake server it is tested against.
+    _REQUEST_CHECKS[SERVERS[provider]](server.log[0], scorer.fingerprint.model)
+
+
+def _openai_request(request, model):
+    body = request.body
+    assert body["model"] == model and body["temperature"] == 0
+    schema = body["response_format"]["json_schema"]
+    assert body["response_format"]["type"] == "json_schema" and schema["strict"] is True
+    assert (
+        schema["schema"]["required"] == ["reason", "score"]
+        and schema["schema"]["additionalProperties"] is False
+    )
+
+
+def _anthropic_request(request, model):
+    body = request.body
+    assert body["model"] == model and body["temperature"] == 0
+    assert body["tool_choice"] == {"type": "tool", "name": "ReasonScore"}
+    assert body["tools"][0]["input_schema"]["required"] == ["reason", "score"]
+
+
+def _gemini_request(request, model):
+    assert request.path.endswith(f"/models/{model}:generateContent")
+    config = request.body["generationConfig"]
+    assert config["temperature"] == 0 and config["responseMimeType"] == "application/json"
+    assert config["responseJsonSchema"]["required"] == ["reason", "score"]
+
+
+def _ollama_request(request, model):
+    body = request.body
+    assert body["model"] == model and body["options"]["temperature"] == 0
+    assert body["format"]["required"] == ["reason", "score"]
+
+
+_REQUEST_CHECKS = {
+    FakeOpenAIJudgeServer: _openai_request,
+    FakeAnthropicJudgeServer: _anthropic_request,
+    FakeGeminiJudgeServer: _gemini_request,
+    FakeOllamaJudgeServer: _ollama_request,
+}
 
 
 def test_judge_cost_is_priced_per_metric_from_token_usage(fake_judge):

@@ -18,9 +18,7 @@ FUNCTION_LINES = 80
 
 # path (or path::function) -> its ceiling: the size measured after `ruff format` when the limit
 # became a test, plus room for the changes in flight then. To split, then remove from here.
-OVER_THE_LIMIT = {
-    "rag_ci/core/config.py": 760,  # every field's description is written beside it (docs/configuration.md)
-}
+OVER_THE_LIMIT = {}
 
 
 def _sizes() -> dict[str, int]:

@@ -1,8 +1,11 @@
 """build_judge refuses, before any call, what would make verdicts untrustworthy or the run fail later."""
 
+from dataclasses import replace
+
 import pytest
 
 from rag_ci.core.config import Config
+from rag_ci.core.config.providers import PROVIDERS as PROVIDER_FACTS
 from rag_ci.errors import RagCiError
 from rag_ci.judges.build import build_judge, validate_judge
 from rag_ci.judges.providers import ProviderSpec
@@ -94,7 +97,10 @@ def test_a_paid_judge_without_a_known_price_asks_for_judge_prices():
 
 
 def test_a_missing_sdk_names_the_pip_extra():
-    spec = ProviderSpec("acme", "acme", ("rag_ci_test_no_such_sdk",), "x:y", None, False, True)
+    facts = replace(
+        PROVIDER_FACTS["ollama"], name="acme", extra="acme", sdk_modules=("rag_ci_test_no_such_sdk",)
+    )
+    spec = ProviderSpec(facts, "x:y")
     with pytest.raises(RagCiError, match=r"pip install 'rag-ci-gate\[acme\]'"):
         spec.ensure_installed()
 

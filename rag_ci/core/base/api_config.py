@@ -1,7 +1,7 @@
 """`target.request`/`target.response`/`target.retrieve`: an app's own HTTP API mapped onto the
 target contract by config (docs/targets.md; the mapping itself: rag_ci/core/base/api_mapping.py).
 
-Pure models; rag_ci/core/config.py imports these models for the http and docker targets.
+Pure models; rag_ci/core/config/targets.py imports these models for the http and docker targets.
 """
 
 from __future__ import annotations

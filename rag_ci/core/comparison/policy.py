@@ -29,6 +29,7 @@ from pydantic import ValidationError as PydanticError
 
 from rag_ci.core.base.yamlsrc import load_yaml, to_plain
 from rag_ci.core.config import JUDGE_METRICS, Config, GateConfig, JudgeConfig, MetricConfig
+from rag_ci.core.config.providers import PROVIDERS
 from rag_ci.core.results import GatePolicy, RunMeta
 from rag_ci.errors import RagCiError
 
@@ -218,15 +219,6 @@ def policy_changes(baseline: GatePolicy, own: GatePolicy) -> list[str]:
     return lines
 
 
-# The variable each hosted judge reads its key from, and the action's input that sets it
-# (rag_ci.judges.providers and action.yml say the same; the core imports neither).
-_JUDGE_KEYS = {
-    "openai": ("OPENAI_API_KEY", "openai-api-key"),
-    "anthropic": ("ANTHROPIC_API_KEY", "anthropic-api-key"),
-    "gemini": ("GOOGLE_API_KEY", "google-api-key"),
-}
-
-
 def _judged(policy: GatePolicy) -> bool:
     return (policy.judge or {}).get("provider") not in (None, "none")
 
@@ -235,10 +227,11 @@ def _key_note(provider: Any, api_key_env: Any) -> str:
     """What main's workflow must pass for the new judge: a judge without its key errors every question."""
     if api_key_env:
         return f" (main's runs need its key in {api_key_env})"
-    if provider not in _JUDGE_KEYS:
+    # The variable each hosted judge reads its key from, and the action's input that sets it.
+    facts = PROVIDERS.get(provider) if isinstance(provider, str) else None
+    if facts is None or facts.api_key_env is None or facts.action_input is None:
         return ""
-    variable, action_input = _JUDGE_KEYS[provider]
-    return f" (main's runs need its key in {variable}: the action's {action_input} input)"
+    return f" (main's runs need its key in {facts.api_key_env}: the action's {facts.action_input} input)"
 
 
 def _thresholds_only_policy(own: GatePolicy, thresholds: dict[str, float | None]) -> GatePolicy:

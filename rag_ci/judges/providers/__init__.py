@@ -1,9 +1,10 @@
 """The registry of judge providers (like simonw/llm's plugins: one entry per provider).
 
-An entry says which pip extra brings the SDK, which environment variable holds the
-key, and where the `ChatProvider` class lives. The class is imported only when
+An entry holds the provider's facts (rag_ci.core.config.providers: which pip extra brings
+the SDK, which environment variable holds the key, whether it is self-hosted, how its model
+ids are pinned) and where its `ChatProvider` class lives. The class is imported only when
 that provider is used, so a missing SDK is reported as a missing extra, and
-`import rag_ci.judges` stays cheap. `register_provider` adds one from outside.
+`import rag_ci.judges` stays cheap.
 """
 
 from __future__ import annotations
@@ -12,19 +13,42 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
+from rag_ci.core.config.providers import PROVIDERS as PROVIDER_FACTS
+from rag_ci.core.config.providers import ProviderFacts
 from rag_ci.errors import RagCiError
 from rag_ci.judges.providers.base import ChatProvider, Completion, ProviderSettings
 
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    name: str
-    extra: str  # pip extra that installs the SDK: pip install 'rag-ci-gate[<extra>]'
-    sdk_modules: tuple[str, ...]  # imported to check the extra is installed
+    """A provider's facts (rag_ci.core.config.providers) and the class that speaks to its API."""
+
+    facts: ProviderFacts
     implementation: str  # "module:Class" of the ChatProvider
-    api_key_env: str | None  # default env var holding the key; judge.api_key_env overrides
-    key_required: bool
-    self_hosted: bool  # judge calls cost nothing unless judge.prices says otherwise
+
+    @property
+    def name(self) -> str:
+        return self.facts.name
+
+    @property
+    def extra(self) -> str:
+        return self.facts.extra
+
+    @property
+    def sdk_modules(self) -> tuple[str, ...]:
+        return self.facts.sdk_modules
+
+    @property
+    def api_key_env(self) -> str | None:
+        return self.facts.api_key_env
+
+    @property
+    def key_required(self) -> bool:
+        return self.facts.key_required
+
+    @property
+    def self_hosted(self) -> bool:
+        return self.facts.self_hosted
 
     def ensure_installed(self) -> None:
         """Check the packages are there without importing them (DeepEval's import takes seconds)."""
@@ -45,13 +69,6 @@ class ProviderSpec:
         return cls(settings)
 
 
-PROVIDERS: dict[str, ProviderSpec] = {}
-
-
-def register_provider(spec: ProviderSpec) -> None:
-    PROVIDERS[spec.name] = spec
-
-
 def provider_spec(name: str) -> ProviderSpec:
     try:
         return PROVIDERS[name]
@@ -60,68 +77,21 @@ def provider_spec(name: str) -> ProviderSpec:
         raise RagCiError(f"unknown judge provider '{name}' (known: {known})") from None
 
 
+# The class of each provider of the facts table; tests/unit/test_provider_table.py checks that
+# every provider there has one here, and nothing else does.
 _HERE = "rag_ci.judges.providers"
-register_provider(
-    ProviderSpec(
-        "openai",
-        "openai",
-        ("openai",),
-        f"{_HERE}.openai_chat:OpenAIChat",
-        "OPENAI_API_KEY",
-        key_required=True,
-        self_hosted=False,
-    )
-)
-register_provider(
-    ProviderSpec(
-        "openai-compatible",
-        "openai",
-        ("openai",),
-        f"{_HERE}.openai_chat:OpenAIChat",
-        None,
-        key_required=False,
-        self_hosted=True,
-    )
-)
-register_provider(
-    ProviderSpec(
-        "anthropic",
-        "anthropic",
-        ("anthropic",),
-        f"{_HERE}.anthropic_messages:AnthropicMessages",
-        "ANTHROPIC_API_KEY",
-        key_required=True,
-        self_hosted=False,
-    )
-)
-register_provider(
-    ProviderSpec(
-        "gemini",
-        "gemini",
-        ("google.genai",),
-        f"{_HERE}.gemini_generate:GeminiGenerate",
-        "GOOGLE_API_KEY",
-        key_required=True,
-        self_hosted=False,
-    )
-)
-register_provider(
-    ProviderSpec(
-        "ollama",
-        "ollama",
-        ("ollama",),
-        f"{_HERE}.ollama_chat:OllamaChat",
-        None,
-        key_required=False,
-        self_hosted=True,
-    )
-)
-# A dry run, not a judge: DeepEval's prompts answered in-process by a fixed policy (docs/judges.md).
-register_provider(
-    ProviderSpec(
-        "fake", "deepeval", (), "rag_ci.judges.fake:FakeChat", None, key_required=False, self_hosted=True
-    )
-)
+_IMPLEMENTATIONS = {
+    "openai": f"{_HERE}.openai_chat:OpenAIChat",
+    "anthropic": f"{_HERE}.anthropic_messages:AnthropicMessages",
+    "gemini": f"{_HERE}.gemini_generate:GeminiGenerate",
+    "ollama": f"{_HERE}.ollama_chat:OllamaChat",
+    "openai-compatible": f"{_HERE}.openai_chat:OpenAIChat",
+    "fake": "rag_ci.judges.fake:FakeChat",
+}
+PROVIDERS: dict[str, ProviderSpec] = {
+    name: ProviderSpec(PROVIDER_FACTS[name], implementation)
+    for name, implementation in _IMPLEMENTATIONS.items()
+}
 
 __all__ = [
     "PROVIDERS",
@@ -130,5 +100,4 @@ __all__ = [
     "ProviderSettings",
     "ProviderSpec",
     "provider_spec",
-    "register_provider",
 ]
