@@ -227,9 +227,8 @@ def promptfoo_config(project: Path, *, rag_url: str, judge_url: str, revision: s
         ],
         "defaultTest": {"options": {"provider": grader}},
     }
-    config.update(
-        tests=tests
-    )  # promptfoo's test cases (a keyword: this file never names rag-ci's test folder)
+    # promptfoo's test cases (a keyword: this file never names rag-ci's test folder)
+    config.update(tests=tests)
     path = project / f"promptfooconfig.{revision}.json"
     path.write_text(json.dumps(config, indent=1))
     return path
@@ -289,9 +288,8 @@ class Bench:
         assert self.promptfoo is not None
         promptfoo, node_bin = self.promptfoo
         revision = "chunking" if scenario == "chunking" else "main"
-        state = (
-            self.folder / f"promptfoo-{round_no}"
-        )  # its cache and database: fresh for each round's cold run
+        # its cache and database: fresh for each round's cold run
+        state = self.folder / f"promptfoo-{round_no}"
         env = {
             **self.env,
             "PATH": f"{node_bin}{os.pathsep}{self.env.get('PATH', '')}",

@@ -58,9 +58,8 @@ def _type_words(annotation: Any) -> str:
     if origin is Literal:
         return " \\| ".join(f"`{value}`" for value in get_args(annotation))
     if origin in (Union, types.UnionType):
-        words = dict.fromkeys(
-            _type_words(arg) for arg in get_args(annotation)
-        )  # one "mapping" per union of kinds
+        # one "mapping" per union of kinds
+        words = dict.fromkeys(_type_words(arg) for arg in get_args(annotation))
         return " \\| ".join(words)
     if origin is list or origin is tuple:
         return f"list of {_type_words(get_args(annotation)[0])}"

@@ -295,9 +295,8 @@ def rehearse(
     checkout = work / "release-checkout"
     if checkout.exists():
         shutil.rmtree(checkout)
-    _run(
-        "git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(checkout)
-    )  # the committed tree, as CI checks it out
+    # the committed tree, as CI checks it out
+    _run("git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(checkout))
     image, digest = f"ghcr.io/{repository}", "sha256:" + "0" * 64
     labels(
         version,

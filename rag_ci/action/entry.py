@@ -173,6 +173,7 @@ def report_not_evaluated(
         runner.error(message, title="rag-ci")
         # A required `rag-ci gate` check (a merge queue's too) must not wait for ever: it completes as a
         # failure, after a GitHub error as well (the call that failed may pass by now).
+        # a fence: inert
         check_annotations.publish(
             settings,
             github,
@@ -181,7 +182,7 @@ def report_not_evaluated(
             conclusion="failure",
             title="rag-ci: not evaluated",
             summary="Nothing was evaluated:\n\n" + code_block(message[:60000]),
-        )  # a fence: inert
+        )
     runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
     runner.set_outputs({"verdict": "error"})
     # Never leave an older verdict on the PR while this push's check is red.

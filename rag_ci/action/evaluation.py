@@ -133,9 +133,8 @@ class Evaluation:
             if missing := missing_history_line(s, self.history.entries):
                 self.runner.notice(missing, title="rag-ci: history")
         if plan.produces_baseline and s.on_default_branch and outcome.exit_code == EXIT_PASS:
-            store_baseline_copy(
-                s, self.github, self.runner, self.output / RESULTS_FILE
-            )  # outlives the artifact
+            # outlives the artifact
+            store_baseline_copy(s, self.github, self.runner, self.output / RESULTS_FILE)
 
     def publish(
         self, project: Project, outcome: GateOutcome, plan: Plan, baseline: RunResult | None, commits: Commits
@@ -156,9 +155,8 @@ class Evaluation:
             report_url=self.report_url(),
             report_path=s.relative_to_workspace(self.output / REPORT_HTML),
         )
-        markdown = report(
-            summary_url=s.run_url
-        )  # the comment's length; where it cuts rows, it points to the summary
+        # the comment's length; where it cuts rows, it points to the summary
+        markdown = report(summary_url=s.run_url)
         reports = write_reports(
             self.output,
             head,

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from rag_ci.core.config.providers import PROVIDERS
 from rag_ci.errors import RagCiError
 from rag_ci.safety.secret import Secret
 
@@ -26,10 +27,11 @@ MODES = ("auto", "pr", "baseline", "full", "comment")
 # Judge keys: action input env var -> the variable the judge libraries read. The action
 # copies a non-empty input into the library's variable (and never overwrites a value the
 # workflow already set with `env:` when the input is empty).
+# One per provider the action takes a key input for (the provider table's `action_input`).
 JUDGE_KEY_VARIABLES = {
-    "RAG_CI_OPENAI_API_KEY": "OPENAI_API_KEY",
-    "RAG_CI_ANTHROPIC_API_KEY": "ANTHROPIC_API_KEY",
-    "RAG_CI_GOOGLE_API_KEY": "GOOGLE_API_KEY",
+    f"RAG_CI_{facts.api_key_env}": facts.api_key_env
+    for facts in PROVIDERS.values()
+    if facts.action_input and facts.api_key_env
 }
 
 # Where the GitHub token may sit in the environment. All of them are removed before the

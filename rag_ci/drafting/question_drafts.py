@@ -62,9 +62,8 @@ def read_sources(
     config_text = config_path.read_text(encoding="utf-8")
     config = parse_config(config_text, str(config_path))
     root = config_path.parent
-    table, links_outside = corpora_table(
-        config_path, config_text, config
-    )  # every folder inside the repository
+    # every folder inside the repository
+    table, links_outside = corpora_table(config_path, config_text, config)
     unknown = [c for c in corpora if c not in table]
     if unknown:
         raise RagCiError(f"--corpus {', '.join(unknown)}: no such corpus (corpora: {', '.join(table)})")

@@ -184,9 +184,8 @@ def _merged_meta(ordered_shards: _Shards, count: int) -> RunMeta:
             "shard": None,
             "question_ids": None,
             "diagnostics": "\n".join(diagnostics)[-4000:] if diagnostics else None,
-            "warmup_latency_s": [
-                x for m in metas for x in m.warmup_latency_s
-            ],  # each shard warmed its target up
+            # each shard warmed its target up
+            "warmup_latency_s": [x for m in metas for x in m.warmup_latency_s],
             "broken": "; ".join(broken) if broken else None,
         }
     )

@@ -53,9 +53,8 @@ def decide(
     carried verdicts: the face writes it again."""
     carried: tuple[str, ...] = ()
     if options.carry_forward and baseline is not None and not head.meta.broken:
-        with_carried = carry_forward(
-            with_current_ids(baseline, head)[0], head
-        )  # a renamed question keeps its verdict too
+        # a renamed question keeps its verdict too
+        with_carried = carry_forward(with_current_ids(baseline, head)[0], head)
         if with_carried is not head:
             head = with_carried
             carried = tuple(q.id for q in head.questions if q.carried is not None)

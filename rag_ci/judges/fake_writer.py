@@ -244,9 +244,8 @@ class WriterPolicy:
     def _rewrite(self, prompt: str) -> dict:
         query = _tail(prompt, "\n        Query:", "\n        Feedback:")
         heading = re.search(r"#+\s*([^\n'\"\\]+)", _tail(prompt, "\n        Context:", "\n        Query:"))
-        topic = (
-            plain(heading.group(1)).strip(" .:") if heading else ""
-        )  # no `{ #id }` or markup in a question
+        # no `{ #id }` or markup in a question
+        topic = plain(heading.group(1)).strip(" .:") if heading else ""
         topic = topic or "the documents"
         return {"rewritten_input": f"{query.rstrip('?')} in {topic}?"}
 

@@ -72,6 +72,7 @@ class EquivalentCarrying(DeepEvalModelLoading):
         carried = {}
         for i, (name, metric) in enumerate(old.items()):
             key = verdict_cache_key(self._digest, self.specs[name], question.content_hash, answer, contexts)
+            # the one call, counted once
             carried[name] = metric.model_copy(
                 update={
                     "cached": True,
@@ -81,5 +82,5 @@ class EquivalentCarrying(DeepEvalModelLoading):
                     "unstable": False,
                     "judge_cost_usd": round(meter.cost_usd, 8) if i == 0 else 0.0,
                 }
-            )  # the one call, counted once
+            )
         return carried

@@ -130,9 +130,8 @@ async def run_project(
     documents = _documents(project)
     judge = _judge(project, options, context, judge, todo)
     try:
-        refuse_persisted_credentials(
-            project.root, target_env(config.target)
-        )  # before any of the RAG's code runs
+        # before any of the RAG's code runs
+        refuse_persisted_credentials(project.root, target_env(config.target))
         verbose = options.verbose if options.verbose is not None else verbose_from_env(os.environ)
         if options.build and config.target.build and todo:
             await run_build_steps(

@@ -166,9 +166,8 @@ class RepliesById:
 
     def _reply(self, line: bytes) -> dict[str, Any] | str:
         """The reply this line is, or why it is a stray line."""
-        problem = reply_bounds_problem(
-            line
-        )  # before parsing: 200,000 `[` made json.loads raise RecursionError
+        # before parsing: 200,000 `[` made json.loads raise RecursionError
+        problem = reply_bounds_problem(line)
         if problem is not None:
             return problem
         try:

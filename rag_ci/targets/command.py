@@ -152,9 +152,8 @@ class _Worker:
             )
         await self._send(request)
         line = await self.lines.get()
-        arrived_at = (
-            time.perf_counter()
-        )  # a wait for a pending line below is rag-ci's check, not the target's latency
+        # a wait for a pending line below is rag-ci's check, not the target's latency
+        arrived_at = time.perf_counter()
         await self._refuse_unreadable(line)
         assert isinstance(line, bytes)
         # A long line is checked and parsed in a worker thread: the event loop keeps serving the other workers.
@@ -216,9 +215,8 @@ class _Worker:
 
     def _decode(self, line: bytes, request_id: str) -> tuple[dict[str, Any], str | None]:
         """The reply, or why this line is not the reply to `request_id`."""
-        problem = reply_bounds_problem(
-            line
-        )  # before parsing: 200,000 `[` made json.loads raise RecursionError
+        # before parsing: 200,000 `[` made json.loads raise RecursionError
+        problem = reply_bounds_problem(line)
         if problem is not None:
             return {}, problem
         try:
@@ -307,9 +305,8 @@ class CommandTarget:
     ):
         self.command = list(command)
         self.cwd = cwd
-        self.process_kwargs = target_process_kwargs(
-            env, project_dir=cwd
-        )  # env (allow-listed), and user under root
+        # env (allow-listed), and user under root
+        self.process_kwargs = target_process_kwargs(env, project_dir=cwd)
         self.restart_limit = restart_limit
         self.restarts = 0
         self.startup_grace_s = 0.5

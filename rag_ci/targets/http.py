@@ -62,15 +62,13 @@ class HttpTarget:
         self.startup_timeout_s = startup_timeout_s
         self.start_command = list(start) if start else None
         self.cwd = cwd
-        self.process_kwargs = target_process_kwargs(
-            env, project_dir=cwd
-        )  # env (allow-listed), and user under root
+        # env (allow-listed), and user under root
+        self.process_kwargs = target_process_kwargs(env, project_dir=cwd)
         self.output = OutputTail()
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
-        connections = max_connections * (
-            2 if retrieve else 1
-        )  # a question in flight holds both its calls' connections
+        # a question in flight holds both its calls' connections
+        connections = max_connections * (2 if retrieve else 1)
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_ci.core.config.providers import PROVIDERS
 from rag_ci.errors import RagCiError
 from rag_ci.files.atomic import current_umask
 from rag_ci.safety.redaction import secret_parts
@@ -78,8 +79,10 @@ RUNNER_CHANNELS = frozenset(
 )
 # Never passed by a wildcard in `pass_env`: only by their exact name.
 _PROTECTED_PREFIXES = ("INPUT_", "RAG_CI_", "ACTIONS_")
+# Every provider's key variable (the provider table), and GEMINI_API_KEY, which google-genai
+# also reads.
 _PROTECTED_NAMES = frozenset(
-    {"GITHUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"}
+    {"GITHUB_TOKEN", "GEMINI_API_KEY", *(f.api_key_env for f in PROVIDERS.values() if f.api_key_env)}
 )
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

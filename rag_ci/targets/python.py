@@ -200,9 +200,8 @@ class PythonTarget(CommandTarget):
 
     async def query(self, request: dict[str, Any]) -> dict[str, Any]:
         message = await super().query(request)
-        assert isinstance(
-            message, dict
-        )  # the worker's own message (_PythonWorker._ask): no settle wait, no ArrivedReply
+        # the worker's own message (_PythonWorker._ask): no settle wait, no ArrivedReply
+        assert isinstance(message, dict)
         if "raised" in message:
             raise TargetError(f"target raised {message['raised']}"[:2000])
         return message["reply"]

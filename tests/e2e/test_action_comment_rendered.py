@@ -116,9 +116,8 @@ def test_the_clean_comment_says_no_regression_and_names_the_commits(fake, worksp
     assert without_latency_notes(root.find_all("h2")[0].text()) == "rag-ci: ✅ no regression"
     assert root.blocks()[1].text() == COMPARED
     assert counts_paragraph(root).text().startswith("0 regressions · 0 gains — 42/42 questions pass")
-    assert root.find_all("h3") == [] and "For context" not in comment(
-        fake
-    )  # nothing flipped: no significance line
+    # nothing flipped: no significance line
+    assert root.find_all("h3") == [] and "For context" not in comment(fake)
 
 
 def test_a_failed_build_after_a_green_push_replaces_the_comment_with_not_evaluated(

@@ -94,9 +94,8 @@ def test_hostile_answer_text_is_escaped_and_cannot_see_the_token(tmp_path):
         rest = re.sub(r"<details><summary>Intended .*?</details>", "", body, flags=re.S)
         for raw in ("<script>", "<img", "@everyone", "@acme/maintainers", "```", "| injected | row |"):
             assert raw not in rest, f"unescaped {raw!r} in the comment"
-        assert not re.search(
-            r"(?<!\\)\]\(javascript:", rest
-        )  # `\](` is an escaped bracket: it closes no link
+        # `\](` is an escaped bracket: it closes no link
+        assert not re.search(r"(?<!\\)\]\(javascript:", rest)
         assert "&lt;script&gt;" in body and "&#64;everyone" in body
         # The hostile text stayed inside its table cell: every regression row has 4 cells.
         table = rest[rest.index("### Errors (2)") :]

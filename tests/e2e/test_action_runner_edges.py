@@ -172,9 +172,8 @@ def test_a_target_that_writes_the_runners_command_files_is_undone_and_the_run_st
             )
         )
         for path in [workspace, *workspace.rglob("*"), runner_dir, *runner_dir.iterdir()]:
-            os.chown(
-                path, nobody.pw_uid, nobody.pw_gid
-            )  # the runner's user owns both, as on GitHub's runners
+            # the runner's user owns both, as on GitHub's runners
+            os.chown(path, nobody.pw_uid, nobody.pw_gid)
         with FakeGitHubServer(token=token) as fake:
             run = run_action(
                 fake,

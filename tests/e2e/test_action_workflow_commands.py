@@ -97,9 +97,8 @@ def test_build_output_build_steps_ids_and_paths_reach_the_runner_as_text_not_com
     assert run.returncode == 0, run.log
     assert "kept the last known good verdict of 2 errored question(s)" in run.log
     assert "1 accepted regression entry in" in run.log
-    assert (
-        "pwned-token" in run.log and "pwned-build-step" in run.log and "pwned-path" in run.log
-    )  # shown, as text
+    # shown, as text
+    assert "pwned-token" in run.log and "pwned-build-step" in run.log and "pwned-path" in run.log
     assert injected(run.log) == []
     assert "set-output" not in "".join(name for name, _ in runner_commands(run.log))
 

@@ -86,9 +86,8 @@ def test_clicks_on_the_audit_page_save_a_labels_file_that_calibrate_reads(tmp_pa
     assert "a refusal: the question is out of scope" in oos and "REFERENCE" not in oos.upper().replace(
         "EXPECTED", ""
     )
-    assert (
-        "refused, correctly" in oos and "incomplete" not in oos
-    )  # today: "REFERENCE —" and complete/incomplete buttons
+    # today: "REFERENCE —" and complete/incomplete buttons
+    assert "refused, correctly" in oos and "incomplete" not in oos
     sheet = parse_label_sheet(out.read_text(encoding="utf-8"), "labels.yml")
     assert sheet.labels == {
         "correctness": {"A1": True, "A2": False, "B1": False, "B2": True, "OOS": True},

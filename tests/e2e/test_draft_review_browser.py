@@ -86,13 +86,11 @@ def test_edits_and_decisions_on_the_review_page_are_applied_to_the_question_set(
     seen = json.loads(done.stdout)
     assert seen["errors"] == [] and seen["pwned"] is None and seen["shown"] == len(drafts)
     assert all(url.startswith(("file://", "blob:")) for url in seen["requests"]), seen["requests"]
-    assert (
-        "onerror=" in seen["text"] and "</script><script>alert(1)</script>" in seen["text"]
-    )  # shown as text
+    # shown as text
+    assert "onerror=" in seen["text"] and "</script><script>alert(1)</script>" in seen["text"]
     assert seen["progress"] == f"3 of {len(drafts)} decided" and seen["filename"] == "reviewed.yml"
-    assert (
-        seen["checks"][led.id] == "not in the passage: not there"
-    )  # the page checks keywords against the passage
+    # the page checks keywords against the passage
+    assert seen["checks"][led.id] == "not in the passage: not there"
 
     applied = CliRunner().invoke(cli, ["questions", "apply", str(out), "--config", config])
     assert applied.exit_code == 0, applied.output
@@ -166,9 +164,8 @@ def test_a_reviewer_moves_a_draft_to_another_corpus_and_document_on_the_page_and
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout)
     assert seen["errors"] == [] and seen["progress"] == f"2 of {len(drafts)} decided"
-    assert (
-        "du3/battery.md" in seen["choices"] and "du2/battery.md" not in seen["choices"]
-    )  # the ticked corpus's documents, cited as the set cites them
+    # the ticked corpus's documents, cited as the set cites them
+    assert "du3/battery.md" in seen["choices"] and "du2/battery.md" not in seen["choices"]
     exported = out.read_text()
     assert 'doc_id: ["du2"]' in exported and 'sources: ["du2/battery.md"]' in exported
 

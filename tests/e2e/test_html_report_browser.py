@@ -93,9 +93,8 @@ def test_the_html_report_renders_headline_regressions_and_charts_and_hostile_ans
     assert result.returncode == 0 and "<h1" in dom, result.stderr[-2000:]
     assert "rag-ci: ❌ 1 routing leak · 1 regression" in dom
     assert '<h2 class="regressions">Retrieval (1)</h2>' in dom and "<td>refund-window</td>" in dom
-    assert (
-        dom.count("<svg") >= 1 + 5
-    )  # per-question chart, trend charts (pass rate, hit_at_k, p95, cost, corpus a)
+    # per-question chart, trend charts (pass rate, hit_at_k, p95, cost, corpus a)
+    assert dom.count("<svg") >= 1 + 5
     # What decides comes before the charts (a 500-question chart is 7,000 px tall), and the chart is collapsible.
     assert (
         dom.index('id="counts"')
@@ -104,9 +103,8 @@ def test_the_html_report_renders_headline_regressions_and_charts_and_hostile_ans
         < dom.index('id="chart"')
         < dom.index("<svg")
     )
-    assert (
-        "each of the 2 question(s) that fail the gate" in dom
-    )  # not "routing leak: 2" on a run with one leak
+    # not "routing leak: 2" on a run with one leak
+    assert "each of the 2 question(s) that fail the gate" in dom
     # The leaked context is marked apart from a harmless new one.
     assert '<span class="leaked">b/secret.md#2 (leaked)</span>' in dom and "<ins>a/fresh.md#1</ins>" in dom
     assert ">0 ms<" in dom and ">300 ms<" in dom  # the latency ticks carry their unit

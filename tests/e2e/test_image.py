@@ -261,9 +261,8 @@ def test_the_image_with_arguments_is_the_cli(image, tmp_path):
 
     version = docker_run(image, ["--version"], workspace=workspace, workdir="/src")
     helped = docker_run(image, ["--help"], workspace=workspace, workdir="/src")
-    bare = docker_run(
-        image, [], workspace=workspace, workdir="/src"
-    )  # not in Actions: the CLI, not the action
+    # not in Actions: the CLI, not the action
+    bare = docker_run(image, [], workspace=workspace, workdir="/src")
     ran = docker_run(
         image,
         ["run", "--config", "rag-ci.yml", "-o", "out/results.json", "--no-progress"],
@@ -475,9 +474,8 @@ def test_a_rag_pinning_pydantic_1_and_old_numpy_builds_in_its_own_venv_and_is_ga
 
     print(ran.stderr[-1500:])
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert (
-        "rag env /tmp/rag-ci-target-venv 1." in ran.stderr
-    )  # the RAG's own venv, with its pins (--verbose shows it)
+    # the RAG's own venv, with its pins (--verbose shows it)
+    assert "rag env /tmp/rag-ci-target-venv 1." in ran.stderr
     assert own.stdout.startswith("2."), own.stdout + own.stderr  # rag-ci's environment is untouched
 
 

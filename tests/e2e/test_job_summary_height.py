@@ -91,12 +91,10 @@ def test_the_summary_of_300_regressions_opens_with_an_index_of_its_groups_and_ha
     assert md.count("question_hash:") == 300  # every entry is still there to paste
     tables = [t for t in root.find_all("table") if "failing" in t.find_all("th")[2].text()]
     rows = [row for table in tables for row in body_rows(table)]
-    assert (
-        len(rows) == 300 and len({row[0] for row in rows}) == 300
-    )  # every row, which the comment cannot hold
-    assert (
-        "[Retrieval (150)](#retrieval-150) · [Generation (150)](#generation-150)" in md
-    )  # GitHub's fragments of the headings
+    # every row, which the comment cannot hold
+    assert len(rows) == 300 and len({row[0] for row in rows}) == 300
+    # GitHub's fragments of the headings
+    assert "[Retrieval (150)](#retrieval-150) · [Generation (150)](#generation-150)" in md
 
 
 def test_the_summary_of_300_regressions_is_under_8000_px_in_a_1280_px_wide_browser(tmp_path):

@@ -242,9 +242,8 @@ def test_a_judge_quoting_its_key_in_a_401_leaks_it_into_no_sink_of_a_pr_run(
         workspace = judged_project(
             tmp_path / "workspace", judge.base_url, gate="" if broken else "gate: {max_error_rate: 1.0}\n"
         )
-        fake.add_files_at(
-            BASE_SHA, {"rag-ci.yml": (workspace / "rag-ci.yml").read_text()}
-        )  # the base branch's own judge
+        # the base branch's own judge
+        fake.add_files_at(BASE_SHA, {"rag-ci.yml": (workspace / "rag-ci.yml").read_text()})
         run = run_action(
             fake,
             workspace,

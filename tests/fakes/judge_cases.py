@@ -84,9 +84,8 @@ async def score_questions(
             verdict=question_verdict(None, [], metrics),
             unstable=any(m.unstable for m in metrics.values()),
         )
-        return await scorer.explain(
-            record, before.get(question.id)
-        )  # the reasons a report prints, as the engine asks
+        # the reasons a report prints, as the engine asks
+        return await scorer.explain(record, before.get(question.id))
 
     records = await asyncio.gather(*(one(q, a, c) for q, a, c in items))
     meta = RunMeta(

@@ -197,10 +197,11 @@ def test_a_bootstrap_and_a_run_that_could_not_evaluate_still_get_the_check_run(f
     code, _ = act(fake, workspace, passing(2), None)
     assert code == 0
     [bootstrap] = fake.check_runs.values()
+    # the comment's headline
     assert (
         bootstrap["conclusion"] == "success"
         and bootstrap["output"]["title"] == "rag-ci: 🟡 no baseline to compare with"
-    )  # the comment's headline
+    )
 
     fake.check_runs.clear()
     code, _ = act(fake, workspace, passing(2), None, artifact="{not json")
@@ -231,9 +232,10 @@ def test_a_changed_cited_document_is_annotated_at_its_changed_line_and_each_ques
 ):
     workspace = project_with(tmp_path, 2, corpus_path="docs/a")
     _cited_document(workspace, "# Delay\n\nSent every second frame.\nThe delay is 12 ms.\nEnd.\n")
+    # the baseline's commit
     fake.add_files_at(
         "abc", {"docs/a/x.md": "# Delay\n\nSent every second frame.\nThe delay is 10 ms.\nEnd.\n"}
-    )  # the baseline's commit
+    )
     head = run(*regressed(1).questions, question("Q001", metrics=[metric("hit_at_k", 1.0)]))
     code, out = act(fake, workspace, _citing(head, "new"), _citing(passing(2), "old"))
 

@@ -365,9 +365,8 @@ def test_a_damaged_copy_fails_the_check_instead_of_passing(fake, project):
     baseline_push(fake, project)
     fake.advance(91)
     [path] = copies(fake)
-    fake.push_commit(
-        "rag-ci-data", path, b"not gzip", login="github-actions[bot]", verified=True
-    )  # the action's, damaged
+    # the action's, damaged
+    fake.push_commit("rag-ci-data", path, b"not gzip", login="github-actions[bot]", verified=True)
 
     code, out, summary = pr(fake, project, regressed=False)
 

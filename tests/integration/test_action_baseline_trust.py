@@ -85,9 +85,8 @@ def test_a_copy_planted_by_a_verified_bot_commit_at_the_merge_base_does_not_pass
 @pytest.mark.parametrize(
     "run",
     [
-        FakeRun(
-            SIDE_RUN, "side-branch", MAIN_SHA, event="push"
-        ),  # a collaborator's workflow on a pushed branch
+        # a collaborator's workflow on a pushed branch
+        FakeRun(SIDE_RUN, "side-branch", MAIN_SHA, event="push"),
         FakeRun(SIDE_RUN, "main", MAIN_SHA, event="pull_request"),  # not an event a baseline comes from
         FakeRun(SIDE_RUN, "main", MAIN_SHA, event="push", conclusion="failure"),  # the run failed
         FakeRun(SIDE_RUN, "main", OLD_SHA, event="push"),  # a genuine main run, but of another commit
@@ -144,18 +143,18 @@ def test_a_history_that_cannot_be_read_after_retries_is_exit_2_never_a_bootstrap
         "reading `eval_history.jsonl` on `rag-ci-data` failed" in summary and "502 error responses" in summary
     )
     assert LOOKUP_FIX in summary and "permissions: actions: read" in summary
+    # retried once
     assert [r.status for r in fake.requests[before:] if r.path.endswith("eval_history.jsonl")] == [
         502,
         502,
-    ]  # retried once
+    ]
 
 
 def test_the_expired_artifact_is_found_in_the_first_listing_not_a_second_call_that_may_fail(fake, project):
     baseline_push(fake, project)
     lose_everything_but(fake, history=False, expired=True)
-    fake.inject(
-        "GET", "/repos/acme/rag/actions/artifacts", 500, "Server Error", times=1, skip=1
-    )  # a second listing fails
+    # a second listing fails
+    fake.inject("GET", "/repos/acme/rag/actions/artifacts", 500, "Server Error", times=1, skip=1)
     before = len(fake.requests)
 
     code, out, summary = pr(fake, project, regressed=True, retries=0)

@@ -181,7 +181,6 @@ def test_a_docker_target_takes_the_same_retrieve_call_on_its_container():
     )
     arguments = mapping_arguments(config.target)
     assert arguments["retrieve"]["response"]["contexts"] == "hits"
-    http = HttpTarget(
-        "http://172.17.0.2:8000/answer", timeout_s=5, **arguments
-    )  # as DockerTarget points it at the container
+    # as DockerTarget points it at the container
+    http = HttpTarget("http://172.17.0.2:8000/answer", timeout_s=5, **arguments)
     assert http.retrieve_url == "http://172.17.0.2:8000/search"

@@ -81,9 +81,8 @@ def test_tiny_benchmark_produces_the_eight_figures(tmp_path):
     noise = figures["6_generator_noise"]
     assert noise["before"]["false_regressions"] > noise["after"]["false_regressions"]
     assert noise["after"]["broken_caught"] == noise["after"]["broken_passing_on_baseline"] > 0
-    command = figures[
-        "9_command_scale"
-    ]  # `rag-ci run` through a command target process, one and two processes
+    # `rag-ci run` through a command target process, one and two processes
+    command = figures["9_command_scale"]
     for run in (command["processes_1"], command["processes_2"]):
         assert run["exit_code"] == 0 and run["errors"] == 0
         assert (

@@ -53,9 +53,8 @@ def test_a_build_steps_output_stays_out_of_the_log_unless_verbose(tmp_path):
 
     verbose = build(tmp_path, INGEST, verbose=True)
     assert "[build] chunk 1499 embedded" in verbose
-    assert (
-        "[build] indexing 100%\n" in verbose and "indexing 99%" not in verbose
-    )  # the bar's last drawing only
+    # the bar's last drawing only
+    assert "[build] indexing 100%\n" in verbose and "indexing 99%" not in verbose
 
 
 def test_a_failing_step_shows_its_last_lines_even_when_quiet(tmp_path):

@@ -110,9 +110,8 @@ def test_without_persisted_credentials_the_rag_runs_and_finds_nothing(tiny_proje
 
     result = run(config, tmp_path / "out" / "results.json")
 
-    assert result.exit_code in (0, 1), (
-        result.output
-    )  # the snooping RAG answers badly; what matters is what it saw
+    # the snooping RAG answers badly; what matters is what it saw
+    assert result.exit_code in (0, 1), result.output
     answers = {q["answer"] for q in json.loads((tmp_path / "out" / "results.json").read_text())["questions"]}
     assert answers == {"nothing found"}
 
@@ -122,9 +121,8 @@ def test_the_refusal_names_where_the_credential_is_and_never_its_value(tmp_path)
     with (tmp_path / ".git" / "config").open("a") as config:
         config.write(f'[url "https://x:{TOKEN}@github.com/"]\n\tinsteadOf = https://github.com/\n')
 
-    found = credentials_in_checkout(
-        tmp_path / "sub" / "folder"
-    )  # the project folder may be below the checkout's root
+    # the project folder may be below the checkout's root
+    found = credentials_in_checkout(tmp_path / "sub" / "folder")
 
     keys = sorted(f.key for f in found)
     assert keys == ["http.https://github.com/.extraheader", "url.https://***@github.com/.insteadof"], keys
@@ -288,9 +286,8 @@ def test_a_header_cleared_by_a_later_empty_value_is_not_refused(tmp_path):
     )
 
     assert credentials_in_checkout(tmp_path) == []
-    git(
-        tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", HEADER
-    )  # added again after
+    # added again after
+    git(tmp_path, "config", "--local", "--add", "http.https://github.com/.extraheader", HEADER)
     assert [f.key for f in credentials_in_checkout(tmp_path)] == ["http.https://github.com/.extraheader"]
 
 

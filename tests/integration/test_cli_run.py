@@ -63,9 +63,10 @@ def test_run_writes_results_and_compare_finds_the_regression(tiny_project, tmp_p
     config = tiny_project(COMMAND_TARGET)
     first = invoke("run", "--config", config, "-o", tmp_path / "base.json", "--no-progress")
     assert first.exit_code == 0
+    # the report
     assert (
         "## rag-ci: 🟡 no baseline to compare with" in first.output and "4/4 questions pass" in first.output
-    )  # the report
+    )
     base = json.loads((tmp_path / "base.json").read_text())
     assert [q["verdict"] for q in base["questions"]] == ["pass", "pass", "pass", "pass"]
     assert base["meta"]["question_set_version"] == 1 and base["meta"]["generator_models"] == ["tiny-1"]
@@ -293,9 +294,8 @@ def test_a_command_targets_latency_ends_when_its_reply_arrives_not_after_the_sec
     # than its baseline the first time rag-ci was upgraded (a false latency-budget breach).
     import rag_ci.targets.command as command
 
-    monkeypatch.setattr(
-        command, "SETTLE_S", 0.4
-    )  # well above the fake's round trip, so the test cannot pass by luck
+    # well above the fake's round trip, so the test cannot pass by luck
+    monkeypatch.setattr(command, "SETTLE_S", 0.4)
     config = tiny_project(COMMAND_TARGET + "  concurrency: 1\n")
     assert invoke("run", "--config", config, "-o", tmp_path / "r.json", "--no-progress").exit_code == 0
     latencies = [q["latency_s"] for q in json.loads((tmp_path / "r.json").read_text())["questions"]]

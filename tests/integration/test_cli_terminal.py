@@ -113,9 +113,8 @@ def test_format_md_and_a_pipe_keep_the_markdown_byte_for_byte(example):
 
     assert through_a_pipe.returncode == code == 1
     assert through_a_pipe.stdout.startswith("## rag-ci") and "| question |" in through_a_pipe.stdout
-    assert (
-        through_a_pipe.stdout == explicit.stdout == on_terminal
-    )  # (stderr is empty: nothing else on the terminal)
+    # (stderr is empty: nothing else on the terminal)
+    assert through_a_pipe.stdout == explicit.stdout == on_terminal
 
 
 def test_report_on_a_terminal_is_the_terminal_view_too(example):

@@ -187,9 +187,8 @@ def test_builder_buildx_without_buildx_says_so_and_builder_classic_skips_the_che
         asyncio.run(target(project, FakeDockerClient(), builder="buildx").start())
     (project / "Dockerfile").write_text("FROM base\nRUN --mount=type=cache,target=/c true\n")
     client = FakeDockerClient()
-    start_query_stop(
-        target(project, client, builder="classic")
-    )  # told to: the classic builder gets it as it is
+    # told to: the classic builder gets it as it is
+    start_query_stop(target(project, client, builder="classic"))
     assert len(client.api.build_calls) == 1
 
 
@@ -215,17 +214,15 @@ def test_a_wrapper_image_is_rebuilt_when_its_base_image_changes_behind_the_same_
         start_query_stop(target(project, client))
     assert len(client.api.build_calls) == 1  # same base: reused
 
-    client.images.named["app-image:latest"] = FakeImage(
-        "sha256:" + "2" * 64, {}
-    )  # `docker build -t app-image .` again
+    # `docker build -t app-image .` again
+    client.images.named["app-image:latest"] = FakeImage("sha256:" + "2" * 64, {})
     start_query_stop(target(project, client))
     assert len(client.api.build_calls) == 2
     assert client.api.build_calls[0]["labels"][SHA_LABEL] == client.api.build_calls[1]["labels"][SHA_LABEL]
 
     client.images.named["app-image:v2"] = FakeImage("sha256:" + "3" * 64, {})
-    start_query_stop(
-        target(project, client, build_args={"APP": "app-image:v2"})
-    )  # the ARG picks another base
+    # the ARG picks another base
+    start_query_stop(target(project, client, build_args={"APP": "app-image:v2"}))
     assert len(client.api.build_calls) == 3
 
 

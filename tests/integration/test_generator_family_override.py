@@ -76,9 +76,8 @@ def test_the_declared_family_still_names_an_unknown_model_and_the_judge_runs(tmp
 
 
 def test_family_check_rules():
-    check_families(
-        "gpt-4.1-mini-2025-04-14", "openai", "house-model-3", "mistral"
-    )  # unknown model: the override names it
+    # unknown model: the override names it
+    check_families("gpt-4.1-mini-2025-04-14", "openai", "house-model-3", "mistral")
     check_families("gpt-4.1-mini-2025-04-14", "openai", "mistral-small-2409", None)
     with pytest.raises(RagCiError, match="is of the openai family"):
         check_families("gpt-4.1-mini-2025-04-14", "openai", "gpt-4o-mini-2024-07-18", "mistral")

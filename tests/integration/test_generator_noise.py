@@ -138,9 +138,8 @@ def test_the_comment_on_the_flaky_fake_marks_unchecked_gains_as_possible_noise_a
     assert (
         calm.verdict == "pass" and without_latency_notes(md.splitlines()[0]) == "## rag-ci: ✅ no regression"
     )
-    assert all(
-        c.possibly_noise for c in calm.gains
-    )  # a single-sample baseline: its failures were never re-asked
+    # a single-sample baseline: its failures were never re-asked
+    assert all(c.possibly_noise for c in calm.gains)
     assert f"{len(calm.gains)} gains ({len(calm.gains)} possibly noise) · {len(calm.flaky)} flaky" in md
     assert "could be chance" in md  # context, beside a gate that passes
     broken, _ = _run(project, tmp_path, 2, baseline=baseline, broken=BROKEN)

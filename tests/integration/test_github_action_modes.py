@@ -346,9 +346,8 @@ def test_a_run_that_may_become_the_baseline_refuses_the_fake_judge_before_asking
 
 def test_a_pull_request_may_dry_run_with_the_fake_judge(fake, tiny_project, tmp_path):
     tiny_project("target: {kind: python, entry: 'tiny_rag:answer'}", extra_yaml=FAKE_JUDGE)
-    code, out, seen = act(
-        fake, settings_for("pull_request", PR_EVENT, tmp_path), PASSING
-    )  # no baseline: bootstrap
+    # no baseline: bootstrap
+    code, out, seen = act(fake, settings_for("pull_request", PR_EVENT, tmp_path), PASSING)
     assert code == EXIT_PASS and seen["config"].judge.provider == "fake"
     assert "judge is `fake`" not in out
 

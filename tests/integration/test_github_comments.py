@@ -15,13 +15,14 @@ def test_first_run_creates_the_comment_and_the_next_edits_it(fake, github):
     assert url == again
     [comment] = fake.comments[7]
     assert comment["body"] == f"{MARKER}\nsecond"
+    # the token's login is asked once per connection
     assert fake.routes() == [
         "GET /user",
         "GET /repos/acme/rag/issues/{n}/comments",
         "POST /repos/acme/rag/issues/{n}/comments",
         "GET /repos/acme/rag/issues/{n}/comments",
         "PATCH /repos/acme/rag/issues/comments/{n}",
-    ]  # the token's login is asked once per connection
+    ]
 
 
 def test_the_comment_is_found_on_a_later_page(fake, github):

@@ -69,9 +69,8 @@ def test_only_lines_the_action_committed_itself_are_vouched_for(fake, github):
     github.append_data_line(BRANCH, FILE, '{"run": 2}', message="rag-ci: history")
     text = fake.branches[BRANCH][FILE].decode() + '{"forged": 3}\n'
     fake.push_commit(BRANCH, FILE, text, login="mallory")
-    fake.push_commit(
-        BRANCH, FILE, text + '{"forged": 4}\n', login="github-actions[bot]", verified=False
-    )  # the bot's e-mail, unsigned
+    # the bot's e-mail, unsigned
+    fake.push_commit(BRANCH, FILE, text + '{"forged": 4}\n', login="github-actions[bot]", verified=False)
     fake.requests.clear()
 
     vouched = github.lines_written_by_us(

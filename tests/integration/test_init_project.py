@@ -43,9 +43,8 @@ def test_init_then_generate_then_review_gives_a_project_validate_accepts(tmp_pat
     ]
     assert len(drafts) >= 20
     refused = _invoke("validate")
-    assert (
-        refused.exit_code == 2 and "not yet reviewed" in refused.output
-    )  # drafts are not gated before a review
+    # drafts are not gated before a review
+    assert refused.exit_code == 2 and "not yet reviewed" in refused.output
 
     approved = _invoke("questions", "approve", *drafts, "--reviewer", "ana")
     assert approved.exit_code == 0 and f"{len(drafts)} approved" in approved.output, approved.output

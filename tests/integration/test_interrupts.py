@@ -78,9 +78,8 @@ def test_an_interrupted_run_exits_128_plus_the_signal_says_resume_and_resumes(
     )
     assert resumed.returncode == 0, resumed.stderr
     assert f"resume: {finished} questions already done" in resumed.stderr
-    asked = [
-        qid for qid in log.read_text().split() if not qid.startswith("rag-ci-warmup-")
-    ]  # unscored warm-ups aside
+    # unscored warm-ups aside
+    asked = [qid for qid in log.read_text().split() if not qid.startswith("rag-ci-warmup-")]
     assert len(asked) == 12 - finished
     assert len(json.loads(output.read_text())["questions"]) == 12
 

@@ -105,10 +105,11 @@ def test_scores_equal_deepevals_own_metric_classes_given_the_same_judge_replies(
     server = fake_judge("openai")
     config = judge_config("openai", server)
     baseline = score_with_ragci(config, batch=baseline_items())
+    # without, with a baseline
     cold, ours = (
         score_with_ragci(config),
         score_with_ragci(config, baseline=baseline),
-    )  # without, with a baseline
+    )
     theirs = score_with_deepeval(config, server.base_url)
     compared = reasons = 0
     for run in (cold, ours):
@@ -179,11 +180,12 @@ def test_only_the_failing_verdicts_a_comparison_prints_ask_the_judge_for_a_reaso
         batch=[
             (c0.question, c0.correct, c0.contexts),  # passes as before: cached, nothing to explain
             (c1.question, c1.wrong, c1.contexts),  # a regression: its failing verdicts' reasons are printed
+            # failing as before, reworded: printed nowhere
             (
                 c2.question,
                 c2.wrong + " That is all.",
                 c2.contexts,
-            ),  # failing as before, reworded: printed nowhere
+            ),
         ],
     )
     by_id = head.by_id()

@@ -160,14 +160,14 @@ def test_one_confirmed_regression_of_a_question_settles_it_and_its_other_flips_a
     assert [r.id for r in compare(baseline, head).regressions] == [broken.question.id]
     metrics = head.by_id()[broken.question.id].metrics
     assert not metrics["correctness"].passed and not metrics["completeness"].passed
+    # one confirmed on both sides, one as judged
     assert sorted(len(m.confirm_runs) for m in metrics.values()) == [
         0,
         3,
-    ]  # one confirmed on both sides, one as judged
+    ]
     assert scorer.confirmations == 1
-    assert (
-        server.requests == 2 + 2 + 2
-    )  # the two fresh verdicts, two more on the head, two on the baseline's answer
+    # the two fresh verdicts, two more on the head, two on the baseline's answer
+    assert server.requests == 2 + 2 + 2
 
 
 def test_a_baseline_from_another_judge_leaves_its_metrics_out_and_its_verdicts_are_not_reused(fake_judge):

@@ -73,9 +73,8 @@ def test_unchanged_reruns_of_a_cold_starting_rag_never_breach_and_a_2x_slowdown_
     base, _ = _run(config, tmp_path / "base.json", seed=1)
     assert base.exit_code == 0, base.output
     meta = json.loads((tmp_path / "base.json").read_text())["meta"]
-    assert (
-        len(meta["warmup_latency_s"]) == 4 and max(meta["warmup_latency_s"]) > 1.4
-    )  # the cold start, unscored
+    # the cold start, unscored
+    assert len(meta["warmup_latency_s"]) == 4 and max(meta["warmup_latency_s"]) > 1.4
 
     for seed in (2, 5, 6):
         result, budgets = _run(

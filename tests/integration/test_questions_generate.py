@@ -72,9 +72,8 @@ def test_the_fake_writer_drafts_routed_checkable_questions_with_an_adversarial_m
         if draft.is_refusal:
             assert not draft.doc_id and not draft.sources and "out_of_scope" in draft.tags
             continue
-        assert draft.doc_id == tuple(
-            s.split("/", 1)[0] for s in draft.sources
-        )  # the corpus of the cited document
+        # the corpus of the cited document
+        assert draft.doc_id == tuple(s.split("/", 1)[0] for s in draft.sources)
         cited = " ".join(document_text(example, s) for s in draft.sources)
         assert 1 <= len(draft.keywords) <= 5 and all(k in cited for k in draft.keywords), draft
         sentences = re.split(r"(?<=[.!?])\s+", draft.reference)
@@ -428,9 +427,8 @@ def test_a_writer_reply_over_the_size_bound_fails_its_job_in_seconds_not_minutes
         and "a writer reply of 8,000,0" in done.stderr
         and "over the 32,000 a reply may have" in done.stderr
     )
-    assert (
-        "each writer call waits at most 60 s (writer.timeout_s" in done.stderr
-    )  # the bounds, stated up front
+    # the bounds, stated up front
+    assert "each writer call waits at most 60 s (writer.timeout_s" in done.stderr
 
 
 class _SlowOnOneDocument(WriterPolicy):
@@ -531,9 +529,8 @@ def test_estimate_works_for_a_model_rag_ci_knows_neither_the_family_nor_the_pric
         "du2",
     )
     assert result.exit_code == 0, result.output
-    assert (
-        "does not know which family the writer model 'house-model-7b' belongs to" in result.output
-    )  # a warning now
+    # a warning now
+    assert "does not know which family the writer model 'house-model-7b' belongs to" in result.output
     priced = invoke(
         "questions",
         "generate",
@@ -562,9 +559,8 @@ def test_estimate_works_for_a_model_rag_ci_knows_neither_the_family_nor_the_pric
         "du2",
         "--no-progress",
     )
-    assert (
-        refused.exit_code == 2 and "set `writer.family`" in refused.output
-    )  # drafting still needs the family
+    # drafting still needs the family
+    assert refused.exit_code == 2 and "set `writer.family`" in refused.output
 
 
 def test_generate_says_why_it_drafted_no_cross_corpus_questions(example, tmp_path):

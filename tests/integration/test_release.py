@@ -47,9 +47,8 @@ def test_the_release_rehearses_on_this_machine_without_touching_the_checkout(tmp
     assert done.returncode == 0, done.stderr
     wheel, sdist = f"rag_ci_gate-{VERSION}-py3-none-any.whl", f"rag_ci_gate-{VERSION}.tar.gz"
     assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == [wheel, sdist]
-    tagged = (
-        tmp_path / "tagged"
-    )  # the tag job's shallow checkout of main, the release commit fetched from the bundle
+    # the tag job's shallow checkout of main, the release commit fetched from the bundle
+    tagged = tmp_path / "tagged"
     git = ["git", "-C", str(tagged)]
     sha = subprocess.run(
         [*git, "rev-parse", f"v{VERSION}^{{commit}}"], capture_output=True, text=True
@@ -237,13 +236,14 @@ PULL = REPO / ".github" / "scripts" / "pull_anonymously.py"
 
 
 def pull(image: str, digest: str) -> subprocess.CompletedProcess:
+    # no docker config, no token in sight
     return subprocess.run(
         [sys.executable, str(PULL), image, digest, "--insecure-http"],
         capture_output=True,
         text=True,
         timeout=60,
         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
-    )  # no docker config, no token in sight
+    )
 
 
 def test_the_pushed_image_is_pulled_without_credentials_when_the_package_is_public():

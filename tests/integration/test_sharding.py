@@ -135,9 +135,8 @@ def test_merge_refuses_an_incomplete_set_with_exit_code_2(tiny_project, tmp_path
 
 def test_a_shard_is_compared_with_its_part_of_the_whole_baseline(tiny_project, tmp_path):
     config = tiny_project(PYTHON_TARGET, many_questions())
-    assert (
-        invoke("run", "--config", config, "-o", tmp_path / "whole.json", "--no-progress").exit_code == 1
-    )  # its leaks
+    # its leaks
+    assert invoke("run", "--config", config, "-o", tmp_path / "whole.json", "--no-progress").exit_code == 1
     result = invoke(
         "run",
         "--config",

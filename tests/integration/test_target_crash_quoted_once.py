@@ -37,9 +37,8 @@ def test_each_crash_quotes_its_own_stderr_line_once_and_the_errors_count_as_one_
         return errors
 
     errors = asyncio.run(ask_three())
-    assert all(e.count(CRASH) == 1 for e in errors), (
-        errors
-    )  # today: twice, then three times, after each restart
+    # today: twice, then three times, after each restart
+    assert all(e.count(CRASH) == 1 for e in errors), errors
     questions = [
         QuestionResult(
             id=f"Q{i}", question="q", question_hash="h", corpora=["a"], request={}, verdict="error", error=e

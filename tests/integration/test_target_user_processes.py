@@ -60,9 +60,8 @@ def shared_dir(monkeypatch):
 
 def test_the_target_of_a_runner_docker_checkout_gets_neither_the_group_nor_the_socket(shared_dir):
     # Before: the target ran with the checkout's group, and so reached a socket of that group.
-    docker = next(
-        (g.gr_gid for g in grp.getgrall() if g.gr_name == "docker"), 4
-    )  # `adm` where there is no docker group
+    # `adm` where there is no docker group
+    docker = next((g.gr_gid for g in grp.getgrall() if g.gr_name == "docker"), 4)
     checkout = shared_dir / "checkout"
     checkout.mkdir()
     (checkout / "rag.py").write_text(REPORTS_GROUPS)

@@ -94,9 +94,8 @@ def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_noth
             first = await one("Q0")
             slow, answered = asyncio.create_task(one("Q3", wait_s=1.5)), asyncio.create_task(one("Q1"))
             await asyncio.sleep(1.2)
-            in_flight_at_time_out = [
-                asyncio.create_task(one(qid)) for qid in ("Q4", "Q5")
-            ]  # answered at ~1.8 s
+            # answered at ~1.8 s
+            in_flight_at_time_out = [asyncio.create_task(one(qid)) for qid in ("Q4", "Q5")]
             replies = [first, await slow, await answered, *[await t for t in in_flight_at_time_out]]
             await asyncio.sleep(1.5)  # Q3's late reply comes at ~3 s: dropped, not a stray line
             return [*replies, await one("Q6")]
@@ -177,9 +176,8 @@ def test_a_reply_shaped_line_written_at_a_restart_never_answers_a_request_by_id(
         },
     )
     q1, q2, q3 = ask_together(target, "Q1", ["Q2"], last="Q3")
-    assert q1["answer"].endswith("[Q1]") and isinstance(
-        q2, TargetError
-    )  # by id from Q1's reply on; Q2 crashes it
+    # by id from Q1's reply on; Q2 crashes it
+    assert q1["answer"].endswith("[Q1]") and isinstance(q2, TargetError)
     assert isinstance(q3, TargetError) and "at start, before any request" in str(q3) and "banner" in str(q3)
 
 

@@ -174,9 +174,8 @@ def test_system_exit_and_keyboard_interrupt_in_user_code_are_that_questions_erro
     assert (
         "SystemExit: 0" in records["EXIT"]["error"] and "KeyboardInterrupt" in records["INTERRUPT"]["error"]
     )
-    assert (
-        "DEBUG: loaded model" in result["meta"]["diagnostics"]
-    )  # the print went to the log, not the protocol
+    # the print went to the log, not the protocol
+    assert "DEBUG: loaded model" in result["meta"]["diagnostics"]
 
 
 def test_a_hung_python_function_is_cut_by_timeout_s_and_the_run_finishes(tiny_project, tmp_path):

@@ -39,9 +39,8 @@ def test_next_on_a_terminal_says_where_the_entries_to_paste_are_never_under_a_ro
         run(question("A", "fail", metrics=[metric(HIT, 0.0, 1.0)])),
     )
     shown = _shown(tmp_path)
-    assert (
-        "under its row" not in shown and "under each group's table" not in shown
-    )  # today: "(the entry to paste is under its row)"
+    # today: "(the entry to paste is under its row)"
+    assert "under its row" not in shown and "under each group's table" not in shown
     assert "`--format md` prints the entries to paste" in shown
 
 

@@ -215,9 +215,8 @@ def test_dependabot_can_read_the_base_image_and_a_build_arg_still_replaces_it():
     assert len(literal) == 1, "one literal `FROM python:TAG AS stage` line Dependabot can update"
     image, stage = literal[0]
     assert re.search(rf"^ARG PYTHON_IMAGE={stage}$", text, flags=re.M)  # the default is that stage
-    assert text.index(f"ARG PYTHON_IMAGE={stage}") < text.index(
-        f"FROM {image}"
-    )  # a global ARG, usable in FROM
+    # a global ARG, usable in FROM
+    assert text.index(f"ARG PYTHON_IMAGE={stage}") < text.index(f"FROM {image}")
     assert re.findall(r"^FROM \$\{PYTHON_IMAGE\}", text, flags=re.M) == ["FROM ${PYTHON_IMAGE}"] * 2
     assert image in (REPO / ".github" / "dependabot.yml").read_text()
 
@@ -292,9 +291,8 @@ def test_nothing_public_happens_before_every_earlier_job_succeeded():
     assert built["with"]["platforms"] == "linux/amd64,linux/arm64"
     assert built["with"]["provenance"] == "mode=max" and built["with"]["sbom"] is True
     assert "release.py check" in runs["build"] and "release.py release-commit" in runs["build"]
-    assert runs["build"].index("release.py stamp-action") < runs["build"].index(
-        "release.py build"
-    )  # the wheel pins the sha
+    # the wheel pins the sha
+    assert runs["build"].index("release.py stamp-action") < runs["build"].index("release.py build")
     assert jobs["test-image"]["strategy"]["matrix"]["platform"] == ["amd64", "arm64"]
     assert "tests/e2e/test_image.py" in runs["test-image"] and "--override-arch" in runs["test-image"]
     assert '= "$DIGEST"' in runs["test-image"] and "rag-ci demo" in runs["test-image"]

@@ -70,12 +70,13 @@ def test_a_reply_is_read_into_the_contract_with_doc_id_from_the_chunk_metadata()
         "answer": "10 ms",
         "contexts": [
             {"text": "The delay is 10 ms.", "doc_id": "mss60", "source": "evt.md", "score": 0.8},
+            # a number id is its text; no score: None
             {
                 "text": "Page 7.",
                 "doc_id": "54",
                 "source": "p.md",
                 "score": None,
-            },  # a number id is its text; no score: None
+            },
         ],
     }
 

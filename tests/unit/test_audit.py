@@ -179,9 +179,8 @@ def test_the_csv_sheet_reads_back_once_filled_and_formulas_stay_inert(tmp_path):
     )
     assert done.exit_code == 0, done.output
     rows = list(csv.DictReader(io.StringIO((tmp_path / "labels.csv").read_text())))
-    assert {r["answer"] for r in rows} >= {'\'=HYPERLINK("http://x")'} and "correctness=" not in str(
-        rows
-    )  # no judge reason
+    # no judge reason
+    assert {r["answer"] for r in rows} >= {'\'=HYPERLINK("http://x")'} and "correctness=" not in str(rows)
     for r in rows:  # the labeller fills the blank columns in a spreadsheet
         r["correct"], r["complete"] = "true", "false"
     filled = io.StringIO()

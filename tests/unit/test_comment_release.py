@@ -23,9 +23,8 @@ def _charge(text: str, source: str = "du2/battery.md#1", *, answer: str, keyword
     )
     q.keywords = ["PowerPack 400", "6.5 hours"]
     q.contexts = [Context(text=text, doc_id="du2", source=source)]
-    q.failure_stage = (
-        "generation" if q.verdict == "fail" else None
-    )  # what the run files it under: hit@k passed
+    # what the run files it under: hit@k passed
+    q.failure_stage = "generation" if q.verdict == "fail" else None
     return q
 
 
@@ -77,9 +76,8 @@ def test_regenerated_chunk_ids_leave_a_generation_regression_classed_as_generati
     )
     comparison = compare(base, head)
     [change] = comparison.regressions
-    assert (
-        change.failure_stage == "generation" and change.retrieval_evidence == ()
-    )  # today: "4 of the top 4 chunks not retrieved"
+    # today: "4 of the top 4 chunks not retrieved"
+    assert change.failure_stage == "generation" and change.retrieval_evidence == ()
     assert comparison.notes == (CHUNK_IDS_UNSTABLE,)
     md = render_markdown(head, comparison)
     assert md.count(CHUNK_IDS_UNSTABLE) == 1 and "### Generation (1)" in md
@@ -131,15 +129,13 @@ def _routing_bug():
 def test_the_headline_counts_by_kind_leaks_first_and_the_body_starts_with_the_leaks_in_words():
     base, head = _routing_bug()
     md = render_markdown(head, compare(base, head))
-    assert md.startswith(
-        "## rag-ci: ❌ 3 routing leaks · 2 regressions · 1 worse\n"
-    )  # today: "❌ 5 regressions, 1 worse"
+    # today: "❌ 5 regressions, 1 worse"
+    assert md.startswith("## rag-ci: ❌ 3 routing leaks · 2 regressions · 1 worse\n")
     assert "**3** routing leaks · **2** regressions · **1** worse · 0 gains — 0/6 questions pass" in md
     assert md.index("### Routing leaks (3)") < md.index("### Retrieval (2)") < md.index("### Worse (1)")
     assert "| L0 | du2 | leaked: 2 contexts from du3 | passed |" in md
-    assert (
-        "routing\\_error" not in md.split("### Retrieval")[0]
-    )  # a leak in words, not `pass → routing_error`
+    # a leak in words, not `pass → routing_error`
+    assert "routing\\_error" not in md.split("### Retrieval")[0]
     assert "**Where:** a 3 · du2 3 — routing 3 · retrieval 3" in md
 
 
@@ -240,9 +236,8 @@ def test_a_stale_acceptance_quote_never_swallows_the_counts_line():
     md = render_markdown(head, apply_accepted(compare(base, head), entries, {"A": "hA"}))
     lines = md.splitlines()
     counts = next(i for i, line in enumerate(lines) if line.startswith("**0** regressions"))
-    assert lines[counts - 1] == "" and lines[counts - 2].startswith(
-        "> ⚠️ **Stale acceptances (1)**"
-    )  # today: no blank line
+    # today: no blank line
+    assert lines[counts - 1] == "" and lines[counts - 2].startswith("> ⚠️ **Stale acceptances (1)**")
 
 
 def test_the_fake_judge_label_agrees_with_the_exit_code():

@@ -48,9 +48,8 @@ def test_a_gain_against_a_re_asked_baseline_is_never_called_one_answer_never_re_
     head = run(question("B", metrics=[metric(HIT, 1.0, 1.0)]))
     md = render_markdown(head, compare(run(old), head))
     row = _line(md, "| B |")
-    assert (
-        "never re-asked" not in row
-    )  # today: "possibly noise: the baseline's failure was one answer, never re-asked"
+    # today: "possibly noise: the baseline's failure was one answer, never re-asked"
+    assert "never re-asked" not in row
     assert "possibly noise: the baseline passed 1/2 answers" in row
 
 
@@ -147,9 +146,8 @@ def test_metrics_a_new_judge_switches_on_are_not_listed_as_added():
         judge=judge,
     )
     lines = policy_changes(before, after)
-    assert not any(line.endswith(" added") for line in lines), (
-        lines
-    )  # today: "answer_relevancy added", "faithfulness added"
+    # today: "answer_relevancy added", "faithfulness added"
+    assert not any(line.endswith(" added") for line in lines), lines
     assert any("switched on by the new judge: answer_relevancy, faithfulness" in line for line in lines), (
         lines
     )
@@ -172,9 +170,8 @@ def test_a_big_cost_or_latency_rise_is_in_the_headline_not_only_in_a_table():
     md = render_markdown(head, compare(base, head))
     # "+" is backslashed in markdown (a list marker at a line's start); GitHub shows "+41 %"
     # (tests/integration/test_comment_rendering.py renders it).
-    assert (
-        md.splitlines()[0] == "## rag-ci: ✅ no regression · p95 \\+41 % · cost \\+100 %"
-    )  # today: "## rag-ci: ✅ no regression"
+    # today: "## rag-ci: ✅ no regression"
+    assert md.splitlines()[0] == "## rag-ci: ✅ no regression · p95 \\+41 % · cost \\+100 %"
 
 
 def test_a_latency_within_noise_of_its_budget_is_not_flagged_in_the_other_table():
@@ -227,9 +224,8 @@ def test_an_insufficient_acceptance_is_not_told_to_be_removed():
         "the question regressed on other metrics than hit_at_k"
     ]
     md = render_markdown(head, comparison)
-    assert (
-        "remove" not in md.lower()
-    )  # today: "match no regression in this run; remove them" and Next: "remove the stale…"
+    # today: "match no regression in this run; remove them" and Next: "remove the stale…"
+    assert "remove" not in md.lower()
     assert "accepted.yml:1" in md and "complete the accepted entries" in _line(md, "**Next:**")
 
 
@@ -340,9 +336,8 @@ def test_an_answer_with_no_contexts_says_retrieved_nothing():
     old.contexts = [Context(text="the delay is 10 ms", doc_id="a", source="a/evt.md#1")]
     new = question("A", "fail", answer="I do not know.", metrics=[metric(HIT, 0.0, 1.0)])
     md = render_markdown(run(new), compare(run(old), run(new)))
-    assert "retrieved nothing" in _line(
-        md, "| A |"
-    )  # today: "1 chunk of the baseline no longer retrieved (a/evt.md#1)"
+    # today: "1 chunk of the baseline no longer retrieved (a/evt.md#1)"
+    assert "retrieved nothing" in _line(md, "| A |")
 
 
 def test_a_target_answering_the_same_text_to_every_question_asks_whether_the_index_is_empty():
@@ -379,12 +374,10 @@ def test_without_a_baseline_a_failing_question_with_no_contexts_says_retrieved_n
     hit.contexts = [Context(text="the delay is 10 ms", doc_id="a", source="a/evt.md#1")]
     empty = question("EMPTY", "fail", metrics=[metric(HIT, 0.0, 1.0)])
     md = render_markdown(run(hit, empty), notice="bootstrap: no baseline")
-    assert _line(md, "| EMPTY |").endswith(
-        "| fail | retrieved nothing · hit_at_k |"
-    )  # today: "| fail | hit_at_k |"
-    never = run(
-        question("Q1", "fail", metrics=[metric(HIT, 0.0, 1.0)]), question("Q2")
-    )  # a target without contexts
+    # today: "| fail | hit_at_k |"
+    assert _line(md, "| EMPTY |").endswith("| fail | retrieved nothing · hit_at_k |")
+    # a target without contexts
+    never = run(question("Q1", "fail", metrics=[metric(HIT, 0.0, 1.0)]), question("Q2"))
     assert "retrieved nothing" not in render_markdown(never, notice="bootstrap: no baseline")
 
 
@@ -414,9 +407,8 @@ def test_a_regression_under_significant_drop_is_never_called_gate_disabled():
         *(question(f"Q{i}", metrics=[metric(HIT, 1.0, 1.0)]) for i in range(1, 10)),
     )
     md = render_markdown(head, compare(base, head, fail_on="significant_drop"))
-    assert (
-        "gate disabled" not in md.splitlines()[0] and "gate is off" not in md
-    )  # today: "⚠️ 1 regression (gate disabled)"
+    # today: "⚠️ 1 regression (gate disabled)"
+    assert "gate disabled" not in md.splitlines()[0] and "gate is off" not in md
     assert (
         md.splitlines()[0]
         == "## rag-ci: ⚠️ 1 regression (not a significant drop: the gate is significant_drop)"
@@ -446,9 +438,8 @@ def test_a_gain_against_a_failure_every_re_ask_reproduced_is_not_possibly_noise(
     old.samples = [Sample(verdict="fail"), Sample(verdict="fail"), Sample(verdict="fail")]
     old.reasked, old.pass_rate = True, 0.0
     [gain] = compare(run(old), run(question("B", metrics=[metric(HIT, 1.0, 1.0)]))).gains
-    assert (
-        not gain.possibly_noise
-    )  # today: "possibly noise: the baseline's failure was one answer, never re-asked"
+    # today: "possibly noise: the baseline's failure was one answer, never re-asked"
+    assert not gain.possibly_noise
 
 
 def test_a_worse_question_whose_source_changed_says_so_in_its_row_not_that_a_chunk_was_cut():
@@ -470,7 +461,6 @@ def test_a_broken_run_says_its_error_once():
     head = run(*(question(f"Q{i}", "error", error=error) for i in range(5)))
     head.meta.broken = broken_run_reason(head.questions, 0.2)
     md = render_markdown(head, None, notice="It is not compared.")
-    assert md.split("<details>")[0].count("No module named") == 1, (
-        md
-    )  # today: in "This run is not a result: … most common error" and under "Errors by cause"
+    # today: in "This run is not a result: … most common error" and under "Errors by cause"
+    assert md.split("<details>")[0].count("No module named") == 1, md
     assert "5/5 questions errored" in md

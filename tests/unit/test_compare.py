@@ -111,9 +111,8 @@ def test_a_changed_k_is_detected_and_only_that_metric_is_not_comparable():
     )
     result = compare(base, head)
     assert [(n.name, n.differences) for n in result.not_comparable] == [("hit_at_k", ("k: 5 → 3",))]
-    assert [c.id for c in result.regressions] == [
-        "B"
-    ]  # keyword_coverage still gates; A's hit@3 miss does not
+    # keyword_coverage still gates; A's hit@3 miss does not
+    assert [c.id for c in result.regressions] == ["B"]
     assert result.to_dict()["not_comparable"][0]["old"]["k"] == 5
 
 
@@ -269,10 +268,11 @@ def test_largest_latency_changes_mix_questions_that_passed_on_both_runs_with_the
         question("A", latency=0.6),
     )
     result = compare(base, head, top_latency=3)
+    # 0.5, then 0.3 twice in head order
     assert [c.id for c in result.largest_latency_changes] == [
         "A",
         "D",
         "C",
-    ]  # 0.5, then 0.3 twice in head order
+    ]
     assert result.largest_latency_changes[0] == question_change(base.questions[0], head.questions[3])
     assert [c.id for c in result.regressions] == ["D"]

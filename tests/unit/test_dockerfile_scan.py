@@ -35,10 +35,11 @@ def test_the_buildkit_only_syntax_is_found_with_its_line_and_plain_instructions_
 def test_heredoc_bodies_and_continuations_are_read_as_the_parser_does():
     text = "FROM base\nRUN <<EOF\nCOPY --link not-an-instruction\nEOF\nRUN a \\\n  # a comment inside\n  --mount=x b\n"
     assert [(i.line, i.keyword) for i in instructions(text)] == [(1, "FROM"), (2, "RUN"), (5, "RUN")]
+    # not the body's COPY --link
     assert buildkit_only(text) == [
         "line 2: a heredoc (RUN <<...)",
         "line 5: RUN --mount",
-    ]  # not the body's COPY --link
+    ]
     assert buildkit_only("FROM base\nRUN a \\\n  --mount=type=cache,target=/c b\n") == ["line 2: RUN --mount"]
 
 
@@ -57,9 +58,8 @@ def _spec(tmp_path: Path, text: str, build_args=None) -> BuildSpec:
 
 
 def test_base_images_are_the_stages_from_images_after_arg_expansion(tmp_path):
-    assert base_images(_spec(tmp_path, PRIVATEGPT_LIKE)) == [
-        "python:3.11.6-slim-bookworm"
-    ]  # base, app: stages
+    # base, app: stages
+    assert base_images(_spec(tmp_path, PRIVATEGPT_LIKE)) == ["python:3.11.6-slim-bookworm"]
     text = "ARG BASE=python:3.12-slim\nARG TAG\nFROM --platform=$BUILDPLATFORM ${BASE} AS build\nFROM scratch\nFROM build\n"
     assert base_images(_spec(tmp_path, text)) == ["python:3.12-slim"]
     assert base_images(_spec(tmp_path, text, {"BASE": "rag-ci-base:bookworm"})) == ["rag-ci-base:bookworm"]

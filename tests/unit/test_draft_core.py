@@ -43,9 +43,8 @@ def test_a_document_is_cut_into_its_sections_verbatim_and_the_same_way_every_tim
     assert [p.heading for p in passages] == ["Battery and charging (DU-2)", "Charging", "Storage"]
     assert all(p.text in BATTERY for p in passages)  # verbatim: keywords found in it are the document's
     assert [p.hash for p in cut_passages("du2", "docs/battery.md", BATTERY)] == [p.hash for p in passages]
-    assert (
-        passages[1].hash != cut_passages("du3", "docs/battery.md", BATTERY)[1].hash
-    )  # where it is from counts
+    # where it is from counts
+    assert passages[1].hash != cut_passages("du3", "docs/battery.md", BATTERY)[1].hash
 
 
 def test_long_sections_are_split_between_paragraphs_and_short_ones_join_the_next():
@@ -55,11 +54,12 @@ def test_long_sections_are_split_between_paragraphs_and_short_ones_join_the_next
         + "\n\n## Tiny\n\nfew words.\n"
     )
     passages = cut_passages("c", "d.md", text, max_words=130, min_words=10)
+    # title + 2 paragraphs, 2 paragraphs, 1 + the short tail
     assert [p.words for p in passages] == [
         122,
         120,
         64,
-    ]  # title + 2 paragraphs, 2 paragraphs, 1 + the short tail
+    ]
     assert passages[-1].text.endswith("few words.")
     one = cut_passages(
         "c", "d.md", " ".join(f"Sentence {i} ends here." for i in range(100)), max_words=50, min_words=5
@@ -77,12 +77,13 @@ def test_keywords_are_salient_terms_of_the_reference_found_verbatim_in_the_passa
     can = (
         "The PowerPack 625 communicate over a CAN bus with a bit rate of 500 kbit/s, at least 3 revolutions."
     )
+    # "625 communicate" is no unit
     assert pick_keywords(can, [can]) == (
         "500 kbit/s",
         "3 revolutions",
         "CAN",
         "PowerPack 625",
-    )  # "625 communicate" is no unit
+    )
     cross = pick_keywords(
         "DU-2: 400 Wh; DU-3: 625 Wh.", ["a 36 V battery of 400 Wh", "a 48 V battery of 625 Wh"]
     )

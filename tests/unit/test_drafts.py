@@ -81,9 +81,8 @@ def test_goldens_become_routed_drafts_and_what_no_reviewer_should_see_is_dropped
         ),
         Written("x", "How fast is charging?", "6.5 hours with the standard charger.", 1.0),  # one corpus only
         Written("o", "Which chess opening suits a beginner?", None, 1.0),
-        Written(
-            "o", "How long does the standard charger take for a PowerPack?", None, 1.0
-        ),  # in scope after all
+        # in scope after all
+        Written("o", "How long does the standard charger take for a PowerPack?", None, 1.0),
     ]
     drafts, rejected = built(written)
     assert [(d.kind, d.doc_id, d.sources) for d in drafts] == [
@@ -339,9 +338,8 @@ def test_a_reference_cut_out_of_a_sentence_of_its_passage_is_a_fragment():
         reference_problem("A ContextVar set in the lifespan task is not visible to the application.", [text])
         is None
     )
-    assert (
-        reference_problem("Use `--host <str>` to bind the socket to a host.", ["..."]) is None
-    )  # code is no HTML tag
+    # code is no HTML tag
+    assert reference_problem("Use `--host <str>` to bind the socket to a host.", ["..."]) is None
 
 
 def test_the_adversarial_warning_compares_with_the_share_asked_for_and_does_not_round_into_it():
@@ -360,15 +358,13 @@ def test_the_adversarial_warning_compares_with_the_share_asked_for_and_does_not_
         wanted={"plain": 61, "misspelt": 6, "vague": 5, "cross_corpus": 6, "out_of_scope": 6},
         asked=0.25,
     )
-    added = [draft("plain", n) for n in range(61)] + [
-        draft("misspelt", 61 + n) for n in range(20)
-    ]  # 20 of 81: 24.7 %
+    # 20 of 81: 24.7 %
+    added = [draft("plain", n) for n in range(61)] + [draft("misspelt", 61 + n) for n in range(20)]
     lines = summary(Outcome(plan=plan, writer="fake", added=added), Path("q.yml"))
     assert "(20 adversarial, 24.7%)" in lines[3]
     assert "warning: 24.7% of the drafts are adversarial, below the 25% asked for" in "\n".join(lines)
-    enough = summary(
-        Outcome(plan=plan, writer="fake", added=added[:60] + added[61:]), Path("q.yml")
-    )  # 20 of 80: 25 %
+    # 20 of 80: 25 %
+    enough = summary(Outcome(plan=plan, writer="fake", added=added[:60] + added[61:]), Path("q.yml"))
     assert (
         not [line for line in enough if line.startswith("warning")] and "(20 adversarial, 25%)" in enough[3]
     )

@@ -69,9 +69,8 @@ def test_worse_is_in_the_json_and_in_a_visible_section_of_the_comment():
     assert md.startswith("## rag-ci: ❌ 1 worse\n")
     section = md.index("### Worse (1): already failing, now worse")
     assert "<details>" not in md[:section]  # not collapsed
-    assert (
-        "hit&#64;k 1→0 | these passed on the baseline" in md[section:]
-    )  # the drop in its failing cell, once
+    # the drop in its failing cell, once
+    assert "hit&#64;k 1→0 | these passed on the baseline" in md[section:]
     assert "Worse: already failing, now worse (1)" in render_html(head, result)
 
 
@@ -163,9 +162,8 @@ def test_a_metric_defined_differently_now_is_left_out_of_the_carried_verdict():
         thresholds=thresholds,
         sha="good111",
     )
-    outage = run(
-        question("A", "error"), thresholds={HIT: 1.0, KW: 0.4}, sha="down222"
-    )  # keyword_coverage redefined
+    # keyword_coverage redefined
+    outage = run(question("A", "error"), thresholds={HIT: 1.0, KW: 0.4}, sha="down222")
     (record,) = carry_forward(previous, outage).questions
     assert set(record.carried.metrics) == {HIT} and record.carried.verdict == "pass"
 

@@ -152,9 +152,8 @@ def test_init_where_github_workflows_is_a_file_says_so_and_writes_nothing(tmp_pa
     assert done.exit_code == 2, done.output
     assert ".github/workflows is a file" in done.output and "Traceback" not in done.output
     assert not (tmp_path / "rag-ci.yml").exists() and not (tmp_path / "questions.yml").exists()
-    assert (
-        CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"]).exit_code == 0
-    )  # nothing half-written
+    # nothing half-written
+    assert CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"]).exit_code == 0
 
 
 def test_init_names_odd_folders_as_they_are_and_never_twice(tmp_path):

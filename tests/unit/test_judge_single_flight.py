@@ -104,9 +104,8 @@ def test_a_failed_call_is_not_remembered_the_next_identical_prompt_asks_again():
         return first, again
 
     first, again = asyncio.run(go())
-    assert all(
-        isinstance(r, JudgeCallError) for r in first
-    )  # the waiter shares the failure of the call it waited for
+    # the waiter shares the failure of the call it waited for
+    assert all(isinstance(r, JudgeCallError) for r in first)
     assert again == Verdict(verdicts=["yes"])
     assert len(provider.sent) == 2
 

@@ -83,10 +83,11 @@ def test_a_known_flaky_question_needs_a_significant_number_of_failures():
 
 def test_the_baselines_own_samples_give_the_pass_rate_for_the_known_flaky_rule():
     head = run(sampled("A", ["fail"] * 4), sampled("B", ["fail"] * 4))
+    # 2/3: (1/3)**4 = 0.012 <= 0.05
     base = run(
         sampled("A", ["pass", "fail", "pass", "fail"], reasked=False),  # 2/4: 0.5**4 = 0.0625 > 0.05
         sampled("B", ["pass", "fail", "pass"], reasked=False),
-    )  # 2/3: (1/3)**4 = 0.012 <= 0.05
+    )
     result = compare(base, head)
     assert [c.id for c in result.regressions] == ["B"] and [f.id for f in result.flaky] == ["A"]
     # A re-asked baseline's samples followed a failure: they say nothing of its pass rate.

@@ -27,9 +27,8 @@ def test_a_comment_inside_a_fenced_code_block_is_no_heading():
         "The tool then listens on port 8000 and answers every request within a second or two.\n"
     )
     passages = cut_passages("c", "install.md", doc, min_words=5)
-    assert [p.heading for p in passages] == [
-        "Install"
-    ]  # was: a second section "create the environment first"
+    # was: a second section "create the environment first"
+    assert [p.heading for p in passages] == ["Install"]
     assert "# create the environment first" in passages[0].text  # inside its code block, kept as code
     assert passages[0].text.count("```") == 2
 
@@ -177,9 +176,8 @@ def test_restructured_text_is_read_with_or_without_docutils(read):
     assert "Charge only between 0 °C and 40 °C." in texts  # a note keeps its body
     assert "Keep it at 30 to 60 percent charge:" in texts and "charge --level 50" in texts  # introduced code
     assert "- Check the level every 3 months." in texts
-    assert not any(
-        "root:" in t or "charger.png" in t or ".." in t for t in texts
-    )  # nothing included, no directive
+    # nothing included, no directive
+    assert not any("root:" in t or "charger.png" in t or ".." in t for t in texts)
     assert reader() in ("docutils", "plain text")
 
 

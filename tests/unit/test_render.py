@@ -27,9 +27,8 @@ def test_markdown_puts_verdict_first_and_lists_regressions():
     head = run(question("A", "fail", metrics=[metric("hit_at_k", 0.0, 1.0)]), question("B"))
     text = render_markdown(head, compare(base, head))
     assert text.startswith("## rag-ci: ❌ 1 regression")
-    assert (
-        "| A | a | hit&#64;k 1→0 |" in text
-    )  # one row per question, its failing metrics folded into one cell
+    # one row per question, its failing metrics folded into one cell
+    assert "| A | a | hit&#64;k 1→0 |" in text
     assert "### Gains (1)" in text and "| B |" in text
     assert text.index("### Retrieval (1)") < text.index("### Gains")
 
@@ -82,6 +81,7 @@ from jinja2 import nodes  # noqa: E402
 from rag_ci.core.reporting.render import escape_notice  # noqa: E402
 
 # accept_yaml: a fenced block longer than any backtick run inside, its values JSON-quoted.
+# log_block: a fence longer than any backtick run inside
 ESCAPING_FILTERS = {
     "u",
     "quote",
@@ -89,7 +89,7 @@ ESCAPING_FILTERS = {
     "ids",
     "accept_yaml",
     "log_block",
-}  # log_block: a fence longer than any backtick run inside
+}
 NUMERIC_FILTERS = {
     "num",
     "delta",

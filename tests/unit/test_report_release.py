@@ -49,9 +49,8 @@ def test_a_drop_in_mrr_with_hit_at_k_still_passing_is_filed_under_retrieval():
     assert change.failure_stage == "retrieval" and change.retrieval_evidence == ("mrr 1.00 → 0.50",)
     md = render_markdown(head, comparison)
     assert "### Generation" not in md and "### Retrieval (1)" in md
-    assert (
-        "| refund | a | keyword 1.00→0.00 (≥ 0.50) | mrr 1.00 → 0.50 |" in md
-    )  # the evidence is in the visible row
+    # the evidence is in the visible row
+    assert "| refund | a | keyword 1.00→0.00 (≥ 0.50) | mrr 1.00 → 0.50 |" in md
     assert "retrieval not what it was: mrr 1.00 → 0.50" in md
 
 
@@ -112,9 +111,8 @@ def test_deltas_carry_their_units_ms_dollars_and_percentage_points():
         question("B", "fail", latency=0.164, cost=0.0125, metrics=[metric("hit_at_k", 0.0, 1.0)]),
     )
     md = render_markdown(head, compare(base, head))
-    assert (
-        "| latency p50 | 200 ms | 164 ms | −36 ms (−18 %) |  |" in md
-    )  # one minus sign; under ±20 %: not flagged
+    # one minus sign; under ±20 %: not flagged
+    assert "| latency p50 | 200 ms | 164 ms | −36 ms (−18 %) |  |" in md
     assert "| generator cost | $0.0200 | $0.0250 | \\+$0.0050 (\\+25 %) | ⚠️ |" in md  # beyond ±20 %: flagged
     assert "judge cost" not in md  # a judge-free run has no judge cost row
     assert "| corpus a | 100% | 50% | −50.0 pp |" in md
@@ -244,9 +242,8 @@ def test_an_accepted_regression_passes_the_gate_and_opens_the_comment_with_its_r
         "| A | correctness, faithfulness | Policy changed on purpose, see &#64;legal &lt;b&gt; | accepted.yml:2 |"
         in md
     )
-    assert (
-        "| B | hit_at_k | New chunker; tracked in \\#12 | accepted.yml:5 |" in md
-    )  # the whole reason, and its file
+    # the whole reason, and its file
+    assert "| B | hit_at_k | New chunker; tracked in \\#12 | accepted.yml:5 |" in md
     assert "<b>" not in md
 
 
@@ -369,9 +366,8 @@ def test_a_12_character_question_hash_prefix_accepts_and_a_mistyped_hash_says_so
     prefix = parse_accepted(
         f'- {{id: A, question_hash: "{full[:12]}", reason: "docs length"}}\n', "accepted.yml"
     )
-    assert [a.change.id for a in apply_accepted(compare(base, head), prefix, {"A": full}).accepted] == [
-        "A"
-    ]  # today: stale
+    # today: stale
+    assert [a.change.id for a in apply_accepted(compare(base, head), prefix, {"A": full}).accepted] == ["A"]
     typo = parse_accepted('- {id: A, question_hash: "3f2a9c0d1e7c", reason: "typo"}\n', "accepted.yml")
     [stale] = apply_accepted(
         compare(base, head), typo, {"A": full}, baseline_hashes={"A": full}
@@ -382,9 +378,8 @@ def test_a_12_character_question_hash_prefix_accepts_and_a_mistyped_hash_says_so
     )
     assert stale.where == "accepted.yml:1"
     short = parse_accepted('- {id: A, question_hash: "3f2a9c", reason: "too short"}\n', "accepted.yml")
-    assert (
-        apply_accepted(compare(base, head), short, {"A": full}).accepted == ()
-    )  # under 12 characters: no prefix match
+    # under 12 characters: no prefix match
+    assert apply_accepted(compare(base, head), short, {"A": full}).accepted == ()
 
 
 def test_an_unquoted_all_digit_question_hash_is_read_as_written_and_an_unquoted_reason_cut_at_a_hash_sign_is_refused():
@@ -398,9 +393,8 @@ def test_an_unquoted_all_digit_question_hash_is_read_as_written_and_an_unquoted_
     assert entry.question_hash == "1234e56789012345"  # today: "inf"
     with pytest.raises(ValidationError) as err:
         parse_accepted("accepted:\n  - id: A\n    question_hash: h\n    reason: see #231\n", "accepted.yml")
-    assert "accepted.yml:4: the reason is cut at ' #'" in str(
-        err.value
-    )  # today: accepted with the reason "see"
+    # today: accepted with the reason "see"
+    assert "accepted.yml:4: the reason is cut at ' #'" in str(err.value)
     [entry] = parse_accepted(
         'accepted:\n  - id: A\n    question_hash: h\n    reason: "see #231"  # a comment\n', "accepted.yml"
     )

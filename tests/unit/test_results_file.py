@@ -182,9 +182,8 @@ def test_loaded_results_share_no_per_object_bookkeeping_and_copies_stay_independ
     save_results(tmp_path / "r.json", run(question("Q1"), question("Q2")))
     loaded = load_results(tmp_path / "r.json")
     first, second = loaded.questions
-    assert (
-        first.model_fields_set is second.model_fields_set
-    )  # one shared set: half the memory of a loaded run
+    # one shared set: half the memory of a loaded run
+    assert first.model_fields_set is second.model_fields_set
     edited = first.model_copy(update={"answer": "changed"})
     assert (edited.answer, first.answer) == ("changed", "ok")
     assert load_results(tmp_path / "r.json") == loaded

@@ -295,9 +295,8 @@ def test_a_flow_style_list_and_a_set_of_drafts_only_are_applied_too():
     )
     result = apply_reviewed(only, "q.yml", drafts, reviewed)
     assert result.text == "version: 1\nquestions:\n  # drafts\n# end\n"
-    assert (
-        parse_question_set(result.text, "q.yml", {"du2"}, allow_drafts=True).questions == ()
-    )  # generate can fill it again
+    # generate can fill it again
+    assert parse_question_set(result.text, "q.yml", {"du2"}, allow_drafts=True).questions == ()
 
 
 def test_approving_drafts_into_the_set_init_wrote_drops_its_empty_for_now_header():

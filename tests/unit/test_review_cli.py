@@ -273,9 +273,8 @@ def test_the_terminal_review_asks_again_for_an_unknown_corpus_and_prints_draft_t
     )
     assert done.exit_code == 0, done.output
     assert "doc_id du9 is not a corpus of the routing table: again" in done.output
-    assert not [
-        line for line in done.output.splitlines() if line.lstrip().startswith("::")
-    ]  # no workflow command
+    # no workflow command
+    assert not [line for line in done.output.splitlines() if line.lstrip().startswith("::")]
     assert "1 approved (1 edited)" in done.output
     draft = _set(tmp_path)["DU2-BATTERY-02"]
     assert (draft.doc_id, draft.sources, draft.status) == (("du3",), ("du3/battery.md",), None)
@@ -310,9 +309,8 @@ def test_the_terminal_review_shows_a_long_passage_whole_not_cut(tmp_path):
     )
     assert done.exit_code == 0, done.output
     shown = done.output.split("--- passage", 1)[1]
-    assert (
-        len(shown) > 2000 and "Charging step 59 takes 177 minutes with the 2 A charger." in shown
-    )  # the end, not cut
+    # the end, not cut
+    assert len(shown) > 2000 and "Charging step 59 takes 177 minutes with the 2 A charger." in shown
     assert " …" not in shown
 
 

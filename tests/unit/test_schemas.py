@@ -55,12 +55,13 @@ def test_a_config_with_an_unknown_key_is_refused():
 
 
 def test_a_question_file_follows_the_validator():
+    # one string or a list, as the loader takes
     one = {
         "id": "Q1",
         "question": "What?",
         "doc_id": "du2",
         "sources": ["du2/a.md"],
-    }  # one string or a list, as the loader takes
+    }
     assert errors("questions", {"version": 1, "questions": [one]}) == []
     assert errors("questions", {"version": 1, "questions": [{**one, "refrence": "typo"}]})
     assert errors("questions", {"version": 1, "questions": []})  # non-empty

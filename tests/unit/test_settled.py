@@ -31,9 +31,8 @@ def test_a_drop_of_a_settling_metric_on_the_same_question_settles_it():
     dropped = {KW: metric(KW, 0.0, 0.6)}
     assert regressed_without_judge(dropped, base, base.question_hash, frozenset({KW}))
     assert not regressed_without_judge(dropped, base, base.question_hash, frozenset())  # defined differently
-    assert not regressed_without_judge(
-        dropped, base, "edited", frozenset({KW})
-    )  # a changed question never regresses
+    # a changed question never regresses
+    assert not regressed_without_judge(dropped, base, "edited", frozenset({KW}))
     assert not regressed_without_judge(dropped, None, base.question_hash, frozenset({KW}))
 
 

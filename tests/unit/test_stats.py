@@ -75,9 +75,8 @@ def test_the_comment_line_reads_like_the_issue_asks():
     before = [True] * 100
     after = [False] * 12 + [True] * 88
     line = paired_test(before, after).describe()
-    assert line.startswith("pass rate −12.0 pp (95 % CI −") and line.endswith(
-        ", McNemar p < 0.001)"
-    )  # 2·½¹² ≈ 0.0005
+    # 2·½¹² ≈ 0.0005
+    assert line.startswith("pass rate −12.0 pp (95 % CI −") and line.endswith(", McNemar p < 0.001)")
     noisy = paired_test([True, False] * 20, [False, True] * 20).describe()
     assert noisy.startswith("pass rate 0.0 pp, not significant (95 % CI ") and noisy.endswith(
         "McNemar p = 1.00)"

@@ -35,7 +35,6 @@ def test_the_docker_target_declares_max_parallel(tmp_path: Path):
 
 
 def test_the_protocol_names_max_parallel():
-    assert isinstance(
-        Target.__dict__.get("max_parallel"), property
-    )  # read-only: a command target widens its own
+    # read-only: a command target widens its own
+    assert isinstance(Target.__dict__.get("max_parallel"), property)
     assert set(TARGET_KINDS) == {*CONFIGS, "docker"}

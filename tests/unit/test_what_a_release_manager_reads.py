@@ -57,9 +57,8 @@ def test_an_edited_cited_document_shows_the_chunks_text_change_never_that_it_was
         _asked("CHARGE", [Context(text=EDITED, doc_id="du2", source=chunk)], passed=False, fingerprint="f2")
     )
     text = _before_after(render_markdown(head, compare(base, head)))
-    assert (
-        "was cut" not in text
-    )  # today: "retrieval not what it was: the chunk that held “6.5 hours” … was cut"
+    # today: "retrieval not what it was: the chunk that held “6.5 hours” … was cut"
+    assert "was cut" not in text
     assert (
         "the chunk that held “6.5 hours” (du2/battery.md#1) now reads “… in 7 hours. …” where it read “… in 6.5 hours. …”"
         in text
@@ -72,10 +71,11 @@ def test_a_source_naming_a_document_never_says_another_of_its_chunks_was_cut():
     base = run(_asked("CHARGE", [Context(text=FULL, doc_id="du2", source=doc)], passed=True))
     head = run(_asked("CHARGE", [Context(text=other, doc_id="du2", source=doc)], passed=False))
     [change] = compare(base, head).regressions
+    # today: "… was cut"
     assert (
         change.retrieval_evidence[0]
         == "the chunk that held “6.5 hours” (du2/battery.md) is no longer retrieved"
-    )  # today: "… was cut"
+    )
     assert not any("other text" in e for e in change.retrieval_evidence)
 
 
@@ -194,9 +194,8 @@ def test_where_counts_each_failing_question_once_and_lists_the_corpora_it_asks()
         for p in rendered(render_markdown(head, comparison)).find_all("p")
         if p.text().startswith("Where:")
     )
-    assert (
-        where == "Where: du3 7 · du2 5 · du2 + du3 1 — retrieval 13"
-    )  # today: "du3 8 · du2 6" for 13 questions
+    # today: "du3 8 · du2 6" for 13 questions
+    assert where == "Where: du3 7 · du2 5 · du2 + du3 1 — retrieval 13"
 
 
 # --- what to do next ------------------------------------------------------------------------------
@@ -224,9 +223,8 @@ def test_next_says_where_the_entries_to_paste_are_and_errors_are_fixed_not_accep
         for p in rendered(render_markdown(head, comparison)).find_all("p")
         if p.text().startswith("Next:")
     )
-    assert (
-        "accept" not in nxt
-    )  # today: "fix the regressions, or accept an intended one …" for a target answering 503
+    # today: "fix the regressions, or accept an intended one …" for a target answering 503
+    assert "accept" not in nxt
     assert nxt.startswith("Next: fix what makes the target error")
 
 
@@ -322,9 +320,8 @@ def test_a_yaml_error_says_what_to_change_tabs_quoting_and_indentation():
         and "a tab indents this line: YAML indents with spaces only" in tab
     )
     colon = _yaml_problem("version: 1\nquestions:\n  - id: A\n    question: Ratio: what is it?\n")
-    assert (
-        "a value holding `: ` must be quoted" in colon
-    )  # today: "mapping values are not allowed here" alone
+    # today: "mapping values are not allowed here" alone
+    assert "a value holding `: ` must be quoted" in colon
     indent = _yaml_problem("version: 1\nquestions:\n  - id: A\n    question: q\n   doc_id: a\n")
     assert "indentation" in indent, indent
     quote = _yaml_problem('version: 1\nquestions:\n  - id: A\n    question: "open\n')
@@ -337,9 +334,8 @@ def test_validate_help_lists_its_own_exit_codes_not_the_gates():
     from rag_ci.cli import cli
 
     shown = CliRunner().invoke(cli, ["validate", "--help"]).output
-    assert (
-        "regression" not in shown and "--resume" not in shown
-    )  # today: the gate's exit codes (1: a regression …)
+    # today: the gate's exit codes (1: a regression …)
+    assert "regression" not in shown and "--resume" not in shown
     assert "2  they are not: each problem is printed with its file and line" in shown
 
 
@@ -370,9 +366,8 @@ def test_a_quoted_list_of_14_drafts_is_cut_between_items_and_says_how_many_more(
     )
     quote = next(b for b in rendered(render_not_evaluated(cause)).blocks() if b.tag == "blockquote").text()
     lines = [line for line in quote.splitlines() if line.strip()]
-    assert all(line.startswith("eval/questions.yml:") for line in lines[:-1]), lines[
-        -2:
-    ]  # today: the 13th cut mid-word
+    # today: the 13th cut mid-word
+    assert all(line.startswith("eval/questions.yml:") for line in lines[:-1]), lines[-2:]
     assert all(line.endswith("x" * 120) for line in lines[:-1])
     assert lines[-1] == f"…and {14 - len(lines[:-1])} more lines"  # today: the 14th silently lost
 
@@ -473,7 +468,6 @@ def test_a_worse_rows_why_does_not_repeat_the_metrics_its_failing_cell_shows():
         )
     )
     assert row[2] == "keyword 1.00→0.00 (≥ 0.60)"
-    assert (
-        "keyword_coverage 1.00 → 0.00" not in row[3]
-    )  # today: "lost keyword_coverage 1.00 → 0.00 (passed on the baseline)"
+    # today: "lost keyword_coverage 1.00 → 0.00 (passed on the baseline)"
+    assert "keyword_coverage 1.00 → 0.00" not in row[3]
     assert row[3].startswith("these passed on the baseline")

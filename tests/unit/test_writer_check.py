@@ -78,9 +78,8 @@ def test_writer_option_overrides_the_writer_block_like_judge_does():
         writer_config(cfg, "nope:")
     with pytest.raises(Exception, match="writer.model is required"):
         config(writer={"provider": "openai"})
-    assert (
-        config(writer={"provider": "fake"}).fingerprint() == config().fingerprint()
-    )  # a writer changes no run
+    # a writer changes no run
+    assert config(writer={"provider": "fake"}).fingerprint() == config().fingerprint()
 
 
 # -- what the writer wrote is checked for its own prompt ------------------------------------------------

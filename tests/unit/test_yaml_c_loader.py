@@ -39,9 +39,8 @@ def test_the_c_loader_is_installed_and_reads_exactly_what_the_pure_python_loader
 
 def test_a_broken_question_set_names_the_same_line_with_or_without_the_c_loader(monkeypatch):
     syntax = TRICKY.replace("    tags: [a, b]\n", "    tags: [a, b\n")
-    unknown_field = TRICKY.replace(
-        "    tags: [a, b]\n", "    tags: [a, b]\n    colour: blue\n"
-    )  # parses, then fails
+    # parses, then fails
+    unknown_field = TRICKY.replace("    tags: [a, b]\n", "    tags: [a, b]\n    colour: blue\n")
 
     def messages() -> list[str]:
         found = []

@@ -52,9 +52,8 @@ def sort_questions(
             and recorded.question_hash == new.question_hash
             and qid not in renamed
         ):
-            both.append(
-                _Steady.of(recorded, new)
-            )  # most questions of a large run: no row to show, see _Steady
+            # most questions of a large run: no row to show, see _Steady
+            both.append(_Steady.of(recorded, new))
             continue
         old = usable_baseline(recorded, left_out)
         change = question_change(old, new)

@@ -25,9 +25,10 @@ class ModelConfig(StrictModel):
     model: str | None = Field(
         None, description="The model id, pinned: a dated or versioned id, not an alias that moves."
     )
+    # the range every provider accepts
     temperature: float = Field(
         0.0, ge=0, le=2, description="Sampling temperature (0 for the steadiest verdicts)."
-    )  # the range every provider accepts
+    )
     base_url: str | None = Field(
         None, description="The API's URL, for self-hosted and openai-compatible servers."
     )

@@ -54,9 +54,8 @@ _DIAGRAM_START = re.compile(
     r"flowchart\s|graph\s+(TD|TB|BT|LR|RL)\b|@startuml|digraph\s|strict\s+digraph|graph\s*\{)"
 )
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
-_UNRESOLVED_LINK = re.compile(
-    r"\[([^\[\]]+)\]\[[^\[\]]*\]"
-)  # `[text][ref]` whose ref is defined elsewhere (MkDocs)
+# `[text][ref]` whose ref is defined elsewhere (MkDocs)
+_UNRESOLVED_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]+\]:?")  # `[^1]`, and a footnote's own `[^1]:`
 # MkDocs attribute lists (`{ #install }`, `{: .md-button }`, `{ data-toc-label="Sync" }` after an id) and
 # snippet includes (`{* ../docs_src/app.py hl[3] *}`): markup a reader never sees.

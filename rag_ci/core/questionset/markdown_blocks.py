@@ -35,9 +35,8 @@ _FRONT_MATTER = re.compile(
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 _ROLE_BEFORE = re.compile(r"\{([\w:.+-]+)\}$")  # MyST: the `{func}` right before `echo` in {func}`echo`
-_TEXT_ROLES = frozenset(
-    ["ref", "doc", "numref", "term", "download", "any", "abbr", "external"]
-)  # roles whose text is words, not code
+# roles whose text is words, not code
+_TEXT_ROLES = frozenset(["ref", "doc", "numref", "term", "download", "any", "abbr", "external"])
 _PROSE_DIRECTIVES = ADMONITION_DIRECTIVES | {"margin", "dropdown", "card"}  # MyST / sphinx-design
 _CODE_DIRECTIVES = frozenset(["code-block", "code", "sourcecode", "code-cell"])
 
@@ -126,9 +125,8 @@ def _table(tokens: list[Token], start: int) -> tuple[list[Block], int]:
 
 def markdown_blocks(text: str) -> list[Block]:
     """The blocks of a Markdown document, in order (see the module's docstring for what goes)."""
-    text = _FRONT_MATTER.sub(
-        "", text.replace("\r\n", "\n").lstrip("\ufeff"), count=1
-    )  # Jekyll/Hugo/MkDocs metadata
+    # Jekyll/Hugo/MkDocs metadata
+    text = _FRONT_MATTER.sub("", text.replace("\r\n", "\n").lstrip("\ufeff"), count=1)
     tokens = _PARSER.parse(unindent_containers(text))
     blocks: list[Block | None] = []
     lists: list[list[int]] = []  # the open lists' next numbers (0: a bullet list), innermost last

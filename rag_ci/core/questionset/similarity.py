@@ -67,7 +67,6 @@ def similarity_matrix(queries: Texts, choices: Texts) -> np.ndarray:
         == np.array(choices.normalised, dtype=object)[None, :]
     )
     score[same] = 1.0
-    score[~same & (score >= 1.0)] = np.nextafter(
-        np.float32(1.0), np.float32(0.0)
-    )  # reordered: near, never "the same words"
+    # reordered: near, never "the same words"
+    score[~same & (score >= 1.0)] = np.nextafter(np.float32(1.0), np.float32(0.0))
     return score

@@ -31,9 +31,8 @@ def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
     """Latency and cost, baseline → this run; rows without data left out (no judge row
     on a judge-free run, no cost rows when the target reports no cost)."""
     breached = {b.name for b in cmp.budget_breaches}
-    noisy = {
-        b.name for b in cmp.budgets if b.within_noise
-    }  # the Budgets table says "within noise": so does this one
+    # the Budgets table says "within noise": so does this one
+    noisy = {b.name for b in cmp.budgets if b.within_noise}
     rows = []
     for label, delta, budget in (
         ("latency p50", cmp.latency_p50_s, "latency_p50"),

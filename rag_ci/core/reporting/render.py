@@ -82,9 +82,8 @@ def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[st
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
     kinds = view.gate_kinds(comparison)
-    accepted = (
-        f" · {len(comparison.accepted)} accepted" if comparison.accepted else ""
-    )  # never "(1 accepted)": read as "of which"
+    # never "(1 accepted)": read as "of which"
+    accepted = f" · {len(comparison.accepted)} accepted" if comparison.accepted else ""
     # A passing headline names big rises of latency or cost: a table's ⚠️ alone goes unread when
     # nothing else calls for reading on (a failing comment is read on; a breach is a reason above).
     rises = "".join(f" · {w}" for w in deltas.delta_warnings(comparison, head))
