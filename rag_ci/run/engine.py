@@ -34,6 +34,7 @@ from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.project import Project
 from rag_ci.files.results_file import save_results
 from rag_ci.run.confirm_target import answer_with_noise_control
+from rag_ci.run.judge_stop import left_unjudged, raise_if_stopped
 from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
 from rag_ci.runtime.progress import make_progress
@@ -169,6 +170,7 @@ async def run_project(
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(options.output, result)
+    raise_if_stopped(judge)  # the journal stays for `--resume`
     if completed:
         journal.close(remove=True)
     return result
@@ -284,10 +286,12 @@ async def _replay_all(
             # Fingerprinted as each question ends: a copy of every record at the end of the run
             # held both copies at once (+40 MiB at 50,000 questions).
             record = finish(redact_judged(record, redact))
-            records[question.id] = record
-            journal.append(record)
+            unjudged = left_unjudged(judge, record)
+            records[question.id] = unjudged or record
+            if unjudged is None:  # a question the judge left is asked again by `--resume`
+                journal.append(record)
             if counted:
-                bar.advance(record.verdict)
+                bar.advance(records[question.id].verdict)
 
         async def all_of(batch: list[Question], counted: bool = True) -> None:
             try:

@@ -109,8 +109,9 @@ class Config(StrictModel):
         return {name: m.threshold for name, m in sorted(self.metric_configs().items())}
 
     def fingerprint(self) -> str:
-        # The writer only drafts questions: it changes nothing a run does.
-        return stable_hash(self.model_dump(mode="json", exclude={"writer"}))
+        # The writer only drafts questions: it changes nothing a run does. The spend cap only
+        # decides where a run stops: `--resume` with a higher cap continues the same run.
+        return stable_hash(self.model_dump(mode="json", exclude={"writer": True, "judge": {"max_cost_usd"}}))
 
 
 def parse_config(text: str, filename: str) -> Config:

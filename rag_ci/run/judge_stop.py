@@ -1,0 +1,27 @@
+"""A run whose judge stopped calling (its spend cap reached, its credentials refused).
+
+The answers the judge finished keep their verdicts and go to the journal; an answer it left
+with a metric unjudged is "not evaluated": an error (never a pass) in results.json, left out
+of the journal so that `--resume` asks and judges it again. Once results.json is written the
+run ends with the judge's reason (exit 2): "stopped at $X of $Y: raise judge.max_cost_usd…".
+"""
+
+from __future__ import annotations
+
+from rag_ci.core.results import QuestionResult
+from rag_ci.core.scoring.judge_scorer import JudgeScorer
+from rag_ci.errors import RagCiError
+
+
+def left_unjudged(judge: JudgeScorer | None, record: QuestionResult) -> QuestionResult | None:
+    """`record` marked not evaluated when the judge stopped before judging all of it, else None."""
+    stopped = judge.stopped if judge is not None else None
+    if stopped is None or not any(m.kind == "judge" and m.error for m in record.metrics.values()):
+        return None
+    return record.model_copy(update={"verdict": "error", "error": f"not evaluated: {stopped}"})
+
+
+def raise_if_stopped(judge: JudgeScorer | None) -> None:
+    stopped = judge.stopped if judge is not None else None
+    if stopped is not None:
+        raise RagCiError(stopped)
