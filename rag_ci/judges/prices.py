@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rag_ci.judges.families import normalise_model_id
+
 
 @dataclass(frozen=True)
 class Price:
@@ -93,7 +95,9 @@ def resolve_price(
     """The price of `model`, or None when unknown (the caller decides whether that is fatal)."""
     if override is not None:
         return override
-    bare = model.strip().lower().split("/")[-1]
+    # The clouds' ids name the same models: `us.anthropic.claude-…-v1:0` (Bedrock),
+    # `claude-haiku-4-5@20251001` (Vertex).
+    bare = normalise_model_id(model)[1].replace("@", "-")
     for name in base_model_names(bare):
         if name in PRICE_TABLE:
             return PRICE_TABLE[name]
