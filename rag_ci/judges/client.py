@@ -299,7 +299,7 @@ class JudgeClient:
             if self.stopped is not None:
                 raise JudgeCallError(self.stopped)
             try:
-                reserved = self.cap.reserve(prompt) if self.cap is not None else 0.0
+                reserved = await self.cap.reserve(prompt) if self.cap is not None else 0.0
             except SpendCapReached as exc:
                 raise JudgeCallError(str(exc)) from None
             self.stats.calls += 1

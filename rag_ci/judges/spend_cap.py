@@ -14,6 +14,7 @@ under its bound too.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass, field
 
@@ -40,21 +41,33 @@ class SpendCap:
     spent_usd: float = 0.0
     reserved_usd: float = 0.0
     stopped: str | None = field(default=None)  # why no call is made any more
+    _settled: asyncio.Event | None = field(default=None, repr=False)
 
-    def reserve(self, prompt: str) -> float:
-        """Reserve the call's bound, or raise SpendCapReached (and stop every later call)."""
-        if self.stopped is None:
+    async def reserve(self, prompt: str) -> float:
+        """Reserve the call's bound, or raise SpendCapReached (and stop every later call).
+
+        A call that would fit but for the calls in flight waits for them to end: they may cost
+        less than they reserved."""
+        while self.stopped is None:
             bound = call_bound(self.price, prompt)
             if self.spent_usd + self.reserved_usd + bound <= self.cap_usd:
                 self.reserved_usd += bound
                 return bound
-            self.stopped = stop_message(self.role, self.spent_usd, self.cap_usd)
+            if self.spent_usd + bound > self.cap_usd or self.reserved_usd <= 0:
+                self.stopped = stop_message(self.role, self.spent_usd, self.cap_usd)
+                break
+            if self._settled is None:
+                self._settled = asyncio.Event()
+            await self._settled.wait()
         raise SpendCapReached(self.stopped)
 
     def settle(self, reserved: float, cost: float) -> None:
         """The call ended: its reservation gives way to what it cost (0 when it failed)."""
         self.reserved_usd = max(0.0, self.reserved_usd - reserved)
         self.spent_usd += cost
+        if self._settled is not None:  # wake the calls waiting for room, once
+            self._settled.set()
+            self._settled = None
 
 
 def stop_message(role: str, spent: float, cap: float) -> str:

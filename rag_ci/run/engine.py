@@ -170,7 +170,7 @@ async def run_project(
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(options.output, result)
-    raise_if_stopped(judge)  # the journal stays for `--resume`
+    raise_if_stopped(judge, redact)  # the journal stays for `--resume`
     if completed:
         journal.close(remove=True)
     return result
@@ -286,7 +286,7 @@ async def _replay_all(
             # Fingerprinted as each question ends: a copy of every record at the end of the run
             # held both copies at once (+40 MiB at 50,000 questions).
             record = finish(redact_judged(record, redact))
-            unjudged = left_unjudged(judge, record)
+            unjudged = left_unjudged(judge, record, redact)
             records[question.id] = unjudged or record
             if unjudged is None:  # a question the judge left is asked again by `--resume`
                 journal.append(record)

@@ -8,20 +8,25 @@ run ends with the judge's reason (exit 2): "stopped at $X of $Y: raise judge.max
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rag_ci.core.results import QuestionResult
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.errors import RagCiError
 
 
-def left_unjudged(judge: JudgeScorer | None, record: QuestionResult) -> QuestionResult | None:
+def left_unjudged(
+    judge: JudgeScorer | None, record: QuestionResult, redact: Callable[[str], str]
+) -> QuestionResult | None:
     """`record` marked not evaluated when the judge stopped before judging all of it, else None."""
     stopped = judge.stopped if judge is not None else None
     if stopped is None or not any(m.kind == "judge" and m.error for m in record.metrics.values()):
         return None
-    return record.model_copy(update={"verdict": "error", "error": f"not evaluated: {stopped}"})
+    return record.model_copy(update={"verdict": "error", "error": redact(f"not evaluated: {stopped}")})
 
 
-def raise_if_stopped(judge: JudgeScorer | None) -> None:
+def raise_if_stopped(judge: JudgeScorer | None, redact: Callable[[str], str]) -> None:
+    """The judge's reason as the run's error (redacted: a refusal may quote the key it was sent)."""
     stopped = judge.stopped if judge is not None else None
     if stopped is not None:
-        raise RagCiError(stopped)
+        raise RagCiError(redact(stopped))
