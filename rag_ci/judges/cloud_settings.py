@@ -93,5 +93,7 @@ def _vertex(model: ModelConfig, token: str | None, env: Mapping[str, str], role:
                 scopes=["https://www.googleapis.com/auth/cloud-platform"]
             )
         except google.auth.exceptions.DefaultCredentialsError:
-            raise RagCiError(f"{role} provider 'vertex' found no Google credentials: {_HINTS['vertex']}") from None
+            raise RagCiError(
+                f"{role} provider 'vertex' found no Google credentials: {_HINTS['vertex']}"
+            ) from None
     return settings

@@ -85,9 +85,7 @@ CALLS_PER_METRIC = {"FaithfulnessMetric": 3, "AnswerRelevancyMetric": 2}
 PROMPT_CHARS_BESIDES_QUESTION = 12_000
 
 
-def estimate_usd(
-    price: Price, work: list[tuple[str, list[str]]]
-) -> tuple[float, int]:
+def estimate_usd(price: Price, work: list[tuple[str, list[str]]]) -> tuple[float, int]:
     """(upper cost, calls) of judging `work`: each question's text and reference, and the
     DeepEval classes of the metrics it needs judged (those its baseline may serve left out)."""
     total, calls = 0.0, 0

@@ -49,7 +49,9 @@ class FakeAzureOpenAIJudgeServer(FakeOpenAIJudgeServer):
 
     path_prefix = ""  # judge.base_url is the resource's endpoint
 
-    def __init__(self, *, deployment: str = "judge", served_model: str = "gpt-4.1-mini-2025-04-14", **options: Any):
+    def __init__(
+        self, *, deployment: str = "judge", served_model: str = "gpt-4.1-mini-2025-04-14", **options: Any
+    ):
         super().__init__(**options)
         self.deployment, self.served_model = deployment, served_model
         self.keys = {ACCEPTED["azure-key"]}
@@ -134,13 +136,20 @@ _AUTHORIZATION = re.compile(
 
 
 def sigv4_signature(
-    secret: str, method: str, raw_path: str, headers: dict[str, str], signed: list[str], body: bytes, scope: str
+    secret: str,
+    method: str,
+    raw_path: str,
+    headers: dict[str, str],
+    signed: list[str],
+    body: bytes,
+    scope: str,
 ) -> str:
     """AWS Signature Version 4, from its specification: the canonical request, the string to sign,
     the key derived from the secret for the scope's date, region and service."""
     path, _, query = raw_path.partition("?")
     canonical_query = "&".join(
-        f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}" for k, v in sorted(parse_qsl(query, keep_blank_values=True))
+        f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}"
+        for k, v in sorted(parse_qsl(query, keep_blank_values=True))
     )
     canonical_headers = "".join(f"{name}:{' '.join(headers[name].split())}\n" for name in signed)
     canonical_request = "\n".join(
@@ -155,7 +164,12 @@ def sigv4_signature(
     )
     date, region, service, _ = scope.split("/")
     to_sign = "\n".join(
-        ["AWS4-HMAC-SHA256", headers["x-amz-date"], scope, hashlib.sha256(canonical_request.encode()).hexdigest()]
+        [
+            "AWS4-HMAC-SHA256",
+            headers["x-amz-date"],
+            scope,
+            hashlib.sha256(canonical_request.encode()).hexdigest(),
+        ]
     )
     key = ("AWS4" + secret).encode()
     for part in (date, region, service, "aws4_request"):
@@ -187,7 +201,9 @@ class FakeBedrockJudgeServer(FakeAnthropicJudgeServer):
                 403, "UnrecognizedClientException", "The security token included in the request is invalid."
             )
         if match.group("region") != self.region or match.group("service") != "bedrock":
-            raise self._error(403, "InvalidSignatureException", "Credential should be scoped to a valid region.")
+            raise self._error(
+                403, "InvalidSignatureException", "Credential should be scoped to a valid region."
+            )
         headers = {name.lower(): value for name, value in handler.headers.items()}
         signed = match.group("signed").split(";")
         if "host" not in signed or any(name not in headers for name in signed):
@@ -219,7 +235,9 @@ class FakeBedrockJudgeServer(FakeAnthropicJudgeServer):
             stop, out = "end_turn", text
         else:
             name = tools[0]["toolSpec"]["name"]
-            content = [{"toolUse": {"toolUseId": f"tooluse_fake_{len(self.log)}", "name": name, "input": answer}}]
+            content = [
+                {"toolUse": {"toolUseId": f"tooluse_fake_{len(self.log)}", "name": name, "input": answer}}
+            ]
             stop, out = "tool_use", json.dumps(answer)
         return {
             "output": {"message": {"role": "assistant", "content": content}},
@@ -236,18 +254,30 @@ class FakeBedrockJudgeServer(FakeAnthropicJudgeServer):
         return {"message": message}
 
     def _error(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> _Reply:
-        return _Reply(status, {"message": message}, {"x-amzn-ErrorType": f"{code}:http://internal.amazon.com/coral/com.amazon.bedrock/", **(headers or {})})
+        return _Reply(
+            status,
+            {"message": message},
+            {
+                "x-amzn-ErrorType": f"{code}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+                **(headers or {}),
+            },
+        )
 
     def _throttled(self) -> _Reply:
         return self._error(
-            429, "ThrottlingException", "Too many requests, please wait before trying again.", {"Retry-After": self.retry_after}
+            429,
+            "ThrottlingException",
+            "Too many requests, please wait before trying again.",
+            {"Retry-After": self.retry_after},
         )
 
     def _content_filter(self) -> _Reply:
         raise _Reply(
             200,
             {
-                "output": {"message": {"role": "assistant", "content": [{"text": "Sorry, the model cannot answer."}]}},
+                "output": {
+                    "message": {"role": "assistant", "content": [{"text": "Sorry, the model cannot answer."}]}
+                },
                 "stopReason": "content_filtered",
                 "usage": {"inputTokens": 10, "outputTokens": 6, "totalTokens": 16},
                 "metrics": {"latencyMs": 1},
@@ -299,12 +329,14 @@ class FakeVertexJudgeServer(FakeGeminiJudgeServer):
         if match is None or (match["publisher"] == "anthropic") != (match["method"] == "rawPredict"):
             raise _Reply(404, self.error_body(404, f"no route {path}"))
         if match["project"] != self.project or match["location"] != self.location:
-            raise _Reply(403, self.error_body(403, f"Permission denied on resource project {match['project']}."))
+            raise _Reply(
+                403, self.error_body(403, f"Permission denied on resource project {match['project']}.")
+            )
         return match
 
     def prompt_of(self, path: str, body: dict) -> str:
         if self._route(path)["publisher"] == "anthropic":
-            if body.get("anthropic_version") != "vertex-2023-10-16" or "model" in body:
+            if not body.get("anthropic_version") or "model" in body:  # the model is in the path
                 raise _Reply(400, self.error_body(400, "rawPredict takes anthropic_version and no model"))
             return _text_of(body["messages"][-1]["content"])
         return super().prompt_of(path, body)

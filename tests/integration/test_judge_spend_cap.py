@@ -40,7 +40,8 @@ def write_project(tiny_project, tmp_path, server, cap: float | None):
     if not module.exists():
         module.write_text(RAG)
     cap_line = f"\n  max_cost_usd: {cap}" if cap is not None else ""
-    judge = textwrap.dedent(f"""
+    judge = (
+        textwrap.dedent(f"""
         judge:
           provider: openai
           model: {JUDGE_MODELS["openai"]}
@@ -48,13 +49,18 @@ def write_project(tiny_project, tmp_path, server, cap: float | None):
           backoff_s: 0.01
           concurrency: 1
           concurrency_max: 1
-          prices: {PRICES}""") + cap_line + "\n"
+          prices: {PRICES}""")
+        + cap_line
+        + "\n"
+    )
     target = "target:\n  kind: python\n  entry: cap_rag:answer\n  path: ['.']\n"
     return load_project(tiny_project(target, QUESTIONS, judge))
 
 
 def run(project, output, **options):
-    return asyncio.run(run_project(project, RunOptions(output=output, progress=False, build=False, **options)))
+    return asyncio.run(
+        run_project(project, RunOptions(output=output, progress=False, build=False, **options))
+    )
 
 
 def judged(result):

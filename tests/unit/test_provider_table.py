@@ -56,7 +56,9 @@ def test_a_cloud_setting_belongs_to_its_provider_and_azure_needs_its_endpoint_an
         "project",
         "location",
     }
-    with pytest.raises(ValidationError, match=rf"{role}\.region is a setting of provider 'bedrock', not of 'openai'"):
+    with pytest.raises(
+        ValidationError, match=rf"{role}\.region is a setting of provider 'bedrock', not of 'openai'"
+    ):
         model(provider="openai", model="m-1", region="us-east-1")
     with pytest.raises(ValidationError, match=rf"{role}\.deployment is required for provider 'azure-openai'"):
         model(provider="azure-openai", model="m-1", base_url="https://res.openai.azure.com")

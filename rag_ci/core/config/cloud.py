@@ -27,9 +27,7 @@ API_VERSION: Any = Field(
     None,
     description=f"`azure-openai`: the REST API version. Default: {DEFAULT_AZURE_API_VERSION}.",
 )
-REGION: Any = Field(
-    None, description="`bedrock`: the AWS region (e.g. `us-east-1`). Default: `AWS_REGION`."
-)
+REGION: Any = Field(None, description="`bedrock`: the AWS region (e.g. `us-east-1`). Default: `AWS_REGION`.")
 PROJECT: Any = Field(
     None, description="`vertex`: the Google Cloud project id. Default: `GOOGLE_CLOUD_PROJECT`."
 )

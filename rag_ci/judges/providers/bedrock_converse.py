@@ -2,7 +2,7 @@
 
 boto3 brings what must not be written by hand: the AWS credential chain (keys, profiles, the
 web identity token `aws-actions/configure-aws-credentials` leaves for OIDC, instance roles)
-and the SigV4 signature of every request. Its retries are off (`max_attempts: 1`): rag-ci's
+and the SigV4 signature of every request. Its retries are off (`total_max_attempts: 1`): rag-ci's
 client retries, honouring Retry-After, like every provider's. boto3 is synchronous, so each
 call runs in a worker thread; its connection pool is as large as the judge's concurrency may
 grow. Structured output: a forced tool whose input schema is the reply, for the models whose
@@ -27,7 +27,12 @@ MAX_TOKENS = 4096
 _FORCED_TOOL_FAMILIES = frozenset({"anthropic", "mistral", "amazon"})
 # Error codes of Converse that a later attempt may not meet (the others are the request's fault).
 _RETRYABLE_CODES = frozenset(
-    {"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException"}
+    {
+        "ThrottlingException",
+        "ServiceUnavailableException",
+        "ModelNotReadyException",
+        "InternalServerException",
+    }
 )
 
 
@@ -47,7 +52,7 @@ class BedrockConverse:
             "bedrock-runtime",
             endpoint_url=settings.base_url,
             config=botocore.config.Config(
-                retries={"max_attempts": 1, "mode": "standard"},
+                retries={"total_max_attempts": 1, "mode": "standard"},  # one attempt, no retry
                 connect_timeout=settings.timeout_s,
                 read_timeout=settings.timeout_s,
                 max_pool_connections=256,
