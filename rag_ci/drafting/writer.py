@@ -183,8 +183,8 @@ class Writer:
 
     def __init__(self, writer: WriterConfig, check: WriterCheck, env: Mapping[str, str] | None = None):
         from rag_ci.judges.client import JudgeClient
-        from rag_ci.judges.providers.base import ProviderSettings
         from rag_ci.judges.cloud_settings import cloud_settings, credentials_hint
+        from rag_ci.judges.providers.base import ProviderSettings
         from rag_ci.judges.retry import RetryPolicy
         from rag_ci.judges.spend_cap import SpendCap
 

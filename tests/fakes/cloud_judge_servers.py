@@ -21,7 +21,7 @@ import hmac
 import json
 import re
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from fakes.judge_servers import (
@@ -65,7 +65,7 @@ class FakeAzureOpenAIJudgeServer(FakeOpenAIJudgeServer):
     def authenticate(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
         key = handler.headers.get("api-key")
         token = (handler.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
-        if key is not None and key in self.keys or key is None and token in self.tokens:
+        if (key is not None and key in self.keys) or (key is None and token in self.tokens):
             return
         message = (
             "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a "
@@ -124,7 +124,7 @@ class FakeAzureOpenAIJudgeServer(FakeOpenAIJudgeServer):
             {"Retry-After": self.retry_after, "retry-after-ms": str(int(float(self.retry_after) * 1000))},
         )
 
-    provider_faults = {"content_filter": _content_filter, "quota": _quota}
+    provider_faults: ClassVar[dict[str, Any]] = {"content_filter": _content_filter, "quota": _quota}
 
 
 # -- Amazon Bedrock ------------------------------------------------------------------------------
@@ -289,7 +289,11 @@ class FakeBedrockJudgeServer(FakeAnthropicJudgeServer):
             400, "ServiceQuotaExceededException", "Your request exceeded the service quota for your account."
         )
 
-    provider_faults = {"content_filter": _content_filter, "quota": _quota, "throttled": _throttled}
+    provider_faults: ClassVar[dict[str, Any]] = {
+        "content_filter": _content_filter,
+        "quota": _quota,
+        "throttled": _throttled,
+    }
 
 
 # -- Google Vertex AI ------------------------------------------------------------------------------
@@ -362,4 +366,4 @@ class FakeVertexJudgeServer(FakeGeminiJudgeServer):
         )
         return _Reply(429, self.error_body(429, message), {"Retry-After": self.retry_after})
 
-    provider_faults = {"content_filter": _content_filter, "quota": _quota}
+    provider_faults: ClassVar[dict[str, Any]] = {"content_filter": _content_filter, "quota": _quota}

@@ -40,7 +40,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 from rag_ci.judges.fake import JudgePolicy, UnknownPrompt
 
@@ -249,7 +249,7 @@ class FakeJudgeServer:
 
     rate_limit_headers: tuple[str, str] | None = None  # (limit, remaining) header names of the provider
     # Faults in a provider's own words (a content filter, a quota): fault name → the error reply.
-    provider_faults: dict[str, Any] = {}
+    provider_faults: ClassVar[dict[str, Any]] = {}
 
     def authenticate(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
         """Raise _Reply(401/403) when the request's credentials are not the server's (the clouds' servers check)."""

@@ -7,13 +7,13 @@ import pytest
 from fakes.judge_cases import REFUSAL, cases, score_questions
 from fakes.judge_servers import (
     SERVERS,
+    FakeAnthropicJudgeServer,
     FakeAzureOpenAIJudgeServer,
     FakeBedrockJudgeServer,
-    FakeVertexJudgeServer,
-    FakeAnthropicJudgeServer,
     FakeGeminiJudgeServer,
     FakeOllamaJudgeServer,
     FakeOpenAIJudgeServer,
+    FakeVertexJudgeServer,
 )
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.core.config.providers import PROVIDERS as PROVIDER_FACTS
