@@ -205,10 +205,7 @@ def build_judge(
         cloud=cloud,
     )
     policy = RetryPolicy(
-        max_retries=judge.max_retries,
-        backoff_s=judge.backoff_s,
-        timeout_s=judge.timeout_s,
-        max_wait_s=judge.max_wait_s,
+        judge.max_retries, judge.backoff_s, timeout_s=judge.timeout_s, max_wait_s=judge.max_wait_s
     )
     client = JudgeClient(
         lambda: spec.create(settings),
