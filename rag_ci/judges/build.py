@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rag_ci.core.config import Config, JudgeConfig, ModelConfig
+from rag_ci.core.config.cloud import CLOUD_SETTINGS
 from rag_ci.core.config.providers import takes_model
 from rag_ci.errors import RagCiError
 from rag_ci.judges.cloud_settings import cloud_settings, credentials_hint
@@ -38,7 +39,8 @@ def parse_judge_option(value: str, option: str = "--judge") -> dict[str, Any]:
     Model ids may contain ':' (Ollama tags, Bedrock ids), so only the first ':'
     separates the provider, and only an '@' followed by http(s):// starts the URL.
     The settings that belong to one model are reset so the ones in rag-ci.yml are not
-    silently applied to another: `base_url` (None when absent), `family` and `prices`.
+    silently applied to another: `base_url` (None when absent), `family`, `prices` and the
+    cloud settings (`deployment`, `region`...: set them in rag-ci.yml for a cloud provider).
     Merge the result over the config's judge fields.
     """
     match = _JUDGE_OPTION.match(value.strip())
@@ -55,10 +57,28 @@ def parse_judge_option(value: str, option: str = "--judge") -> dict[str, Any]:
     if not takes_model(provider):
         if model or url:
             raise RagCiError(f"{option} {value!r}: '{provider}' takes no model")
-        return {"provider": provider, "model": None, "base_url": None, "family": None, "prices": None}
+        return {
+            "provider": provider,
+            "model": None,
+            "base_url": None,
+            "family": None,
+            "prices": None,
+            **_NO_CLOUD,
+        }
     if not model:
         raise RagCiError(f"{option} {value!r}: the model is missing; {usage}")
-    return {"provider": provider, "model": model, "base_url": url, "family": None, "prices": None}
+    return {
+        "provider": provider,
+        "model": model,
+        "base_url": url,
+        "family": None,
+        "prices": None,
+        **_NO_CLOUD,
+    }
+
+
+# A cloud's settings belong to the provider they were written for (rag_ci/core/config/cloud.py).
+_NO_CLOUD = dict.fromkeys(CLOUD_SETTINGS)
 
 
 def judge_family(judge: ModelConfig, role: str = "judge") -> str:
