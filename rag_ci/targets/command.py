@@ -40,6 +40,7 @@ from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.base import ArrivedReply
 from rag_ci.targets.by_id import RepliesById, ask_by_id
 from rag_ci.targets.processes import OutputTail, finish_reader, permission_hint, target_process_kwargs
+from rag_ci.targets.reply_clock import reply_arrived
 from rag_ci.targets.reply_json import OFF_LOOP_BYTES, reply_bounds_problem
 from rag_ci.targets.stdout_lines import _EOF, LINE_LIMIT, STDOUT_RULE, _Lines, shown
 
@@ -154,6 +155,7 @@ class _Worker:
         line = await self.lines.get()
         # a wait for a pending line below is rag-ci's check, not the target's latency
         arrived_at = time.perf_counter()
+        reply_arrived()  # in lock-step this line decides the question: checking it is rag-ci's time
         await self._refuse_unreadable(line)
         assert isinstance(line, bytes)
         # A long line is checked and parsed in a worker thread: the event loop keeps serving the other workers.
