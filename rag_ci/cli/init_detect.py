@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_ci.files.bounded_read import read_head_text
+from rag_ci.files.project import leaves
+
 SKIP_FOLDERS = frozenset(
     {
         ".git",
@@ -33,6 +36,7 @@ SKIP_FOLDERS = frozenset(
     }
 )
 MAX_SOURCES = 300
+MAX_READ_BYTES = 100_000  # of each file: enough for the imports, the app object and the port
 REQUIREMENT_FILES = re.compile(
     r"^(requirements[\w.-]*\.(txt|in)|pyproject\.toml|pipfile|setup\.cfg|setup\.py)$", re.I
 )
@@ -88,10 +92,8 @@ def _files(root: Path) -> list[Path]:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[:100_000]
-    except OSError:
-        return ""
+    """Its first MAX_READ_BYTES, if it is a regular file (`main: /dev/zero` or a FIFO reads as "")."""
+    return read_head_text(path, MAX_READ_BYTES)
 
 
 def _port(text: str) -> int | None:
@@ -176,7 +178,9 @@ def _express(package: Path) -> Detected | None:
     if "express" not in dependencies:
         return None
     main = data.get("main") if isinstance(data.get("main"), str) else "index.js"
-    port = _port(_read(package.parent / main)) or 3000
+    script = package.parent / main
+    # Only a file of the repository, and only its head (`_read`: never a device or a FIFO).
+    port = (_port(_read(script)) if not leaves(script, package.parent) else None) or 3000
     start = (
         ["npm", "start"]
         if isinstance(data.get("scripts"), dict) and "start" in data["scripts"]
