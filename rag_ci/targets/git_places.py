@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 
-from rag_ci.targets.processes import target_user
+from rag_ci.targets.process_user import target_user
 
 MAX_DEPTH = 8
 MAX_FOLDERS = 20_000
