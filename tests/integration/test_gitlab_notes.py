@@ -108,3 +108,12 @@ def test_the_note_stays_within_gitlabs_limit():
 def test_a_project_path_is_sent_url_encoded(gitlab):
     GitLabProject(gitlab.url, "group/rag", Secret(TOKEN)).create_note(5, "hello")
     assert gitlab.requests[-1].path == "/api/v4/projects/group%2Frag/merge_requests/5/notes"
+
+
+def test_a_redirect_is_refused_so_the_token_never_follows_it(gitlab):
+    with FakeGitLabServer() as elsewhere:
+        elsewhere.add_user(TOKEN, "thief")
+        gitlab.inject("GET", r"/user$", 302, headers={"Location": f"{elsewhere.url}/user"})
+        with pytest.raises(GitLabError, match="HTTP 302"):
+            upsert_note(project(gitlab), 5, note_body("x"))
+        assert elsewhere.requests == []
