@@ -1,6 +1,7 @@
 """The action's `comment` input (always | on-change | on-failure | never), against FakeGitHubServer:
 a new comment only when the choice says so, an existing one always brought up to date (a stale
-red never stays), and the check run and the job summary written whatever the choice.
+red never stays), and the check run and the job summary written whatever the choice. The
+`junit` input's report beside results.json.
 
 The runs are canned (no RAG is started), as in test_github_action_modes.py."""
 
@@ -10,6 +11,7 @@ import io
 from pathlib import Path
 
 import pytest
+from junit_schema import Schema
 
 from builders import metric, question, run
 from fakes.fake_github import FakeGitHubServer
@@ -53,7 +55,7 @@ def project(tiny_project, tmp_path) -> Path:
     return tmp_path
 
 
-def pr_push(fake: FakeGitHubServer, project: Path, head, comment: str) -> int:
+def pr_push(fake: FakeGitHubServer, project: Path, head, comment: str, **inputs) -> int:
     """One pull_request run of the action with `head` as this push's result, against main's PASSING."""
     settings = Settings(
         event_name="pull_request",
@@ -67,6 +69,7 @@ def pr_push(fake: FakeGitHubServer, project: Path, head, comment: str) -> int:
         github_output=project / "output.txt",
         github_token=Secret("t0ken"),
         comment=comment,
+        **inputs,
     )
     (project / "summary.md").write_text("")
     github = connect(fake.url, Secret("t0ken"), "acme/rag", seconds_between_requests=0)
@@ -135,3 +138,16 @@ def test_an_unknown_choice_is_a_clear_input_error():
     ):
         Settings.from_environ({"RAG_CI_COMMENT": "sometimes"})
     assert Settings.from_environ({"RAG_CI_COMMENT": " On-Failure "}).comment == "on-failure"
+    assert Settings.from_environ({}).comment == "always" and Settings.from_environ({}).junit is False
+    assert Settings.from_environ({"RAG_CI_JUNIT": "true"}).junit is True
+
+
+def test_the_junit_input_writes_junit_xml_beside_results_json(fake, project):
+    fake.add_baseline_artifact({"results.json": PASSING.model_dump_json()})
+    assert pr_push(fake, project, REGRESSED, "always") == EXIT_REGRESSION
+    assert not (project / "rag-ci-output" / "junit.xml").exists()  # only when asked
+
+    assert pr_push(fake, project, REGRESSED, "always", junit=True) == EXIT_REGRESSION
+    xml = (project / "rag-ci-output" / "junit.xml").read_text(encoding="utf-8")
+    assert Schema.read().problems(xml) == []
+    assert '<failure type="regression"' in xml and xml.count("<failure") == 1
