@@ -15,7 +15,7 @@ from junit_schema import Schema
 
 from builders import metric, question, run
 from fakes.fake_github import FakeGitHubServer
-from rag_ci.action.entry import EXIT_PASS, EXIT_REGRESSION, action
+from rag_ci.action.entry import EXIT_ERROR, EXIT_PASS, EXIT_REGRESSION, action
 from rag_ci.action.settings import Secret, Settings
 from rag_ci.errors import RagCiError
 from rag_ci.files.results_file import save_results
@@ -151,3 +151,19 @@ def test_the_junit_input_writes_junit_xml_beside_results_json(fake, project):
     xml = (project / "rag-ci-output" / "junit.xml").read_text(encoding="utf-8")
     assert Schema.read().problems(xml) == []
     assert '<failure type="regression"' in xml and xml.count("<failure") == 1
+
+
+def test_a_run_that_cannot_evaluate_counts_as_failed_and_never_leaves_a_stale_verdict(fake, project):
+    fake.add_baseline_artifact({"results.json": PASSING.model_dump_json()})
+    assert pr_push(fake, project, PASSING, "always") == EXIT_PASS  # a green comment from an earlier push
+    [green] = ours(fake)
+    (project / "rag-ci.yml").write_text("target: {kind: nonsense}\n")  # this push breaks the config
+
+    assert pr_push(fake, project, PASSING, "never") == EXIT_ERROR
+    [now] = ours(fake)
+    assert now["id"] == green["id"] and "not evaluated" in now["body"]  # not left green
+
+    fake.comments.clear()
+    assert pr_push(fake, project, PASSING, "on-failure") == EXIT_ERROR  # an error is a failure: said
+    [posted] = ours(fake)
+    assert "not evaluated" in posted["body"]
