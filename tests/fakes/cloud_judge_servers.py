@@ -367,3 +367,87 @@ class FakeVertexJudgeServer(FakeGeminiJudgeServer):
         return _Reply(429, self.error_body(429, message), {"Retry-After": self.retry_after})
 
     provider_faults: ClassVar[dict[str, Any]] = {"content_filter": _content_filter, "quota": _quota}
+
+
+class FakeGoogleTokenJudgeServer(FakeVertexJudgeServer):
+    """Vertex AI and Google's OAuth token endpoint: `POST /token` trades a service account's signed
+    JWT (the application-default credentials of a key file) for an access token, as oauth2.googleapis.com
+    does; the assertion's RS256 signature is verified with the account's public key."""
+
+    def __init__(self, *, public_key: Any, account: str, **options: Any):
+        super().__init__(**options)
+        self.public_key, self.account = public_key, account
+        self.tokens = {"ya29.fake-token-from-a-signed-jwt-0123456789"}
+        self.assertions: list[dict] = []  # the claims of every verified assertion
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        if urlsplit(handler.path).path != "/token":
+            super()._handle(handler)
+            return
+        raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0)).decode()
+        form = dict(parse_qsl(raw))
+        status, payload = 400, {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}
+        claims = self._verified_claims(form.get("assertion", ""))
+        if form.get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer" and claims is not None:
+            with self._lock:
+                self.assertions.append(claims)
+            status, payload = (
+                200,
+                {"access_token": next(iter(self.tokens)), "expires_in": 3599, "token_type": "Bearer"},
+            )
+        data = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def _verified_claims(self, assertion: str) -> dict | None:
+        import base64
+
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
+        def decode(part: str) -> bytes:
+            return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+        try:
+            header, claims, signature = assertion.split(".")
+            self.public_key.verify(
+                decode(signature), f"{header}.{claims}".encode(), padding.PKCS1v15(), hashes.SHA256()
+            )
+        except (ValueError, InvalidSignature):
+            return None
+        decoded = json.loads(decode(claims))
+        return (
+            decoded
+            if decoded.get("iss") == self.account and decoded.get("aud", "").endswith("/token")
+            else None
+        )
+
+
+def service_account_file(path: Any, token_uri: str, account: str) -> Any:
+    """A service account key file (an application-default credential) whose token endpoint is
+    `token_uri`; returns the public key that verifies its signatures."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    path.write_text(
+        json.dumps(
+            {
+                "type": "service_account",
+                "project_id": "rag-ci-test",
+                "private_key_id": "fake-key-1",
+                "private_key": pem,
+                "client_email": account,
+                "client_id": "1",
+                "token_uri": token_uri,
+            }
+        )
+    )
+    return key.public_key()

@@ -289,3 +289,24 @@ def test_a_request_whose_body_was_changed_after_signing_is_refused(fake_judge):
         assert reply.code == 403
         assert reply.headers["x-amzn-ErrorType"].startswith("InvalidSignatureException")
     assert server.verified == 0
+
+
+@pytest.mark.parametrize("model", [JUDGE_MODELS["vertex"], "claude-haiku-4-5@20251001"])
+def test_vertex_finds_application_default_credentials_and_trades_the_signed_jwt_for_a_token(
+    model, tmp_path, monkeypatch
+):
+    from fakes.cloud_judge_servers import FakeGoogleTokenJudgeServer, service_account_file
+
+    account = "rag-ci-judge@rag-ci-test.iam.gserviceaccount.com"
+    with FakeGoogleTokenJudgeServer(public_key=None, account=account) as server:
+        key_file = tmp_path / "service-account.json"
+        server.public_key = service_account_file(key_file, f"{server.url}/token", account)
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+        env = {k: v for k, v in FAKE_KEYS.items() if k != "GOOGLE_OAUTH_ACCESS_TOKEN"}
+        scorer = build_judge(judge_config("vertex", server, model=model, metrics=ONE_CALL), env=env)
+        assert score_cases(scorer).questions[0].metrics["correctness"].passed is True
+        assert server.presented_keys == server.tokens  # the token the signed assertion was traded for
+        assert (
+            server.assertions
+            and server.assertions[0]["scope"] == "https://www.googleapis.com/auth/cloud-platform"
+        )
