@@ -310,3 +310,45 @@ def test_vertex_finds_application_default_credentials_and_trades_the_signed_jwt_
             server.assertions
             and server.assertions[0]["scope"] == "https://www.googleapis.com/auth/cloud-platform"
         )
+
+
+def test_a_judged_run_of_the_example_gives_each_cloud_the_verdicts_of_the_openai_compatible_path(
+    tmp_path, fake_judge
+):
+    import shutil
+
+    import yaml
+
+    from builders import EXAMPLES
+    from fakes.judge_setup import CLOUD_SETTINGS
+    from rag_ci.cli import cli
+
+    example = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, example, ignore=shutil.ignore_patterns(".index", "out"))
+    original = yaml.safe_load((example / "rag-ci.yml").read_text())
+
+    def judged_run(provider: str) -> dict:
+        server = fake_judge(provider)
+        judge = {"provider": provider, "model": JUDGE_MODELS[provider], "base_url": server.base_url}
+        config = example / f"rag-ci-{provider}.yml"
+        config.write_text(
+            yaml.safe_dump({**original, "judge": {**judge, **CLOUD_SETTINGS.get(provider, {})}})
+        )
+        output = tmp_path / f"{provider}.json"
+        args = ["run", "--config", str(config), "--shard", "1/8", "--output", str(output), "--no-progress"]
+        result = CliRunner().invoke(cli, args, env={"EXAMPLE_RAG_REGRESSION": "", **FAKE_KEYS})
+        assert result.exit_code == 0, result.output
+        assert server.requests > 0 and all(r.status == 200 for r in server.log)
+        run = json.loads(output.read_text())
+        return {
+            q["id"]: (
+                q["verdict"],
+                {n: (m["score"], m["passed"]) for n, m in q["metrics"].items() if m["kind"] == "judge"},
+            )
+            for q in run["questions"]
+        }
+
+    expected = judged_run("openai-compatible")
+    assert expected and all(scores for _, scores in expected.values())
+    for provider in CLOUDS:
+        assert judged_run(provider) == expected, provider
