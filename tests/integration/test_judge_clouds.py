@@ -317,15 +317,13 @@ def test_a_judged_run_of_the_example_gives_each_cloud_the_verdicts_of_the_openai
 ):
     import shutil
 
-    import yaml
-
     from builders import EXAMPLES
     from fakes.judge_setup import CLOUD_SETTINGS
     from rag_ci.cli import cli
 
     example = tmp_path / "examples"
     shutil.copytree(EXAMPLES, example, ignore=shutil.ignore_patterns(".index", "out"))
-    original = yaml.safe_load((example / "rag-ci.yml").read_text())
+    original = (example / "rag-ci.yml").read_text()
 
     def judged_run(provider: str) -> dict:
         server = fake_judge(provider)
