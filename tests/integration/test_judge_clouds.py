@@ -329,9 +329,9 @@ def test_a_judged_run_of_the_example_gives_each_cloud_the_verdicts_of_the_openai
         server = fake_judge(provider)
         judge = {"provider": provider, "model": JUDGE_MODELS[provider], "base_url": server.base_url}
         config = example / f"rag-ci-{provider}.yml"
-        config.write_text(
-            yaml.safe_dump({**original, "judge": {**judge, **CLOUD_SETTINGS.get(provider, {})}})
-        )
+        # A flow mapping (JSON is YAML) appended to the example's own configuration.
+        settings = json.dumps({**judge, **CLOUD_SETTINGS.get(provider, {})})
+        config.write_text(f"{original}judge: {settings}\n")
         output = tmp_path / f"{provider}.json"
         args = ["run", "--config", str(config), "--shard", "1/8", "--output", str(output), "--no-progress"]
         result = CliRunner().invoke(cli, args, env={"EXAMPLE_RAG_REGRESSION": "", **FAKE_KEYS})
