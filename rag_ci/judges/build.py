@@ -20,6 +20,7 @@ from rag_ci.core.config.providers import takes_model
 from rag_ci.errors import RagCiError
 from rag_ci.judges.cloud_settings import cloud_settings, credentials_hint
 from rag_ci.judges.families import FAKE_FAMILY, canonical_family, check_families, family_of
+from rag_ci.judges.maintained_prices import maintained_price
 from rag_ci.judges.pinning import alias_problem
 from rag_ci.judges.prices import Price, resolve_price
 from rag_ci.judges.providers import ProviderSpec, provider_spec
@@ -165,7 +166,13 @@ def model_price(judge: ModelConfig, spec: ProviderSpec, role: str = "judge") -> 
     fallback = None if spec.self_hosted else deepeval_price
     # Under a spend cap a self-hosted model's unknown price is not taken as free: the cap would bound nothing.
     assume_free = spec.self_hosted and judge.max_cost_usd is None
-    price = resolve_price(judge.model or "", override=override, self_hosted=assume_free, fallback=fallback)
+    price = resolve_price(
+        judge.model or "",
+        override=override,
+        self_hosted=assume_free,
+        fallback=fallback,
+        maintained=maintained_price(judge.provider),
+    )
     if price is None and judge.max_cost_usd is not None:
         raise RagCiError(
             f"rag-ci has no price for {role} model '{judge.model}', so `{role}.max_cost_usd` cannot be kept; set "
