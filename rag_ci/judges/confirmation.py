@@ -20,7 +20,7 @@ from typing import Any
 
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import Context, MetricResult
-from rag_ci.core.scoring.judge_votes import HOLDS_AT, Rule, state
+from rag_ci.core.scoring.judge_votes import HOLDS_AT, STORED_FAIL_HOLDS_AT, Rule, state
 from rag_ci.judges.majority import (
     choose_by_majority,
     decide_by_majority,
@@ -195,6 +195,7 @@ async def confirm_stored_fail(
             known=known,
             hoped=True,
             side=BASELINE,
+            holds_at=STORED_FAIL_HOLDS_AT,
         )
         head = "pass"
         if base == "pass":

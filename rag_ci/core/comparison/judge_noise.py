@@ -64,13 +64,18 @@ def judge_noise(head: RunResult) -> tuple[JudgeNoise, ...]:
 
 
 def with_established_baseline(base: RunResult, head: RunResult) -> RunResult:
-    """The baseline as confirmation established it: a metric whose stored pass was noise fails, and
-    one whose flip stayed split takes the head's verdict (no flip, nothing to gate)."""
+    """The baseline as confirmation established it: a metric whose stored pass was noise fails, one
+    whose stored fail was noise (re-judged, its pass established) passes, and one whose flip stayed
+    split takes the head's verdict (no flip, nothing to gate)."""
     corrections: dict[str, dict[str, bool | None]] = {}
     for q in head.questions:
         for name, m in q.metrics.items():
-            if m.baseline_votes and (m.judge_split or m.baseline_confirmed is False):
+            if not m.baseline_votes:
+                continue
+            if m.judge_split or m.baseline_confirmed is False:
                 corrections.setdefault(q.id, {})[name] = m.passed
+            elif m.baseline_confirmed is True and m.baseline_votes[0] is False:
+                corrections.setdefault(q.id, {})[name] = True
     if not corrections:
         return base
     questions = [_corrected(q, corrections[q.id]) if q.id in corrections else q for q in base.questions]
@@ -79,12 +84,14 @@ def with_established_baseline(base: RunResult, head: RunResult) -> RunResult:
 
 def _corrected(old: QuestionResult, verdicts: dict[str, bool | None]) -> QuestionResult:
     metrics = {
-        name: m.model_copy(update={"passed": verdicts[name]}) if name in verdicts and m.passed else m
+        name: m.model_copy(update={"passed": verdicts[name]})
+        if name in verdicts and m.passed is not None and verdicts[name] is not None
+        else m
         for name, m in old.metrics.items()
     }
-    verdict = (
-        "fail" if old.verdict == "pass" and any(m.passed is False for m in metrics.values()) else old.verdict
-    )
+    verdict = old.verdict
+    if old.verdict in ("pass", "fail"):  # an error or a routing leak stands whatever the judge says
+        verdict = "fail" if any(m.passed is False for m in metrics.values()) else "pass"
     return old.model_copy(update={"metrics": metrics, "verdict": verdict})
 
 

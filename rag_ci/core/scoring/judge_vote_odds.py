@@ -19,6 +19,7 @@ from rag_ci.core.scoring.judge_votes import (
     HOLDS_AT,
     MAX_VOTES,
     POWER_TARGET,
+    STORED_FAIL_HOLDS_AT,
     Rule,
     disagreement_rate,
     state,
@@ -73,7 +74,8 @@ def _head(p: float, rule: Rule, truth: bool, fails: int, passes: int) -> SideOdd
 
 
 def _base(p: float, rule: Rule, truth: bool, stored: bool) -> SideOdds:
-    return side_odds(p, rule, truth, True, int(not stored), int(stored))  # the baseline's pass would matter
+    holds_at = HOLDS_AT if stored else STORED_FAIL_HOLDS_AT
+    return side_odds(p, rule, truth, True, int(not stored), int(stored), holds_at)  # its pass would matter
 
 
 def _regression(p: float, rule: Rule, head_truth: bool, base_truth: bool, votes_on_changed: int) -> tuple[float, float]:

@@ -29,7 +29,7 @@ DEFAULT_DISAGREEMENT = 0.05
 # The chance an unchanged verdict's noise alone makes a regression, per judged metric.
 FALSE_ALARM_TARGET = 1e-3
 # The chance a truly broken metric, its first verdicts right, is established on both sides.
-POWER_TARGET = 0.995
+POWER_TARGET = 0.999
 # The most votes either side ever gets (its first or stored verdict included).
 MAX_VOTES = 15
 # A measured disagreement rate is clamped here: 0 would make one vote proof, 0.5 is a coin.
@@ -37,6 +37,9 @@ _RATE_BOUNDS = (0.005, 0.3)
 # The verdict that does not matter holds, once the other can no longer be established, when
 # it leads by this much (a lead of one is a single dissent: a split).
 HOLDS_AT = 2
+# A baseline's stored fail re-judged (it may be noise hiding a regression) holds at a lead of three:
+# two re-judgements more failing than passing, as it takes against a first verdict that would matter.
+STORED_FAIL_HOLDS_AT = 3
 
 State = Literal["pass", "fail", "split", "open"]
 
