@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_ci.core.results import MetricResult, QuestionResult
-from rag_ci.core.scoring.judge_votes import Rule
+from rag_ci.core.scoring.judge_votes import Rule, stored_fail_holds_at
 from rag_ci.judges.cache import verdict_cache_key
 from rag_ci.judges.confirmation import (
     HEAD,
@@ -92,7 +92,16 @@ class Confirmer:
                 return runs[0], runs[0].result
             self.confirmations += 1
             return await confirm_stored_fail(
-                self.judge, spec, case, key, runs, stored, stored_key or "", rule=self.rule, known=self.known
+                self.judge,
+                spec,
+                case,
+                key,
+                runs,
+                stored,
+                stored_key or "",
+                rule=self.rule,
+                known=self.known,
+                holds_at=stored_fail_holds_at(self.votes_on_changed),
             )
         self.confirmations += 1
         return await confirm_drop(
@@ -126,4 +135,3 @@ def _second_kept(runs: list[Measurement]) -> MetricResult:
             "confirm_calls": sum(r.log.calls for r in runs[1:]),
         }
     )
-

@@ -20,7 +20,7 @@ from typing import Any
 
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import Context, MetricResult
-from rag_ci.core.scoring.judge_votes import HOLDS_AT, STORED_FAIL_HOLDS_AT, Rule, state
+from rag_ci.core.scoring.judge_votes import HOLDS_AT, Rule, state
 from rag_ci.judges.majority import (
     choose_by_majority,
     decide_by_majority,
@@ -177,6 +177,7 @@ async def confirm_stored_fail(
     *,
     rule: Rule,
     known: Mapping[str, Any],
+    holds_at: int,
 ) -> tuple[Measurement, MetricResult]:
     """A changed answer failing a metric its baseline failed too: the baseline's fail may be noise
     hiding a regression. Its stored answer is re-judged first (its fail usually holds: one or two
@@ -195,7 +196,7 @@ async def confirm_stored_fail(
             known=known,
             hoped=True,
             side=BASELINE,
-            holds_at=STORED_FAIL_HOLDS_AT,
+            holds_at=holds_at,
         )
         head = "pass"
         if base == "pass":

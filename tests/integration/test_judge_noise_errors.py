@@ -10,6 +10,7 @@ gates as errors do. docs/noise.md, "Judge noise".
 from __future__ import annotations
 
 import pytest
+
 from fakes.judge_cases import cases, score_once
 from fakes.judge_setup import judge_config
 from rag_ci.core.comparison.compare import compare
@@ -32,12 +33,16 @@ def regression_under(server, **judge):
 @pytest.mark.parametrize(
     ("fault", "says"), [("500", "500"), ("hang", "time"), ("invalid_json", "json"), ("429", "429")]
 )
-def test_a_judge_failing_its_re_judgements_makes_the_metric_an_error_that_gates(fake_judge, side, fault, says):
+def test_a_judge_failing_its_re_judgements_makes_the_metric_an_error_that_gates(
+    fake_judge, side, fault, says
+):
     server = fake_judge("openai", hang_s=1.5, retry_after="1")
     server.fail_rejudging(BROKEN.wrong if side == "head" else BROKEN.reworded, always=fault)
     comparison, record = regression_under(server, **FAST_FAILURE)
     metric = record.metrics["correctness"]
-    assert metric.error is not None and says in metric.error.lower() and metric.error.startswith("judge error")
+    assert (
+        metric.error is not None and says in metric.error.lower() and metric.error.startswith("judge error")
+    )
     rejudged = "this PR's answer" if side == "head" else "the baseline's stored answer"
     assert rejudged in metric.error
     assert metric.passed is None and not metric.judge_split and metric.baseline_confirmed is None

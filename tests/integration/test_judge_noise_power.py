@@ -11,6 +11,7 @@ other 10. docs/noise.md, "Judge noise": one verdict per changed answer cannot be
 from __future__ import annotations
 
 import pytest
+
 from fakes.judge_cases import cases, score_once
 from fakes.judge_setup import judge_config
 from rag_ci.core.comparison.compare import compare

@@ -19,10 +19,10 @@ from rag_ci.core.scoring.judge_votes import (
     HOLDS_AT,
     MAX_VOTES,
     POWER_TARGET,
-    STORED_FAIL_HOLDS_AT,
     Rule,
     disagreement_rate,
     state,
+    stored_fail_holds_at,
 )
 
 
@@ -64,7 +64,9 @@ class RuleRow:
     lead: int
     cap: int
     false_regression: float  # P(an unchanged metric, truly passing or failing on both sides, regresses)
-    caught: float  # P(a metric truly broken by the PR is called a regression), baseline judged by the same judge
+    caught: (
+        float  # P(a metric truly broken by the PR is called a regression), baseline judged by the same judge
+    )
     power: float  # the same, given the first verdicts on both sides are right (the cap's target)
     calls_per_metric: float  # expected extra judgements per unchanged, truly passing metric
 
@@ -73,12 +75,14 @@ def _head(p: float, rule: Rule, truth: bool, fails: int, passes: int) -> SideOdd
     return side_odds(p, rule, truth, False, fails, passes)  # the head's fail would matter
 
 
-def _base(p: float, rule: Rule, truth: bool, stored: bool) -> SideOdds:
-    holds_at = HOLDS_AT if stored else STORED_FAIL_HOLDS_AT
+def _base(p: float, rule: Rule, truth: bool, stored: bool, votes_on_changed: int = 1) -> SideOdds:
+    holds_at = HOLDS_AT if stored else stored_fail_holds_at(votes_on_changed)
     return side_odds(p, rule, truth, True, int(not stored), int(stored), holds_at)  # its pass would matter
 
 
-def _regression(p: float, rule: Rule, head_truth: bool, base_truth: bool, votes_on_changed: int) -> tuple[float, float]:
+def _regression(
+    p: float, rule: Rule, head_truth: bool, base_truth: bool, votes_on_changed: int
+) -> tuple[float, float]:
     """P(a regression) and expected extra votes for one metric, over the first verdicts of both sides.
 
     Stored pass, fresh fail: the head confirmed, then the baseline. Stored fail, fresh fail: the
@@ -93,7 +97,7 @@ def _regression(p: float, rule: Rule, head_truth: bool, base_truth: bool, votes_
     total += base_p * (1 - head_p) * head.hoped * base.hoped
     calls += base_p * (1 - head_p) * (head.votes + head.hoped * base.votes)
     # stored fail, fresh fail: the baseline first (its fail usually holds: the cheaper side)
-    base_f = _base(p, rule, base_truth, False)
+    base_f = _base(p, rule, base_truth, False, votes_on_changed)
     total += (1 - base_p) * (1 - head_p) * base_f.hoped * head.hoped
     calls += (1 - base_p) * (1 - head_p) * (base_f.votes + base_f.hoped * head.votes)
     if votes_on_changed > 1:  # stored pass, fresh pass: a second verdict
@@ -105,7 +109,9 @@ def _regression(p: float, rule: Rule, head_truth: bool, base_truth: bool, votes_
     return total, calls
 
 
-def rule_row(p: float, confirm_runs: int = 3, votes_on_changed: int = 1, truly_failing: float = 0.0) -> RuleRow:
+def rule_row(
+    p: float, confirm_runs: int = 3, votes_on_changed: int = 1, truly_failing: float = 0.0
+) -> RuleRow:
     """The rule `rule_for(p, confirm_runs)` on a metric truly passing on both sides (or failing on
     both, a share `truly_failing` of them), and on a truly broken one."""
     rule = rule_for(p, confirm_runs)

@@ -37,9 +37,6 @@ _RATE_BOUNDS = (0.005, 0.3)
 # The verdict that does not matter holds, once the other can no longer be established, when
 # it leads by this much (a lead of one is a single dissent: a split).
 HOLDS_AT = 2
-# A baseline's stored fail re-judged (it may be noise hiding a regression) holds at a lead of three:
-# two re-judgements more failing than passing, as it takes against a first verdict that would matter.
-STORED_FAIL_HOLDS_AT = 3
 
 State = Literal["pass", "fail", "split", "open"]
 
@@ -53,7 +50,9 @@ class Rule:
 
     def __post_init__(self) -> None:
         if not 1 <= self.lead <= self.cap:
-            raise ValueError(f"a confirmation rule needs 1 <= lead <= cap, got lead {self.lead}, cap {self.cap}")
+            raise ValueError(
+                f"a confirmation rule needs 1 <= lead <= cap, got lead {self.lead}, cap {self.cap}"
+            )
 
 
 def disagreement_rate(measured: float | None) -> float:
@@ -81,6 +80,14 @@ def state(votes: list[bool], rule: Rule, hoped: bool | None = None, holds_at: in
         if hoped_lead + left < rule.lead:
             return "split"
     return "split" if left == 0 else "open"
+
+
+def stored_fail_holds_at(votes_on_changed: int) -> int:
+    """Where a baseline's stored fail, re-judged because it may be noise hiding a regression, holds.
+    By default at a lead of two: one re-judgement agreeing with it, the cheap case of every answer
+    failing before and now. Under `judge.votes_on_changed_answers: 2` the team pays for power: at
+    three, as it takes against a first verdict that would matter."""
+    return HOLDS_AT + (votes_on_changed > 1)
 
 
 def split_label(votes: list[bool]) -> str:
