@@ -110,11 +110,16 @@ def _regression(
 
 
 def rule_row(
-    p: float, confirm_runs: int = 3, votes_on_changed: int = 1, truly_failing: float = 0.0
+    p: float,
+    confirm_runs: int = 3,
+    votes_on_changed: int = 1,
+    truly_failing: float = 0.0,
+    assumed: float | None = None,
 ) -> RuleRow:
-    """The rule `rule_for(p, confirm_runs)` on a metric truly passing on both sides (or failing on
-    both, a share `truly_failing` of them), and on a truly broken one."""
-    rule = rule_for(p, confirm_runs)
+    """The rule `rule_for(assumed or p, confirm_runs)` (built for the disagreement rate the config
+    gives, `assumed`, else for p) on a judge flipping p of its verdicts: on a metric truly passing on
+    both sides (or failing on both, a share `truly_failing` of them), and on a truly broken one."""
+    rule = rule_for(p if assumed is None else assumed, confirm_runs)
     p = disagreement_rate(p)
     passing, calls = _regression(p, rule, True, True, votes_on_changed)
     failing, _ = _regression(p, rule, False, False, votes_on_changed)
