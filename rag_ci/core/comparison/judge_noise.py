@@ -32,6 +32,7 @@ class JudgeNoise:
     baseline_votes: tuple[bool, ...]
 
     passed: bool | None = None  # the verdict that holds, for "disagreed"
+    on_baseline: bool = False  # a split of the baseline's stored answer (else of this PR's)
 
     @property
     def label(self) -> str:
@@ -45,7 +46,7 @@ class JudgeNoise:
                 f"baseline verdict was noise: {self.metric} on the baseline's answer re-judged "
                 f"{b[1:].count(False)} fail, {b[1:].count(True)} pass"
             )
-        if len(self.baseline_votes) > 1:
+        if self.on_baseline:
             return f"judge split {split_label(list(self.baseline_votes))} on the baseline's answer ({self.metric})"
         return f"judge split {split_label(list(self.head_votes))} ({self.metric})"
 
@@ -67,8 +68,18 @@ def judge_noise(head: RunResult) -> tuple[JudgeNoise, ...]:
             elif len(set(m.confirm_runs)) > 1 and m.baseline_confirmed is not True:
                 kind = "disagreed"
             if kind is not None:
+                # A split on the baseline's side leaves it unestablished; established, the head split.
+                on_baseline = kind == "split" and len(m.baseline_votes) > 1 and m.baseline_confirmed is None
                 found.append(
-                    JudgeNoise(q.id, name, kind, tuple(m.confirm_runs), tuple(m.baseline_votes), m.passed)
+                    JudgeNoise(
+                        q.id,
+                        name,
+                        kind,
+                        tuple(m.confirm_runs),
+                        tuple(m.baseline_votes),
+                        m.passed,
+                        on_baseline,
+                    )
                 )
     return tuple(found)
 
