@@ -28,6 +28,7 @@ from rag_ci.judges.majority import (
 )
 from rag_ci.judges.metrics import JudgeMetricSpec
 from rag_ci.judges.replies import CallLog
+from rag_ci.judges.split_on import split_on
 
 Case = tuple[Question, str, list[Context]]
 HEAD, BASELINE = "this PR's answer", "the baseline's stored answer"
@@ -144,7 +145,9 @@ async def confirm_drop(
         passing = next((r for r in runs if r.result.passed), None)
         chosen = passing or runs[0]
         verdict = {"passed": True} if passing else {"passed": None}
-        return chosen, _with(chosen, runs, head_votes, calls, judge_split=head == "split", **verdict)
+        return chosen, _with(
+            chosen, runs, head_votes, calls, judge_split=head == "split", split_on=split_on(runs), **verdict
+        )
     chosen = next(r for r in runs if r.result.passed is False)
     if baseline_case is None:
         # Nothing stored that the baseline's verdict was given on (an answer missing, emptied or
@@ -162,6 +165,7 @@ async def confirm_drop(
         baseline_confirmed=confirmed,
         baseline_cache_key=baseline_key,
         judge_split=confirmed is None,
+        split_on=split_on(base_runs if confirmed is None else runs),
         extra_cost=sum(r.result.judge_cost_usd for r in base_runs),
     )
 
@@ -233,6 +237,7 @@ async def confirm_stored_fail(
         baseline_confirmed=True,
         baseline_cache_key=baseline_key,
         judge_split=head == "split",
+        split_on=split_on(runs),
         extra_cost=extra,
     )
 

@@ -166,3 +166,17 @@ def test_a_multi_verdict_metric_is_confirmed_by_asking_only_its_verdict_step_aga
     assert metric.confirm_runs == [False] * 3 and metric.baseline_votes == [True] * 3
     # + the reason the regression's row prints (one call, every step replayed).
     assert sorted(server.kinds()) == sorted(["claims"] + ["faithfulness_verdicts"] * (1 + 2 + 2) + ["reason"])
+
+
+def test_an_unstable_faithfulness_verdict_names_the_claim_its_votes_disagreed_on(fake_judge):
+    # Faithfulness votes are a verdict per claim of the answer: the row quotes the claim whose
+    # verdict differed between votes, so a person can decide.
+    _, runs = reworded_prs(
+        fake_judge, p=0.30, seed=5, metrics={"faithfulness": {}}, prs=1, disagreement_rate=0.3
+    )
+    cmp, head, _ = runs[0]
+    named = [n for n in cmp.judge_noise if n.split_on]
+    assert named
+    for n in named:
+        answer = head.by_id()[n.id].answer or ""
+        assert n.split_on in answer and n.label.endswith(f"split on: “{n.split_on}”")

@@ -33,10 +33,15 @@ class JudgeNoise:
 
     passed: bool | None = None  # the verdict that holds, for "disagreed"
     on_baseline: bool = False  # a split of the baseline's stored answer (else of this PR's)
+    split_on: str | None = None  # the claim or statement the votes disagreed on (untrusted)
 
     @property
     def label(self) -> str:
-        """What the question's row says."""
+        """What the question's row says, with what the votes disagreed on when it is known."""
+        on = f" — split on: “{self.split_on}”" if self.split_on else ""
+        return self._verdict_words() + on
+
+    def _verdict_words(self) -> str:
         if self.kind == "disagreed":
             held = "pass" if self.passed else "fail"
             return f"{self.metric} judged {_tally(list(self.head_votes), held)} on this PR's answer: its {held} holds"
@@ -79,6 +84,7 @@ def judge_noise(head: RunResult) -> tuple[JudgeNoise, ...]:
                         tuple(m.baseline_votes),
                         m.passed,
                         on_baseline,
+                        m.split_on,
                     )
                 )
     return tuple(found)
