@@ -8,11 +8,13 @@ client's semaphore). Per metric:
    calls whose reply the baseline kept (`rag_ci.judges.replies`: faithfulness' truths
    of unchanged contexts, its claims of an unchanged answer) are replayed, not made;
    judge failures after retries become `error` on that metric, never an exception;
-3. confirmation: a pass → fail flip is confirmed on both sides (rag_ci.judges.confirmation:
-   the head's answer, then the baseline's stored answer, re-judged until the evidence decides,
-   docs/noise.md "Judge noise"); a fail → pass flip (a gain) is judged again until a majority
-   of `confirm_runs` verdicts agree. A question needs one pass → fail flip confirmed on both
-   sides to regress (or get worse): its other such flips are then left as judged;
+3. confirmation (rag_ci.judges.confirm_policy, docs/noise.md "Judge noise"): a pass → fail
+   flip is confirmed on both sides (the head's answer, then the baseline's stored answer,
+   re-judged until one verdict leads by what the judge's disagreement rate needs); a changed
+   answer failing a metric its baseline failed too gets the baseline's fail re-judged; a fail →
+   pass flip (a gain) is judged again until a majority of `confirm_runs` verdicts agree. A
+   question needs one gating flip established on both sides to regress (or get worse): its
+   other such flips are then left as judged;
 4. the reason (`explain`, once the engine has the question's whole record), for one
    failing verdict of a question the comparison with the baseline explains (a regression,
    a worse question, no usable baseline verdict: `rag_ci.core.comparison.question_change.reasons_shown`),
@@ -223,8 +225,8 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
 
 @dataclass
 class _Settled:
-    """One question's gating flips (pass → fail against the baseline): one confirmed by the
-    majority of `confirm_runs` decides the question (a regression, or worse), so its other
+    """One question's gating flips (pass → fail against the baseline): one established on both
+    sides decides the question (a regression, or worse), so its other
     gating flips keep their single verdict (`confirm_runs` empty) and cost no re-judgement.
     Flips outvoted by their confirmation settle nothing: the next one is confirmed. A
     question the engine found regressed without the judge starts settled. `confirm_each`
