@@ -10,12 +10,21 @@ one verdict: its reason is the nearest thing to a claim.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from rag_ci.judges.replies import EXTRACTION_STEPS
+from rag_ci.core.results import MetricResult
+from rag_ci.judges.replies import EXTRACTION_STEPS, CallLog
 
-if TYPE_CHECKING:  # confirmation imports this module
-    from rag_ci.judges.confirmation import Measurement
+
+class Measurement(Protocol):
+    """One vote: what `rag_ci.judges.confirmation.Measurement` holds (that module imports this one)."""
+
+    @property
+    def result(self) -> MetricResult: ...
+
+    @property
+    def log(self) -> CallLog: ...
+
 
 _ITEMS = ("claims", "statements", "truths")
 _LIMIT = 200
