@@ -8,11 +8,14 @@ correctness fails them), so a noise pass on the baseline can look like a regress
 baseline, `prs` pull requests reword every answer (same facts, new text: every answer is judged
 afresh) and one makes 10 good answers wrong at the same noise (real regressions). Counted: runs
 red, false regressions + "worse" per 10 runs, real regressions caught, judge calls per question
-on the cold baseline and on a reworded PR (confirmation included). Runs in-process through
-`run_project` with an in-memory target; the judge answers without delay.
+on the cold baseline and on a reworded PR (confirmation included), and the power (real
+regressions caught / real regressions), with the default policy and with
+`judge.votes_on_changed_answers: 2`, beside "before": the figures of the rule this one replaced
+(recorded), or of any checkout measured in the same run (`--before PATH`: that checkout's
+rag_ci, in another process). Runs in-process through `run_project` with an in-memory target;
+the judge answers without delay.
 
-`python benchmarks/judge_noise.py` prints the figure as JSON: run it with PYTHONPATH at another
-checkout to measure that code (docs/noise.md says how "before" was measured).
+`python benchmarks/judge_noise.py [--before PATH]` prints the figure as JSON.
 """
 
 from __future__ import annotations

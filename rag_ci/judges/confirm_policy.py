@@ -58,7 +58,13 @@ class Confirmer:
         if self.confirm_runs <= 1 or baseline is None or before is None or first.passed is None:
             return runs[0], first
         changed = before.cache_key != key
-        if first.passed and before.passed and changed and self.votes_on_changed > 1:
+        if (
+            first.passed
+            and before.passed
+            and changed
+            and self.votes_on_changed > 1
+            and not settled.gating_flip_confirmed  # a settled question's other flips stay as judged
+        ):
             second = await self.judge(spec, case, key, known=runs[0].log.extraction(), fresh=True)
             if second.result.error is not None or second.result.passed is None:
                 return runs[0], errored(runs[0], runs, ConfirmationError(second, HEAD), 0)
