@@ -11,8 +11,8 @@ red, false regressions + "worse" per 10 runs, real regressions caught, judge cal
 on the cold baseline and on a reworded PR (confirmation included), and the power (real
 regressions caught / real regressions), with the default policy and with
 `judge.votes_on_changed_answers: 2`, beside "before": the figures of the rule this one replaced
-(recorded), or of any checkout measured in the same run (`--before PATH`: that checkout's
-rag_ci, in another process). Runs in-process through `run_project` with an in-memory target;
+(recorded), or of any checkout measured in the same run (`--before PATH`: that checkout's copy
+of this file and its rag_ci, in another process). Runs in-process through `run_project` with an in-memory target;
 the judge answers without delay.
 
 `python benchmarks/judge_noise.py [--before PATH]` prints the figure as JSON.
@@ -224,22 +224,27 @@ RECORDED_BEFORE: dict[str, dict[str, Any]] = {
 RATES = (0.0, 0.05, 0.10)
 
 
-def _before(checkout: str | None, baselines: int, prs: int) -> dict[str, Any]:
-    """The same measurement with `checkout`'s rag_ci (another process), else the recorded figures."""
+def _before(checkout: str | None) -> dict[str, Any]:
+    """The same figure measured by `checkout`'s own copy of this file and its rag_ci (in another
+    process, from that folder), else the recorded figures."""
     if checkout is None:
         return {"recorded": "8d5a23c", **RECORDED_BEFORE}
     import os
     import subprocess
 
-    env = {**os.environ, "PYTHONPATH": checkout}
+    folder = Path(checkout).resolve()
     out = subprocess.run(
-        [sys.executable, __file__, "--measure", str(baselines), str(prs)],
-        env=env,
+        [sys.executable, str(folder / "benchmarks" / "judge_noise.py")],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(folder)},
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    return {"measured": checkout, **json.loads(out)}
+    after = json.loads(out)["after"]
+    for row in after.values():
+        row.setdefault("power", row["real_regressions_caught"] / max(1, row["real_regressions"]))
+    return {"measured": str(folder), **after}
 
 
 def judge_noise_figure(baselines: int = 2, prs: int = 5, before: str | None = None) -> dict[str, Any]:
@@ -260,7 +265,7 @@ def judge_noise_figure(baselines: int = 2, prs: int = 5, before: str | None = No
     }
     return {
         "ratio": x["false_alarms_per_10_runs"],
-        "before": _before(before, baselines, prs),
+        "before": _before(before),
         "after": after,
         "after_second_verdict": second,
         "exact": exact,
@@ -272,9 +277,5 @@ def judge_noise_figure(baselines: int = 2, prs: int = 5, before: str | None = No
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--measure"]:  # one checkout's figures, for another's "before"
-        n, m = int(sys.argv[2]), int(sys.argv[3])
-        print(json.dumps({f"{p:.0%}": measure(p, n, m) for p in RATES}))
-    else:
-        checkout = sys.argv[2] if sys.argv[1:2] == ["--before"] else None
-        print(json.dumps(judge_noise_figure(before=checkout), indent=2))
+    checkout = sys.argv[2] if sys.argv[1:2] == ["--before"] else None
+    print(json.dumps(judge_noise_figure(before=checkout), indent=2))
