@@ -30,5 +30,7 @@ def test_self_hosted_providers_are_not_looked_up_and_an_unknown_model_is_left_to
 def test_the_maintained_table_comes_before_rag_cis_and_after_the_override():
     maintained = {"gpt-4.1-mini-2025-04-14": Price(9.0, 9.0)}.get
     assert resolve_price("gpt-4.1-mini-2025-04-14", maintained=maintained) == Price(9.0, 9.0)
-    assert resolve_price("gpt-4.1-mini-2025-04-14", maintained=maintained, override=Price(1, 1)) == Price(1, 1)
+    assert resolve_price("gpt-4.1-mini-2025-04-14", maintained=maintained, override=Price(1, 1)) == Price(
+        1, 1
+    )
     assert resolve_price("gpt-4.1-mini-2025-04-14", maintained=lambda _: None) == Price(0.40, 1.60)
