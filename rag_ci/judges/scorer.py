@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_ci.core.questionset.questions import Question
+from rag_ci.core.questionset.turns import judge_input, verdict_hash
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.core.scoring.judge_votes import disagreement_rate, lead_needed
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
@@ -149,7 +150,7 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
         baseline: QuestionResult | None,
         settled: _Settled,
     ) -> MetricResult:
-        key = verdict_cache_key(self._digest, spec, question.content_hash, answer, contexts)
+        key = verdict_cache_key(self._digest, spec, verdict_hash(question), answer, contexts)
         if not self.full:
             hit = self.cache.reuse(key)
             if hit is not None:
@@ -203,7 +204,7 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
         if baseline.answer is not None or not spec.uses_answer:
             stored = (question, baseline.answer or "", list(baseline.contexts))
         stored_key = (
-            verdict_cache_key(self._digest, spec, question.content_hash, *stored[1:]) if stored else None
+            verdict_cache_key(self._digest, spec, verdict_hash(question), *stored[1:]) if stored else None
         )
         return await confirm_drop(
             self._judge,
@@ -240,7 +241,7 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
         try:
             metric = spec.build(model, include_reason=include_reason)
             test_case = LLMTestCase(
-                input=question.question,
+                input=judge_input(question),
                 actual_output=answer,
                 expected_output=expected_output(question),
                 retrieval_context=[c.text for c in contexts],
