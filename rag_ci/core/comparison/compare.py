@@ -27,8 +27,8 @@ from rag_ci.core.comparison.comparability import (
     comparable_runs,
     incompatibilities,
 )
-from rag_ci.core.comparison.conversation_turns import follow_turns
 from rag_ci.core.comparison.comparison import Comparison, Delta
+from rag_ci.core.comparison.conversation_turns import follow_turns
 from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.judge_cost import judge_cost
 from rag_ci.core.comparison.judge_noise import judge_noise, with_established_baseline

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from rag_ci.core.scoring.verdict import cut_at_word
 from rag_ci.core.comparison.comparison import Comparison
 from rag_ci.core.comparison.question_change import QuestionChange
 from rag_ci.core.questionset.conversations import conversation_of
 from rag_ci.core.results import QuestionResult, RunResult
+from rag_ci.core.scoring.verdict import cut_at_word
 
 
 def _history(record: QuestionResult | None) -> list[Any] | None:
