@@ -36,7 +36,17 @@ class QuestionFile(BaseModel):
     """questions.yml as a whole: `version`, questions and conversations (at least one), nothing else
     (rag_ci.core.questionset.questions.parse_question_set refuses other top-level fields)."""
 
-    model_config = ConfigDict(extra="forbid", title="rag-ci question set (questions.yml)")
+    model_config = ConfigDict(
+        extra="forbid",
+        title="rag-ci question set (questions.yml)",
+        # At least one question or one conversation, as the validator says.
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["questions"], "properties": {"questions": {"minItems": 1}}},
+                {"required": ["conversations"], "properties": {"conversations": {"minItems": 1}}},
+            ]
+        },
+    )
 
     version: QuestionSetVersion = Field(
         description="Bump it when references change (a positive integer or a non-empty string)."
