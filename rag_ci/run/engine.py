@@ -24,7 +24,7 @@ from rag_ci.core.questionset.documents import DocumentIndex
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.questionset.routing import route
 from rag_ci.core.questionset.shards import select_shard, shard_label
-from rag_ci.core.questionset.turns import live_units, not_asked_after, whole_conversations, with_live_history
+from rag_ci.core.questionset.turns import live_units, whole_conversations
 from rag_ci.core.results import QuestionResult, RunMeta, RunResult
 from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
@@ -34,9 +34,9 @@ from rag_ci.files.corpus_files import corpus_folders, read_corpora
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.project import Project
 from rag_ci.files.results_file import save_results
-from rag_ci.run.confirm_target import answer_with_noise_control
 from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
+from rag_ci.run.turn_replay import answer_in_turn
 from rag_ci.runtime.progress import make_progress
 from rag_ci.safety.logsafe import neutralise
 from rag_ci.safety.redaction import Redactor
@@ -266,14 +266,7 @@ async def _replay_all(
             try:
                 async with replay.window:
                     # A live turn is asked with the RAG's own earlier answers (docs/conversations.md).
-                    asked = with_live_history(question, unit, records)
-                    record = await (
-                        answer_with_noise_control(
-                            replay, asked, samples=options.samples, runs=config.gate.confirm_target_runs
-                        )
-                        if not isinstance(asked, str)
-                        else not_asked_after(question, asked, route(question, replay.project.corpora))
-                    )
+                    record = await answer_in_turn(replay, question, unit, records, samples=options.samples)
                     if judge is not None:  # the reasons this record's report prints, now it is complete
                         record = await judge.explain(record, replay.baseline.get(question.id))
             except RagCiError:
