@@ -74,6 +74,17 @@ def test_dropping_the_history_fails_the_gate_naming_the_follow_up_turns(example,
     shown = CliRunner().invoke(cli, ["compare", str(tmp_path / "base.json"), str(tmp_path / "head.json")])
     assert "later turns following from it: C-DERATING\\#3" in shown.output
     assert "1 later turn following from them" in shown.output
+    html = tmp_path / "report.html"
+    args = [
+        "report",
+        str(tmp_path / "head.json"),
+        "--baseline",
+        str(tmp_path / "base.json"),
+        "--format",
+        "html",
+    ]
+    CliRunner().invoke(cli, [*args, "-o", str(html)])
+    assert "later turns following from it: C-DERATING#3" in html.read_text()
 
 
 def test_ten_unchanged_reruns_under_a_judge_cost_no_judge_call_and_find_no_regression(
