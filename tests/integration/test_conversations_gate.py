@@ -51,6 +51,8 @@ def test_the_example_ships_live_and_scripted_conversations_over_both_corpora():
     assert {c for q in questions for c in q.doc_id} == {"du2", "du3"}
     cross = [q for q in questions if len(q.doc_id) > 1 and q.turn > 1]
     assert cross, "a follow-up routed to both corpora"
+    said = CliRunner().invoke(cli, ["validate", "--config", str(EXAMPLES / "rag-ci.chat.yml")])
+    assert said.exit_code == 0 and "turns of 6 conversations (4 live, 2 scripted)" in said.output
 
 
 def test_dropping_the_history_fails_the_gate_naming_the_follow_up_turns(example, tmp_path):

@@ -23,6 +23,19 @@ class _Answered(Protocol):
     def answer(self) -> str | None: ...
 
 
+def conversations_note(questions: Iterable[Question]) -> str:
+    """', 13 of them turns of 6 conversations (4 live, 2 scripted)' for `rag-ci validate`; '' without."""
+    turns = [q for q in questions if isinstance(q, TurnQuestion)]
+    if not turns:
+        return ""
+    modes = {q.conversation: q.mode for q in turns}
+    live = sum(1 for m in modes.values() if m == "live")
+    return (
+        f", {len(turns)} of them turns of {len(modes)} conversation{'s' if len(modes) != 1 else ''} "
+        f"({live} live, {len(modes) - live} scripted)"
+    )
+
+
 def conversation_request(question: Question) -> dict[str, Any]:
     """The request fields a turn adds to `{"id", "question", "corpora"}`; {} for a plain question."""
     if not isinstance(question, TurnQuestion):
