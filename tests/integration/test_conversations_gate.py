@@ -76,6 +76,7 @@ def test_dropping_the_history_fails_the_gate_naming_the_follow_up_turns(example,
     shown = CliRunner().invoke(cli, ["compare", str(tmp_path / "base.json"), str(tmp_path / "head.json")])
     assert "later turns following from it: C-DERATING\\#3" in shown.output
     assert "1 later turn following from them" in shown.output
+    assert "asked after: user: What is the peak torque of the DU-2? · assistant: " in shown.output
     html = tmp_path / "report.html"
     args = [
         "report",

@@ -217,4 +217,5 @@ def test_an_early_answer_that_changed_shows_the_later_turns_as_following_from_it
     assert set(rows) == {"C#1", "D#2"}
     assert "later turns following from it: C#2, C#3" in rows["C#1"].notes
     assert not any("following" in n for n in rows["D#2"].notes)
+    assert rows["D#2"].history == ("assistant: same",)  # what the before/after shows it was asked after
     assert cmp.to_dict()["following"] == {"C#2": "C#1", "C#3": "C#1"}

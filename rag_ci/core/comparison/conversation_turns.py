@@ -27,6 +27,15 @@ def _history(record: QuestionResult | None) -> list[Any] | None:
     return list(record.request["messages"][:-1])
 
 
+def _history_lines(record: QuestionResult | None) -> tuple[str, ...]:
+    """The history a turn was asked after, a line per message, each cut (the report's before/after)."""
+    return tuple(
+        f"{m.get('role')}: {cut_at_word(' '.join(str(m.get('content', '')).split()), 200)}"
+        for m in _history(record) or []
+        if isinstance(m, dict)
+    )
+
+
 def _turn(question_id: str) -> int:
     return int(question_id.rpartition("#")[2])
 
@@ -58,7 +67,12 @@ def follow_turns(comparison: Comparison, base: RunResult, head: RunResult) -> Co
     notes = {c.id: _turn_notes(c, following, head_records, base_records) for c in gating}
 
     def noted(changes: tuple[QuestionChange, ...]) -> tuple[QuestionChange, ...]:
-        return tuple(replace(c, notes=(*c.notes, *notes[c.id])) if c.id in notes else c for c in changes)
+        return tuple(
+            replace(c, notes=(*c.notes, *notes[c.id]), history=_history_lines(head_records.get(c.id)))
+            if c.id in notes
+            else c
+            for c in changes
+        )
 
     return replace(
         comparison,
