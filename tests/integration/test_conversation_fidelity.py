@@ -112,3 +112,61 @@ def test_a_turns_scores_equal_deepevals_own_metric_classes_on_the_turn_with_its_
             compared += 1
     assert compared == 3 * 6
     assert {m.score for q in run.questions for m in q.metrics.values()} >= {0.0, 1.0}
+
+
+CONVERSATION_METRICS = {
+    "knowledge_retention": {"threshold": 0.5},
+    "conversation_completeness": {"threshold": 0.5},
+}
+
+
+def test_conversation_level_metrics_score_as_deepevals_own_on_the_conversation(fake_judge):
+    from deepeval.models import OpenAIModel
+    from deepeval.test_case import ConversationalTestCase, Turn
+
+    server = fake_judge("openai")
+    config = judge_config("openai", server, metrics=CONVERSATION_METRICS)
+    items = [(turn.model_copy(update={"last": True}), answer, contexts) for turn, answer, contexts in turns()]
+    items.append(
+        (items[0][0].model_copy(update={"id": "C9#2"}), "I could not find this in the documents.", ())
+    )
+    first, answer, contexts = turns()[0]
+    not_last = (first.model_copy(update={"id": "C7#2"}), answer, contexts)
+    scorer = build_judge(config, env=FAKE_KEYS)
+
+    async def ours():
+        try:
+            return await score_questions(scorer, [*items, not_last])
+        finally:
+            await scorer.aclose()
+
+    run = asyncio.run(ours()).by_id()
+    assert run[not_last[0].id].metrics == {}  # judged at the conversation's last turn only
+    model = OpenAIModel(model="gpt-4.1-mini", base_url=server.base_url, api_key="sk-fake", temperature=0)
+    specs = metric_specs(config.metric_configs())
+
+    async def theirs(turn, answer):
+        case = ConversationalTestCase(
+            turns=[
+                *(Turn(role=m.role, content=m.content) for m in turn.said),
+                Turn(role="user", content=turn.question),
+                Turn(role="assistant", content=answer),
+            ]
+        )
+        scores = {}
+        for name, spec in specs.items():
+            metric = spec.build(model)
+            await metric.a_measure(case, _show_indicator=False)
+            scores[name] = metric.score
+        return scores
+
+    async def all_theirs():
+        return [await theirs(turn, answer) for turn, answer, _ in items]
+
+    scores = set()
+    for (turn, _, _), expected in zip(items, asyncio.run(all_theirs())):
+        got = {name: m.score for name, m in run[turn.id].metrics.items()}
+        assert all(m.error is None for m in run[turn.id].metrics.values()), run[turn.id].metrics
+        assert got == expected, (turn.id, got, expected)
+        scores |= set(got.values())
+    assert len(scores) > 1  # a refusal scores apart from an answer: the comparison is not of constants

@@ -109,6 +109,15 @@ def test_ten_unchanged_reruns_under_a_judge_cost_no_judge_call_and_find_no_regre
     base = asyncio.run(run_project(project, RunOptions(output=tmp_path / "base.json", progress=False)))
     judged_turns = [q for q in base.questions if any(m.kind == "judge" for m in q.metrics.values())]
     assert len(judged_turns) == len(base.questions) and server.requests > 0
+    whole = {q.id for q in base.questions if "knowledge_retention" in q.metrics}  # conversation-level
+    assert whole == {
+        "C-TORQUE#2",
+        "C-E07#2",
+        "C-DERATING#3",
+        "C-DU2-BATTERY#2",
+        "C-LOCK#2",
+        "C-E07-SCRIPTED#2",
+    }
     cold = server.requests
     for i in range(10):
         head = asyncio.run(

@@ -161,6 +161,7 @@ def turn_fields(conversation: Conversation) -> list[dict[str, Any]]:
                     "turn": number,
                     "mode": conversation.mode,
                     "history": tuple(written),
+                    "last": number == len(conversation.turns),
                 }
             )
         written.append(ChatMessage(role="user", content=turn.user))

@@ -173,6 +173,7 @@ class TurnQuestion(Question):
     mode: Mode
     history: tuple[ChatMessage, ...] = ()
     said: tuple[ChatMessage, ...] = ()
+    last: bool = False  # the conversation's last turn: where conversation-level metrics are judged
 
     @functools.cached_property
     def content_hash(self) -> str:
