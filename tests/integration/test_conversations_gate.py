@@ -18,6 +18,7 @@ from builders import EXAMPLES, free_port, write
 from fakes.judge_setup import JUDGE_MODELS
 from rag_ci.cli import cli
 from rag_ci.core.comparison.compare import compare
+from rag_ci.core.reporting.view import regression_rows
 from rag_ci.files.project import load_project
 from rag_ci.run.engine import RunOptions, run_project
 
@@ -190,7 +191,7 @@ def answer(request):
     said = [m["content"] for m in request.get("messages", []) if m["role"] == "user"]
     heard = " ".join(said[-1:] if {forget} else said)
     if "delay" in heard.lower():
-        text = "The delay is 10 ms."
+        text = "The delay is {delay}."
         return {{"answer": text, "contexts": [{{"text": text, "doc_id": "a", "source": "a/x.md#0"}}]}}
     return {{"answer": "I could not find this in the documents.", "contexts": []}}
 """
@@ -205,20 +206,22 @@ conversations:
 """
 
 
-def test_a_flipped_live_turn_is_re_asked_in_its_conversation_asked_again_whole(tiny_project, tmp_path):
-    def live_run(name: str, forget: bool, baseline=None):
-        (tmp_path / f"{name}_rag.py").write_text(
-            LIVE_RAG.format(log=str(tmp_path / f"{name}.log"), forget=forget)
-        )
-        target = f"target:\n  kind: python\n  entry: {name}_rag:answer\n  path: ['.']\n"
-        config = tiny_project(target, LIVE_QUESTIONS, "metrics: {keyword_coverage: {threshold: 0.6}}\n")
-        options = RunOptions(output=tmp_path / f"{name}.json", baseline=baseline, progress=False, build=False)
-        result = asyncio.run(run_project(load_project(config), options))
-        return result, [json.loads(line) for line in (tmp_path / f"{name}.log").read_text().splitlines()]
+def live_run(tiny_project, tmp_path, name: str, *, forget=False, delay="10 ms", baseline=None):
+    """A run of LIVE_QUESTIONS against LIVE_RAG (a python target logging each request): the run,
+    and the requests the RAG received."""
+    log = tmp_path / f"{name}.log"
+    (tmp_path / f"{name}_rag.py").write_text(LIVE_RAG.format(log=str(log), forget=forget, delay=delay))
+    target = f"target:\n  kind: python\n  entry: {name}_rag:answer\n  path: ['.']\n"
+    config = tiny_project(target, LIVE_QUESTIONS, "metrics: {keyword_coverage: {threshold: 0.6}}\n")
+    options = RunOptions(output=tmp_path / f"{name}.json", baseline=baseline, progress=False, build=False)
+    result = asyncio.run(run_project(load_project(config), options))
+    return result, [json.loads(line) for line in log.read_text().splitlines()]
 
-    base, _ = live_run("base", forget=False)
+
+def test_a_flipped_live_turn_is_re_asked_in_its_conversation_asked_again_whole(tiny_project, tmp_path):
+    base, _ = live_run(tiny_project, tmp_path, "base")
     assert [q.verdict for q in base.questions] == ["pass", "pass"]
-    head, asked = live_run("head", forget=True, baseline=base)
+    head, asked = live_run(tiny_project, tmp_path, "head", forget=True, baseline=base)
     assert head.by_id()["C#2"].verdict == "fail" and head.by_id()["C#2"].samples  # re-asked
     conversations = [
         (r["id"], r.get("conversation_id")) for r in asked if not r["id"].startswith("rag-ci-warmup")
@@ -229,3 +232,14 @@ def test_a_flipped_live_turn_is_re_asked_in_its_conversation_asked_again_whole(t
     second = next(r for r in asked if r.get("conversation_id") == "C~2" and r["id"] == "C#2")
     assert second["messages"][1] == {"role": "assistant", "content": "The delay is 10 ms."}
     assert compare(base, head).regressions[0].id == "C#2"
+
+
+def test_an_early_answer_that_changed_shows_the_later_turn_as_following_from_it(tiny_project, tmp_path):
+    base, _ = live_run(tiny_project, tmp_path, "base")
+    head, asked = live_run(tiny_project, tmp_path, "head", delay="20 ms", baseline=base)
+    follow_up = next(r for r in asked if r["id"] == "C#2" and r["conversation_id"] == "C")
+    assert follow_up["messages"][1]["content"] == "The delay is 20 ms."  # the changed answer is its history
+    comparison = compare(base, head)
+    assert {c.id for c in comparison.regressions} == {"C#1", "C#2"} and comparison.verdict == "fail"
+    assert comparison.following == {"C#2": "C#1"}
+    assert [c.id for c in regression_rows(comparison)] == ["C#1"]
