@@ -34,7 +34,7 @@ from rag_ci.files.corpus_files import corpus_folders, read_corpora
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.project import Project
 from rag_ci.files.results_file import save_results
-from rag_ci.run.judge_stop import left_unjudged, raise_if_stopped
+from rag_ci.run.judge_stop import journal_unless_unjudged, raise_if_stopped
 from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
 from rag_ci.run.turn_replay import answer_in_turn
@@ -287,12 +287,9 @@ async def _replay_all(
             # Fingerprinted as each question ends: a copy of every record at the end of the run
             # held both copies at once (+40 MiB at 50,000 questions).
             record = finish(redact_judged(record, redact))
-            unjudged = left_unjudged(judge, record, redact)
-            records[question.id] = unjudged or record
-            if unjudged is None:  # a question the judge left is asked again by `--resume`
-                journal.append(record)
+            records[question.id] = record = journal_unless_unjudged(judge, record, redact, journal)
             if counted:
-                bar.advance(records[question.id].verdict)
+                bar.advance(record.verdict)
 
         async def in_order(unit: list[Question], counted: bool) -> None:
             for question in unit:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from rag_ci.core.results import QuestionResult
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.errors import RagCiError
+from rag_ci.files.journal import Journal
 
 
 def left_unjudged(
@@ -23,6 +24,18 @@ def left_unjudged(
     if stopped is None or not any(m.kind == "judge" and m.error for m in record.metrics.values()):
         return None
     return record.model_copy(update={"verdict": "error", "error": redact(f"not evaluated: {stopped}")})
+
+
+def journal_unless_unjudged(
+    judge: JudgeScorer | None, record: QuestionResult, redact: Callable[[str], str], journal: Journal
+) -> QuestionResult:
+    """The record the run keeps: journaled when judged whole, else marked not evaluated and left
+    out of the journal, so that `--resume` asks and judges it again."""
+    unjudged = left_unjudged(judge, record, redact)
+    if unjudged is not None:
+        return unjudged
+    journal.append(record)
+    return record
 
 
 def raise_if_stopped(judge: JudgeScorer | None, redact: Callable[[str], str]) -> None:
