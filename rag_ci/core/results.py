@@ -128,6 +128,10 @@ class QuestionResult(_Model):
     contexts: list[Context] = Field(default_factory=list)
     latency_s: float | None = Field(None, ge=0)
     usage: Usage | None = None
+    # The question's W3C trace (docs/traces.md): the id sent in its `traceparent`, and with
+    # `target.traces: otlp` the seconds of each stage its spans show ("retrieval", "generation").
+    trace_id: str | None = None
+    stage_latency_s: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
     leaks: list[str] = Field(default_factory=list)  # doc_ids outside the routed corpora
     metrics: dict[str, MetricResult] = Field(default_factory=dict)

@@ -6,6 +6,7 @@ The engine (rag_ci.run.engine) wires a run around it: the target, the judge, the
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sys
 import time
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.scoring.retrieval_metrics import score_retrieval
 from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
 from rag_ci.core.scoring.verdict import cut_at_word, failure_stage, question_verdict
+from rag_ci.core.traces.context import traceparent
 from rag_ci.errors import TargetError
 from rag_ci.files.project import Project
 from rag_ci.safety.logsafe import neutralise
@@ -29,6 +31,11 @@ from rag_ci.targets.base import arrived
 from rag_ci.targets.breaker import TargetBreaker
 
 OWN_TIME_OUT = "time-out: no answer within "
+
+
+def new_traceparent() -> str:
+    """A `traceparent` opening a new trace: random trace and span ids (W3C trace context)."""
+    return traceparent(secrets.token_hex(16), secrets.token_hex(8))
 
 
 class Replay:
@@ -149,6 +156,7 @@ class Replay:
                 "id": f"{WARMUP_ID_PREFIX}{i + 1}",
                 "question": question.question,
                 "corpora": route(question, self.project.corpora),
+                "traceparent": new_traceparent(),
             }
             try:
                 async with self.slots:
@@ -189,8 +197,15 @@ class Replay:
         contexts, so a re-asked question whose answer repeats costs no judge call. `again`:
         a re-ask or another sample, not counted among the questions the breaker counts."""
         routed = route(question, self.project.corpora)
-        request = {"id": question.id, "question": question.question, "corpora": routed}
+        # a fresh W3C trace per ask: the RAG's spans for this answer join it (docs/traces.md)
+        request = {
+            "id": question.id,
+            "question": question.question,
+            "corpora": routed,
+            "traceparent": new_traceparent(),
+        }
         error = answer = usage = None
+        stages: dict[str, float] = {}
         contexts: list = []
         latency = None
         async with self.slots:
@@ -202,7 +217,12 @@ class Replay:
                 if cold and not again and error is not None and error.startswith(OWN_TIME_OUT):
                     self.early_time_outs.add(question.id)
                 if raw is not None:
-                    answer, contexts, usage = raw.answer, list(raw.contexts), raw.usage
+                    answer, contexts, usage, stages = (
+                        raw.answer,
+                        list(raw.contexts),
+                        raw.usage,
+                        dict(raw.stages),
+                    )
         # Answers of concurrent calls arrive together; yielding once lets the questions
         # waiting for the slot just freed send their requests before this one is scored,
         # so the target never idles while the event loop scores a batch of answers.
@@ -249,6 +269,8 @@ class Replay:
             contexts=contexts,
             latency_s=None if latency is None else round(latency, 6),
             usage=usage,
+            trace_id=request["traceparent"][3:35],
+            stage_latency_s=stages,
             error=error,
             leaks=leaks,
             metrics=metrics,

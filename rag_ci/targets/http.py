@@ -135,7 +135,7 @@ class HttpTarget:
 
     async def answer(self, request: dict[str, Any]) -> Any:
         body = request if self.request_template is None else render_request(self.request_template, request)
-        reply = await self.call("POST", self.url, body)
+        reply = await self.call("POST", self.url, body, traceparent=request.get("traceparent"))
         return reply if self.response_map is None else map_reply(self.response_map, reply)
 
     async def search(self, request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -143,16 +143,26 @@ class HttpTarget:
         assert self.retrieve is not None and self.retrieve_url is not None
         template = self.retrieve.get("request")
         body = request if template is None else render_request(template, request)
-        reply = await self.call(self.retrieve["method"], self.retrieve_url, body, what="search call")
+        reply = await self.call(
+            self.retrieve["method"],
+            self.retrieve_url,
+            body,
+            what="search call",
+            traceparent=request.get("traceparent"),
+        )
         return map_contexts(self.retrieve["response"], reply, section="target.retrieve.response")
 
-    async def call(self, method: str, url: str, body: Any, what: str = "target") -> Any:
-        """One JSON call (POST body, or GET query parameters); its parsed reply."""
+    async def call(
+        self, method: str, url: str, body: Any, what: str = "target", traceparent: str | None = None
+    ) -> Any:
+        """One JSON call (POST body, or GET query parameters); its parsed reply. `traceparent`:
+        the question's W3C trace context, as the header (docs/traces.md)."""
+        headers = {**self.headers, "traceparent": traceparent} if traceparent else self.headers
         try:
             if method == "GET":
-                response = await self._client.get(url, params=body, headers=self.headers)
+                response = await self._client.get(url, params=body, headers=headers)
             else:
-                response = await self._client.post(url, json=body, headers=self.headers)
+                response = await self._client.post(url, json=body, headers=headers)
         except httpx.TimeoutException:
             raise TargetError(f"{what} did not answer within {self.timeout_s:g}s") from None
         except httpx.HTTPError as exc:
