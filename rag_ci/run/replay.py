@@ -21,7 +21,7 @@ from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.scoring.retrieval_metrics import score_retrieval
 from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
 from rag_ci.core.scoring.verdict import cut_at_word, failure_stage, question_verdict
-from rag_ci.core.traces.context import traceparent
+from rag_ci.core.traces.context import trace_link, traceparent
 from rag_ci.errors import TargetError
 from rag_ci.files.project import Project
 from rag_ci.safety.logsafe import neutralise
@@ -270,6 +270,9 @@ class Replay:
             latency_s=None if latency is None else round(latency, 6),
             usage=usage,
             trace_id=request["traceparent"][3:35],
+            trace_url=trace_link(url, request["traceparent"][3:35])
+            if (url := self.config.report.trace_url)
+            else None,
             stage_latency_s=stages,
             error=error,
             leaks=leaks,

@@ -75,6 +75,14 @@ def _run(config: Path, output: Path, *more: object, env: dict | None = None):
     )
 
 
+def _compare(base: Path, head: Path, form: str) -> str:
+    done = CliRunner().invoke(
+        cli, ["compare", str(base), str(head), "--format", form], catch_exceptions=False
+    )
+    assert done.exit_code == 1, done.output
+    return done.output
+
+
 def test_contexts_model_tokens_and_stage_times_come_from_the_rags_own_spans(tmp_path):
     done = _run(_project(tmp_path), tmp_path / "r.json")
     assert done.exit_code == 0, done.output
@@ -111,6 +119,13 @@ def test_a_pr_dropping_the_corpus_filter_is_caught_as_leaks_and_a_top_k_cut_move
     assert leaky.exit_code == 1, leaky.output
     q2 = {q["id"]: q for q in json.loads((tmp_path / "leaky.json").read_text())["questions"]}["Q2"]
     assert q2["verdict"] == "routing_error" and q2["leaks"] == ["a"]
+    # the row links the question's trace in the team's tool; the latency line has each stage's
+    md = _compare(base, tmp_path / "leaky.json", "md")
+    assert f"[trace](https://traces.example/trace/{q2['trace_id']})" in md
+    assert "retrieval p50" in md and "generation p50" in md
+    assert f'href="https://traces.example/trace/{q2["trace_id"]}"' in _compare(
+        base, tmp_path / "leaky.json", "html"
+    )
 
     # one document handed to the model: the right chunk ranked second is gone
     cut = _run(config, tmp_path / "cut.json", "--baseline", base, env={"TRACED_RAG_TOP_K": "1"})
