@@ -7,7 +7,9 @@ The retriever and the chat model are in-process fakes (word overlap over a few c
 that quotes its best chunk), so it runs offline; everything between them and rag-ci is the real
 instrumentation, SDK, exporter and wire format. What a pull request could change is read from
 the environment: TRACED_RAG_FILTER=off searches every corpus, not the routed ones (the answer
-path's own leak), TRACED_RAG_TOP_K cuts the documents handed to the model (default 3).
+path's own leak), TRACED_RAG_TOP_K cuts the documents handed to the model (default 3),
+TRACED_RAG_RETRIEVER_SPAN=off searches without LangChain's callbacks (no retriever span), and
+TRACED_RAG_EXPORT=off sets up no exporter (no span leaves the process).
 
 `traced_langchain_rag.py PORT`: serve POST /query ({"question", "corpora"} in, {"answer"} out).
 """
@@ -93,7 +95,10 @@ def answer(request):
         filtered=os.environ.get("TRACED_RAG_FILTER", "on") != "off",
         k=int(os.environ.get("TRACED_RAG_TOP_K", "3")),
     )
-    documents = retriever.invoke(request["question"])
+    if os.environ.get("TRACED_RAG_RETRIEVER_SPAN", "on") == "off":
+        documents = retriever._get_relevant_documents(request["question"], run_manager=None)
+    else:
+        documents = retriever.invoke(request["question"])
     if not documents:
         return NOT_FOUND
     prompt = request["question"] + "\n" + "\n".join(d.page_content for d in documents)
@@ -130,7 +135,8 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    if os.environ.get("TRACED_RAG_EXPORT", "on") != "off":
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     LangChainInstrumentor().instrument(tracer_provider=provider)
     server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
     server.daemon_threads = True

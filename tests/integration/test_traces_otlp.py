@@ -133,3 +133,24 @@ def test_a_pr_dropping_the_corpus_filter_is_caught_as_leaks_and_a_top_k_cut_move
     q1 = {q["id"]: q for q in json.loads((tmp_path / "cut.json").read_text())["questions"]}["Q1"]
     assert q1["metrics"]["hit_at_k"]["passed"] is False
     assert [c["source"] for c in q1["contexts"]] == ["a/faq.md#0"]
+
+
+def test_a_question_whose_spans_never_arrive_is_an_error_naming_target_traces(tmp_path):
+    config = _project(tmp_path)
+    config.write_text(config.read_text().replace("traces_wait_s: 60", "traces_wait_s: 0.5"))
+    done = _run(config, tmp_path / "r.json", env={"TRACED_RAG_EXPORT": "off"})
+    assert done.exit_code == 2, done.output  # every question errored: a broken run, not a pass
+    for question in json.loads((tmp_path / "r.json").read_text())["questions"]:
+        error = question["error"]
+        assert error.startswith(f"target.traces: no span of trace {question['trace_id']} arrived"), error
+        assert "nothing arrived at all" in error
+
+
+def test_a_rag_with_no_retriever_span_is_told_once_and_keeps_its_replies_contexts(tmp_path):
+    done = _run(_project(tmp_path), tmp_path / "r.json", env={"TRACED_RAG_RETRIEVER_SPAN": "off"})
+    said = done.output  # stdout and stderr, as the user sees them
+    assert said.count("target.traces: the RAG's trace has no retriever span") == 1, said
+    run = json.loads((tmp_path / "r.json").read_text())
+    q1 = {q["id"]: q for q in run["questions"]}["Q1"]
+    assert q1["contexts"] == [] and q1["usage"]["model"] == "mistral-small-2409"
+    assert set(q1["stage_latency_s"]) == {"generation"}

@@ -235,11 +235,13 @@ def _first(spans: Sequence[Span], keys: Sequence[str], kind: type[str]) -> str |
 
 
 def _sum(spans: Sequence[Span], keys: Sequence[str]) -> int | None:
-    counts = [
-        next((v for k in keys if isinstance(v := s.attributes.get(k), int) and v >= 0), None) for s in spans
-    ]
+    counts = [next((v for k in keys if _count(v := s.attributes.get(k))), None) for s in spans]
     known = [c for c in counts if c is not None]
     return sum(known) if known else None
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _extent(spans: Sequence[Span]) -> float:
