@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("opentelemetry.proto")
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402 - after the skip
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 
-from rag_ci.targets.traces.otlp_decode import MAX_BODY  # noqa: E402
-from rag_ci.targets.traces.receiver import OtlpReceiver  # noqa: E402
+from rag_ci.targets.traces.otlp_decode import MAX_BODY
+from rag_ci.targets.traces.receiver import OtlpReceiver
 
 TRACE = "ab" * 16
 OTHER = "cd" * 16
