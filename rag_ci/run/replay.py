@@ -10,6 +10,7 @@ import secrets
 import sys
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from rag_ci.core.comparison.identity import baseline_records
 from rag_ci.core.comparison.policy import policy_of
@@ -152,12 +153,9 @@ class Replay:
 
         async def one(i: int) -> float | None:
             question = questions[i % len(questions)]
-            request = {
-                "id": f"{WARMUP_ID_PREFIX}{i + 1}",
-                "question": question.question,
-                "corpora": route(question, self.project.corpora),
-                "traceparent": new_traceparent(),
-            }
+            request = traced_request(
+                f"{WARMUP_ID_PREFIX}{i + 1}", question.question, route(question, self.project.corpora)
+            )
             try:
                 async with self.slots:
                     if failures:
@@ -197,13 +195,7 @@ class Replay:
         contexts, so a re-asked question whose answer repeats costs no judge call. `again`:
         a re-ask or another sample, not counted among the questions the breaker counts."""
         routed = route(question, self.project.corpora)
-        # a fresh W3C trace per ask: the RAG's spans for this answer join it (docs/traces.md)
-        request = {
-            "id": question.id,
-            "question": question.question,
-            "corpora": routed,
-            "traceparent": new_traceparent(),
-        }
+        request = traced_request(question.id, question.question, routed)
         error = answer = usage = None
         stages: dict[str, float] = {}
         contexts: list = []
@@ -217,12 +209,8 @@ class Replay:
                 if cold and not again and error is not None and error.startswith(OWN_TIME_OUT):
                     self.early_time_outs.add(question.id)
                 if raw is not None:
-                    answer, contexts, usage, stages = (
-                        raw.answer,
-                        list(raw.contexts),
-                        raw.usage,
-                        dict(raw.stages),
-                    )
+                    answer, contexts, usage = raw.answer, list(raw.contexts), raw.usage
+                    stages = dict(raw.stages)
         # Answers of concurrent calls arrive together; yielding once lets the questions
         # waiting for the slot just freed send their requests before this one is scored,
         # so the target never idles while the event loop scores a batch of answers.
@@ -269,11 +257,7 @@ class Replay:
             contexts=contexts,
             latency_s=None if latency is None else round(latency, 6),
             usage=usage,
-            trace_id=request["traceparent"][3:35],
-            trace_url=trace_link(url, request["traceparent"][3:35])
-            if (url := self.config.report.trace_url)
-            else None,
-            stage_latency_s=stages,
+            **self.trace_fields(request, stages),
             error=error,
             leaks=leaks,
             metrics=metrics,
@@ -281,6 +265,22 @@ class Replay:
             failure_stage=failure_stage(metrics) if verdict == "fail" else None,
             unstable=any(m.unstable for m in metrics.values()),
         )
+
+    def trace_fields(self, request: dict[str, Any], stages: dict[str, float]) -> dict[str, Any]:
+        """The question's trace in its result: its id, its link (`report.trace_url`), its stages."""
+        trace_id = str(request["traceparent"])[3:35]
+        url = self.config.report.trace_url
+        return {
+            "trace_id": trace_id,
+            "trace_url": trace_link(url, trace_id) if url else None,
+            "stage_latency_s": stages,
+        }
+
+
+def traced_request(question_id: str, text: str, corpora: list[str]) -> dict[str, Any]:
+    """The request of one ask, in a fresh W3C trace: the RAG's spans for this answer join it
+    (docs/traces.md)."""
+    return {"id": question_id, "question": text, "corpora": corpora, "traceparent": new_traceparent()}
 
 
 def early_time_outs_to_reask(

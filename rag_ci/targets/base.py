@@ -72,7 +72,7 @@ class _Reply(BaseModel):
     usage: Usage | None = None
     # seconds per stage, set from the RAG's spans (rag_ci.targets.traces), under a name of
     # rag-ci's own: a RAG's reply of its own "stages" is not read (nor refused)
-    stages: dict[str, float] = Field(default_factory=dict, alias=STAGES_KEY)
+    stages: dict[str, float] = Field(default_factory=dict, alias="rag_ci_stages")  # STAGES_KEY
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ class OtlpReceiver:
     @property
     def endpoint(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def expect(self, trace_id: str) -> None:
         with self._lock:

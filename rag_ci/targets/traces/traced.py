@@ -67,7 +67,8 @@ class TracedTarget:
         elif not self._told_no_retriever:
             self._told_no_retriever = True
             print(neutralise(NO_RETRIEVER), file=sys.stderr, flush=True)
-        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        given = reply.get("usage")
+        usage: dict[str, Any] = given if isinstance(given, dict) else {}
         spanned = {
             "model": reading.model,
             "input_tokens": reading.input_tokens,
