@@ -11,15 +11,17 @@ import asyncio
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from rag_ci.core.base.api_mapping import map_contexts, map_reply, render_request
 from rag_ci.core.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
+from rag_ci.targets.base import ArrivedReply
+from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs
 from rag_ci.targets.reply_json import load_reply_off_loop
+from rag_ci.targets.server_process import errors_first, stop_group
 
 
 def mapping_arguments(config: HttpTargetConfig | DockerTargetConfig) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class HttpTarget:
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.STDOUT,
                     cwd=self.cwd,
+                    start_new_session=True,  # its own process group, stopped whole (server_process)
                     **self.process_kwargs,
                 )
             except OSError as exc:
@@ -89,6 +92,9 @@ class HttpTarget:
             self._reader = asyncio.create_task(self.output.follow(self._process.stdout))
         if self.health_url or self.start_command:
             await self.wait_healthy(self.health_url or self.url)
+            # the search call's server may be another one, started by the same command: ready too
+            if self.retrieve_url and _origin(self.retrieve_url) != _origin(self.health_url or self.url):
+                await self.wait_healthy(self.retrieve_url)
 
     async def wait_healthy(self, url: str) -> None:
         """Poll until the URL answers (2xx for a health URL; anything but a refusal otherwise)."""
@@ -102,7 +108,7 @@ class HttpTarget:
                 )
             try:
                 response = await self._client.get(url, timeout=2.0)
-                if response.is_success or (url == self.url and response.status_code < 500):
+                if response.is_success or (url != self.health_url and response.status_code < 500):
                     return
                 last = f"HTTP {response.status_code}"
             except httpx.HTTPError as exc:
@@ -116,8 +122,13 @@ class HttpTarget:
     async def query(self, request: dict[str, Any]) -> Any:
         if self.retrieve is None:
             return await self.answer(request)
-        # Both calls at once, under the same timeout; either failing fails the question (one
-        # target error for the breaker), so a search outage never reads as "no contexts".
+        # Both calls at once (or the search once the answer is in: `order: after`), under the
+        # same timeout; either failing fails the question (one target error for the breaker),
+        # so a search outage never reads as "no contexts".
+        if self.retrieve.get("order") == "after":
+            reply = await self.answer(request)
+            arrived_at = time.perf_counter()  # the latency is the answer's
+            return ArrivedReply(self._joined(reply, await self.search(request)), arrived_at)
         reply, contexts = await asyncio.gather(
             self.answer(request), self.search(request), return_exceptions=True
         )
@@ -127,6 +138,11 @@ class HttpTarget:
         ):  # both calls end (each bounded by the timeout) before either error is raised
             if isinstance(outcome, BaseException):
                 raise outcome
+        return self._joined(reply, contexts)
+
+    @staticmethod
+    def _joined(reply: Any, contexts: list[dict[str, Any]]) -> Any:
+        """The answer call's reply with the search call's contexts after its own."""
         if not isinstance(reply, dict):
             return reply  # not an object: the contract's check (parse_reply) says so
         answered = reply.get("contexts")
@@ -182,7 +198,7 @@ class HttpTarget:
 
     async def stop(self) -> None:
         await self._client.aclose()
-        await terminate(self._process)
+        await stop_group(self._process)
         await self._drain()
 
     async def _drain(self) -> None:
@@ -190,4 +206,9 @@ class HttpTarget:
         self._reader = None
 
     def diagnostics(self) -> str:
-        return self.output.text()
+        return errors_first(self.output)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc
