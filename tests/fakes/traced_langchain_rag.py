@@ -38,7 +38,7 @@ CHUNKS = [
     ("a", "a/faq.md#0", "What is the delay on the CAN bus? Ask the team."),
     ("b", "b/y.md#0", "The delay is 20 ms on LIN."),
 ]
-MODEL = "mistral-small-2409"
+MODEL = os.environ.get("TRACED_RAG_MODEL", "mistral-small-2409")  # the generator a PR may swap
 NOT_FOUND = "I could not find this in the documents."
 
 

@@ -154,3 +154,14 @@ def test_a_rag_with_no_retriever_span_is_told_once_and_keeps_its_replies_context
     q1 = {q["id"]: q for q in run["questions"]}["Q1"]
     assert q1["contexts"] == [] and q1["usage"]["model"] == "mistral-small-2409"
     assert set(q1["stage_latency_s"]) == {"generation"}
+
+
+def test_a_pr_swapping_the_generator_to_the_judges_family_is_refused_from_the_spans_model(
+    tmp_path, fake_judge
+):
+    server = fake_judge("openai")
+    done = _run(
+        _project(tmp_path, server.base_url), tmp_path / "r.json", env={"TRACED_RAG_MODEL": "gpt-4o-mini"}
+    )
+    assert done.exit_code == 2, done.output
+    assert "gpt-4o-mini" in done.output and "family" in done.output
