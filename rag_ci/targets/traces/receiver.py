@@ -79,6 +79,9 @@ class OtlpReceiver:
             self.refused = [*self.refused[-4:], reason]
 
     def close(self) -> None:
+        """Stop listening (again: nothing)."""
+        if not self._thread.is_alive():
+            return
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
