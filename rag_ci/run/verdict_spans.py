@@ -17,23 +17,15 @@ import sys
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 
 from rag_ci.core.results import QuestionResult, RunResult
 from rag_ci.core.traces.context import parse_traceparent
+from rag_ci.core.traces.otlp_env import traces_endpoint, traces_headers
 from rag_ci.safety.logsafe import neutralise
 
 TIMEOUT_S = 10.0
-
-
-def traces_endpoint(environ: Mapping[str, str]) -> str | None:
-    """Where OpenTelemetry's own variables say traces go, or None (not asked for)."""
-    if environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        return environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
-    base = environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-    return f"{base.rstrip('/')}/v1/traces" if base else None
 
 
 def export_verdicts(result: RunResult, environ: Mapping[str, str] | None = None) -> None:
@@ -59,7 +51,7 @@ def export_verdicts(result: RunResult, environ: Mapping[str, str] | None = None)
         _question_span(scope.spans.add(), question, times)
     headers = {
         "Content-Type": "application/x-protobuf",
-        **_headers(environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")),
+        **traces_headers(environ),
     }
     try:
         response = httpx.post(
@@ -119,12 +111,6 @@ def _times(result: RunResult) -> tuple[int, int]:
     start = datetime.fromisoformat(result.meta.started_at)
     end = datetime.fromisoformat(result.meta.finished_at) if result.meta.finished_at else start
     return int(start.timestamp() * 1e9), int(end.timestamp() * 1e9)
-
-
-def _headers(text: str) -> dict[str, str]:
-    """OTEL_EXPORTER_OTLP_HEADERS: `key=value,key2=value2`, values URL-encoded."""
-    pairs = (part.split("=", 1) for part in text.split(",") if "=" in part)
-    return {unquote(k.strip()): unquote(v.strip()) for k, v in pairs if k.strip()}
 
 
 def _say(line: str) -> None:

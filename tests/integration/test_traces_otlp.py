@@ -165,3 +165,20 @@ def test_a_pr_swapping_the_generator_to_the_judges_family_is_refused_from_the_sp
     )
     assert done.exit_code == 2, done.output
     assert "gpt-4o-mini" in done.output and "family" in done.output
+
+
+def test_the_rags_spans_and_the_verdicts_reach_the_teams_own_collector_too(tmp_path):
+    from rag_ci.targets.traces.receiver import OtlpReceiver
+
+    collector = OtlpReceiver()  # the team's collector, named in rag-ci's own environment
+    try:
+        done = _run(
+            _project(tmp_path), tmp_path / "r.json", env={"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint}
+        )
+        assert done.exit_code == 0, done.output
+        questions = json.loads((tmp_path / "r.json").read_text())["questions"]
+        # the verdicts are one span per question; the rest are the RAG's own, passed on
+        assert collector.received > len(questions)
+        assert f"exported {len(questions)} verdict spans" in done.output
+    finally:
+        collector.close()

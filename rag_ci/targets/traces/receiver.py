@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from rag_ci.core.traces.spans import Span
+from rag_ci.targets.traces.forward import Forwarder
 from rag_ci.targets.traces.otlp_decode import MAX_BODY, decode_spans, load_proto, unpack
 
 MAX_SPANS = 2000  # spans kept for one trace
@@ -25,13 +26,14 @@ POLL_S = 0.02
 class OtlpReceiver:
     """Binds at once (the port is known before the target starts); `close` when the run ends."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", forward: Forwarder | None = None) -> None:
         self._request_type, response_type = load_proto()
         self._response = response_type().SerializeToString()
         self._lock = threading.Lock()
         self._traces: dict[str, list[Span]] = {}
         self.received = 0  # spans decoded, kept or not: tells "nothing arrives" from "not ours"
         self.refused: list[str] = []  # the last reasons export requests were refused
+        self.forwarder = forward  # the team's own collector, sent every export accepted
         self._server = ThreadingHTTPServer((host, 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="rag-ci-otlp", daemon=True)
@@ -85,6 +87,8 @@ class OtlpReceiver:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+        if self.forwarder is not None:
+            self.forwarder.close()
 
 
 def _handler(receiver: OtlpReceiver) -> type[BaseHTTPRequestHandler]:
@@ -104,11 +108,14 @@ def _handler(receiver: OtlpReceiver) -> type[BaseHTTPRequestHandler]:
             if kind != "application/x-protobuf":
                 receiver.refuse(f"Content-Type {kind[:60]!r} (OTLP/HTTP protobuf only: http/protobuf)")
                 return self._answer(415, b"rag-ci takes OTLP/HTTP protobuf (application/x-protobuf)")
+            encoding = self.headers.get("Content-Encoding") or ""
             try:
-                receiver.accept(body, self.headers.get("Content-Encoding") or "")
+                receiver.accept(body, encoding)
             except ValueError as exc:
                 receiver.refuse(str(exc)[:200])
                 return self._answer(400, str(exc)[:200].encode())
+            if receiver.forwarder is not None:
+                receiver.forwarder.forward(body, kind, encoding)
             self._answer(200, receiver._response, "application/x-protobuf")
 
         def _answer(self, status: int, body: bytes, kind: str = "text/plain") -> None:

@@ -3,9 +3,11 @@ in the target's environment, the runner wrapped (docs/traces.md)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
+from rag_ci.core.traces.otlp_env import traces_endpoint, traces_headers
 from rag_ci.errors import RagCiError
 from rag_ci.targets.base import Target
 
@@ -36,10 +38,12 @@ def traced(config: Any, build: Callable[[Any], Target]) -> Target:
             "target.traces: otlp is not available for docker targets yet: the receiver listens on "
             "rag-ci's loopback, which a container does not reach. Use kind http with `start`, or unset it."
         )
+    from rag_ci.targets.traces.forward import Forwarder
     from rag_ci.targets.traces.receiver import OtlpReceiver
     from rag_ci.targets.traces.traced import TracedTarget
 
-    receiver = OtlpReceiver()
+    collector = traces_endpoint(os.environ)  # the team's own: the RAG's spans go there too
+    receiver = OtlpReceiver(forward=Forwarder(collector, traces_headers(os.environ)) if collector else None)
     try:
         # rag-ci's receiver wins over the user's own exporter settings for the run
         inner = build(
