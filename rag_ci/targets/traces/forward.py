@@ -18,6 +18,7 @@ import httpx
 
 QUEUE = 256
 TIMEOUT_S = 10.0
+CLOSE_S = 15.0  # how long the end of the run waits for the exports still queued
 
 
 class Forwarder:
@@ -40,9 +41,13 @@ class Forwarder:
             self.dropped += 1
 
     def close(self) -> None:
-        """Send what waits (each bounded by TIMEOUT_S), then stop."""
-        self._queue.put(None)
-        self._thread.join()
+        """Send what waits, for at most CLOSE_S more (the rest is dropped), then stop."""
+        try:
+            self._queue.put(None, timeout=CLOSE_S)
+        except queue.Full:
+            pass
+        self._thread.join(CLOSE_S)
+        self.dropped += self._queue.qsize()
 
     def _send_all(self) -> None:
         with httpx.Client(timeout=TIMEOUT_S) as client:

@@ -97,6 +97,17 @@ class TracedTarget:
             await self.inner.stop()
         finally:
             self.receiver.close()
+            forwarded = self.receiver.forwarder
+            if forwarded is not None and forwarded.dropped:
+                total = forwarded.sent + forwarded.dropped
+                print(
+                    neutralise(
+                        f"[rag-ci] target.traces: {forwarded.dropped} of {total} span exports could not be "
+                        f"passed on to {forwarded.endpoint}"
+                    ),
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     def diagnostics(self) -> str:
         return self.inner.diagnostics()
