@@ -174,3 +174,14 @@ def test_traceparent_round_trips_and_links():
     assert parse_traceparent(value) == ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
     assert parse_traceparent("00-xyz") is None and parse_traceparent(None) is None
     assert trace_link("https://t.example/trace/{trace_id}", "ab") == "https://t.example/trace/ab"
+
+
+def test_the_generators_cost_is_openinferences_llm_cost_total_summed():
+    reading = read_trace(
+        [
+            span("llm", 0, 1, openinference__span__kind="LLM", llm__cost__total=0.0021),
+            span("llm", 2, 3, openinference__span__kind="LLM", llm__cost__total=0.0004),
+        ]
+    )
+    assert reading.cost_usd == 0.0025
+    assert read_trace([span("llm", 0, 1, openinference__span__kind="LLM")]).cost_usd is None

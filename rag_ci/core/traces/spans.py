@@ -7,7 +7,7 @@ knows only the semantic conventions (docs/traces.md has the table):
 - OpenInference (Arize; LlamaIndex, LangChain, Haystack, DSPy...): `openinference.span.kind`
   RETRIEVER spans with `retrieval.documents.N.document.{content,id,score,metadata}`, RERANKER spans
   with `reranker.output_documents.N.document.*` (what the LLM then read), LLM spans with
-  `llm.model_name` and `llm.token_count.{prompt,completion}`.
+  `llm.model_name`, `llm.token_count.{prompt,completion}` and `llm.cost.total` (USD).
 - OpenLLMetry (Traceloop) and the GenAI conventions: `gen_ai.request.model`/`gen_ai.response.model`,
   `gen_ai.usage.{input,output,prompt,completion}_tokens` (and `llm.usage.*`); retrieval from the
   vector-DB spans' `db.query.result` events (`db.query.result.{document,id,distance,metadata}`)
@@ -89,6 +89,7 @@ class TraceReading:
     model: str | None
     input_tokens: int | None
     output_tokens: int | None
+    cost_usd: float | None  # the generator's cost in USD, when the instrumentation prices it
     # seconds per stage: "retrieval" (first retrieval start to last retrieval end) and
     # "generation" (the LLM spans, likewise); absent when the trace has no such span
     stages: Mapping[str, float]
@@ -132,6 +133,7 @@ def read_trace(spans: Sequence[Span]) -> TraceReading:
         model=_first(generators, _MODEL_KEYS, str),
         input_tokens=_sum(generators, _INPUT_KEYS),
         output_tokens=_sum(generators, _OUTPUT_KEYS),
+        cost_usd=_cost(generators),
         stages={
             name: _extent(group)
             for name, group in (("retrieval", [s for s, _ in retrieved]), ("generation", generators))
@@ -238,6 +240,18 @@ def _sum(spans: Sequence[Span], keys: Sequence[str]) -> int | None:
     counts = [next((v for k in keys if _count(v := s.attributes.get(k))), None) for s in spans]
     known = [c for c in counts if c is not None]
     return sum(known) if known else None
+
+
+def _cost(spans: Sequence[Span]) -> float | None:
+    """OpenInference's `llm.cost.total` (USD), summed over the generator spans that have it."""
+    costs = [
+        float(v)
+        for s in spans
+        if isinstance(v := s.attributes.get("llm.cost.total"), (int, float))
+        and not isinstance(v, bool)
+        and 0 <= v < float("inf")
+    ]
+    return round(sum(costs), 8) if costs else None
 
 
 def _count(value: Any) -> bool:

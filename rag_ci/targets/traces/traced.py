@@ -73,6 +73,7 @@ class TracedTarget:
             "model": reading.model,
             "input_tokens": reading.input_tokens,
             "output_tokens": reading.output_tokens,
+            "cost_usd": reading.cost_usd,
         }
         merged = {**usage, **{k: v for k, v in spanned.items() if v is not None}}
         if merged:
