@@ -105,6 +105,9 @@ class QuestionChange:
     # Chunks of this run whose text the baseline retrieved too, and of them those under another id.
     same_text_contexts: int = 0
     same_text_other_id: int = 0
+    # A conversation's turn: the messages it was asked after, "user: …" / "assistant: …" (untrusted:
+    # escape when rendering; rag_ci.core.comparison.conversation_turns).
+    history: tuple[str, ...] = ()
     trace_url: str | None = None  # this run's trace of the question (report.trace_url), linked from its row
 
     @property
