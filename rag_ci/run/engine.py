@@ -38,6 +38,7 @@ from rag_ci.run.judge_stop import journal_unless_unjudged, raise_if_stopped
 from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
 from rag_ci.run.turn_replay import answer_in_turn
+from rag_ci.run.verdict_spans import export_verdicts
 from rag_ci.runtime.progress import make_progress
 from rag_ci.safety.logsafe import neutralise
 from rag_ci.safety.redaction import Redactor
@@ -171,6 +172,7 @@ async def run_project(
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(options.output, result)
+    export_verdicts(result)  # only when OTEL_EXPORTER_OTLP_ENDPOINT is set for rag-ci (docs/traces.md)
     raise_if_stopped(judge, redact)  # the journal stays for `--resume`
     if completed:
         journal.close(remove=True)
