@@ -45,6 +45,7 @@ _.load_model, _.a_generate, _.get_model_name
 
 # Provider classes loaded from "module:Class" strings (rag_ci.judges.providers: the registry).
 _.OpenAIChat, _.AnthropicMessages, _.GeminiGenerate, _.OllamaChat, _.FakeChat
+_.AzureOpenAIChat, _.BedrockConverse, _.VertexModel
 _.serves  # a provider's endpoints, written into docs/judges.md's table by scripts/docs_gen.py
 _.response_mime_type, _.response_json_schema  # fields of Gemini's request config, sent as JSON
 

@@ -209,6 +209,8 @@ def generate(
     outcome.added = numbered
     if numbered:
         outcome.added = _append_locked(sources, [d for _, d in kept], writer.label)
+    if writer.client.stopped:  # writer.max_cost_usd: what was drafted is kept, the run is exit 2
+        raise RagCiError(f"{writer.client.stopped} ({len(outcome.added)} draft(s) written before are kept)")
     return outcome
 
 

@@ -183,15 +183,19 @@ class Writer:
 
     def __init__(self, writer: WriterConfig, check: WriterCheck, env: Mapping[str, str] | None = None):
         from rag_ci.judges.client import JudgeClient
+        from rag_ci.judges.cloud_settings import cloud_settings, credentials_hint
         from rag_ci.judges.providers.base import ProviderSettings
         from rag_ci.judges.retry import RetryPolicy
+        from rag_ci.judges.spend_cap import SpendCap
 
         if writer.provider == "fake":
             writer = writer.model_copy(update={"model": FAKE_WRITER_MODEL})
         spec = provider_spec(writer.provider)
         spec.ensure_installed()
-        key = api_key(writer, spec, os.environ if env is None else env, role="writer")
+        environ = os.environ if env is None else env
+        key = api_key(writer, spec, environ, role="writer")
         self.price: Price = model_price(writer, spec, role="writer")
+        cloud = cloud_settings(writer, key, environ, role="writer")
         assert writer.model is not None
         settings = ProviderSettings(
             model=writer.model,
@@ -199,6 +203,7 @@ class Writer:
             base_url=writer.base_url,
             api_key=key,
             timeout_s=writer.timeout_s,
+            cloud=cloud,
         )
         policy = RetryPolicy(
             max_retries=writer.max_retries,
@@ -213,6 +218,8 @@ class Writer:
             price=self.price,
             concurrency_max=writer.concurrency_max,
             role="writer",
+            cap=SpendCap(writer.max_cost_usd, self.price, "writer") if writer.max_cost_usd else None,
+            credentials_hint=credentials_hint(writer.provider, "writer"),
         )
         self.config, self.label, self.model_name = writer, check.label, writer.model
 

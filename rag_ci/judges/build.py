@@ -15,9 +15,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rag_ci.core.config import Config, JudgeConfig, ModelConfig
+from rag_ci.core.config.cloud import CLOUD_SETTINGS
 from rag_ci.core.config.providers import takes_model
 from rag_ci.errors import RagCiError
+from rag_ci.judges.cloud_settings import cloud_settings, credentials_hint
 from rag_ci.judges.families import FAKE_FAMILY, canonical_family, check_families, family_of
+from rag_ci.judges.maintained_prices import maintained_price
 from rag_ci.judges.pinning import alias_problem
 from rag_ci.judges.prices import Price, resolve_price
 from rag_ci.judges.providers import ProviderSpec, provider_spec
@@ -37,7 +40,8 @@ def parse_judge_option(value: str, option: str = "--judge") -> dict[str, Any]:
     Model ids may contain ':' (Ollama tags, Bedrock ids), so only the first ':'
     separates the provider, and only an '@' followed by http(s):// starts the URL.
     The settings that belong to one model are reset so the ones in rag-ci.yml are not
-    silently applied to another: `base_url` (None when absent), `family` and `prices`.
+    silently applied to another: `base_url` (None when absent), `family`, `prices` and the
+    cloud settings (`deployment`, `region`...: set them in rag-ci.yml for a cloud provider).
     Merge the result over the config's judge fields.
     """
     match = _JUDGE_OPTION.match(value.strip())
@@ -54,10 +58,28 @@ def parse_judge_option(value: str, option: str = "--judge") -> dict[str, Any]:
     if not takes_model(provider):
         if model or url:
             raise RagCiError(f"{option} {value!r}: '{provider}' takes no model")
-        return {"provider": provider, "model": None, "base_url": None, "family": None, "prices": None}
+        return {
+            "provider": provider,
+            "model": None,
+            "base_url": None,
+            "family": None,
+            "prices": None,
+            **_NO_CLOUD,
+        }
     if not model:
         raise RagCiError(f"{option} {value!r}: the model is missing; {usage}")
-    return {"provider": provider, "model": model, "base_url": url, "family": None, "prices": None}
+    return {
+        "provider": provider,
+        "model": model,
+        "base_url": url,
+        "family": None,
+        "prices": None,
+        **_NO_CLOUD,
+    }
+
+
+# A cloud's settings belong to the provider they were written for (rag_ci/core/config/cloud.py).
+_NO_CLOUD = dict.fromkeys(CLOUD_SETTINGS)
 
 
 def judge_family(judge: ModelConfig, role: str = "judge") -> str:
@@ -142,9 +164,20 @@ def model_price(judge: ModelConfig, spec: ProviderSpec, role: str = "judge") -> 
     # DeepEval's tables price provider APIs only; asking them about a self-hosted model would
     # just import DeepEval for nothing.
     fallback = None if spec.self_hosted else deepeval_price
+    # Under a spend cap a self-hosted model's unknown price is not taken as free: the cap would bound nothing.
+    assume_free = spec.self_hosted and judge.max_cost_usd is None
     price = resolve_price(
-        judge.model or "", override=override, self_hosted=spec.self_hosted, fallback=fallback
+        judge.model or "",
+        override=override,
+        self_hosted=assume_free,
+        fallback=fallback,
+        maintained=maintained_price(judge.provider),
     )
+    if price is None and judge.max_cost_usd is not None:
+        raise RagCiError(
+            f"rag-ci has no price for {role} model '{judge.model}', so `{role}.max_cost_usd` cannot be kept; set "
+            f"`{role}.prices: {{input_per_mtok: ..., output_per_mtok: ...}}` (USD per million tokens)"
+        )
     if price is None:
         raise RagCiError(
             f"rag-ci has no price for {role} model '{judge.model}', so {role} cost cannot be reported; set "
@@ -172,8 +205,10 @@ def build_judge(
     assert family is not None and judge.model is not None
     spec = provider_spec(judge.provider)
     spec.ensure_installed()
-    key = api_key(judge, spec, os.environ if env is None else env)
+    environ = os.environ if env is None else env
+    key = api_key(judge, spec, environ)
     price = model_price(judge, spec)
+    cloud = cloud_settings(judge, key, environ)
 
     from rag_ci.judges.cache import VerdictCache
     from rag_ci.judges.client import JudgeClient
@@ -184,6 +219,7 @@ def build_judge(
     from rag_ci.judges.replies import replies_from_run
     from rag_ci.judges.retry import RetryPolicy
     from rag_ci.judges.scorer import DeepEvalJudgeScorer
+    from rag_ci.judges.spend_cap import SpendCap
 
     specs = metric_specs(config.metric_configs())
     fingerprint = build_fingerprint(judge, specs)
@@ -193,12 +229,10 @@ def build_judge(
         base_url=judge.base_url,
         api_key=key,
         timeout_s=judge.timeout_s,
+        cloud=cloud,
     )
     policy = RetryPolicy(
-        max_retries=judge.max_retries,
-        backoff_s=judge.backoff_s,
-        timeout_s=judge.timeout_s,
-        max_wait_s=judge.max_wait_s,
+        judge.max_retries, judge.backoff_s, timeout_s=judge.timeout_s, max_wait_s=judge.max_wait_s
     )
     client = JudgeClient(
         lambda: spec.create(settings),
@@ -206,6 +240,8 @@ def build_judge(
         concurrency=judge.concurrency,
         price=price,
         concurrency_max=judge.concurrency_max,
+        cap=SpendCap(judge.max_cost_usd, price) if judge.max_cost_usd is not None else None,
+        credentials_hint=credentials_hint(judge.provider),
     )
     generator_family = (
         canonical_family(config.target.generator_family) if config.target.generator_family else None

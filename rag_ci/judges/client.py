@@ -36,6 +36,7 @@ from rag_ci.judges.prices import Price
 from rag_ci.judges.providers.base import ChatProvider, Completion
 from rag_ci.judges.providers.schemas import parse_json_text
 from rag_ci.judges.retry import Failure, RetryPolicy
+from rag_ci.judges.spend_cap import SpendCap, SpendCapReached
 
 # A reply that is not valid JSON for the schema is asked again this many times
 # (temperature 0 often repeats itself, so more would only add cost).
@@ -126,6 +127,8 @@ class JudgeClient:
         rng: random.Random | None = None,
         concurrency_max: int | None = None,
         role: str = "judge",
+        cap: SpendCap | None = None,
+        credentials_hint: str | None = None,
     ):
         self._make_provider = provider
         self.role = role  # "writer" for `questions generate`: its messages name the writer, not a judge
@@ -144,6 +147,16 @@ class JudgeClient:
         self._given_up: str | None = None  # set when the breaker trips: why every call now fails
         # Single flight: (sha256 of the prompt, reply schema) → the reply, or the future of it in flight.
         self._replies: dict[tuple[bytes, type[BaseModel] | None], asyncio.Future[Any]] = {}
+        self.cap = cap  # judge.max_cost_usd (rag_ci.judges.spend_cap)
+        # What to set when the provider refuses the credentials (HTTP 401/403): the run then stops
+        # (exit 2) instead of marking every metric `error` with the same refusal.
+        self._credentials_hint = credentials_hint
+        self._refused: str | None = None
+
+    @property
+    def stopped(self) -> str | None:
+        """Why this client makes no call any more and the run must stop (exit 2), or None."""
+        return self._refused or (self.cap.stopped if self.cap is not None else None)
 
     @property
     def provider(self) -> ChatProvider:
@@ -283,6 +296,12 @@ class JudgeClient:
         try:
             await self._wait_if_paused()  # a 429 may have paused the client while this call queued
             self._check_breaker()  # it may have tripped while this call queued
+            if self.stopped is not None:
+                raise JudgeCallError(self.stopped)
+            try:
+                reserved = await self.cap.reserve(prompt) if self.cap is not None else 0.0
+            except SpendCapReached as exc:
+                raise JudgeCallError(str(exc)) from None
             self.stats.calls += 1
             try:
                 # asyncio.timeout, not wait_for: no extra task (and event-loop round trip) per call.
@@ -300,13 +319,25 @@ class JudgeClient:
                 if classified is None:
                     raise
                 self._record(classified)
+                self._refuse(classified)
                 return None, classified
+            finally:
+                if self.cap is not None:  # settled again with the cost once it is known
+                    self.cap.settle(reserved, 0.0)
         finally:
             self._slots.release()
         self._record(None)
+        if self.cap is not None:
+            self.cap.settle(0.0, self.price.cost(completion.input_tokens, completion.output_tokens))
         self._account(completion)
         self._adapt(completion)
         return completion, None
+
+    def _refuse(self, failure: Failure) -> None:
+        """A 401/403 with a credentials hint: the credentials are wrong, no later call can succeed."""
+        if self._credentials_hint is not None and failure.status in (401, 403) and self._refused is None:
+            self._refused = f"{self._credentials_hint} ({failure.message})"
+            raise JudgeCallError(self._refused)
 
     @property
     def concurrency(self) -> int:

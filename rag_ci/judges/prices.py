@@ -2,8 +2,9 @@
 
 DeepEval computes no cost for custom models, so rag-ci prices every judge call
 itself from the token counts the provider returns. Resolution order:
-`judge.prices` in rag-ci.yml > this table (exact id, then the id without its
-date/version suffix) > a fallback lookup (DeepEval's own model tables, passed in by
+`judge.prices` in rag-ci.yml > a maintained price table (genai-prices, when
+installed) > this table (exact id, then the id without its date/version suffix) >
+a fallback lookup (DeepEval's own model tables, passed in by
 the provider layer) > free for self-hosted providers (ollama, openai-compatible).
 A paid provider with no known price is a configuration error: a silent $0 would
 make the cost report lie.
@@ -16,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from rag_ci.judges.families import normalise_model_id
 
 
 @dataclass(frozen=True)
@@ -89,11 +92,17 @@ def resolve_price(
     override: Price | None = None,
     self_hosted: bool = False,
     fallback: Callable[[str], Price | None] | None = None,
+    maintained: Callable[[str], Price | None] | None = None,
 ) -> Price | None:
-    """The price of `model`, or None when unknown (the caller decides whether that is fatal)."""
+    """The price of `model`, or None when unknown (the caller decides whether that is fatal).
+    `maintained` (a maintained price table: rag_ci.judges.maintained_prices) is asked first."""
     if override is not None:
         return override
-    bare = model.strip().lower().split("/")[-1]
+    if maintained is not None and (found := maintained(model)) is not None:
+        return found
+    # The clouds' ids name the same models: `us.anthropic.claude-…-v1:0` (Bedrock),
+    # `claude-haiku-4-5@20251001` (Vertex).
+    bare = normalise_model_id(model)[1].replace("@", "-")
     for name in base_model_names(bare):
         if name in PRICE_TABLE:
             return PRICE_TABLE[name]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sys
 import threading
 from collections.abc import Mapping
 
@@ -16,6 +17,7 @@ from rag_ci.core.questionset.questions import Question
 from rag_ci.core.results import JudgeFingerprint, QuestionResult
 from rag_ci.judges.client import JudgeClient
 from rag_ci.judges.metrics import JudgeMetricSpec
+from rag_ci.judges.spend_cap import estimate_line, estimate_usd
 
 
 class DeepEvalModelLoading:
@@ -28,6 +30,27 @@ class DeepEvalModelLoading:
     _model_lock: asyncio.Lock | None
     _prefetch: concurrent.futures.Future | None
     _preload: tuple[str, ...]
+    full: bool
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the judge makes no call any more (its spend cap, refused credentials), or None."""
+        return self.client.stopped
+
+    def _print_estimate(self, questions: list[Question], baseline: Mapping[str, QuestionResult]) -> None:
+        """Under a spend cap, what judging these questions may cost, before the first call."""
+        cap = self.client.cap
+        if cap is None:
+            return
+        work, cached = [], 0
+        for question in questions:
+            old = None if self.full else baseline.get(question.id)
+            specs = [s for s in self.specs.values() if s.applies_to(question)]
+            judged = [s.deepeval_class for s in specs if not _cached(question, old, s.name)]
+            cached += len(specs) - len(judged)
+            work.append((question.question + (question.reference or ""), judged))
+        cost, calls = estimate_usd(cap.price, work)
+        print(estimate_line(cap.role, cap.cap_usd, cost, calls, len(questions), cached), file=sys.stderr)
 
     async def deepeval_model(self):
         """The DeepEvalBaseLLM adapter, built when something must first be judged.
@@ -79,6 +102,7 @@ class DeepEvalModelLoading:
         baseline holds no verdict of. Otherwise the import starts on the first answer the
         verdict cache cannot serve (the first changed answer), and a run whose answers are
         all unchanged imports nothing."""
+        self._print_estimate(questions, baseline)
         if self._prefetch is not None or self._model is not None:
             return
         for question in questions:
@@ -94,6 +118,14 @@ class DeepEvalModelLoading:
             ):
                 self.prefetch()
                 return
+
+
+def _cached(question: Question, old: QuestionResult | None, name: str) -> bool:
+    """Whether the baseline holds a verdict the cache may serve (if the answer is unchanged)."""
+    if old is None or old.question_hash != question.content_hash:
+        return False
+    metric = old.metrics.get(name)
+    return metric is not None and metric.error is None and metric.cache_key is not None
 
 
 def _load_deepeval_model(client: JudgeClient, model_name: str, preload: tuple[str, ...]):

@@ -34,6 +34,7 @@ from rag_ci.files.corpus_files import corpus_folders, read_corpora
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.project import Project
 from rag_ci.files.results_file import save_results
+from rag_ci.run.judge_stop import journal_unless_unjudged, raise_if_stopped
 from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
 from rag_ci.run.turn_replay import answer_in_turn
@@ -172,6 +173,7 @@ async def run_project(
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(options.output, result)
     export_verdicts(result)  # only when OTEL_EXPORTER_OTLP_ENDPOINT is set for rag-ci (docs/traces.md)
+    raise_if_stopped(judge, redact)  # the journal stays for `--resume`
     if completed:
         journal.close(remove=True)
     return result
@@ -287,8 +289,7 @@ async def _replay_all(
             # Fingerprinted as each question ends: a copy of every record at the end of the run
             # held both copies at once (+40 MiB at 50,000 questions).
             record = finish(redact_judged(record, redact))
-            records[question.id] = record
-            journal.append(record)
+            records[question.id] = record = journal_unless_unjudged(judge, record, redact, journal)
             if counted:
                 bar.advance(record.verdict)
 

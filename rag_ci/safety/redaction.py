@@ -69,6 +69,7 @@ _BREAK_CHARS = frozenset(" \t\r\n\u2028\u2029\x85>|#")
 # the Google SDK's other name) and the GitHub integration read their credentials from.
 KNOWN_SECRET_VARIABLES = (
     *(facts.api_key_env for facts in PROVIDERS.values() if facts.api_key_env),
+    *(name for facts in PROVIDERS.values() for name in facts.secret_envs),
     "GEMINI_API_KEY",
     "GITHUB_TOKEN",
 )

@@ -82,7 +82,12 @@ _PROTECTED_PREFIXES = ("INPUT_", "RAG_CI_", "ACTIONS_")
 # Every provider's key variable (the provider table), and GEMINI_API_KEY, which google-genai
 # also reads.
 _PROTECTED_NAMES = frozenset(
-    {"GITHUB_TOKEN", "GEMINI_API_KEY", *(f.api_key_env for f in PROVIDERS.values() if f.api_key_env)}
+    {
+        "GITHUB_TOKEN",
+        "GEMINI_API_KEY",
+        *(f.api_key_env for f in PROVIDERS.values() if f.api_key_env),
+        *(name for f in PROVIDERS.values() for name in f.secret_envs),
+    }
 )
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -100,12 +100,23 @@ def test_an_action_run_leaks_neither_the_judge_key_nor_the_token(tmp_path, token
             assert secret[:12] not in run.log.replace(f"::add-mask::{secret}", "")
 
 
+# The clouds' credentials (rag_ci/core/config/providers.py: the key variables and `secret_envs`).
+CLOUD_CREDENTIALS = (
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_AD_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GOOGLE_OAUTH_ACCESS_TOKEN",
+)
+
+
 def test_a_cli_run_with_the_judge_key_in_the_environment_leaks_it_nowhere(tmp_path):
     key = judge_key()
+    clouds = {name: judge_key() for name in CLOUD_CREDENTIALS}
     project = leaky_project(tmp_path / "project", output_dir=str(tmp_path / "out"))
     out = tmp_path / "out"
     out.mkdir()
-    env = {**clean_env(), "OPENAI_API_KEY": key}
+    env = {**clean_env(), "OPENAI_API_KEY": key, **clouds}
     cli = [sys.executable, "-m", "rag_ci.cli"]
     runs = [  # --verbose: the build step's output is printed, and must be redacted
         subprocess.run(
@@ -143,11 +154,14 @@ def test_a_cli_run_with_the_judge_key_in_the_environment_leaks_it_nowhere(tmp_pa
     answer = json.loads((out / "results.json").read_text())["questions"][0]["answer"]
     assert "PATH=" in answer  # the target did dump what it could reach
     assert "[build] " in runs[0].stderr
-    for done in runs:
-        assert key not in done.stdout + done.stderr and key[:12] not in done.stdout + done.stderr
-    for path in [*out.rglob("*"), *project.rglob("*")]:
-        if path.is_file():
-            assert key.encode() not in path.read_bytes() and key[:12].encode() not in path.read_bytes(), path
+    for secret in (key, *clouds.values()):
+        for done in runs:
+            assert secret not in done.stdout + done.stderr and secret[:12] not in done.stdout + done.stderr
+        for path in [*out.rglob("*"), *project.rglob("*")]:
+            if path.is_file():
+                assert (
+                    secret.encode() not in path.read_bytes() and secret[:12].encode() not in path.read_bytes()
+                ), path
 
 
 def _python_for(uid: int) -> str | None:

@@ -8,6 +8,8 @@ with valid JSON decided by `JudgePolicy` (rag_ci/judges/fake.py):
     FakeAnthropicJudgeServer  POST /v1/messages              (forced tool use → tool_use block)
     FakeGeminiJudgeServer     POST /v1beta/models/M:generateContent
     FakeOllamaJudgeServer     POST /api/chat
+    FakeAzureOpenAIJudgeServer, FakeBedrockJudgeServer (SigV4 verified), FakeVertexJudgeServer:
+                              fakes/cloud_judge_servers.py
 
 Usage (also by the benchmarks; needs `tests/` on sys.path, as conftest.py does):
 
@@ -39,7 +41,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 from rag_ci.judges.fake import JudgePolicy, UnknownPrompt
 
@@ -194,8 +196,9 @@ class FakeJudgeServer:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         started = time.time()
         length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length)
         try:
-            body = json.loads(handler.rfile.read(length) or b"{}")
+            body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {}
         with self._lock:
@@ -209,6 +212,7 @@ class FakeJudgeServer:
         try:
             if fault == "401":  # a gateway checks the key before it reads the request
                 raise _Reply(401, self.error_body(401, self.rejected_key_message(handler)))
+            self.authenticate(handler, raw)
             prompt = self.prompt_of(handler.path, body)
             kind = self.policy.kind(prompt)
             fault = self._rejudge_fault(prompt) or fault
@@ -220,6 +224,8 @@ class FakeJudgeServer:
                 status = int(fault)
                 headers = {"Retry-After": self.retry_after} if status == 429 else {}
                 raise _Reply(status, self.error_body(status, "fake judge: scripted failure"), headers)
+            if fault is not None and fault in self.provider_faults:
+                raise self.provider_faults[fault](self)
             invalid = fault == "invalid_json" or self.always_invalid_json
             status, payload = 200, self.reply(body, None if invalid else self.policy.answer(prompt), prompt)
             headers: dict[str, str] = self.budget_headers()
@@ -265,6 +271,11 @@ class FakeJudgeServer:
         return f"Incorrect API key provided: {quoted}. You can find your API key at https://platform.example/account/api-keys."
 
     rate_limit_headers: tuple[str, str] | None = None  # (limit, remaining) header names of the provider
+    # Faults in a provider's own words (a content filter, a quota): fault name → the error reply.
+    provider_faults: ClassVar[dict[str, Any]] = {}
+
+    def authenticate(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
+        """Raise _Reply(401/403) when the request's credentials are not the server's (the clouds' servers check)."""
 
     def budget_headers(self) -> dict[str, str]:
         if self.request_limit is None or self.rate_limit_headers is None:
@@ -440,10 +451,21 @@ class FakeOllamaJudgeServer(FakeJudgeServer):
         return {"error": message}
 
 
+# The clouds' servers build on the ones above (Azure speaks OpenAI's bodies, Vertex Gemini's and
+# Anthropic's): imported last.
+from fakes.cloud_judge_servers import (  # noqa: E402
+    FakeAzureOpenAIJudgeServer,
+    FakeBedrockJudgeServer,
+    FakeVertexJudgeServer,
+)
+
 SERVERS = {
     "openai": FakeOpenAIJudgeServer,
     "openai-compatible": FakeOpenAIJudgeServer,
     "anthropic": FakeAnthropicJudgeServer,
     "gemini": FakeGeminiJudgeServer,
     "ollama": FakeOllamaJudgeServer,
+    "azure-openai": FakeAzureOpenAIJudgeServer,
+    "bedrock": FakeBedrockJudgeServer,
+    "vertex": FakeVertexJudgeServer,
 }

@@ -8,9 +8,12 @@ from fakes.judge_cases import REFUSAL, cases, score_questions
 from fakes.judge_servers import (
     SERVERS,
     FakeAnthropicJudgeServer,
+    FakeAzureOpenAIJudgeServer,
+    FakeBedrockJudgeServer,
     FakeGeminiJudgeServer,
     FakeOllamaJudgeServer,
     FakeOpenAIJudgeServer,
+    FakeVertexJudgeServer,
 )
 from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.core.config.providers import PROVIDERS as PROVIDER_FACTS
@@ -112,7 +115,30 @@ def _ollama_request(request, model):
     assert body["format"]["required"] == ["reason", "score"]
 
 
+def _azure_request(request, model):
+    assert request.path == "/openai/deployments/judge/chat/completions?api-version=2024-10-21"
+    _openai_request(request, model)
+
+
+def _bedrock_request(request, model):
+    body = request.body
+    assert body["modelId"] == model and body["inferenceConfig"]["temperature"] == 0
+    tools = body["toolConfig"]
+    assert tools["toolChoice"] == {"tool": {"name": "ReasonScore"}}
+    assert tools["tools"][0]["toolSpec"]["inputSchema"]["json"]["required"] == ["reason", "score"]
+
+
+def _vertex_request(request, model):
+    assert request.path == (
+        f"/v1beta1/projects/rag-ci-test/locations/us-central1/publishers/google/models/{model}:generateContent"
+    )
+    _gemini_request(request, model)
+
+
 _REQUEST_CHECKS = {
+    FakeAzureOpenAIJudgeServer: _azure_request,
+    FakeBedrockJudgeServer: _bedrock_request,
+    FakeVertexJudgeServer: _vertex_request,
     FakeOpenAIJudgeServer: _openai_request,
     FakeAnthropicJudgeServer: _anthropic_request,
     FakeGeminiJudgeServer: _gemini_request,

@@ -688,3 +688,25 @@ def test_reading_the_documents_counts_against_the_time_limit(example):
     ):
         documents_to_draft(sources, False, time_limit_s=-1)  # already past: not one document is cut
     assert documents_to_draft(sources, False, time_limit_s=600)[0]
+
+
+def test_the_writers_spend_cap_stops_its_calls_with_exit_2(example, fake_judge):
+    server = fake_judge("openai-compatible")
+    config = example / "rag-ci.yml"
+    config.write_text(
+        config.read_text()
+        + "writer:\n  provider: openai-compatible\n  model: meta-llama/Llama-3.1-8B-Instruct\n"
+        + f"  base_url: {server.base_url}\n  prices: {{input_per_mtok: 100.0, output_per_mtok: 100.0}}\n"
+        + "  max_cost_usd: 0.5\n  concurrency: 1\n"
+    )
+    args = ["questions", "generate", "--config", str(config), "--corpus", "du3", "--no-progress"]
+    low = int(
+        re.search(r"([\d,]+) writer calls \(up to", invoke(*args, "--estimate").output)[1].replace(",", "")
+    )
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert re.search(
+        r"writer stopped at \$[0-9.]+ of \$0\.5: raise writer\.max_cost_usd or run on fewer questions",
+        result.output,
+    ), result.output
+    assert 0 < server.requests < low  # the calls stopped at the cap, well before the drafting's end

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from rag_ci.core.config import Config
+from rag_ci.core.config.cloud import CLOUD_SETTINGS
 from rag_ci.errors import RagCiError
 from rag_ci.judges.build import build_judge, parse_judge_option, validate_judge
 from rag_ci.judges.fake import FAKE_MODEL, FakeChat, FakeJudgeScorer, UnknownPrompt
@@ -23,6 +24,7 @@ def test_judge_fake_needs_no_model_and_takes_none():
         "base_url": None,
         "family": None,
         "prices": None,
+        **dict.fromkeys(CLOUD_SETTINGS),
     }
     with pytest.raises(RagCiError, match="'fake' takes no model"):
         parse_judge_option("fake:gpt-4.1-mini-2025-04-14")

@@ -2,6 +2,7 @@
 
 import pytest
 
+from rag_ci.core.config.cloud import CLOUD_SETTINGS
 from rag_ci.errors import RagCiError
 from rag_ci.judges.build import parse_judge_option
 
@@ -33,7 +34,10 @@ from rag_ci.judges.build import parse_judge_option
     ],
 )
 def test_parses_provider_model_and_base_url(value, expected):
-    assert parse_judge_option(value) == {**expected, "family": None, "prices": None}
+    assert parse_judge_option(value) == {**expected, "family": None, "prices": None, **NO_CLOUD}
+
+
+NO_CLOUD = dict.fromkeys(CLOUD_SETTINGS)  # a cloud's settings stay with the provider they were written for
 
 
 def test_model_specific_settings_from_the_config_are_reset():
@@ -56,6 +60,21 @@ def test_model_specific_settings_from_the_config_are_reset():
         None,
         4,
     )
+
+
+def test_a_clouds_settings_from_the_config_are_reset_for_another_provider():
+    from rag_ci.core.config import JudgeConfig
+
+    configured = JudgeConfig(
+        provider="bedrock", model="anthropic.claude-3-5-haiku-20241022-v1:0", region="us-east-1"
+    )
+    merged = JudgeConfig(
+        **{
+            **configured.model_dump(exclude_unset=True),
+            **parse_judge_option("openai:gpt-4.1-mini-2025-04-14"),
+        }
+    )
+    assert (merged.provider, merged.region) == ("openai", None)
 
 
 @pytest.mark.parametrize(

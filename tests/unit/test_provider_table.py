@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from builders import REPO
 from fakes.judge_servers import SERVERS
-from fakes.judge_setup import FAKE_KEYS, JUDGE_MODELS
+from fakes.judge_setup import CLOUD_SETTINGS, FAKE_KEYS, JUDGE_MODELS
 from rag_ci.core.config import JudgeConfig, WriterConfig
 from rag_ci.core.config.providers import PROVIDER_NAMES, PROVIDERS, PinRule, takes_model
 from rag_ci.judges import pinning
@@ -35,9 +35,35 @@ def test_the_config_field_accepts_exactly_the_table_and_none(model):
         if takes_model(name):
             with pytest.raises(ValidationError, match=r"\.model is required"):
                 model(provider=name)
-        model(provider=name, model="m-1" if takes_model(name) else None)
+        model(provider=name, model="m-1" if takes_model(name) else None, **_cloud(name))
     with pytest.raises(ValidationError, match="Input should be 'openai'"):
         model(provider="no-such-provider", model="m-1")
+
+
+def _cloud(provider: str) -> dict:
+    """The settings a cloud provider needs in rag-ci.yml (the others come from the environment)."""
+    endpoint = {"base_url": "https://res.openai.azure.com"} if provider == "azure-openai" else {}
+    return {**CLOUD_SETTINGS.get(provider, {}), **endpoint}
+
+
+@pytest.mark.parametrize("model", [JudgeConfig, WriterConfig])
+def test_a_cloud_setting_belongs_to_its_provider_and_azure_needs_its_endpoint_and_deployment(model):
+    role = "writer" if model is WriterConfig else "judge"
+    assert {n for f in PROVIDERS.values() for n in f.cloud} == {
+        "deployment",
+        "api_version",
+        "region",
+        "project",
+        "location",
+    }
+    with pytest.raises(
+        ValidationError, match=rf"{role}\.region is a setting of provider 'bedrock', not of 'openai'"
+    ):
+        model(provider="openai", model="m-1", region="us-east-1")
+    with pytest.raises(ValidationError, match=rf"{role}\.deployment is required for provider 'azure-openai'"):
+        model(provider="azure-openai", model="m-1", base_url="https://res.openai.azure.com")
+    with pytest.raises(ValidationError, match=rf"{role}\.base_url is required for provider 'azure-openai'"):
+        model(provider="azure-openai", model="m-1", deployment="judge")
 
 
 def test_the_shipped_schema_enumerates_the_table():

@@ -114,7 +114,10 @@ class Config(StrictModel):
 
     def fingerprint(self) -> str:
         # The writer only drafts questions, the report only links: neither changes what a run does.
-        return stable_hash(self.model_dump(mode="json", exclude={"writer", "report"}))
+        # The spend cap only decides where a run stops: `--resume` with a higher cap continues it.
+        return stable_hash(
+            self.model_dump(mode="json", exclude={"writer": True, "report": True, "judge": {"max_cost_usd"}})
+        )
 
 
 def parse_config(text: str, filename: str) -> Config:

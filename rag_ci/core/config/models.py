@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from rag_ci.core.config import cloud
 from rag_ci.core.config.base import StrictModel
 from rag_ci.core.config.providers import ProviderName, takes_model
 
@@ -38,6 +39,11 @@ class ModelConfig(StrictModel):
         None,
         description="The environment variable holding the API key. Default: the provider's usual one (OPENAI_API_KEY...).",
     )
+    deployment: str | None = cloud.DEPLOYMENT
+    api_version: str | None = cloud.API_VERSION
+    region: str | None = cloud.REGION
+    project: str | None = cloud.PROJECT
+    location: str | None = cloud.LOCATION
     family: str | None = Field(
         None,
         description="The model's family (lab), when rag-ci cannot tell it from the id: kept apart from the generator's.",
@@ -75,12 +81,22 @@ class ModelConfig(StrictModel):
         None,
         description="Prices per million tokens, when rag-ci does not know the model's (or it is self-hosted but costs money).",
     )
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description="Spend cap in US dollars: no call is made that could take the run's cost past it; the questions left are not evaluated and the run exits 2 (`--resume` continues). Unset: no cap.",
+    )
 
     @model_validator(mode="after")
     def _model_required(self) -> ModelConfig:
         if takes_model(self.provider) and not self.model:  # the fakes have one model each
             role = "writer" if isinstance(self, WriterConfig) else "judge"
             raise ValueError(f"{role}.model is required for provider '{self.provider}'")
+        problem = cloud.cloud_problem(
+            "writer" if isinstance(self, WriterConfig) else "judge", self.provider, self.__dict__
+        )
+        if problem:
+            raise ValueError(problem)
         return self
 
 

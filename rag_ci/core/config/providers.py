@@ -39,6 +39,11 @@ class ProviderFacts:
     serves: str  # for docs/judges.md: its default endpoint and `base_url` examples
     takes_model: bool = True  # False: the provider has one model and `model` stays unset
     action_input: str | None = None  # the GitHub Action's input that passes the key (action.yml)
+    # Other variables holding its credentials (a short-lived token, a cloud's secret key):
+    # redacted, and never handed to the target by a `pass_env` wildcard, like the key variable.
+    secret_envs: tuple[str, ...] = ()
+    # The cloud settings it needs (rag_ci/core/config/cloud.py: `deployment`, `region`...).
+    cloud: tuple[str, ...] = ()
 
 
 # In the order the config's enum lists them.
@@ -102,6 +107,46 @@ PROVIDERS: dict[str, ProviderFacts] = {
             always_free=False,
             pin_rule="served_weights",
             serves="`base_url` required: vLLM `http://127.0.0.1:8000/v1`, llama.cpp `http://127.0.0.1:8080/v1`, LM Studio `http://127.0.0.1:1234/v1`",
+        ),
+        # The clouds companies run their models in (docs/judges.md, "Judges in your cloud"):
+        # credentials by OIDC in CI, the model's family follows the model, not the cloud.
+        ProviderFacts(
+            "azure-openai",
+            "azure",
+            ("openai",),
+            "AZURE_OPENAI_API_KEY",
+            key_required=False,  # or an Entra ID token
+            self_hosted=False,
+            always_free=False,
+            pin_rule="dated_snapshot",
+            serves="`base_url` your resource's endpoint `https://NAME.openai.azure.com`, `deployment`, `api_version`; an API key or an Entra ID token (`AZURE_OPENAI_AD_TOKEN`)",
+            secret_envs=("AZURE_OPENAI_AD_TOKEN",),
+            cloud=("deployment", "api_version"),
+        ),
+        ProviderFacts(
+            "bedrock",
+            "bedrock",
+            ("botocore",),
+            None,
+            key_required=False,  # the AWS credential chain
+            self_hosted=False,
+            always_free=False,
+            pin_rule="dated_snapshot",
+            serves="Amazon Bedrock's Converse API in `region` (or `AWS_REGION`): a model id or inference profile; the AWS credential chain",
+            secret_envs=("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"),
+            cloud=("region",),
+        ),
+        ProviderFacts(
+            "vertex",
+            "vertex",
+            ("google.genai", "google.auth"),
+            "GOOGLE_OAUTH_ACCESS_TOKEN",
+            key_required=False,  # else application-default credentials
+            self_hosted=False,
+            always_free=False,
+            pin_rule="dated_snapshot",
+            serves="Google Vertex AI in `project` and `location`: Gemini (`generateContent`) and Claude (`rawPredict`); an access token or application-default credentials",
+            cloud=("project", "location"),
         ),
         # A dry run, not a judge: DeepEval's prompts answered in-process by a fixed policy (docs/judges.md).
         ProviderFacts(

@@ -19,6 +19,12 @@ class JudgeScorer(Protocol):
 
     fingerprint: JudgeFingerprint
 
+    @property
+    def stopped(self) -> str | None:
+        """Why the judge makes no call any more and the run must stop with exit 2 (its spend
+        cap reached, its credentials refused), or None. The answers it left unjudged are not
+        evaluated (rag_ci.run.judge_stop)."""
+
     def check_generator(self, model: str) -> None:
         """Raise RagCiError when `model` (a generator) is of the judge's family."""
 

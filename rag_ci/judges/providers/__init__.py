@@ -86,6 +86,9 @@ _IMPLEMENTATIONS = {
     "gemini": f"{_HERE}.gemini_generate:GeminiGenerate",
     "ollama": f"{_HERE}.ollama_chat:OllamaChat",
     "openai-compatible": f"{_HERE}.openai_chat:OpenAIChat",
+    "azure-openai": f"{_HERE}.azure_openai_chat:AzureOpenAIChat",
+    "bedrock": f"{_HERE}.bedrock_converse:BedrockConverse",
+    "vertex": f"{_HERE}.vertex_ai:VertexModel",
     "fake": "rag_ci.judges.fake:FakeChat",
 }
 PROVIDERS: dict[str, ProviderSpec] = {

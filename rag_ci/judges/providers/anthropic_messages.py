@@ -6,6 +6,8 @@ hoping prose contains a JSON object.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 from rag_ci.judges.providers.base import (
@@ -29,7 +31,10 @@ class AnthropicMessages:
         self._anthropic = anthropic
         self._model = settings.model
         self._temperature = settings.temperature
-        self._client = anthropic.AsyncAnthropic(
+        self._client = self._make_client(settings)
+
+    def _make_client(self, settings: ProviderSettings) -> Any:
+        return self._anthropic.AsyncAnthropic(
             api_key=settings.api_key, base_url=settings.base_url, timeout=settings.timeout_s, max_retries=0
         )
 

@@ -10,7 +10,8 @@ attempt: retries, the concurrency limit and the time-out live in
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -25,6 +26,9 @@ class ProviderSettings:
     base_url: str | None
     api_key: str | None
     timeout_s: float
+    # A cloud provider's settings and credentials (rag_ci.judges.cloud_settings): deployment,
+    # api_version, region, project, location, an Entra ID token, AWS credentials.
+    cloud: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,7 @@ class Completion:
     input_tokens: int = 0
     output_tokens: int = 0
     rate_limit: RequestBudget | None = None  # from the reply's rate-limit headers, when sent
+    model: str | None = None  # the model the reply says answered, when it says
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 from rag_ci.judges.providers.base import Completion, ProviderSettings, transport_failure
@@ -12,7 +14,6 @@ from rag_ci.judges.retry import Failure, is_retryable_status, parse_retry_after
 
 class GeminiGenerate:
     def __init__(self, settings: ProviderSettings):
-        from google import genai
         from google.genai import errors, types
 
         self._errors = errors
@@ -24,7 +25,12 @@ class GeminiGenerate:
             timeout=int(settings.timeout_s * 1000),  # milliseconds
             retry_options=types.HttpRetryOptions(attempts=1),  # retries are rag-ci's
         )
-        self._client = genai.Client(api_key=settings.api_key, http_options=http_options)
+        self._client = self._make_client(settings, http_options)
+
+    def _make_client(self, settings: ProviderSettings, http_options: Any) -> Any:
+        from google import genai
+
+        return genai.Client(api_key=settings.api_key, http_options=http_options)
 
     async def complete(self, prompt: str, schema: type[BaseModel] | None) -> Completion:
         config = self._types.GenerateContentConfig(temperature=self._temperature)

@@ -25,7 +25,7 @@ _NO_TEMPERATURE_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 
 class OpenAIChat:
-    def __init__(self, settings: ProviderSettings):
+    def __init__(self, settings: ProviderSettings, *, client: bool = True):
         import openai
 
         self._openai = openai
@@ -33,8 +33,10 @@ class OpenAIChat:
         self._temperature = (
             None if settings.model.startswith(_NO_TEMPERATURE_PREFIXES) else settings.temperature
         )
+        if not client:  # a subclass builds its own (AzureOpenAIChat)
+            return
         # Local servers ignore the key, but the SDK refuses to start without one.
-        self._client = openai.AsyncOpenAI(
+        self._client: openai.AsyncOpenAI = openai.AsyncOpenAI(
             api_key=settings.api_key or "not-needed",
             base_url=settings.base_url,
             timeout=settings.timeout_s,
@@ -66,6 +68,7 @@ class OpenAIChat:
             rate_limit=request_budget(
                 raw.headers, "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests"
             ),
+            model=response.model or None,
         )
 
     def classify(self, exc: BaseException) -> Failure | None:
