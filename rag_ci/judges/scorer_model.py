@@ -18,6 +18,7 @@ from rag_ci.core.results import JudgeFingerprint, QuestionResult
 from rag_ci.judges.client import JudgeClient
 from rag_ci.judges.metrics import JudgeMetricSpec
 from rag_ci.judges.spend_cap import estimate_line, estimate_usd
+from rag_ci.safety.logsafe import neutralise
 
 
 class DeepEvalModelLoading:
@@ -50,7 +51,8 @@ class DeepEvalModelLoading:
             cached += len(specs) - len(judged)
             work.append((question.question + (question.reference or ""), judged))
         cost, calls = estimate_usd(cap.price, work)
-        print(estimate_line(cap.role, cap.cap_usd, cost, calls, len(questions), cached), file=sys.stderr)
+        line = estimate_line(cap.role, cap.cap_usd, cost, calls, len(questions), cached)
+        print(neutralise(line), file=sys.stderr)
 
     async def deepeval_model(self):
         """The DeepEvalBaseLLM adapter, built when something must first be judged.
