@@ -5,7 +5,7 @@ as arguments so tests can hand it a GitHub connected to a fake server, or a cann
 
     pull_request            -> pr:         run, compare with the baseline, comment, gate
     merge_group             -> merge-queue: the same against the queue's base, no comment
-    push to default branch  -> baseline:   run (verdict cache from the last baseline), history
+    push to a branch        -> baseline:   run (verdict cache from the last baseline), history on main
     workflow_dispatch/cron  -> full:       run without cache, compare, history
       with `rebaseline`     -> rebaseline: run without cache nor comparison, history
     workflow_run            -> comment:    post the comment a fork PR's run saved (fork-safe)
@@ -139,7 +139,7 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
         mode = resolve_mode(settings)
         if mode is None:
             runner.notice(
-                f"rag-ci evaluates pushes to the default branch only; nothing to do on {settings.ref}."
+                f"rag-ci evaluates pushes to branches only; nothing to do on {settings.ref}."
             )
             return EXIT_PASS
         runner.info(f"[rag-ci] mode: {mode} (event: {settings.event_name})")
