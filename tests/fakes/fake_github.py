@@ -289,7 +289,9 @@ class FakeGitHubServer:
                 commit.date = date
             return commit
 
-    def push_removal(self, branch: str, path: str, *, login: str | None, verified: bool = False) -> FakeCommit:
+    def push_removal(
+        self, branch: str, path: str, *, login: str | None, verified: bool = False
+    ) -> FakeCommit:
         """A commit someone pushed that deletes `path` (listed by `commits?path=` like any other)."""
         with self._lock:
             commit = self._record_commit(branch, path, b"", login, verified, f"remove {path}")
