@@ -179,7 +179,7 @@ class BaselineFinder:
             self.trace.extend(data_branch_wipes(self.settings, self.github))
         if not self.trace:
             return None
-        raise RagCiError(lost_message(self.settings, self.branch, self.trace))
+        raise RagCiError(lost_message(self.settings, self.branch, self.trace, search.refused))
 
     def as_cache(self) -> FoundBaseline | None:
         """On a push the previous baseline only saves judge calls: without it the run is

@@ -95,14 +95,26 @@ def data_branch_wipes(settings: Settings, github: GitHubRepo) -> list[str]:
     ]
 
 
-def lost_message(settings: Settings, branch: str, trace: list[str]) -> str:
-    """Why the check fails when `branch` had a baseline (`trace`: what shows it) and none is left."""
+def lost_message(settings: Settings, branch: str, trace: list[str], refused: list[str] | None = None) -> str:
+    """Why the check fails when `branch` had a baseline (`trace`: what shows it) and none is left;
+    `refused`: the candidates rag-ci would not trust, each with why (said first: they are the cause)."""
     s = settings
+    if refused:
+        others = [t for t in trace if t not in refused]
+        cause = (
+            f"The baseline of {branch} was refused: not compared, and not passed as a first-run bootstrap. "
+            f'Refused: {"; ".join(refused)} (docs/action.md, "Who can plant a baseline").'
+            + (f" Besides: {'; '.join(others)}." if others else "")
+        )
+    else:
+        cause = (
+            f"The baseline of {branch} is gone: not compared, and not passed as a first-run bootstrap, because "
+            f"{branch} had one ({'; '.join(trace)}). No `{s.baseline_artifact}` artifact from a successful baseline "
+            f"run on {branch} is left (expired, deleted, or its baseline runs failed) and no copy of it on the "
+            f"`{s.data_branch}` branch (rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them)."
+        )
     return (
-        f"The baseline of {branch} is gone: not compared, and not passed as a first-run bootstrap, because "
-        f"{branch} had one ({'; '.join(trace)}). No `{s.baseline_artifact}` artifact from a successful run "
-        f"on {branch} is left (expired, deleted, or its baseline runs failed) and no copy of it on the "
-        f"`{s.data_branch}` branch (rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them).\n"
+        f"{cause}\n"
         f"Fix: make a new baseline of {branch}, then re-run this check. With a re-evaluation workflow that takes "
         "`workflow_dispatch` and `rebaseline: true` (rag-ci's `rag-ci-full.yml`): `gh workflow run <that workflow> "
         f"--ref {branch} -f rebaseline=true`; with only the README's two workflows: re-run the newest run of the "

@@ -148,7 +148,8 @@ class Evaluation:
             outcome.comparison,
             notice=outcome.notice,
             links=self.links(),
-            trend=self.history.trend(TREND_POINTS) if plan.trend else None,
+            # the history is the default branch's: a pull request into a release branch shows none
+            trend=self.history.trend(TREND_POINTS) if plan.trend and self.on_default_base() else None,
             calibration=list(outcome.calibration),
             commits=commits,
             measured=outcome.measured,
@@ -212,7 +213,15 @@ class Evaluation:
         if not plan.check_run:
             check_annotations.show(self.runner, found)
             return
-        title, summary = check_annotations.check_text(head, outcome.comparison, found, self.settings.run_url)
+        title, summary = check_annotations.check_text(
+            head,
+            outcome.comparison,
+            found,
+            self.settings.run_url,
+            files_of="the files of the merge queue's commit"
+            if self.settings.merge_group
+            else "the pull request's files",
+        )
         check_annotations.publish(
             self.settings,
             self.github,
@@ -306,6 +315,10 @@ class Evaluation:
             head_url=s.run_url,
             head_label="the merge queue's commit" if s.merge_group else None,
         )
+
+    def on_default_base(self) -> bool:
+        s = self.settings
+        return (s.pr_base_ref or s.default_branch) == s.default_branch
 
     def report_url(self) -> str | None:
         """Where the full HTML report is: the run page's artifacts."""
