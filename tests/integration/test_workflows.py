@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from rag_ci.action.settings import BASELINE_WORKFLOWS
+
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 DOC = (REPO / "docs" / "action.md").read_text(encoding="utf-8")
@@ -355,6 +357,11 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
         assert f'"{name}"' in (REPO / "rag_ci" / "action" / "outputs.py").read_text()  # step_outputs
     assert action["inputs"]["fail-on-regression"]["default"] == "true"
     assert action["inputs"]["baseline-artifact"]["default"] == "rag-ci-baseline"
+    # the baseline workflows the action trusts by default are the files init writes
+    assert [w.strip() for w in action["inputs"]["baseline-workflows"]["default"].split(",")] == list(
+        BASELINE_WORKFLOWS
+    )
+    assert all((REPO / w).is_file() for w in BASELINE_WORKFLOWS)
 
 
 def test_dockerfile_pins_dependencies_before_copying_code():
