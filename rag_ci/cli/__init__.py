@@ -20,6 +20,7 @@ from rag_ci.cli.help import ListedAsRegistered, summarise
 from rag_ci.cli.history import history
 from rag_ci.cli.init import init
 from rag_ci.cli.merge import merge
+from rag_ci.cli.publish import publish
 from rag_ci.cli.questions import questions
 from rag_ci.cli.schema import schema
 
@@ -49,6 +50,7 @@ for _command in (
     calibrate,  # `rag-ci calibrate`: judge vs human labels
     history,  # `rag-ci history`: trend on main
     merge,  # `rag-ci merge`: shards -> one results.json
+    publish,  # `rag-ci publish gitlab`: the merge-request note
     schema,
 ):  # `rag-ci schema`: JSON Schemas of rag-ci.yml and questions.yml, for editors
     cli.add_command(_command)

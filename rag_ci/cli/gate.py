@@ -147,6 +147,11 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
 )
 @click.option("--no-build", is_flag=True, help="Skip the target's build steps.")
 @click.option(
+    "--junit",
+    is_flag=True,
+    help="Also write junit.xml (JUnit XML for any CI, docs/other-ci.md) beside --output.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["md", "json", "html", "terminal"]),
@@ -194,6 +199,7 @@ def run(
     judge_spec: str | None,
     shard: tuple[int, int] | None,
     no_build: bool,
+    junit: bool,
     fmt: str,
     progress: bool,
     samples: int | None,
@@ -247,6 +253,10 @@ def run(
         outcome = decide(pinned, base, head, accepted=accepted, history=history, options=options)
         if outcome.carried:  # the run gained the baseline's last good verdicts of its errored questions
             save_results(output, outcome.head)
+    if junit:
+        from rag_ci.cli.junit_file import write_junit_beside
+
+        echo(f"[rag-ci] JUnit report in {write_junit_beside(output, outcome)}", err=True)
     warn_skipped_history_lines(history, history_file)
     head = outcome.head
     _summarise_the_run(head, output)
