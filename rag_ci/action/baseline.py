@@ -36,6 +36,7 @@ from rag_ci.action.nearest_baseline import (
 from rag_ci.action.outputs import RESULTS_FILE
 from rag_ci.action.settings import Settings
 from rag_ci.core.comparison.history import HISTORY_FILE
+from rag_ci.core.reporting.escaping import escape_md
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
 from rag_ci.files.results_file import keep_until_exit, load_results
@@ -65,6 +66,7 @@ class FoundBaseline:
     made_at: datetime | None = None  # when the artifact was uploaded, or the copy stored
     distance: int = 0
     since: str = "the merge base"
+    refused: tuple[str, ...] = ()  # candidates nearer or newer that rag-ci would not trust, each with why
 
     def described(self, now: datetime | None = None) -> str:
         """'main, artifact, 2 commits before the merge base, 3 days old': what the comment puts after
@@ -77,6 +79,18 @@ class FoundBaseline:
             days = max(((now or datetime.now(UTC)) - made).days, 0)
             words.append("today" if days == 0 else f"{days} day{'s' if days != 1 else ''} old")
         return ", ".join(words)
+
+
+def refused_note(refused: tuple[str, ...]) -> str:
+    """The comment's and the check run's note on candidates refused as the baseline ("" for none):
+    a refusal is news for the reader, not only for the log."""
+    if not refused:
+        return ""
+    items = "".join(f"\n- {escape_md(why, 400)}" for why in refused[:5])
+    return (
+        f'\n\n**Refused as the baseline** ({len(refused)}; docs/action.md, "Who can plant a baseline"):'
+        f"{items}\n"
+    )
 
 
 def in_actions_words(message: str) -> str:
@@ -254,6 +268,7 @@ class BaselineFinder:
             candidate.made_at,
             distance,
             self.since,
+            tuple(self.search.refused),
         )
 
     def from_artifact(self, artifact: ArtifactRef) -> RunResult:

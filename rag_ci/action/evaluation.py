@@ -20,6 +20,7 @@ from rag_ci.action.baseline import (
     FoundBaseline,
     find_baseline,
     missing_history_line,
+    refused_note,
     store_baseline_copy,
 )
 from rag_ci.action.baseline_traces import bootstrap_notice, history_lines_of
@@ -71,6 +72,9 @@ class Evaluation:
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
         self.output = settings.output_path
         self.history = History()
+        self.refused = (
+            ""  # the note on candidates refused as the baseline (rag_ci.action.baseline.refused_note)
+        )
         protect_output_dir(self.output, project_dir=settings.project_dir)
 
     def options(self, plan: Plan) -> GateOptions:
@@ -102,6 +106,7 @@ class Evaluation:
             history_lines=functools.partial(history_lines_of, s, self.github),
         )
         baseline = found.result if found is not None else None
+        self.refused = refused_note(found.refused) if found is not None else ""
         commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
         # what reviewers approve, and the comment lists every acceptance at the top.
@@ -158,7 +163,7 @@ class Evaluation:
             report_path=s.relative_to_workspace(self.output / REPORT_HTML),
         )
         # the comment's length; where it cuts rows, it points to the summary
-        markdown = report(summary_url=s.run_url)
+        markdown = report(summary_url=s.run_url) + self.refused
         reports = write_reports(
             self.output,
             head,
@@ -230,7 +235,7 @@ class Evaluation:
             self.runner,
             found,
             title=title,
-            summary=summary,
+            summary=summary + self.refused,
             conclusion=check_annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off),
         )
 

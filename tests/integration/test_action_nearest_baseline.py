@@ -63,9 +63,12 @@ def test_a_copy_written_by_a_successful_push_run_of_another_workflow_is_refused(
 
     assert code == EXIT_REGRESSION, out
     assert f"ran `{LINT}`, not a baseline workflow" in out
-    assert f"`{OLD_SHA[:7]}" in body(fake) and "(main, artifact, 1 commit before the merge base, " in body(
-        fake
-    )
+    compared = body(fake)
+    assert f"`{OLD_SHA[:7]}" in compared and "(main, artifact, 1 commit before the merge base, " in compared
+    # the refusal is news for the reader: in the comment and the check run, not the log only
+    [check] = fake.check_runs.values()
+    for text in (compared, check["output"]["summary"]):
+        assert "**Refused as the baseline** (1;" in text and "not a baseline workflow" in text, text[-800:]
 
 
 def test_an_artifact_another_workflow_uploaded_at_the_merge_base_is_refused(fake, project):
