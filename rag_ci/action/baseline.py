@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rag_ci.action.baseline_traces import data_branch_wipes, lookup_failed, lost_message, past_baselines
+from rag_ci.action.baseline_traces import (
+    baseline_runs,
+    data_branch_wipes,
+    lookup_failed,
+    lost_message,
+    past_baselines,
+)
 from rag_ci.action.modes import BaseBranch, BaselineUse, Plan
 from rag_ci.action.nearest_baseline import (
     ARTIFACT,
@@ -191,6 +197,8 @@ class BaselineFinder:
             self.trace.extend(past_baselines(self.settings, self.github, branch, history_lines))
         if not self.trace:
             self.trace.extend(data_branch_wipes(self.settings, self.github))
+        if not self.trace:
+            self.trace.extend(baseline_runs(self.settings, self.github, search.branches))
         if not self.trace:
             return None
         raise RagCiError(lost_message(self.settings, self.branch, self.trace, search.refused))

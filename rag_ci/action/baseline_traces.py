@@ -69,6 +69,23 @@ def past_baselines(
     return trace
 
 
+def baseline_runs(settings: Settings, github: GitHubRepo, branches: tuple[str, ...]) -> list[str]:
+    """A successful run of a baseline workflow on these branches: it made a baseline, whatever was
+    deleted since (artifacts, the data branch). Asked only when nothing else shows one."""
+    for workflow in settings.baseline_workflows:
+        try:
+            runs = github.baseline_runs(workflow, branches)
+        except GitHubError as exc:
+            raise lookup_failed(f"listing the successful runs of `{workflow}`", exc) from None
+        if runs:
+            run = runs[0]
+            return [
+                f"run {run.id} of `{workflow}` ({run.event} on {run.head_branch}, commit {(run.head_sha or '?')[:12]}) "
+                "succeeded and made a baseline, and none of it is left (its artifact and copies deleted)"
+            ]
+    return []
+
+
 def data_branch_wipes(settings: Settings, github: GitHubRepo) -> list[str]:
     """What the data branch's own history shows when its copies and history lines are gone: the
     commits that wrote them are still listed, and the one that removed them is named (the newest

@@ -142,6 +142,26 @@ def run_facts(repo: Repository, run_id: int) -> RunFacts | None:
     return RunFacts(run_id, run.event, run.conclusion, run.head_branch, run.head_sha, head_repo, run.path)
 
 
+def successful_runs(
+    repo: Repository, full_name: str, workflow: str, branches: Collection[str]
+) -> list[RunFacts]:
+    """The trusted runs of `workflow` (a path, `.github/workflows/x.yml`) that succeeded on one of
+    `branches`, newest first, from one page (calls: GET actions/workflows/{file}/runs?status=success).
+    A workflow file GitHub does not know raises 404."""
+    found: list[RunFacts] = []
+    runs = repo.get_workflow(PurePosixPath(workflow).name).get_runs(status="success")
+    for index, run in enumerate(runs):
+        head_repo = run.head_repository.full_name if run.head_repository else None
+        facts = RunFacts(
+            run.id, run.event, run.conclusion, run.head_branch, run.head_sha, head_repo, run.path
+        )
+        if facts.head_branch in branches and facts.problem(full_name) is None:
+            found.append(facts)
+        if index + 1 >= MAX_CANDIDATES:  # one page
+            break
+    return found
+
+
 def newest_expired(listed: list[ArtifactRef], *, branch: str) -> ArtifactRef | None:
     """The newest expired artifact among `listed` that a run of this repository on `branch`
     uploaded: the trace of a baseline that existed (no call: the first listing is reused)."""

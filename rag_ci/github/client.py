@@ -184,6 +184,15 @@ class GitHubRepo:
             lambda: artifacts.run_facts(self.repo, run_id),
         )
 
+    def baseline_runs(self, workflow: str, branches: tuple[str, ...]) -> list[artifacts.RunFacts]:
+        """The successful trusted runs of `workflow` on `branches` (none when GitHub knows no such workflow)."""
+        found = _call(
+            f"list the successful runs of {workflow} (needs `permissions: actions: read`)",
+            lambda: artifacts.successful_runs(self.repo, self.repository, workflow, branches),
+            missing_ok=True,
+        )
+        return found or []
+
     def run_artifact(self, run_id: int, name: str) -> artifacts.ArtifactRef | None:
         return _call(
             f"list the artifacts of run {run_id}",

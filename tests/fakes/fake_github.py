@@ -500,6 +500,27 @@ class FakeGitHubServer:
             ],
         }
 
+    WORKFLOW_FILES = ("rag-ci-baseline.yml", "rag-ci-full.yml", "rag-ci-pr.yml", "rag-ci-comment.yml")
+
+    def _workflow_runs(
+        self, path: str, workflow: str, query: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """`GET actions/workflows/{file}/runs`: the runs of that workflow file, newest first, filtered
+        by `status` (a conclusion such as `success`), `branch` and `event`; 404 for a file the
+        repository has no workflow of."""
+        known = set(self.WORKFLOW_FILES) | {r.path.rsplit("/", 1)[-1] for r in self.runs.values()}
+        if workflow not in known:
+            return 404, {"message": "Not Found"}, {}
+        found = [
+            self._run_json(r)
+            for r in sorted(self.runs.values(), key=lambda r: r.id, reverse=True)
+            if r.path.rsplit("/", 1)[-1] == workflow
+            and query.get("status") in (None, r.conclusion, "completed" if r.conclusion else "in_progress")
+            and query.get("branch") in (None, r.head_branch)
+            and query.get("event") in (None, r.event)
+        ]
+        return self._paginated(path, query, found, list_key="workflow_runs")
+
     def _compare(self, sub: str, base: str, head: str) -> tuple[int, Any, dict[str, str]]:
         """`GET compare/{base}...{head}`: from `merge_bases` (head -> its merge base) when a test set
         one, else counted on the commit graph; 404 when neither knows the commits."""
@@ -587,6 +608,8 @@ class FakeGitHubServer:
                     {},
                 )
             return 302, b"", {"Location": f"{self.blob_url}/_blobs/{artifact.id}?sig=fake-signature"}
+        if m := re.fullmatch(r"/actions/workflows/([^/]+)/runs", sub):
+            return self._workflow_runs(path, unquote(m[1]), query)
         if m := re.fullmatch(r"/actions/runs/(\d+)", sub):
             run = self.runs.get(int(m[1]))
             return (200, self._run_json(run), {}) if run else (404, {"message": "Not Found"}, {})

@@ -146,3 +146,25 @@ def test_a_pull_request_with_its_baseline_at_the_merge_base_makes_no_more_calls_
         "GET /repos/acme/rag/commits" not in routes
     )  # the history is read only when the merge base has none
     assert routes.count("GET /repos/acme/rag/actions/runs/{n}") == 1
+
+
+def test_deleting_the_artifacts_and_the_data_branch_leaves_the_baseline_run_as_the_trace(fake, project):
+    baseline_push(fake, project)
+    for artifact in list(fake.artifacts):
+        fake.delete_artifact(artifact)
+    fake.delete_branch(DATA)
+
+    code, out, summary = pr(fake, project, regressed=True)
+
+    assert code == EXIT_ERROR, out  # never "no baseline yet"
+    assert "The baseline of main is gone" in summary
+    assert "of `.github/workflows/rag-ci-baseline.yml` (push on main, commit aaaaaaaaaaaa) succeeded" in summary
+
+
+def test_a_repository_whose_baseline_workflow_never_succeeded_is_a_bootstrap(fake, project):
+    fake.runs[SIDE_RUN] = FakeRun(SIDE_RUN, "main", MAIN_SHA, event="push", conclusion="failure")
+
+    code, out, summary = pr(fake, project, regressed=True)
+
+    assert code == 0, out
+    assert "bootstrap on `main`" in summary
