@@ -158,7 +158,9 @@ def test_deleting_the_artifacts_and_the_data_branch_leaves_the_baseline_run_as_t
 
     assert code == EXIT_ERROR, out  # never "no baseline yet"
     assert "The baseline of main is gone" in summary
-    assert "of `.github/workflows/rag-ci-baseline.yml` (push on main, commit aaaaaaaaaaaa) succeeded" in summary
+    assert (
+        "of `.github/workflows/rag-ci-baseline.yml` (push on main, commit aaaaaaaaaaaa) succeeded" in summary
+    )
 
 
 def test_a_repository_whose_baseline_workflow_never_succeeded_is_a_bootstrap(fake, project):
