@@ -73,16 +73,13 @@ def copy_candidates(copies: list[BaselineCopy], default_branch: str) -> list[Can
 
 def ranked(candidates: list[Candidate], distance: dict[str, int], branch: str) -> list[Candidate]:
     """The candidates on the history, nearest first; then the branch's own, an artifact, the newest."""
-    oldest = datetime.min.replace(tzinfo=UTC)
 
-    def made(c: Candidate) -> float:
-        when = c.made_at or oldest
-        return -(when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp() if c.made_at else 0.0
+    def age(c: Candidate) -> float:  # newest first: the larger the timestamp, the smaller the key
+        made = c.made_at or datetime.min.replace(tzinfo=UTC)
+        return -(made if made.tzinfo else made.replace(tzinfo=UTC)).timestamp()
 
     on_history = [c for c in candidates if c.sha in distance]
-    return sorted(
-        on_history, key=lambda c: (distance[c.sha], c.branch != branch, c.copy is not None, made(c))
-    )
+    return sorted(on_history, key=lambda c: (distance[c.sha], c.branch != branch, c.copy is not None, age(c)))
 
 
 @dataclasses.dataclass
