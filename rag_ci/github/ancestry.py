@@ -13,7 +13,6 @@ from collections.abc import Collection
 
 from github.Repository import Repository
 
-PAGE = 100  # commits per call (the connection's per_page)
 MAX_ANCESTORS = 300  # how far back a baseline is looked for (3 calls at most)
 
 
