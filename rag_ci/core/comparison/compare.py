@@ -181,6 +181,7 @@ def _question_by_question(
         not_comparable=not_comparable,
         renamed=tuple(sorted(renamed.items())),
         judge_noise=unestablished,
+        unstable=tuple(dict.fromkeys(n.id for n in unestablished)),  # one list: the same verdicts
         source_changed_failing=source_changed,
     )
     return _QuestionByQuestion(base, head, known_flaky, comparison)

@@ -195,8 +195,8 @@ def counts_line(cmp: Comparison) -> list[str]:
         parts.append(f"{len(cmp.renamed)} renamed ({shown}{more})")
     if cmp.flaky:
         parts.append(f"{len(cmp.flaky)} flaky")
-    if cmp.unstable:
-        parts.append(f"{len(cmp.unstable)} unstable")
+    if cmp.judge_noise:  # the verdicts listed under "Unstable verdicts", counted the same
+        parts.append(plural(len(cmp.judge_noise), "unstable verdict"))
     return parts
 
 
@@ -222,7 +222,9 @@ def next_line(
         steps.append("fix what makes the target error (the Errors table says what it answered)")
     if any(stage_of(c) not in ("source", "error") for c in rows):
         steps.append(f"fix the regressions, or accept an intended one with a reason ({paste})")
-        if any(not c.reasked for c in regression_rows(cmp)) or cmp.unstable:
+        # Noise is worth a re-run only while a gating row stands on one answer and one verdict:
+        # a row re-asked, or judged again on both sides, is confirmed.
+        if any(not (c.reasked or c.judge_confirmation) for c in regression_rows(cmp) + worse_rows(cmp)):
             steps.append("re-run the job if you think it is noise")
     if cmp.budget_breaches:
         steps.append("bring the budget back under its limit")
