@@ -75,6 +75,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     listed, machine-written ones with their writer. Questions citing a document that no
     longer exists are warned about."""
     from rag_ci.core.questionset.documents import missing_citations
+    from rag_ci.core.questionset.turns import conversations_note
     from rag_ci.files.corpus_files import corpus_folders, links_outside_note, read_corpora
     from rag_ci.files.project import load_project
 
@@ -87,6 +88,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         f"ok: {len(questions)} questions (v{project.questions.version}, {project.questions.content_hash}), "
         f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope"
         + (f", {written} machine-written and reviewed" if written else "")
+        + conversations_note(questions)
         + f"; target {project.config.target.kind}; judge {project.config.judge.provider}"
     )
     files = read_corpora(corpus_folders(project.root, project.corpora), content=False)  # names only

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rag_ci.core.questionset.turns import verdict_hash
 from rag_ci.core.results import MetricResult, QuestionResult
 from rag_ci.core.scoring.judge_votes import Rule, stored_fail_holds_at
 from rag_ci.judges.cache import verdict_cache_key
@@ -123,7 +124,7 @@ class Confirmer:
         answer = baseline.answer or ""
         if spec.uses_answer and not answer.strip():
             return None, None
-        key = verdict_cache_key(self.digest, spec, question.content_hash, answer, list(baseline.contexts))
+        key = verdict_cache_key(self.digest, spec, verdict_hash(question), answer, list(baseline.contexts))
         if before.cache_key is not None and before.cache_key != key:
             return None, None
         return (question, answer, list(baseline.contexts)), key

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_ci.core.questionset.questions import Question
+from rag_ci.core.questionset.turns import verdict_hash
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
 from rag_ci.core.scoring.judge_vote_odds import rule_for
 from rag_ci.core.scoring.judge_votes import disagreement_rate
@@ -47,8 +48,9 @@ from rag_ci.judges.call_context import CostMeter, for_this_task, judge_calls
 from rag_ci.judges.client import JudgeClient, JudgeStats
 from rag_ci.judges.confirm_policy import Confirmer
 from rag_ci.judges.confirmation import Measurement as _Measurement
+from rag_ci.judges.conversational import deepeval_case as judged_case
 from rag_ci.judges.families import check_families
-from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
+from rag_ci.judges.metrics import JudgeMetricSpec
 from rag_ci.judges.replies import CallLog
 from rag_ci.judges.scorer_equivalence import EquivalentCarrying
 from rag_ci.judges.scorer_reasons import ReasonExplaining
@@ -164,7 +166,7 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
         baseline: QuestionResult | None,
         settled: _Settled,
     ) -> MetricResult:
-        key = verdict_cache_key(self._digest, spec, question.content_hash, answer, contexts)
+        key = verdict_cache_key(self._digest, spec, verdict_hash(question), answer, contexts)
         if not self.full:
             hit = self.cache.reuse(key)
             if hit is not None:
@@ -196,20 +198,13 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
     ) -> _Measurement:
         """One DeepEval measurement; `known` replies stand in for the judge calls they answer."""
         model = await self.deepeval_model()  # first: it prepares DeepEval's environment and imports it
-        from deepeval.test_case import LLMTestCase
-
         question, answer, contexts = case
         meter = CostMeter()
         # A reason pass replays every step and makes one call, the reason: never more.
         log = CallLog(self._digest, known=known, max_calls=1 if include_reason else None, fresh=fresh)
         try:
             metric = spec.build(model, include_reason=include_reason)
-            test_case = LLMTestCase(
-                input=question.question,
-                actual_output=answer,
-                expected_output=expected_output(question),
-                retrieval_context=[c.text for c in contexts],
-            )
+            test_case = judged_case(spec, question, answer, contexts)
             with judge_calls(meter=meter, calls=log):
                 await metric.a_measure(test_case, _show_indicator=False)
         except Exception as exc:

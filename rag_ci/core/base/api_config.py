@@ -114,6 +114,11 @@ class RetrieveCall(_Strict):
     response: RetrieveResponseMapping = Field(
         description="Where the search reply keeps the chunks (JMESPath)."
     )
+    order: Literal["together", "after"] = Field(
+        "together",
+        description="`together`: the search call goes out with the answer call; `after`: once the answer "
+        "has come, for an app that cannot take both at once (the latency is then the answer call's).",
+    )
 
     @field_validator("request")
     @classmethod
@@ -140,8 +145,9 @@ class ApiMapped(_Strict):
 
     request: Any = Field(
         None,
-        description='The app\'s request body as a template: "{id}", "{question}", "{corpora}" '
-        'are filled in (a string that is exactly "{corpora}" becomes the list of routed corpora).',
+        description='The app\'s request body as a template: "{id}", "{question}", "{corpora}", '
+        '"{messages}", "{conversation_id}" are filled in (a string that is exactly "{corpora}" becomes '
+        'the list of routed corpora, exactly "{messages}" the chat messages: docs/conversations.md).',
     )
     response: ResponseMapping | None = Field(
         None,

@@ -105,6 +105,10 @@ class QuestionChange:
     # Chunks of this run whose text the baseline retrieved too, and of them those under another id.
     same_text_contexts: int = 0
     same_text_other_id: int = 0
+    # A conversation's turn: the messages it was asked after, "user: …" / "assistant: …" (untrusted:
+    # escape when rendering; rag_ci.core.comparison.conversation_turns).
+    history: tuple[str, ...] = ()
+    trace_url: str | None = None  # this run's trace of the question (report.trace_url), linked from its row
 
     @property
     def latency_delta_s(self) -> float | None:
@@ -233,6 +237,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         else 0,
         same_text_contexts=retrieval.same_text if retrieval is not None else 0,
         same_text_other_id=retrieval.same_text_other_id if retrieval is not None else 0,
+        trace_url=new.trace_url if new is not None else None,
     )
 
 
