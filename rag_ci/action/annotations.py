@@ -215,7 +215,12 @@ def conclusion_of(exit_code: int, *, gate_off: bool = False) -> str:
 
 
 def check_text(
-    head: RunResult, comparison: Comparison | None, annotations: Sequence[Annotation], run_url: str | None
+    head: RunResult,
+    comparison: Comparison | None,
+    annotations: Sequence[Annotation],
+    run_url: str | None,
+    *,
+    files_of: str = "the pull request's files",
 ) -> tuple[str, str]:
     """The check run's title and summary: the comment's headline (what fails: leaks, regressions,
     budgets), each breached budget, what the annotations are; the report is in the job summary."""
@@ -240,7 +245,7 @@ def check_text(
         lines.append("")
     if annotations:
         lines.append(
-            f"{len(annotations)} annotation(s) on the pull request's files: each question that fails the gate "
+            f"{len(annotations)} annotation(s) on {files_of}: each question that fails the gate "
             f"at its `- id:` line, each changed cited document at the document."
         )
         lines.append("")

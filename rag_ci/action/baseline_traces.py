@@ -25,8 +25,19 @@ LOOKUP_FIX = (
 )
 
 
+OUTAGE_FIX = (
+    'Not treated as "no baseline yet": that would pass the pull request ungated. Fix: re-run the job.'
+)
+
+
 def lookup_failed(what: str, exc: GitHubError) -> RagCiError:
-    """The error of a lookup that decides whether a baseline ever existed: exit 2, never bootstrap."""
+    """The error of a lookup that decides whether a baseline ever existed: exit 2, never bootstrap.
+    GitHub failing on its side (5xx on every retry) is told as such: re-run, nothing to configure."""
+    if exc.outage:
+        return RagCiError(
+            f"Could not tell whether a baseline exists: {what} failed: GitHub answered {exc.status} on every "
+            f"retry: re-run the job.\n{OUTAGE_FIX}"
+        )
     return RagCiError(f"Could not tell whether a baseline exists: {what} failed ({exc}).\n{LOOKUP_FIX}")
 
 
@@ -58,14 +69,69 @@ def past_baselines(
     return trace
 
 
-def lost_message(settings: Settings, branch: str, trace: list[str]) -> str:
-    """Why the check fails when `branch` had a baseline (`trace`: what shows it) and none is left."""
+def baseline_runs(settings: Settings, github: GitHubRepo, branches: tuple[str, ...]) -> list[str]:
+    """A successful run of a baseline workflow on these branches: it made a baseline, whatever was
+    deleted since (artifacts, the data branch). Asked only when nothing else shows one."""
+    for workflow in settings.baseline_workflows:
+        try:
+            runs = github.baseline_runs(workflow, branches)
+        except GitHubError as exc:
+            raise lookup_failed(f"listing the successful runs of `{workflow}`", exc) from None
+        if runs:
+            run = runs[0]
+            return [
+                f"run {run.id} of `{workflow}` ({run.event} on {run.head_branch}, commit {(run.head_sha or '?')[:12]}) "
+                "succeeded and made a baseline, and none of it is left (its artifact and copies deleted)"
+            ]
+    return []
+
+
+def data_branch_wipes(settings: Settings, github: GitHubRepo) -> list[str]:
+    """What the data branch's own history shows when its copies and history lines are gone: the
+    commits that wrote them are still listed, and the one that removed them is named (the newest
+    commit not rag-ci's own: not a verified commit of the action's account). A data branch whose
+    history was rewritten or deleted shows nothing here; the artifacts and the Actions API still may."""
     s = settings
+    try:
+        commits = github.data_commits(s.data_branch, ("baselines", HISTORY_FILE))
+        writers = github.identity().writers() if commits else frozenset()
+    except GitHubError as exc:
+        raise lookup_failed(f"reading the history of the `{s.data_branch}` branch", exc) from None
+    if not commits:
+        return []
+    foreign = next((c for c in commits if c.author not in writers or not c.verified), None)
+    by = (
+        f"; the newest commit that is not rag-ci's own is {foreign.sha[:12]} ({foreign.author or 'no known account'}"
+        f"{'' if foreign.verified else ', unverified'}): it removed them, or let them be removed"
+        if foreign is not None
+        else ""
+    )
+    return [
+        f"the `{s.data_branch}` branch's history has {len(commits)} commit{'s' if len(commits) != 1 else ''} "
+        f"that wrote baseline copies or `{HISTORY_FILE}`, and neither is left{by}"
+    ]
+
+
+def lost_message(settings: Settings, branch: str, trace: list[str], refused: list[str] | None = None) -> str:
+    """Why the check fails when `branch` had a baseline (`trace`: what shows it) and none is left;
+    `refused`: the candidates rag-ci would not trust, each with why (said first: they are the cause)."""
+    s = settings
+    if refused:
+        others = [t for t in trace if t not in refused]
+        cause = (
+            f"The baseline of {branch} was refused: not compared, and not passed as a first-run bootstrap. "
+            f'Refused: {"; ".join(refused)} (docs/action.md, "Who can plant a baseline").'
+            + (f" Besides: {'; '.join(others)}." if others else "")
+        )
+    else:
+        cause = (
+            f"The baseline of {branch} is gone: not compared, and not passed as a first-run bootstrap, because "
+            f"{branch} had one ({'; '.join(trace)}). No `{s.baseline_artifact}` artifact from a successful baseline "
+            f"run on {branch} is left (expired, deleted, or its baseline runs failed) and no copy of it on the "
+            f"`{s.data_branch}` branch (rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them)."
+        )
     return (
-        f"The baseline of {branch} is gone: not compared, and not passed as a first-run bootstrap, because "
-        f"{branch} had one ({'; '.join(trace)}). No `{s.baseline_artifact}` artifact from a successful run "
-        f"on {branch} is left (expired, deleted, or its baseline runs failed) and no copy of it on the "
-        f"`{s.data_branch}` branch (rag-ci keeps the last {KEPT_COPIES} there; deleted, or written before rag-ci kept them).\n"
+        f"{cause}\n"
         f"Fix: make a new baseline of {branch}, then re-run this check. With a re-evaluation workflow that takes "
         "`workflow_dispatch` and `rebaseline: true` (rag-ci's `rag-ci-full.yml`): `gh workflow run <that workflow> "
         f"--ref {branch} -f rebaseline=true`; with only the README's two workflows: re-run the newest run of the "
@@ -78,15 +144,18 @@ def bootstrap_notice(settings: Settings) -> str:
     """What a bootstrap says: which branch has no baseline yet, and what makes its first one."""
     s = settings
     base = s.pr_base_ref or s.default_branch or "main"  # the branch whose baseline this run is compared with
+    default = s.default_branch or "main"
     first = (
         "the next run on the default branch creates the baseline."
-        if base == (s.default_branch or "main")
-        else f"run the rag-ci workflow on `{base}` (`workflow_dispatch`) and upload its results as `{s.baseline_artifact}` "
-        "to make its baseline."
+        if base == default
+        else f"a push to `{base}` makes its baseline (`rag-ci init`'s baseline workflow runs on `release/**`), or "
+        f"`gh workflow run rag-ci-full.yml --ref {base} -f rebaseline=true`."
     )
+    where = f"`{base}`" if base == default else f"`{base}` nor on `{default}`, where it was cut from"
     return (
-        f"bootstrap on `{base}`: no baseline of `{base}` yet (no `{s.baseline_artifact}` artifact from a successful run "
-        f"on `{base}`, expired or not, no copy of it and no history of it on `{s.data_branch}`). This run passes; {first}"
+        f"bootstrap on `{base}`: no baseline on any ancestor of this pull request on {where} (no "
+        f"`{s.baseline_artifact}` artifact from a successful baseline run, expired or not, no copy and no history "
+        f"on `{s.data_branch}`). This run passes; {first}"
     )
 
 

@@ -5,7 +5,7 @@ as arguments so tests can hand it a GitHub connected to a fake server, or a cann
 
     pull_request            -> pr:         run, compare with the baseline, comment, gate
     merge_group             -> merge-queue: the same against the queue's base, no comment
-    push to default branch  -> baseline:   run (verdict cache from the last baseline), history
+    push to a branch        -> baseline:   run (verdict cache from the last baseline), history on main
     workflow_dispatch/cron  -> full:       run without cache, compare, history
       with `rebaseline`     -> rebaseline: run without cache nor comparison, history
     workflow_run            -> comment:    post the comment a fork PR's run saved (fork-safe)
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import traceback
 from pathlib import Path
 
@@ -138,9 +139,7 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
     try:
         mode = resolve_mode(settings)
         if mode is None:
-            runner.notice(
-                f"rag-ci evaluates pushes to the default branch only; nothing to do on {settings.ref}."
-            )
+            runner.notice(f"rag-ci evaluates pushes to branches only; nothing to do on {settings.ref}.")
             return EXIT_PASS
         runner.info(f"[rag-ci] mode: {mode} (event: {settings.event_name})")
         plan = PLANS[mode]
@@ -150,6 +149,19 @@ def action(settings: Settings, github: GitHubRepo, runner: Runner, *, evaluate: 
     except (RagCiError, GitHubError) as exc:
         report_not_evaluated(settings, github, runner, exc)
         return EXIT_ERROR
+
+
+def cause_title(message: str, limit: int = 72) -> str:
+    """The cause in a check run's title: the message's first sentence, cut at a word within `limit`."""
+    if outage := re.search(r"GitHub answered 5\d\d on every retry", message):
+        return f"{outage[0]}: re-run the job"
+    first = message.strip().splitlines()[0] if message.strip() else "not evaluated"
+    ends = [first.find(end, 12) for end in (". ", " (", ": ")]
+    if cut := min((i for i in ends if i > 0), default=0):
+        first = first[:cut]
+    if len(first) <= limit:
+        return first.rstrip(".")
+    return first[: first.rfind(" ", 0, limit - 1)].rstrip(",;:") + "…"
 
 
 def report_not_evaluated(
@@ -180,7 +192,7 @@ def report_not_evaluated(
             runner,
             [],
             conclusion="failure",
-            title="rag-ci: not evaluated",
+            title=f"rag-ci: {cause_title(message)}",
             summary="Nothing was evaluated:\n\n" + code_block(message[:60000]),
         )
     runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")

@@ -20,6 +20,7 @@ from rag_ci.action.baseline import (
     FoundBaseline,
     find_baseline,
     missing_history_line,
+    refused_note,
     store_baseline_copy,
 )
 from rag_ci.action.baseline_traces import bootstrap_notice, history_lines_of
@@ -71,6 +72,9 @@ class Evaluation:
         self.settings, self.github, self.runner, self.evaluate = settings, github, runner, evaluate
         self.output = settings.output_path
         self.history = History()
+        self.refused = (
+            ""  # the note on candidates refused as the baseline (rag_ci.action.baseline.refused_note)
+        )
         protect_output_dir(self.output, project_dir=settings.project_dir)
 
     def options(self, plan: Plan) -> GateOptions:
@@ -102,6 +106,7 @@ class Evaluation:
             history_lines=functools.partial(history_lines_of, s, self.github),
         )
         baseline = found.result if found is not None else None
+        self.refused = refused_note(found.refused) if found is not None else ""
         commits = self.commits(found)
         # Read from the pull request's own checkout on purpose (docs/accepted.md): its diff is
         # what reviewers approve, and the comment lists every acceptance at the top.
@@ -149,7 +154,8 @@ class Evaluation:
             outcome.comparison,
             notice=outcome.notice,
             links=self.links(),
-            trend=self.history.trend(TREND_POINTS) if plan.trend else None,
+            # the history is the default branch's: a pull request into a release branch shows none
+            trend=self.history.trend(TREND_POINTS) if plan.trend and self.on_default_base() else None,
             calibration=list(outcome.calibration),
             commits=commits,
             measured=outcome.measured,
@@ -157,7 +163,7 @@ class Evaluation:
             report_path=s.relative_to_workspace(self.output / REPORT_HTML),
         )
         # the comment's length; where it cuts rows, it points to the summary
-        markdown = report(summary_url=s.run_url)
+        markdown = report(summary_url=s.run_url) + self.refused
         reports = write_reports(
             self.output,
             head,
@@ -214,14 +220,22 @@ class Evaluation:
         if not plan.check_run:
             check_annotations.show(self.runner, found)
             return
-        title, summary = check_annotations.check_text(head, outcome.comparison, found, self.settings.run_url)
+        title, summary = check_annotations.check_text(
+            head,
+            outcome.comparison,
+            found,
+            self.settings.run_url,
+            files_of="the files of the merge queue's commit"
+            if self.settings.merge_group
+            else "the pull request's files",
+        )
         check_annotations.publish(
             self.settings,
             self.github,
             self.runner,
             found,
             title=title,
-            summary=summary,
+            summary=summary + self.refused,
             conclusion=check_annotations.conclusion_of(outcome.exit_code, gate_off=outcome.gate_off),
         )
 
@@ -308,6 +322,10 @@ class Evaluation:
             head_url=s.run_url,
             head_label="the merge queue's commit" if s.merge_group else None,
         )
+
+    def on_default_base(self) -> bool:
+        s = self.settings
+        return (s.pr_base_ref or s.default_branch) == s.default_branch
 
     def report_url(self) -> str | None:
         """Where the full HTML report is: the run page's artifacts."""

@@ -8,8 +8,10 @@ options of the gate (rag_ci.gate), which decides the verdict and the exit code:
     mode        event                     baseline          cache  compare  comment  history  may become the baseline
     pr          pull_request              the PR's base     yes    gate     yes      no       no
     merge-queue merge_group               the queue's base  yes    gate     no       no       no
-    baseline    push to the default br.   verdict cache     yes    no       no       yes      yes
-    full        workflow_dispatch, cron   the default br.   no     gate     no       yes      yes
+    baseline    push to a branch          verdict cache     yes    no       no       main     yes
+    full        workflow_dispatch, cron   this branch's     no     gate     no       main     yes
+    (a baseline is the nearest trusted ancestor, rag_ci.action.nearest_baseline; the history line
+    and the data branch's copy are the default branch's only)
     rebaseline  full + `rebaseline: true` none              no     no       no       yes      yes
     comment     workflow_run              (posts a saved comment; evaluates nothing)
 """
@@ -176,8 +178,8 @@ def _input_mode(settings: Settings) -> Mode | None:
             "secrets, and evaluating the PR's code there hands both to it. Run on `pull_request`, and post "
             "fork comments from a `workflow_run` workflow (docs/action.md). Set `mode: pr` to override."
         )
-    if event == "push":
-        return Mode.BASELINE if settings.on_default_branch else None
+    if event == "push":  # to a branch the workflow runs on: the default branch, a release branch
+        return Mode.BASELINE if settings.branch else None
     if event in ("workflow_dispatch", "schedule"):
         return Mode.FULL
     if event == "workflow_run":

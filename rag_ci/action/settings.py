@@ -60,6 +60,22 @@ def _login(name: str, value: str) -> str | None:
     return value
 
 
+# init's two workflows that upload the baseline (rag_ci/templates/workflows/).
+BASELINE_WORKFLOWS = (".github/workflows/rag-ci-baseline.yml", ".github/workflows/rag-ci-full.yml")
+
+
+def _workflows(value: str) -> tuple[str, ...]:
+    """The `baseline-workflows` input: workflow files, by commas or lines, from the repository root."""
+    names = tuple(n.strip().removeprefix("./") for n in value.replace("\n", ",").split(",") if n.strip())
+    for name in names:
+        if not re.fullmatch(r"\.github/workflows/[\w./-]+\.ya?ml", name) or ".." in name:
+            raise RagCiError(
+                "input baseline-workflows: give workflow files by their path from the repository root, "
+                f"comma-separated, e.g. `.github/workflows/rag-ci-baseline.yml` (got {name!r})"
+            )
+    return names or BASELINE_WORKFLOWS
+
+
 def _comment_when(value: str) -> str:
     try:
         return comment_when(value)
@@ -87,6 +103,8 @@ class Settings:
     rebaseline: bool = False
     fail_on_regression: bool = True
     baseline_artifact: str = "rag-ci-baseline"
+    # The workflow files whose runs may make the baseline (a run of any other is refused).
+    baseline_workflows: tuple[str, ...] = BASELINE_WORKFLOWS
     working_directory: PurePosixPath = PurePosixPath(".")
     data_branch: str = "rag-ci-data"
     output_dir: PurePosixPath = PurePosixPath("rag-ci-output")  # relative to the workspace
@@ -134,6 +152,7 @@ class Settings:
             rebaseline=_bool("rebaseline", get("RAG_CI_REBASELINE")),
             fail_on_regression=_bool("fail-on-regression", get("RAG_CI_FAIL_ON_REGRESSION", "true")),
             baseline_artifact=get("RAG_CI_BASELINE_ARTIFACT", "rag-ci-baseline").strip(),
+            baseline_workflows=_workflows(get("RAG_CI_BASELINE_WORKFLOWS")),
             working_directory=_relative_path("working-directory", get("RAG_CI_WORKING_DIRECTORY", ".")),
             data_branch=get("RAG_CI_DATA_BRANCH", "rag-ci-data").strip(),
             output_dir=_relative_path("output-dir", get("RAG_CI_OUTPUT_DIR", "rag-ci-output")),

@@ -85,7 +85,7 @@ def user_workflow(
                 re.sub(r"uses: \./\s+# your repository:.*", f"uses: {action}", line.rstrip("\n")) + "\n"
             )
             continue
-        out.append(re.sub(r"^(\s+branches: )\[main\]", lambda m: f"{m[1]}[{json.dumps(branch)}]", line))
+        out.append(re.sub(r"^(\s+branches: \[)main\b", lambda m: f"{m[1]}{json.dumps(branch)}", line))
     return per_job_permissions("".join(out))
 
 

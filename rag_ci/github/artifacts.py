@@ -1,13 +1,14 @@
 """Actions artifacts: finding the baseline from main, and reading one file out of a zip.
 
-Which artifact is the baseline (docs/action.md): the newest one with the configured name that
-a *successful* run on the PR's base branch uploaded, preferring the run whose head sha is
-the merge-base of the PR, i.e. exactly the code the PR branched from.
+Which artifact is the baseline (docs/action.md, rag_ci.action.nearest_baseline): the one with
+the configured name whose commit is the nearest ancestor of the PR's merge base, uploaded by a
+*successful* run of a baseline workflow on the base branch (or the default branch).
 
 Artifacts can be uploaded by any workflow run, including a pull request from a fork whose
-branch happens to be called `main`. So a candidate counts only when its run belongs to
-this repository (not a fork), ran on a trusted event (push, dispatch, schedule) and
-concluded with success.
+branch happens to be called `main`, or a run on a tag named `main`. So a candidate counts only
+when its run belongs to this repository (not a fork), ran a baseline workflow on a trusted event
+(push, dispatch, schedule) and concluded with success (`RunFacts.problem`), and its commit is an
+ancestor of the commit compared (so on the branch, whatever name the run reported).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import zipfile
-from collections.abc import Callable
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
@@ -30,7 +31,6 @@ from rag_ci.safety.secret import Secret
 TRUSTED_EVENTS = frozenset({"push", "workflow_dispatch", "schedule"})
 MAX_CANDIDATES = 100  # one page of the artifacts list
 MAX_LISTED = 300  # artifacts of the name read, expired ones included (3 pages)
-MAX_RUN_CHECKS = 5  # runs fetched to find a successful one before giving up
 MAX_ARTIFACT_BYTES = 256 * 1024 * 1024  # a results.json is megabytes; refuse zip bombs
 USER_AGENT = f"rag-ci/{__version__}"
 
@@ -78,33 +78,11 @@ def list_named(repo: Repository, name: str) -> list[ArtifactRef]:
     return listed
 
 
-def find_baseline(
-    repo: Repository,
-    full_name: str,
-    listed: list[ArtifactRef],
-    *,
-    branch: str,
-    prefer_sha: Callable[[], str | None],
-) -> ArtifactRef | None:
-    """The baseline artifact among `listed`, or None when none is usable.
-
-    Calls: GET compare (only when there are candidates), GET the run of each candidate tried (usually one).
-    """
-    candidates = [a for a in listed if not a.expired and a.head_branch == branch and a.of_this_repository][
-        :MAX_CANDIDATES
-    ]
-    if not candidates:
-        return None
-    candidates.sort(key=lambda a: a.created_at or datetime.min, reverse=True)
-    merge_base = prefer_sha()
-    if merge_base:
-        # Stable sort: the merge-base artifacts first, each group newest first.
-        candidates.sort(key=lambda a: a.head_sha != merge_base)
-    for candidate in candidates[:MAX_RUN_CHECKS]:
-        facts = run_facts(repo, candidate.run_id) if candidate.run_id is not None else None
-        if facts is not None and facts.problem(full_name) is None:
-            return candidate
-    return None
+def usable(listed: list[ArtifactRef], branches: Collection[str]) -> list[ArtifactRef]:
+    """The artifacts among `listed` that may be a baseline of one of `branches`, newest first: not
+    expired, uploaded by a run of this repository on that branch (its run is vetted apart, RunFacts)."""
+    found = [a for a in listed if not a.expired and a.head_branch in branches and a.of_this_repository]
+    return sorted(found, key=lambda a: a.created_at or datetime.min, reverse=True)[:MAX_CANDIDATES]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,16 +95,34 @@ class RunFacts:
     head_branch: str | None
     head_sha: str | None
     head_repository: str | None
+    path: str | None = None  # the workflow file the run ran, `.github/workflows/x.yml`
 
-    def problem(self, full_name: str, *, branch: str | None = None, sha: str | None = None) -> str | None:
+    @property
+    def workflow(self) -> str:
+        # GitHub may add the ref a workflow was read at (`x.yml@refs/heads/main`): the file is what counts.
+        return (self.path or "").split("@", 1)[0]
+
+    def problem(
+        self,
+        full_name: str,
+        *,
+        branch: str | None = None,
+        sha: str | None = None,
+        workflows: Collection[str] | None = None,
+    ) -> str | None:
         """None when a baseline is trusted from this run: a successful push, dispatch or schedule run
-        of `full_name` (on `branch` at `sha`, when given); else what the run is instead."""
+        of `full_name` (of one of `workflows`, on `branch` at `sha`, when given); else what the run is instead."""
         if self.head_repository != full_name:
             return f"run {self.id} ran on {self.head_repository or 'another repository'}"
         if self.event not in TRUSTED_EVENTS:
             return f"run {self.id} was a `{self.event}` run, not a push, dispatch or schedule"
         if self.conclusion != "success":
             return f"run {self.id} did not succeed ({self.conclusion or 'unfinished'})"
+        if workflows is not None and self.workflow not in workflows:
+            return (
+                f"run {self.id} ran `{self.workflow or 'an unknown workflow'}`, not a baseline workflow "
+                f"({', '.join(f'`{w}`' for w in sorted(workflows))}: the `baseline-workflows` input)"
+            )
         if branch is not None and self.head_branch != branch:
             return f"run {self.id} ran on {self.head_branch}, not {branch}"
         if sha is not None and self.head_sha != sha:
@@ -143,7 +139,27 @@ def run_facts(repo: Repository, run_id: int) -> RunFacts | None:
         if exc.status == 404:
             return None
         raise
-    return RunFacts(run_id, run.event, run.conclusion, run.head_branch, run.head_sha, head_repo)
+    return RunFacts(run_id, run.event, run.conclusion, run.head_branch, run.head_sha, head_repo, run.path)
+
+
+def successful_runs(
+    repo: Repository, full_name: str, workflow: str, branches: Collection[str]
+) -> list[RunFacts]:
+    """The trusted runs of `workflow` (a path, `.github/workflows/x.yml`) that succeeded on one of
+    `branches`, newest first, from one page (calls: GET actions/workflows/{file}/runs?status=success).
+    A workflow file GitHub does not know raises 404."""
+    found: list[RunFacts] = []
+    runs = repo.get_workflow(PurePosixPath(workflow).name).get_runs(status="success")
+    for index, run in enumerate(runs):
+        head_repo = run.head_repository.full_name if run.head_repository else None
+        facts = RunFacts(
+            run.id, run.event, run.conclusion, run.head_branch, run.head_sha, head_repo, run.path
+        )
+        if facts.head_branch in branches and facts.problem(full_name) is None:
+            found.append(facts)
+        if index + 1 >= MAX_CANDIDATES:  # one page
+            break
+    return found
 
 
 def newest_expired(listed: list[ArtifactRef], *, branch: str) -> ArtifactRef | None:

@@ -98,7 +98,14 @@ class CopyCommit:
 
 def newest_commit(repo: Repository, branch: str, copy: BaselineCopy) -> CopyCommit | None:
     """The newest commit that touched the copy, None when none did (calls: GET commits?path=, one page)."""
-    for commit in repo.get_commits(sha=branch, path=copy.path):
+    return next(iter(commits_touching(repo, branch, copy.path, limit=1)), None)
+
+
+def commits_touching(repo: Repository, branch: str, path: str, *, limit: int = 100) -> list[CopyCommit]:
+    """The commits of `branch` that touched `path` (a file, or anything in a folder), newest first
+    (calls: GET commits?sha=&path=, one page)."""
+    found: list[CopyCommit] = []
+    for commit in repo.get_commits(sha=branch, path=path):
         verification = commit.commit.verification
         verified = (
             verification.get("verified")
@@ -108,10 +115,14 @@ def newest_commit(repo: Repository, branch: str, copy: BaselineCopy) -> CopyComm
         date = commit.commit.committer.date if commit.commit.committer is not None else None
         if date is not None and date.tzinfo is None:
             date = date.replace(tzinfo=UTC)
-        return CopyCommit(
-            commit.sha, commit.author.login if commit.author is not None else None, verified is True, date
+        found.append(
+            CopyCommit(
+                commit.sha, commit.author.login if commit.author is not None else None, verified is True, date
+            )
         )
-    return None
+        if len(found) >= limit:  # before the next item, which may be the next page's call
+            break
+    return found
 
 
 def commit_problem(

@@ -12,9 +12,10 @@ only when an attribute is read, which keeps the number of calls per run small.
 from __future__ import annotations
 
 import logging
+import re
 import zipfile
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,7 +24,7 @@ import httpx
 from github import Auth, Github, GithubException, GithubRetry
 
 from rag_ci import __version__
-from rag_ci.github import artifacts, baseline_copies, checks, comments, databranch, pulls
+from rag_ci.github import ancestry, artifacts, baseline_copies, checks, comments, databranch, pulls
 from rag_ci.github.identity import GITHUB_ACTIONS_LOGIN, Identity, token_identity
 from rag_ci.safety.secret import Secret
 
@@ -31,7 +32,16 @@ T = TypeVar("T")
 
 
 class GitHubError(Exception):
-    """A REST call failed; the message says which and what to do about it."""
+    """A REST call failed; the message says which and what to do about it. `status`: GitHub's
+    HTTP status, when it answered (a 5xx after every retry is an outage, not a permission)."""
+
+    def __init__(self, message: str, *, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def outage(self) -> bool:
+        return self.status is not None and self.status >= 500
 
 
 class CannotWrite(GitHubError):
@@ -146,15 +156,14 @@ class GitHubRepo:
             )
         return self._listed[name]
 
-    def find_baseline(
-        self, name: str, branch: str, prefer_sha: Callable[[], str | None]
-    ) -> artifacts.ArtifactRef | None:
-        listed = self.baseline_artifacts(name)
+    def ancestor_distances(self, tip: str, wanted: set[str]) -> dict[str, int]:
+        """How far back from `tip` each of `wanted` lies, for those on its history (rag_ci.github.ancestry).
+        A failure raises: a history not read is never taken for "not an ancestor"."""
+        if not wanted:
+            return {}
         return _call(
-            f"look for the baseline artifact '{name}' (needs `permissions: actions: read`)",
-            lambda: artifacts.find_baseline(
-                self.repo, self.repository, listed, branch=branch, prefer_sha=prefer_sha
-            ),
+            f"list the commits behind {tip[:40]} (needs `permissions: contents: read`)",
+            lambda: ancestry.distances(self.repo, tip, wanted),
         )
 
     def download_file(self, artifact: artifacts.ArtifactRef, filename: str, dest: Path) -> Path | None:
@@ -174,6 +183,15 @@ class GitHubRepo:
             f"read workflow run {run_id} (needs `permissions: actions: read`)",
             lambda: artifacts.run_facts(self.repo, run_id),
         )
+
+    def baseline_runs(self, workflow: str, branches: tuple[str, ...]) -> list[artifacts.RunFacts]:
+        """The successful trusted runs of `workflow` on `branches` (none when GitHub knows no such workflow)."""
+        found = _call(
+            f"list the successful runs of {workflow} (needs `permissions: actions: read`)",
+            lambda: artifacts.successful_runs(self.repo, self.repository, workflow, branches),
+            missing_ok=True,
+        )
+        return found or []
 
     def run_artifact(self, run_id: int, name: str) -> artifacts.ArtifactRef | None:
         return _call(
@@ -238,6 +256,21 @@ class GitHubRepo:
         )
         return baseline_copies.commit_problem(commit, copy, writers, now)
 
+    def data_commits(self, branch: str, paths: tuple[str, ...]) -> list[baseline_copies.CopyCommit]:
+        """The commits of `branch` that touched any of `paths` (a file or a folder), newest first; none
+        when the branch does not exist (calls: GET commits?sha=&path= per path, one page each)."""
+        found: list[baseline_copies.CopyCommit] = []
+        for path in paths:
+            found.extend(self._commits_touching(branch, path) or [])
+        return sorted(found, key=lambda c: c.date or datetime.min.replace(tzinfo=UTC), reverse=True)
+
+    def _commits_touching(self, branch: str, path: str) -> list[baseline_copies.CopyCommit] | None:
+        return _call(
+            f"list the commits of {path} on branch {branch}",
+            lambda: baseline_copies.commits_touching(self.repo, branch, path),
+            missing_ok=True,
+        )
+
     def read_baseline_copy(self, branch: str, copy: baseline_copies.BaselineCopy) -> bytes:
         return _call(
             f"read {copy.path} on branch {branch}", lambda: baseline_copies.read_copy(self.repo, branch, copy)
@@ -278,13 +311,27 @@ def _call(what: str, fn: Callable[[], T], *, write: bool = False, missing_ok: bo
         message = _message(exc)
         if missing_ok and exc.status == 404:
             return None  # type: ignore[return-value]
+        if exc.status >= 500:
+            raise _outage(what, exc.status) from None
         if write and exc.status in (403, 404):
-            raise CannotWrite(f"could not {what}: HTTP {exc.status} {message}") from None
-        raise GitHubError(f"could not {what}: HTTP {exc.status} {message}") from None
+            raise CannotWrite(f"could not {what}: HTTP {exc.status} {message}", status=exc.status) from None
+        raise GitHubError(f"could not {what}: HTTP {exc.status} {message}", status=exc.status) from None
     except (OSError, httpx.HTTPError, github.BadAttributeException) as exc:  # requests' errors are OSErrors
+        # The retries used up on 5xx answers end as urllib3's "too many 502 error responses".
+        answered = re.search(r"too many (5\d\d) error responses", str(exc))
+        if answered:
+            raise _outage(what, int(answered[1])) from None
         raise GitHubError(f"could not {what}: {type(exc).__name__}: {exc}") from None
     except (ValueError, zipfile.BadZipFile) as exc:  # an artifact too large or not a zip
         raise GitHubError(f"could not {what}: {exc}") from None
+
+
+def _outage(what: str, status: int) -> GitHubError:
+    """GitHub failing on its side after every retry: the fix is a re-run, never a permission."""
+    plain = re.sub(r" \(needs [^)]*\)", "", what)
+    return GitHubError(
+        f"could not {plain}: GitHub answered {status} on every retry: re-run the job", status=status
+    )
 
 
 def _message(exc: GithubException) -> str:

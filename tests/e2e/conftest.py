@@ -25,9 +25,12 @@ def token() -> str:
 
 @pytest.fixture
 def fake(token: str):
-    """A fake GitHub REST server that knows the pull request's merge base."""
+    """A fake GitHub REST server that knows the pull request's merge base, and main's history:
+    a…a (the default artifact's commit), the merge base 2…2, then 4…4 and 5…5 (push_event's)."""
     with FakeGitHubServer(token=token) as server:
         server.merge_bases[HEAD_SHA] = MERGE_BASE_SHA
+        server.graph.line("a" * 40, MERGE_BASE_SHA, "4" * 40, "5" * 40, branch="main")
+        server.graph.commit(HEAD_SHA, MERGE_BASE_SHA)
         yield server
 
 

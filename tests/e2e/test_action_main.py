@@ -70,14 +70,31 @@ def test_push_to_main_writes_results_and_appends_one_history_line_per_run(
     assert_token_never_leaked(token, second, fake, tmp_path)
 
 
-def test_push_to_another_branch_does_nothing(fake, workspace, token, tmp_path):
-    event = {**push_event(), "ref": "refs/heads/feature"}
+def test_a_tag_push_does_nothing(fake, workspace, token, tmp_path):
+    event = {**push_event(), "ref": "refs/tags/main"}  # a tag may carry any name, `main` too
 
     run = run_action(fake, workspace, event_name="push", event=event, token=token)
 
     assert run.returncode == 0, run.log
-    assert "default branch only" in run.stdout
+    assert "pushes to branches only; nothing to do on refs/tags/main" in run.stdout
     assert fake.requests == []
+
+
+def test_a_push_to_a_release_branch_makes_its_baseline_with_mains_as_verdict_cache_and_no_history_line(
+    fake, workspace, baseline_json, token
+):
+    fake.add_baseline_artifact(
+        {"results.json": baseline_json}, head_sha="4" * 40
+    )  # main's, at the branch point
+    fake.graph.commit("d" * 40, "4" * 40, branch="release/1.x")
+    event = {**push_event(before="4" * 40, after="d" * 40), "ref": "refs/heads/release/1.x"}
+
+    run = run_action(fake, workspace, event_name="push", event=event, token=token)
+
+    assert run.returncode == 0, run.log
+    assert run.outputs["verdict"] == "baseline" and run.outputs["results-path"]
+    assert "[rag-ci] baseline: artifact #" in run.stdout  # main's baseline fed the verdict cache
+    assert "rag-ci-data" not in fake.branches  # history and copies are the default branch's only
 
 
 def test_dispatch_with_rebaseline_runs_full_without_reading_the_old_baseline(

@@ -102,6 +102,11 @@ class Year:
     ) -> ActionRun:
         """A push to main, its baseline job, and the workflow's upload step (only after success)."""
         before = forced_over or self.main or "0" * 40
+        # main's history: on the commit pushed over, or, forced, on the one that commit was built on
+        parents = (
+            self.fake.graph.parents.get(forced_over, []) if forced_over else [self.main] if self.main else []
+        )
+        self.fake.graph.commit(commit, *parents, branch="main")
         event = {
             "ref": "refs/heads/main",
             "before": before,
@@ -126,6 +131,7 @@ class Year:
         head = self.prs.setdefault(number, f"{number:04x}" * 10)
         base_ref, base_sha = base or ("main", self.main)
         self.fake.merge_bases[head] = base_sha
+        self.fake.graph.commit(head, base_sha)
         return {
             "action": "synchronize",
             "number": number,
@@ -233,6 +239,7 @@ def test_a_year_in_a_repository(tmp_path, token):
             a_release_branch,
             deleted_data_branches,
             a_failed_history_read,
+            a_wiped_data_branch,
         ):
             chapter(year)
         # Every pull request had one rag-ci comment all year; every good baseline run, a history line.
@@ -244,9 +251,11 @@ def test_a_year_in_a_repository(tmp_path, token):
                 year.log,
             )
         for number, named in (
-            (19, "bootstrap on `release/1.x`"),
+            (19, "(main, artifact, 1 commit before the merge base, "),
             (20, "(release/1.x, artifact, "),
             (21, "reading `eval_history.jsonl` on `rag-ci-data` failed"),
+            (22, "(main, artifact, "),
+            (23, "(main, artifact, "),
         ):
             [comment] = year.comments(number)
             assert named in comment["body"], (number, comment["body"][:800])
@@ -338,34 +347,68 @@ def a_forged_copy(year: Year) -> None:
 
 
 def a_release_branch(year: Year) -> None:
-    """A pull request into release/1.x: no baseline of that branch yet, a bootstrap there (never
-    main's copy under its name); a dispatched run on the branch makes its baseline; then it gates."""
-    release = "d1" * 20
-    first = year.pr(19, regressed=True, base=("release/1.x", release))
-    assert first.returncode == 0 and "bootstrap on `release/1.x`" in first.summary, first.log
-    dispatch = year.act(
-        "workflow_dispatch on release/1.x",
-        "workflow_dispatch",
+    """release/1.x is cut from main. A pull request into it before it has a baseline of its own is
+    compared with main's at the commit it was cut from (never a bootstrap pass); a push to it runs
+    init's baseline workflow (its trigger covers `release/**`) and makes its own baseline; the
+    bootstrap notice's other advice, a dispatched re-baseline of rag-ci-full.yml on the branch,
+    makes one too; pull requests into it gate against the newest."""
+    cut = "d1" * 20
+    year.fake.graph.commit(cut, year.main, branch="release/1.x")
+    first = year.pr(19, regressed=True, base=("release/1.x", cut))
+    gates(first, regressed=True)
+    assert "bootstrap" not in first.outputs["verdict"]
+    [comment] = year.comments(19)
+    assert f"`{year.main[:7]}" in comment["body"], comment["body"][:600]
+
+    pushed = "d2" * 20  # a fix merged into the release branch: its baseline job runs
+    year.fake.graph.commit(pushed, cut, branch="release/1.x")
+    push = year.act(
+        "push to release/1.x",
+        "push",
         {
             "ref": "refs/heads/release/1.x",
-            "after": release,
-            "inputs": {},
+            "before": cut,
+            "after": pushed,
             "repository": {"full_name": REPOSITORY, "default_branch": "main"},
         },
     )
-    assert dispatch.returncode == 0, dispatch.log
-    results = (dispatch.workspace / dispatch.outputs["results-path"]).read_bytes()
+    assert push.returncode == 0 and push.outputs["verdict"] == "baseline", push.log
     year.fake.upload_artifact(
-        {"results.json": results},
+        {"results.json": (push.workspace / push.outputs["results-path"]).read_bytes()},
         run_id=7000 + year.runs,
-        head_sha=release,
+        head_sha=pushed,
+        branch="release/1.x",
+    )
+    gates(year.pr(20, regressed=True, base=("release/1.x", pushed)), regressed=True)
+    gates(year.pr(20, regressed=False, base=("release/1.x", pushed)), regressed=False)
+    [comment] = year.comments(20)
+    assert f"`{pushed[:7]}" in comment["body"] and "(release/1.x, artifact, " in comment["body"]
+
+    # `gh workflow run rag-ci-full.yml --ref release/1.x -f rebaseline=true`, as the notice says
+    dispatch = year.act(
+        "workflow_dispatch (rebaseline) on release/1.x",
+        "workflow_dispatch",
+        {
+            "ref": "refs/heads/release/1.x",
+            "after": pushed,
+            "inputs": {"rebaseline": True},
+            "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+        },
+        env={"RAG_CI_REBASELINE": "true"},
+    )
+    assert dispatch.returncode == 0 and dispatch.outputs["verdict"] == "rebaseline", dispatch.log
+    year.fake.upload_artifact(
+        {"results.json": (dispatch.workspace / dispatch.outputs["results-path"]).read_bytes()},
+        run_id=7000 + year.runs,
+        head_sha=pushed,
         branch="release/1.x",
         event="workflow_dispatch",
     )
-    gates(year.pr(20, regressed=True, base=("release/1.x", release)), regressed=True)
-    gates(year.pr(20, regressed=False, base=("release/1.x", release)), regressed=False)
+    rebaselined = 7000 + year.runs
+    year.fake.runs[rebaselined].path = ".github/workflows/rag-ci-full.yml"
+    gates(year.pr(20, regressed=True, base=("release/1.x", pushed)), regressed=True)
     [comment] = year.comments(20)
-    assert f"`{release[:7]}" in comment["body"] and "(release/1.x, artifact, " in comment["body"]
+    assert f"/actions/runs/{rebaselined})" in comment["body"], comment["body"][:800]  # the newer of the two
 
 
 def a_failed_history_read(year: Year) -> None:
@@ -442,3 +485,46 @@ def deleted_data_branches(year: Year) -> None:
     lost = year.pr(15, regressed=True)
     assert lost.returncode == 2, lost.log
     assert "The baseline of main is gone" in lost.summary and "rebaseline: true" in lost.summary
+
+
+def a_wiped_data_branch(year: Year) -> None:
+    """Someone with write access deletes every artifact and pushes commits that remove the copies and
+    the history from the data branch: the next pull request fails (exit 2) naming the commit, never
+    a bootstrap pass; the admin's re-baseline (workflow_dispatch, rebaseline) makes the gate work again."""
+    fake = year.fake
+    assert year.push(sha(7)).returncode == 0
+    for artifact in list(fake.artifacts):
+        fake.delete_artifact(artifact)
+    removals = [
+        fake.push_removal(DATA_BRANCH, path, login="mallory")
+        for path in sorted(fake.branches[DATA_BRANCH])
+        if path.startswith("baselines/") or path == "eval_history.jsonl"
+    ]
+    wiped = year.pr(22, regressed=False)
+    assert wiped.returncode == 2, wiped.log
+    assert "The baseline of main is gone" in wiped.summary, wiped.summary
+    assert any(f"{removal.sha[:12]} (mallory, unverified)" in wiped.summary for removal in removals), (
+        wiped.summary
+    )
+    dispatch = year.act(
+        "workflow_dispatch (rebaseline) on main",
+        "workflow_dispatch",
+        {
+            "ref": "refs/heads/main",
+            "after": year.main,
+            "inputs": {"rebaseline": True},
+            "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+        },
+        env={"RAG_CI_REBASELINE": "true"},
+    )
+    assert dispatch.returncode == 0, dispatch.log
+    fake.upload_artifact(
+        {"results.json": (dispatch.workspace / dispatch.outputs["results-path"]).read_bytes()},
+        run_id=7000 + year.runs,
+        head_sha=year.main,
+        event="workflow_dispatch",
+    )
+    fake.runs[7000 + year.runs].path = ".github/workflows/rag-ci-full.yml"
+    year.history_expected[:] = [year.main]  # the wipe took the history; the re-baseline starts it again
+    gates(year.pr(22, regressed=True), regressed=True)
+    gates(year.pr(23, regressed=False), regressed=False)

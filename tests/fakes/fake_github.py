@@ -30,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
+from fakes.fake_git_graph import CommitGraph
+
 FORBIDDEN = {
     "message": "Resource not accessible by integration",
     "documentation_url": "https://docs.github.com/rest",
@@ -82,6 +84,8 @@ class FakeRun:
     event: str = "push"
     conclusion: str | None = "success"
     head_full_name: str | None = None  # None: the repository itself
+    # The workflow file the run ran (GitHub's `path` of a run): init's baseline workflow by default.
+    path: str = ".github/workflows/rag-ci-baseline.yml"
 
 
 @dataclasses.dataclass
@@ -147,6 +151,8 @@ class FakeGitHubServer:
         self.runs: dict[int, FakeRun] = {}
         self.pulls: dict[int, dict[str, Any]] = {}
         self.merge_bases: dict[str, str] = {}  # head sha -> merge-base sha
+        self.graph = CommitGraph()  # the code's commits: ancestry for `commits?sha=` and compare
+        self.graph.line("a" * 40, branch="main")  # main's first commit, where add_baseline_artifact's run is
         self.branches: dict[str, dict[str, bytes]] = {"main": {"README.md": b"# acme/rag\n"}}
         self.blobs: dict[str, bytes] = {}
         self._trees: dict[str, dict[str, bytes]] = {}
@@ -283,6 +289,15 @@ class FakeGitHubServer:
                 commit.date = date
             return commit
 
+    def push_removal(
+        self, branch: str, path: str, *, login: str | None, verified: bool = False
+    ) -> FakeCommit:
+        """A commit someone pushed that deletes `path` (listed by `commits?path=` like any other)."""
+        with self._lock:
+            commit = self._record_commit(branch, path, b"", login, verified, f"remove {path}")
+            self.branches[branch].pop(path, None)
+            return commit
+
     def _record_commit(
         self, branch: str, path: str, data: bytes, login: str | None, verified: bool, message: str
     ) -> FakeCommit:
@@ -368,6 +383,8 @@ class FakeGitHubServer:
             "event": r.event,
             "status": "completed" if r.conclusion else "in_progress",
             "conclusion": r.conclusion,
+            "path": r.path,
+            "workflow_id": 161335 + sum(map(ord, r.path)),
             "url": self._api(f"/actions/runs/{r.id}"),
             "html_url": f"https://github.com/{self.repository}/actions/runs/{r.id}",
             "artifacts_url": self._api(f"/actions/runs/{r.id}/artifacts"),
@@ -432,7 +449,7 @@ class FakeGitHubServer:
             data["files"] = [
                 {
                     "filename": c.path,
-                    "status": "modified" if c.before else "added",
+                    "status": "removed" if c.before and not c.after else "modified" if c.before else "added",
                     "patch": c.patch(),
                     "additions": c.patch().count("\n+") + c.patch().startswith("+"),
                     "deletions": 0,
@@ -459,6 +476,80 @@ class FakeGitHubServer:
             "git_url": self._api(f"/git/blobs/{sha}"),
             "download_url": None,
         }
+
+    def _graph_commit_json(self, sha: str) -> dict[str, Any]:
+        """A commit of the code's history (CommitGraph), as `GET commits` lists it."""
+        person = {"name": "dev", "email": "dev@example.com", "date": NOW}
+        return {
+            "sha": sha,
+            "node_id": f"C_{sha[:8]}",
+            "url": self._api(f"/commits/{sha}"),
+            "html_url": f"https://github.com/{self.repository}/commit/{sha}",
+            "commit": {
+                "author": person,
+                "committer": person,
+                "message": "a commit",
+                "url": self._api(f"/git/commits/{sha}"),
+                "tree": {"sha": "f" * 40, "url": self._api("/git/trees/" + "f" * 40)},
+                "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None},
+            },
+            "author": None,
+            "committer": None,
+            "parents": [
+                {"sha": p, "url": self._api(f"/commits/{p}")} for p in self.graph.parents.get(sha, [])
+            ],
+        }
+
+    WORKFLOW_FILES = ("rag-ci-baseline.yml", "rag-ci-full.yml", "rag-ci-pr.yml", "rag-ci-comment.yml")
+
+    def _workflow_runs(
+        self, path: str, workflow: str, query: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """`GET actions/workflows/{file}/runs`: the runs of that workflow file, newest first, filtered
+        by `status` (a conclusion such as `success`), `branch` and `event`; 404 for a file the
+        repository has no workflow of."""
+        known = set(self.WORKFLOW_FILES) | {r.path.rsplit("/", 1)[-1] for r in self.runs.values()}
+        if workflow not in known:
+            return 404, {"message": "Not Found"}, {}
+        found = [
+            self._run_json(r)
+            for r in sorted(self.runs.values(), key=lambda r: r.id, reverse=True)
+            if r.path.rsplit("/", 1)[-1] == workflow
+            and query.get("status") in (None, r.conclusion, "completed" if r.conclusion else "in_progress")
+            and query.get("branch") in (None, r.head_branch)
+            and query.get("event") in (None, r.event)
+        ]
+        return self._paginated(path, query, found, list_key="workflow_runs")
+
+    def _compare(self, sub: str, base: str, head: str) -> tuple[int, Any, dict[str, str]]:
+        """`GET compare/{base}...{head}`: from `merge_bases` (head -> its merge base) when a test set
+        one, else counted on the commit graph; 404 when neither knows the commits."""
+        if head in self.merge_bases:
+            counted = {"status": "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1}
+            merge_base = self.merge_bases[head]
+        else:
+            found = self.graph.compare(base, head)
+            if found is None:
+                return 404, {"message": "Not Found"}, {}
+            merge_base = found.pop("merge_base")
+            counted = found
+        commit = {
+            "sha": merge_base,
+            "url": self._api(f"/commits/{merge_base}"),
+            "commit": {"message": "base"},
+        }
+        return (
+            200,
+            {
+                "url": self._api(sub),
+                **counted,
+                "base_commit": commit,
+                "merge_base_commit": commit,
+                "commits": [],
+                "files": [],
+            },
+            {},
+        )
 
     # --- routing -------------------------------------------------------------------
     def _handle(
@@ -517,6 +608,8 @@ class FakeGitHubServer:
                     {},
                 )
             return 302, b"", {"Location": f"{self.blob_url}/_blobs/{artifact.id}?sig=fake-signature"}
+        if m := re.fullmatch(r"/actions/workflows/([^/]+)/runs", sub):
+            return self._workflow_runs(path, unquote(m[1]), query)
         if m := re.fullmatch(r"/actions/runs/(\d+)", sub):
             run = self.runs.get(int(m[1]))
             return (200, self._run_json(run), {}) if run else (404, {"message": "Not Found"}, {})
@@ -524,26 +617,7 @@ class FakeGitHubServer:
             found = [self._artifact_json(a) for a in reversed(self.artifacts) if a.run_id == int(m[1])]
             return self._paginated(path, query, found, list_key="artifacts")
         if m := re.fullmatch(r"/compare/(.+)\.\.\.(.+)", sub):
-            head = unquote(m[2])
-            base = self.merge_bases.get(head)
-            if base is None:
-                return 404, {"message": "Not Found"}, {}
-            commit = {"sha": base, "url": self._api(f"/commits/{base}"), "commit": {"message": "base"}}
-            return (
-                200,
-                {
-                    "url": self._api(sub),
-                    "status": "ahead",
-                    "ahead_by": 1,
-                    "behind_by": 0,
-                    "total_commits": 1,
-                    "base_commit": commit,
-                    "merge_base_commit": commit,
-                    "commits": [],
-                    "files": [],
-                },
-                {},
-            )
+            return self._compare(sub, unquote(m[1]), unquote(m[2]))
         if sub == "/pulls" and method == "GET":
             found = [
                 self._pull_json(p)
@@ -558,10 +632,20 @@ class FakeGitHubServer:
         if m := re.fullmatch(r"/contents/(.+)", sub):
             return self._contents(method, unquote(m[1]), query, body)
         if sub == "/commits" and method == "GET":
+            ref = query.get("sha", "main")
+            if self.graph.knows(ref) and "path" not in query:
+                return self._paginated(
+                    path, query, [self._graph_commit_json(c) for c in self.graph.history(ref)]
+                )
+            if ref not in self.branches:
+                return 404, {"message": f"No commit found for SHA: {ref}"}, {}
+            # GitHub's `path` takes a file or a folder: the commits that touched it, or anything in it.
+            inside = query.get("path", "").rstrip("/") + "/"
             found = [
                 c
                 for c in reversed(self.file_commits)
-                if c.branch == query.get("sha", "main") and ("path" not in query or c.path == query["path"])
+                if c.branch == ref
+                and ("path" not in query or c.path == query["path"] or c.path.startswith(inside))
             ]
             return self._paginated(path, query, [self._commit_json(c, files=False) for c in found])
         if m := re.fullmatch(r"/commits/([0-9a-f]{40})", sub):

@@ -42,6 +42,7 @@ def results(*, regressed: bool = False, sha: str = MAIN_SHA, pr: int | None = No
 def fake():
     with FakeGitHubServer(token="t0ken") as server:
         server.merge_bases[PR_HEAD] = MAIN_SHA
+        server.graph.line("c" * 40, MAIN_SHA, branch="main")  # main: an older commit, then its tip
         yield server
 
 

@@ -68,7 +68,8 @@ PUSH_EVENT = {"ref": "refs/heads/main", "repository": {"default_branch": "main"}
     [
         ("pull_request", "refs/pull/7/merge", "pr"),
         ("push", "refs/heads/main", "baseline"),
-        ("push", "refs/heads/feature", None),
+        ("push", "refs/heads/release/1.x", "baseline"),  # a release branch's own baseline
+        ("push", "refs/tags/v1.0.0", None),  # a tag never makes a baseline
         ("workflow_dispatch", "refs/heads/main", "full"),
         ("schedule", "refs/heads/main", "full"),
         ("workflow_run", "refs/heads/main", "comment"),
@@ -87,6 +88,7 @@ def test_pull_request_target_is_refused_unless_asked_for_explicitly(tmp_path):
 @pytest.fixture
 def fake():
     with FakeGitHubServer(token="t0ken") as server:
+        server.graph.line("a" * 40, "f" * 40, branch="main")  # the artifacts' commit, then this run's
         yield server
 
 

@@ -5,66 +5,83 @@ from __future__ import annotations
 import pytest
 
 from fakes.fake_github import zip_of
+from rag_ci.action.settings import BASELINE_WORKFLOWS
+from rag_ci.github.artifacts import usable
 from rag_ci.github.client import GitHubError
 
 NAME = "rag-ci-baseline"
 
 
-def no_preference():
-    return None
+def newest(github, branches=("main",)):
+    return usable(github.baseline_artifacts(NAME), branches)[0]
 
 
-def test_the_newest_artifact_of_a_successful_main_run_is_the_baseline(fake, github):
-    fake.add_baseline_artifact({"results.json": "old"}, created_at="2025-01-01T00:00:00Z")
-    newest = fake.add_baseline_artifact({"results.json": "new"}, created_at="2025-01-03T00:00:00Z")
-    fake.add_baseline_artifact(
-        {"results.json": "other branch"}, branch="develop", created_at="2025-01-04T00:00:00Z"
-    )
+def test_the_usable_artifacts_are_those_of_the_branches_asked_for_newest_first(fake, github):
+    old = fake.add_baseline_artifact({"results.json": "old"}, created_at="2025-01-01T00:00:00Z")
+    new = fake.add_baseline_artifact({"results.json": "new"}, created_at="2025-01-03T00:00:00Z")
+    fake.add_baseline_artifact({"results.json": "other"}, branch="develop", created_at="2025-01-04T00:00:00Z")
+    fake.add_baseline_artifact({"results.json": "fork"}, from_fork=True, created_at="2025-01-05T00:00:00Z")
 
-    found = github.find_baseline(NAME, "main", no_preference)
+    found = usable(github.baseline_artifacts(NAME), ["main"])
 
-    assert found.id == newest.id
-
-
-def test_the_artifact_at_the_merge_base_is_preferred_over_a_newer_one(fake, github):
-    at_base = fake.add_baseline_artifact(
-        {"results.json": "x"}, head_sha="b" * 40, created_at="2025-01-01T00:00:00Z"
-    )
-    fake.add_baseline_artifact({"results.json": "y"}, head_sha="c" * 40, created_at="2025-01-02T00:00:00Z")
-    asked = []
-
-    found = github.find_baseline(NAME, "main", lambda: asked.append(1) or "b" * 40)
-
-    assert found.id == at_base.id and asked == [1]
+    assert [a.id for a in found] == [new.id, old.id]
+    assert fake.routes() == ["GET /repos/acme/rag/actions/artifacts"]
+    assert fake.requests[0].query == {"name": NAME, "per_page": "100"}
 
 
 @pytest.mark.parametrize(
-    "untrusted",
+    ("untrusted", "why"),
     [
-        {"from_fork": True},  # a fork's run on its own branch called main
-        {"event": "pull_request"},  # uploaded by a PR run, whatever its branch says
-        {"conclusion": "failure"},
-        {"conclusion": None},  # still running
+        (
+            {"event": "pull_request"},
+            "was a `pull_request` run",
+        ),  # uploaded by a PR run, whatever its branch says
+        ({"conclusion": "failure"}, "did not succeed (failure)"),
+        ({"conclusion": None}, "did not succeed (unfinished)"),  # still running
     ],
 )
-def test_artifacts_from_untrusted_or_unsuccessful_runs_are_skipped(fake, github, untrusted):
-    trusted = fake.add_baseline_artifact({"results.json": "ok"}, created_at="2025-01-01T00:00:00Z")
-    fake.add_baseline_artifact({"results.json": "bad"}, created_at="2025-01-05T00:00:00Z", **untrusted)
+def test_a_run_that_is_not_a_successful_push_dispatch_or_schedule_vouches_for_nothing(
+    fake, github, untrusted, why
+):
+    artifact = fake.add_baseline_artifact({"results.json": "bad"}, **untrusted)
 
-    assert github.find_baseline(NAME, "main", no_preference).id == trusted.id
+    facts = github.workflow_run(artifact.run_id)
+
+    assert why in facts.problem("acme/rag", workflows=BASELINE_WORKFLOWS)
 
 
-def test_no_candidate_means_bootstrap_without_asking_for_the_merge_base(fake, github):
-    assert github.find_baseline(NAME, "main", lambda: pytest.fail("merge-base not needed")) is None
-    assert fake.routes() == ["GET /repos/acme/rag/actions/artifacts"]
-    assert fake.requests[0].query == {"name": NAME, "per_page": "100"}
+def test_a_run_of_another_workflow_vouches_for_nothing_and_the_baseline_workflows_run_does(fake, github):
+    lint = fake.add_baseline_artifact({"results.json": "planted"})
+    fake.runs[lint.run_id].path = ".github/workflows/lint.yml"
+    genuine = fake.add_baseline_artifact({"results.json": "ok"})
+
+    problem = github.workflow_run(lint.run_id).problem("acme/rag", workflows=BASELINE_WORKFLOWS)
+
+    assert "ran `.github/workflows/lint.yml`, not a baseline workflow" in problem
+    assert github.workflow_run(genuine.run_id).problem("acme/rag", workflows=BASELINE_WORKFLOWS) is None
+
+
+def test_the_distance_of_each_commit_behind_a_tip_is_counted_on_its_history_in_one_call(fake, github):
+    fake.graph.line("1" * 40, "2" * 40, "3" * 40, "4" * 40, branch="main")
+    fake.graph.commit("9" * 40, "2" * 40)  # a side commit (a tag's, say): not on main
+
+    distance = github.ancestor_distances("4" * 40, {"2" * 40, "4" * 40, "9" * 40})
+
+    assert distance == {"4" * 40: 0, "2" * 40: 2}
+    assert fake.routes() == ["GET /repos/acme/rag/commits"]
+    assert github.ancestor_distances("main", {"1" * 40}) == {"1" * 40: 3}
+
+
+def test_a_history_that_cannot_be_listed_is_an_error_never_not_an_ancestor(fake, github):
+    with pytest.raises(GitHubError, match="list the commits behind"):
+        github.ancestor_distances("5" * 40, {"1" * 40})  # a commit GitHub does not know: 404
 
 
 def test_download_follows_the_redirect_without_sending_the_token_to_blob_storage(fake, github, tmp_path):
     fake.add_baseline_artifact(
         {"rag-ci-output/results.json": '{"deep": 1}', "results.json": '{"top": 1}', "report.html": "<html>"}
     )
-    artifact = github.find_baseline(NAME, "main", no_preference)
+    artifact = newest(github)
 
     path = github.download_file(artifact, "results.json", tmp_path / "baseline.json")
 
@@ -76,13 +93,13 @@ def test_download_follows_the_redirect_without_sending_the_token_to_blob_storage
 
 def test_a_zip_without_results_json_gives_none(fake, github, tmp_path):
     fake.add_baseline_artifact({"notes.txt": "nothing here"})
-    artifact = github.find_baseline(NAME, "main", no_preference)
+    artifact = newest(github)
     assert github.download_file(artifact, "results.json", tmp_path / "r.json") is None
 
 
 def test_an_expired_or_unreadable_artifact_is_a_clear_error(fake, github, tmp_path):
     fake.add_baseline_artifact({"results.json": "x"})
-    artifact = github.find_baseline(NAME, "main", no_preference)
+    artifact = newest(github)
     fake.artifacts[0].zip_bytes = b"not a zip"
     with pytest.raises(GitHubError, match="download artifact"):
         github.download_file(artifact, "results.json", tmp_path / "r.json")
@@ -94,7 +111,7 @@ def test_an_expired_or_unreadable_artifact_is_a_clear_error(fake, github, tmp_pa
 def test_listing_without_actions_read_permission_says_what_to_grant(fake, github):
     fake.inject("GET", "/repos/acme/rag/actions/artifacts", 403, "Resource not accessible by integration")
     with pytest.raises(GitHubError, match="permissions: actions: read"):
-        github.find_baseline(NAME, "main", no_preference)
+        github.baseline_artifacts(NAME)
 
 
 def test_zip_of_helper_round_trips():

@@ -50,14 +50,16 @@ def test_init_in_a_master_repository_runs_the_baseline_on_master(tmp_path):
     done = CliRunner().invoke(cli, ["init", str(root), "--yes"])
     assert done.exit_code == 0, done.output
     baseline = _load(root / ".github" / "workflows" / "rag-ci-baseline.yml")
-    assert baseline["on"]["push"]["branches"] == ["master"]
+    # the default branch and the release branches: each gets its own baseline
+    assert baseline["on"]["push"]["branches"] == ["master", "release/**"]
 
 
 def test_init_prefers_origins_default_branch_to_the_current_one(tmp_path):
     root = _repository(tmp_path / "r", "feature", origin_head="trunk")
     assert CliRunner().invoke(cli, ["init", str(root), "--yes"]).exit_code == 0
     assert _load(root / ".github" / "workflows" / "rag-ci-baseline.yml")["on"]["push"]["branches"] == [
-        "trunk"
+        "trunk",
+        "release/**",
     ]
 
 

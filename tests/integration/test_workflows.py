@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from rag_ci.action.settings import BASELINE_WORKFLOWS
+
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 DOC = (REPO / "docs" / "action.md").read_text(encoding="utf-8")
@@ -359,6 +361,11 @@ def test_action_yml_maps_every_input_to_an_env_var_settings_reads():
         assert f'"{name}"' in (REPO / "rag_ci" / "action" / "outputs.py").read_text()  # step_outputs
     assert action["inputs"]["fail-on-regression"]["default"] == "true"
     assert action["inputs"]["baseline-artifact"]["default"] == "rag-ci-baseline"
+    # the baseline workflows the action trusts by default are the files init writes
+    assert [w.strip() for w in action["inputs"]["baseline-workflows"]["default"].split(",")] == list(
+        BASELINE_WORKFLOWS
+    )
+    assert all((REPO / w).is_file() for w in BASELINE_WORKFLOWS)
 
 
 def test_dockerfile_pins_dependencies_before_copying_code():
@@ -461,3 +468,18 @@ def test_a_broken_run_is_never_uploaded_as_the_baseline(name):
     for step in uploads:
         condition = str(step.get("if", ""))
         assert not re.search(r"always\(\)|failure\(\)|cancelled\(\)|success\(\)\s*\|\|", condition), condition
+
+
+def test_release_branches_get_their_own_baseline_from_the_shipped_workflows():
+    """A push to a release branch runs the baseline workflow; a dispatched full run on any branch
+    uploads its results (the action compares with and makes that branch's baseline): no
+    condition keeps the upload to the default branch."""
+    baseline = load(REPO / ".github" / "workflows" / "rag-ci-baseline.yml")
+    assert baseline["on"]["push"]["branches"] == ["main", "release/**"]
+    assert "tags" not in baseline["on"]["push"]  # a tag never makes a baseline
+    steps = load(REPO / ".github" / "workflows" / "rag-ci-full.yml")["jobs"]["rag-ci"]["steps"]
+    [upload] = [s for s in steps if s.get("with", {}).get("name") == "rag-ci-baseline"]
+    assert "default_branch" not in str(upload.get("if", "")) and "ref_name" not in str(upload.get("if", ""))
+    for name in ("rag-ci-baseline.yml", "rag-ci-full.yml"):  # the templates init writes are these files
+        shipped = (REPO / "rag_ci" / "templates" / "workflows" / name).read_text()
+        assert shipped == (REPO / ".github" / "workflows" / name).read_text()
