@@ -350,6 +350,10 @@ def run_benchmark(
     if only_scale:
         _command_figure(report, sizes, workdir)
         return report
+    from benchmarks.cli_startup import cli_startup
+
+    _log("figure 10: CLI start-up of --version, --help, validate and questions approve (fresh processes)")
+    report.figures["10_cli_startup"] = cli_startup()
     report.raw["deepeval_import_s"] = round(_import_deepeval(), 3)
     import deepeval
 
@@ -673,6 +677,10 @@ def format_table(report: Report) -> str:
                 f"load average {x['load_average'][0]:.1f}",
             )
         )
+    if "10_cli_startup" in f:
+        from benchmarks.cli_startup import startup_row
+
+        rows.append(startup_row(f["10_cli_startup"]))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = []
     for k, row in enumerate(rows):
