@@ -43,12 +43,14 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
 
     Drafts (`status: draft`, from `rag-ci questions import` or `generate`) are refused and
     listed, machine-written ones with their writer. Questions citing a document that no
-    longer exists are warned about."""
+    longer exists are warned about. A target `run` could not start is refused: a python
+    entry naming no module or function (found, not imported), a program that is not there."""
     from rag_ci.core.questionset.documents import missing_citations
     from rag_ci.files.corpus_files import corpus_folders, links_outside_note, read_corpora
     from rag_ci.files.project import load_project
 
     project = load_project(config_path)
+    _refuse_a_target_run_cannot_start(project)
     questions = project.questions.questions
     cross = sum(1 for q in questions if len(q.doc_id) > 1)
     refusals = sum(1 for q in questions if q.is_refusal)
@@ -79,3 +81,16 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         from rag_ci.core.questionset.coverage import coverage, render_coverage
 
         echo(render_coverage(coverage(project.questions, project.corpora, files.paths(), min_tag_questions)))
+
+
+def _refuse_a_target_run_cannot_start(project) -> None:
+    """A python entry that names no module or function, a program that is not there: `run`
+    would stop at start (rag_ci.cli.validate_target); a build step may make it (a warning)."""
+    from rag_ci.cli.validate_target import target_problems
+    from rag_ci.errors import ValidationError
+
+    errors, warnings = target_problems(project.config.target, project.root)
+    for warning in warnings:
+        echo(f"warning: {warning}", err=True)
+    if errors:
+        raise ValidationError(errors)

@@ -2,6 +2,8 @@
 target with their port, a start command when the app is found, and a health path to fill."""
 
 import json
+import os
+import shutil
 
 from click.testing import CliRunner
 
@@ -20,7 +22,7 @@ def _project(tmp_path, files: dict[str, str]):
 
 
 def test_a_fastapi_app_imported_from_fastapi_in_a_sub_folder_gives_an_http_target_that_validate_accepts(
-    tmp_path,
+    tmp_path, monkeypatch
 ):
     """Before: `python`, the check saw only `*.py` at depth 1 and the word FastAPI."""
     _project(
@@ -41,6 +43,14 @@ def test_a_fastapi_app_imported_from_fastapi_in_a_sub_folder_gives_an_http_targe
     (tmp_path / "questions.yml").write_text(
         "version: 1\nquestions:\n  - {id: Q1, question: What is the delay?, doc_id: manual}\n"
     )
+    # validate checks the start command's program is there (issue 55): the app's environment has uvicorn
+    missing = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
+    assert "no program uvicorn on the target's PATH" in missing.output or shutil.which("uvicorn")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "uvicorn").write_text("#!/bin/sh\n")
+    (bin_dir / "uvicorn").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     checked = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
     assert checked.exit_code == 0 and "target http" in checked.output, checked.output
 
