@@ -61,6 +61,13 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         + (f", {written} machine-written and reviewed" if written else "")
         + f"; target {project.config.target.kind}; judge {project.config.judge.provider}"
     )
+    for name, corpus in project.corpora.items():
+        if " ".join(corpus.description.split()).lower() in {f"{name} documents".lower(), "", "todo", "tbd"}:
+            echo(
+                f"warning: corpus {name}: its description {corpus.description!r} is the placeholder `init` "
+                "wrote: say what its documents are about (reports show it; the writer that drafts questions reads it)",
+                err=True,
+            )
     files = read_corpora(corpus_folders(project.root, project.corpora), content=False)  # names only
     if note := links_outside_note(files.links_outside + project.links_outside):
         echo(note, err=True)

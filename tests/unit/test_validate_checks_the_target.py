@@ -99,3 +99,26 @@ def test_what_a_build_step_may_make_is_a_warning_not_a_refusal(tmp_path):
     assert result.exit_code == 0, result.output
     assert "warning: target.command: .venv-rag/bin/rag-serve is not an executable file" in result.output
     assert "(unless a build step makes it)" in result.output
+
+
+def test_a_placeholder_corpus_description_is_warned_about(tmp_path):
+    """`init` writes `description: "docs documents"`; validate accepted it silently."""
+    config = _project(tmp_path, "target: {kind: command, command: [python, -c, pass]}\n")
+    config.write_text(config.read_text().replace("The manual", "docs documents"))
+    result = _validate(config)
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: corpus docs: its description 'docs documents' is the placeholder `init` wrote"
+        in result.output
+    )
+    config.write_text(config.read_text().replace("docs documents", "The DU-2 e-bike's manual"))
+    assert "placeholder" not in _validate(config).output
+
+
+def test_init_without_a_terminal_suggests_yes_instead_of_a_bare_aborted(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nThe delay is 10 ms.\n")
+    result = CliRunner().invoke(cli, ["init", str(tmp_path), "--no-workflows"], input="")
+    assert result.exit_code == 2, result.output
+    assert "Aborted!" not in result.output
+    assert "no terminal to ask on: `rag-ci init --yes` takes the guesses (target " in result.output
