@@ -56,3 +56,6 @@ _._inputs, _._filter, _._rewrite, _._evolve, _._style, _._expected
 
 # The judge scorer's counters: what it did, observed by the tests and the benchmarks.
 _.cache_hits, _.replayed_calls, _.equivalence_calls, _.equivalent_carries, _.confirmations
+
+# urllib's redirect hook, overridden so the GitLab token never follows a redirect (rag_ci.gitlab.client).
+_.redirect_request

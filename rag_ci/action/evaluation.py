@@ -29,6 +29,7 @@ from rag_ci.action.outputs import REPORT_HTML, RESULTS_FILE, step_outputs, summa
 from rag_ci.action.runner_files import kept_from_the_target, undone_words
 from rag_ci.action.settings import Settings
 from rag_ci.action.sticky_comment import post_or_save_comment
+from rag_ci.core.reporting.comment_when import posts_new_comment
 from rag_ci.core.reporting.render import Commits, render_markdown
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError
@@ -165,12 +166,13 @@ class Evaluation:
             calibration=list(outcome.calibration),
             history=self.history.entries,
             commits=commits,
+            junit=s.junit,
         )
         # The job summary holds the whole report (1 MiB), every row the comment had to cut.
         self.runner.add_summary(summary_report(lambda limit: report(max_chars=limit)))
         if plan.audit_sample and outcome.verdict != Verdict.BROKEN:
             write_audit_sample(s, self.runner, self.output, head, baseline)
-        comment_url = self.post_comment(comment_body(markdown)) if plan.comment else ""
+        comment_url = self.post_comment(comment_body(markdown), outcome) if plan.comment else ""
         if outcome.comparison is not None or plan.check_run:
             self.annotate(project, outcome, plan, comment_url)
         if outcome.verdict == Verdict.INCOMPATIBLE:
@@ -316,5 +318,7 @@ class Evaluation:
         url = self.settings.run_url
         return {"workflow run": url, "HTML report (artifact)": f"{url}#artifacts"} if url else {}
 
-    def post_comment(self, body: str) -> str:
-        return post_or_save_comment(self.settings, self.github, self.runner, body)
+    def post_comment(self, body: str, outcome: GateOutcome) -> str:
+        failed = outcome.exit_code != EXIT_PASS or outcome.gate_off
+        create = posts_new_comment(self.settings.comment, failed=failed, comparison=outcome.comparison)
+        return post_or_save_comment(self.settings, self.github, self.runner, body, create=create)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.action.settings import Settings
+from rag_ci.core.reporting.junit import JUNIT_FILE, render_junit
 from rag_ci.core.reporting.render import Commits, html_chunks
 from rag_ci.core.results import RunResult
 from rag_ci.files.atomic import write_chunks_atomic, write_text_atomic
@@ -48,8 +49,11 @@ def write_reports(
     calibration: list | None = None,
     history: list[dict[str, Any]] | None = None,
     commits: Commits | None = None,
+    junit: bool = False,
 ) -> Reports:
     md = output_dir / REPORT_MD
+    if junit:  # the action's `junit` input: for a JUnit reader after the step (docs/other-ci.md)
+        write_text_atomic(output_dir / JUNIT_FILE, render_junit(head, comparison))
     html = output_dir / REPORT_HTML
     write_text_atomic(md, markdown)
     write_chunks_atomic(

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rag_ci.core.config.providers import PROVIDERS
+from rag_ci.core.reporting.comment_when import comment_when
 from rag_ci.errors import RagCiError
 from rag_ci.safety.secret import Secret
 
@@ -59,6 +60,13 @@ def _login(name: str, value: str) -> str | None:
     return value
 
 
+def _comment_when(value: str) -> str:
+    try:
+        return comment_when(value)
+    except ValueError as exc:
+        raise RagCiError(f"input {exc}") from None
+
+
 def _relative_path(name: str, value: str) -> PurePosixPath:
     """A path inside the workspace: relative, and no `..` that climbs out of it."""
     path = PurePosixPath(value.strip() or ".")
@@ -84,6 +92,8 @@ class Settings:
     output_dir: PurePosixPath = PurePosixPath("rag-ci-output")  # relative to the workspace
     comment_artifact: str = "rag-ci-comment"
     comment_author: str | None = None  # the login the token comments as (a GitHub App's `<slug>[bot]`)
+    comment: str = "always"  # when a new PR comment is posted (rag_ci.core.reporting.comment_when)
+    junit: bool = False  # also write junit.xml beside results.json
     # --- the runner's variables ----------------------------------------------------
     api_url: str = "https://api.github.com"
     server_url: str = "https://github.com"
@@ -129,6 +139,8 @@ class Settings:
             output_dir=_relative_path("output-dir", get("RAG_CI_OUTPUT_DIR", "rag-ci-output")),
             comment_artifact=get("RAG_CI_COMMENT_ARTIFACT", "rag-ci-comment").strip(),
             comment_author=_login("comment-author", get("RAG_CI_COMMENT_AUTHOR")),
+            comment=_comment_when(get("RAG_CI_COMMENT", "always")),
+            junit=_bool("junit", get("RAG_CI_JUNIT")),
             api_url=get("GITHUB_API_URL", "https://api.github.com").rstrip("/"),
             server_url=get("GITHUB_SERVER_URL", "https://github.com").rstrip("/"),
             repository=get("GITHUB_REPOSITORY"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rag_ci.action.modes import PLANS, resolve_mode
 from rag_ci.action.outputs import COMMENT_FILE
 from rag_ci.action.settings import Settings
+from rag_ci.core.reporting.comment_when import posts_new_comment
 from rag_ci.core.reporting.render import Commits, render_not_evaluated
 from rag_ci.errors import RagCiError
 from rag_ci.github.client import CannotWrite, GitHubError, GitHubRepo
@@ -31,17 +32,21 @@ def replace_comment_with_not_evaluated(
         github,
         runner,
         comment_body(render_not_evaluated(cause, run_url=settings.run_url, commits=commits)),
+        create=posts_new_comment(settings.comment, failed=True, comparison=None),
     )
 
 
-def post_or_save_comment(settings: Settings, github: GitHubRepo, runner: Runner, body: str) -> str:
+def post_or_save_comment(
+    settings: Settings, github: GitHubRepo, runner: Runner, body: str, *, create: bool = True
+) -> str:
     """Post (or edit) the sticky comment; when the token cannot, save it for the fork-safe
-    workflow_run to post (docs/action.md). Returns the comment's URL, or "" when saved."""
+    workflow_run to post (docs/action.md). Returns the comment's URL, or "" when saved.
+    `create` False (the `comment` input): only a comment already there is edited."""
     s = settings
     assert s.pr_number is not None
     try:
-        url = github.upsert_comment(s.pr_number, body, COMMENT_MARKER)
-        runner.info(f"[rag-ci] comment: {url}")
+        url = github.upsert_comment(s.pr_number, body, COMMENT_MARKER, create=create)
+        runner.info(f"[rag-ci] comment: {url or f'none posted (comment: {s.comment}), none to update'}")
         return url
     except GitHubError as exc:
         path = s.output_path / COMMENT_FILE

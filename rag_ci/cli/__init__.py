@@ -27,6 +27,7 @@ COMMANDS = {
     "calibrate": "rag_ci.cli.calibrate:calibrate",  # `rag-ci calibrate`: judge vs human labels
     "history": "rag_ci.cli.history:history",  # `rag-ci history`: trend on main
     "merge": "rag_ci.cli.merge:merge",  # `rag-ci merge`: shards -> one results.json
+    "publish": "rag_ci.cli.publish:publish",  # `rag-ci publish gitlab`: the merge-request note
     "schema": "rag_ci.cli.schema:schema",  # JSON Schemas of rag-ci.yml and questions.yml, for editors
 }
 

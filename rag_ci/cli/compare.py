@@ -56,6 +56,10 @@ def render_report(
     whole: ~20 MB at 50,000 questions), markdown and JSON as one piece."""
     if fmt == "json":
         return (json.dumps(comparison.to_dict() if comparison else {}, indent=2, default=str) + "\n",)
+    if fmt == "junit":  # docs/other-ci.md
+        from rag_ci.core.reporting.junit import render_junit
+
+        return (render_junit(head, comparison),)
     if fmt == "terminal":
         from rag_ci.cli.terminal import terminal_report
 
@@ -138,7 +142,11 @@ def emit_comparison(
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("head", type=click.Path(path_type=Path))
 @click.option(
-    "--format", "fmt", type=click.Choice(["md", "json", "html", "terminal"]), default=None, help=FORMAT_HELP
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json", "html", "terminal", "junit"]),
+    default=None,
+    help=FORMAT_HELP + " junit: JUnit XML for any CI (docs/other-ci.md).",
 )
 @click.option(
     "--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout."

@@ -78,6 +78,11 @@ def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
 )
 @click.option("--no-build", is_flag=True, help="Skip the target's build steps.")
 @click.option(
+    "--junit",
+    is_flag=True,
+    help="Also write junit.xml (JUnit XML for any CI, docs/other-ci.md) beside --output.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["md", "json", "html", "terminal"]),
@@ -125,6 +130,7 @@ def run(
     judge_spec: str | None,
     shard: tuple[int, int] | None,
     no_build: bool,
+    junit: bool,
     fmt: str,
     progress: bool,
     samples: int | None,
@@ -178,6 +184,10 @@ def run(
         outcome = decide(pinned, base, head, accepted=accepted, history=history, options=options)
         if outcome.carried:  # the run gained the baseline's last good verdicts of its errored questions
             save_results(output, outcome.head)
+    if junit:
+        from rag_ci.cli.junit_file import write_junit_beside
+
+        echo(f"[rag-ci] JUnit report in {write_junit_beside(output, outcome)}", err=True)
     warn_skipped_history_lines(history, history_file)
     head = outcome.head
     _summarise_the_run(head, output)

@@ -27,6 +27,8 @@ SUMMARIES = {
     "history": "The trend of main, from an eval_history.jsonl.",
     "merge": "Merge the results of sharded runs into one results.json.",
     "schema": "Print the JSON Schema of rag-ci.yml or questions.yml.",
+    "publish": "Publish the report beyond the job log (GitLab note).",
+    "publish gitlab": "Post or edit the one rag-ci note on a merge request.",
     "demo": "Watch the gate catch a regression on a bundled example RAG.",
     "questions import": "Append one draft per real question of a log.",
     "questions generate": "Draft questions from the corpora with a writer model.",

@@ -23,7 +23,8 @@ from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.init_detect import detect_target, detected_settings
 from rag_ci.cli.init_targets import default_settings, kinds_question, target_template
 from rag_ci.cli.init_workflows import default_branch, rag_ci_workflow, users_workflows
-from rag_ci.core.config import TARGET_CONFIGS
+from rag_ci.core.config import TARGET_CONFIGS, parse_config
+from rag_ci.errors import ValidationError
 
 # Folders that usually hold a project's documents, in the order they are looked at.
 DOCUMENT_FOLDERS = ("docs", "documents", "corpora", "data", "knowledge", "kb", "content")
@@ -161,6 +162,16 @@ metrics:                      # judge-free to start with; DeepEval metrics need 
     )
 
 
+def valid_config(text: str) -> str:
+    """`text`, when `rag-ci validate` would take it: init never writes a config it refuses
+    (a port outside 1-65535, an entry that is no importable module path, typed at a prompt)."""
+    try:
+        parse_config(text, "rag-ci.yml")
+    except ValidationError as exc:
+        raise UserError(f"not writing rag-ci.yml, which `rag-ci validate` would refuse: {exc}") from None
+    return text
+
+
 def write_missing_workflows(root: Path) -> None:
     """`init` in a project that has rag-ci.yml: the workflows it lacks, the others kept."""
     files = users_workflows(root)
@@ -266,7 +277,7 @@ def init(
         files.update(users_workflows(root))
     _refuse_unwritable(files, root)
     chosen, settings = _ask_target(root, kind, yes)
-    files[root / "rag-ci.yml"] = render_config(corpora, chosen, settings)
+    files[root / "rag-ci.yml"] = valid_config(render_config(corpora, chosen, settings))
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text or "", encoding="utf-8")

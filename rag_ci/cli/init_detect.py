@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_ci.files.bounded_read import read_head_text
+from rag_ci.files.project import leaves
+
 SKIP_FOLDERS = frozenset(
     {
         ".git",
@@ -33,6 +36,7 @@ SKIP_FOLDERS = frozenset(
     }
 )
 MAX_SOURCES = 300
+MAX_READ_BYTES = 100_000  # of each file: enough for the imports, the app object and the port
 REQUIREMENT_FILES = re.compile(
     r"^(requirements[\w.-]*\.(txt|in)|pyproject\.toml|pipfile|setup\.cfg|setup\.py)$", re.I
 )
@@ -88,15 +92,21 @@ def _files(root: Path) -> list[Path]:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[:100_000]
-    except OSError:
-        return ""
+    """Its first MAX_READ_BYTES, if it is a regular file (`main: /dev/zero` or a FIFO reads as "")."""
+    return read_head_text(path, MAX_READ_BYTES)
 
 
 def _port(text: str) -> int | None:
-    found = _PORT_IN_CODE.search(text)
-    return int(next(g for g in found.groups() if g)) if found else None
+    """The first port the text names that is one (1-65535: `port=99999` is not)."""
+    for found in _PORT_IN_CODE.finditer(text):
+        port = _in_range(next(g for g in found.groups() if g))
+        if port is not None:
+            return port
+    return None
+
+
+def _in_range(digits: str) -> int | None:
+    return int(digits) if 1 <= int(digits) <= 65535 else None
 
 
 def detect_target(root: Path) -> Detected:
@@ -133,16 +143,13 @@ def detect_target(root: Path) -> Detected:
 
 def _docker(dockerfile: Path) -> Detected:
     text = _read(dockerfile)
-    exposed = re.search(r"^\s*EXPOSE\s+(\d{2,5})", text, re.M | re.I)
+    exposes = re.findall(r"^\s*EXPOSE\s+(\d{2,5})", text, re.M | re.I)
+    exposed = next((p for p in map(_in_range, exposes) if p is not None), None)
     command = re.findall(r"^\s*(?:CMD|ENTRYPOINT)\s+(.*)$", text, re.M | re.I)
-    port = (
-        int(exposed.group(1))
-        if exposed
-        else _port(" ".join(command).replace('", "', " ").replace('","', " "))
-    )
-    said = (
-        f"EXPOSE {port}" if exposed else f"port {port} in its CMD" if port else "no port found: 8000 assumed"
-    )
+    port = exposed or _port(" ".join(command).replace('", "', " ").replace('","', " "))
+    # `EXPOSE 99999` is no port: never written as one (validate refuses it).
+    none = f"EXPOSE {exposes[0]} is no port (1-65535)" if exposes else "no port found"
+    said = f"EXPOSE {port}" if exposed else f"port {port} in its CMD" if port else f"{none}: 8000 assumed"
     return Detected("docker", f"{dockerfile.name} ({said})", port or 8000, dockerfile=dockerfile.name)
 
 
@@ -152,9 +159,8 @@ def _start_command(framework: str, source: Path, text: str, root: Path, port: in
     if framework == "Django" and (root / "manage.py").is_file():
         return ["python", "manage.py", "runserver", str(port)]
     app = _APP_OBJECT.search(text)
-    if (
-        app is None or source.suffix != ".py" or not re.fullmatch(r"[\w.]+", module)
-    ):  # Main.PY is no importable module
+    # Main.PY, or a folder named `1app` or `my-app`, is no importable module (validate refuses it).
+    if app is None or source.suffix != ".py" or not all(part.isidentifier() for part in module.split(".")):
         return []
     if framework in ("FastAPI", "Starlette"):
         return ["uvicorn", f"{module}:{app.group(1)}", "--port", str(port)]
@@ -176,7 +182,9 @@ def _express(package: Path) -> Detected | None:
     if "express" not in dependencies:
         return None
     main = data.get("main") if isinstance(data.get("main"), str) else "index.js"
-    port = _port(_read(package.parent / main)) or 3000
+    script = package.parent / main
+    # Only a file of the repository, and only its head (`_read`: never a device or a FIFO).
+    port = (_port(_read(script)) if not leaves(script, package.parent) else None) or 3000
     start = (
         ["npm", "start"]
         if isinstance(data.get("scripts"), dict) and "start" in data["scripts"]

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from rag_ci.cli.echo import echo
+from rag_ci.files.bounded_read import read_head_text
 
 WORKFLOWS = ("rag-ci-pr.yml", "rag-ci-baseline.yml", "rag-ci-full.yml", "rag-ci-comment.yml")
 ACTION = "rag-ci/rag-ci@v1"  # what an unreleased build writes (see released_action)
@@ -30,10 +31,7 @@ def rag_ci_workflow(root: Path) -> Path | None:
     if not folder.is_dir():
         return None
     for path in sorted(folder.glob("*.y*ml")):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
-        except OSError:
-            continue
+        text = read_head_text(path, 200_000)  # a regular file's first bytes only (bounded_read.py)
         if re.search(r"rag-ci/rag-ci@|\brag-ci\s+run\b", text):
             return path
     return None

@@ -90,10 +90,11 @@ class GitHubRepo:
         """The token's login (an installation token's, not known: the job token's, github-actions[bot])."""
         return self.identity().login
 
-    def upsert_comment(self, pr_number: int, body: str, marker: str) -> str:
+    def upsert_comment(self, pr_number: int, body: str, marker: str, *, create: bool = True) -> str:
         """Create or edit the one comment that `marker` opens; returns its URL. When the token's
         account cannot be read, the comment is posted anyway (a new one, whose author is the account):
-        an old verdict must never stay standing because GET /user failed (rag_ci.github.comments)."""
+        an old verdict must never stay standing because GET /user failed (rag_ci.github.comments).
+        `create` False: only an existing comment is edited; "" when there is none."""
         try:
             me: Identity | None = self.identity()
         except GitHubError:
@@ -102,7 +103,7 @@ class GitHubRepo:
         return _call(
             f"post the comment on pull request #{pr_number}",
             lambda: comments.upsert_sticky_comment(
-                self.repo, pr_number, body, marker=marker, me=me, writers=writers
+                self.repo, pr_number, body, marker=marker, me=me, writers=writers, create=create
             ),
             write=True,
         )

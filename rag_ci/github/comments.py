@@ -86,6 +86,7 @@ def upsert_sticky_comment(
     marker: str,
     me: Identity | None,
     writers: frozenset[str] = frozenset(),
+    create: bool = True,
 ) -> str:
     """Edit our marked comment on the PR, or create it; every other marked comment of the action's
     accounts (`writers`, or `me`'s own) is edited to say it is stale. Returns the comment's URL.
@@ -93,6 +94,8 @@ def upsert_sticky_comment(
     Ours: the marker opens it and `me` wrote it; with an installation token whose App is not named,
     failing that, the first marked comment of a bot account (rag_ci.github.identity). `me` None
     (the identity lookup failed): a new comment is posted and its author is `me`.
+    `create` False (the `comment` input said this run needs none): only an existing comment of ours is
+    edited, so an earlier verdict never stays standing; "" when there is none.
     Calls: GET issue comments (every page), then PATCH that comment or POST a new one, one PATCH per stale one."""
     issue = repo.get_issue(pr_number)  # lazy: the issue itself is never fetched
     marked = [c for c in issue.get_comments() if c.user is not None and (c.body or "").startswith(marker)]
@@ -101,6 +104,10 @@ def upsert_sticky_comment(
         current = next((c for c in marked if me.wrote(c.user.login, c.user.type)), None) or next(
             (c for c in marked if me.may_have_written(c.user.login, c.user.type)), None
         )
+    if current is None and not create:  # without `me`: the action's accounts' comment is ours
+        current = next((c for c in marked if me is None and c.user.login in writers), None)
+        if current is None:
+            return ""
     if current is not None:
         current.edit(body)
     else:

@@ -7,12 +7,14 @@ capture are the runner's job, so every target stays a thin transport.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rag_ci.core.base.value_words import described
 from rag_ci.core.results import Context, Usage
 from rag_ci.errors import TargetError
 
@@ -29,6 +31,25 @@ class ArrivedReply:
 
     reply: dict[str, Any]
     arrived_at: float
+
+
+def shown_id(value: Any) -> str:
+    """An id a target echoed, as messages show it: a string as `'Q1'`, any other JSON value with
+    its type (`the number 1`), so that 1 and "1" never read the same."""
+    return repr(value[:80]) if isinstance(value, str) else described(value)
+
+
+def another_type_of(echoed: Any, asked: str) -> str:
+    """Why an echoed id that reads like the asked one is not it: ``: the number 1, not the string
+    "1" (…)``; "" when the two differ otherwise."""
+    if isinstance(echoed, str) or asked not in (str(echoed), json.dumps(echoed)):
+        return ""
+    return f": {described(echoed)}, not {described(asked)} (echo the id as it was sent, a string)"
+
+
+def wrong_id(echoed: Any, asked: str) -> str:
+    """A lock-step reply whose id is not the asked one, in words."""
+    return f"reply for id {shown_id(echoed)} while {asked!r} was asked{another_type_of(echoed, asked)}"
 
 
 def arrived(raw: dict[str, Any] | ArrivedReply) -> tuple[dict[str, Any], float]:

@@ -32,6 +32,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+from rag_ci.targets.reply_clock import clock_stopped_by
+
 # A call's time-out brought forward to the breaker's deadline fires a hair early or late
 # on the loop's clock; this much slack decides it in favour of tripping.
 _SLACK_S = 1e-3
@@ -63,16 +65,23 @@ class TargetBreaker:
 
     @contextlib.asynccontextmanager
     async def call(self, timeout_s: float) -> AsyncIterator[None]:
-        """Bound one target call by `timeout_s` and by the breaker (TimeoutError for both).
-        The caller reports the outcome with `succeeded` or `failed`."""
+        """Bound one target call by `timeout_s` and by the breaker (TimeoutError for both), until
+        its reply has arrived (`reply_clock.reply_arrived`). The caller reports the outcome with
+        `succeeded` or `failed`."""
         loop = asyncio.get_running_loop()
         own = loop.time() + timeout_s
         async with asyncio.timeout_at(self._when(own)) as scope:
             self._calls[scope] = own
+
+            def arrived() -> None:  # the reply is here: reading it is rag-ci's time (reply_clock.py)
+                if self._calls.pop(scope, None) is not None and not scope.expired():
+                    scope.reschedule(None)
+
             try:
-                yield
+                with clock_stopped_by(arrived):
+                    yield
             finally:
-                del self._calls[scope]
+                self._calls.pop(scope, None)
 
     def succeeded(self) -> None:
         self._answered = True

@@ -21,7 +21,7 @@ from collections import deque
 from typing import Any, Protocol, Self, TypeVar
 
 from rag_ci.errors import TargetError
-from rag_ci.targets.base import ArrivedReply
+from rag_ci.targets.base import ArrivedReply, another_type_of, shown_id
 from rag_ci.targets.processes import OutputTail
 from rag_ci.targets.reply_json import reply_bounds_problem
 from rag_ci.targets.stdout_lines import _EOF, STDOUT_RULE, _Lines, shown
@@ -182,10 +182,10 @@ class RepliesById:
         if isinstance(request_id, str) and (request_id in self.waiting or request_id in self.abandoned):
             return reply
         if request_id in self.answered:
-            return f"a second reply for {str(request_id)[:80]!r}, which was already answered: {shown(line)}"
-        return (
-            f"a reply for id {str(request_id)[:80]!r}, which is not in flight on this process: {shown(line)}"
-        )
+            return f"a second reply for {shown_id(request_id)}, which was already answered: {shown(line)}"
+        asked = next((a for a in self.waiting if another_type_of(request_id, a)), None)
+        hint = another_type_of(request_id, asked) if asked is not None else ""
+        return f"a reply for id {shown_id(request_id)}, which is not in flight on this process{hint}: {shown(line)}"
 
 
 async def ask_by_id(worker: _WorkerParts, request: dict[str, Any]) -> ArrivedReply:

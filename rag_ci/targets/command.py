@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.base import ArrivedReply
+from rag_ci.targets.base import ArrivedReply, wrong_id
 from rag_ci.targets.by_id import RepliesById, ask_by_id
 from rag_ci.targets.processes import OutputTail, finish_reader, permission_hint, target_process_kwargs
+from rag_ci.targets.reply_clock import reply_arrived
 from rag_ci.targets.reply_json import OFF_LOOP_BYTES, reply_bounds_problem
 from rag_ci.targets.stdout_lines import _EOF, LINE_LIMIT, STDOUT_RULE, _Lines, shown
 
@@ -154,6 +155,7 @@ class _Worker:
         line = await self.lines.get()
         # a wait for a pending line below is rag-ci's check, not the target's latency
         arrived_at = time.perf_counter()
+        reply_arrived()  # in lock-step this line decides the question: checking it is rag-ci's time
         await self._refuse_unreadable(line)
         assert isinstance(line, bytes)
         # A long line is checked and parsed in a worker thread: the event loop keeps serving the other workers.
@@ -226,7 +228,7 @@ class _Worker:
         if not isinstance(reply, dict) or not self.target.looks_like_reply(reply):
             return {}, f"not a reply: {shown(line)}"
         if "id" in reply and reply["id"] != request_id:
-            return {}, f"reply for id {str(reply['id'])[:80]!r} while {request_id!r} was asked"
+            return {}, wrong_id(reply["id"], request_id)
         if "id" not in reply and self.target.sends_ids:
             return {}, f"a reply without `id` from a target whose replies carry it: {shown(line)}"
         return reply, None

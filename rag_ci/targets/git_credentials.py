@@ -14,8 +14,11 @@ calls use the `github-token` input), so the run stops before any build step
 with exit 2 and says how to check out without them.
 
 Every repository between the RAG's folder and the filesystem root is checked (a second
-checkout with `path:` or a submodule is a repository inside the workspace's), and so is
-the git configuration the RAG's environment carries (`GIT_CONFIG_*`). Only what gives
+checkout with `path:` or a submodule is a repository inside the workspace's), every
+repository below it (a second checkout with `path: corpora/docs` inside the RAG's folder:
+git_places.py), the global git configs of the HOME the RAG gets (`~/.gitconfig`,
+`$XDG_CONFIG_HOME/git/config`: a step's `url."https://x-access-token:…@github.com/".insteadOf`),
+and the git configuration the RAG's environment carries (`GIT_CONFIG_*`). Only what gives
 access counts: a credential-bearing header (not a proxy's or LFS's plain header, nor one
 cleared by a later empty value), a password or a token as user name in a URL, a `store`
 helper with a stored credential, an inline helper that prints a password.
@@ -30,11 +33,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rag_ci.errors import RagCiError
+from rag_ci.files.bounded_read import read_head
 from rag_ci.safety.redaction import looks_like_credential
+from rag_ci.targets.git_places import home_git_configs, repositories_below
 
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
 _SUBSECTION_OLD = re.compile(r"^([A-Za-z0-9-]+)\.(.+)$")  # [http.https://github.com/] (deprecated form)
@@ -61,6 +66,8 @@ class CredentialFound:
     file: Path
     key: str
     via: Path | None = None  # the config file that includes `file`
+    checkout: Path | None = None  # the worktree of the repository whose configuration holds it
+    home: bool = False  # in a global git config of the RAG's HOME
 
 
 def _entries(text: str):
@@ -139,13 +146,10 @@ def _name(section: str, subsection: str | None, key: str) -> str:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        if not path.is_file():
-            return None
-        with path.open("rb") as handle:
-            return handle.read(_MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
-    except OSError:  # unreadable to rag-ci (or a host path the container does not have)
-        return None
+    """A regular file's first _MAX_CONFIG_BYTES; None when missing, unreadable to rag-ci (or a
+    host path the container does not have), or not a regular file (a FIFO would block)."""
+    data = read_head(path, _MAX_CONFIG_BYTES)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def _expanded(config: Path) -> Iterator[tuple[Path, Path | None, str, str | None, str, str]]:
@@ -219,27 +223,38 @@ def _config_files(git_dir: Path) -> list[Path]:
 
 
 def credentials_in_checkout(folder: Path) -> list[CredentialFound]:
-    """Every credential the git configuration of every repository holding `folder` carries.
+    """Every credential the git configuration of every repository holding `folder`, or
+    below it, carries.
 
     Not only the nearest one: the RAG's folder may be its own repository (a second
-    actions/checkout with `path:`, a submodule) inside the workspace's checkout, whose
-    `.git/config` the RAG reads just as well."""
+    actions/checkout with `path:`, a submodule) inside the workspace's checkout, or hold
+    one (a checkout with `path: corpora/docs`), whose `.git/config` the RAG reads just as well."""
     folder = folder.resolve()
     found: list[CredentialFound] = []
-    configs: list[Path] = []
-    for worktree in (folder, *folder.parents):
+    configs: dict[Path, tuple[Path, Path]] = {}  # resolved config -> (config, its worktree)
+    for worktree in (folder, *folder.parents, *repositories_below(folder)):
         git_dir = _git_dir(worktree)
         if git_dir is None:
             continue
-        configs += [c for c in _config_files(git_dir) if c.resolve() not in {k.resolve() for k in configs}]
+        for config in _config_files(git_dir):
+            configs.setdefault(config.resolve(), (config, worktree))
         # `credential.helper store --file .git-credentials` in a checkout (not a home folder's
         # own ~/.git-credentials, which only a `store` helper of the checkout hands out).
         store = worktree / ".git-credentials"
         if _non_empty(store):
-            found.append(CredentialFound(store, "a stored credential"))
-    for config in configs:
-        found += credentials_in_config(config)
+            found.append(CredentialFound(store, "a stored credential", checkout=worktree))
+    for config, worktree in configs.values():
+        found += [replace(f, checkout=worktree) for f in credentials_in_config(config)]
     return found
+
+
+def credentials_in_home(folder: Path, env: Mapping[str, str]) -> list[CredentialFound]:
+    """The credentials of the global git configs of the HOME the RAG gets (git_places.py)."""
+    return [
+        replace(f, home=True)
+        for config in home_git_configs(folder, env)
+        for f in credentials_in_config(config)
+    ]
 
 
 def credentials_in_environment(env: Mapping[str, str]) -> list[CredentialFound]:
@@ -276,19 +291,50 @@ def _environment_entries(env: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 def refuse_persisted_credentials(folder: Path, env: Mapping[str, str] | None = None) -> None:
-    """Exit 2 (a RagCiError) when the checkout holding `folder`, or the environment the RAG
-    is given (`env`), keeps git credentials the RAG could read."""
-    found = credentials_in_checkout(folder) + credentials_in_environment(env or {})
+    """Exit 2 (a RagCiError) when a repository holding `folder` or below it, the global git
+    config of the HOME the RAG gets, or the environment the RAG is given (`env`), keeps git
+    credentials the RAG could read."""
+    env = env or {}
+    found = (
+        credentials_in_checkout(folder) + credentials_in_home(folder, env) + credentials_in_environment(env)
+    )
     if not found:
         return
     where = "; ".join(
         f"{f.key} in {f.file}" + (f" (included by {f.via})" if f.via else "") for f in found[:4]
     )
     raise RagCiError(
-        f"the checkout keeps a git credential the RAG under test could read and use ({where}). "
-        "rag-ci does not start the RAG next to it: check out with `persist-credentials: false` "
-        "(actions/checkout: `with: {persist-credentials: false}`), or remove the credential before rag-ci runs "
-        "(GitLab CI: `sed -i -E 's#(://)[^/@]*@#\\1#' .git/config`, as examples/.gitlab-ci.yml does; "
-        "`pass_env` must not hand over a GIT_CONFIG_* header or credential helper). "
+        f"a git credential the RAG under test could read and use is there ({where}). "
+        f"rag-ci does not start the RAG next to it: {' '.join(_fixes(found, folder.resolve()))} "
         "rag-ci itself needs no git credentials: its GitHub calls use the `github-token` input."
     )
+
+
+def _fixes(found: list[CredentialFound], folder: Path) -> list[str]:
+    """What to change in the workflow, once for each kind of place a credential was found in."""
+    fixes: list[str] = []
+    below = sorted(
+        {f.checkout for f in found if f.checkout is not None and f.checkout.is_relative_to(folder)}
+    )
+    below = [c for c in below if c != folder]
+    if any(f.checkout is not None and f.checkout not in below for f in found):
+        fixes.append(
+            "check out with `persist-credentials: false` (actions/checkout: `with: {persist-credentials: false}`), "
+            "or remove the credential before rag-ci runs (GitLab CI: `sed -i -E 's#(://)[^/@]*@#\\1#' .git/config`, "
+            "as examples/.gitlab-ci.yml does)."
+        )
+    if below:
+        paths = ", ".join(f"`{c.relative_to(folder).as_posix()}`" for c in below[:4])
+        fixes.append(
+            f"the checkout of {paths}, inside the RAG's folder, needs `persist-credentials: false` too "
+            "(the actions/checkout step with that `path:`)."
+        )
+    if any(f.home for f in found):
+        fixes.append(
+            "remove it from the HOME's git config before rag-ci runs (a step's `git config --global "
+            "url.…insteadOf` for private dependencies: `git config --global --remove-section url.…`, or give "
+            "that step its own `GIT_CONFIG_GLOBAL` file)."
+        )
+    if any(f.checkout is None and not f.home for f in found):  # handed over by `pass_env`/`env`
+        fixes.append("`pass_env` must not hand over a GIT_CONFIG_* header or credential helper.")
+    return fixes

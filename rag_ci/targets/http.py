@@ -19,6 +19,7 @@ from rag_ci.core.base.api_mapping import map_contexts, map_reply, render_request
 from rag_ci.core.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
+from rag_ci.targets.reply_clock import reply_arrived
 from rag_ci.targets.reply_json import load_reply_off_loop
 
 
@@ -115,39 +116,49 @@ class HttpTarget:
 
     async def query(self, request: dict[str, Any]) -> Any:
         if self.retrieve is None:
-            return await self.answer(request)
+            response = await self.answer_call(request)
+            reply_arrived()  # the body is all here: reading it is rag-ci's time (reply_clock.py)
+            return await self.read_answer(response)
         # Both calls at once, under the same timeout; either failing fails the question (one
         # target error for the breaker), so a search outage never reads as "no contexts".
-        reply, contexts = await asyncio.gather(
-            self.answer(request), self.search(request), return_exceptions=True
+        responses = await asyncio.gather(
+            self.answer_call(request), self.search_call(request), return_exceptions=True
         )
-        for outcome in (
-            reply,
-            contexts,
-        ):  # both calls end (each bounded by the timeout) before either error is raised
+        for (
+            outcome
+        ) in responses:  # both calls end (each bounded by the timeout) before either error is raised
             if isinstance(outcome, BaseException):
                 raise outcome
+        reply_arrived()
+        answered, searched = responses
+        assert isinstance(answered, httpx.Response) and isinstance(searched, httpx.Response)
+        reply = await self.read_answer(answered)
+        contexts = map_contexts(
+            self.retrieve["response"], await self.read(searched), section="target.retrieve.response"
+        )
         if not isinstance(reply, dict):
             return reply  # not an object: the contract's check (parse_reply) says so
-        answered = reply.get("contexts")
-        reply["contexts"] = [*(answered if isinstance(answered, list) else []), *contexts]
+        found = reply.get("contexts")
+        reply["contexts"] = [*(found if isinstance(found, list) else []), *contexts]
         return reply
 
-    async def answer(self, request: dict[str, Any]) -> Any:
+    async def answer_call(self, request: dict[str, Any]) -> httpx.Response:
         body = request if self.request_template is None else render_request(self.request_template, request)
-        reply = await self.call("POST", self.url, body)
+        return await self.call("POST", self.url, body)
+
+    async def read_answer(self, response: httpx.Response) -> Any:
+        reply = await self.read(response)
         return reply if self.response_map is None else map_reply(self.response_map, reply)
 
-    async def search(self, request: dict[str, Any]) -> list[dict[str, Any]]:
-        """The contexts of `target.retrieve`'s call for this question."""
+    async def search_call(self, request: dict[str, Any]) -> httpx.Response:
+        """`target.retrieve`'s call for this question (its contexts: map_contexts of its reply)."""
         assert self.retrieve is not None and self.retrieve_url is not None
         template = self.retrieve.get("request")
         body = request if template is None else render_request(template, request)
-        reply = await self.call(self.retrieve["method"], self.retrieve_url, body, what="search call")
-        return map_contexts(self.retrieve["response"], reply, section="target.retrieve.response")
+        return await self.call(self.retrieve["method"], self.retrieve_url, body, what="search call")
 
-    async def call(self, method: str, url: str, body: Any, what: str = "target") -> Any:
-        """One JSON call (POST body, or GET query parameters); its parsed reply."""
+    async def call(self, method: str, url: str, body: Any, what: str = "target") -> httpx.Response:
+        """One JSON call (POST body, or GET query parameters): its response, body received."""
         try:
             if method == "GET":
                 response = await self._client.get(url, params=body, headers=self.headers)
@@ -163,6 +174,11 @@ class HttpTarget:
             ) from None
         if response.status_code >= 400:
             raise TargetError(f"{what} answered HTTP {response.status_code}: {response.text[:300]}")
+        return response
+
+    @staticmethod
+    async def read(response: httpx.Response) -> Any:
+        """The response's JSON value."""
         try:
             # Bounded in size and depth before parsing; a long reply in a worker thread, so the
             # other questions in flight are not held up (nor timed out) meanwhile.

@@ -29,6 +29,7 @@ from typing import Any
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets.command import _EOF, CommandTarget, _Worker, shown
 from rag_ci.targets.processes import permission_hint
+from rag_ci.targets.reply_clock import reply_arrived
 from rag_ci.targets.reply_json import OFF_LOOP_BYTES, reply_bounds_problem
 from rag_ci.targets.venv import target_venv_dir
 
@@ -87,6 +88,8 @@ class _PythonWorker(_Worker):
             line = await self.lines.get()
             await self._refuse_unreadable(line)
             assert isinstance(line, bytes)
+            if nonce.encode() in line:  # the line that decides this request (below): the time-out stops
+                reply_arrived()
             # Bounded before parsing (a reply 200,000 deep is no RecursionError here); a long line
             # in a worker thread, so that the event loop keeps serving the other workers.
             message, problem = (

@@ -2,7 +2,7 @@
 
 Speaks the JSON-lines protocol of a `command` target. For every question it reads the
 git configuration as a RAG could: the `.git/config` of its folder and of every repository
-above it (a `.git` file's `gitdir:` followed) as text, every file an `include.path` /
+above and below it (a `.git` file's `gitdir:` followed) as text, every file an `include.path` /
 `includeIf.*.path` names, `git config --list --includes` (git's own reading, which sees
 `GIT_CONFIG_*` of its environment too), and answers with what it found ("found: <lines>"
 or "nothing found").
@@ -17,7 +17,8 @@ from pathlib import Path
 
 def configs(root: Path) -> list[Path]:
     found = []
-    for folder in (root, *root.parents):
+    below = [dot_git.parent for dot_git in root.rglob(".git") if dot_git.parent != root]
+    for folder in (root, *root.parents, *below):
         dot_git = folder / ".git"
         if dot_git.is_file() and dot_git.read_text().startswith("gitdir:"):
             dot_git = folder / dot_git.read_text().removeprefix("gitdir:").strip()

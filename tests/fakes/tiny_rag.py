@@ -8,7 +8,8 @@ Behaviour is chosen per question text so one target can exercise every failure:
   "ceo"     -> refuses
 Run as a script it speaks the JSON-lines protocol; `answer` is the python entry.
 Set TINY_RAG_BROKEN=1 to make it answer the b corpus wrongly (a regression),
-TINY_RAG_DELAY=seconds to slow every answer, TINY_RAG_LOG=path to record asked ids.
+TINY_RAG_DELAY=seconds to slow every answer, TINY_RAG_LOG=path to record asked ids,
+TINY_RAG_PAD=n to add n spaces to every answer (a long reply line).
 """
 
 import json
@@ -42,6 +43,7 @@ def answer(request):
     if os.environ.get("TINY_RAG_BROKEN") and corpora == ["b"]:
         contexts = []
     text = " ".join(c["text"] for c in contexts) or "It depends."
+    text += " " * int(os.environ.get("TINY_RAG_PAD", "0"))
     return {
         "answer": text,
         "contexts": contexts,

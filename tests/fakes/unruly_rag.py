@@ -9,6 +9,7 @@ Misbehaviour is chosen per question id: UNRULY_RAG="Q1=stray,Q6=empty". Modes:
   other_id  first a reply carrying another question's id, then the real one
   empty     a well-formed reply without contexts (a real regression)
   deep      a reply holding a list nested 200,000 deep
+  number_id the reply with its id echoed as a JSON number ("7" -> 7)
 Every answer names the id it answers, so a reply read for the wrong question shows.
 UNRULY_RAG_IDS=1 puts the request's `id` in every reply. UNRULY_RAG_BANNER=1 prints a
 reply-shaped line ({"answer": "banner"}, no id) at every start, before reading a request;
@@ -30,6 +31,8 @@ def reply(request_id, mode):
     body = {"answer": answer, "contexts": contexts}
     if os.environ.get("UNRULY_RAG_IDS") and mode != "no_id":
         body = {"id": request_id, **body}
+    if mode == "number_id":
+        body = {**body, "id": int(request_id)}
     return json.dumps(body) + "\n"
 
 

@@ -184,3 +184,19 @@ def test_a_docker_target_takes_the_same_retrieve_call_on_its_container():
     # as DockerTarget points it at the container
     http = HttpTarget("http://172.17.0.2:8000/answer", timeout_s=5, **arguments)
     assert http.retrieve_url == "http://172.17.0.2:8000/search"
+
+
+def test_a_search_reply_without_the_mapped_key_is_each_questions_error_not_empty_contexts(tmp_path):
+    """Before: the search's `hits` renamed (here the mapping expects `results`) gave every
+    question empty contexts and plain misses, with no word of target.retrieve.response."""
+    renamed = RETRIEVE.replace("contexts: hits", "contexts: results")
+    result = _run(
+        _project(tmp_path, ANSWER + renamed + "  max_errors_at_start: 2\n  concurrency: 1\n"),
+        tmp_path / "r.json",
+    )
+    assert result.exit_code == 2, result.output
+    error = json.loads((tmp_path / "r.json").read_text())["questions"][0]["error"]
+    assert error.startswith(
+        "malformed response: target.retrieve.response.contexts `results` found nothing"
+    ), error
+    assert 'the reply has no key "results" (its keys: "hits")' in error, error

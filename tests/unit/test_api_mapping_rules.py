@@ -86,7 +86,9 @@ def test_contexts_default_to_the_contracts_field_names_and_missing_ones_to_none(
         {"answer": "a", "contexts": "hits"}, {"a": "x", "hits": [{"text": "t", "doc_id": "d"}]}
     )
     assert mapped["contexts"] == [{"text": "t", "doc_id": "d", "source": None, "score": None}]
-    assert map_reply({"answer": "a", "contexts": "hits"}, {"a": "x", "hits": None})["contexts"] == []
+    assert (
+        map_reply({"answer": "a", "contexts": "hits"}, {"a": "x", "hits": []})["contexts"] == []
+    )  # only [] is none
 
 
 @pytest.mark.parametrize(

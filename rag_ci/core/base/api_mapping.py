@@ -27,6 +27,7 @@ import jmespath
 from jmespath import functions
 from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
+from rag_ci.core.base.value_words import where_the_path_ends
 from rag_ci.errors import TargetError
 
 PLACEHOLDERS = ("id", "question", "corpora")
@@ -212,6 +213,16 @@ def _excerpt(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)[:200]
 
 
+def _found_nothing(name: str, expression: str, found: Any, wanted: str, raw: Any) -> str:
+    """`name`'s expression found no `wanted` in the reply: what it found, and what the reply
+    holds where its path stops (value_words.where_the_path_ends)."""
+    what = "nothing" if found is None else f"a {type(found).__name__}"
+    return (
+        f"malformed response: {name} `{expression}` found {what}, not {wanted}, in the reply "
+        f"{_excerpt(raw)} ({where_the_path_ends(expression, raw)})"
+    )
+
+
 def map_reply(response: Mapping[str, Any], raw: Any) -> dict[str, Any]:
     """The app's reply, read with the `target.response` expressions, in the contract's shape.
 
@@ -224,11 +235,7 @@ def map_reply(response: Mapping[str, Any], raw: Any) -> dict[str, Any]:
 
     answer = search(response["answer"], raw, "answer")
     if not isinstance(answer, str):
-        found = "nothing" if answer is None else f"a {type(answer).__name__}"
-        raise TargetError(
-            f"malformed response: target.response.answer `{response['answer']}` found {found}, not text, "
-            f"in the reply {_excerpt(raw)}"
-        )
+        raise TargetError(_found_nothing("target.response.answer", response["answer"], answer, "text", raw))
     mapped: dict[str, Any] = {"answer": answer, "contexts": []}
     if response.get("contexts"):
         mapped["contexts"] = map_contexts(response, raw)
@@ -249,13 +256,8 @@ def map_contexts(
     """The contexts of a reply, read with `response["contexts"]` and `response["context"]`:
     the answer call's (`target.response`) or the search call's (`target.retrieve.response`)."""
     items = search_reply(response["contexts"], raw, "contexts", section=section)
-    if items is None:
-        items = []
-    if not isinstance(items, list):
-        raise TargetError(
-            f"malformed response: {section}.contexts `{response['contexts']}` found a "
-            f"{type(items).__name__}, not a list, in the reply {_excerpt(raw)}"
-        )
+    if not isinstance(items, list):  # a renamed or null key is no "no contexts": only [] is
+        raise TargetError(_found_nothing(f"{section}.contexts", response["contexts"], items, "a list", raw))
     fields = response.get("context") or {}
     return [_context(fields, item, i, section) for i, item in enumerate(items, 1)]
 

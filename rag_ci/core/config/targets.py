@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, ClassVar, Literal, get_args
+from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from rag_ci.core.base.api_config import ApiMapped as _ApiMapped
 from rag_ci.core.config.base import StrictModel
 
 # ${NAME} in target.env and target.build_args values: read from rag-ci's environment.
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_DOTTED_NAME = r"[^\W\d]\w*(?:\.[^\W\d]\w*)*"  # identifiers joined by dots (no part starts with a digit)
+_ENTRY = rf"^{_DOTTED_NAME}:{_DOTTED_NAME}$"
 
 
 class TargetBase(StrictModel):
@@ -124,8 +127,9 @@ class PythonTargetConfig(TargetBase):
     kind: Literal["python"] = Field(
         description="`python`: rag-ci imports your function and calls it in worker processes."
     )
+    # Dotted Python names on both sides: `1app.main:answer` is no module the worker could import.
     entry: str = Field(
-        pattern=r"^[\w.]+:[\w.]+$",
+        pattern=_ENTRY,
         description="The function answering a question, as `module:function` (or `module:Class.method`).",
     )
     path: list[str] = Field(
@@ -150,6 +154,23 @@ class PythonTargetConfig(TargetBase):
 
     def describe(self) -> str:
         return f"python `{self.entry}`"
+
+    @field_validator("entry", mode="before")
+    @classmethod
+    def _importable(cls, entry: object) -> object:
+        """Before the pattern, whose own words ("should match pattern '^[^\\W\\d]…'") say nothing."""
+        if not isinstance(entry, str) or re.fullmatch(_ENTRY, entry):
+            return entry
+        module, colon, function = entry.partition(":")
+        parts = [*module.split("."), *function.split(".")] if colon else []
+        bad = next((p for p in parts if not p.isidentifier()), None)
+        if bad is None:
+            why = " (e.g. `app.main:answer`)"
+        elif not bad:
+            why = ": a name is missing beside a `.` or the `:`"
+        else:
+            why = f": `{bad}` is no Python name (letters, digits and _, not starting with a digit)"
+        raise ValueError(f"{entry!r} is not `module:function` with names Python can import{why}")
 
 
 class CommandTargetConfig(TargetBase):
@@ -191,6 +212,17 @@ class HttpTargetConfig(TargetBase, _ApiMapped):
     def describe(self) -> str:
         return f"http {self.url}"
 
+    @field_validator("url")
+    @classmethod
+    def _port_in_range(cls, url: str) -> str:
+        try:
+            port = urlsplit(url).port
+        except ValueError:  # `:99999`, `:http`
+            port = 0
+        if port == 0:
+            raise ValueError(f"{url}: its port must be a number from 1 to 65535")
+        return url
+
 
 class DockerResources(StrictModel):
     cpus: float | None = Field(None, description="CPUs the container may use (`docker run --cpus`).")
@@ -222,7 +254,7 @@ class DockerTargetConfig(TargetBase, _ApiMapped):
         min_length=1,
         description="Run this instead of the image's ENTRYPOINT and CMD (like `docker run --entrypoint`).",
     )
-    port: int = Field(8000, description="The port the app listens on inside the container.")
+    port: int = Field(8000, ge=1, le=65535, description="The port the app listens on inside the container.")
     path: str = Field("/query", description="The path each question is POSTed to.")
     health: str = Field("/health", description="The path that answers 2xx once the app is ready.")
     startup_timeout_s: float = Field(120.0, gt=0, description="Seconds the container has to become healthy.")
