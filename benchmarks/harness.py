@@ -18,6 +18,8 @@
 9. judge-free tier on N9 questions through a `kind: command` target process (`rag-ci run`,
    a fresh process, one target process and `processes: 2`): wall ÷ 90 s and peak RSS
    (benchmarks/command_scale.py).
+10. CLI start-up of `--version`, `--help`, `validate` and `questions approve`, fresh processes:
+   `--version` ÷ 0.3 s (benchmarks/cli_startup.py).
 
 The RAG and the judge are simulators (benchmarks/simulators.py,
 benchmarks/simulated_judge.py); everything between them is the real rag-ci path:
