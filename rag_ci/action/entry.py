@@ -39,6 +39,7 @@ from rag_ci.action.evaluation import Evaluate, Evaluation
 from rag_ci.action.modes import PLANS, resolve_mode
 from rag_ci.action.settings import JUDGE_KEY_VARIABLES, TOKEN_VARIABLES, Settings
 from rag_ci.action.sticky_comment import replace_comment_with_not_evaluated
+from rag_ci.core.reporting.alerts import headline_cause
 from rag_ci.core.reporting.view import code_block
 from rag_ci.core.results import RunResult
 from rag_ci.errors import RagCiError, ValidationError
@@ -180,7 +181,8 @@ def report_not_evaluated(
             runner,
             [],
             conclusion="failure",
-            title="rag-ci: not evaluated",
+            # The cause's first clause in the title (plain text: GitHub shows it as typed), whole below.
+            title="rag-ci: not evaluated — " + headline_cause(message, limit=100),
             summary="Nothing was evaluated:\n\n" + code_block(message[:60000]),
         )
     runner.add_summary("## rag-ci: error\n\n```\n" + message.replace("```", "'''") + "\n```")
