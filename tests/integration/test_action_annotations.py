@@ -207,7 +207,9 @@ def test_a_bootstrap_and_a_run_that_could_not_evaluate_still_get_the_check_run(f
     code, _ = act(fake, workspace, passing(2), None, artifact="{not json")
     assert code == 2
     [broken] = fake.check_runs.values()
-    assert broken["conclusion"] == "failure" and broken["output"]["title"].startswith("rag-ci: not evaluated — ")
+    title = broken["output"]["title"]
+    # the cause's first clause, not a bare "not evaluated" (issue 55)
+    assert broken["conclusion"] == "failure" and title.startswith("rag-ci: not evaluated — The baseline")
     assert "```" in broken["output"]["summary"]  # the cause, fenced: inert markdown
 
 
