@@ -155,6 +155,7 @@ class Evaluation:
             measured=outcome.measured,
             report_url=self.report_url(),
             report_path=s.relative_to_workspace(self.output / REPORT_HTML),
+            made_baseline=not plan.gate.compare,  # baseline and rebaseline: "new baseline", not "no baseline"
         )
         # the comment's length; where it cuts rows, it points to the summary
         markdown = report(summary_url=s.run_url)
@@ -214,7 +215,9 @@ class Evaluation:
         if not plan.check_run:
             check_annotations.show(self.runner, found)
             return
-        title, summary = check_annotations.check_text(head, outcome.comparison, found, self.settings.run_url)
+        title, summary = check_annotations.check_text(
+            head, outcome.comparison, found, self.settings.run_url, made_baseline=not plan.gate.compare
+        )
         check_annotations.publish(
             self.settings,
             self.github,
