@@ -29,9 +29,9 @@ _.from_history, _.latency_p50, _.latency_p95, _.cost_per_question_usd, _.used_so
 )
 (
     _.false_regression,
-    _.split_shown,
+    _.power,
     _.calls_per_metric,
-)  # judge_votes.RuleRow, read by asdict (benchmarks/judge_noise.py)
+)  # judge_vote_odds.RuleRow, read by asdict (benchmarks/judge_noise.py)
 _.PASS  # Verdict.PASS: a verdict compared by value ("pass"), written to results.json
 
 # Hooks their library calls: html.parser.HTMLParser, pydantic, click, ruamel, JMESPath (functions

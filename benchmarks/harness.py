@@ -652,17 +652,26 @@ def format_table(report: Report) -> str:
             )
         )
     if "8_judge_noise" in f:
-        x = f["8_judge_noise"]["after"]
+        x = f["8_judge_noise"]
         rows.append(
             (
                 "8 judge noise: false alarms / 10 runs at 5 %",
-                f"{x['5%']['false_alarms_per_10_runs']:.2f}",
+                f"{x['after']['5%']['false_alarms_per_10_runs']:.2f}",
                 "<= 2",
-                "; ".join(
-                    f"p {k}: red {v['red_runs']}/{v['runs']}, false alarms/10 runs {v['false_alarms_per_10_runs']:.1f}, "
-                    f"caught {v['real_regressions_caught']}/{v['real_regressions']}, judge calls/question cold "
-                    f"{v['cold_judge_calls_per_question']:.2f}, reworded {v['reworded_judge_calls_per_question']:.2f}"
-                    for k, v in x.items()
+                " | ".join(
+                    f"{label}: "
+                    + "; ".join(
+                        f"p {k}: red {v['red_runs']}/{v['runs']}, false alarms/10 runs {v['false_alarms_per_10_runs']:.1f}, "
+                        f"caught {v['real_regressions_caught']}/{v['real_regressions']}, judge calls/question cold "
+                        f"{v['cold_judge_calls_per_question']:.2f}, reworded {v['reworded_judge_calls_per_question']:.2f}"
+                        for k, v in x[key].items()
+                        if isinstance(v, dict)
+                    )
+                    for label, key in (
+                        ("before", "before"),
+                        ("after", "after"),
+                        ("after, 2 verdicts", "after_second_verdict"),
+                    )
                 ),
             )
         )

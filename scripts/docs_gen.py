@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 from rag_ci.cli import cli  # noqa: E402
 from rag_ci.core.config import Config  # noqa: E402
 from rag_ci.core.config.providers import PROVIDERS  # noqa: E402
+from rag_ci.core.questionset.conversations import Conversation  # noqa: E402
 from rag_ci.core.questionset.schemas import FILES, schema_text  # noqa: E402
 
 CONFIG_PAGE = REPO / "docs" / "configuration.md"
@@ -178,7 +179,9 @@ def config_page() -> str:
         "[Targets](targets.md); the judge: [Judges](judges.md); the gate: [The gate](gate.md).",
         "",
     ]
-    return "\n".join(intro + _sections(Config, "", "Top level", set())).rstrip("\n") + "\n"
+    # questions.yml's conversations: the one part of the question set with nested settings.
+    conversations = _sections(Conversation, "conversations[].", "questions.yml: `conversations[]`", set())
+    return "\n".join(intro + _sections(Config, "", "Top level", set()) + conversations).rstrip("\n") + "\n"
 
 
 def undescribed_fields() -> list[str]:

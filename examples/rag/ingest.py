@@ -24,7 +24,7 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parent.parent
 CORPORA_DIR = EXAMPLES / "corpora"
 INDEX_FILE = EXAMPLES / ".index" / "index.json"
-REGRESSIONS = ("chunking", "routing")
+REGRESSIONS = ("chunking", "routing", "history")
 WINDOW_WORDS = 25  # chunk size of the `chunking` regression
 
 

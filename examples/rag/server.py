@@ -12,8 +12,15 @@ Reply:   {"id", "answer", "contexts": [{"text", "doc_id", "source", "score"}], "
 `usage` is simulated: no model is called, tokens are word counts and the cost
 is computed from made-up prices, so rag-ci's cost reporting has data to show.
 
+A conversation's turn also carries `messages` (the chat so far, ending with this
+question) and `conversation_id`. In this chat mode the retriever searches with the
+question and the user's earlier messages: "And how long does that take?" finds the
+charging section because the first message asked about charging.
+
 EXAMPLE_RAG_REGRESSION=routing makes the server ignore `corpora` and search
 everything: the routing bug rag-ci reports as a routing leak.
+EXAMPLE_RAG_REGRESSION=history drops the conversation: the retriever is queried
+with the last message only, the bug of a chat RAG whose follow-ups break.
 Logs go to stderr; stdout carries replies only.
 """
 
@@ -54,6 +61,7 @@ class ExampleRag:
         self.corpora = sorted(index["corpora"])
         self.chunking = index["chunking"]
         self.routing_bug = regression == "routing"
+        self.history_bug = regression == "history"
         # The heading is indexed with the text: "Battery and charging - Storage"
         # is what a question about storing the battery matches first.
         self.bm25 = Bm25Index(
@@ -77,6 +85,20 @@ class ExampleRag:
             return list(self.corpora)
         return sorted(set(requested))
 
+    def search_text(self, request: dict, question: str) -> str:
+        """What the retriever searches with: the question, and in a conversation the user's
+        earlier messages (the subject a follow-up refers to), unless the history bug drops them."""
+        messages = request.get("messages") or []
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise BadRequest("`messages` must be a list of {role, content} objects")
+        earlier = [
+            str(m.get("content", "")) for m in messages[:-1] if m.get("role") == "user"
+        ]  # the last message is this question
+        if self.history_bug or not earlier:
+            return question
+        # The question twice, then the last earlier message: what is asked now weighs most.
+        return " ".join([question, question, earlier[-1]])
+
     def answer(self, request: dict) -> dict:
         """One request -> one reply dict (the whole pipeline; also usable in-process)."""
         if not isinstance(request, dict):
@@ -86,7 +108,7 @@ class ExampleRag:
             raise BadRequest("`question` must be a non-empty string")
         corpora = self.routed_corpora(request)
 
-        result = self.bm25.search(question, corpora)
+        result = self.bm25.search(self.search_text(request, question), corpora)
         answer = compose_answer(result, self.chunks, corpora)
         contexts = []
         if answer != REFUSAL:  # a refusal cites nothing
@@ -203,6 +225,7 @@ def main() -> int:
         log(f"error: {exc}")
         return 2
     mode = "routing bug ON (searching every corpus)" if rag.routing_bug else "routing ok"
+    mode += ", history bug ON (follow-ups searched alone)" if rag.history_bug else ""
     log(
         f"{len(rag.chunks)} chunks from {len(rag.corpora)} corpora {rag.corpora}, "
         f"{len(rag.bm25.vocabulary)} terms, chunking={rag.chunking}, {mode}, "

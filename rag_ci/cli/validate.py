@@ -46,6 +46,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
     longer exists are warned about. A target `run` could not start is refused: a python
     entry naming no module or function (found, not imported), a program that is not there."""
     from rag_ci.core.questionset.documents import missing_citations
+    from rag_ci.core.questionset.turns import conversations_note
     from rag_ci.files.corpus_files import corpus_folders, links_outside_note, read_corpora
     from rag_ci.files.project import load_project
 
@@ -59,6 +60,7 @@ def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> 
         f"ok: {len(questions)} questions (v{project.questions.version}, {project.questions.content_hash}), "
         f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope"
         + (f", {written} machine-written and reviewed" if written else "")
+        + conversations_note(questions)
         + f"; target {project.config.target.kind}; judge {project.config.judge.provider}"
     )
     for name, corpus in project.corpora.items():

@@ -77,6 +77,9 @@ class MetricResult(_Model):
     baseline_cache_key: str | None = None
     confirm_calls: int = 0
     judge_split: bool = False
+    # What those votes disagreed on: the claim or statement whose verdict differed, else a failing
+    # vote's reason. Untrusted (the answer's own words): escape when rendering.
+    split_on: str | None = None
     # Judge replies a later run may reuse below the verdict (rag_ci.judges.replies): the
     # steps that read one input only, by hash of judge fingerprint + exact prompt.
     judge_replies: dict[str, Any] = Field(default_factory=dict)

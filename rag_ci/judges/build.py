@@ -225,6 +225,7 @@ def build_judge(
         replies={} if full else replies_from_run(baseline),
         reuse_equivalent=judge.reuse_equivalent_answers,
         disagreement=judge.disagreement_rate,
+        votes_on_changed_answers=judge.votes_on_changed_answers,
     )
     if len(scorer.cache) == 0:
         scorer.prefetch()  # every answer will be judged: import DeepEval while the target runs

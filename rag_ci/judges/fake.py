@@ -52,6 +52,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_ci.judges.fake_conversation import CONVERSATION_KINDS, conversation_answer, conversation_prompt_kind
 from rag_ci.judges.fake_writer import WRITER_KINDS, WriterPolicy, writer_prompt_kind
 from rag_ci.judges.families import FAKE_FAMILY  # noqa: F401 (its family: never checked, never claimed)
 from rag_ci.judges.scorer import DeepEvalJudgeScorer
@@ -201,7 +202,7 @@ class JudgePolicy:
     writer: WriterPolicy = field(default_factory=WriterPolicy)
 
     def kind(self, prompt: str) -> str:
-        written = writer_prompt_kind(prompt)
+        written = writer_prompt_kind(prompt) or conversation_prompt_kind(prompt)
         if written is not None:
             return written
         if "state exactly the same facts as the baseline answer" in prompt:
@@ -230,9 +231,9 @@ class JudgePolicy:
 
     def answer(self, prompt: str) -> dict[str, Any]:
         kind = self.kind(prompt)
-        if kind in WRITER_KINDS:
+        if kind in WRITER_KINDS or kind in CONVERSATION_KINDS:
             try:
-                return self.writer.answer(kind, prompt)
+                return (self.writer.answer if kind in WRITER_KINDS else conversation_answer)(kind, prompt)
             except ValueError as exc:  # a marker missing: DeepEval changed the prompt
                 raise UnknownPrompt(f"{kind}: {exc}") from None
         reply = getattr(self, f"_{kind}")(prompt)

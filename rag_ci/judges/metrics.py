@@ -1,4 +1,4 @@
-"""The six DeepEval metrics rag-ci judges with, and what each one reads.
+"""The DeepEval metrics rag-ci judges with, and what each one reads.
 
 Four RAG metrics (faithfulness, answer relevancy, contextual precision and recall)
 and two binary GEval metrics (correctness, completeness, `strict_mode=True`). The
@@ -12,6 +12,10 @@ for questions without one; answer relevancy and the contextual metrics are
 skipped for `expect: refusal` questions, where "not in the documents" is the
 right answer and there is no relevant context to rank.
 
+Two conversation-level metrics, opt-in (knowledge retention, conversation completeness), judge
+a conversation's last turn with the whole conversation (DeepEval's ConversationalTestCase:
+rag_ci.judges.conversational).
+
 Importing this module does not import DeepEval; `build()` does.
 """
 
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_ci.core.config import JUDGE_METRICS, MetricConfig
-from rag_ci.core.questionset.questions import Question
+from rag_ci.core.questionset.questions import Question, TurnQuestion
 
 CORRECTNESS_STEPS = (
     "Compare every fact, number, unit, name and condition stated in the Actual Output with the Expected Output.",
@@ -44,6 +48,12 @@ REFUSAL_REFERENCE = (
     "is not in the documents (or declines to answer) and does not invent an answer."
 )
 
+# The conversation-level metrics (opt-in): DeepEval's class of each.
+CONVERSATIONAL = {
+    "knowledge_retention": "KnowledgeRetentionMetric",
+    "conversation_completeness": "ConversationCompletenessMetric",
+}
+
 # DeepEval's fallback threshold when rag-ci's is None (informative metric: `passed` stays None).
 _DEEPEVAL_DEFAULT_THRESHOLD = 0.5
 
@@ -60,8 +70,12 @@ class JudgeMetricSpec:
     strict: bool = False
     evaluation_steps: tuple[str, ...] = ()
     criteria: str | None = None
+    # Judged on a whole conversation (DeepEval's ConversationalTestCase), at its last turn only.
+    conversational: bool = False
 
     def applies_to(self, question: Question) -> bool:
+        if self.conversational:
+            return isinstance(question, TurnQuestion) and question.last
         if question.is_refusal:
             return self.for_refusals
         return not self.needs_reference or bool(question.reference)
@@ -184,6 +198,17 @@ def metric_specs(configs: dict[str, MetricConfig]) -> dict[str, JudgeMetricSpec]
                 uses_contexts=True,
                 needs_reference=True,
                 for_refusals=False,
+            )
+        elif name in CONVERSATIONAL:
+            spec = JudgeMetricSpec(
+                name,
+                CONVERSATIONAL[name],
+                cfg.threshold,
+                uses_answer=True,
+                uses_contexts=False,
+                needs_reference=False,
+                for_refusals=True,
+                conversational=True,
             )
         elif name == "correctness":
             spec = _geval(name, cfg, CORRECTNESS_STEPS)

@@ -8,11 +8,13 @@ client's semaphore). Per metric:
    calls whose reply the baseline kept (`rag_ci.judges.replies`: faithfulness' truths
    of unchanged contexts, its claims of an unchanged answer) are replayed, not made;
    judge failures after retries become `error` on that metric, never an exception;
-3. confirmation: a pass → fail flip is confirmed on both sides (rag_ci.judges.confirmation:
-   the head's answer, then the baseline's stored answer, re-judged until the evidence decides,
-   docs/noise.md "Judge noise"); a fail → pass flip (a gain) is judged again until a majority
-   of `confirm_runs` verdicts agree. A question needs one pass → fail flip confirmed on both
-   sides to regress (or get worse): its other such flips are then left as judged;
+3. confirmation (rag_ci.judges.confirm_policy, docs/noise.md "Judge noise"): a pass → fail
+   flip is confirmed on both sides (the head's answer, then the baseline's stored answer,
+   re-judged until one verdict leads by what the judge's disagreement rate needs); a changed
+   answer failing a metric its baseline failed too gets the baseline's fail re-judged; a fail →
+   pass flip (a gain) is judged again until a majority of `confirm_runs` verdicts agree. A
+   question needs one gating flip established on both sides to regress (or get worse): its
+   other such flips are then left as judged;
 4. the reason (`explain`, once the engine has the question's whole record), for one
    failing verdict of a question the comparison with the baseline explains (a regression,
    a worse question, no usable baseline verdict: `rag_ci.core.comparison.question_change.reasons_shown`),
@@ -37,15 +39,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_ci.core.questionset.questions import Question
+from rag_ci.core.questionset.turns import verdict_hash
 from rag_ci.core.results import Context, JudgeFingerprint, MetricResult, QuestionResult
-from rag_ci.core.scoring.judge_votes import disagreement_rate, lead_needed
+from rag_ci.core.scoring.judge_vote_odds import rule_for
+from rag_ci.core.scoring.judge_votes import disagreement_rate
 from rag_ci.judges.cache import VerdictCache, verdict_cache_key
 from rag_ci.judges.call_context import CostMeter, for_this_task, judge_calls
 from rag_ci.judges.client import JudgeClient, JudgeStats
+from rag_ci.judges.confirm_policy import Confirmer
 from rag_ci.judges.confirmation import Measurement as _Measurement
-from rag_ci.judges.confirmation import confirm_drop, confirm_gain
+from rag_ci.judges.conversational import deepeval_case as judged_case
 from rag_ci.judges.families import check_families
-from rag_ci.judges.metrics import JudgeMetricSpec, expected_output
+from rag_ci.judges.metrics import JudgeMetricSpec
 from rag_ci.judges.replies import CallLog
 from rag_ci.judges.scorer_equivalence import EquivalentCarrying
 from rag_ci.judges.scorer_reasons import ReasonExplaining
@@ -69,6 +74,7 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
         replies: Mapping[str, Any] | None = None,
         reuse_equivalent: bool = False,
         disagreement: float | None = None,
+        votes_on_changed_answers: int = 1,
     ):
         self.fingerprint = fingerprint
         self.specs = specs
@@ -88,17 +94,28 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
         self.reuse_equivalent = reuse_equivalent  # judge.reuse_equivalent_answers
         self.equivalence_calls = 0
         self.equivalent_carries = 0  # answers whose baseline verdicts were carried over
-        self.confirmations = 0
         # The judge's disagreement rate (calibration record, else the default): how many agreeing
         # votes establish a verdict (rag_ci.core.scoring.judge_votes).
         self.disagreement = disagreement_rate(disagreement)
         self._digest = fingerprint.digest()
+        self._confirmer = Confirmer(
+            self._judge,
+            rule_for(self.disagreement, max(confirm_runs, 1)),
+            confirm_runs,
+            votes_on_changed_answers,
+            self._digest,
+            self.replies,
+        )
         self._checked: set[str] = set()
         self._arrivals = itertools.count()  # order in which answers reach the judge: their calls' priority
         self._unexplained: dict[tuple[str, str, str], _Unexplained] = {}  # (question id, metric, cache key)
         self._questions: dict[
             str, tuple[Question, int]
         ] = {}  # scored, not yet explained: (question, priority)
+
+    @property
+    def confirmations(self) -> int:
+        return self._confirmer.confirmations
 
     @property
     def stats(self) -> JudgeStats:
@@ -149,7 +166,7 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
         baseline: QuestionResult | None,
         settled: _Settled,
     ) -> MetricResult:
-        key = verdict_cache_key(self._digest, spec, question.content_hash, answer, contexts)
+        key = verdict_cache_key(self._digest, spec, verdict_hash(question), answer, contexts)
         if not self.full:
             hit = self.cache.reuse(key)
             if hit is not None:
@@ -161,63 +178,13 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
         case = (question, answer, contexts)
         runs = [await self._judge(spec, case, key, known=self.replies)]
         before = _baseline_metric(baseline, question, spec.name)
-        first = runs[0].result
-        chosen, decided = runs[0], first
-        if (
-            self.confirm_runs > 1
-            and baseline is not None
-            and before is not None
-            and first.passed is not None
-            and first.passed != before.passed
-        ):
-            if before.passed:  # pass → fail: a flip that gates (a regression, or a worse question)
-                async with settled.lock:  # the question's gating flips are confirmed one at a time
-                    if not settled.gating_flip_confirmed:
-                        chosen, decided = await self._confirm_drop(spec, case, key, runs, before, baseline)
-                        settled.gating_flip_confirmed = (
-                            decided.baseline_confirmed is True and not settled.confirm_each
-                        )
-            else:  # fail → pass: a gain, confirmed so that noise is not reported as one
-                self.confirmations += 1
-                chosen, decided = await confirm_gain(self._judge, spec, case, key, runs, self.confirm_runs)
+        chosen, decided = await self._confirmer.decide(spec, case, key, runs, before, baseline, settled)
         decided = decided.model_copy(update={"judge_replies": dict(chosen.log.portable)})
         if _reason_may_be_read(decided):
             # Whether a report shows it depends on the whole question (other metrics, retrieval):
             # `explain` decides once the question's record is complete.
             self._unexplained[(question.id, spec.name, key)] = _Unexplained(spec, case, chosen.log)
         return decided
-
-    async def _confirm_drop(
-        self,
-        spec: JudgeMetricSpec,
-        case: tuple[Question, str, list[Context]],
-        key: str,
-        runs: list[_Measurement],
-        before: MetricResult,
-        baseline: QuestionResult,
-    ) -> tuple[_Measurement, MetricResult]:
-        """A fresh pass → fail flip: the head's answer and the baseline's stored one re-judged (rag_ci.judges.confirmation)."""
-        self.confirmations += 1
-        question = case[0]
-        stored = None
-        if baseline.answer is not None or not spec.uses_answer:
-            stored = (question, baseline.answer or "", list(baseline.contexts))
-        stored_key = (
-            verdict_cache_key(self._digest, spec, question.content_hash, *stored[1:]) if stored else None
-        )
-        return await confirm_drop(
-            self._judge,
-            spec,
-            case,
-            key,
-            runs,
-            before,
-            stored,
-            stored_key,
-            lead=lead_needed(self.disagreement, self.confirm_runs),
-            confirm_runs=self.confirm_runs,
-            known=self.replies,
-        )
 
     async def _judge(
         self,
@@ -231,20 +198,13 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
     ) -> _Measurement:
         """One DeepEval measurement; `known` replies stand in for the judge calls they answer."""
         model = await self.deepeval_model()  # first: it prepares DeepEval's environment and imports it
-        from deepeval.test_case import LLMTestCase
-
         question, answer, contexts = case
         meter = CostMeter()
         # A reason pass replays every step and makes one call, the reason: never more.
         log = CallLog(self._digest, known=known, max_calls=1 if include_reason else None, fresh=fresh)
         try:
             metric = spec.build(model, include_reason=include_reason)
-            test_case = LLMTestCase(
-                input=question.question,
-                actual_output=answer,
-                expected_output=expected_output(question),
-                retrieval_context=[c.text for c in contexts],
-            )
+            test_case = judged_case(spec, question, answer, contexts)
             with judge_calls(meter=meter, calls=log):
                 await metric.a_measure(test_case, _show_indicator=False)
         except Exception as exc:
@@ -260,8 +220,8 @@ class DeepEvalJudgeScorer(ReasonExplaining, EquivalentCarrying):
 
 @dataclass
 class _Settled:
-    """One question's gating flips (pass → fail against the baseline): one confirmed by the
-    majority of `confirm_runs` decides the question (a regression, or worse), so its other
+    """One question's gating flips (pass → fail against the baseline): one established on both
+    sides decides the question (a regression, or worse), so its other
     gating flips keep their single verdict (`confirm_runs` empty) and cost no re-judgement.
     Flips outvoted by their confirmation settle nothing: the next one is confirmed. A
     question the engine found regressed without the judge starts settled. `confirm_each`

@@ -8,6 +8,7 @@ metrics reading the answer are reused instead of judged again.
 from __future__ import annotations
 
 from rag_ci.core.questionset.questions import Question
+from rag_ci.core.questionset.turns import verdict_hash
 from rag_ci.core.results import Context, MetricResult, QuestionResult
 from rag_ci.judges.cache import verdict_cache_key
 from rag_ci.judges.call_context import CostMeter, judge_calls
@@ -51,7 +52,7 @@ class EquivalentCarrying(DeepEvalModelLoading):
                 continue
             # Only a verdict this judge gave on that answer (same fingerprint and metric identity).
             if metric.error is None and metric.cache_key == verdict_cache_key(
-                self._digest, spec, question.content_hash, baseline.answer, baseline.contexts
+                self._digest, spec, verdict_hash(question), baseline.answer, baseline.contexts
             ):
                 old[spec.name] = metric
         if not old:
@@ -71,7 +72,7 @@ class EquivalentCarrying(DeepEvalModelLoading):
         self.equivalent_carries += 1
         carried = {}
         for i, (name, metric) in enumerate(old.items()):
-            key = verdict_cache_key(self._digest, self.specs[name], question.content_hash, answer, contexts)
+            key = verdict_cache_key(self._digest, self.specs[name], verdict_hash(question), answer, contexts)
             # the one call, counted once
             carried[name] = metric.model_copy(
                 update={

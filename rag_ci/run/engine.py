@@ -24,6 +24,7 @@ from rag_ci.core.questionset.documents import DocumentIndex
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.questionset.routing import route
 from rag_ci.core.questionset.shards import select_shard, shard_label
+from rag_ci.core.questionset.turns import live_units, whole_conversations
 from rag_ci.core.results import QuestionResult, RunMeta, RunResult
 from rag_ci.core.scoring.aggregate import aggregate
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
@@ -33,9 +34,9 @@ from rag_ci.files.corpus_files import corpus_folders, read_corpora
 from rag_ci.files.journal import Journal, journal_path
 from rag_ci.files.project import Project
 from rag_ci.files.results_file import save_results
-from rag_ci.run.confirm_target import answer_with_noise_control
 from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
+from rag_ci.run.turn_replay import answer_in_turn
 from rag_ci.runtime.progress import make_progress
 from rag_ci.safety.logsafe import neutralise
 from rag_ci.safety.redaction import Redactor
@@ -190,6 +191,7 @@ def _resume(
     finished = journal.read_finished() if options.resume else {}
     wanted = {q.id: q.content_hash for q in questions}
     kept = [r for r in finished.values() if wanted.get(r.id) == r.question_hash]
+    kept = whole_conversations(kept, questions)  # a live conversation is resumed whole or re-asked whole
     done_ids = {r.id for r in kept}
     todo = [q for q in questions if q.id not in done_ids]
     if options.resume:
@@ -260,12 +262,11 @@ async def _replay_all(
                 raise _redacted(exc, redact) from None
             warmup = await replay.warm_up(todo, config.target.warmup_requests(replay.parallel))
 
-        async def one(question: Question, *, counted: bool = True) -> None:
+        async def one(question: Question, unit: list[Question], *, counted: bool = True) -> None:
             try:
                 async with replay.window:
-                    record = await answer_with_noise_control(
-                        replay, question, samples=options.samples, runs=config.gate.confirm_target_runs
-                    )
+                    # A live turn is asked with the RAG's own earlier answers (docs/conversations.md).
+                    record = await answer_in_turn(replay, question, unit, records, samples=options.samples)
                     if judge is not None:  # the reasons this record's report prints, now it is complete
                         record = await judge.explain(record, replay.baseline.get(question.id))
             except RagCiError:
@@ -289,11 +290,15 @@ async def _replay_all(
             if counted:
                 bar.advance(record.verdict)
 
+        async def in_order(unit: list[Question], counted: bool) -> None:
+            for question in unit:
+                await one(question, unit, counted=counted)
+
         async def all_of(batch: list[Question], counted: bool = True) -> None:
             try:
                 async with asyncio.TaskGroup() as group:
-                    for question in batch:
-                        group.create_task(one(question, counted=counted))
+                    for unit in live_units(batch):  # a live conversation's turns one after another
+                        group.create_task(in_order(unit, counted))
             except ExceptionGroup as group_error:
                 # Only a RagCiError escapes `one` (e.g. a same-family judge): report it plainly.
                 first = group_error.exceptions[0]

@@ -15,6 +15,7 @@ from rag_ci.core.comparison.policy import policy_of
 from rag_ci.core.config import JUDGE_METRICS
 from rag_ci.core.questionset.questions import Question
 from rag_ci.core.questionset.routing import route, routing_leaks
+from rag_ci.core.questionset.turns import conversation_request
 from rag_ci.core.results import MetricResult, QuestionResult, RunResult
 from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.scoring.retrieval_metrics import score_retrieval
@@ -189,7 +190,9 @@ class Replay:
         contexts, so a re-asked question whose answer repeats costs no judge call. `again`:
         a re-ask or another sample, not counted among the questions the breaker counts."""
         routed = route(question, self.project.corpora)
+        # A conversation's turn also carries `messages` and `conversation_id` (docs/conversations.md).
         request = {"id": question.id, "question": question.question, "corpora": routed}
+        request.update(conversation_request(question))
         error = answer = usage = None
         contexts: list = []
         latency = None

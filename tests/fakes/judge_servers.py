@@ -23,7 +23,8 @@ Usage (also by the benchmarks; needs `tests/` on sys.path, as conftest.py does):
 Scripting: `latency_s` per request; `queue_faults("429", "500", "invalid_json",
 "hang", "400")` makes the next requests fail in that order (429 carries
 `Retry-After: retry_after`); `always_fault="500"` fails every request; `always_invalid_json`;
-`always_fault="401", quote_key="full" | "split" | "wrapped"` answers 401 quoting the API key it was sent, as
+`fail_rejudging(text, "500", always="hang")` fails the prompts holding `text` when they are asked
+again (re-judgements); `always_fault="401", quote_key="full" | "split" | "wrapped"` answers 401 quoting the API key it was sent, as
 real gateways do ("Incorrect API key provided: sk-…"; "split": cut across two lines); `policy=JudgePolicy(flip_probability=…,
 seed=…)` for a seeded flipping judge. Observing: `requests` (calls received),
 `max_in_flight` (peak concurrency), `presented_keys` (the API keys sent), `log` (every answered request: arrival time,
@@ -94,6 +95,11 @@ class FakeJudgeServer:
         self.in_flight = 0
         self.max_in_flight = 0  # highest number of requests served at the same time
         self._faults: deque[str] = deque()
+        # Re-judgements (a prompt asked again) whose prompt holds a given text fail as scripted.
+        self._asked: set[str] = set()
+        self._rejudge_text: str | None = None
+        self._rejudge_faults: deque[str] = deque()
+        self._rejudge_always: str | None = None
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -149,6 +155,22 @@ class FakeJudgeServer:
         with self._lock:
             self._faults.extend(faults)
 
+    def fail_rejudging(self, containing: str, *faults: str, always: str | None = None) -> None:
+        """Make the judge fail when it is asked a prompt again (a re-judgement) that holds
+        `containing` (an answer's text): the next ones fail with `faults` in order, then `always`."""
+        with self._lock:
+            self._rejudge_text = containing
+            self._rejudge_faults.extend(faults)
+            self._rejudge_always = always
+
+    def _rejudge_fault(self, prompt: str) -> str | None:
+        with self._lock:
+            again = prompt in self._asked
+            self._asked.add(prompt)
+            if not again or self._rejudge_text is None or self._rejudge_text not in prompt:
+                return None
+            return self._rejudge_faults.popleft() if self._rejudge_faults else self._rejudge_always
+
     @property
     def requests(self) -> int:
         """Judge calls received so far."""
@@ -189,6 +211,7 @@ class FakeJudgeServer:
                 raise _Reply(401, self.error_body(401, self.rejected_key_message(handler)))
             prompt = self.prompt_of(handler.path, body)
             kind = self.policy.kind(prompt)
+            fault = self._rejudge_fault(prompt) or fault
             if self.latency_s:
                 time.sleep(self.latency_s)
             if fault == "hang":

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from builders import EXAMPLES
 from rag_ci.cli import cli
-from rag_ci.core.config import JUDGE_METRICS
+from rag_ci.core.config import DEFAULT_JUDGE_METRICS
 
 LABEL = "fake judge — its metrics are a dry run, never a gate"
 
@@ -91,7 +91,8 @@ def test_the_fake_judge_scores_all_six_metrics_offline_the_same_every_run_and_sa
         for name, (score, _, error) in metrics.items()
         if score is not None and error is None
     }
-    assert scored == set(JUDGE_METRICS)
+    # the six per-question metrics (the conversation-level ones are opt-in)
+    assert scored == set(DEFAULT_JUDGE_METRICS)
     assert all(error is None for metrics in scores.values() for (_, _, error) in metrics.values())
     # The policy tells answers apart: not every verdict is the same.
     assert len({passed for metrics in scores.values() for (_, passed, _) in metrics.values()}) == 2

@@ -6,40 +6,75 @@ from test_noise import question, run
 from rag_ci.core.comparison.compare import compare
 from rag_ci.core.reporting.render import render_html, render_markdown
 from rag_ci.core.results import MetricResult, Sample
+from rag_ci.core.scoring.judge_vote_odds import rule_for, rule_row, side_odds
 from rag_ci.core.scoring.judge_votes import (
     DEFAULT_DISAGREEMENT,
+    FALSE_ALARM_TARGET,
+    MAX_VOTES,
+    POWER_TARGET,
+    Rule,
     disagreement_rate,
-    lead_needed,
-    rule_row,
-    side_odds,
+    split_label,
     state,
 )
 
 
-def test_the_lead_a_verdict_needs_grows_with_the_judges_disagreement_and_never_exceeds_confirm_runs():
-    assert lead_needed(0.02, 3) == 2  # 0.02² = 4e-4 ≤ 1e-3
-    assert lead_needed(0.05, 3) == 3 and lead_needed(0.10, 3) == 3
-    assert lead_needed(0.10, 5) == 3 and lead_needed(0.25, 5) == 5
-    assert lead_needed(0.05, 1) == 1
+def test_the_lead_grows_with_the_judges_disagreement_and_the_cap_is_what_power_needs():
+    assert rule_for(0.02) == Rule(2, 6)
+    assert rule_for(0.05) == Rule(3, 9)  # 99.94 % of truly broken metrics established (≥ 99.9 %)
+    # At 10 % a lead of 3 lets 1.1e-3 false regressions through per metric (p³ ignores the walk): 4,
+    # and no cap within MAX_VOTES reaches the power target: the longest one.
+    assert rule_for(0.10) == Rule(4, MAX_VOTES)
+    assert rule_for(0.05, confirm_runs=11) == Rule(3, 11)  # gate.confirm_runs raises the cap, never lowers it
     assert disagreement_rate(None) == DEFAULT_DISAGREEMENT and disagreement_rate(0.0) == 0.005
+    with pytest.raises(ValueError, match="lead <= cap"):
+        Rule(4, 3)
 
 
-def test_votes_stop_as_soon_as_the_lead_is_reached_or_can_no_longer_be():
-    assert state([False], 3, 3) == "open"
-    assert state([False, False], 3, 3) == "open"
-    assert state([False, False, False], 3, 3) == "fail"
-    assert state([False, True], 3, 3) == "split"  # one vote left cannot make a lead of 3
-    assert state([False, True], 2, 5) == "open"
-    assert state([True, True], 2, 3) == "pass"
+def test_votes_are_drawn_until_one_side_leads_by_the_lead_or_the_cap_and_one_dissent_is_never_a_split():
+    rule = Rule(3, 7)
+    assert state([False], rule, hoped=False) == "open"
+    assert state([False, True], rule, hoped=False) == "open"  # one dissent: draw on
+    assert state([False, True, False, False], rule, hoped=False) == "open"
+    assert state([False, True, False, False, False], rule, hoped=False) == "fail"
+    # The verdict that would matter trails by two: the other holds.
+    assert state([False, True, True, True], rule, hoped=False) == "pass"
+    assert state([True, False, False], rule, hoped=True) == "open"
+    assert state([True, False, False, False], rule, hoped=True) == "fail"
+    # At the cap, whatever is not established is split; the label counts only the votes given.
+    votes = [False, True, False, True, False, True, False]
+    assert state(votes, rule, hoped=False) == "split" and split_label(votes) == "4–3"
+    # Without the verdict that matters (symmetric): established at the lead, split at the cap.
+    assert state([True, True, True], rule) == "pass" and state([True, False] * 3 + [True], rule) == "split"
 
 
 def test_the_exact_odds_match_a_direct_count_of_vote_sequences():
-    # Lead 3 of 3 votes from a wrong first vote: established wrongly only by two more wrong votes.
-    odds = side_odds(0.1, 3, 3, first_wrong=True, hoped_wrong=True)
-    assert odds.wrong == pytest.approx(0.01) and odds.split == pytest.approx(0.99)
-    assert odds.votes == pytest.approx(1 + 0.1)  # the second vote always, the third after a wrong second
-    row = rule_row(0.05)
-    assert row.false_regression == pytest.approx(0.05**3 * (1 - 0.05**2 - 2 * 0.05 * 0.95), rel=1e-6)
+    # Lead 2, cap 3, the verdict that matters a fail, the answer truly passing, first vote a (wrong)
+    # fail: established by a second fail (p); after a pass (1 - p) one vote left cannot make a lead
+    # of 2: split (a cap this close to the lead is what made one dissent a split).
+    p = 0.1
+    odds = side_odds(p, Rule(2, 3), True, False, 1, 0)
+    assert odds.hoped == pytest.approx(p) and odds.split == pytest.approx(1 - p)
+    assert odds.votes == pytest.approx(1)
+    # A long cap is the gambler's ruin: from +1, reach +3 before -2 (where the pass holds), each
+    # step up with probability p: (1 - ρ^3) / (1 - ρ^5), ρ = (1 - p) / p.
+    rho = (1 - p) / p
+    odds = side_odds(p, Rule(3, 15), True, False, 1, 0)
+    assert odds.hoped == pytest.approx((1 - rho**3) / (1 - rho**5), rel=1e-3)
+
+
+@pytest.mark.parametrize("p", [0.02, 0.05, 0.10])
+def test_the_rule_keeps_false_regressions_under_target_and_power_over_target(p):
+    for votes in (1, 2):
+        row = rule_row(p, votes_on_changed=votes)
+        failing = rule_row(p, votes_on_changed=votes, truly_failing=1.0)
+        assert row.false_regression <= FALSE_ALARM_TARGET and failing.false_regression <= FALSE_ALARM_TARGET
+        assert row.power >= (POWER_TARGET if p <= 0.05 else 0.995)
+    one, two = rule_row(p), rule_row(p, votes_on_changed=2)
+    # One verdict per changed answer cannot beat 1 - p; a second verdict when it passes nearly can 1 - p².
+    assert (1 - p) * 0.98 <= one.caught <= 1 - p
+    assert two.caught > one.caught and two.caught <= 1 - p * p
+    assert two.calls_per_metric > one.calls_per_metric + 0.9  # the second verdict's price: about one call
 
 
 def test_a_flip_the_judge_could_not_establish_does_not_gate_and_says_so_in_its_row():

@@ -140,8 +140,9 @@ class ApiMapped(_Strict):
 
     request: Any = Field(
         None,
-        description='The app\'s request body as a template: "{id}", "{question}", "{corpora}" '
-        'are filled in (a string that is exactly "{corpora}" becomes the list of routed corpora).',
+        description='The app\'s request body as a template: "{id}", "{question}", "{corpora}", '
+        '"{messages}", "{conversation_id}" are filled in (a string that is exactly "{corpora}" becomes '
+        'the list of routed corpora, exactly "{messages}" the chat messages: docs/conversations.md).',
     )
     response: ResponseMapping | None = Field(
         None,

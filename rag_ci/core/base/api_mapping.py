@@ -1,7 +1,8 @@
 """An app's own HTTP API mapped onto the target contract by config (docs/targets.md), no adapter code.
 
-`target.request` is a JSON template: a string that is exactly `"{id}"`, `"{question}"` or
-`"{corpora}"` becomes the value (`{corpora}` the list of routed corpora); inside a longer
+`target.request` is a JSON template: a string that is exactly `"{id}"`, `"{question}"`,
+`"{corpora}"`, `"{messages}"` or `"{conversation_id}"` becomes the value (`{corpora}` the list of
+routed corpora, `{messages}` the chat messages of a conversation's turn); inside a longer
 string the placeholders are replaced by their text (corpora joined by ","); a mapping
 `{each_corpus: TEMPLATE, join?: SEPARATOR}` repeats TEMPLATE per corpus (a list, or with
 `join` one string). `target.response`
@@ -30,7 +31,10 @@ from jmespath.exceptions import JMESPathError, JMESPathTypeError
 from rag_ci.core.base.value_words import where_the_path_ends
 from rag_ci.errors import TargetError
 
-PLACEHOLDERS = ("id", "question", "corpora")
+# `{messages}`: the conversation so far in the chat APIs' shape, ending with this question (a plain
+# question is a conversation of one message); `{conversation_id}`: the conversation's id (a plain
+# question's own id). docs/conversations.md.
+PLACEHOLDERS = ("id", "question", "corpora", "messages", "conversation_id")
 MAX_EXPRESSION_CHARS = 1000
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -142,7 +146,7 @@ def check_template(template: Any) -> None:
                 walk(item, known)
 
     walk(template, PLACEHOLDERS)
-    if "question" not in seen:
+    if "question" not in seen and "messages" not in seen:
         raise ValueError('the template never sends the question: put "{question}" where the API expects it')
 
 
@@ -170,11 +174,14 @@ def check_each_corpus(node: Mapping[str, Any]) -> None:
 
 
 def render_request(template: Any, request: Mapping[str, Any]) -> Any:
-    """The app's request body for one rag-ci request (`{"id", "question", "corpora"}`)."""
+    """The app's request body for one rag-ci request (`{"id", "question", "corpora"}`, and a
+    conversation turn's `messages` and `conversation_id`)."""
     values = {
         "id": str(request["id"]),
         "question": str(request["question"]),
         "corpora": list(request["corpora"]),
+        "messages": list(request.get("messages") or [{"role": "user", "content": str(request["question"])}]),
+        "conversation_id": str(request.get("conversation_id") or request["id"]),
     }
     return _fill(template, values)
 
@@ -182,6 +189,8 @@ def render_request(template: Any, request: Mapping[str, Any]) -> Any:
 def _fill(node: Any, values: Mapping[str, Any]) -> Any:
     def text(name: str) -> str:
         value = values[name]
+        if name == "messages":  # inside a longer string: the messages as JSON
+            return json.dumps(value, ensure_ascii=False)
         return ",".join(value) if isinstance(value, list) else value
 
     if isinstance(node, str):

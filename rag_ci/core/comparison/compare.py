@@ -28,6 +28,7 @@ from rag_ci.core.comparison.comparability import (
     incompatibilities,
 )
 from rag_ci.core.comparison.comparison import Comparison, Delta
+from rag_ci.core.comparison.conversation_turns import follow_turns
 from rag_ci.core.comparison.identity import renamed_keys, with_current_ids
 from rag_ci.core.comparison.judge_cost import judge_cost
 from rag_ci.core.comparison.judge_noise import judge_noise, with_established_baseline
@@ -122,7 +123,7 @@ def compare(
         budgets=gate.budgets.model_dump(),
         known_flaky=found.known_flaky,
     )
-    return replace(
+    comparison = replace(
         comparison,
         regressions=tuple(c for c in comparison.regressions if c.id not in noise.cleared),
         flaky=noise.flaky,
@@ -133,6 +134,7 @@ def compare(
         latency_rise_bounds=noise.latency_rise_bounds,
         judge_cost_split=judge_cost(base, head),
     )
+    return follow_turns(comparison, base, head)  # a conversation's turns: the one that broke, those after it
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,7 @@ def _question_by_question(
         not_comparable=not_comparable,
         renamed=tuple(sorted(renamed.items())),
         judge_noise=unestablished,
+        unstable=tuple(dict.fromkeys(n.id for n in unestablished)),  # one list: the same verdicts
         source_changed_failing=source_changed,
     )
     return _QuestionByQuestion(base, head, known_flaky, comparison)

@@ -82,6 +82,9 @@ class Comparison:
     # Latency percentiles that rose: the value this run is above with confidence (budgets.latency_rise_bounds).
     latency_rise_bounds: dict[str, float | None] = field(default_factory=dict)
     judge_cost_split: JudgeCost | None = None  # judged vs reused verdicts, when the cache gave some
+    # A conversation's failing turn whose history changed -> the earlier failing turn it follows
+    # from (rag_ci.core.comparison.conversation_turns): still gating, folded under that turn.
+    following: dict[str, str] = field(default_factory=dict)
 
     @property
     def budget_breaches(self) -> tuple[BudgetCheck, ...]:
@@ -183,4 +186,5 @@ class Comparison:
             "renamed": [{"id": new, "baseline_id": old} for new, old in self.renamed],
             "source_changed_failing": changes(self.source_changed_failing),
             "judge_noise": [{**asdict(n), "label": n.label} for n in self.judge_noise],
+            "following": dict(self.following),
         }

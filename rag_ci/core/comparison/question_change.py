@@ -11,6 +11,7 @@ from typing import Any
 
 from rag_ci.core.base.text import normalise_text
 from rag_ci.core.comparison import carry
+from rag_ci.core.comparison.judge_noise import confirmation_words
 from rag_ci.core.comparison.retrieval_diff import RetrievalDiff, diff_contexts, label
 from rag_ci.core.results import QuestionResult, RunResult, Sample
 from rag_ci.core.scoring.verdict import RETRIEVAL_STAGE
@@ -89,6 +90,9 @@ class QuestionChange:
     distinct_answers: int = 1
     distinct_passed: int = 0
     judge_votes: tuple[bool, ...] = ()
+    # How the judge established this question's flip on both sides ("correctness judged 3× fail on
+    # this PR, the baseline's answer 3× pass"): a confirmed row, not noise (docs/noise.md).
+    judge_confirmation: str | None = None
     reasked: bool = False
     # A gain whose baseline failure was a single answer nobody re-asked: possibly noise.
     possibly_noise: bool = False
@@ -101,6 +105,9 @@ class QuestionChange:
     # Chunks of this run whose text the baseline retrieved too, and of them those under another id.
     same_text_contexts: int = 0
     same_text_other_id: int = 0
+    # A conversation's turn: the messages it was asked after, "user: …" / "assistant: …" (untrusted:
+    # escape when rendering; rag_ci.core.comparison.conversation_turns).
+    history: tuple[str, ...] = ()
 
     @property
     def latency_delta_s(self) -> float | None:
@@ -203,6 +210,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         old_latency_s=old.latency_s if old else None,
         new_latency_s=new.latency_s if new else None,
         unstable=new.unstable if new is not None else False,
+        judge_confirmation=confirmation_words(new),
         source_changed=changed_sources,
         missing_sources=tuple(s for s, f in new.source_fingerprints.items() if f is None)
         if new is not None

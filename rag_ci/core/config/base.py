@@ -22,6 +22,9 @@ JUDGE_METRICS = (
     "contextual_recall",
     "correctness",
     "completeness",
+    # Conversation-level, opt-in (never a default): judged on a conversation's last turn (docs/conversations.md).
+    "knowledge_retention",
+    "conversation_completeness",
 )
 
 # Defaults when `metrics:` is absent. threshold None = reported, not gating.

@@ -57,7 +57,7 @@ class GateConfig(StrictModel):
         3,
         ge=0,
         le=15,
-        description="Judge noise: a verdict that flipped is judged again, the majority of this many runs kept.",
+        description="Judge noise: a flipped verdict is re-judged on both sides, one vote at a time, until one side leads by the margin the judge's disagreement rate needs (a lead, not a majority); at most this many votes per side, or the cap that rate needs if larger (9 at 5 %). 0 or 1: no re-judging.",
     )
     # Generator noise (docs/noise.md): re-ask a flipped question up to this many times.
     confirm_target_runs: int = Field(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from rag_ci.core.config.base import StrictModel
@@ -110,6 +112,12 @@ class JudgeConfig(ModelConfig):
         ge=0,
         le=0.5,
         description="The judge's measured disagreement rate p (`rag-ci calibrate` prints it): how many agreeing verdicts establish a flipped one. Unset: 5 %.",
+    )
+    # One verdict on a changed answer misses p of the truly failing ones (docs/noise.md, "Judge
+    # noise"): 2 asks a second verdict when the first passes (about +1 call per judged metric).
+    votes_on_changed_answers: Literal[1, 2] = Field(
+        1,
+        description="Verdicts on a changed answer whose baseline passed: 2 asks a second when the first passes, catching the regressions one noisy verdict misses, for about one more call per re-judged metric.",
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 
 from rag_ci.core.base.yamlsrc import line_of, load_yaml
+from rag_ci.core.questionset.conversations import turn_id
 from rag_ci.errors import RagCiError
 
 
@@ -21,15 +22,30 @@ def question_lines(text: str, filename: str) -> dict[str, int]:
         root = load_yaml(text, filename)
     except RagCiError:
         return {}
-    items = root.get("questions") if isinstance(root, dict) else None
-    if not isinstance(items, list):
+    if not isinstance(root, dict):
         return {}
+    items = root.get("questions")
     lines: dict[str, int] = {}
-    for index, item in enumerate(items):
+    for index, item in enumerate(items if isinstance(items, list) else []):
         qid = item.get("id") if isinstance(item, dict) else None
         if not isinstance(qid, str):
             continue
         line = line_of(item, "id") or line_of(items, index)
         if line is not None:
             lines.setdefault(unicodedata.normalize("NFC", qid), line)
+    lines.update(turn_lines(root.get("conversations")))
+    return lines
+
+
+def turn_lines(conversations: object) -> dict[str, int]:
+    """Each conversation turn's id (`CONV-7#2`) -> the line of its `user:` (docs/conversations.md)."""
+    lines: dict[str, int] = {}
+    for item in conversations if isinstance(conversations, list) else []:
+        cid, turns = (item.get("id"), item.get("turns")) if isinstance(item, dict) else (None, None)
+        if not isinstance(cid, str) or not isinstance(turns, list):
+            continue
+        for number, turn in enumerate(turns, 1):
+            line = (line_of(turn, "user") if isinstance(turn, dict) else None) or line_of(turns, number - 1)
+            if line is not None:
+                lines.setdefault(unicodedata.normalize("NFC", turn_id(cid, number)), line)
     return lines

@@ -14,6 +14,7 @@ from rag_ci.core.base.hashing import stable_hash
 from rag_ci.core.base.lean_model import LeanModel
 from rag_ci.core.base.yamlsrc import line_of, load_yaml, load_yaml_fast, to_plain
 from rag_ci.core.config import pydantic_problems
+from rag_ci.core.questionset.conversations import ChatMessage, Mode, read_conversations
 from rag_ci.errors import ValidationError
 
 # Characters that print as nothing, or as a space that is not one: an id holding one looks like
@@ -159,6 +160,37 @@ class Question(
         return self.expect == "refusal"
 
 
+class TurnQuestion(Question):
+    """A turn of a conversation the RAG is asked (rag_ci.core.questionset.conversations), id `CONV-7#3`.
+
+    Its hash covers the history written before it as well (a live conversation's earlier user
+    messages, a scripted one's whole history): the same words after another conversation are
+    another question. `said` is the history actually sent (a live turn's holds the RAG's own
+    earlier answers): set by the run, never in the hash, part of the judge's verdict key."""
+
+    conversation: str
+    turn: int
+    mode: Mode
+    history: tuple[ChatMessage, ...] = ()
+    said: tuple[ChatMessage, ...] = ()
+    last: bool = False  # the conversation's last turn: where conversation-level metrics are judged
+
+    @functools.cached_property
+    def content_hash(self) -> str:
+        return stable_hash(
+            {
+                "turn": Question.content_hash.func(self),  # type: ignore[attr-defined]
+                "mode": self.mode,
+                "history": [m.model_dump() for m in self.history],
+            }
+        )
+
+    @property
+    def sent_history(self) -> tuple[ChatMessage, ...]:
+        """The history this turn is asked with: the one written (scripted), the one said (live)."""
+        return self.history if self.mode == "scripted" else self.said
+
+
 class QuestionSet(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -201,7 +233,7 @@ def draft_todo(question: Question) -> str:
     return f"fill {', '.join(missing)}" if missing else "review it"
 
 
-_TOP_LEVEL = {"version", "questions"}
+_TOP_LEVEL = {"version", "questions", "conversations"}
 _VERSION: TypeAdapter[int | str] = TypeAdapter(QuestionSetVersion)
 
 
@@ -244,12 +276,14 @@ def _parse_question_set(
                 f"{filename}:{line_of(root, 'version') or 1}: `version` must be a positive integer or a non-empty string, got {version!r}"
             )
     items = root.get("questions")
-    if items is None and "questions" in root:
+    if items is None and ("questions" in root or "conversations" in root):
         items = []  # `questions:` with nothing under it: what rejecting every draft of a new set leaves
     if not isinstance(items, list):
         problems.append(f"{filename}:{line_of(root, 'questions') or 1}: `questions` must be a list")
         raise ValidationError(problems)
-    if not items and not allow_drafts:
+    turns, conversation_problems = read_conversations(root.get("conversations"), filename)
+    problems.extend(conversation_problems)
+    if not items and not turns and not conversation_problems and not allow_drafts:
         problems.append(
             f"{filename}:{line_of(root, 'questions') or 1}: no questions yet: run `rag-ci questions generate` "
             "(drafts from the corpora's documents; docs/questions.md) or `rag-ci questions import LOG.jsonl`"
@@ -258,15 +292,17 @@ def _parse_question_set(
 
     questions: list[Question] = []
     first_line: dict[str, int | None] = {}
-    for index, item in enumerate(items):
-        line = line_of(items, index)
+    for index, item in enumerate([*items, *(fields for _, fields in turns)]):
+        line = line_of(items, index) if index < len(items) else turns[index - len(items)][0]
         qid = item.get("id") if isinstance(item, dict) else None
-        label = f"question {shown_id(str(qid))}" if qid and str(qid).strip() else f"question #{index + 1}"
+        kind = "question" if index < len(items) else "turn"
+        label = f"{kind} {shown_id(str(qid))}" if qid and str(qid).strip() else f"question #{index + 1}"
         if not isinstance(item, dict):
             problems.append(f"{filename}:{line}: {label}: expected a mapping")
             continue
         try:
-            question = Question.model_validate(to_plain(item))
+            model = Question if index < len(items) else TurnQuestion
+            question = model.model_validate(to_plain(item))
         except PydanticError as exc:
             problems.extend(pydantic_problems(exc, item, filename, label))
             continue

@@ -18,24 +18,46 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_ci.core.config import Config
+from rag_ci.core.questionset.conversations import Conversation
 from rag_ci.core.questionset.questions import Question, QuestionSetVersion
 
 SCHEMA_BASE_URL = "https://raw.githubusercontent.com/rag-ci/rag-ci/main/rag_ci/schemas/"
 FILES = {"config": "rag-ci.schema.json", "questions": "questions.schema.json"}
 # Fields the models also take as one string for a list of one (their `mode="before"` validators).
-_ONE_OR_MANY = {"Question": ("doc_id", "sources", "keywords", "tags"), "Provenance": ("passage_hash",)}
+_ONE_OR_MANY = {
+    "Question": ("doc_id", "sources", "keywords", "tags"),
+    "Provenance": ("passage_hash",),
+    "Turn": ("doc_id", "sources", "keywords"),
+    "Conversation": ("doc_id", "tags"),
+}
 
 
 class QuestionFile(BaseModel):
-    """questions.yml as a whole: `version` and a non-empty list of questions, nothing else
+    """questions.yml as a whole: `version`, questions and conversations (at least one), nothing else
     (rag_ci.core.questionset.questions.parse_question_set refuses other top-level fields)."""
 
-    model_config = ConfigDict(extra="forbid", title="rag-ci question set (questions.yml)")
+    model_config = ConfigDict(
+        extra="forbid",
+        title="rag-ci question set (questions.yml)",
+        # At least one question or one conversation, as the validator says.
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["questions"], "properties": {"questions": {"minItems": 1}}},
+                {"required": ["conversations"], "properties": {"conversations": {"minItems": 1}}},
+            ]
+        },
+    )
 
     version: QuestionSetVersion = Field(
         description="Bump it when references change (a positive integer or a non-empty string)."
     )
-    questions: list[Question] = Field(min_length=1)
+    questions: list[Question] = Field(
+        default_factory=list, description="The questions (at least one question or conversation)."
+    )
+    conversations: list[Conversation] = Field(
+        default_factory=list,
+        description="Conversations gated turn by turn, each turn `ID#n` (docs/conversations.md).",
+    )
 
 
 def _one_or_many(schema: dict[str, Any]) -> None:

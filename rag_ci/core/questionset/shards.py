@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
 from rag_ci.core.base.hashing import stable_hash
+from rag_ci.core.questionset.conversations import conversation_of
 from rag_ci.errors import RagCiError
 
 Shard = tuple[int, int]  # (index, count): 1-based index among count
@@ -49,9 +50,10 @@ def shard_of(question_id: str, count: int) -> int:
     """The 1-based shard of a question among `count`, by id hash.
 
     Hashing the id (not the position) keeps every question in its shard when
-    others are added or removed.
+    others are added or removed. A conversation's turns (`CONV-7#3`) go by the conversation's
+    id: a conversation is never split across shards (its live turns need each other's answers).
     """
-    return int(stable_hash(question_id), 16) % count + 1
+    return int(stable_hash(conversation_of(question_id) or question_id), 16) % count + 1
 
 
 def select_shard(items: Iterable[Item], shard: Shard | None) -> list[Item]:

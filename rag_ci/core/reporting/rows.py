@@ -85,7 +85,7 @@ def why_cell(change: QuestionChange, limit: int = 2) -> str:
         reasons = [m.reason for m in change.failing_metrics if m.reason]
         parts = reasons[:limit] or [change.reason or ""]
     answers = answers_words(change)
-    return " · ".join(p for p in (*parts, answers) if p)
+    return " · ".join(p for p in (*parts, change.judge_confirmation, answers) if p)
 
 
 def answers_words(change: QuestionChange) -> str:

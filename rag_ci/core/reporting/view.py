@@ -91,12 +91,22 @@ def leak_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
 
 @template_global
 def regression_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
-    return tuple(c for c in cmp.regressions if c.new_verdict != "routing_error")
+    """The regressions shown as rows: a conversation's turn following from an earlier failing one
+    is named on that turn's row (rag_ci.core.comparison.conversation_turns), not a row of its own."""
+    return tuple(c for c in cmp.regressions if c.new_verdict != "routing_error" and c.id not in folded(cmp))
+
+
+def folded(cmp: Comparison) -> set[str]:
+    """The conversation turns named on an earlier failing turn's row instead of a row of their own."""
+    if not cmp.following:
+        return set()
+    failing = {c.id for c in (*cmp.regressions, *cmp.worse)}
+    return {turn for turn, leader in cmp.following.items() if leader in failing}
 
 
 @template_global
 def worse_rows(cmp: Comparison) -> tuple[QuestionChange, ...]:
-    return tuple(c for c in cmp.worse if c.new_verdict != "routing_error")
+    return tuple(c for c in cmp.worse if c.new_verdict != "routing_error" and c.id not in folded(cmp))
 
 
 @template_global
@@ -109,6 +119,8 @@ def gate_kinds(cmp: Comparison) -> list[str]:
         parts.append(plural(len(regression_rows(cmp)), "regression"))
     if worse_rows(cmp):
         parts.append(f"{len(worse_rows(cmp))} worse")
+    if folded(cmp):  # a conversation's later turns, named on the row of the turn that broke
+        parts.append(f"{plural(len(folded(cmp)), 'later turn')} following from them")
     return parts
 
 
@@ -195,8 +207,8 @@ def counts_line(cmp: Comparison) -> list[str]:
         parts.append(f"{len(cmp.renamed)} renamed ({shown}{more})")
     if cmp.flaky:
         parts.append(f"{len(cmp.flaky)} flaky")
-    if cmp.unstable:
-        parts.append(f"{len(cmp.unstable)} unstable")
+    if cmp.judge_noise:  # the verdicts listed under "Unstable verdicts", counted the same
+        parts.append(plural(len(cmp.judge_noise), "unstable verdict"))
     return parts
 
 
@@ -222,7 +234,9 @@ def next_line(
         steps.append("fix what makes the target error (the Errors table says what it answered)")
     if any(stage_of(c) not in ("source", "error") for c in rows):
         steps.append(f"fix the regressions, or accept an intended one with a reason ({paste})")
-        if any(not c.reasked for c in regression_rows(cmp)) or cmp.unstable:
+        # Noise is worth a re-run only while a gating row stands on one answer and one verdict:
+        # a row re-asked, or judged again on both sides, is confirmed.
+        if any(not (c.reasked or c.judge_confirmation) for c in regression_rows(cmp) + worse_rows(cmp)):
             steps.append("re-run the job if you think it is noise")
     if cmp.budget_breaches:
         steps.append("bring the budget back under its limit")
