@@ -57,5 +57,11 @@ _._inputs, _._filter, _._rewrite, _._evolve, _._style, _._expected
 # The judge scorer's counters: what it did, observed by the tests and the benchmarks.
 _.cache_hits, _.replayed_calls, _.equivalence_calls, _.equivalent_carries, _.confirmations
 
+# The trace receiver's HTTP handler and server (rag_ci.targets.traces.receiver): the standard
+# library's http.server calls do_POST and log_message by name and reads these attributes.
+_.do_POST, _.log_message, _.protocol_version, _.close_connection, _.daemon_threads
+# Fields of the OTLP protobuf messages the verdict spans are written in (rag_ci.run.verdict_spans).
+_.time_unix_nano, _.bool_value, _.int_value, _.double_value
+
 # urllib's redirect hook, overridden so the GitLab token never follows a redirect (rag_ci.gitlab.client).
 _.redirect_request

@@ -131,6 +131,11 @@ class QuestionResult(_Model):
     contexts: list[Context] = Field(default_factory=list)
     latency_s: float | None = Field(None, ge=0)
     usage: Usage | None = None
+    # The question's W3C trace (docs/traces.md): the id sent in its `traceparent`, and with
+    # `target.traces: otlp` the seconds of each stage its spans show ("retrieval", "generation").
+    trace_id: str | None = None
+    trace_url: str | None = None  # report.trace_url with this trace id: the RAG's trace in the team's tool
+    stage_latency_s: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
     leaks: list[str] = Field(default_factory=list)  # doc_ids outside the routed corpora
     metrics: dict[str, MetricResult] = Field(default_factory=dict)

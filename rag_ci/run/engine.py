@@ -37,6 +37,7 @@ from rag_ci.files.results_file import save_results
 from rag_ci.run.prepare import git, git_dirty, run_build_steps, verbose_from_env
 from rag_ci.run.replay import Replay, early_time_outs_to_reask, redact_judged
 from rag_ci.run.turn_replay import answer_in_turn
+from rag_ci.run.verdict_spans import export_verdicts
 from rag_ci.runtime.progress import make_progress
 from rag_ci.safety.logsafe import neutralise
 from rag_ci.safety.redaction import Redactor
@@ -170,6 +171,7 @@ async def run_project(
     )
     result = RunResult(meta=meta, questions=ordered, aggregates=aggregate(ordered))
     save_results(options.output, result)
+    export_verdicts(result)  # only when OTEL_EXPORTER_OTLP_ENDPOINT is set for rag-ci (docs/traces.md)
     if completed:
         journal.close(remove=True)
     return result

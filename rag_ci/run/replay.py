@@ -6,9 +6,11 @@ The engine (rag_ci.run.engine) wires a run around it: the target, the judge, the
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sys
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from rag_ci.core.comparison.identity import baseline_records
 from rag_ci.core.comparison.policy import policy_of
@@ -21,6 +23,7 @@ from rag_ci.core.scoring.judge_scorer import JudgeScorer
 from rag_ci.core.scoring.retrieval_metrics import score_retrieval
 from rag_ci.core.scoring.settled import regressed_without_judge, settling_metrics
 from rag_ci.core.scoring.verdict import cut_at_word, failure_stage, question_verdict
+from rag_ci.core.traces.context import trace_link, traceparent
 from rag_ci.errors import TargetError
 from rag_ci.files.project import Project
 from rag_ci.safety.logsafe import neutralise
@@ -30,6 +33,11 @@ from rag_ci.targets.base import arrived
 from rag_ci.targets.breaker import TargetBreaker
 
 OWN_TIME_OUT = "time-out: no answer within "
+
+
+def new_traceparent() -> str:
+    """A `traceparent` opening a new trace: random trace and span ids (W3C trace context)."""
+    return traceparent(secrets.token_hex(16), secrets.token_hex(8))
 
 
 class Replay:
@@ -146,11 +154,9 @@ class Replay:
 
         async def one(i: int) -> float | None:
             question = questions[i % len(questions)]
-            request = {
-                "id": f"{WARMUP_ID_PREFIX}{i + 1}",
-                "question": question.question,
-                "corpora": route(question, self.project.corpora),
-            }
+            request = traced_request(
+                f"{WARMUP_ID_PREFIX}{i + 1}", question.question, route(question, self.project.corpora)
+            )
             try:
                 async with self.slots:
                     if failures:
@@ -191,9 +197,10 @@ class Replay:
         a re-ask or another sample, not counted among the questions the breaker counts."""
         routed = route(question, self.project.corpora)
         # A conversation's turn also carries `messages` and `conversation_id` (docs/conversations.md).
-        request = {"id": question.id, "question": question.question, "corpora": routed}
+        request = traced_request(question.id, question.question, routed)
         request.update(conversation_request(question))
         error = answer = usage = None
+        stages: dict[str, float] = {}
         contexts: list = []
         latency = None
         async with self.slots:
@@ -206,6 +213,7 @@ class Replay:
                     self.early_time_outs.add(question.id)
                 if raw is not None:
                     answer, contexts, usage = raw.answer, list(raw.contexts), raw.usage
+                    stages = dict(raw.stages)
         # Answers of concurrent calls arrive together; yielding once lets the questions
         # waiting for the slot just freed send their requests before this one is scored,
         # so the target never idles while the event loop scores a batch of answers.
@@ -252,6 +260,7 @@ class Replay:
             contexts=contexts,
             latency_s=None if latency is None else round(latency, 6),
             usage=usage,
+            **self.trace_fields(request, stages),
             error=error,
             leaks=leaks,
             metrics=metrics,
@@ -259,6 +268,22 @@ class Replay:
             failure_stage=failure_stage(metrics) if verdict == "fail" else None,
             unstable=any(m.unstable for m in metrics.values()),
         )
+
+    def trace_fields(self, request: dict[str, Any], stages: dict[str, float]) -> dict[str, Any]:
+        """The question's trace in its result: its id, its link (`report.trace_url`), its stages."""
+        trace_id = str(request["traceparent"])[3:35]
+        url = self.config.report.trace_url
+        return {
+            "trace_id": trace_id,
+            "trace_url": trace_link(url, trace_id) if url else None,
+            "stage_latency_s": stages,
+        }
+
+
+def traced_request(question_id: str, text: str, corpora: list[str]) -> dict[str, Any]:
+    """The request of one ask, in a fresh W3C trace: the RAG's spans for this answer join it
+    (docs/traces.md)."""
+    return {"id": question_id, "question": text, "corpora": corpora, "traceparent": new_traceparent()}
 
 
 def early_time_outs_to_reask(

@@ -14,7 +14,7 @@ from rag_ci.core.questionset.routing import route
 from rag_ci.core.questionset.turns import conversation_request, not_asked_after, with_live_history
 from rag_ci.core.results import QuestionResult
 from rag_ci.run.confirm_target import answer_with_noise_control
-from rag_ci.run.replay import Replay
+from rag_ci.run.replay import Replay, traced_request
 
 
 async def answer_in_turn(
@@ -66,9 +66,11 @@ class WholeConversation:
                 continue
             again = earlier.model_copy(update={"said": tuple(said), "conversation": conversation})
             request = {
-                "id": f"{earlier.id}~{self.asked}",
-                "question": earlier.question,
-                "corpora": route(earlier, self.replay.project.corpora),
+                **traced_request(
+                    f"{earlier.id}~{self.asked}",
+                    earlier.question,
+                    route(earlier, self.replay.project.corpora),
+                ),
                 **conversation_request(again),
             }
             async with self.replay.slots:

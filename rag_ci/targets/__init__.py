@@ -17,6 +17,7 @@ from rag_ci.core.config import (
 )
 from rag_ci.targets.base import WARMUP_ID_PREFIX, Target, TargetReply, parse_reply
 from rag_ci.targets.processes import target_env
+from rag_ci.targets.traces.wiring import traced
 
 
 def _python(config: PythonTargetConfig, root: Path) -> Target:
@@ -80,8 +81,8 @@ TARGET_KINDS: dict[str, Callable[..., Target]] = {
 def build_target(config: TargetConfig, root: Path, *, verbose: bool = False) -> Target:
     """`verbose`: the docker target's image build output goes to the log (else its tail, on failure)."""
     if isinstance(config, DockerTargetConfig):
-        return _docker(config, root, verbose)
-    return TARGET_KINDS[config.kind](config, root)
+        return traced(config, lambda c: _docker(c, root, verbose))
+    return traced(config, lambda c: TARGET_KINDS[c.kind](c, root))
 
 
 def describe_target(config: TargetConfig) -> str:

@@ -21,6 +21,8 @@ from rag_ci.errors import TargetError
 # The ids of the unscored warm-up requests sent before the questions (target.warmup):
 # `rag-ci-warmup-1`, `rag-ci-warmup-2`... with the first questions' text and corpora.
 WARMUP_ID_PREFIX = "rag-ci-warmup-"
+# The reply's key under which a traced target (rag_ci.targets.traces) hands over the stage times.
+STAGES_KEY = "rag_ci_stages"
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,9 @@ class _Reply(BaseModel):
     answer: str
     contexts: list[Context] = Field(default_factory=list)
     usage: Usage | None = None
+    # seconds per stage, set from the RAG's spans (rag_ci.targets.traces), under a name of
+    # rag-ci's own: a RAG's reply of its own "stages" is not read (nor refused)
+    stages: dict[str, float] = Field(default_factory=dict, alias="rag_ci_stages")  # STAGES_KEY
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,7 @@ class TargetReply:
     answer: str
     contexts: tuple[Context, ...]
     usage: Usage | None
+    stages: tuple[tuple[str, float], ...] = ()
 
 
 def parse_reply(raw: Any) -> TargetReply:
@@ -111,4 +117,9 @@ def parse_reply(raw: Any) -> TargetReply:
         field = ".".join(str(p) for p in first["loc"])
         got = f" (got {first['input']!r:.80})" if isinstance(first.get("input"), (int, float)) else ""
         raise TargetError(f"malformed response: {field}: {first['msg']}{got}") from None
-    return TargetReply(answer=reply.answer, contexts=tuple(reply.contexts), usage=reply.usage)
+    return TargetReply(
+        answer=reply.answer,
+        contexts=tuple(reply.contexts),
+        usage=reply.usage,
+        stages=tuple(reply.stages.items()),
+    )

@@ -11,16 +11,18 @@ import asyncio
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from rag_ci.core.base.api_mapping import map_contexts, map_reply, render_request
 from rag_ci.core.config import DockerTargetConfig, HttpTargetConfig
 from rag_ci.errors import RagCiError, TargetError
-from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs, terminate
+from rag_ci.targets.base import ArrivedReply
+from rag_ci.targets.processes import OutputTail, finish_reader, target_process_kwargs
 from rag_ci.targets.reply_clock import reply_arrived
 from rag_ci.targets.reply_json import load_reply_off_loop
+from rag_ci.targets.server_process import errors_first, stop_group
 
 
 def mapping_arguments(config: HttpTargetConfig | DockerTargetConfig) -> dict[str, Any]:
@@ -83,6 +85,7 @@ class HttpTarget:
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.STDOUT,
                     cwd=self.cwd,
+                    start_new_session=True,  # its own process group, stopped whole (server_process)
                     **self.process_kwargs,
                 )
             except OSError as exc:
@@ -90,6 +93,9 @@ class HttpTarget:
             self._reader = asyncio.create_task(self.output.follow(self._process.stdout))
         if self.health_url or self.start_command:
             await self.wait_healthy(self.health_url or self.url)
+            # the search call's server may be another one, started by the same command: ready too
+            if self.retrieve_url and _origin(self.retrieve_url) != _origin(self.health_url or self.url):
+                await self.wait_healthy(self.retrieve_url)
 
     async def wait_healthy(self, url: str) -> None:
         """Poll until the URL answers (2xx for a health URL; anything but a refusal otherwise)."""
@@ -103,7 +109,7 @@ class HttpTarget:
                 )
             try:
                 response = await self._client.get(url, timeout=2.0)
-                if response.is_success or (url == self.url and response.status_code < 500):
+                if response.is_success or (url != self.health_url and response.status_code < 500):
                     return
                 last = f"HTTP {response.status_code}"
             except httpx.HTTPError as exc:
@@ -119,6 +125,14 @@ class HttpTarget:
             response = await self.answer_call(request)
             reply_arrived()  # the body is all here: reading it is rag-ci's time (reply_clock.py)
             return await self.read_answer(response)
+        if self.retrieve.get("order") == "after":
+            # the search once the answer is in, for an app that cannot take both at once (both
+            # under the question's time-out); the question's latency is the answer's
+            answer = await self.answer_call(request)
+            arrived_at = time.perf_counter()
+            search = await self.search_call(request)
+            reply_arrived()
+            return ArrivedReply(await self.joined(answer, search), arrived_at)
         # Both calls at once, under the same timeout; either failing fails the question (one
         # target error for the breaker), so a search outage never reads as "no contexts".
         responses = await asyncio.gather(
@@ -132,6 +146,11 @@ class HttpTarget:
         reply_arrived()
         answered, searched = responses
         assert isinstance(answered, httpx.Response) and isinstance(searched, httpx.Response)
+        return await self.joined(answered, searched)
+
+    async def joined(self, answered: httpx.Response, searched: httpx.Response) -> Any:
+        """The answer call's reply, with the search call's contexts after its own."""
+        assert self.retrieve is not None
         reply = await self.read_answer(answered)
         contexts = map_contexts(
             self.retrieve["response"], await self.read(searched), section="target.retrieve.response"
@@ -144,7 +163,7 @@ class HttpTarget:
 
     async def answer_call(self, request: dict[str, Any]) -> httpx.Response:
         body = request if self.request_template is None else render_request(self.request_template, request)
-        return await self.call("POST", self.url, body)
+        return await self.call("POST", self.url, body, traceparent=request.get("traceparent"))
 
     async def read_answer(self, response: httpx.Response) -> Any:
         reply = await self.read(response)
@@ -155,15 +174,25 @@ class HttpTarget:
         assert self.retrieve is not None and self.retrieve_url is not None
         template = self.retrieve.get("request")
         body = request if template is None else render_request(template, request)
-        return await self.call(self.retrieve["method"], self.retrieve_url, body, what="search call")
+        return await self.call(
+            self.retrieve["method"],
+            self.retrieve_url,
+            body,
+            what="search call",
+            traceparent=request.get("traceparent"),
+        )
 
-    async def call(self, method: str, url: str, body: Any, what: str = "target") -> httpx.Response:
-        """One JSON call (POST body, or GET query parameters): its response, body received."""
+    async def call(
+        self, method: str, url: str, body: Any, what: str = "target", traceparent: str | None = None
+    ) -> httpx.Response:
+        """One JSON call (POST body, or GET query parameters): its response, body received.
+        `traceparent`: the question's W3C trace context, sent as the header (docs/traces.md)."""
+        headers = {**self.headers, "traceparent": traceparent} if traceparent else self.headers
         try:
             if method == "GET":
-                response = await self._client.get(url, params=body, headers=self.headers)
+                response = await self._client.get(url, params=body, headers=headers)
             else:
-                response = await self._client.post(url, json=body, headers=self.headers)
+                response = await self._client.post(url, json=body, headers=headers)
         except httpx.TimeoutException:
             raise TargetError(f"{what} did not answer within {self.timeout_s:g}s") from None
         except httpx.HTTPError as exc:
@@ -188,7 +217,7 @@ class HttpTarget:
 
     async def stop(self) -> None:
         await self._client.aclose()
-        await terminate(self._process)
+        await stop_group(self._process)
         await self._drain()
 
     async def _drain(self) -> None:
@@ -196,4 +225,9 @@ class HttpTarget:
         self._reader = None
 
     def diagnostics(self) -> str:
-        return self.output.text()
+        return errors_first(self.output)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc

@@ -254,20 +254,6 @@ class OutputTail:
             self.add(line.decode("utf-8", "replace"))
 
 
-async def terminate(process: asyncio.subprocess.Process | None, grace_s: float = 3.0) -> None:
-    """Stop a process politely, then firmly."""
-    if process is None or process.returncode is not None:
-        return
-    try:
-        process.terminate()
-        await asyncio.wait_for(process.wait(), grace_s)
-    except ProcessLookupError:
-        return
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-
-
 async def finish_reader(task: asyncio.Task[None] | None, grace_s: float = 2.0) -> None:
     """Let an output-following task read the last lines of an exited process, then drop it."""
     if task is None:

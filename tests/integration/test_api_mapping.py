@@ -72,12 +72,14 @@ def test_an_api_of_its_own_shape_runs_with_only_request_and_response_in_the_conf
         ("b", "b/y.md", 0.8),
     ]
     assert q3["usage"]["input_tokens"] == 40 and run["meta"]["generator_models"] == ["own-llm-1"]
-    # rag-ci's, as recorded
+    # rag-ci's, as recorded, with the question's own W3C trace context
     assert q3["request"] == {
         "id": "Q3",
         "question": "compare both",
         "corpora": ["a", "b"],
+        "traceparent": q3["request"]["traceparent"],
     }
+    assert q3["request"]["traceparent"].startswith(f"00-{q3['trace_id']}-")
 
 
 def test_without_the_mapping_the_app_refuses_rag_cis_shape_and_the_run_says_so(tmp_path):

@@ -58,8 +58,8 @@ def invoke(*args):
 
 
 def content(path: Path) -> dict:
-    """results.json without what differs between any two runs: timestamps and measured latencies
-    (the warm-ups' too: each shard warms its own target up)."""
+    """results.json without what differs between any two runs: timestamps, measured latencies
+    (the warm-ups' too: each shard warms its own target up) and each question's fresh trace."""
     data = json.loads(path.read_text())
     for key in ("started_at", "finished_at", "diagnostics", "warmup_latency_s"):
         data["meta"].pop(key)
@@ -67,6 +67,8 @@ def content(path: Path) -> dict:
         data["aggregates"].pop(key)
     for record in data["questions"]:
         record.pop("latency_s")
+        record.pop("trace_id")
+        record["request"].pop("traceparent")
     return data
 
 

@@ -409,7 +409,7 @@ def test_the_documented_pull_request_workflow_is_eleven_lines_with_the_jobs_own_
     }
 
 
-ACTION_EXTRAS = ("deepeval", "anthropic", "gemini", "ollama", "github", "docker")
+ACTION_EXTRAS = ("deepeval", "anthropic", "gemini", "ollama", "github", "docker", "otel")
 
 
 def test_the_lock_satisfies_every_requirement_of_the_action_extras():

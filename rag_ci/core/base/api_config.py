@@ -114,6 +114,11 @@ class RetrieveCall(_Strict):
     response: RetrieveResponseMapping = Field(
         description="Where the search reply keeps the chunks (JMESPath)."
     )
+    order: Literal["together", "after"] = Field(
+        "together",
+        description="`together`: the search call goes out with the answer call; `after`: once the answer "
+        "has come, for an app that cannot take both at once (the latency is then the answer call's).",
+    )
 
     @field_validator("request")
     @classmethod

@@ -108,6 +108,7 @@ class QuestionChange:
     # A conversation's turn: the messages it was asked after, "user: …" / "assistant: …" (untrusted:
     # escape when rendering; rag_ci.core.comparison.conversation_turns).
     history: tuple[str, ...] = ()
+    trace_url: str | None = None  # this run's trace of the question (report.trace_url), linked from its row
 
     @property
     def latency_delta_s(self) -> float | None:
@@ -236,6 +237,7 @@ def question_change(old: QuestionResult | None, new: QuestionResult | None) -> Q
         else 0,
         same_text_contexts=retrieval.same_text if retrieval is not None else 0,
         same_text_other_id=retrieval.same_text_other_id if retrieval is not None else 0,
+        trace_url=new.trace_url if new is not None else None,
     )
 
 

@@ -18,6 +18,7 @@ from rag_ci.core.config.base import (
 from rag_ci.core.config.file import Config, CorpusSpec, parse_config, pydantic_problems
 from rag_ci.core.config.gate import BaselineConfig, BudgetsConfig, GateConfig
 from rag_ci.core.config.models import JudgeConfig, JudgePrices, ModelConfig, WriterConfig
+from rag_ci.core.config.report import ReportConfig
 from rag_ci.core.config.targets import (
     TARGET_CONFIGS,
     CommandTargetConfig,
@@ -49,6 +50,7 @@ __all__ = [
     "MetricConfig",
     "ModelConfig",
     "PythonTargetConfig",
+    "ReportConfig",
     "StrictModel",
     "TargetBase",
     "TargetConfig",

@@ -23,6 +23,7 @@ from rag_ci.core.config.base import (
 )
 from rag_ci.core.config.gate import BaselineConfig, GateConfig
 from rag_ci.core.config.models import JudgeConfig, WriterConfig
+from rag_ci.core.config.report import ReportConfig
 from rag_ci.core.config.targets import TARGET_CONFIGS, TargetConfig
 from rag_ci.errors import ValidationError
 
@@ -73,6 +74,9 @@ class Config(StrictModel):
     baseline: BaselineConfig = Field(
         default_factory=BaselineConfig, description="How the baseline is made on main."
     )
+    report: ReportConfig = Field(
+        default_factory=ReportConfig, description="How the reports link out: each question's trace."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Config:
@@ -109,8 +113,8 @@ class Config(StrictModel):
         return {name: m.threshold for name, m in sorted(self.metric_configs().items())}
 
     def fingerprint(self) -> str:
-        # The writer only drafts questions: it changes nothing a run does.
-        return stable_hash(self.model_dump(mode="json", exclude={"writer"}))
+        # The writer only drafts questions, the report only links: neither changes what a run does.
+        return stable_hash(self.model_dump(mode="json", exclude={"writer", "report"}))
 
 
 def parse_config(text: str, filename: str) -> Config:

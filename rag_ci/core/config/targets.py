@@ -91,6 +91,23 @@ class TargetBase(StrictModel):
         description="Names in `env`/`pass_env` whose values are secrets: redacted from every log and report.",
     )
 
+    # The RAG's own OpenTelemetry spans (docs/traces.md): received on the loopback, read per question.
+    traces: Literal["otlp"] | None = Field(
+        None,
+        description="`otlp`: rag-ci receives the RAG's OpenTelemetry spans (OTLP/HTTP, on the loopback) and scores the documents its retriever spans hold, the generator's model and tokens, and each stage's time. Unset: the replies say it all.",
+    )
+    traces_wait_s: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="With `traces: otlp`: seconds a question's spans may take to arrive after its answer; past it the question is an `error`.",
+    )
+    traces_corpus_key: str = Field(
+        "corpus",
+        min_length=1,
+        description="With `traces: otlp`: the key of a retrieved document's metadata that names its corpus (the context's `doc_id`).",
+    )
+
     @model_validator(mode="after")
     def _secret_env_named(self) -> TargetBase:
         from fnmatch import fnmatchcase

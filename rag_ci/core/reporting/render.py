@@ -26,7 +26,16 @@ import jinja2
 
 from rag_ci.core.comparison.compare import Comparison, QuestionChange
 from rag_ci.core.comparison.judge_noise import confirmation_calls
-from rag_ci.core.reporting import alerts, answer_diff, deltas, escaping, number_formats, rows, view
+from rag_ci.core.reporting import (
+    alerts,
+    answer_diff,
+    deltas,
+    escaping,
+    number_formats,
+    rows,
+    stage_latency,
+    view,
+)
 from rag_ci.core.reporting.answer_diff import word_diff
 from rag_ci.core.reporting.escaping import code_span, escape_md, escape_notice, markdown_url
 from rag_ci.core.reporting.number_formats import fmt_budget
@@ -53,7 +62,7 @@ __all__ = [
 
 # The modules that define the templates' functions: importing one registers its functions
 # (tests/unit/test_template_functions.py checks that none is left out of this list).
-_TEMPLATE_MODULES = (alerts, answer_diff, deltas, escaping, number_formats, rows, view)
+_TEMPLATE_MODULES = (alerts, answer_diff, deltas, escaping, number_formats, rows, stage_latency, view)
 
 # Defined below the report, in the comparison and the verdict, which know nothing of templates.
 template_global(confirmation_calls)

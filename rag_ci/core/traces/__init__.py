@@ -1,0 +1,1 @@
+"""What a RAG's own OpenTelemetry spans say it did for one question (docs/traces.md)."""
