@@ -37,6 +37,7 @@ _.PASS  # Verdict.PASS: a verdict compared by value ("pass"), written to results
 # Hooks their library calls: html.parser.HTMLParser, pydantic, click, ruamel, JMESPath (functions
 # named `_func_<name>` are the expression's `<name>(...)`).
 _.handle_starttag, _.handle_endtag, _.handle_data, _.model_post_init, _.format_message, _.list_commands
+_.format_commands  # click.Group.format_commands, overridden by rag_ci.cli.lazy.LazyGroup
 _.preserve_quotes
 _._func_strip_prefix, _._func_strip_suffix, _._func_replace, _._func_split
 

@@ -18,6 +18,8 @@
 9. judge-free tier on N9 questions through a `kind: command` target process (`rag-ci run`,
    a fresh process, one target process and `processes: 2`): wall ÷ 90 s and peak RSS
    (benchmarks/command_scale.py).
+10. CLI start-up of `--version`, `--help`, `validate` and `questions approve`, fresh processes:
+   `--version` ÷ 0.3 s (benchmarks/cli_startup.py).
 
 The RAG and the judge are simulators (benchmarks/simulators.py,
 benchmarks/simulated_judge.py); everything between them is the real rag-ci path:
@@ -350,6 +352,10 @@ def run_benchmark(
     if only_scale:
         _command_figure(report, sizes, workdir)
         return report
+    from benchmarks.cli_startup import cli_startup
+
+    _log("figure 10: CLI start-up of --version, --help, validate and questions approve (fresh processes)")
+    report.figures["10_cli_startup"] = cli_startup()
     report.raw["deepeval_import_s"] = round(_import_deepeval(), 3)
     import deepeval
 
@@ -682,6 +688,10 @@ def format_table(report: Report) -> str:
                 f"load average {x['load_average'][0]:.1f}",
             )
         )
+    if "10_cli_startup" in f:
+        from benchmarks.cli_startup import startup_row
+
+        rows.append(startup_row(f["10_cli_startup"]))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = []
     for k, row in enumerate(rows):

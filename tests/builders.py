@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import socket
 import textwrap
 from pathlib import Path
@@ -116,10 +115,3 @@ def docker_engine_status() -> dict[str, str]:
         return {}
     pairs = (line.split("=", 1) for line in DOCKER_STATUS_FILE.read_text().splitlines() if "=" in line)
     return dict(pairs)
-
-
-def without_latency_notes(headline: str) -> str:
-    """The headline less its latency rises (" · p95 +41 %", escaped "\\+" in the markdown): they
-    measure this machine's speed now against the same machine's a moment earlier, and a busy CI
-    machine gains one. Every test that reads a headline of a real run compares it without them."""
-    return re.sub(r" · p(50|95) \\?\+\d+ %", "", headline)

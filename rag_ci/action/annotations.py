@@ -221,20 +221,19 @@ def check_text(
     run_url: str | None,
     *,
     files_of: str = "the pull request's files",
+    made_baseline: bool = False,
 ) -> tuple[str, str]:
     """The check run's title and summary: the comment's headline (what fails: leaks, regressions,
     budgets), each breached budget, what the annotations are; the report is in the job summary."""
     from rag_ci.core.reporting.alerts import budget_limit
     from rag_ci.core.reporting.render import escape_md, fmt_budget, verdict_headline
 
-    headline = verdict_headline(head, comparison)[1]
+    headline = verdict_headline(head, comparison, made_baseline=made_baseline)[1]
 
     where = f"[the job summary]({run_url})" if run_url else "the job summary"
     if comparison is None:
-        return (
-            f"rag-ci: {headline}",
-            f"Nothing was compared: {escape_md(headline)}. The report is in {where}.",
-        )
+        why = "this run is the new baseline" if made_baseline else escape_md(headline)
+        return f"rag-ci: {headline}", f"Nothing was compared: {why}. The report is in {where}."
     lines = [f"**{escape_md(headline)}**", ""]
     lines += [
         f"- budget {escape_md(b.name, 60)}: {fmt_budget(b.value, b.unit)}, allowed {fmt_budget(b.allowed, b.unit)} "

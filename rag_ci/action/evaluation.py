@@ -161,6 +161,7 @@ class Evaluation:
             measured=outcome.measured,
             report_url=self.report_url(),
             report_path=s.relative_to_workspace(self.output / REPORT_HTML),
+            made_baseline=not plan.gate.compare,  # baseline and rebaseline: "new baseline", not "no baseline"
         )
         # the comment's length; where it cuts rows, it points to the summary
         markdown = report(summary_url=s.run_url) + self.refused
@@ -228,6 +229,7 @@ class Evaluation:
             files_of="the files of the merge queue's commit"
             if self.settings.merge_group
             else "the pull request's files",
+            made_baseline=not plan.gate.compare,
         )
         check_annotations.publish(
             self.settings,

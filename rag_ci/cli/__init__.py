@@ -10,22 +10,29 @@ from __future__ import annotations
 import click
 
 from rag_ci import __version__
-from rag_ci.cli.audit import audit
-from rag_ci.cli.calibrate import calibrate
-from rag_ci.cli.compare import compare_cmd, report
-from rag_ci.cli.demo import demo
 from rag_ci.cli.errors import EXIT_CODES
-from rag_ci.cli.gate import run, validate
-from rag_ci.cli.help import ListedAsRegistered, summarise
-from rag_ci.cli.history import history
-from rag_ci.cli.init import init
-from rag_ci.cli.merge import merge
-from rag_ci.cli.publish import publish
-from rag_ci.cli.questions import questions
-from rag_ci.cli.schema import schema
+from rag_ci.cli.lazy import LazyGroup
+
+# Listed in this order by `rag-ci --help`: the gate first, then trying and setting up a project.
+# Each is imported when it is called (rag_ci.cli.lazy): `rag-ci --version` imports none.
+COMMANDS = {
+    "run": "rag_ci.cli.gate:run",
+    "compare": "rag_ci.cli.compare:compare_cmd",
+    "report": "rag_ci.cli.compare:report",
+    "validate": "rag_ci.cli.validate:validate",  # the gate: run, compare, report, check
+    "demo": "rag_ci.cli.demo:demo",  # `rag-ci demo`: a caught regression in seconds, nothing to set up
+    "init": "rag_ci.cli.init:init",  # `rag-ci init`: a project from nothing
+    "questions": "rag_ci.cli.questions:questions",  # `rag-ci questions import`: drafts from logs
+    "audit": "rag_ci.cli.audit:audit",  # `rag-ci audit sample`: a blind sample to label
+    "calibrate": "rag_ci.cli.calibrate:calibrate",  # `rag-ci calibrate`: judge vs human labels
+    "history": "rag_ci.cli.history:history",  # `rag-ci history`: trend on main
+    "merge": "rag_ci.cli.merge:merge",  # `rag-ci merge`: shards -> one results.json
+    "publish": "rag_ci.cli.publish:publish",  # `rag-ci publish gitlab`: the merge-request note
+    "schema": "rag_ci.cli.schema:schema",  # JSON Schemas of rag-ci.yml and questions.yml, for editors
+}
 
 
-@click.group(cls=ListedAsRegistered, epilog=EXIT_CODES)
+@click.group(cls=LazyGroup, lazy=COMMANDS, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="rag-ci")
 def cli() -> None:
     """rag-ci: gate pull requests on the quality of a RAG application.
@@ -35,28 +42,6 @@ def cli() -> None:
     with a pinned judge); compare with the baseline from main, question by
     question; fail on any regression.
     """
-
-
-# Listed in this order by `rag-ci --help`: the gate first, then trying and setting up a project.
-for _command in (
-    run,
-    compare_cmd,
-    report,
-    validate,  # the gate: run, compare, report, check
-    demo,  # `rag-ci demo`: a caught regression in seconds, nothing to set up
-    init,  # `rag-ci init`: a project from nothing
-    questions,  # `rag-ci questions import`: drafts from logs
-    audit,  # `rag-ci audit sample`: a blind sample to label
-    calibrate,  # `rag-ci calibrate`: judge vs human labels
-    history,  # `rag-ci history`: trend on main
-    merge,  # `rag-ci merge`: shards -> one results.json
-    publish,  # `rag-ci publish gitlab`: the merge-request note
-    schema,
-):  # `rag-ci schema`: JSON Schemas of rag-ci.yml and questions.yml, for editors
-    cli.add_command(_command)
-
-
-summarise(cli)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,10 +12,12 @@ import sys
 
 
 def main() -> None:
-    from rag_ci.judges.deepeval_import import start_early
     from rag_ci.runtime.process_exit import exit_process
 
-    start_early(sys.argv[1:])
+    if sys.argv[1:2] == ["run"]:  # only a run judges: other commands start without its import machinery
+        from rag_ci.judges.deepeval_import import start_early
+
+        start_early(sys.argv[1:])
     from rag_ci.cli import main as cli_main
 
     exit_process(cli_main())

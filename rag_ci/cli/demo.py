@@ -22,6 +22,7 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError
 from rag_ci.cli.gate import run
+from rag_ci.files.results_file import load_results
 
 EXAMPLE_FILES = ("rag-ci.yml", "questions.yml", "requirements.txt", "corpora", "rag")
 REGRESSION = "routing"  # the example server ignores `corpora`: a DU-2 question gets DU-3 passages
@@ -104,9 +105,13 @@ def demo(ctx: click.Context, fmt: str, keep: Path | None) -> None:
                 run,
                 config_path=config,
                 output=folder / "baseline.json",
-                fmt="terminal" if fmt == "terminal" else "md",
+                # A baseline is compared with nothing: its report would only say "no baseline to
+                # compare with" (in yellow, a warning) at the step that makes one. The count line says it.
+                fmt="json",
                 progress=False,
             )
+        made = load_results(folder / "baseline.json").aggregates.overall
+        echo(f"    the baseline: {made.passed}/{made.n} pass ({folder / 'baseline.json'})")
         echo(
             f"\n2/2 a pull request breaks the routing (EXAMPLE_RAG_REGRESSION={REGRESSION}): compared with the baseline\n"
         )

@@ -1,10 +1,9 @@
-"""The gate's running commands: `validate` and `run` (registered by rag_ci.cli); `compare` and
-`report`, and the report's rendering `run` shares with them, are in rag_ci.cli.compare."""
+"""The gate's running command `run` (registered by rag_ci.cli; `validate` is in rag_ci.cli.validate);
+`compare` and `report`, and the report's rendering `run` shares with them, are in rag_ci.cli.compare."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +20,8 @@ from rag_ci.cli.compare import (
     warn_skipped_history_lines,
 )
 from rag_ci.cli.echo import echo
-from rag_ci.cli.errors import EXIT_CODES, VALIDATE_EXIT_CODES, user_errors
+from rag_ci.cli.errors import EXIT_CODES, user_errors
+from rag_ci.cli.validate import config_option
 from rag_ci.core.results import RunResult
 from rag_ci.errors import BrokenRun, RagCiError
 from rag_ci.files.lock import OutputLock
@@ -40,77 +40,6 @@ def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
         return None if value is None else parse_shard(value)
     except ShardError as exc:
         raise click.BadParameter(str(exc)) from None
-
-
-config_option = click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    default="rag-ci.yml",
-    show_default=True,
-    help="rag-ci.yml to use.",
-)
-
-
-@click.command(epilog=VALIDATE_EXIT_CODES)
-@config_option
-@click.option(
-    "--coverage",
-    "show_coverage",
-    is_flag=True,
-    help="Also report corpora and documents (of corpora_dir, or a corpus's path:) no question cites, and thin tags.",
-)
-@click.option(
-    "--min-tag-questions",
-    type=click.IntRange(1),
-    default=3,
-    show_default=True,
-    help="With --coverage: a tag with fewer questions than this is reported.",
-)
-@user_errors
-def validate(config_path: Path, show_coverage: bool, min_tag_questions: int) -> None:
-    """Check the config, the question set and the routing, without calling anything.
-
-    Drafts (`status: draft`, from `rag-ci questions import` or `generate`) are refused and
-    listed, machine-written ones with their writer. Questions citing a document that no
-    longer exists are warned about."""
-    from rag_ci.core.questionset.documents import missing_citations
-    from rag_ci.core.questionset.turns import conversations_note
-    from rag_ci.files.corpus_files import corpus_folders, links_outside_note, read_corpora
-    from rag_ci.files.project import load_project
-
-    project = load_project(config_path)
-    questions = project.questions.questions
-    cross = sum(1 for q in questions if len(q.doc_id) > 1)
-    refusals = sum(1 for q in questions if q.is_refusal)
-    written = sum(1 for q in questions if q.provenance is not None)
-    echo(
-        f"ok: {len(questions)} questions (v{project.questions.version}, {project.questions.content_hash}), "
-        f"{len(project.corpora)} corpora ({', '.join(project.corpora)}), {cross} cross-corpus, {refusals} out-of-scope"
-        + (f", {written} machine-written and reviewed" if written else "")
-        + conversations_note(questions)
-        + f"; target {project.config.target.kind}; judge {project.config.judge.provider}"
-    )
-    files = read_corpora(corpus_folders(project.root, project.corpora), content=False)  # names only
-    if note := links_outside_note(files.links_outside + project.links_outside):
-        echo(note, err=True)
-    for qid, source in missing_citations(((q.id, q.sources) for q in questions), files.index):
-        echo(
-            f"warning: {qid} cites {source}, which no document of corpus '{source.split('/', 1)[0]}' "
-            f"matches (removed or renamed?): its reference may be stale",
-            err=True,
-        )
-    for field, name in project.config.target.env_references():
-        if name not in os.environ:
-            echo(
-                f"warning: {field} refers to ${{{name}}}, which is not set here: a run without it stops at start "
-                f"(exit 2); set it, or name another variable",
-                err=True,
-            )
-    if show_coverage:
-        from rag_ci.core.questionset.coverage import coverage, render_coverage
-
-        echo(render_coverage(coverage(project.questions, project.corpora, files.paths(), min_tag_questions)))
 
 
 @click.command(epilog=EXIT_CODES)

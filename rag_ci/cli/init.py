@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,10 +198,18 @@ def _ask_target(root: Path, kind: str | None, yes: bool) -> tuple[str, dict[str,
     defaults = {**default_settings(detected.port), **detected_settings(detected)}
     if yes:
         return guessed, defaults
-    chosen = kind or click.prompt(kinds_question(), type=click.Choice(KINDS), default=guessed)
-    settings = dict(defaults)
-    for key, text, _default in target_template(chosen).asks:
-        settings[key] = click.prompt(text, default=defaults[key])
+    try:
+        chosen = kind or click.prompt(kinds_question(), type=click.Choice(KINDS), default=guessed)
+        settings = dict(defaults)
+        for key, text, _default in target_template(chosen).asks:
+            settings[key] = click.prompt(text, default=defaults[key])
+    except click.Abort:
+        if sys.stdin.isatty():
+            raise
+        # stdin ended with questions left (a CI job, a pipe): say what to do, not a bare "Aborted!"
+        raise UserError(
+            f"no terminal to ask on: `rag-ci init --yes` takes the guesses (target {guessed})"
+        ) from None
     return chosen, settings
 
 

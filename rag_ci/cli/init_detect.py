@@ -5,8 +5,9 @@ means `http`: FastAPI, Starlette, Flask, aiohttp and Django found in the Python 
 (any case of `.py`, up to three folders deep, `from fastapi import ...` as well as
 `FastAPI(`) or in the requirements (`requirements*.txt`, `pyproject.toml`, `Pipfile`,
 `setup.cfg`), Express in `package.json`. The http target gets the app's usual port (or the
-one its code or start command names), a start command when the app's module is found, and
-a health path to fill in. Anything else is `python`.
+one its code or start command names), a start command when the app's module is found, the
+health route its code declares (none when it declares none) and the build step of its
+requirements or lock file (rag_ci.cli.init_probe). Anything else is `python`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_ci.cli.init_probe import build_steps, health_path
 from rag_ci.files.bounded_read import read_head_text
 from rag_ci.files.project import leaves
 
@@ -66,6 +68,8 @@ class Detected:
     port: int = 8000
     start: list[str] = field(default_factory=list)  # the command that starts the app, when known
     dockerfile: str = "Dockerfile"  # its name as found (any case)
+    health: str | None = None  # the health route the app declares (rag_ci.cli.init_probe)
+    build: list[str] = field(default_factory=list)  # how its dependencies are installed
 
 
 def _files(root: Path) -> list[Path]:
@@ -127,12 +131,17 @@ def detect_target(root: Path) -> Detected:
                 f"{name} in {app.relative_to(root).as_posix()}",
                 port,
                 _start_command(name, app, texts[app], root, port),
+                health=health_path(texts[s] for s in [app, *using]),
+                build=build_steps(root),
             )
     requirements = [f for f in files if REQUIREMENT_FILES.match(f.name)]
     for name, (_, in_requirements, port) in FRAMEWORKS.items():
         for path in requirements:
             if re.search(in_requirements, _read(path), re.I):
-                return Detected("http", f"{name} in {path.relative_to(root).as_posix()}", port)
+                found = f"{name} in {path.relative_to(root).as_posix()}"
+                return Detected(
+                    "http", found, port, health=health_path(texts.values()), build=build_steps(root)
+                )
     package = root / "package.json"
     if package.is_file():
         express = _express(package)
@@ -200,6 +209,8 @@ def detected_settings(detected: Detected) -> dict:
     )
     if detected.start:
         settings["start"] = detected.start
-    # FastAPI serves its API docs at /docs as soon as it is up: a health path that exists without a line of code.
-    settings["health"] = "/docs" if detected.framework.startswith("FastAPI") else "/health"
+    # Only a health route the app declares: a guessed one (`/docs`, `/health`) may not exist (issue 55).
+    settings["health"] = detected.health
+    if detected.build:
+        settings["build"] = detected.build
     return settings

@@ -48,12 +48,20 @@ def _http(settings: dict[str, str]) -> str:
         if settings.get("start")
         else "  # start: [python, -m, myapp]   # launched first (in rag-ci.yml's folder), then polled until it answers\n"
     )
+    build = (
+        f"  build: {json.dumps(settings['build'])}   # from the app's requirements or lock file\n"
+        if settings.get("build")
+        else ""
+    )
+    health = (
+        f"  health: {json.dumps(settings['health'])}   # the app's health route: 2xx once it is ready\n"
+        if settings.get("health")
+        else "  # health: /health   # none found in the app: it counts as up once it answers\n"
+    )
     return (
         "target:\n  kind: http\n"
         f"  url: {json.dumps(settings['url'])}{found or '   # POSTed {id, question, corpora}'} "
-        "(or map your API: request/response, docs/targets.md)\n"
-        + start
-        + f"  health: {json.dumps(settings.get('health', '/health'))}   # fill in: a path answering 2xx once the app is ready\n"
+        "(or map your API: request/response, docs/targets.md)\n" + build + start + health
     )
 
 

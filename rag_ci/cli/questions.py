@@ -14,14 +14,13 @@ import click
 from rag_ci.cli.echo import echo
 from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.help import ListedAsRegistered
+from rag_ci.cli.questions_decide import approve, reject
 from rag_ci.cli.questions_review import (
-    approve,
     changing_the_set,
     drafts_to_review,
     edit,
     interactive_review,
     refuse_unknown_sources,
-    reject,
 )
 from rag_ci.cli.questions_review import config_option as _config_option
 from rag_ci.cli.questions_review import questions_option as _questions_option
@@ -161,13 +160,9 @@ def generate(
     is refused before any call. `validate` refuses the drafts until they are reviewed."""
     from rag_ci.core.questionset.draft_plan import plan_drafts
     from rag_ci.drafting.draft_report import bounds_line, estimate_lines, summary
-    from rag_ci.drafting.question_drafts import (
-        documents_to_draft,
-        read_sources,
-        scope_documents,
-        writer_config,
-    )
+    from rag_ci.drafting.question_drafts import documents_to_draft, scope_documents, writer_config
     from rag_ci.drafting.question_drafts import generate as run_generate
+    from rag_ci.drafting.question_sources import read_sources
     from rag_ci.drafting.writer import Writer, check_writer
     from rag_ci.files.corpus_files import links_outside_note
 
@@ -305,5 +300,5 @@ def apply(reviewed: Path, config_path: Path, questions_path: Path | None) -> Non
         echo("Bump `version` in the question set when references changed; `rag-ci validate` checks the rest.")
 
 
-for _command in (approve, reject, edit):  # a review without a browser (rag_ci/cli/questions_review.py)
+for _command in (approve, reject, edit):  # a review without a browser (questions_decide, questions_review)
     questions.add_command(_command)

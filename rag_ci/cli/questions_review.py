@@ -34,14 +34,14 @@ config_option = click.option(
     show_default=True,
     help="rag-ci.yml (corpora, judge, writer, question set).",
 )
-_reviewer_option = click.option(
+reviewer_option = click.option(
     "--reviewer", metavar="NAME", help="Who decided: recorded in the draft's provenance (reviewed_by)."
 )
 
 
 def read_set_with_drafts(config_path: Path, questions_path: Path | None):
     """The project read for reviewing its drafts; a missing question set is the user's error."""
-    from rag_ci.drafting.question_drafts import read_sources
+    from rag_ci.drafting.question_sources import read_sources
 
     try:
         sources = read_sources(config_path, questions_path)
@@ -131,21 +131,28 @@ def apply_decisions(sources, reviewed, label: str) -> None:
     )
 
 
-def _decide(
+def decide(
     config_path: Path,
     questions_path: Path | None,
     ids: tuple[str, ...],
     decision: str | None,
     reviewer: str | None,
     edits: dict[str, Any] | None = None,
+    chosen: Any = None,  # a rag_ci.core.review.draft_selection.DraftFilter
 ) -> None:
     import unicodedata
 
     from rag_ci.core.review.draft_review import Decision, Reviewed
+    from rag_ci.core.review.draft_selection import select_drafts
 
     with changing_the_set(config_path, questions_path) as sources:
         drafts = _drafts(sources)
         wanted = [unicodedata.normalize("NFC", i) for i in ids]
+        if chosen is not None:  # ids, then the drafts of --all, a tag, a corpus or a kind
+            try:
+                wanted = select_drafts(wanted, chosen, drafts)
+            except ValueError as exc:
+                raise UserError(f"{sources.questions_path}: {exc}") from None
         unknown = [i for i in wanted if i not in drafts]
         if unknown:
             raise UserError(
@@ -156,29 +163,6 @@ def _decide(
             Decision(i, drafts[i].content_hash, decision, edits or {}) for i in dict.fromkeys(wanted)
         )
         apply_decisions(sources, Reviewed(reviewer, decisions), "the command line")
-
-
-@click.command("approve")
-@click.argument("ids", nargs=-1, required=True, metavar="ID…")
-@_reviewer_option
-@config_option
-@questions_option
-@user_errors
-def approve(
-    ids: tuple[str, ...], reviewer: str | None, config_path: Path, questions_path: Path | None
-) -> None:
-    """Approve drafts as they are: they lose `status: draft` and join the gated set."""
-    _decide(config_path, questions_path, ids, "approve", reviewer)
-
-
-@click.command("reject")
-@click.argument("ids", nargs=-1, required=True, metavar="ID…")
-@config_option
-@questions_option
-@user_errors
-def reject(ids: tuple[str, ...], config_path: Path, questions_path: Path | None) -> None:
-    """Remove drafts from the question set (their own lines and comments only)."""
-    _decide(config_path, questions_path, ids, "reject", None)
 
 
 @click.command("edit")
@@ -215,7 +199,7 @@ def reject(ids: tuple[str, ...], config_path: Path, questions_path: Path | None)
 @click.option(
     "--approve", "approve_too", is_flag=True, help="Approve it too (otherwise it stays a draft, edited)."
 )
-@_reviewer_option
+@reviewer_option
 @config_option
 @questions_option
 @user_errors
@@ -255,7 +239,7 @@ def edit(
     edits, problems = read_edits(given)
     if problems:
         raise ValidationError([f"{qid}: {p}" for p in problems])
-    _decide(config_path, questions_path, (qid,), "approve" if approve_too else None, reviewer, edits)
+    decide(config_path, questions_path, (qid,), "approve" if approve_too else None, reviewer, edits)
 
 
 def _show(entry: dict[str, Any], number: int, total: int) -> None:

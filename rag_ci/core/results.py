@@ -238,6 +238,9 @@ class RunMeta(_Model):
     question_set_hash: str
     config_fingerprint: str
     target_kind: str
+    # "retrieve": the contexts came from target.retrieve's search call, not the answer's reply
+    # (a leak is the search call's). None: from the answer's reply, or not recorded.
+    contexts_from: str | None = None
     generator_models: list[str] = Field(default_factory=list)
     judge: JudgeFingerprint | None = None
     # Thresholds of every metric in force (judge-free and judge): part of compatibility.

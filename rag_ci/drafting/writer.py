@@ -182,6 +182,7 @@ class Writer:
     """The writer model of one `questions generate` run: its client, price and label."""
 
     def __init__(self, writer: WriterConfig, check: WriterCheck, env: Mapping[str, str] | None = None):
+        from rag_ci.drafting.fake_offline import deepeval_installed
         from rag_ci.judges.client import JudgeClient
         from rag_ci.judges.cloud_settings import cloud_settings, credentials_hint
         from rag_ci.judges.providers.base import ProviderSettings
@@ -190,8 +191,11 @@ class Writer:
 
         if writer.provider == "fake":
             writer = writer.model_copy(update={"model": FAKE_WRITER_MODEL})
+        # The fake writer without DeepEval: its policy applied directly (rag_ci.drafting.fake_offline).
+        self.offline = writer.provider == "fake" and not deepeval_installed()
         spec = provider_spec(writer.provider)
-        spec.ensure_installed()
+        if not self.offline:
+            spec.ensure_installed()
         environ = os.environ if env is None else env
         key = api_key(writer, spec, environ, role="writer")
         self.price: Price = model_price(writer, spec, role="writer")
@@ -232,6 +236,8 @@ class Writer:
         """Every job of the plan; a job that fails is recorded with its error, the others go on.
         Past `time_limit_s` every call fails at once (TIME_LIMIT_REACHED): the jobs still running
         end, the finished ones keep what they drafted."""
+        if self.offline:
+            return _offline(plan, on_job)
         loop = asyncio.get_running_loop()
         deadline = None if time_limit_s is None else loop.time() + time_limit_s
         model_class = await asyncio.to_thread(_writer_model_class)  # DeepEval's import takes seconds
@@ -262,3 +268,14 @@ class Writer:
             pool.shutdown(wait=True)
             await self.client.aclose()
         return outcomes
+
+
+def _offline(plan: Plan, on_job: Callable[[Job, JobOutcome], None] | None) -> dict[str, JobOutcome]:
+    from rag_ci.drafting.fake_offline import draft_offline
+
+    outcomes = {}
+    for job in plan.jobs:
+        outcomes[job.key] = outcome = JobOutcome(written=draft_offline(job))
+        if on_job is not None:
+            on_job(job, outcome)
+    return outcomes

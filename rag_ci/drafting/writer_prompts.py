@@ -33,12 +33,15 @@ def prompt_templates() -> tuple[str, ...]:
     """The fixed text of every prompt the writer gets: rag-ci's styling and DeepEval's
     Synthesizer templates with empty inputs. A draft that quotes them is the prompt echoed
     back, not a question (rag_ci.core.questionset.draft_checks)."""
+    from rag_ci.drafting.fake_offline import deepeval_installed
     from rag_ci.judges.env import prepare_deepeval_environment
 
+    style = OUT_OF_SCOPE_STYLE
+    if not deepeval_installed():  # the fake writer's offline run: only rag-ci's own prompts exist
+        return (VAGUE_FORMAT, *style.values())
     prepare_deepeval_environment()
     from deepeval.synthesizer.templates import EvolutionTemplate, FilterTemplate, SynthesizerTemplate
 
-    style = OUT_OF_SCOPE_STYLE
     texts = [
         VAGUE_FORMAT,
         *style.values(),

@@ -201,53 +201,18 @@ class WriterPolicy:
     def _inputs(self, prompt: str) -> dict:
         count = int(_tail(prompt, "Max Goldens Per Context:", "Context:"))
         chunks = _context_list(_tail(prompt, "\n        Context:", "\n        JSON:"))
-        if OUT_OF_SCOPE_MARKER in prompt:
-            start = _pick(prompt, len(EVERYDAY_SUBJECTS))
-            return {
-                "data": [
-                    {"input": EVERYDAY_SUBJECTS[(start + i) % len(EVERYDAY_SUBJECTS)]} for i in range(count)
-                ]
-            }
-        matched = (re.match(r"\[SOURCE: ([^\]]+)\] (.*)", c, re.DOTALL) for c in chunks)
-        labelled = [m for m in matched if m is not None]
-        if len(chunks) > 1 and len(labelled) == len(chunks):
-            return {
-                "data": [self._comparison([m.group(1) for m in labelled], [m.group(2) for m in labelled])]
-            }
-        ranked = sorted((s for c in chunks for s in _sentences(c)), key=lambda s: -_telling(s))
-        questions = _questions(ranked)
-        if "MUST strictly adhere to the following format" in prompt:  # styled: other sentences
-            questions.reverse()
-        return {"data": [{"input": question} for question in questions[:count]]}
-
-    def _comparison(self, labels: list[str], texts: list[str]) -> dict:
-        best = (0, "", "")
-        for a in _sentences(texts[0]):
-            for b in _sentences(texts[1]):
-                shared = [w for w in dict.fromkeys(_words(a)) if w.lower() in _terms(b)]
-                if len(shared) > best[0]:
-                    best = (len(shared), _about(" ".join(shared)), "")
-        topic = best[1] or _about(texts[0])
-        corpora = [label.split("/", 1)[0] for label in labels]
-        return {
-            "input": f"How does the {topic} compare between {corpora[0]} and {corpora[1]}?",
-            "used_source_files": labels,
-        }
+        out_of_scope = OUT_OF_SCOPE_MARKER in prompt
+        styled = "MUST strictly adhere to the following format" in prompt  # styled: other sentences
+        return {"data": inputs_for(chunks, count, out_of_scope=out_of_scope, styled=styled, seed=prompt)}
 
     def _filter(self, prompt: str) -> dict:
-        query = _tail(prompt, "\n        Query:", "\n        JSON:")
-        asks = re.match(r"(what|how|when|which|where|why|who)\b.*\?$", query, re.IGNORECASE)
-        if len(_terms(query)) >= 3 or (asks and len(_terms(query)) >= 2):
+        if clear(_tail(prompt, "\n        Query:", "\n        JSON:")):
             return {"feedback": "The query is clear, self-contained and answerable.", "score": 1.0}
         return {"feedback": "The query is too vague: name what it asks about.", "score": 0.3}
 
     def _rewrite(self, prompt: str) -> dict:
         query = _tail(prompt, "\n        Query:", "\n        Feedback:")
-        heading = re.search(r"#+\s*([^\n'\"\\]+)", _tail(prompt, "\n        Context:", "\n        Query:"))
-        # no `{ #id }` or markup in a question
-        topic = plain(heading.group(1)).strip(" .:") if heading else ""
-        topic = topic or "the documents"
-        return {"rewritten_input": f"{query.rstrip('?')} in {topic}?"}
+        return {"rewritten_input": rewritten(query, _tail(prompt, "\n        Context:", "\n        Query:"))}
 
     def _evolve(self, prompt: str) -> dict:
         found = re.findall(r"\n\s*Input:\n(.*?)\n\s*(?:Context:|Rewritten Input:)", prompt, re.DOTALL)
@@ -258,23 +223,80 @@ class WriterPolicy:
         evolved = found.group(1).strip() if found else ""
         if VAGUE_MARKER not in prompt.split("Evolved Input:")[-1]:
             return {"input": evolved}
-        openers = ("hey, quick one:", "so uh,", "ok so", "need help:")
-        words = [w.lower() for w in _words(evolved) if w.lower() not in ("documents", "say")]
-        return {"input": f"{openers[_pick(evolved, len(openers))]} {' '.join(words)} - what's the deal"}
+        return {"input": casual(evolved)}
 
     def _expected(self, prompt: str) -> dict:
         context = _tail(prompt, "\n        Context:", "\n        Input:")
         question = _tail(prompt, "\n        Input:", "\n        Generated Response:")
-        sentences = list(dict.fromkeys(_sentences(context)))
-        source = next((s for s in sentences if question_from(s) == question), None)
-        if source is not None:  # the sentence the question was phrased from
-            return {"response": source}
-        asked = _terms(question)
-        # Each sentence once: two corpora's same-topic passages may share one (a reference saying it twice).
-        scored = [(len(asked & _terms(s)), -i, s) for i, s in enumerate(dict.fromkeys(_sentences(context)))]
-        scored = [s for s in sorted(scored, reverse=True) if s[0] > 0]
-        if not scored:
-            return {"response": NO_ANSWER}
-        take = 2 if " compare between " in question and len(scored) > 1 else 1
-        chosen = sorted(scored[:take], key=lambda s: -s[1])
-        return {"response": " ".join(s[2] for s in chosen)}
+        return {"response": expected_answer(context, question)}
+
+
+def clear(query: str) -> bool:
+    """The filtration's verdict: a question with 3+ content words (2+ for a wh-question)."""
+    asks = re.match(r"(what|how|when|which|where|why|who)\b.*\?$", query, re.IGNORECASE)
+    return len(_terms(query)) >= 3 or bool(asks and len(_terms(query)) >= 2)
+
+
+def casual(evolved: str) -> str:
+    """The vague styling: a casual, lower-case question without its small words."""
+    openers = ("hey, quick one:", "so uh,", "ok so", "need help:")
+    words = [w.lower() for w in _words(evolved) if w.lower() not in ("documents", "say")]
+    return f"{openers[_pick(evolved, len(openers))]} {' '.join(words)} - what's the deal"
+
+
+def expected_answer(context: str, question: str) -> str:
+    """The context's sentence the question was phrased from, else those sharing most of its words."""
+    sentences = list(dict.fromkeys(_sentences(context)))
+    source = next((s for s in sentences if question_from(s) == question), None)
+    if source is not None:  # the sentence the question was phrased from
+        return source
+    asked = _terms(question)
+    # Each sentence once: two corpora's same-topic passages may share one (a reference saying it twice).
+    scored = [(len(asked & _terms(s)), -i, s) for i, s in enumerate(dict.fromkeys(_sentences(context)))]
+    scored = [s for s in sorted(scored, reverse=True) if s[0] > 0]
+    if not scored:
+        return NO_ANSWER
+    take = 2 if " compare between " in question and len(scored) > 1 else 1
+    chosen = sorted(scored[:take], key=lambda s: -s[1])
+    return " ".join(s[2] for s in chosen)
+
+
+def inputs_for(chunks: list[str], count: int, *, out_of_scope: bool, styled: bool, seed: str) -> list[dict]:
+    """The questions of a context (each `{"input": …}`): everyday subjects for an out-of-scope
+    job; a comparison of two labelled files (`[SOURCE: corpus/path] text`); else a question per
+    telling sentence, the most telling first (a styled job from the other end)."""
+    if out_of_scope:
+        start = _pick(seed, len(EVERYDAY_SUBJECTS))
+        return [{"input": EVERYDAY_SUBJECTS[(start + i) % len(EVERYDAY_SUBJECTS)]} for i in range(count)]
+    matched = (re.match(r"\[SOURCE: ([^\]]+)\] (.*)", c, re.DOTALL) for c in chunks)
+    labelled = [m for m in matched if m is not None]
+    if len(chunks) > 1 and len(labelled) == len(chunks):
+        return [_comparison([m.group(1) for m in labelled], [m.group(2) for m in labelled])]
+    ranked = sorted((s for c in chunks for s in _sentences(c)), key=lambda s: -_telling(s))
+    questions = _questions(ranked)
+    if styled:
+        questions.reverse()
+    return [{"input": question} for question in questions[:count]]
+
+
+def _comparison(labels: list[str], texts: list[str]) -> dict:
+    best = (0, "", "")
+    for a in _sentences(texts[0]):
+        for b in _sentences(texts[1]):
+            shared = [w for w in dict.fromkeys(_words(a)) if w.lower() in _terms(b)]
+            if len(shared) > best[0]:
+                best = (len(shared), _about(" ".join(shared)), "")
+    topic = best[1] or _about(texts[0])
+    corpora = [label.split("/", 1)[0] for label in labels]
+    return {
+        "input": f"How does the {topic} compare between {corpora[0]} and {corpora[1]}?",
+        "used_source_files": labels,
+    }
+
+
+def rewritten(query: str, context: str) -> str:
+    """A vague question made specific: "… in <the context's first heading>?"."""
+    heading = re.search(r"#+\s*([^\n'\"\\]+)", context)
+    # no `{ #id }` or markup in a question
+    topic = plain(heading.group(1)).strip(" .:") if heading else ""
+    return f"{query.rstrip('?')} in {topic or 'the documents'}?"

@@ -351,6 +351,7 @@ def _meta(
         question_set_hash=project.questions.content_hash,
         config_fingerprint=config.fingerprint(),
         target_kind=config.target.kind,
+        contexts_from="retrieve" if getattr(config.target, "retrieve", None) is not None else None,
         generator_models=generators,
         judge=replay.judge.fingerprint if replay.judge is not None else None,
         metric_thresholds=config.thresholds(),

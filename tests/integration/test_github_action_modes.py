@@ -379,3 +379,21 @@ def test_a_pull_request_is_never_gated_by_a_baseline_the_fake_judge_made(fake, p
     code, out, seen = act(fake, settings_for("pull_request", PR_EVENT, project), PASSING, baseline=dry_run)
     assert code == EXIT_ERROR and "judged by the fake judge" in out
     assert seen == {}  # refused before the RAG was asked anything
+
+
+@pytest.mark.parametrize(
+    "event_name,inputs",
+    [("push", {}), ("workflow_dispatch", {"rebaseline": True})],
+    ids=["baseline", "rebaseline"],
+)
+def test_a_run_that_makes_the_baseline_is_headed_as_the_new_baseline(
+    fake, tiny_project, tmp_path, event_name, inputs
+):
+    """Issue 55: a re-baseline run's report was headed "🟡 no baseline to compare with"."""
+    tiny_project("target: {kind: python, entry: 'tiny_rag:answer'}")
+    code, _, _ = act(
+        fake, settings_for(event_name, PUSH_EVENT, tmp_path, **inputs), PASSING, baseline=PASSING
+    )
+    assert code == EXIT_PASS
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## rag-ci: 📌 new baseline: " in summary and "no baseline to compare with" not in summary

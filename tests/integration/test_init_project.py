@@ -48,6 +48,10 @@ def test_init_then_generate_then_review_gives_a_project_validate_accepts(tmp_pat
 
     approved = _invoke("questions", "approve", *drafts, "--reviewer", "ana")
     assert approved.exit_code == 0 and f"{len(drafts)} approved" in approved.output, approved.output
+    # init wrote `entry: app:answer` for an app not written yet: validate says so, as `run` would (issue 55)
+    no_app = _invoke("validate")
+    assert no_app.exit_code == 2 and "target.entry app:answer: no module app (app.py)" in no_app.output
+    (project / "app.py").write_text("def answer(request):\n    return {'answer': ''}\n")
     ok = _invoke("validate")
     assert ok.exit_code == 0, ok.output
     assert f"ok: {len(drafts)} questions" in ok.output and "2 corpora (du2, du3)" in ok.output

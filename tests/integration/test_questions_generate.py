@@ -252,7 +252,8 @@ def test_uncovered_only_drafts_for_the_documents_no_question_cites(example):
 
 def test_out_of_scope_drafts_of_one_corpus_stay_out_of_every_corpus(example):
     from rag_ci.core.questionset.draft_plan import plan_drafts
-    from rag_ci.drafting.question_drafts import documents_to_draft, read_sources, scope_documents
+    from rag_ci.drafting.question_drafts import documents_to_draft, scope_documents
+    from rag_ci.drafting.question_sources import read_sources
 
     sources = read_sources(example / "rag-ci.yml", corpora=("du3",))
     documents, _ = documents_to_draft(sources, uncovered_only=False)
@@ -678,7 +679,8 @@ def test_latin1_and_utf16_documents_are_drafted_from_not_called_no_prose(example
 
 
 def test_reading_the_documents_counts_against_the_time_limit(example):
-    from rag_ci.drafting.question_drafts import documents_to_draft, read_sources
+    from rag_ci.drafting.question_drafts import documents_to_draft
+    from rag_ci.drafting.question_sources import read_sources
     from rag_ci.errors import RagCiError
 
     sources = read_sources(example / "rag-ci.yml")

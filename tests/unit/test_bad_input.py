@@ -43,10 +43,10 @@ def alias_bomb(levels: int = 9) -> str:
 def test_an_alias_bomb_is_refused_at_once_without_growing_memory(tmp_path):
     text = alias_bomb()  # 9**9 strings once expanded
     tracemalloc.start()
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU time: the machine's load does not count
     with pytest.raises(ValidationError) as caught:
         parse_question_set(text, "questions.yml", {"a"})
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert elapsed < 0.5 and peak < 20_000_000
@@ -77,12 +77,12 @@ def test_a_recursive_alias_is_an_error_not_a_hang(tmp_path, questions, line):
     ],
 )
 def test_5000_deep_nesting_in_yaml_is_refused_quickly(tmp_path, nested):
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU time: the machine's load does not count
     result = validate(
         tmp_path,
         f"version: 1\nquestions:\n  - id: A\n    question: q\n    doc_id: a\n    keywords: {nested}\n",
     )
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
     assert result.exit_code == 2 and "invalid YAML: nested deeper than 100 levels" in result.output
     assert "questions.yml:" in result.output
 

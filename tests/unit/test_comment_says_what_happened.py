@@ -164,14 +164,14 @@ def _timed(qid: str, latency: float, cost: float):
     return question(qid, latency=latency, cost=cost, metrics=[metric(HIT, 1.0, 1.0)])
 
 
-def test_a_big_cost_or_latency_rise_is_in_the_headline_not_only_in_a_table():
+def test_a_big_cost_rise_is_in_the_headline_not_only_in_a_table_and_latency_never():
     base = run(*(_timed(f"Q{i}", 0.100, 0.001) for i in range(10)))
     head = run(*(_timed(f"Q{i}", 0.141, 0.002) for i in range(10)))
     md = render_markdown(head, compare(base, head))
     # "+" is backslashed in markdown (a list marker at a line's start); GitHub shows "+41 %"
     # (tests/integration/test_comment_rendering.py renders it).
-    # today: "## rag-ci: ✅ no regression"
-    assert md.splitlines()[0] == "## rag-ci: ✅ no regression · p95 \\+41 % · cost \\+100 %"
+    # Latency is not a headline word of a passing run: the load of the machine moves it (issue 55).
+    assert md.splitlines()[0] == "## rag-ci: ✅ no regression · cost \\+100 %"
 
 
 def test_a_latency_within_noise_of_its_budget_is_not_flagged_in_the_other_table():

@@ -190,6 +190,7 @@ def test_validate_coverage_and_fingerprints_skip_links_leaving_the_corpus(tmp_pa
     from rag_ci.files.project import load_project
 
     repo = _repository_with_links_out(tmp_path)
+    write(repo / "rag.py", "def answer(request):\n    return {}\n")  # the entry validate looks for
     result = cli_run("validate", "--config", str(repo / "rag-ci.yml"), "--coverage")
     assert result.exit_code == 0, result.output
     assert "secret" not in result.output and "3 links outside the corpus not followed" in result.output

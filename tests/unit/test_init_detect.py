@@ -2,6 +2,8 @@
 target with their port, a start command when the app is found, and a health path to fill."""
 
 import json
+import os
+import shutil
 
 from click.testing import CliRunner
 
@@ -20,7 +22,7 @@ def _project(tmp_path, files: dict[str, str]):
 
 
 def test_a_fastapi_app_imported_from_fastapi_in_a_sub_folder_gives_an_http_target_that_validate_accepts(
-    tmp_path,
+    tmp_path, monkeypatch
 ):
     """Before: `python`, the check saw only `*.py` at depth 1 and the word FastAPI."""
     _project(
@@ -36,11 +38,20 @@ def test_a_fastapi_app_imported_from_fastapi_in_a_sub_folder_gives_an_http_targe
     text = (tmp_path / "rag-ci.yml").read_text()
     assert "FastAPI in service/api/server.py: fill in the path that answers a question" in text
     target = parse_config(text, "rag-ci.yml").target
-    assert (target.kind, target.url, target.health) == ("http", "http://127.0.0.1:8010/query", "/docs")
+    # no health route in the app: none written (a guessed /docs or /health may not exist: issue 55)
+    assert (target.kind, target.url, target.health) == ("http", "http://127.0.0.1:8010/query", None)
     assert target.start == ["uvicorn", "service.api.server:api", "--port", "8010"]
     (tmp_path / "questions.yml").write_text(
         "version: 1\nquestions:\n  - {id: Q1, question: What is the delay?, doc_id: manual}\n"
     )
+    # validate checks the start command's program is there (issue 55): the app's environment has uvicorn
+    missing = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
+    assert "no program uvicorn on the target's PATH" in missing.output or shutil.which("uvicorn")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "uvicorn").write_text("#!/bin/sh\n")
+    (bin_dir / "uvicorn").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     checked = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
     assert checked.exit_code == 0 and "target http" in checked.output, checked.output
 
@@ -110,3 +121,41 @@ def test_a_plain_python_project_stays_python(tmp_path):
         detect_target(_project(tmp_path, {"rag.py": "def answer(request):\n    return {}\n"})).kind
         == "python"
     )
+
+
+def test_a_web_app_gets_the_health_route_it_declares_and_the_build_step_of_its_requirements(tmp_path):
+    """Issue 55: a FastAPI app got `health: /docs` and no build step."""
+    _project(
+        tmp_path,
+        {
+            "requirements.txt": "fastapi==0.115\nuvicorn==0.30\n",
+            "main.py": "from fastapi import FastAPI\napp = FastAPI(docs_url=None)\n\n"
+            '@app.get("/healthz")\ndef healthz():\n    return {}\n',
+        },
+    )
+    done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"])
+    assert done.exit_code == 0, done.output
+    target = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml").target
+    assert target.health == "/healthz" and target.build == ["pip install -r requirements.txt"]
+    assert target.start == ["uvicorn", "main:app", "--port", "8000"]
+    (tmp_path / "questions.yml").write_text(
+        "version: 1\nquestions:\n  - {id: Q1, question: What is the delay?, doc_id: manual}\n"
+    )
+    # uvicorn comes with the build step: validate says so if it is not there yet, and accepts
+    checked = CliRunner().invoke(cli, ["validate", "--config", str(tmp_path / "rag-ci.yml")])
+    assert checked.exit_code == 0, checked.output
+    assert "no program uvicorn" not in checked.output or "unless a build step makes it" in checked.output
+
+
+def test_a_lock_file_decides_the_build_step(tmp_path):
+    _project(
+        tmp_path,
+        {
+            "uv.lock": "",
+            "requirements.txt": "flask\n",
+            "app.py": "from flask import Flask\napp = Flask(__name__)\n",
+        },
+    )
+    CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"])
+    target = parse_config((tmp_path / "rag-ci.yml").read_text(), "rag-ci.yml").target
+    assert target.build == ["uv sync --frozen"] and target.health is None

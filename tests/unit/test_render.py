@@ -84,6 +84,7 @@ from rag_ci.core.reporting.render import escape_notice  # noqa: E402
 # log_block: a fence longer than any backtick run inside
 ESCAPING_FILTERS = {
     "u",
+    "ucode",
     "quote",
     "url",
     "ids",

@@ -64,6 +64,7 @@ def _project(tmp_path: Path) -> Path:
         (tmp_path / "docs" / corpus).mkdir(parents=True)
         (tmp_path / "docs" / corpus / "battery.md").write_text(text)
     (tmp_path / "questions.yml").write_text(QUESTIONS)
+    (tmp_path / "rag.py").write_text("print('{}')\n")  # the target's program: validate checks it is there
     config = tmp_path / "rag-ci.yml"
     config.write_text(CONFIG)
     return config

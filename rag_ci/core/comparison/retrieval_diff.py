@@ -10,9 +10,10 @@ retrieval (rag_ci.core.comparison.question_change), in words a release manager c
 
 - a keyword the answer lacks now was in a baseline chunk and is in no chunk now: "the chunk
   that held “6.5 hours” (du2/battery.md#1) was cut" only when the chunk under that id kept part
-  of its text and lost the words that held it (re-chunking); "… now reads “in 7 hours.” where it
-  read “in 6.5 hours.”" when those words were replaced (an edited document); otherwise "… is no
-  longer retrieved";
+  of its text and lost the end that held it (re-chunking) and no chunk holds those words; "… now
+  reads “in 7 hours.” where it read “in 6.5 hours.”" when those words were replaced (an edited
+  document: in that chunk or in another); "… is no longer retrieved" without a chunk under that
+  id. Words are compared without their inline markup (code spans, emphasis, links);
 - a chunk of the baseline's top k is gone, one in the top k is new, a chunk's text changed,
   or chunks come back where the baseline retrieved none.
 """
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from rag_ci.core.base.inline_markup import without_inline_markup
 from rag_ci.core.base.text import normalise_text
 from rag_ci.core.results import Context
 
@@ -109,11 +111,12 @@ def diff_contexts(
     explained: set[str] = set()  # chunks a keyword already accounts for
     for index, words in _keywords_lost(before, after, keywords_missing):
         chunk = before[index]
-        now = next((_text(c) for c, was in zip(after, counterparts) if was == index), None)
+        mine = next((i for i, was in enumerate(counterparts[:TOP_K]) if was == index), None)
+        now = texts[mine] if mine is not None else None
+        others = [(label(c), t) for i, (c, t) in enumerate(zip(after, texts)) if i != mine]
         held = ", ".join(f"“{w}”" for w in words)
-        evidence.append(
-            f"the chunk that held {held} ({label(chunk)}) {_what_became(before_texts[index], now, words)}"
-        )
+        became = _what_became(before_texts[index], now, words, others)
+        evidence.append(f"the chunk that held {held} ({label(chunk)}) {became}")
         explained.add(label(chunk))
     rechunked = [s for s in changed if s not in explained]
     if rechunked:
@@ -159,22 +162,51 @@ def _shared(a: Sequence[str], b: Sequence[str]) -> float:
     return matched / min(len(a), len(b))
 
 
-def _what_became(old: str, new: str | None, keywords: Sequence[str], words: int = 6) -> str:
-    """What happened to a baseline chunk that held lost `keywords`: "was cut" only when the chunk
-    under its id kept part of its text and lost the rest (re-chunking); "now reads … where it read
-    …" when the words holding a keyword were replaced (an edited document); else "is no longer
-    retrieved"."""
+def _what_became(
+    old: str, new: str | None, keywords: Sequence[str], others: Sequence[tuple[str, str]], words: int = 6
+) -> str:
+    """What happened to a baseline chunk that held lost `keywords`, its words compared without
+    their inline markup (a value in a code span is the same word as without): "now reads …
+    where it read …" when the words holding a keyword were replaced between words both texts
+    keep (an edited document), in the chunk under its id or in another chunk of this run
+    (`others`: label, text); "was cut" only when the chunk under its id lost its end that held
+    them and no chunk of this run holds those words; "is no longer retrieved" without a chunk
+    under its id; else "no longer holds …"."""
+    a = without_inline_markup(old).split()
+    held = {_word(w) for k in keywords for w in without_inline_markup(k).split()}
+    # Another chunk is the passage moved (ids regenerated, re-chunked) only when it holds most of its words.
+    moved = [
+        (f" in {o}", t) for o, t in others if _shared(a, without_inline_markup(t).split()) >= SAME_CHUNK_RATIO
+    ]
+    for where, text in ([("", new)] if new is not None else []) + moved:
+        b = without_inline_markup(text).split()
+        edit = _edited(a, b, held, words)
+        if edit is not None:
+            return f"now reads “{edit[1]}”{where} where it read “{edit[0]}”"
     if new is None:
         return "is no longer retrieved"
-    a, b = old.split(), new.split()
-    held = {_word(w) for k in keywords for w in k.split()}
+    if _cut(a, without_inline_markup(new).split(), held):
+        return "was cut"
+    return "no longer holds " + ("it" if len(keywords) == 1 else "them")
+
+
+def _edited(a: list[str], b: list[str], held: set[str], words: int) -> tuple[str, str] | None:
+    """(the words as they were, as they are) when words holding `held` were replaced between two
+    runs of words both texts keep; None otherwise."""
     ops = SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
-    # Words replaced between two kept runs were edited; a change at either end is where it was cut.
     for before, (tag, i1, i2, j1, j2), after in zip(ops, ops[1:], ops[2:]):
         if tag == "replace" and _kept(before) and _kept(after) and held & {_word(w) for w in a[i1:i2]}:
-            was, now = _around(a, i1, i2, words), _around(b, j1, j2, words)
-            return f"now reads “{now}” where it read “{was}”"
-    return "was cut"
+            return _around(a, i1, i2, words), _around(b, j1, j2, words)
+    return None
+
+
+def _cut(a: list[str], b: list[str], held: set[str]) -> bool:
+    """The chunk kept part of its text and lost an end that held the words: re-chunking."""
+    ops = SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    if not any(_kept(op) for op in ops):
+        return False
+    ends = [op for op in (ops[0], ops[-1]) if op[0] in ("delete", "replace")]
+    return any(held & {_word(w) for w in a[op[1] : op[2]]} for op in ends)
 
 
 def _word(word: str) -> str:
@@ -218,10 +250,11 @@ def _keywords_lost(
     if not keywords:
         return []
     found: dict[int, list[str]] = {}
-    new_texts = [normalise_text(c.text) for c in after]
-    old_texts = [normalise_text(c.text) for c in before]
+    # Compared without inline markup: "request timeout" is in "request *timeout*".
+    new_texts = [normalise_text(without_inline_markup(c.text)) for c in after]
+    old_texts = [normalise_text(without_inline_markup(c.text)) for c in before]
     for keyword in keywords:
-        wanted = normalise_text(keyword)
+        wanted = normalise_text(without_inline_markup(keyword))
         if not wanted or any(wanted in t for t in new_texts):
             continue  # still retrieved: if the answer lacks it, generation dropped it
         holder = next((i for i, t in enumerate(old_texts) if wanted in t), None)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from rag_ci.core.questionset.block_repair import repair_blocks
 from rag_ci.core.questionset.blocks import Block
+from rag_ci.core.questionset.template_syntax import TEMPLATE_EXPRESSION, without_template_tags
 
 MAX_CODE_LINES = 15  # a longer block is an example to read, not a fact to ask about
 DIAGRAM_LANGUAGES = frozenset(
@@ -83,6 +84,7 @@ def words(text: str) -> int:
 def clean_inline(text: str) -> str:
     """Inline text without the markup a parser left in it: unresolved `[text][ref]` links,
     stray tags, no-break spaces, runs of blanks (line breaks kept)."""
+    text = without_template_tags(text)  # before the attribute lists: `{{< x >}}` holds braces too
     text = _UNRESOLVED_LINK.sub(r"\1", _FOOTNOTE.sub("", text.replace("\xa0", " ").replace("\u200b", "")))
     text = _outside_code(text, lambda part: _ATTRIBUTES.sub("", _LEFTOVER_TAG.sub("", part)))
     lines = [" ".join(line.split()) for line in text.split("\n")]
@@ -103,6 +105,9 @@ def prose(kind: str, text: str, linked: str = "") -> Block | None:
     None when a reader would not read it as prose: empty, only a directive marker, only
     links or URLs (a link list, a badge row, "Documentation: https://..."), or a short
     pointer to a link ("See the installation documentation for more information.")."""
+    outside_code = re.sub(r"`[^`\n]+`", "", text)  # `{{ x }}` in a code span documents a template
+    if TEMPLATE_EXPRESSION.search(without_template_tags(outside_code)):  # words only the site knows
+        return None
     text = clean_inline(_DIRECTIVE_LINE.sub("", text))
     if not text:
         return None

@@ -4,7 +4,8 @@
   (HTML tags, images or badges, Markdown links, code fence lines, table rows, headings,
   MkDocs/reST directives), ending as a sentence ends, not starting mid-sentence, not a bare
   heading; and when it is the passage's own words, whole sentences of it, never a piece cut
-  out of one ("in the lifespan task, it will not be available...").
+  out of one ("in the lifespan task, it will not be available..."); no template syntax; and it
+  must stand on its own (.reference_standalone: no lead-in, no pointer, no "this" named elsewhere).
 - `echo_problem`: a question or reference that echoes the writer's prompt (its labels:
   "Scenario:", "Task:", "Input Format:"...), carries its instructions ("I want you to act
   as", "in JSON format"), a placeholder (`{input}`, `[insert topic]`), or quotes the
@@ -22,6 +23,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from rag_ci.core.questionset.draft_text import normalise
+from rag_ci.core.questionset.reference_standalone import standalone_problem
+from rag_ci.core.questionset.template_syntax import ANY_TEMPLATE_SYNTAX
 
 QUOTE_WORDS = 5  # this many words in a row of the writer's template is a quote of it
 
@@ -33,6 +36,7 @@ _MARKUP = (
     ("a table row", re.compile(r"^\s*\|.*\|\s*$|\|\s*:?-{3,}", re.M)),
     ("a heading", re.compile(r"^\s{0,3}#{1,6}\s", re.M)),
     ("a directive", re.compile(r"^\s*(?:!!!|\?\?\?|===\s+\")|^\s*\.\.\s+[\w-]+::", re.M)),
+    ("template syntax", ANY_TEMPLATE_SYNTAX),  # Hugo shortcodes, Jinja/Liquid tags and expressions
 )
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 _MID_SENTENCE = re.compile(r"^(?:[a-z]|(?:and|or|but|so|which|that|then)\b|[,;)\]]|-\s)")
@@ -118,7 +122,7 @@ def reference_problem(reference: str, passages: Sequence[str]) -> str | None:
         return "the reference is not a sentence (fewer than three words)"
     if any(_cut_from(text, p) for p in passages):
         return "the reference is a fragment of its passage (a sentence cut at its start)"
-    return None
+    return standalone_problem(text)
 
 
 def _shingles(text: str, n: int) -> set[tuple[str, ...]]:

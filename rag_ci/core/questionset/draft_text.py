@@ -15,7 +15,9 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+from rag_ci.core.questionset.distinctive import distinctive_words
 
 MAX_KEYWORDS = 5
 MIN_KEYWORDS = 2
@@ -106,6 +108,7 @@ _CODE = re.compile(
 # "PowerPack 400", "Zero-Load Calibration").
 _NAME = re.compile(r"(?<![\w-])[A-Z][a-z][\w-]*(?:\s+(?:[A-Z][a-z][\w-]*|\d+))+(?![\w-])")
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]")
+_CODE_SPAN = re.compile(r"`([^`\n]{2,40})`")
 
 
 _UNIT_WORDS = frozenset(["percent", "per", "cent", "degree", "degrees", "bar", "psi"])
@@ -132,6 +135,8 @@ def keyword_candidates(reference: str) -> tuple[list[str], list[str]]:
     Salient, in this order: numbers with their units, codes, names, then bare numbers (a
     "30" says less than "60 percent" or "PowerPack 400")."""
     tiers: list[list[str]] = [[], [], [], []]
+    # Identifiers in code spans (`retention_hours`, `relay.yaml`, `gpt-4.1-mini`): what an answer must name.
+    tiers[1] += [m.group(1).strip() for m in _CODE_SPAN.finditer(reference) if len(m.group(1).split()) <= 2]
     for pattern in (_NUMBER_UNIT, _CODE, _NAME):
         for match in pattern.finditer(reference):
             term = _units_ok(match.group().strip())
@@ -179,11 +184,19 @@ def _choose(per_passage: list[list[str]], chosen: list[str], limit: int) -> list
     return chosen
 
 
-def pick_keywords(reference: str, passages: Sequence[str], limit: int = MAX_KEYWORDS) -> tuple[str, ...]:
+def pick_keywords(
+    reference: str,
+    passages: Sequence[str],
+    limit: int = MAX_KEYWORDS,
+    shares: Mapping[str, float] | None = None,
+) -> tuple[str, ...]:
     """2 to `limit` keywords of the reference, each found verbatim in one of the passages; with
     several passages (a cross-corpus draft) each passage gives one in turn, so the set covers
-    both. Long words stand in only when the reference has fewer than two salient terms."""
+    both. Words stand in only when the reference has fewer than two salient terms, and only
+    distinctive ones (rag_ci.core.questionset.distinctive; `shares`: each term's share of the
+    corpus's documents), so a draft may have a single keyword rather than a generic one."""
     salient, fallback = keyword_candidates(reference)
+    fallback = distinctive_words(fallback, shares or {})
 
     def located(terms: list[str]) -> list[list[str]]:
         per_passage: list[list[str]] = [[] for _ in passages]

@@ -25,6 +25,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from rag_ci.core.base.text import is_refusal
+from rag_ci.core.questionset.distinctive import term_shares
 from rag_ci.core.questionset.documents import CitationStyle
 from rag_ci.core.questionset.draft_checks import echo_problem, reference_problem
 from rag_ci.core.questionset.draft_plan import Job, Plan
@@ -120,6 +121,7 @@ def build_drafts(
     `document_terms`: document name -> its words (out-of-scope drafts must share few of them);
     `quoted`: draft_checks.template_shingles of the writer's prompts (a draft quoting them goes)."""
     jobs = {job.key: job for job in plan.jobs}
+    shares = term_shares(document_terms)  # how common each word is in the corpus: keywords are rare ones
     by_job: dict[str, list[Written]] = {}
     for item in written:
         by_job.setdefault(item.job, []).append(item)
@@ -131,7 +133,15 @@ def build_drafts(
         for n, item in enumerate(items):
             kind = {"document": "misspelt" if n >= first_misspelt else "plain"}.get(job.kind, job.kind)
             draft, why = _draft(
-                jobs[job.key], item, kind, styles, ambiguous, document_terms, quality_threshold, quoted
+                jobs[job.key],
+                item,
+                kind,
+                styles,
+                ambiguous,
+                document_terms,
+                quality_threshold,
+                quoted,
+                shares,
             )
             if draft is None:
                 rejected.append(Rejected(item, why))
@@ -151,6 +161,7 @@ def _draft(
     document_terms: Mapping[str, frozenset[str]],
     threshold: float,
     quoted: frozenset[tuple[str, ...]],
+    shares: Mapping[str, float] | None = None,
 ) -> tuple[Draft | None, str]:
     question = " ".join(item.question.split())
     if not question:
@@ -192,7 +203,7 @@ def _draft(
     problem = reference_problem(item.reference or "", texts)
     if problem is not None:
         return None, problem
-    keywords = pick_keywords(reference, texts)
+    keywords = pick_keywords(reference, texts, shares=shares)
     if not keywords:
         return None, "its reference shares no term with its passage (not grounded in it)"
     if kind == "cross_corpus" and not keywords_from_each(keywords, texts):

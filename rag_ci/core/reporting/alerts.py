@@ -111,6 +111,11 @@ def _shortened(first: str, limit: int) -> str:
             kept.append(item)
         if len(kept) > 1:
             return ", ".join(kept) + f" and {len(items) - len(kept)} more"
+    # A cause of several clauses ends at one ("…; the build step failed"), never in mid-clause
+    # (a headline cut inside a quoted command reads as the cause itself; issue 55).
+    clause = max(first.rfind("; ", 0, limit - 2), first.rfind(". ", 0, limit - 2))
+    if clause > limit // 3:
+        return first[: clause + 1].rstrip(";") + " …"
     return cut_at_word(first, limit)
 
 

@@ -1,6 +1,9 @@
 """Latency and cost, baseline → this run, as the report shows them: each row's displayed
-values, its change from the displayed values, and its flag (a rise beyond ±20 %, a budget
-breached, or within noise). Pure: numbers in, text out.
+values, its change from the displayed values, and its flag (a change beyond ±20 %, a budget
+breached, or within noise). A latency row is flagged only for a rise, and only one beyond the
+noise measured on this run's runner (rag_ci.core.comparison.latency_noise): a speed-up is
+never a warning, and latency is never a word of a passing headline, since it measures the
+machine's load as much as the PR. Pure: numbers in, text out.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rag_ci.core.comparison.compare import Comparison, Delta
+from rag_ci.core.comparison.latency_noise import runner_spread
 from rag_ci.core.reporting.template_functions import template_global
 from rag_ci.core.results import RunResult
 
@@ -33,6 +37,7 @@ def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
     breached = {b.name for b in cmp.budget_breaches}
     # the Budgets table says "within noise": so does this one
     noisy = {b.name for b in cmp.budgets if b.within_noise}
+    spread = runner_spread(head)
     rows = []
     for label, delta, budget in (
         ("latency p50", cmp.latency_p50_s, "latency_p50"),
@@ -42,7 +47,7 @@ def delta_rows(cmp: Comparison, head: RunResult) -> list[DeltaRow]:
             row = _row(
                 label, delta, ms_text, budget in breached, noise=LATENCY_NOISE_S, within_noise=budget in noisy
             )
-            rows.append(_quiet_if_noise(row, delta, cmp.latency_rise_bounds.get(budget)))
+            rows.append(_quiet_if_noise(row, delta, cmp.latency_rise_bounds.get(budget), spread))
     if _shown_cost(cmp.generator_cost_usd):
         rows.append(
             _row("generator cost", cmp.generator_cost_usd, usd_text, "cost_per_question_usd" in breached)
@@ -74,11 +79,18 @@ def _judge_rows(cmp: Comparison, breached: bool) -> list[DeltaRow]:
     return [judged, reused]
 
 
-def _quiet_if_noise(row: DeltaRow, delta: Delta, bound: float | None) -> DeltaRow:
-    """A rise flagged ⚠️ that this run is not above with confidence, beyond the flagged share of the
-    baseline, is timing noise: no flag, and so no word in the headline (the floor scales with the
-    baseline, where a fixed 10 ms called 13 → 25 ms on a loaded runner "p95 +92 %")."""
-    if row.flag != "⚠️" or bound is None or delta.old is None or bound > delta.old * (1 + BIG_CHANGE):
+def _quiet_if_noise(row: DeltaRow, delta: Delta, bound: float | None, spread: float | None) -> DeltaRow:
+    """A latency row's ⚠️ stands for a rise this run is above with confidence beyond the flagged
+    share of the baseline, or beyond the runner's own spread when that is larger (the floor
+    scales with the baseline, where a fixed 10 ms called 13 → 25 ms on a loaded runner "p95
+    +92 %"). A speed-up is never flagged: a budget says when a latency matters, and no budget
+    breaches by getting faster."""
+    if row.flag != "⚠️" or delta.old is None or delta.new is None:
+        return row
+    if delta.new < delta.old:
+        return replace(row, flag="")
+    floor = delta.old * (1 + max(BIG_CHANGE, spread or 0.0))
+    if (bound if bound is not None else delta.new) > floor:
         return row
     return replace(row, flag="")
 
@@ -88,19 +100,20 @@ def _shown_cost(delta: Delta) -> bool:
 
 
 HEADLINE_LABELS = {
-    "latency p50": "p50",
-    "latency p95": "p95",
     "generator cost": "cost",
     "judge cost": "judge cost",
 }
 
 
 def delta_warnings(cmp: Comparison, head: RunResult) -> list[str]:
-    """['cost +100 %', 'p95 +41 %']: the flagged rises of latency and cost, for the headline
-    (a breached budget is said there already)."""
-    rises = [row for row in delta_rows(cmp, head) if row.flag == "⚠️" and row.relative.startswith("+")]
-    if any(row.label == "latency p95" for row in rises):  # one latency word is enough for a headline
-        rises = [row for row in rises if row.label != "latency p50"]
+    """['cost +100 %']: the flagged rises of cost, for the headline (a breached budget is said
+    there already). Never latency: on one machine a passing PR read "p50 +146 %" from the load
+    alone; its ⚠️ row in the table and a budget (which gates) say what latency a PR may add."""
+    rises = [
+        row
+        for row in delta_rows(cmp, head)
+        if row.flag == "⚠️" and row.relative.startswith("+") and not row.label.startswith("latency")
+    ]
     return [
         f"{HEADLINE_LABELS.get(row.label, row.label.split(' of the ')[0])} {row.relative}" for row in rises
     ]

@@ -75,6 +75,20 @@ def escape_md(text: Any, limit: int = 200) -> str:
     return _escape_inline(flat)
 
 
+@template_filter("ucode")
+def escape_md_keeping_code(text: Any, limit: int = 200) -> str:
+    """`escape_md`, except that the text's `code` spans stay code (a headline quoting a cause
+    such as "target.entry `app:answer`": GitHub shows the name as code, not "\\`app:answer\\`" in
+    the places that print a headline as typed). A span's text is only ever code: inert."""
+    if text is None:
+        return ""
+    flat = " ".join(str(text).split())
+    if len(flat) > limit:
+        flat = cut_at_word(flat, limit)
+    parts = re.split(r"`([^`]+)`", flat)  # odd parts: the text of a code span
+    return "".join(code_span(p, in_table=False) if i % 2 else _escape_inline(p) for i, p in enumerate(parts))
+
+
 @template_filter("quote")
 def escape_notice(text: Any, limit: int = 2000) -> str:
     """A notice (several lines, built from config values, error messages and the baseline)

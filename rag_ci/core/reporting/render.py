@@ -84,10 +84,16 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     return env
 
 
-def verdict_headline(head: RunResult, comparison: Comparison | None) -> tuple[str, str]:
-    """The verdict class and the headline: what kind of failure, leaks first."""
+def verdict_headline(
+    head: RunResult, comparison: Comparison | None, *, made_baseline: bool = False
+) -> tuple[str, str]:
+    """The verdict class and the headline: what kind of failure, leaks first. `made_baseline`: a
+    run that replaces the baseline (on main, a re-baseline) compares with nothing on purpose."""
     if head.meta.broken:
         return "fail", "⛔ broken run: not a result"
+    if comparison is None and made_baseline:
+        overall = head.aggregates.overall
+        return "pass", f"📌 new baseline: {overall.passed}/{overall.n} questions pass"
     if comparison is None:
         return "bootstrap", "🟡 no baseline to compare with"
     kinds = view.gate_kinds(comparison)
@@ -149,6 +155,7 @@ def render_markdown(
     commits: Commits | None = None,
     measured: tuple[QuestionChange, ...] = (),
     summary_url: str | None = None,
+    made_baseline: bool = False,
 ) -> str:
     """The markdown report, shortened to fit max_chars (rows first, then detail sections,
     never the ids of the questions that fail the gate); a hard cut with a note is the last resort.
@@ -156,8 +163,9 @@ def render_markdown(
     `trend` is rag_ci.core.comparison.history.trend_summary(...); `report_url` (the run's artifact or
     page) or `report_path` (a local file) is where the full HTML report is; `commits` what was
     compared; `measured` the judge-free regressions a broken run found (listed, not gating);
-    `summary_url` the job summary with every row (a comment names it where it cuts rows)."""
-    verdict, headline = verdict_headline(head, comparison)
+    `summary_url` the job summary with every row (a comment names it where it cuts rows);
+    `made_baseline` a run that replaces the baseline (verdict_headline)."""
+    verdict, headline = verdict_headline(head, comparison, made_baseline=made_baseline)
     template = _environment(False).get_template("report.md.j2")
     empty_index = alerts.empty_index_warning(head)  # once, not per shortening
     text = ""

@@ -18,6 +18,7 @@ from rag_ci.core.comparison.compare import QuestionChange
 from rag_ci.core.comparison.question_change import MetricChange
 from rag_ci.core.reporting.template_functions import template_filter, template_global
 from rag_ci.core.reporting.view import code_block, plural, short_sha, stage_of
+from rag_ci.core.results import RunResult
 
 # Short names in rows; a `k` parameter joins the name ("hit@5").
 METRIC_LABELS = {
@@ -116,10 +117,14 @@ def noise_words(change: QuestionChange) -> str:
 
 
 @template_global
-def leak_words(change: QuestionChange) -> str:
-    """'leaked: 2 contexts from du3'."""
+def leak_words(change: QuestionChange, head: RunResult | None = None) -> str:
+    """'leaked: 2 contexts from du3', and by which call when the contexts came from the search
+    call of `target.retrieve` (the fix is that call's filter, not the answer's)."""
     what = plural(change.leaked_contexts, "context") if change.leaked_contexts else "contexts"
-    return f"leaked: {what} from {', '.join(change.leaks) or 'another corpus'}"
+    through = (
+        " (through target.retrieve's search call)" if head and head.meta.contexts_from == "retrieve" else ""
+    )
+    return f"leaked: {what} from {', '.join(change.leaks) or 'another corpus'}{through}"
 
 
 @template_global

@@ -30,14 +30,16 @@ import json
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_ci.core.base.yamlsrc import line_of, load_yaml
 from rag_ci.core.questionset.documents import ambiguous_file_names, citation_style, cites
-from rag_ci.core.questionset.passages import Passage
 from rag_ci.core.questionset.questions import Question, QuestionSet
 from rag_ci.core.questionset.yaml_edit import flow_list, open_question_set, remove_items_and_status
 from rag_ci.errors import ValidationError
+
+if TYPE_CHECKING:  # the passages' module brings the document parsers: not needed to apply a review
+    from rag_ci.core.questionset.passages import Passage
 
 DECISIONS = ("approve", "reject")
 EDITABLE = ("question", "reference", "keywords", "doc_id", "sources", "expect", "tags")
