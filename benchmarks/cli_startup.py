@@ -91,12 +91,13 @@ def cli_startup(repeats: int = 7, source: Path = REPO) -> dict[str, Any]:
             times = [_timed(args, project, before, source) for _ in range(repeats)]
             figure[name] = {"median_s": statistics.median(times), "fastest_s": min(times)}
         figure["load_average"] = list(os.getloadavg())
+    # the figure's ratio, like every other figure's: --version's median against the 0.3 s goal
+    figure["ratio"] = figure["rag-ci --version"]["median_s"] / TARGET_S
     return figure
 
 
 def startup_row(figure: dict[str, Any]) -> tuple[str, str, str, str]:
     """The figure's line of the benchmark's table."""
-    version = figure["rag-ci --version"]["median_s"]
     shown = "; ".join(
         f"{name.removeprefix('rag-ci ')} {figure[name]['median_s']:.2f}s (fastest {figure[name]['fastest_s']:.2f}s)"
         for name in figure
@@ -104,7 +105,7 @@ def startup_row(figure: dict[str, Any]) -> tuple[str, str, str, str]:
     )
     return (
         "10 CLI start-up: --version / 0.3 s",
-        f"{version / TARGET_S:.3f}",
+        f"{figure['ratio']:.3f}",
         "<= 1.0",
         f"{shown}; load average {figure['load_average'][0]:.1f}",
     )
