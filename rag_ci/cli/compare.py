@@ -138,6 +138,15 @@ def emit_comparison(
         echo("".join(chunks), styled=fmt == "terminal")
 
 
+# `run` and `compare` read a history the same way (report's own --history says what it shows).
+history_option = click.option(
+    "--history",
+    "history_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).",
+)
+
+
 @click.command("compare", epilog=EXIT_CODES)
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("head", type=click.Path(path_type=Path))
@@ -156,12 +165,7 @@ def emit_comparison(
     type=click.Choice(["any_regression", "significant_drop", "never"]),
     help="Override the gate; default: BASE's recorded gate.fail_on (any_regression when it recorded none).",
 )
-@click.option(
-    "--history",
-    "history_file",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).",
-)
+@history_option
 @click.option(
     "--accepted",
     "accepted_file",

@@ -14,6 +14,7 @@ from rag_ci.cli.compare import (
     FORMAT_HELP,
     accepted_entries,
     emit_comparison,
+    history_option,
     read_history,
     render_report,
     resolve_format,
@@ -99,12 +100,7 @@ def _parse_shard(_ctx, _param, value: str | None) -> tuple[int, int] | None:
     help="Answers per question, for a baseline that knows each pass rate (default: 1, or the config's "
     "baseline.samples without --baseline). See docs/noise.md.",
 )
-@click.option(
-    "--history",
-    "history_file",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    help="An eval_history.jsonl: the report shows the trend of its last 10 runs; its known-flaky questions need stronger evidence (docs/noise.md).",
-)
+@history_option
 @click.option(
     "--policy",
     type=click.Choice(["baseline", "config"]),
