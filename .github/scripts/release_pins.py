@@ -4,9 +4,10 @@ line in every snippet.
 
 The file is rag_ci/templates/workflows/released-action.txt (what `rag-ci init` writes as
 `uses:`); the snippets are the `uses:` lines of the workflows shown in README.md and docs/*.md
-(inside ```yaml fences) and the `# your repository:` comments of the workflows users copy
-(.github/workflows/*.yml and their copies in rag_ci/templates/workflows/). Before the first
-release the pin names a commit of main: `# main (before vX.Y.Z)`.
+(inside ```yaml fences). Before the first release the pin names a commit of main:
+`# main (before vX.Y.Z)`. The workflows under .github/workflows/ hold no pin (their
+`# your repository:` comments point at the README's): the job token that pushes the pin's
+branch may not change a workflow file.
 
 A commit cannot name its own sha, so the release tags its commit, then opens a pull request that
 runs `pin-snippets` with it (release.yml's `pin-snippets` job); the next release's `build` runs
@@ -39,7 +40,6 @@ PIN = re.compile(
     re.ASCII,
 )
 MARKDOWN = ("README.md", "docs/**/*.md")
-WORKFLOWS = (".github/workflows/*.yml", "rag_ci/templates/workflows/*.yml")
 FENCE = re.compile(r"^\s*```")
 RELEASE_TAG = re.compile(r"^([0-9a-f]{40})\trefs/tags/v(\d+\.\d+\.\d+)(\^\{\})?$", re.ASCII)
 
@@ -64,7 +64,7 @@ def file_pin(root: Path) -> re.Match[str]:
 
 def snippet_lines(root: Path) -> list[tuple[Path, int, str]]:
     """(file, line number, line) of every line where a snippet may pin the action: the lines
-    inside ```yaml fences of the Markdown, every line of the workflows."""
+    inside ```yaml fences of the Markdown."""
     found = []
     for pattern in MARKDOWN:
         for path in sorted(root.glob(pattern)):
@@ -74,9 +74,6 @@ def snippet_lines(root: Path) -> list[tuple[Path, int, str]]:
                     fence = None if fence is not None else line.strip()[3:].strip()
                 elif fence in ("yaml", "yml"):
                     found.append((path, number, line))
-    for pattern in WORKFLOWS:
-        for path in sorted(root.glob(pattern)):
-            found += [(path, n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)]
     return found
 
 
@@ -106,7 +103,7 @@ def check_snippets(root: Path = ROOT) -> list[str]:
             + " (python .github/scripts/release_pins.py pin-snippets --pin '<the file's pin>' rewrites them)"
         )
     if not good:
-        raise PinError(f"no snippet pins {pin['repo']}@… in README.md, docs/ or the workflows")
+        raise PinError(f"no snippet pins {pin['repo']}@… in README.md or docs/")
     return good
 
 
@@ -126,7 +123,7 @@ def pin_snippets(pin_text: str, root: Path = ROOT) -> list[str]:
             ending = lines[number - 1][len(lines[number - 1].rstrip("\r\n")) :]
             lines[number - 1] = occurrence.sub(lambda _: pin[0], line) + ending
     if not changed:
-        raise PinError(f"no snippet pins {' or '.join(sorted(repos))}@… in README.md, docs/ or the workflows")
+        raise PinError(f"no snippet pins {' or '.join(sorted(repos))}@… in README.md or docs/")
     for path, lines in changed.items():
         path.write_text("".join(lines), encoding="utf-8")
     (root / PIN_FILE).write_text(pin[0] + "\n", encoding="utf-8")

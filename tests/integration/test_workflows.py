@@ -344,6 +344,9 @@ def test_release_jobs_get_only_the_writes_they_need():
         "tag": {"actions": "read", "contents": "write"},
         "pypi": {"actions": "read", "id-token": "write"},  # trusted publishing and its attestations
         "github-release": {"actions": "read", "contents": "write"},
+        # the branch release-pins/vX.Y.Z and its pull request; no workflow file changes (a job
+        # token may not push one): the snippets' pin is in README.md, docs/ and rag_ci/templates/
+        "pin-snippets": {"contents": "write", "pull-requests": "write"},
     }
 
 
@@ -356,13 +359,15 @@ def _chain(jobs: dict, name: str) -> set[str]:
 def test_nothing_public_happens_before_every_earlier_job_succeeded():
     """build -> test the exact image (both platforms) -> push that image by digest -> pull it
     without credentials -> tags -> PyPI (whose wheel pins the tagged commit) -> GitHub Release,
-    each needing all before it."""
+    each needing all before it; beside PyPI, once the tags exist, the pull request that pins the
+    README's and docs' snippets to the tagged commit."""
     release = load(REPO / ".github" / "workflows" / "release.yml")
     jobs = release["jobs"]
     order = ["build", "test-image", "push-image", "pull-check", "tag", "pypi", "github-release"]
-    assert list(jobs) == order
+    assert list(jobs) == [*order, "pin-snippets"]
     for i, name in enumerate(order):
         assert _chain(jobs, name) == set(order[:i]), name
+    assert _chain(jobs, "pin-snippets") == set(order[: order.index("tag") + 1])
     assert set(triggers(release)) == {"workflow_dispatch"}
     for path in WORKFLOWS:
         push = (triggers(load(path)) or {}).get("push") or {}
@@ -375,6 +380,10 @@ def test_nothing_public_happens_before_every_earlier_job_succeeded():
     assert built["with"]["platforms"] == "linux/amd64,linux/arm64"
     assert built["with"]["provenance"] == "mode=max" and built["with"]["sbom"] is True
     assert "release.py check" in runs["build"] and "release.py release-commit" in runs["build"]
+    # the previous release's pin pull request was merged: the snippets pin that release's commit
+    assert runs["build"].index("release_pins.py check-snippets --tags") < runs["build"].index(
+        "release-commit"
+    )
     # the wheel pins the sha
     assert runs["build"].index("release.py stamp-action") < runs["build"].index("release.py build")
     assert jobs["test-image"]["strategy"]["matrix"]["platform"] == ["amd64", "arm64"]
