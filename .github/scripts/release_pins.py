@@ -17,8 +17,8 @@ runs `pin-snippets` with it (release.yml's `pin-snippets` job); the next release
         writes the pin into the file and into every snippet; prints the files changed
   check-snippets [--root DIR] [--tags FILE --version X.Y.Z]
         every snippet carries the file's pin (file:line of each that does not); with --tags (the
-        output of `git ls-remote --tags origin`), the pin is also the newest release below
-        X.Y.Z: its tag's commit and its version
+        output of `git ls-remote --tags origin`), the pin is also the newest release other
+        than X.Y.Z: its tag's commit and its version
 
 Standard library only (the jobs that run it install nothing). Every failure is one line
 `release: …` on stderr and exit 2.
@@ -146,10 +146,11 @@ def _key(version: str) -> tuple[int, ...]:
 
 
 def check_previous_release(version: str, ls_remote: str, root: Path = ROOT) -> str | None:
-    """The newest release below `version` the file pins; None when there is none yet."""
+    """The newest release (other than `version`, which a re-run may find tagged already), which
+    the file must pin; None when there is none yet."""
     if not re.fullmatch(r"\d+\.\d+\.\d+", version, flags=re.ASCII):
         raise PinError(f"version must look like 1.2.3 (no v), not {version!r}")
-    earlier = {v: sha for v, sha in release_commits(ls_remote).items() if _key(v) < _key(version)}
+    earlier = {v: sha for v, sha in release_commits(ls_remote).items() if v != version}
     if not earlier:
         return None
     previous = max(earlier, key=_key)
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.tags is not None:
             previous = check_previous_release(args.version, args.tags.read_text(encoding="utf-8"), args.root)
             print(
-                f"release: the pin is v{previous}'s commit, the release before {args.version}"
+                f"release: the pin is v{previous}'s commit, the newest release"
                 if previous
                 else f"release: no release before {args.version}: the pin may name a commit of main"
             )
