@@ -162,7 +162,9 @@ def test_a_released_init_says_which_release_it_pins(tmp_path):
         env={**os.environ, "PYTHONPATH": str(site)},
     )
     assert done.returncode == 0, done.stderr
-    assert f"the workflows pin rag-ci/rag-ci@{SHA} # v1.0.0: the release that built this rag-ci" in done.stdout
+    assert (
+        f"the workflows pin rag-ci/rag-ci@{SHA} # v1.0.0: the release that built this rag-ci" in done.stdout
+    )
 
 
 def test_a_package_whose_pin_is_no_pin_stops_init_with_a_clear_error(tmp_path):
