@@ -500,3 +500,15 @@ def test_the_pin_job_pushes_its_branch_opens_one_pull_request_and_resumes(tmp_pa
         text=True,
     ).stdout
     assert pin == f"rag-ci/rag-ci@{PIN_SHA} # v1.0.0\n"
+
+
+def test_the_version_check_leaves_the_pin_to_the_pin_check(tmp_path):
+    """Released 1.0.0, its pin pull request merged: the snippets say `# v1.0.0` while 1.1.0 is
+    prepared, and only release_pins.py judges them; the image digest's comment is still read."""
+    release = script("release")
+    clone = _clone(tmp_path)
+    release_pins.pin_snippets(f"rag-ci/rag-ci@{PIN_SHA} # v0.9.0", clone)
+    stated = release.stated_versions(clone)
+    assert not [place for place in stated if place[2] == "0.9.0"]
+    action = (clone / "action.yml").read_text().splitlines()
+    assert any(name == "action.yml" and "rag-ci@sha256:" in action[line - 1] for name, line, _ in stated)
