@@ -30,7 +30,7 @@ case "${1:-}" in
     python3.11 -m venv "$venv"
     "$venv/bin/pip" install --quiet --upgrade pip
     "$venv/bin/pip" install --quiet ".[deepeval,anthropic,gemini,ollama,github,docker,otel]"
-    "$venv/bin/pip" freeze --all --exclude rag-ci --exclude pip --exclude setuptools | grep -Eiv "$NEVER_IMPORTED" | LC_ALL=C sort -f > "$work/pins" ;;
+    "$venv/bin/pip" freeze --all --exclude rag-ci-gate --exclude pip --exclude setuptools | grep -Eiv "$NEVER_IMPORTED" | LC_ALL=C sort -f > "$work/pins" ;;
   *)
     echo "usage: bash requirements/update-action-lock.sh [--rehash]" >&2; exit 2 ;;
 esac

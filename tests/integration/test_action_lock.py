@@ -180,6 +180,12 @@ def test_a_version_the_index_has_no_file_for_stops_the_lock():
         lock_hashes.lock_lines(["demo>=1.0"])
 
 
-def test_the_update_script_writes_hashes_and_can_rehash_without_upgrading():
+def test_the_update_script_hashes_the_pins_and_leaves_the_project_out():
+    import tomllib
+
     script = (REPO / "requirements" / "update-action-lock.sh").read_text(encoding="utf-8")
     assert "requirements/lock_hashes.py" in script and "--rehash)" in script
+    # pip freeze lists the project itself (an `@ file://` line that no image can install) unless
+    # excluded by its distribution name, which is not the import name.
+    name = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    assert f"--exclude {name} " in script
