@@ -241,7 +241,7 @@ def test_the_login_is_found_where_the_attestation_reads_it(tmp_path):
     config.parent.mkdir()
     # skopeo login --authfile writes the containers' auth.json format, which is Docker's
     config.write_text(json.dumps({"auths": {"ghcr.io": {"auth": _login("release-bot", "token")}}}))
-    assert release_files.docker_login(config, "ghcr.io") == "release-bot"
+    assert release_files.docker_login(config, "ghcr.io") == ("release-bot", "token")
 
 
 @pytest.mark.parametrize(

@@ -476,7 +476,8 @@ def test_dockerfile_pins_dependencies_before_copying_code():
     # After the code is copied nothing runs: a code change rebuilds one COPY layer (seconds).
     assert not any(line.startswith("RUN") for line in lines[copy_code:])
     lock = (REPO / "requirements" / "action.lock").read_text().splitlines()
-    pins = [line for line in lock if line and not line.startswith("#")]
+    # A pin starts its line; its --hash options follow on indented continuation lines.
+    pins = [line.split()[0] for line in lock if line and line[0] not in "# "]
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^\s]+", line) for line in pins)
     names = {line.split("==")[0].lower().replace("_", "-") for line in pins}
     assert {
@@ -527,8 +528,8 @@ def test_the_lock_satisfies_every_requirement_of_the_action_extras():
         wanted += project["optional-dependencies"][extra]
     lock = {}
     for line in (REPO / "requirements" / "action.lock").read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, _, version = line.partition("==")
+        if line and line[0] not in "# ":  # a pin, not a comment or one of its --hash lines
+            name, _, version = line.split()[0].partition("==")
             lock[canonicalize_name(name)] = Version(version)
     stale = []
     for text in wanted:
