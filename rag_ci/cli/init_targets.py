@@ -42,8 +42,13 @@ def _command(settings: dict[str, str]) -> str:
 
 
 def _http(settings: dict[str, str]) -> str:
+    declared = settings.get("path_found", "")
     found = (
-        f"   # {settings['found']}: fill in the path that answers a question" if settings.get("found") else ""
+        ""
+        if not settings.get("found")
+        else f"   # {settings['found']}; {declared}: POSTed {{id, question, corpora}}"
+        if declared and settings["url"].endswith(" ".join(declared.split()[1:2]))
+        else f"   # {settings['found']}: fill in the path that answers a question"
     )
     start = (
         f"  start: {json.dumps(settings['start'])}   # launched first (in rag-ci.yml's folder), then polled until healthy\n"

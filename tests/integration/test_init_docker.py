@@ -204,3 +204,15 @@ def test_a_docker_target_without_a_dockerfile_is_refused_by_validate(tmp_path):
     checked = _validate(root)
     assert checked.exit_code == 2
     assert "target.dockerfile Dockerfile: no such file in the build context" in checked.output
+
+
+def test_without_a_dockerfile_the_http_target_posts_to_the_route_the_code_declares(tmp_path):
+    root = _app(tmp_path, {"main.py": FASTAPI})
+    target = _init(root)
+
+    assert (target["kind"], target["url"], target["health"]) == (
+        "http",
+        "http://127.0.0.1:8000/v1/ask",
+        "/healthz",
+    )
+    assert "POST /v1/ask in main.py" in (root / "rag-ci.yml").read_text()
