@@ -45,7 +45,12 @@ _DO_POST = re.compile(r"^(\s*)def do_POST\(self[^)]*\):(.*?)(?=^\1(?:def|class) 
 # A line of it that reads the path (`self.path == "/ask"`, `!=`, `in (...)`, `urlparse(self.path).path`).
 _PATH_LINE = re.compile(r"^.*\bpath\b.*$", re.M)
 # What a question endpoint is called, and what its handler reads.
-_QUESTION_NAME = re.compile(r"query|ask|chat|search|answer|question|complet|generat|retriev|rag|\bqa\b", re.I)
+# Whole words of the path: `/storage` holds no `rag`, `/tasks` no `ask`.
+_QUESTION_WORD = re.compile(
+    r"(?<![a-z0-9])(?:query|queries|ask|chat|search|answers?|questions?|qa|rag|complete|completions?|"
+    r"generate|retrieve|invoke)(?![a-z0-9])",
+    re.I,
+)
 _QUESTION_BODY = re.compile(r"\b(?:question|query|prompt|messages|ask)\b", re.I)
 _HANDLER_WINDOW = 800  # characters after the route: its handler's signature and first lines
 # The first file found decides: a lock file says exactly what the app runs with.
@@ -83,10 +88,9 @@ def question_route(sources: Mapping[str, str]) -> Route | None:
         for path, handler, every_path in _post_routes(name, text):
             if _HEALTH.fullmatch(f'"{path}"'):
                 continue
-            last = path.rstrip("/").rsplit("/", 1)[-1]
             # A handler answering a POST on every path (http.server's do_POST that never reads
             # self.path) is the app's one endpoint: it answers questions wherever they are sent.
-            named = every_path or bool(_QUESTION_NAME.search(last))
+            named = every_path or bool(_QUESTION_WORD.search(path))
             score = 2 * named + bool(_QUESTION_BODY.search(handler))
             if score and (best is None or score > best[0]):
                 best = (score, Route(path, name))

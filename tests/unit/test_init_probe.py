@@ -31,3 +31,13 @@ def test_express_and_aiohttp_routes_and_an_http_server_answering_every_path():
     assert question_route({"srv.py": 'app.router.add_post("/query", handle)\n'}) == Route("/query", "srv.py")
     handler = "class H(BaseHTTPRequestHandler):\n    def do_POST(self):\n        body = json.loads(self.rfile.read())\n"
     assert question_route({"serve.py": handler}) == Route("/", "serve.py")
+
+
+def test_a_question_word_counts_whole_not_inside_another_word():
+    code = (
+        '@app.post("/tasks")\ndef tasks(job):\n    ...\n\n@app.post("/storage")\ndef store(blob):\n    ...\n'
+    )
+    assert question_route({"api.py": code}) is None  # `/tasks` holds `ask`, `/storage` holds `rag`
+    assert question_route({"api.py": '@app.post("/rag/invoke")\ndef invoke(x):\n    ...\n'}) == Route(
+        "/rag/invoke", "api.py"
+    )
