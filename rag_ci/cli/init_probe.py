@@ -41,11 +41,14 @@ _POST_ROUTES = (
 )
 _EXPRESS_POST = re.compile(rf"\b(?:app|router)\.post\(\s*{_ROUTE}\s*,")
 # http.server: `def do_POST(self)`, and the paths its body compares `self.path` with.
-_DO_POST = re.compile(r"^(\s*)def do_POST\(self[^)]*\):(.*?)(?=^\1(?:def|class) |\Z)", re.M | re.S)
-# A line of it that reads the path (`self.path == "/ask"`, `!=`, `in (...)`, `urlparse(self.path).path`).
-_PATH_LINE = re.compile(r"^.*\bpath\b.*$", re.M)
-# What a question endpoint is called, and what its handler reads.
-# Whole words of the path: `/storage` holds no `rag`, `/tasks` no `ask`.
+_DO_POST = re.compile(
+    r"^([ \t]*)def do_POST\(self[^)]*\):(.*?)(?=^\1(?:async )?(?:def|class) |\Z)", re.M | re.S
+)
+# A line of it that reads the request's path (`self.path == "/ask"`, `!=`, `in (...)`,
+# `parsed.path == …`), not `os.path.join("/data", …)`.
+_PATH_LINE = re.compile(r"^.*(?:\bself\.path\b|\.path\s*(?:==|!=|in\b)).*$", re.M)
+# What a question endpoint is called (whole words of its path: `/storage` holds no `rag`,
+# `/tasks` no `ask`), and what its handler reads.
 _QUESTION_WORD = re.compile(
     r"(?<![a-z0-9])(?:query|queries|ask|chat|search|answers?|questions?|qa|rag|complete|completions?|"
     r"generate|retrieve|invoke)(?![a-z0-9])",

@@ -41,3 +41,18 @@ def test_a_question_word_counts_whole_not_inside_another_word():
     assert question_route({"api.py": '@app.post("/rag/invoke")\ndef invoke(x):\n    ...\n'}) == Route(
         "/rag/invoke", "api.py"
     )
+
+
+def test_an_http_server_route_is_what_do_post_compares_the_request_path_with():
+    handler = (
+        "class H(BaseHTTPRequestHandler):\n"
+        "    def do_POST(self):\n"
+        '        index = os.path.join("/data", "index.pkl")\n'
+        '        if urlparse(self.path).path != "/ask":\n'
+        "            return self.send_error(404)\n"
+        "\n\n"
+        "    def do_GET(self):\n"
+        '        if self.path == "/search-page":\n'
+        "            ...\n"
+    )
+    assert question_route({"serve.py": handler}) == Route("/ask", "serve.py")
