@@ -182,7 +182,9 @@ def test_an_app_whose_code_declares_no_routes_gets_a_placeholder_validate_refuse
             "Dockerfile": 'FROM neuml/txtai-cpu\nCOPY config.yml /\nCMD ["uvicorn", "txtai.api:app"]\n',
         },
     )
-    target = _init(root)
+    made = CliRunner().invoke(cli, ["init", str(root), "--yes", "--no-workflows"])
+    assert made.exit_code == 0 and "fill in target.path in rag-ci.yml" in made.output, made.output
+    target = yaml.safe_load((root / "rag-ci.yml").read_text())["target"]
 
     text = (root / "rag-ci.yml").read_text()
     assert target["health"] is None and "no health route found in the app's code" in text
