@@ -288,7 +288,7 @@ def init(
         + ", ".join(f"{c.name} ({c.path}, {c.documents} documents)" for c in corpora)
         + f"; target {chosen}"
     )
-    if PLACEHOLDER_PATH in files[root / "rag-ci.yml"]:
+    if PLACEHOLDER_PATH in (files[root / "rag-ci.yml"] or ""):
         echo(
             "fill in target.path in rag-ci.yml: no POST route that answers questions was found in the app's "
             "code (`rag-ci validate` refuses the placeholder until then)"
