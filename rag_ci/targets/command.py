@@ -78,7 +78,9 @@ class _Worker:
         self.index = index
         self.process: asyncio.subprocess.Process | None = None
         self.lines = _Lines()
-        self.stderr = OutputTail()  # its own; the target's tail has every copy's (CommandTarget.start)
+        # Its own stderr, since its launch: an error quotes its crash once, not the lines of the
+        # process it replaced nor of another copy (the target's tail has them all, for diagnostics).
+        self.stderr = OutputTail()
         self.exited = asyncio.Event()
         self.last_id: str | None = None  # the question the previous reply answered
         self._tasks: list[asyncio.Task[None]] = []
@@ -214,7 +216,7 @@ class _Worker:
         if line == _EOF:
             code = await self._exit_code()
             raise TargetError(
-                f"target process exited (code {code}) while answering; last stderr: {self.target.own_stderr()!r}"
+                f"target process exited (code {code}) while answering; last stderr: {self.stderr.text(5)!r}"
             )
 
     def _decode(self, line: bytes, request_id: str) -> tuple[dict[str, Any], str | None]:
@@ -361,14 +363,6 @@ class CommandTarget:
             )
         for worker in self._workers:
             self._idle.put_nowait(worker)
-
-    def own_stderr(self, last: int = 5) -> str:
-        """The last stderr lines of the process now running, not of the ones it replaced: each
-        question's error quotes its own crash once ("RuntimeError: …", never the same line again
-        after "[rag-ci] restarting target process"), and errors alike count together."""
-        lines = self.stderr.text(50).splitlines()
-        restarts = [i for i, line in enumerate(lines) if line.startswith(RESTART_NOTE)]
-        return "\n".join(lines[restarts[-1] + 1 if restarts else 0 :][-last:])
 
     async def restart(self, worker: _Worker) -> None:
         if self.restarts >= self.restart_limit:
