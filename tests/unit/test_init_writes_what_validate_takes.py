@@ -40,7 +40,11 @@ def validate_with_a_question(root):
 
 
 def test_an_exposed_port_outside_the_range_is_not_written(tmp_path):
-    project(tmp_path, {"Dockerfile": 'FROM python:3.12\nEXPOSE 99999\nCMD ["python", "serve.py"]\n'})
+    serve = 'from fastapi import FastAPI\napp = FastAPI()\n\n@app.post("/ask")\ndef ask(body: dict):\n    return {}\n'
+    project(
+        tmp_path,
+        {"Dockerfile": 'FROM python:3.12\nEXPOSE 99999\nCMD ["python", "serve.py"]\n', "serve.py": serve},
+    )
 
     done = init(tmp_path, "--yes")
 
