@@ -49,7 +49,7 @@ def target_problems(
     # No build step writes rag-ci.yml: its placeholder is an error with a build step too.
     placeholder: list[str] = []
     if target.kind == "docker":
-        placeholder = _placeholder_problems(target, config_path or root / "rag-ci.yml")
+        placeholder = placeholder_problems(target, config_path or root / "rag-ci.yml")
         errors += _dockerfile_problems(target, root)
     program = (
         target.command
@@ -160,7 +160,9 @@ def _dockerfile_problems(target: Any, root: Path) -> list[str]:
     return []
 
 
-def _placeholder_problems(target: Any, config_path: Path) -> list[str]:
+def placeholder_problems(target: Any, config_path: Path) -> list[str]:
+    """The placeholder route `init` wrote, still in `config_path`: one error naming its line (`run`
+    refuses it as `validate` does, before anything is built)."""
     if PLACEHOLDER_PATH not in target.path:
         return []
     try:

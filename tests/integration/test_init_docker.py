@@ -195,6 +195,14 @@ def test_an_app_whose_code_declares_no_routes_gets_a_placeholder_validate_refuse
     assert checked.exit_code == 2
     assert f"rag-ci.yml:{line}: target.path is the placeholder `rag-ci init` wrote" in checked.output
     assert "fill in the route your app answers questions on" in checked.output
+    # `run` refuses it the same way, before building anything (no Docker engine is needed to see it)
+    ran = CliRunner().invoke(
+        cli, ["run", "--config", str(root / "rag-ci.yml"), "--output", str(tmp_path / "r.json")]
+    )
+    assert ran.exit_code == 2 and f"rag-ci.yml:{line}: target.path is the placeholder" in ran.output, (
+        ran.output
+    )
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_a_docker_target_without_a_dockerfile_is_refused_by_validate(tmp_path):
