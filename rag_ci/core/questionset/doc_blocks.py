@@ -59,8 +59,9 @@ _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _UNRESOLVED_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]+\]:?")  # `[^1]`, and a footnote's own `[^1]:`
 # MkDocs attribute lists (`{ #install }`, `{: .md-button }`, `{ data-toc-label="Sync" }` after an id) and
-# snippet includes (`{* ../docs_src/app.py hl[3] *}`): markup a reader never sees.
-_ATTRIBUTES = re.compile(r"\{:?\s*[#.][^{}\n]*\}|\{:[^{}\n]*\}|\{\*.*?\*\}")
+# snippet includes (`{* ../docs_src/app.py hl[3] *}`), MDX comments (`{/* truncate */}`): markup a
+# reader never sees.
+_ATTRIBUTES = re.compile(r"\{:?\s*[#.][^{}\n]*\}|\{:[^{}\n]*\}|\{\*.*?\*\}|\{/\*.*?\*/\}")
 _LEFTOVER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>`]*)?/?>")
 # MkDocs admonitions and tabs, reST directives, MyST's colon fences (`:::{note}`) and targets (`(options)=`).
 _DIRECTIVE_LINE = re.compile(
