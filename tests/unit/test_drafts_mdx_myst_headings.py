@@ -2,7 +2,7 @@
 subject it names (issue 55). Each test failed on the code before the fix: a MyST role's target
 and a bare PEP number reached the passage, `{/*` was a keyword, the pointer "attrs#795" and
 "Sometimes, they …" stood as references, and a reference under the heading `HTTPX_LOG_LEVEL`
-was dropped instead of carried."""
+was dropped instead of carried; "Pellentesque elementum dignissim ultricies." was a reference."""
 
 from __future__ import annotations
 
@@ -48,6 +48,15 @@ Use a `{/*` `truncate` `*/}` comment to limit blog post size in the list view.
 
 <Tabs><TabItem value="npm">Run the build once to publish the 3 posts.</TabItem></Tabs>
 """
+
+
+def test_placeholder_text_is_no_prose_to_draft_from():
+    page = (
+        "Lorem ipsum dolor sit amet, consectetur adipiscing elit. Pellentesque elementum dignissim ultricies.\n\n"
+        "Blog posts support Docusaurus Markdown features such as admonitions and tabs."
+    )
+    [passage] = cut_passages("docusaurus", "blog/first.mdx", page)
+    assert passage.text == "Blog posts support Docusaurus Markdown features such as admonitions and tabs."
 
 
 def test_a_myst_role_reads_as_its_title_and_a_pep_or_rfc_by_its_name():

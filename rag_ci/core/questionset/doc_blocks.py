@@ -69,6 +69,7 @@ _DIRECTIVE_LINE = re.compile(
     re.M,
 )
 _WORD = re.compile(r"\w[\w'’.-]*")
+_FILLER = re.compile(r"\blorem ipsum\b", re.I)  # "Lorem ipsum dolor sit amet…", a page's placeholder
 # A paragraph that only points to a link: "See the installation documentation for more information."
 _POINTER = re.compile(
     r"^(?:\(?\s*)(?:see|read|check out|refer to|learn more|visit|head over|take a look|for more|more info|"
@@ -103,11 +104,14 @@ def _outside_code(text: str, change: Callable[[str], str]) -> str:
 
 def prose(kind: str, text: str, linked: str = "") -> Block | None:
     """A paragraph or list item from its rendered text (`linked`: the text of its links), or
-    None when a reader would not read it as prose: empty, only a directive marker, only
+    None when a reader would not read it as prose: empty, only a directive marker, placeholder
+    text ("Lorem ipsum dolor sit amet…"), only
     links or URLs (a link list, a badge row, "Documentation: https://..."), or a short
     pointer to a link ("See the installation documentation for more information.")."""
     outside_code = re.sub(r"`[^`\n]+`", "", text)  # `{{ x }}` in a code span documents a template
     if TEMPLATE_EXPRESSION.search(without_template_tags(outside_code)):  # words only the site knows
+        return None
+    if _FILLER.search(outside_code):  # a template's placeholder text: nothing to ask about
         return None
     text = clean_inline(_DIRECTIVE_LINE.sub("", text))
     if not text:
