@@ -42,7 +42,7 @@ FIXTURES = ("real_docs", "mkdocs_docs", "hugo_docs", "rst_docs", "mdx_docs", "my
 def distinctive(keyword: str) -> bool:
     """A number, a code or identifier, a name of several words, or a word neither generic nor stop;
     never markup (`{/*`, `x <target>`)."""
-    if not re.search(r"[^\W_]", keyword) or re.search(r"[{}`]|\s<[\w.]+>$", keyword):
+    if not re.search(r"[^\W_]", keyword) or re.search(r"[{}`]|\s<\w+\.[\w.]+>$", keyword):
         return False
     if re.search(r"\d", keyword) or re.search(r"[A-Z_./-]", keyword[1:]) or len(keyword.split()) > 1:
         return True

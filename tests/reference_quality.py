@@ -150,7 +150,7 @@ def keyword_problem(keyword: str) -> str | None:
     word = keyword.strip()
     if not re.search(r"[^\W_]", word):
         return "no letter or digit"
-    if re.search(r"[{}`]|^\*|\*$|\s<[\w.]+>$", word):  # `--header <name:value>` is an option
+    if re.search(r"[{}`]|^\*|\*$|\s<\w+\.[\w.]+>$", word):  # `--host <str>` is an option
         return "markup"
     if " " in word or re.search(r"\d", word) or re.search(r"[A-Z_./:()=-]", word[1:]):
         return None  # a name, a number, an identifier

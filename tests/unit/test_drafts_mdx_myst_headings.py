@@ -137,6 +137,8 @@ def test_a_reference_naming_its_own_subject_or_quoting_syntax_in_code_is_kept(re
         ("A Short History Lesson", None),
         ("TL;DR", None),
         ("Dataclasses Enter The Arena", None),
+        ("Philosophy", None),
+        ("Currency", "Currency"),
     ],
 )
 def test_a_heading_names_a_subject_unless_it_is_generic_a_question_or_a_task(heading, subject):

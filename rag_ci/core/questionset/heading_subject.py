@@ -34,7 +34,8 @@ _ORGANISING = frozenset(
     introduction intro summary background faq faqs caveat caveats warning warnings tip tips basics
     misc miscellaneous conclusion conclusions motivation rationale discussion remarks troubleshooting
     appendix glossary prerequisites requirements installation install setup configuration options
-    reference api changelog history contents toc what why how when where who tl dr
+    reference api changelog history contents toc what why how when where who tl dr philosophy
+    principles goals design features limitations concepts usage
         """,
     )
 )
