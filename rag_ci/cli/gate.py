@@ -201,8 +201,6 @@ def run(
 
 def _refuse_the_placeholder_route(project: Project) -> None:
     """A docker target still on the route placeholder `init` wrote: every question would get a 404."""
-    if project.config.target.kind != "docker":
-        return
     from rag_ci.cli.validate_target import placeholder_problems
 
     problems = placeholder_problems(project.config.target, project.config_path)

@@ -290,7 +290,7 @@ def init(
     )
     if PLACEHOLDER_PATH in (files[root / "rag-ci.yml"] or ""):
         echo(
-            "fill in target.path in rag-ci.yml: no POST route that answers questions was found in the app's "
+            f"fill in target.{'path' if chosen == 'docker' else 'url'} in rag-ci.yml: no POST route that answers questions was found in the app's "
             "code (`rag-ci validate` refuses the placeholder until then)"
         )
     echo(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_ci.cli.init_probe import Route, build_steps, health_path, question_route
+from rag_ci.cli.validate_target import PLACEHOLDER_PATH
 from rag_ci.files.bounded_read import read_head_text
 from rag_ci.files.project import leaves
 
@@ -258,6 +259,10 @@ def detected_settings(detected: Detected) -> dict:
         settings["path"] = detected.question.path
         settings["path_found"] = f"POST {detected.question.path} in {detected.question.source}"
         settings["url"] = f"http://127.0.0.1:{detected.port}{detected.question.path}"
+    elif detected.framework and detected.kind == "http":
+        # An app was found but no route that answers questions: a placeholder validate and run
+        # refuse, never a guessed `/query` the app may not have (issue 55).
+        settings["url"] = f"http://127.0.0.1:{detected.port}{PLACEHOLDER_PATH}"
     if detected.port_found:
         settings["port_found"] = detected.port_found
     if detected.kind == "docker":

@@ -8,8 +8,8 @@ said ok; `run` then stopped at exit 2).
   importing an app can load models and indexes, which is the run's to do.
 - `command`, and `http` with `start`: the program is on the target's PATH or a file beside
   rag-ci.yml, and a Python script it is given (`python rag.py`) is there.
-- `docker`: the build context is a folder and the Dockerfile a file in it; `path` is not the
-  placeholder `init` writes when the app's code declares no question route (`PLACEHOLDER_PATH`:
+- `docker`: the build context is a folder and the Dockerfile a file in it.
+- `docker` and `http`: `path` / `url` does not hold the placeholder `init` writes when the app's code declares no question route (`PLACEHOLDER_PATH`:
   init never makes a route up, and this line says which line of rag-ci.yml to fill in).
 
 A program or interpreter a build step makes (`target.build`, a venv) may not exist yet: that is
@@ -47,9 +47,8 @@ def target_problems(
     if target.kind == "python":
         errors += _entry_problems(target, root, path)
     # No build step writes rag-ci.yml: its placeholder is an error with a build step too.
-    placeholder: list[str] = []
+    placeholder = placeholder_problems(target, config_path or root / "rag-ci.yml")
     if target.kind == "docker":
-        placeholder = placeholder_problems(target, config_path or root / "rag-ci.yml")
         errors += _dockerfile_problems(target, root)
     program = (
         target.command
@@ -163,7 +162,8 @@ def _dockerfile_problems(target: Any, root: Path) -> list[str]:
 def placeholder_problems(target: Any, config_path: Path) -> list[str]:
     """The placeholder route `init` wrote, still in `config_path`: one error naming its line (`run`
     refuses it as `validate` does, before anything is built)."""
-    if PLACEHOLDER_PATH not in target.path:
+    field = {"docker": "path", "http": "url"}.get(target.kind)
+    if field is None or PLACEHOLDER_PATH not in getattr(target, field):
         return []
     try:
         lines = config_path.read_text(encoding="utf-8").splitlines()
@@ -172,6 +172,6 @@ def placeholder_problems(target: Any, config_path: Path) -> list[str]:
     line = next((n for n, text in enumerate(lines, 1) if PLACEHOLDER_PATH in text), None)
     where = f"{config_path}:{line}" if line else str(config_path)
     return [
-        f"{where}: target.path is the placeholder `rag-ci init` wrote (no POST route that answers questions "
+        f"{where}: target.{field} holds the placeholder `rag-ci init` wrote (no POST route that answers questions "
         "was found in the app's code): fill in the route your app answers questions on, e.g. /query"
     ]

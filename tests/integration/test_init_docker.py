@@ -193,13 +193,13 @@ def test_an_app_whose_code_declares_no_routes_gets_a_placeholder_validate_refuse
     checked = _validate(root)
     line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith("  path:"))
     assert checked.exit_code == 2
-    assert f"rag-ci.yml:{line}: target.path is the placeholder `rag-ci init` wrote" in checked.output
+    assert f"rag-ci.yml:{line}: target.path holds the placeholder `rag-ci init` wrote" in checked.output
     assert "fill in the route your app answers questions on" in checked.output
     # `run` refuses it the same way, before building anything (no Docker engine is needed to see it)
     ran = CliRunner().invoke(
         cli, ["run", "--config", str(root / "rag-ci.yml"), "--output", str(tmp_path / "r.json")]
     )
-    assert ran.exit_code == 2 and f"rag-ci.yml:{line}: target.path is the placeholder" in ran.output, (
+    assert ran.exit_code == 2 and f"rag-ci.yml:{line}: target.path holds the placeholder" in ran.output, (
         ran.output
     )
     assert not (tmp_path / "r.json").exists()
@@ -226,3 +226,23 @@ def test_without_a_dockerfile_the_http_target_posts_to_the_route_the_code_declar
         "/healthz",
     )
     assert "POST /v1/ask in main.py" in (root / "rag-ci.yml").read_text()
+
+
+def test_an_http_app_declaring_no_question_route_gets_a_placeholder_validate_and_run_refuse(tmp_path):
+    # FastAPI found, but only the feedback route: `/query` would be a guess the app does not answer.
+    only_feedback = FASTAPI.split('@app.post("/v1/ask")')[0]
+    root = _app(tmp_path, {"main.py": only_feedback})
+    made = CliRunner().invoke(cli, ["init", str(root), "--yes", "--no-workflows"])
+    assert made.exit_code == 0 and "fill in target.url in rag-ci.yml" in made.output, made.output
+    target = yaml.safe_load((root / "rag-ci.yml").read_text())["target"]
+    assert target["kind"] == "http" and "/query" not in target["url"]
+
+    text = (root / "rag-ci.yml").read_text()
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith("  url:"))
+    checked = _validate(root)
+    assert checked.exit_code == 2
+    assert f"rag-ci.yml:{line}: target.url holds the placeholder `rag-ci init` wrote" in checked.output
+    ran = CliRunner().invoke(
+        cli, ["run", "--config", str(root / "rag-ci.yml"), "--output", str(tmp_path / "r.json")]
+    )
+    assert ran.exit_code == 2 and "target.url holds the placeholder" in ran.output, ran.output
