@@ -1,11 +1,14 @@
 """Drive a target the way the engine does, for the target tests: start it, send each
 request in turn, stop it, and hand back every reply or error in order; see which of its
-processes are still running; find a uid without an account to run it as."""
+processes are still running (and kill what a failed test left); find a uid without an account to run it as."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import pwd
+import signal
 from pathlib import Path
 
 from rag_ci.errors import TargetError
@@ -35,17 +38,30 @@ def replay(target, *steps, wait_s: float = 5):
     return asyncio.run(go())
 
 
-def processes_running(marker: str) -> list[str]:
-    """The command lines of the live processes whose command line holds `marker`."""
-    found = []
+def _processes(marker: str) -> dict[int, str]:
+    """The live processes whose command line holds `marker`: pid → command line."""
+    found = {}
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             text = cmdline.read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
         if marker in text:
-            found.append(text)
+            found[int(cmdline.parent.name)] = text
     return found
+
+
+def processes_running(marker: str) -> list[str]:
+    """The command lines of the live processes whose command line holds `marker`."""
+    return list(_processes(marker).values())
+
+
+def kill_processes(marker: str) -> None:
+    """Kill the processes whose command line holds `marker` (a test's own temporary path):
+    what a failed test left running does not outlive it."""
+    for pid in _processes(marker):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def uid_without_account() -> int:
