@@ -15,9 +15,11 @@ from rag_ci.errors import TargetError
 from rag_ci.targets.base import arrived
 
 
-def replay(target, *steps, wait_s: float = 5):
+def replay(target, *steps, wait_s: float = 60):
     """Start, query each request (a number is a pause in seconds), stop: replies, or the
-    TargetError / asyncio.TimeoutError (after `wait_s`) each request ended with."""
+    TargetError / asyncio.TimeoutError (after `wait_s`) each request ended with. `wait_s`
+    is generous, a guard against a hang: a request meant to time out is given its own
+    wait as `(request, seconds)`."""
 
     async def go():
         await target.start()
@@ -27,8 +29,9 @@ def replay(target, *steps, wait_s: float = 5):
                 if isinstance(step, (int, float)):
                     await asyncio.sleep(step)
                     continue
+                request, wait = step if isinstance(step, tuple) else (step, wait_s)
                 try:
-                    results.append(arrived(await asyncio.wait_for(target.query(step), wait_s))[0])
+                    results.append(arrived(await asyncio.wait_for(target.query(request), wait))[0])
                 except (TimeoutError, TargetError) as exc:
                     results.append(exc)
             return results
