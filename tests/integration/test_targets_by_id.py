@@ -124,11 +124,11 @@ def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_noth
     assert target.restarts == 0
 
 
-def unruly(modes: str) -> CommandTarget:
+def unruly(modes: str, **env: str) -> CommandTarget:
     return CommandTarget(
         [sys.executable, str(FAKES / "unruly_rag.py")],
         cwd=FAKES,
-        env={"UNRULY_RAG": modes, "UNRULY_RAG_IDS": "1"},
+        env={"UNRULY_RAG": modes, "UNRULY_RAG_IDS": "1", **env},
         restart_limit=100,
     )
 
@@ -145,15 +145,23 @@ def test_a_reply_written_twice_is_caught_by_its_id_without_any_wait(mode):
     assert replies[-1]["answer"].endswith("[Q8]")  # a fresh process for the next request
 
 
-def test_a_duplicate_arriving_while_nothing_is_in_flight_errors_the_next_request_unsent():
-    target = unruly("Q1=late")  # the reply to Q1, then the same line again 0.3 s later
+def test_a_duplicate_arriving_while_nothing_is_in_flight_errors_the_next_request_unsent(tmp_path):
+    written = tmp_path / "late-written"
+    target = unruly("Q1=late", UNRULY_RAG_LATE_WRITTEN=str(written))  # the reply, then again 0.3 s later
+
+    def duplicate_seen() -> bool:
+        # the file: the line is in the pipe; the target's state: its reader has taken it, with
+        # nothing in flight (only then is Q2 refused unsent, rather than errored in flight)
+        replies = target._workers[0].replies
+        return written.exists() and replies is not None and replies.stray is not None
 
     async def go():
         await target.start()
         try:
             out = []
-            for qid, pause in (("Q0", 0), ("Q1", 0), ("Q2", 0.6), ("Q3", 0)):
-                await asyncio.sleep(pause)
+            for qid in ("Q0", "Q1", "Q2", "Q3"):
+                if qid == "Q2":
+                    await until(duplicate_seen)
                 try:
                     out.append(arrived(await target.query(request(qid)))[0])
                 except TargetError as exc:
