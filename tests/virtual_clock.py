@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 
-class _TimeTravellingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class _TimeTravellingSelector(selectors.DefaultSelector):
     def __init__(self, loop: VirtualClockLoop):
         super().__init__()
         self._loop = loop
