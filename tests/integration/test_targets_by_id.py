@@ -76,9 +76,12 @@ def test_a_target_with_ids_gets_several_requests_at_once_on_one_process_each_rep
 async def until(happened, guard_s: float = 60) -> None:
     """Wait for an event seen from outside the target (a log line, a diagnostic), up to a
     generous guard against a hang."""
-    async with asyncio.timeout(guard_s):
-        while not happened():
-            await asyncio.sleep(0.02)
+    try:
+        async with asyncio.timeout(guard_s):
+            while not happened():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"{happened.__name__} never happened within {guard_s:g} s") from None
 
 
 def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_nothing(tmp_path):
@@ -93,8 +96,11 @@ def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_noth
         env={"PIPELINED_RAG_SLOW": "Q3", "PIPELINED_RAG_DELAY": "0.6", "PIPELINED_RAG_LOG": str(log)},
     )
 
-    def arrived_at_the_process() -> int:
-        return len(log.read_text().split()) if log.exists() else 0
+    def five_arrived() -> bool:
+        return log.exists() and len(log.read_text().split()) == 5
+
+    def late_reply_dropped() -> bool:
+        return "dropped the reply to 'Q3'" in target.diagnostics()
 
     async def one(qid: str, wait_s: float = 60):
         try:
@@ -109,10 +115,10 @@ def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_noth
             slow = asyncio.create_task(target.query(request("Q3")))
             answered = await one("Q1")
             in_flight_at_time_out = [asyncio.create_task(one(qid)) for qid in ("Q4", "Q5")]
-            await until(lambda: arrived_at_the_process() == 5)  # Q0, Q3, Q1, Q4, Q5
+            await until(five_arrived)  # Q0, Q3, Q1, Q4, Q5
             slow.cancel()  # what the question's time-out does to it (asyncio.wait_for cancels)
             replies = [first, answered, *[await t for t in in_flight_at_time_out]]
-            await until(lambda: "dropped the reply to 'Q3'" in target.diagnostics())
+            await until(late_reply_dropped)
             return [*replies, await one("Q6"), slow]
         finally:
             await target.stop()
