@@ -51,17 +51,24 @@ def test_a_cancelled_job_exits_128_plus_the_signal_with_an_annotation_and_no_tra
     workspace = tiny_repository(tmp_path / "workspace")
     journal = workspace / "rag-ci-output" / "results.json.partial.jsonl"
     with FakeGitHubServer(token=token) as fake:
+        # The target stalls after a warm-up and three questions: the job is still running when it
+        # is cancelled, however slowly this test watches it.
         process = start_action(
-            fake, workspace, event_name="push", event=push_event(), token=token, env={"TINY_RAG_DELAY": "0.3"}
+            fake,
+            workspace,
+            event_name="push",
+            event=push_event(),
+            token=token,
+            env={"TINY_RAG_STALL_AFTER": "4"},
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a hang guard only
         while time.monotonic() < deadline and (
             not journal.exists() or len(journal.read_text().splitlines()) < 3
         ):
             time.sleep(0.05)
         assert processes_running(str(workspace / "tiny_rag.py")), "the target should be answering"
         process.send_signal(sig)
-        stdout, stderr = process.communicate(timeout=30)
+        stdout, stderr = process.communicate(timeout=120)
         run = finished_action(process, stdout, stderr, workspace)
     assert run.returncode == code, run.log
     assert f"::error title=rag-ci%3A interrupted::rag-ci was interrupted by {sig.name}" in run.stdout

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from docker.errors import NotFound
@@ -138,7 +137,9 @@ class FakeContainers:
         raise NotFound(f"No such container: {name}")
 
     def run(self, image: str, **kwargs) -> FakeContainer:
-        time.sleep(self.client.run_delay_s)
+        self.client.creating.set()
+        if self.client.run_gate is not None:  # the test says when the engine has created it
+            self.client.run_gate.wait(60)
         self.run_calls.append({"image": image, **kwargs})
         container = FakeContainer(self.client, kwargs["name"], kwargs)
         self.by_name[container.name] = container
@@ -147,7 +148,9 @@ class FakeContainers:
 
     def list(self, all: bool = False, filters: dict | None = None) -> list[FakeContainer]:
         key, _, value = filters["label"].partition("=")
-        return [c for c in self.by_name.values() if c.labels.get(key) == value]
+        found = [c for c in self.by_name.values() if c.labels.get(key) == value]
+        self.client.listed.set()  # after the listing: what is created from now on was not in it
+        return found
 
 
 class FakeImages:
@@ -180,8 +183,12 @@ class FakeApi:
 
 
 class FakeDockerClient:
-    def __init__(self, behaviour: str = "healthy", network_port: int = 0, run_delay_s: float = 0.0):
-        self.behaviour, self.network_port, self.run_delay_s = behaviour, network_port, run_delay_s
+    def __init__(
+        self, behaviour: str = "healthy", network_port: int = 0, run_gate: threading.Event | None = None
+    ):
+        self.behaviour, self.network_port, self.run_gate = behaviour, network_port, run_gate
+        self.creating = threading.Event()  # set when containers.run is called
+        self.listed = threading.Event()  # set when containers are listed (a clean-up's sweep)
         self.images = FakeImages()
         self.containers = FakeContainers(self)
         self.api = FakeApi(self)

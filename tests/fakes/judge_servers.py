@@ -23,7 +23,8 @@ Usage (also by the benchmarks; needs `tests/` on sys.path, as conftest.py does):
 `fakes.judge_setup.judge_config(provider, server)` builds a Config aimed at a server.
 
 Scripting: `latency_s` per request; `queue_faults("429", "500", "invalid_json",
-"hang", "400")` makes the next requests fail in that order (429 carries
+"hang", "400")` makes the next requests fail in that order ("hang": no answer for `hang_s`, or
+until the server stops when `hang_s=None`; 429 carries
 `Retry-After: retry_after`); `always_fault="500"` fails every request; `always_invalid_json`;
 `fail_rejudging(text, "500", always="hang")` fails the prompts holding `text` when they are asked
 again (re-judgements); `always_fault="401", quote_key="full" | "split" | "wrapped"` answers 401 quoting the API key it was sent, as
@@ -75,7 +76,7 @@ class FakeJudgeServer:
         latency_s: float = 0.0,
         policy: JudgePolicy | None = None,
         retry_after: str = "1",
-        hang_s: float = 5.0,
+        hang_s: float | None = 5.0,
         always_invalid_json: bool = False,
         always_fault: str | None = None,
         request_limit: int | None = None,
@@ -85,7 +86,8 @@ class FakeJudgeServer:
         self.quote_key = quote_key  # with a 401: the key presented, quoted in the error ("full" or "split")
         self.policy = policy or JudgePolicy()
         self.retry_after = retry_after
-        self.hang_s = hang_s
+        self.hang_s = hang_s  # None: a hanging request is answered only when the server stops
+        self._stopping = threading.Event()  # set by stop(): releases the hanging requests
         self.always_invalid_json = always_invalid_json
         self.always_fault = always_fault  # a judge down for good: every request fails this way
         # With a request_limit, replies carry the provider's rate-limit headers: that limit,
@@ -110,6 +112,7 @@ class FakeJudgeServer:
 
     def start(self) -> FakeJudgeServer:
         server = self
+        self._stopping.clear()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -129,6 +132,7 @@ class FakeJudgeServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -219,7 +223,7 @@ class FakeJudgeServer:
             if self.latency_s:
                 time.sleep(self.latency_s)
             if fault == "hang":
-                time.sleep(self.hang_s)
+                self._stopping.wait(self.hang_s)
             if fault in ("429", "500", "503", "400"):
                 status = int(fault)
                 headers = {"Retry-After": self.retry_after} if status == 429 else {}

@@ -9,7 +9,9 @@ Behaviour is chosen per question text so one target can exercise every failure:
 Run as a script it speaks the JSON-lines protocol; `answer` is the python entry.
 Set TINY_RAG_BROKEN=1 to make it answer the b corpus wrongly (a regression),
 TINY_RAG_DELAY=seconds to slow every answer, TINY_RAG_LOG=path to record asked ids,
-TINY_RAG_PAD=n to add n spaces to every answer (a long reply line).
+TINY_RAG_PAD=n to add n spaces to every answer (a long reply line),
+TINY_RAG_STALL_AFTER=n to answer n requests, then never again (a run caught mid-way, whatever
+the machine's speed).
 """
 
 import json
@@ -18,9 +20,14 @@ import sys
 import time
 
 DOCS = {"a": ("a/x.md", "The delay is 10 ms on CAN."), "b": ("b/y.md", "The delay is 20 ms on LIN.")}
+_answered = 0  # requests answered by this process (TINY_RAG_STALL_AFTER)
 
 
 def answer(request):
+    global _answered
+    if _answered >= int(os.environ.get("TINY_RAG_STALL_AFTER", sys.maxsize)):
+        time.sleep(3600)
+    _answered += 1
     if os.environ.get("TINY_RAG_LOG"):  # lets tests count which questions were asked
         with open(os.environ["TINY_RAG_LOG"], "a") as log:
             log.write(request["id"] + "\n")

@@ -3,7 +3,8 @@
 Misbehaviour is chosen per question id: UNRULY_RAG="Q1=stray,Q6=empty". Modes:
   stray     a log line on stdout ("DEBUG: loaded model") before the reply
   twice     the reply written twice, in one write
-  late      the reply, then 0.3 s later the same reply again
+  late      the reply, then 0.3 s later the same reply again (then creates the file
+            UNRULY_RAG_LATE_WRITTEN names, when set)
   two_lines the reply written twice, in two writes (print, print)
   no_id     the reply without its `id`, even with UNRULY_RAG_IDS=1
   other_id  first a reply carrying another question's id, then the real one
@@ -67,6 +68,8 @@ def main():
             time.sleep(0.3)
             sys.stdout.write(good)
             sys.stdout.flush()
+            if os.environ.get("UNRULY_RAG_LATE_WRITTEN"):  # tells the test the duplicate is out
+                open(os.environ["UNRULY_RAG_LATE_WRITTEN"], "a").close()
 
 
 if __name__ == "__main__":

@@ -150,7 +150,7 @@ def _many_questions(n: int) -> str:
 def test_a_second_run_on_the_same_output_is_refused_and_a_killed_run_does_not_block(tiny_project, tmp_path):
     config = tiny_project(COMMAND_TARGET, _many_questions(30))
     output, journal = tmp_path / "r.json", tmp_path / "r.json.partial.jsonl"
-    env = {**os.environ, "TINY_RAG_DELAY": "0.1"}
+    env = dict(os.environ)
     command = [
         sys.executable,
         "-m",
@@ -162,9 +162,13 @@ def test_a_second_run_on_the_same_output_is_refused_and_a_killed_run_does_not_bl
         str(output),
         "--no-progress",
     ]
-    first = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL, start_new_session=True)
+    # The first run's target stalls after a warm-up and three questions: the run still holds its
+    # output when the second one starts, however slowly this test gets there.
+    first = subprocess.Popen(
+        command, env={**env, "TINY_RAG_STALL_AFTER": "4"}, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a hang guard only
         while time.monotonic() < deadline and (
             not journal.exists() or len(journal.read_text().splitlines()) < 3
         ):
@@ -187,9 +191,7 @@ def test_a_second_run_on_the_same_output_is_refused_and_a_killed_run_does_not_bl
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
-    resumed = subprocess.run(
-        command + ["--resume"], env={**env, "TINY_RAG_DELAY": "0"}, capture_output=True, text=True, timeout=60
-    )
+    resumed = subprocess.run(command + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr  # the dead run's lock went with it
     assert [q["id"] for q in json.loads(output.read_text())["questions"]] == [f"Q{i:04d}" for i in range(30)]
 

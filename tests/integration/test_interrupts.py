@@ -35,7 +35,7 @@ def cli_run(config: Path, output: Path, *extra: str) -> list[str]:
     ]
 
 
-def wait_for_journal(journal: Path, lines: int, timeout_s: float = 30) -> None:
+def wait_for_journal(journal: Path, lines: int, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if journal.exists() and len(journal.read_text().splitlines()) >= lines:
@@ -53,25 +53,31 @@ def test_an_interrupted_run_exits_128_plus_the_signal_says_resume_and_resumes(
         QUESTIONS,
     )
     output, log = tmp_path / "r.json", tmp_path / "asked.log"
-    env = {**os.environ, "TINY_RAG_DELAY": "0.3", "TINY_RAG_LOG": str(log)}
+    env = {**os.environ, "TINY_RAG_LOG": str(log)}
+    # The target stalls after a warm-up and three questions: the run is still going when the
+    # signal comes, however slowly this test watches it.
     process = subprocess.Popen(
-        cli_run(config, output), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        cli_run(config, output),
+        env={**env, "TINY_RAG_STALL_AFTER": "4"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     journal = tmp_path / "r.json.partial.jsonl"
     wait_for_journal(journal, 3)  # the header and two finished questions
     process.send_signal(sig)
-    stdout, stderr = process.communicate(timeout=30)
+    stdout, stderr = process.communicate(timeout=120)  # a hang guard only
     assert process.returncode == code, stderr
     assert f"interrupted by {sig.name}" in stderr and "--resume" in stderr
     assert "Traceback" not in stderr and "Aborted!" not in stderr, stderr
     assert not output.exists()
     finished = len(journal.read_text().splitlines()) - 1
-    assert 2 <= finished < 12
+    assert 2 <= finished <= 3
 
     log.write_text("")
     resumed = subprocess.run(
         cli_run(config, output, "--resume"),
-        env={**env, "TINY_RAG_DELAY": "0"},
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,

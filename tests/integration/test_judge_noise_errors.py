@@ -17,7 +17,9 @@ from rag_ci.core.comparison.compare import compare
 
 CASES = cases(6)
 BROKEN = CASES[1]
-FAST_FAILURE = {"timeout_s": 0.5, "max_retries": 1, "backoff_s": 0.01, "max_wait_s": 2.0}
+# A hanging re-judgement never answers (until the server stops): 2 s of time-out cuts it and
+# leaves every answered call room on a busy machine.
+FAST_FAILURE = {"timeout_s": 2.0, "max_retries": 1, "backoff_s": 0.01, "max_wait_s": 2.0}
 
 
 def regression_under(server, **judge):
@@ -36,7 +38,7 @@ def regression_under(server, **judge):
 def test_a_judge_failing_its_re_judgements_makes_the_metric_an_error_that_gates(
     fake_judge, side, fault, says
 ):
-    server = fake_judge("openai", hang_s=1.5, retry_after="1")
+    server = fake_judge("openai", hang_s=None, retry_after="1")
     server.fail_rejudging(BROKEN.wrong if side == "head" else BROKEN.reworded, always=fault)
     comparison, record = regression_under(server, **FAST_FAILURE)
     metric = record.metrics["correctness"]

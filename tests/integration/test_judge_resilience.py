@@ -1,7 +1,5 @@
 """Rate limits, server errors, invalid JSON and time-outs: retried, bounded, never a crash."""
 
-import time
-
 import pytest
 
 from fakes.judge_cases import score_cases
@@ -9,14 +7,6 @@ from fakes.judge_setup import FAKE_KEYS, judge_config
 from rag_ci.judges.build import build_judge
 
 ONE_CALL = {"correctness": {}}  # one judge call per answer: easy to count
-
-
-@pytest.fixture
-def deepeval_imported():
-    """DeepEval imported before a test's clock starts: its import (seconds in a fresh process,
-    none once another test did it) is not the time-out budget the test measures."""
-    import deepeval.metrics
-    import deepeval.models  # noqa: F401
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
@@ -85,26 +75,30 @@ def test_a_judge_that_only_returns_invalid_json_marks_every_metric_error(fake_ju
     assert all("invalid JSON from the judge" in m.error for m in record.metrics.values())
 
 
-def test_a_hanging_call_times_out_and_is_retried(fake_judge, deepeval_imported):
-    server = fake_judge("openai", hang_s=3)
+@pytest.mark.timeout(120)  # a hang guard only: the hanging request is never answered
+def test_a_hanging_call_times_out_and_is_retried(fake_judge):
+    # The first request is never answered while the test runs: only the call's own time-out
+    # ends it. 2 s, not less: the retry's real answer must come back within it on a busy machine.
+    server = fake_judge("openai", hang_s=None)
     server.queue_faults("hang")
-    scorer = build_judge(judge_config("openai", server, metrics=ONE_CALL, timeout_s=0.3), env=FAKE_KEYS)
-    started = time.perf_counter()
+    scorer = build_judge(judge_config("openai", server, metrics=ONE_CALL, timeout_s=2), env=FAKE_KEYS)
     assert score_cases(scorer).questions[0].metrics["correctness"].passed is True
-    assert time.perf_counter() - started < 2.5
-    assert server.requests == 2
+    assert server.requests == 2 and [r.status for r in server.log] == [200]  # the hung one never logged
 
 
-def test_a_judge_that_never_answers_is_an_error_within_the_time_budget(fake_judge, deepeval_imported):
-    server = fake_judge("anthropic", hang_s=3)
-    server.queue_faults(*["hang"] * 3)
+@pytest.mark.timeout(120)  # a hang guard only: no request is ever answered
+def test_a_judge_that_never_answers_is_an_error_within_the_time_budget(fake_judge):
+    # Every attempt hangs until the server stops: an error proves each one was cut by
+    # timeout_s and the attempts bounded by max_retries, whatever the machine's speed.
+    server = fake_judge("anthropic", hang_s=None)
+    server.queue_faults(*["hang"] * 4)
     scorer = build_judge(
         judge_config("anthropic", server, metrics=ONE_CALL, timeout_s=0.3, max_retries=2), env=FAKE_KEYS
     )
-    started = time.perf_counter()
     metric = score_cases(scorer).questions[0].metrics["correctness"]
+    assert "0.3s" in metric.error  # cut by its time-out (the SDK's or rag-ci's own)
     assert "gave up after 3 attempts" in metric.error
-    assert time.perf_counter() - started < 2.5
+    assert server.requests == 3 and server.log == []
 
 
 def test_concurrent_judge_calls_never_exceed_the_global_limit(fake_judge):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -60,9 +59,7 @@ def _run(config: Path, output: Path, *, env: dict[str, str], baseline: Path | No
     args = ["run", "--config", str(config), "-o", str(output), "--no-progress", *extra]
     if baseline is not None:
         args += ["--baseline", str(baseline)]
-    started = time.monotonic()
-    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
-    return result, time.monotonic() - started
+    return CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
 
 
 def _asked(log: Path) -> Counter:
@@ -72,14 +69,15 @@ def _asked(log: Path) -> Counter:
 def test_a_target_that_stops_answering_ends_a_60_question_run_in_seconds_with_exit_2_and_no_reasks(tmp_path):
     """The issue's "done when": timeout_s 3, 60 questions, every call hangs. Before the
     breaker: 60 time-outs at concurrency 8, plus three re-asks of each (all passed on the
-    baseline) — about 90 s; now about 9 s (three time-outs' worth)."""
+    baseline) — about 90 s; now about 9 s (three time-outs' worth). Counted, not timed: a
+    few rounds of eight calls are asked before the breaker trips, the rest never are."""
     port = free_port()
     config = _project(tmp_path, 60, _http_target(port, "  timeout_s: 3\n"))
     log = tmp_path / "asked.log"
-    base, _ = _run(config, tmp_path / "base.json", env={"OUTAGE_RAG": "ok"})
+    base = _run(config, tmp_path / "base.json", env={"OUTAGE_RAG": "ok"})
     assert base.exit_code == 0, base.output
 
-    result, seconds = _run(
+    result = _run(
         config,
         tmp_path / "head.json",
         baseline=tmp_path / "base.json",
@@ -87,7 +85,6 @@ def test_a_target_that_stops_answering_ends_a_60_question_run_in_seconds_with_ex
     )
 
     assert result.exit_code == 2, result.output
-    assert seconds < 25, f"{seconds:.1f} s"
     assert f"target http http://127.0.0.1:{port}/query stopped answering" in result.output
     # rag-ci's time-out, or the HTTP client's own (the same timeout_s), whichever fired first.
     assert re.search(r"last error: (time-out: no answer|target did not answer) within 3s", result.output)
@@ -117,7 +114,7 @@ def test_a_target_failing_at_once_trips_after_the_first_questions_not_after_ever
     port = free_port()
     config = _project(tmp_path, 60, _http_target(port, "  concurrency: 2\n  max_errors_at_start: 6\n"))
     log = tmp_path / "asked.log"
-    result, _ = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "error", "OUTAGE_RAG_LOG": str(log)})
+    result = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "error", "OUTAGE_RAG_LOG": str(log)})
     assert result.exit_code == 2, result.output
     assert "the first 6 questions all failed (target.max_errors_at_start: 6)" in result.output
     assert "last error: target answered HTTP 500" in result.output and "LLM API unreachable" in result.output
@@ -129,12 +126,9 @@ def test_a_target_that_dies_mid_run_keeps_the_answers_it_gave_and_the_run_is_bro
     port = free_port()
     config = _project(tmp_path, 40, _http_target(port, "  timeout_s: 1\n  concurrency: 2\n  max_wait_s: 2\n"))
     log = tmp_path / "asked.log"
-    result, seconds = _run(
-        config, tmp_path / "head.json", env={"OUTAGE_RAG": "after=10", "OUTAGE_RAG_LOG": str(log)}
-    )
+    result = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "after=10", "OUTAGE_RAG_LOG": str(log)})
     assert result.exit_code == 2, result.output
     assert "no successful reply for 2.0 s (target.max_wait_s: 2)" in result.output
-    assert seconds < 15
     head = json.loads((tmp_path / "head.json").read_text())
     verdicts = Counter(q["verdict"] for q in head["questions"])
     warmup = sum(1 for i in _asked(log) if not i.startswith("Q"))
@@ -163,9 +157,8 @@ def test_a_hanging_command_target_is_not_restarted_once_the_run_is_broken(tmp_pa
         f"target:\n  kind: command\n  command: [{sys.executable}, {script}]\n"
         "  timeout_s: 1\n  max_wait_s: 2\n",
     )
-    result, seconds = _run(config, tmp_path / "head.json", env={})
+    result = _run(config, tmp_path / "head.json", env={})
     assert result.exit_code == 2, result.output
-    assert seconds < 10
     # One start, then one restart per question asked after a time-out: about max_wait_s / timeout_s.
     assert len(starts.read_text().split()) <= 4
     head = json.loads((tmp_path / "head.json").read_text())
@@ -177,7 +170,7 @@ def test_warm_ups_that_hang_never_trip_the_breaker_the_first_question_decides(tm
     port = free_port()
     config = _project(tmp_path, 4, _http_target(port, "  concurrency: 1\n  warmup: 4\n  timeout_s: 1\n"))
     log = tmp_path / "asked.log"
-    result, seconds = _run(
+    result = _run(
         config, tmp_path / "head.json", env={"OUTAGE_RAG": "hang=rag-ci-warmup-", "OUTAGE_RAG_LOG": str(log)}
     )
     assert result.exit_code == 0, result.output
@@ -192,9 +185,7 @@ def test_two_slow_first_calls_on_a_small_set_are_re_asked_not_a_broken_run(tmp_p
     port = free_port()
     config = _project(tmp_path, 4, _http_target(port, "  concurrency: 2\n  warmup: 0\n  timeout_s: 1\n"))
     log = tmp_path / "asked.log"
-    result, _ = _run(
-        config, tmp_path / "head.json", env={"OUTAGE_RAG": "first=2", "OUTAGE_RAG_LOG": str(log)}
-    )
+    result = _run(config, tmp_path / "head.json", env={"OUTAGE_RAG": "first=2", "OUTAGE_RAG_LOG": str(log)})
     assert result.exit_code == 0, result.output
     records = json.loads((tmp_path / "head.json").read_text())["questions"]
     assert {q["verdict"] for q in records} == {"pass"}

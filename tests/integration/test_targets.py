@@ -20,7 +20,7 @@ REQ = {"id": "Q1", "question": "What is the delay?", "corpora": ["a"]}
 
 
 def ask(target, *requests):
-    return replay(target, *requests, wait_s=2)
+    return replay(target, *requests)
 
 
 def command_target(**kw):
@@ -49,7 +49,8 @@ def test_command_target_non_json_line_is_a_malformed_response():
 
 
 def test_command_target_time_out_kills_the_stuck_process_and_the_next_question_works():
-    slow, after = ask(command_target(), {**REQ, "question": "sleep"}, REQ)
+    # tiny_rag sleeps 30 s on "sleep": 2 s of waiting ends it on any machine
+    slow, after = ask(command_target(), ({**REQ, "question": "sleep"}, 2), REQ)
     assert isinstance(slow, asyncio.TimeoutError)
     assert after["answer"].startswith("The delay")  # not the stale reply to "sleep"
 

@@ -73,16 +73,36 @@ def test_a_target_with_ids_gets_several_requests_at_once_on_one_process_each_rep
     assert target.restarts == 0
 
 
-def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_nothing():
+async def until(happened, guard_s: float = 60) -> None:
+    """Wait for an event seen from outside the target (a log line, a diagnostic), up to a
+    generous guard against a hang."""
+    try:
+        async with asyncio.timeout(guard_s):
+            while not happened():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"{happened.__name__} never happened within {guard_s:g} s") from None
+
+
+def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_nothing(tmp_path):
     # Lock-step kills the process at a time-out (its reply would answer the next question); by
     # id, the late reply is recognised and dropped, and the process keeps its other requests.
+    # Ordered by events, not delays: Q3 (answered after 3 s) times out once Q4 and Q5 reached
+    # the process (answered 0.6 s after they arrive), and Q6 is asked once Q3's late reply was dropped.
+    log = tmp_path / "in_flight.log"
     target = CommandTarget(
         [sys.executable, str(FAKES / "pipelined_rag.py")],
         cwd=FAKES,
-        env={"PIPELINED_RAG_SLOW": "Q3", "PIPELINED_RAG_DELAY": "0.6"},
+        env={"PIPELINED_RAG_SLOW": "Q3", "PIPELINED_RAG_DELAY": "0.6", "PIPELINED_RAG_LOG": str(log)},
     )
 
-    async def one(qid: str, wait_s: float = 5):
+    def five_arrived() -> bool:
+        return log.exists() and len(log.read_text().split()) == 5
+
+    def late_reply_dropped() -> bool:
+        return "dropped the reply to 'Q3'" in target.diagnostics()
+
+    async def one(qid: str, wait_s: float = 60):
         try:
             return arrived(await asyncio.wait_for(target.query(request(qid)), wait_s))[0]
         except (TimeoutError, TargetError) as exc:
@@ -92,28 +112,29 @@ def test_a_request_that_times_out_costs_the_others_in_flight_on_its_process_noth
         await target.start()
         try:
             first = await one("Q0")
-            slow, answered = asyncio.create_task(one("Q3", wait_s=1.5)), asyncio.create_task(one("Q1"))
-            await asyncio.sleep(1.2)
-            # answered at ~1.8 s
+            slow = asyncio.create_task(target.query(request("Q3")))
+            answered = await one("Q1")
             in_flight_at_time_out = [asyncio.create_task(one(qid)) for qid in ("Q4", "Q5")]
-            replies = [first, await slow, await answered, *[await t for t in in_flight_at_time_out]]
-            await asyncio.sleep(1.5)  # Q3's late reply comes at ~3 s: dropped, not a stray line
-            return [*replies, await one("Q6")]
+            await until(five_arrived)  # Q0, Q3, Q1, Q4, Q5
+            slow.cancel()  # what the question's time-out does to it (asyncio.wait_for cancels)
+            replies = [first, answered, *[await t for t in in_flight_at_time_out]]
+            await until(late_reply_dropped)
+            return [*replies, await one("Q6"), slow]
         finally:
             await target.stop()
 
-    q0, q3, q1, q4, q5, q6 = asyncio.run(go())
-    assert isinstance(q3, asyncio.TimeoutError)
+    q0, q1, q4, q5, q6, q3 = asyncio.run(go())
+    assert q3.cancelled()
     own_answers_only(["Q0", "Q1", "Q4", "Q5", "Q6"], [q0, q1, q4, q5, q6])
     assert all(isinstance(r, dict) for r in (q0, q1, q4, q5, q6)), (q0, q1, q4, q5, q6)
-    assert target.restarts == 0 and "dropped the reply to 'Q3'" in target.diagnostics()
+    assert target.restarts == 0
 
 
-def unruly(modes: str) -> CommandTarget:
+def unruly(modes: str, **env: str) -> CommandTarget:
     return CommandTarget(
         [sys.executable, str(FAKES / "unruly_rag.py")],
         cwd=FAKES,
-        env={"UNRULY_RAG": modes, "UNRULY_RAG_IDS": "1"},
+        env={"UNRULY_RAG": modes, "UNRULY_RAG_IDS": "1", **env},
         restart_limit=100,
     )
 
@@ -130,15 +151,23 @@ def test_a_reply_written_twice_is_caught_by_its_id_without_any_wait(mode):
     assert replies[-1]["answer"].endswith("[Q8]")  # a fresh process for the next request
 
 
-def test_a_duplicate_arriving_while_nothing_is_in_flight_errors_the_next_request_unsent():
-    target = unruly("Q1=late")  # the reply to Q1, then the same line again 0.3 s later
+def test_a_duplicate_arriving_while_nothing_is_in_flight_errors_the_next_request_unsent(tmp_path):
+    written = tmp_path / "late-written"
+    target = unruly("Q1=late", UNRULY_RAG_LATE_WRITTEN=str(written))  # the reply, then again 0.3 s later
+
+    def duplicate_seen() -> bool:
+        # the file: the line is in the pipe; the target's state: its reader has taken it, with
+        # nothing in flight (only then is Q2 refused unsent, rather than errored in flight)
+        replies = target._workers[0].replies
+        return written.exists() and replies is not None and replies.stray is not None
 
     async def go():
         await target.start()
         try:
             out = []
-            for qid, pause in (("Q0", 0), ("Q1", 0), ("Q2", 0.6), ("Q3", 0)):
-                await asyncio.sleep(pause)
+            for qid in ("Q0", "Q1", "Q2", "Q3"):
+                if qid == "Q2":
+                    await until(duplicate_seen)
                 try:
                     out.append(arrived(await target.query(request(qid)))[0])
                 except TargetError as exc:

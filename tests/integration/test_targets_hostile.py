@@ -13,12 +13,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from drive import processes_running, replay
+from drive import kill_processes, processes_running, replay
 from rag_ci.core.config import PythonTargetConfig
 from rag_ci.errors import RagCiError, TargetError
 from rag_ci.targets import build_target
@@ -79,8 +78,8 @@ def test_a_target_that_never_sends_ids_is_still_read_in_lock_step():
 
 KEEPS_STDOUT_OPEN = """
 import json, os, sys, time
-if os.fork() == 0:  # a child that inherits stdout and outlives its parent
-    time.sleep(60)
+if os.fork() == 0:  # a child that inherits stdout and outlives its parent (unless the run ends it)
+    time.sleep(600)
     sys.exit(0)
 for line in sys.stdin:
     request = json.loads(line)
@@ -95,41 +94,44 @@ def test_a_child_keeping_stdout_open_after_its_parent_died_ends_the_question_and
 ):
     # Before: Q2 waited for its time-out (the pipe never closed), the orphan outlived the run,
     # and asyncio printed "Exception ignored ... Event loop is closed" tracebacks at exit.
+    # The question time-out and the orphan's life are 600 s: a run that waited for either is
+    # stopped by the 120 s guard, so a pass proves Q2 ended on its parent's exit.
     (tmp_path / "keeps_open.py").write_text(KEEPS_STDOUT_OPEN)
     questions = "version: 1\nquestions:\n" + "".join(
         f"  - {{id: Q{i}, question: What is the delay?, doc_id: a}}\n" for i in (1, 2, 3)
     )
     config = tiny_project(
-        f"target: {{kind: command, command: [python, {tmp_path / 'keeps_open.py'}], concurrency: 1, timeout_s: 20}}\n"
+        f"target: {{kind: command, command: [python, {tmp_path / 'keeps_open.py'}], concurrency: 1, timeout_s: 600}}\n"
         "gate: {max_error_rate: 1.0}\n",
         questions,
     )
-    started = time.monotonic()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rag_ci.cli",
-            "run",
-            "--config",
-            str(config),
-            "-o",
-            str(tmp_path / "r.json"),
-            "--no-progress",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=os.environ.copy(),
-    )
-    elapsed = time.monotonic() - started
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "rag_ci.cli",
+                "run",
+                "--config",
+                str(config),
+                "-o",
+                str(tmp_path / "r.json"),
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a hang guard only (a normal run takes a few seconds)
+            env=os.environ.copy(),
+        )
+        left_running = processes_running(str(tmp_path / "keeps_open.py"))
+    finally:
+        kill_processes(str(tmp_path / "keeps_open.py"))  # what a failed run left (nothing, on a pass)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
     records = {q["id"]: q for q in json.loads((tmp_path / "r.json").read_text())["questions"]}
     assert "exited (code 3)" in records["Q2"]["error"]
     assert records["Q3"]["answer"].endswith("[Q3]")
-    assert elapsed < 15  # not Q2's 20 s time-out
-    assert processes_running(str(tmp_path / "keeps_open.py")) == []
+    assert left_running == []
 
 
 def hostile_python(mode: str, **kwargs) -> PythonTarget:
@@ -159,14 +161,14 @@ def test_a_python_entry_whose_import_never_ends_is_stopped_after_timeout_s():
     async def start():
         target = build_target(config, FAKES)
         try:
-            await asyncio.wait_for(target.start(), 20)  # before: no bound at all
+            # before: no bound at all. A hang guard only: ending here is a TimeoutError, not the
+            # RagCiError that names target.timeout_s.
+            await asyncio.wait_for(target.start(), 120)
         finally:
             await target.stop()
 
-    started = time.monotonic()
     with pytest.raises(RagCiError, match=r"importing it took longer than target.timeout_s \(1s\)"):
         asyncio.run(start())
-    assert time.monotonic() - started < 10
 
 
 def test_a_module_that_wrecks_builtins_and_sys_modules_does_not_wreck_the_worker():

@@ -1,5 +1,6 @@
-"""TargetBreaker's rules (rag_ci/targets/breaker.py), on the event loop's real clock with
-short waits: when it trips, when it must not, and how it cuts the calls in flight."""
+"""TargetBreaker's rules (rag_ci/targets/breaker.py), on an event loop whose clock jumps from
+timer to timer (tests/virtual_clock.py): when it trips, when it must not, and how it cuts the
+calls in flight, to the scheduled instant, however busy the machine is."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 import pytest
 
 from rag_ci.targets.breaker import TargetBreaker
+from virtual_clock import run_on_virtual_clock
 
 
 def breaker(max_wait_s: float = 0.3, max_errors_at_start: int = 100) -> TargetBreaker:
@@ -42,9 +44,10 @@ def test_calls_failing_for_max_wait_s_trip_it_and_name_the_target_and_the_last_e
         second = await call(b, 60, timeout_s=5)
         return first, second, loop.time() - started
 
-    first, second, seconds = asyncio.run(outage())
+    first, second, seconds = run_on_virtual_clock(outage())
     assert (first, second) == ("time-out", "cut")
-    assert 0.29 < seconds < 1.0, "the second call must end at the outage's deadline, not at its own 5 s"
+    # the second call ends at the outage's deadline (0.3 s after the first call began), not at its own 5 s
+    assert seconds == pytest.approx(0.3, abs=0.01)
     assert b.reason.startswith(
         "target http http://rag/query stopped answering: no successful reply for 0.3 s"
     )
@@ -60,7 +63,7 @@ def test_a_success_resets_the_outage_so_a_flaky_target_that_answers_never_trips(
             results.append(await call(b, 0.05))
         return b, results
 
-    b, results = asyncio.run(go())
+    b, results = run_on_virtual_clock(go())
     assert not b.tripped and results.count("ok") == 6
 
 
@@ -74,7 +77,7 @@ def test_time_with_no_call_in_flight_is_no_outage():
         await asyncio.sleep(0.4)  # idle, longer than max_wait_s
         return b, await call(b, 60, timeout_s=0.05)
 
-    b, outcome = asyncio.run(go())
+    b, outcome = run_on_virtual_clock(go())
     assert outcome == "time-out" and not b.tripped
 
 
@@ -92,7 +95,7 @@ def test_the_first_calls_all_failing_trip_it_before_max_wait_s_and_never_once_on
             await fail_fast(b)
         return b
 
-    b = asyncio.run(at_start())
+    b = run_on_virtual_clock(at_start())
     assert b.reason.startswith(
         "target http http://rag/query stopped answering: the first 3 questions all failed"
     )
@@ -105,7 +108,7 @@ def test_the_first_calls_all_failing_trip_it_before_max_wait_s_and_never_once_on
             await fail_fast(b)
         return b
 
-    assert not asyncio.run(after_an_answer()).tripped
+    assert not run_on_virtual_clock(after_an_answer()).tripped
 
 
 def test_tripping_cuts_every_call_in_flight_at_once():
@@ -119,8 +122,8 @@ def test_tripping_cuts_every_call_in_flight_at_once():
         outcomes = await asyncio.gather(*hanging)
         return outcomes, loop.time() - started, b
 
-    outcomes, seconds, b = asyncio.run(go())
-    assert outcomes == ["cut"] * 4 and seconds < 1
+    outcomes, seconds, b = run_on_virtual_clock(go())
+    assert outcomes == ["cut"] * 4 and seconds == pytest.approx(0.05, abs=0.01)  # at the trip, not at 10 s
     assert b.not_asked_error().startswith("not asked: target http http://rag/query stopped answering")
     errors = [b.not_asked_error(), b.cut_error(), "time-out: no answer within 3s", None]
     assert b.broken_reason(errors).endswith(
