@@ -31,7 +31,13 @@ import pytest
 
 from builders import REPO
 from fakes.release import fake_state
-from fakes.release.rehearsal import INJECTED, Rehearsal, every_job_fails_once, step_index
+from fakes.release.rehearsal import (
+    INJECTED,
+    Rehearsal,
+    every_job_fails_once,
+    failure_plan,
+    step_index,
+)
 
 ACT = shutil.which("act") or shutil.which("act", path=str(Path(sys.executable).parent))
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
@@ -97,40 +103,36 @@ def model_of_the_same_run(jobs: dict) -> list[list[str]]:
     """What rehearse_jobs.py's model says is public after each attempt of this run."""
     model = rehearse_jobs()
     world, done, public = model.World(private_package=True), set(), []
-    for number, failing in enumerate(
-        ["build", "test-image", "push-image", None, "tag", "pypi", "github-release", None]
-    ):
-        model.run_graph(jobs, world, {failing: "after"} if failing else {}, done)
+    for name, inject in [*failure_plan(jobs), (None, None)]:
+        model.run_graph(jobs, world, {name: "after"} if inject else {}, done)
         public.append(sorted(world.public))
-        if number == 3:
+        if name and not inject:  # the pull check failed: the maintainer makes the package public
             world.private_package = False
     return public
 
 
 def test_each_failure_leaves_nothing_dangling_and_the_resumed_run_completes(run):
-    attempts = run.attempts
+    attempts, plan = run.attempts, failure_plan(run.jobs)
     report = "\n".join(
         f"{a.injected or '-'}: rc {a.returncode}, left {sorted(a.left)}, public {sorted(a.public)}, "
         f"dangling {a.dangling}, {a.seconds:.0f}s"
         for a in attempts
     )
     print(report)
-    for attempt in attempts[:-1]:
-        assert attempt.returncode != 0 and attempt.left, report
+    assert len(attempts) == len(plan) + 1 and len(plan) == len(run.jobs), report
+    for (failing, inject), attempt in zip(plan, attempts, strict=False):
+        assert attempt.returncode != 0 and failing in attempt.left, (failing, report)
         assert attempt.dangling == [], report
         failed = attempt.failed_steps()  # the failure meant, and no other
-        expected = f": {INJECTED}" if attempt.injected else ": Pull the pushed digest without credentials"
-        assert failed and all(
-            s.startswith(attempt.injected or "pull-check") and expected in s for s in failed
-        ), (failed, attempt.log[-4000:])
-    assert [a.injected for a in attempts[:3]] == ["build", "test-image", "push-image"]
-    assert "pull-check" in attempts[3].left and "refuses anonymous pulls (HTTP 403)" in attempts[3].log
-    for failing, attempt in zip(
-        ["build", "test-image", "push-image", "pull-check", "tag", "pypi", "github-release"], attempts
-    ):
-        assert failing in attempt.left, (failing, report)  # it failed ...
+        expected = f": {INJECTED}" if inject else ": Pull the pushed digest without credentials"
+        assert failed and all(s.startswith(failing) and expected in s for s in failed), (
+            failed,
+            attempt.log[-4000:],
+        )
+        if not inject:
+            assert "refuses anonymous pulls (HTTP 403)" in attempt.log
     for earlier, later in itertools.pairwise(attempts):
-        assert earlier.done < later.done, report  # ... and its re-run got past it
+        assert earlier.done < later.done, report  # each re-run got past the job that failed
     last = attempts[-1]
     assert last.returncode == 0 and last.left == set() and last.dangling == [], last.log[-3000:]
     assert [sorted(a.public) for a in attempts] == model_of_the_same_run(run.jobs), report

@@ -29,31 +29,25 @@ def _run(*command: str) -> None:
 
 
 def checkout() -> None:
-    """As actions/checkout does it for a branch ref: the event's sha fetched as origin/BRANCH."""
-    workspace, branch = (
-        Path(os.environ["GITHUB_WORKSPACE"]),
-        os.environ["GITHUB_REF"].removeprefix("refs/heads/"),
-    )
+    """As actions/checkout does it: the event's sha (or the `ref` input: a branch, a tag or a
+    sha) fetched with fetch-depth (0: all history), a branch checked out as origin/BRANCH."""
+    workspace = Path(os.environ["GITHUB_WORKSPACE"])
+    ref = env("REF") or os.environ["GITHUB_SHA"]
+    branch = (env("REF") or os.environ["GITHUB_REF"]).removeprefix("refs/heads/")
     for child in workspace.iterdir():
         shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
     git = ["git", "-C", str(workspace)]
     _run(*git, "init", "-q")
     _run(*git, "remote", "add", "origin", f"{env('GITHUB_SERVER_URL')}/{env('GITHUB_REPOSITORY')}")
-    _run(
-        *git,
-        "fetch",
-        "-q",
-        f"--depth={env('DEPTH') or 1}",
-        "origin",
-        f"+{env('GITHUB_SHA')}:refs/remotes/origin/{branch}",
-    )
+    depth = [] if env("DEPTH") == "0" else [f"--depth={env('DEPTH') or 1}"]
+    _run(*git, "fetch", "-q", *depth, "origin", f"+{ref}:refs/remotes/origin/{branch}")
     if env("SPARSE"):
         _run(*git, "sparse-checkout", "set", *env("SPARSE", "").split())
     _run(*git, "checkout", "-q", "--force", "-B", branch, f"refs/remotes/origin/{branch}")
     if env("PERSIST") == "true":  # what the real action leaves in .git/config
         basic = base64.b64encode(f"x-access-token:{token(state_dir())}".encode()).decode()
         _run(*git, "config", f"http.{env('GITHUB_SERVER_URL')}/.extraheader", f"AUTHORIZATION: basic {basic}")
-    print(f"fake checkout: {env('GITHUB_REPOSITORY')}@{env('GITHUB_SHA')} ({branch})")
+    print(f"fake checkout: {env('GITHUB_REPOSITORY')}@{ref} ({branch})")
 
 
 def setup_python() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from fake_state import FakeError, git, origin, remote_tags, state_dir, token
@@ -102,8 +103,11 @@ def pr(state: Path, args: list[str]) -> int:
     if verb != "create":
         raise FakeError(f"gh pr {verb} is not modelled")
     base = options.get("--base") or options.get("-B") or "main"
-    if not head:
-        raise FakeError("--head is required outside a checkout of the branch (fake)")
+    if not head:  # gh's default: the branch checked out here
+        done = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True)
+        head = done.stdout.strip() if done.returncode == 0 else ""
+    if not head or head == "HEAD":
+        raise FakeError("could not determine the current branch: pass --head")
     branches = git(origin(state), "for-each-ref", "--format=%(refname:short)", "refs/heads").split()
     if head not in branches or base not in branches:
         raise FakeError(f"HTTP 422: head {head!r} or base {base!r} is not a branch of the repository")

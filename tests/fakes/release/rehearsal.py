@@ -315,24 +315,37 @@ def step_index(job: dict, uses: str) -> int:
     return next(i for i, step in enumerate(job["steps"]) if str(step.get("uses", "")).startswith(uses + "@"))
 
 
+def pulls_anonymously(job: dict) -> bool:
+    return any("pull_anonymously.py" in str(step.get("run", "")) for step in job.get("steps", []))
+
+
+def failure_plan(jobs: dict) -> list[tuple[str, tuple[str, int | None] | None]]:
+    """(the job meant to fail, the injection) for each job in the order they run: a job that
+    uploads artifacts fails before its first upload (a re-run of an upload is another matter:
+    tests/e2e/test_release_act.py), every other job after its last step, after what it made
+    public; the pull check is not injected: it fails by itself while the package is private."""
+    order: list[str] = []
+    while len(order) < len(jobs):
+        order += [n for n, j in jobs.items() if n not in order and all(x in order for x in needs(j))]
+    plan: list[tuple[str, tuple[str, int | None] | None]] = []
+    for name in order:
+        uses = [str(s.get("uses", "")) for s in jobs[name]["steps"]]
+        if pulls_anonymously(jobs[name]):
+            plan.append((name, None))
+        elif any(u.startswith("actions/upload-artifact@") for u in uses):
+            plan.append((name, (name, step_index(jobs[name], "actions/upload-artifact"))))
+        else:
+            plan.append((name, (name, None)))
+    return plan
+
+
 def every_job_fails_once(rehearsal: Rehearsal) -> list[Attempt]:
-    """One run where each job fails once, each failure then resumed with "Re-run failed jobs":
-    build fails before its artifacts are uploaded, every other job after its last step (after
-    what it made public), and pull-check fails by itself, the package being private after its
-    first push, until the maintainer makes it public. The last attempt fails nowhere."""
-    jobs = rehearsal.jobs
-    plan: list[tuple[str, int | None] | None] = [
-        ("build", step_index(jobs["build"], "actions/upload-artifact")),
-        ("test-image", None),
-        ("push-image", None),
-        None,  # pull-check: the package is private
-        ("tag", None),
-        ("pypi", None),
-        ("github-release", None),
-        None,
-    ]
-    for number, inject in enumerate(plan):
+    """One run where each job fails once (failure_plan), each failure resumed with "Re-run
+    failed jobs"; the package is made public after the pull check failed. The last attempt
+    fails nowhere."""
+    for _, inject in failure_plan(rehearsal.jobs):
         rehearsal.attempt(inject)
-        if number == 3:
+        if inject is None:
             rehearsal.make_package_public()
+    rehearsal.attempt()
     return rehearsal.attempts
