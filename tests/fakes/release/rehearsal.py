@@ -227,6 +227,8 @@ class Rehearsal:
                     # The jobs run as root here, as the unprivileged `runner` on GitHub's machines: the
                     # demo's RAG keeps the job's user, as it does there (rag_ci/targets/process_user.py).
                     "RAG_CI_TARGET_USER": "root",
+                    # The run's HOME is its own; pip's downloads are the machine's to reuse.
+                    "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR") or Path.home() / ".cache" / "pip",
                 }.items()
             )
         )
@@ -241,7 +243,7 @@ class Rehearsal:
         for marker in (self.state / "registry").glob("*/*/*/private"):
             marker.unlink()
 
-    def attempt(self, inject: tuple[str, int | None] | None = None, timeout: float = 900) -> Attempt:
+    def attempt(self, inject: tuple[str, int | None] | None = None, timeout: float = 600) -> Attempt:
         """One attempt of the run: the first, or "Re-run failed jobs" after the previous one."""
         edited = edited_jobs(self.jobs, self.done, inject)
         path = self.root / "act" / f"attempt-{len(self.attempts) + 1}.yml"
