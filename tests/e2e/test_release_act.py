@@ -1,4 +1,4 @@
-"""release.yml run by nektos/act, offline, every job failing once and resumed (issue 51, item 4).
+"""release.yml run by nektos/act without GitHub, every job failing once and resumed (issue 51 item 4).
 
 The workflow's jobs and their `run:` steps run for real on this machine (act's self-hosted
 mode), with the project's .github/scripts; only the outer edge is faked (tests/fakes/release):

@@ -1,5 +1,5 @@
-"""release.yml run by nektos/act on this machine, offline, with the fakes of this folder, and
-resumed the way "Re-run failed jobs" resumes it.
+"""release.yml run by nektos/act on this machine, GitHub and ghcr.io out of reach, with the fakes
+of this folder, and resumed the way "Re-run failed jobs" resumes it.
 
 A Rehearsal keeps one world (fake_state.py) across attempts of one workflow run (one run id):
   - the repository: the commit under test, pushed to the fake GitHub's origin as `main`; act runs
