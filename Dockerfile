@@ -9,6 +9,10 @@
 # layer a code change rebuilds (a COPY: seconds). rag-ci's source is found through a
 # .pth file, so no pip runs after a code change. Regenerate the lock with
 # requirements/update-action-lock.sh after changing dependencies in pyproject.toml.
+# The lock carries the sha256 of every file PyPI publishes for each pin: pip checks each file
+# it installs against them (hash-checking mode, which hashes in a requirements file turn on by
+# themselves; --require-hashes says so, and refuses a lock line that has none), the offline
+# wheels of .ci/build-image.sh included.
 #
 # The user's RAG never runs in rag-ci's environment: inside this image (RAG_CI_IMAGE=1)
 # its build steps and commands get a virtual environment of their own, created once per
@@ -32,7 +36,7 @@ COPY requirements/ /tmp/requirements/
 RUN set -eu; \
     python3 -m venv /opt/rag-ci/venv; \
     venv=/opt/rag-ci/venv; \
-    PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/python" -m pip install --quiet --no-compile --no-deps \
+    PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/python" -m pip install --quiet --no-compile --no-deps --require-hashes \
         ${WHEELS_ONLY:+--no-index --find-links /tmp/requirements/wheels} -r /tmp/requirements/action.lock; \
     "$venv/bin/python" -m pip uninstall --quiet --yes pip setuptools; \
     purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \

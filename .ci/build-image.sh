@@ -7,6 +7,8 @@
 # is reachable on the CI machines). The lock's wheels are downloaded on the host, whose
 # pip reaches PyPI (or its mirror), into requirements/wheels/, and the build installs
 # from there only (WHEELS_ONLY=1): a container's network may not reach PyPI.
+# The lock's hashes are checked twice: by `pip download` here, and by the build's
+# `pip install --require-hashes` on the downloaded files (they are PyPI's, so they match).
 # PIP: the pip to download with (default `pip` on PATH; any pip >= 22 will do).
 # Prints `build_seconds=N` last. Exit 0 built, 3 no engine/base (the test skips), else failed.
 set -euo pipefail

@@ -1,10 +1,12 @@
 """What a reviewer gets from `rag-ci questions generate --writer fake` on the repository's
 documentation fixtures (tests/fixtures: a real project's mkdocs docs, an mkdocs site, a Hugo
-site, a Sphinx reST project): per fixture, the drafts kept, the share whose question or
-reference holds template syntax, the share of references that do not stand on their own (markup
+site, a Sphinx reST project, a real Docusaurus site's MDX, a real Sphinx project's MyST
+Markdown): per fixture, the drafts kept, the drafts whose question or reference holds template,
+MDX or MyST syntax, the share of references that do not stand on their own (markup
 left, a lead-in, a pointer, a subject named elsewhere: rag_ci.core.questionset.draft_checks),
 and the share of drafts whose keywords are all distinctive terms (numbers, codes, names,
-identifiers, or words neither generic nor adverbs: rag_ci.core.questionset.distinctive).
+identifiers, or words neither generic nor adverbs: rag_ci.core.questionset.distinctive; never
+markup such as `{/*`).
 The targets of issue 55: no template syntax, < 5 % not standing alone, ≥ 90 % distinctive.
 
 The rules it counts with are the rules the drafts pass through, so on this checkout they count
@@ -28,17 +30,20 @@ from typing import Any
 import yaml
 
 from rag_ci.core.questionset.distinctive import is_generic
-from rag_ci.core.questionset.draft_checks import markup_in
+from rag_ci.core.questionset.draft_checks import MDX_OR_MYST, markup_in
 from rag_ci.core.questionset.draft_text import STOP_WORDS
 from rag_ci.core.questionset.reference_standalone import standalone_problem
 from rag_ci.core.questionset.template_syntax import ANY_TEMPLATE_SYNTAX
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = ("real_docs", "mkdocs_docs", "hugo_docs", "rst_docs")
+FIXTURES = ("real_docs", "mkdocs_docs", "hugo_docs", "rst_docs", "mdx_docs", "myst_docs")
 
 
 def distinctive(keyword: str) -> bool:
-    """A number, a code or identifier, a name of several words, or a word neither generic nor stop."""
+    """A number, a code or identifier, a name of several words, or a word neither generic nor stop;
+    never markup (`{/*`, `x <target>`)."""
+    if not re.search(r"[^\W_]", keyword) or re.search(r"[{}`]|\s<\w+\.[\w.]+>$", keyword):
+        return False
     if re.search(r"\d", keyword) or re.search(r"[A-Z_./-]", keyword[1:]) or len(keyword.split()) > 1:
         return True
     return keyword.lower() not in STOP_WORDS and not is_generic(keyword)
@@ -58,10 +63,18 @@ def _drafts(fixture: Path, source: Path, folder: Path) -> list[dict[str, Any]]:
     return [q for q in data.get("questions") or [] if q.get("status") == "draft"]
 
 
+def _syntax_leak(text: str) -> bool:
+    """Template syntax, or MDX/MyST syntax outside inline code (a reference may quote `{/*`)."""
+    return bool(ANY_TEMPLATE_SYNTAX.search(text) or MDX_OR_MYST.search(re.sub(r"`[^`\n]+`", "`code`", text)))
+
+
 def measure(drafts: list[dict[str, Any]]) -> dict[str, Any]:
     answered = [d for d in drafts if d.get("reference")]
     templated = [
-        d["id"] for d in drafts if ANY_TEMPLATE_SYNTAX.search(f"{d['question']} {d.get('reference') or ''}")
+        d["id"]
+        for d in drafts
+        if _syntax_leak(f"{d['question']}\n{d.get('reference') or ''}")
+        or any(_syntax_leak(k) or not re.search(r"[^\W_]", k) for k in d.get("keywords") or [])
     ]
     alone = [
         (d["id"], d["reference"])

@@ -5,7 +5,7 @@ release.yml is read as GitHub runs it: a job starts when every job it `needs` su
 failed job skips the jobs after it, and "Re-run failed jobs" runs the failed job and the ones it
 skipped again, keeping what the jobs that succeeded produced. What each job makes public is read
 from its steps (an image pushed by `skopeo copy ... docker://`, an attestation, tags pushed, a
-PyPI upload, a GitHub Release); what each public thing refers to is rag-ci's release as it is:
+PyPI upload, a GitHub Release, a pull request); what each public thing refers to is rag-ci's release as it is:
 
   the tags         -> the release commit, whose action.yml runs the image: pushed and pullable
                       by anyone (the package may start private: the pull check says so)
@@ -13,6 +13,8 @@ PyPI upload, a GitHub Release); what each public thing refers to is rag-ci's rel
                       the tags
   the GitHub Release -> the tags and the PyPI version its notes install
   the attestation  -> the image
+  the pin pull request -> the tags: it pins the README's and docs' snippets to the release
+                      commit (merged by a human, once the release is out)
 
 For each job, the run fails there (once before its public step, once after it: a step that
 fails after an upload), then is resumed. A rehearsal passes when, after every failure, nothing
@@ -42,6 +44,7 @@ REFERS_TO = {
     "tags": {"image", "image pullable"},
     "pypi": {"tags"},
     "github release": {"tags", "pypi"},
+    "pin pull request": {"tags"},
 }
 
 
@@ -62,6 +65,8 @@ def publishes(step: dict) -> str | None:
         return "pypi"
     if "gh release create" in text:
         return "github release"
+    if "gh pr create" in text:
+        return "pin pull request"
     return None
 
 
@@ -74,6 +79,7 @@ def runs_twice(step: dict, thing: str) -> bool:
         "tags": "git ls-remote" in text,  # a tag already naming the commit is left
         "pypi": bool((step.get("with") or {}).get("skip-existing")),
         "github release": "gh release view" in text,
+        "pin pull request": "gh pr list" in text,  # a pull request of the branch already there ends it
     }[thing]
 
 

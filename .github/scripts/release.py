@@ -41,10 +41,11 @@ SEMVER = re.compile(r"\d+\.\d+\.\d+", re.ASCII)  # ASCII: `\d` alone matches "١
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 DISTRIBUTION = "rag-ci-gate"  # the PyPI name; the import package is rag_ci, the command rag-ci
 # Where a user is told which version to use, and the pattern that finds the version there:
-# the image's tag, the action's tag (or its pinned sha's `# vX.Y.Z` comment), a pinned
-# `rag-ci-gate==` and a pre-commit `rev:`.
+# the image's tag, the action's tag, the image digest's `# vX.Y.Z` comment, a pinned
+# `rag-ci-gate==` and a pre-commit `rev:`. Not the action's commit pin (`rag-ci/rag-ci@<sha>
+# # vX.Y.Z`): it names the newest release until this one is tagged (release_pins.py checks it).
 USER_FACING = (
-    r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci@[^`\n]*?#\s*v|"
+    r"(?:ghcr\.io/rag-ci/rag-ci:v|rag-ci/rag-ci@v|rag-ci@(?![0-9a-f]{40}\s)[^`\n]*?#\s*v|"
     r"rag-ci-gate(?:\[[^\]]*\])?==|^\s*#?\s*rev:\s*v)(\d+\.\d+\.\d+)"
 )
 STATED = {

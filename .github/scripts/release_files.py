@@ -113,29 +113,35 @@ def sboms(archive_path: Path) -> dict[str, dict]:
     return found
 
 
-def docker_login(config: Path, registry: str) -> str:
-    """The user name of the login for REGISTRY in a Docker-style config.json, read the way
-    @sigstore/oci reads it: the first `auths` key that contains the registry's host, whose `auth`
-    is base64 of `user:password`. Refused: no file, no entry, or a credential helper in its place."""
+def docker_login(config: Path, registry: str) -> tuple[str, str]:
+    """The user name and password the attestation would push with to REGISTRY, read from a
+    Docker-style config.json the way @sigstore/oci 0.6.0's getRegistryCredentials reads it (the
+    version actions/attest-build-provenance v4.1.0 runs; tests/integration/test_attest_credentials.py
+    runs that function on the same files): the first `auths` key that contains the registry's
+    host, whose `auth` is base64 of `user:password`, or its `identitytoken` as the password.
+    Refused: no file, no entry (a credential helper is never read), or no user and password."""
     try:
         document = json.loads(config.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ReleaseFileError(f"no credentials file at {config}: log in with --authfile {config}") from None
     except (OSError, ValueError) as exc:
         raise ReleaseFileError(f"{config} is not a credentials file: {exc}") from None
-    auths = document.get("auths") or {}
+    auths = (document.get("auths") if isinstance(document, dict) else None) or {}
     key = next((k for k in auths if registry in k), None)
-    if key is None:
+    if key is None or not isinstance(auths[key], dict):
         raise ReleaseFileError(f"{config} holds no login for {registry} (a credential helper is not read)")
+    entry = auths[key]
+    encoded = entry.get("auth") if isinstance(entry.get("auth"), str) else ""
     try:
-        user, sep, password = (
-            base64.b64decode(auths[key].get("auth", ""), validate=True).decode().partition(":")
-        )
+        # Node's base64 decoder (the action's) accepts a missing padding: so does this.
+        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode()
     except (binascii.Error, UnicodeDecodeError):
-        user, sep, password = "", "", ""
+        decoded = ""
+    user, sep, password = decoded.partition(":")
+    password = entry.get("identitytoken") or password
     if not (user and sep and password):
         raise ReleaseFileError(f"{config}: the login for {registry} is not base64 of user:password")
-    return user
+    return user, password
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(json.dumps(document, indent=1), encoding="utf-8")
                 print(f"release: {path.name}")
         else:
-            user = docker_login(args.config, args.registry)
+            user, _ = docker_login(args.config, args.registry)
             print(f"release: {args.config} logs {user} in to {args.registry}, as the attestation reads it")
     except (ReleaseFileError, OSError, KeyError, ValueError, tarfile.TarError) as exc:
         print(f"release: {exc}", file=sys.stderr)

@@ -180,14 +180,14 @@ def publish(
     located = [
         annotation_json(a.level, redact(a.title), redact(a.message), a.path, a.line)
         for a in by_severity(annotations)
-        if a.path
+        if a.path and a.line
     ]
     try:
         url = github.publish_check_run(
             head_sha=head_sha,
             conclusion=conclusion,
             title=redact(title),
-            summary=redact(summary),
+            summary=redact(summary + whole_file_findings(annotations)),
             annotations=located,
             details_url=settings.run_url or None,
         )
@@ -205,6 +205,20 @@ def publish(
     show(runner, annotations, where_the_rest_are=f"the '{CHECK_RUN_NAME}' check run and the job summary")
     runner.info(f"[rag-ci] check run: {url}")
     return True
+
+
+def whole_file_findings(annotations: Sequence[Annotation]) -> str:
+    """The findings about a file without a line (a changed document whose changed line is not
+    known, a config problem without one), for the check run's summary: the Checks API places every
+    annotation on a line, and line 1 of a changed document is outside the pull request's diff."""
+    from rag_ci.core.reporting.escaping import code_span, escape_md
+
+    whole = [a for a in by_severity(annotations) if a.path and not a.line]
+    if not whole:
+        return ""
+    return "\n\nAbout whole files:\n\n" + "\n".join(
+        f"- {code_span(a.path or '', in_table=False)}: {escape_md(a.message, 600)}" for a in whole
+    )
 
 
 def conclusion_of(exit_code: int, *, gate_off: bool = False) -> str:
@@ -245,7 +259,7 @@ def check_text(
     if annotations:
         lines.append(
             f"{len(annotations)} annotation(s) on {files_of}: each question that fails the gate "
-            f"at its `- id:` line, each changed cited document at the document."
+            "at its `- id:` line, each changed cited document at its first changed line."
         )
         lines.append("")
     lines.append(f"The full report is in {where}.")

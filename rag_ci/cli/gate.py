@@ -141,6 +141,7 @@ def run(
 
     fmt = resolve_format(fmt, None)
     project = load_project(config_path)
+    _refuse_the_placeholder_route(project)
     if judge_spec:
         project = _with_judge(project, judge_spec, config_path)
     base = keep_until_exit(load_results(baseline, what="baseline")) if baseline else None
@@ -196,6 +197,15 @@ def run(
         return
     emit_comparison(outcome, fmt, None, history, base)
     sys.exit(outcome.exit_code)
+
+
+def _refuse_the_placeholder_route(project: Project) -> None:
+    """A docker target still on the route placeholder `init` wrote: every question would get a 404."""
+    from rag_ci.cli.validate_target import placeholder_problems
+
+    problems = placeholder_problems(project.config.target, project.config_path)
+    if problems:
+        raise RagCiError(problems[0])
 
 
 def _with_judge(project: Project, judge_spec: str, config_path: Path) -> Project:

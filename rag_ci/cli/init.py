@@ -23,6 +23,7 @@ from rag_ci.cli.errors import UserError, user_errors
 from rag_ci.cli.init_detect import detect_target, detected_settings
 from rag_ci.cli.init_targets import default_settings, kinds_question, target_template
 from rag_ci.cli.init_workflows import default_branch, rag_ci_workflow, users_workflows
+from rag_ci.cli.validate_target import PLACEHOLDER_PATH
 from rag_ci.core.config import TARGET_CONFIGS, parse_config
 from rag_ci.errors import ValidationError
 
@@ -287,6 +288,11 @@ def init(
         + ", ".join(f"{c.name} ({c.path}, {c.documents} documents)" for c in corpora)
         + f"; target {chosen}"
     )
+    if PLACEHOLDER_PATH in (files[root / "rag-ci.yml"] or ""):
+        echo(
+            f"fill in target.{'path' if chosen == 'docker' else 'url'} in rag-ci.yml: no POST route that answers questions was found in the app's "
+            "code (`rag-ci validate` refuses the placeholder until then)"
+        )
     echo(
         "next: check the target in rag-ci.yml, then `rag-ci questions generate --writer PROVIDER:MODEL` (or `--writer fake` "
         "for a dry run), review the drafts (`rag-ci questions review`), `rag-ci validate`, `rag-ci run`"

@@ -9,10 +9,12 @@ entries and the kinds the same).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from rag_ci.cli.errors import UserError
+from rag_ci.cli.validate_target import PLACEHOLDER_PATH
 from rag_ci.core.config import TARGET_CONFIGS
 
 
@@ -40,8 +42,13 @@ def _command(settings: dict[str, str]) -> str:
 
 
 def _http(settings: dict[str, str]) -> str:
+    declared = settings.get("path_found", "")
     found = (
-        f"   # {settings['found']}: fill in the path that answers a question" if settings.get("found") else ""
+        ""
+        if not settings.get("found")
+        else f"   # {settings['found']}; {declared}: POSTed {{id, question, corpora}}"
+        if declared and settings["url"].endswith(" ".join(declared.split()[1:2]))
+        else f"   # {settings['found']}: fill in the path that answers a question"
     )
     start = (
         f"  start: {json.dumps(settings['start'])}   # launched first (in rag-ci.yml's folder), then polled until healthy\n"
@@ -66,11 +73,46 @@ def _http(settings: dict[str, str]) -> str:
 
 
 def _docker(settings: dict[str, str]) -> str:
+    """Only what the Dockerfile and the build context's code say (rag_ci.cli.init_detect): a
+    question route the code does not declare is a placeholder `validate` refuses, a health
+    route it does not declare is none (issue 55: `/query` and `/health` were guessed)."""
+    dockerfile = settings.get("dockerfile", "Dockerfile")
+    port, path = int(settings["port"]), settings["path"]
+    found_port = settings.get("port_found", "")
     return (
-        f"target:\n  kind: docker\n  dockerfile: {settings.get('dockerfile', 'Dockerfile')}\n"
-        f"  port: {int(settings['port'])}\n  path: {json.dumps(settings['path'])}   # POSTed {{id, question, corpora}}\n"
-        "  health: /health\n"
+        "target:\n  kind: docker\n"
+        f"  dockerfile: {json.dumps(dockerfile)}"
+        + (
+            ""
+            if settings.get("dockerfile_found")
+            else "   # not there yet: write it (validate refuses the target until then)"
+        )
+        + f"\n  port: {port}   # "
+        + (
+            found_port
+            if re.search(rf"\b{port}\b", found_port)
+            else "no EXPOSE, nor a port in its CMD or code: set the port your app listens on"
+        )
+        + f"\n  path: {json.dumps(path)}   # "
+        + _docker_path_note(settings)
+        + "\n"
+        + (
+            f"  health: {json.dumps(settings['health'])}   # the health route in the app's code: 2xx once it is ready\n"
+            if settings.get("health")
+            else "  health: null   # no health route found in the app's code: ready once `path` answers (set yours if it has one)\n"
+        )
     )
+
+
+def _docker_path_note(settings: dict[str, str]) -> str:
+    if settings["path"] == PLACEHOLDER_PATH:
+        return (
+            "no POST route answering questions found in the app's code: FILL IN yours "
+            "(validate refuses this placeholder; request/response map your API, docs/targets.md)"
+        )
+    found = settings.get("path_found", "")
+    said = f"{found}: " if found.startswith(f"POST {settings['path']} in ") else ""  # not when typed over
+    return f"{said}POSTed {{id, question, corpora}} (or map your API: request/response, docs/targets.md)"
 
 
 TARGET_TEMPLATES: dict[str, TargetTemplate] = {
@@ -80,7 +122,7 @@ TARGET_TEMPLATES: dict[str, TargetTemplate] = {
     "docker": TargetTemplate(
         (
             ("port", "port the container listens on", "{port}"),
-            ("path", "path to POST questions to", "/query"),
+            ("path", "path to POST questions to", PLACEHOLDER_PATH),
         ),
         _docker,
     ),

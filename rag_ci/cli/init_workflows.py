@@ -16,13 +16,20 @@ from importlib import resources
 from pathlib import Path
 
 from rag_ci.cli.echo import echo
+from rag_ci.cli.errors import UserError
 from rag_ci.files.bounded_read import read_head_text
 
 WORKFLOWS = ("rag-ci-pr.yml", "rag-ci-baseline.yml", "rag-ci-full.yml", "rag-ci-comment.yml")
-ACTION = "rag-ci/rag-ci@v1"  # what an unreleased build writes (see released_action)
-# The release writes `OWNER/REPO@<commit sha> # vX.Y.Z` here, in the wheel it builds from the
-# tagged commit (.github/scripts/release.py stamp-action); main's copy says `unreleased`.
+# The one pin users copy: `OWNER/REPO@<commit sha> # vX.Y.Z`, the newest release's commit (the
+# release stamps its own commit into the wheel it builds: .github/scripts/release.py
+# stamp-action; the README's and docs' snippets carry the same line: release_pins.py). Before
+# the first release it names a commit of main, `# main (before vX.Y.Z)`: its action.yml builds
+# the image from the Dockerfile, so it works, only slower.
 RELEASED_ACTION = "released-action.txt"
+PIN = re.compile(
+    r"(?P<action>[\w.-]+/[\w.-]+@[0-9a-f]{40}) # (?P<label>v\d+\.\d+\.\d+|main \(before v\d+\.\d+\.\d+\))",
+    re.ASCII,
+)
 
 
 def rag_ci_workflow(root: Path) -> Path | None:
@@ -37,15 +44,21 @@ def rag_ci_workflow(root: Path) -> Path | None:
     return None
 
 
-def released_action() -> str | None:
-    """`OWNER/REPO@<sha> # vX.Y.Z` as the release stamped it; None in a build no release made."""
+def released_action() -> str:
+    """`OWNER/REPO@<sha> # vX.Y.Z` (a release's commit) or `… # main (before vX.Y.Z)` (a commit
+    of main, before the first release): what every workflow init writes pins."""
     text = (
         resources.files("rag_ci")
         .joinpath("templates", "workflows", RELEASED_ACTION)
         .read_text(encoding="utf-8")
         .strip()
     )
-    return text if re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+", text) else None
+    if not PIN.fullmatch(text):
+        raise UserError(
+            f"this rag-ci's templates/workflows/{RELEASED_ACTION} holds {text[:120]!r}, not "
+            "`OWNER/REPO@<40-hex commit sha> # vX.Y.Z`: reinstall rag-ci-gate from PyPI"
+        )
+    return text
 
 
 def default_branch(root: Path) -> str:
@@ -66,9 +79,7 @@ def default_branch(root: Path) -> str:
     return "main"
 
 
-def user_workflow(
-    text: str, working_directory: str | None, *, action: str = ACTION, branch: str = "main"
-) -> str:
+def user_workflow(text: str, working_directory: str | None, *, action: str, branch: str = "main") -> str:
     """The repository's own workflow as a user's copy: the lines marked "your repository" changed,
     the action pinned, the baseline on `branch`, and each job holding its own permissions."""
     out = []
@@ -78,11 +89,12 @@ def user_workflow(
                 indent = line[: len(line) - len(line.lstrip())]
                 out.append(f"{indent}working-directory: {working_directory}\n")
             continue
-        if re.match(r"\s*(- )?uses: \./\s+# your repository:", line):
+        if re.match(r"\s*(- )?uses: \./\s+# your repository\b", line):
             if "drop the checkout" in line:  # the action comes from the registry: no checkout needed
                 _drop_checkout(out)
             out.append(
-                re.sub(r"uses: \./\s+# your repository:.*", f"uses: {action}", line.rstrip("\n")) + "\n"
+                re.sub(r"uses: \./\s+# your repository\b.*", lambda _: f"uses: {action}", line.rstrip("\n"))
+                + "\n"
             )
             continue
         out.append(re.sub(r"^(\s+branches: \[)main\b", lambda m: f"{m[1]}{json.dumps(branch)}", line))
@@ -128,17 +140,19 @@ def _drop_checkout(out: list[str]) -> None:
 
 
 def users_workflows(root: Path) -> dict[Path, str]:
-    """The four workflows for the repository at `root`: its default branch, the released action pinned."""
+    """The four workflows for the repository at `root`: its default branch, the action pinned by sha."""
     action, branch = released_action(), default_branch(root)
-    if action is None:
+    if "# main (" in action:
         echo(
-            f"note: this rag-ci was not built by a release: the workflows use {ACTION} (a tag, not a commit sha; "
-            "zizmor reports it): pin `rag-ci/rag-ci@<commit sha> # vX.Y.Z` of a release",
+            f"note: this rag-ci was built before the first release: the workflows pin {action}, a commit "
+            "of main whose action builds its image on each run; pin a release's commit once there is one",
             err=True,
         )
+    else:
+        echo(f"the workflows pin {action}: the release that built this rag-ci")
     return {
         root / ".github" / "workflows" / name: user_workflow(
-            shipped_workflow(name), None, action=action or ACTION, branch=branch
+            shipped_workflow(name), None, action=action, branch=branch
         )
         for name in WORKFLOWS
     }

@@ -98,7 +98,7 @@ def _refuse_a_target_run_cannot_start(project) -> None:
     from rag_ci.cli.validate_target import target_problems
     from rag_ci.errors import ValidationError
 
-    errors, warnings = target_problems(project.config.target, project.root)
+    errors, warnings = target_problems(project.config.target, project.root, config_path=project.config_path)
     for warning in warnings:
         echo(f"warning: {warning}", err=True)
     if errors:

@@ -8,6 +8,9 @@ said ok; `run` then stopped at exit 2).
   importing an app can load models and indexes, which is the run's to do.
 - `command`, and `http` with `start`: the program is on the target's PATH or a file beside
   rag-ci.yml, and a Python script it is given (`python rag.py`) is there.
+- `docker`: the build context is a folder and the Dockerfile a file in it.
+- `docker` and `http`: `path` / `url` does not hold the placeholder `init` writes when the app's code declares no question route (`PLACEHOLDER_PATH`:
+  init never makes a route up, and this line says which line of rag-ci.yml to fill in).
 
 A program or interpreter a build step makes (`target.build`, a venv) may not exist yet: that is
 a warning, not an error.
@@ -24,11 +27,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+# What `rag-ci init` writes as a docker target's `path` when the app's code declares no POST
+# route that answers questions (rag_ci.cli.init_targets): a path, so the config parses, that
+# validate refuses until the user writes the real one.
+PLACEHOLDER_PATH = "/FILL-IN-the-route-that-answers-questions"
+
 
 def target_problems(
-    target: Any, root: Path, environ: Mapping[str, str] | None = None
+    target: Any, root: Path, environ: Mapping[str, str] | None = None, config_path: Path | None = None
 ) -> tuple[list[str], list[str]]:
-    """(errors, warnings) of the target config `target` of the project in folder `root`."""
+    """(errors, warnings) of the target config `target` of the project in folder `root`
+    (`config_path`, its rag-ci.yml: errors name the line to fix)."""
     environ = os.environ if environ is None else environ
     path = target.env.get("PATH") or os.path.dirname(sys.executable) + os.pathsep + environ.get(
         "PATH", os.defpath
@@ -37,6 +46,10 @@ def target_problems(
     errors: list[str] = []
     if target.kind == "python":
         errors += _entry_problems(target, root, path)
+    # No build step writes rag-ci.yml: its placeholder is an error with a build step too.
+    placeholder = placeholder_problems(target, config_path or root / "rag-ci.yml")
+    if target.kind == "docker":
+        errors += _dockerfile_problems(target, root)
     program = (
         target.command
         if target.kind == "command"
@@ -48,8 +61,8 @@ def target_problems(
         field = "target.command" if target.kind == "command" else "target.start"
         errors += _program_problems(program, field, root, path)
     if built:  # a build step may make what is missing: said, not refused
-        return [], [f"{e} (unless a build step makes it)" for e in errors]
-    return errors, []
+        return placeholder, [f"{e} (unless a build step makes it)" for e in errors]
+    return placeholder + errors, []
 
 
 def _entry_problems(target: Any, root: Path, path: str) -> list[str]:
@@ -131,3 +144,34 @@ def _program_problems(command: list[str], field: str, root: Path, path: str) -> 
             f"{field}: {program} is given {script}, which is not a file beside rag-ci.yml ({root / script})"
         ]
     return []
+
+
+def _dockerfile_problems(target: Any, root: Path) -> list[str]:
+    context = root / target.context
+    if not context.is_dir():
+        return [f"target.context {target.context}: no such folder ({context}); the build context is a folder"]
+    dockerfile = context / target.dockerfile
+    if not dockerfile.is_file():
+        return [
+            f"target.dockerfile {target.dockerfile}: no such file in the build context ({dockerfile}); "
+            "write it, or point target.dockerfile (relative to target.context) at yours"
+        ]
+    return []
+
+
+def placeholder_problems(target: Any, config_path: Path) -> list[str]:
+    """The placeholder route `init` wrote, still in `config_path`: one error naming its line (`run`
+    refuses it as `validate` does, before anything is built)."""
+    field = {"docker": "path", "http": "url"}.get(target.kind)
+    if field is None or PLACEHOLDER_PATH not in getattr(target, field):
+        return []
+    try:
+        lines = config_path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    line = next((n for n, text in enumerate(lines, 1) if PLACEHOLDER_PATH in text), None)
+    where = f"{config_path}:{line}" if line else str(config_path)
+    return [
+        f"{where}: target.{field} holds the placeholder `rag-ci init` wrote (no POST route that answers questions "
+        "was found in the app's code): fill in the route your app answers questions on, e.g. /query"
+    ]

@@ -20,14 +20,15 @@ SUMMARY_LIMIT = 65535  # output.summary and output.text, in characters
 _LEVELS = {"failure", "warning", "notice"}
 
 
-def annotation_json(level: str, title: str, message: str, path: str, line: int | None) -> dict[str, Any]:
-    """One annotation as the Checks API takes it: a path is required, and a line (1 when the
-    finding is about the file as a whole)."""
-    assert level in _LEVELS
+def annotation_json(level: str, title: str, message: str, path: str, line: int) -> dict[str, Any]:
+    """One annotation as the Checks API takes it: a path and a line are required. A finding
+    about a file as a whole has no line: it is no check-run annotation (rag_ci.action.annotations
+    names it in the summary), never one at line 1, which GitHub shows outside the diff."""
+    assert level in _LEVELS and line >= 1
     return {
         "path": path,
-        "start_line": line or 1,
-        "end_line": line or 1,
+        "start_line": line,
+        "end_line": line,
         "annotation_level": level,
         "title": title[:255],
         "message": message[: 64 * 1024],

@@ -78,6 +78,9 @@ class _Worker:
         self.index = index
         self.process: asyncio.subprocess.Process | None = None
         self.lines = _Lines()
+        # Its own stderr, since its launch: an error quotes its crash once, not the lines of the
+        # process it replaced nor of another copy (the target's tail has them all, for diagnostics).
+        self.stderr = OutputTail()
         self.exited = asyncio.Event()
         self.last_id: str | None = None  # the question the previous reply answered
         self._tasks: list[asyncio.Task[None]] = []
@@ -110,8 +113,9 @@ class _Worker:
         self.last_id = None
         self.stale = False
         self.replies = None
+        self.stderr = OutputTail()
         readers = [
-            asyncio.create_task(self.target.stderr.follow(self.process.stderr)),
+            asyncio.create_task(self.stderr.follow(self.process.stderr, also=self.target.stderr)),
             asyncio.create_task(self.lines.follow(self.process.stdout)),
         ]
         self._tasks = [*readers, asyncio.create_task(self._watch_exit(self.process, readers))]
@@ -212,7 +216,7 @@ class _Worker:
         if line == _EOF:
             code = await self._exit_code()
             raise TargetError(
-                f"target process exited (code {code}) while answering; last stderr: {self.target.own_stderr()!r}"
+                f"target process exited (code {code}) while answering; last stderr: {self.stderr.text(5)!r}"
             )
 
     def _decode(self, line: bytes, request_id: str) -> tuple[dict[str, Any], str | None]:
@@ -343,28 +347,22 @@ class CommandTarget:
         except BaseException:
             await self.stop()
             raise
-        dead = next(
-            (w.process for w in self._workers if w.process is not None and w.process.returncode is not None),
-            None,
-        )
-        if dead is not None:
-            # A command that dies at once is a start-up failure, not N question errors.
+        dead = [
+            (w, w.process.returncode) for w in self._workers if w.process and w.process.returncode is not None
+        ]
+        if dead:
+            # A command that dies at once is a start-up failure, not N question errors; its copies
+            # die alike: one copy's stderr is quoted, not the same lines once per copy (issue 55).
             await self.stop()
-            stderr = self.stderr.text(20)
+            (first, code), copies = dead[0], f" ({len(dead)} of {len(self._workers)} processes)"
+            stderr = first.stderr.text(20)
             hint = permission_hint(stderr, project_dir=self.cwd)
             raise RagCiError(
-                f"target command exited at start (code {dead.returncode}): {' '.join(self.command)}\n{stderr}{hint}"
+                f"target command exited at start (code {code}): {' '.join(self.command)}"
+                f"{copies if len(self._workers) > 1 else ''}\n{stderr}{hint}"
             )
         for worker in self._workers:
             self._idle.put_nowait(worker)
-
-    def own_stderr(self, last: int = 5) -> str:
-        """The last stderr lines of the process now running, not of the ones it replaced: each
-        question's error quotes its own crash once ("RuntimeError: …", never the same line again
-        after "[rag-ci] restarting target process"), and errors alike count together."""
-        lines = self.stderr.text(50).splitlines()
-        restarts = [i for i, line in enumerate(lines) if line.startswith(RESTART_NOTE)]
-        return "\n".join(lines[restarts[-1] + 1 if restarts else 0 :][-last:])
 
     async def restart(self, worker: _Worker) -> None:
         if self.restarts >= self.restart_limit:

@@ -202,7 +202,8 @@ class DockerTarget:
         if self._http is not None:
             self._retired.append(self._http)
         self._http = http
-        healthy = asyncio.ensure_future(http.start())
+        # Without a health route (`health: null`), ready once the question path answers at all.
+        healthy = asyncio.ensure_future(http.start() if self.config.health else http.wait_healthy(http.url))
         died = asyncio.ensure_future(self._wait_until_exited())
         try:
             done, _ = await asyncio.wait({healthy, died}, return_when=asyncio.FIRST_COMPLETED)

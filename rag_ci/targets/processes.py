@@ -249,7 +249,8 @@ class OutputTail:
     def text(self, last: int = 50) -> str:
         return "\n".join(list(self.lines)[-last:])
 
-    async def follow(self, stream: asyncio.StreamReader | None) -> None:
+    async def follow(self, stream: asyncio.StreamReader | None, also: OutputTail | None = None) -> None:
+        """Each line of `stream`, into this tail and `also` (one process's own and all of the target's)."""
         if stream is None:
             return
         while True:
@@ -257,6 +258,8 @@ class OutputTail:
             if not line:
                 return
             self.add(line.decode("utf-8", "replace"))
+            if also is not None:
+                also.add(line.decode("utf-8", "replace"))
 
 
 async def finish_reader(task: asyncio.Task[None] | None, grace_s: float = 2.0) -> None:

@@ -147,3 +147,29 @@ def test_a_stale_acceptance_is_named_with_its_file_and_the_counts_line_stays_out
     assert not counts_paragraph(root).inside("blockquote")  # today: swallowed by the quote above it
     cmp = json.loads((workspace / "rag-ci-output" / "comparison.json").read_text())
     assert cmp["stale_accepted"][0]["where"] == "accepted.yml:2"
+
+
+def test_a_target_that_dies_at_start_quotes_its_stderr_once_in_the_comment_the_check_run_and_the_log(
+    fake, workspace, token, baseline_json
+):
+    # The example runs two copies of its command: each wrote the same stderr, and the cause
+    # quoted both, one after the other (issue 55: "the target's stderr line quoted twice").
+    fake.add_baseline_artifact({"results.json": baseline_json}, head_sha=MERGE_BASE_SHA)
+    (workspace / "crash.py").write_text(
+        "import sys\nprint('FileNotFoundError: index bm25.pkl is missing, run ingest', file=sys.stderr)\nsys.exit(1)\n"
+    )
+    config = workspace / "rag-ci.yml"
+    config.write_text(config.read_text().replace('["python", "rag/server.py"]', '["python", "crash.py"]'))
+
+    run = pr_run(fake, workspace, token)
+
+    assert run.returncode == 2, run.log
+    said = "FileNotFoundError: index bm25.pkl is missing, run ingest"
+    body = comment(fake)
+    assert (
+        rendered(body).find_all("h2")[0].text().startswith("rag-ci: ⛔ not evaluated — target command exited")
+    )
+    assert body.count(said) == 1, body
+    [check] = fake.check_runs.values()
+    assert (check["output"]["title"] + check["output"]["summary"]).count(said) == 1, check["output"]
+    assert run.log.count(said) == 1, run.log

@@ -282,6 +282,25 @@ def test_a_container_never_healthy_times_out_and_is_removed(project):
     assert client.containers.by_name == {} and client.removed == [target.name]
 
 
+def test_without_a_health_route_the_container_is_ready_once_its_question_path_answers(project):
+    # `health: null`, what `rag-ci init` writes when the app's code declares no health route.
+    client = FakeDockerClient()
+
+    async def go():
+        target = await started(make_target(project, client, health=None))
+        try:
+            return await target.query(REQUEST)
+        finally:
+            await target.stop()
+
+    assert run(go())["answer"] == "10 ms"
+    loading = FakeDockerClient(behaviour="never_healthy")  # its question path answers 503
+    target = make_target(project, loading, health=None, startup_timeout_s=0.5)
+    with pytest.raises(RagCiError, match=r"not healthy after 0s at http://[\d.:]+/query \(HTTP 503\)"):
+        run(target.start())
+    assert loading.containers.by_name == {}
+
+
 def test_ctrl_c_while_waiting_for_health_removes_the_container(project):
     client = FakeDockerClient(behaviour="never_healthy")
     target = make_target(project, client, startup_timeout_s=30)

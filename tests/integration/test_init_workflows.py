@@ -5,6 +5,7 @@ its wheel, and zizmor and actionlint with their default policies (no configurati
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,11 +138,49 @@ def test_a_released_init_pins_the_action_by_commit_sha_with_its_version(tmp_path
         assert f"uses: rag-ci/rag-ci@{SHA} # v1.0.0" in text and "@v1\n" not in text, name
 
 
-def test_an_unreleased_init_says_its_action_is_a_tag(tmp_path):
+def test_init_before_the_first_release_pins_a_commit_of_main_by_sha_and_says_so(tmp_path):
+    pin = (REPO / "rag_ci" / "templates" / "workflows" / "released-action.txt").read_text().strip()
+    assert re.fullmatch(r"rag-ci/rag-ci@[0-9a-f]{40} # (v\d+\.\d+\.\d+|main \(before v\d+\.\d+\.\d+\))", pin)
     root = _repository(tmp_path / "r", "main")
     done = CliRunner().invoke(cli, ["init", str(root), "--yes", "--workflows"])
-    assert "not built by a release" in done.output and "rag-ci/rag-ci@v1" in done.output
-    assert "uses: rag-ci/rag-ci@v1" in (root / ".github" / "workflows" / "rag-ci-pr.yml").read_text()
+    assert done.exit_code == 0, done.output
+    said = "built before the first release" if "# main (" in pin else "the release that built this rag-ci"
+    assert said in done.output and pin in done.output
+    for name in WORKFLOWS:
+        text = (root / ".github" / "workflows" / name).read_text()
+        assert re.findall(r"uses: rag-ci/rag-ci@.*", text) == [f"uses: {pin}"], name
+
+
+def test_a_released_init_says_which_release_it_pins(tmp_path):
+    site = _stamped_package(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "rag_ci", "init", str(_repository(tmp_path / "u", "main")), "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,  # not this checkout's rag_ci: the stamped copy
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"the workflows pin rag-ci/rag-ci@{SHA} # v1.0.0: the release that built this rag-ci" in done.stdout
+    )
+
+
+def test_a_package_whose_pin_is_no_pin_stops_init_with_a_clear_error(tmp_path):
+    site = _stamped_package(tmp_path)
+    (site / "rag_ci" / "templates" / "workflows" / "released-action.txt").write_text("rag-ci/rag-ci@v1\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "rag_ci", "init", str(_repository(tmp_path / "u", "main")), "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "holds 'rag-ci/rag-ci@v1', not `OWNER/REPO@<40-hex commit sha> # vX.Y.Z`" in done.stderr
+    assert not (tmp_path / "u" / ".github").exists()
 
 
 @pytest.mark.skipif(_tool("zizmor") is None, reason="zizmor is not installed (pip install zizmor)")

@@ -43,6 +43,7 @@ def test_the_release_rehearses_on_this_machine_without_touching_the_checkout(tmp
     """release.yml's order without registries: check, the release commit, the wheel stamped with
     its sha and built from it, the notes, the tags (local)."""
     before = {p.name for p in REPO.iterdir()}
+    pin_before = (REPO / "rag_ci" / "templates" / "workflows" / "released-action.txt").read_text()
     done = release("rehearse", VERSION, "--dist", str(tmp_path / "dist"), "--no-isolation")
     assert done.returncode == 0, done.stderr
     wheel, sdist = f"rag_ci_gate-{VERSION}-py3-none-any.whl", f"rag_ci_gate-{VERSION}.tar.gz"
@@ -78,9 +79,8 @@ def test_the_release_rehearses_on_this_machine_without_touching_the_checkout(tmp
     notes = (tmp_path / "release-notes.md").read_text()
     assert "### Added" in notes and "## [" not in notes  # this version's section only
     assert {p.name for p in REPO.iterdir()} - before == set()  # no build/, dist/ nor egg-info
-    assert (
-        REPO / "rag_ci" / "templates" / "workflows" / "released-action.txt"
-    ).read_text().strip() == "unreleased"
+    # the checkout's pin is left as it was (the snippets' pin: a pull request after the tag moves it)
+    assert (REPO / "rag_ci" / "templates" / "workflows" / "released-action.txt").read_text() == pin_before
 
 
 def test_every_place_states_the_version_rag_ci_reports():

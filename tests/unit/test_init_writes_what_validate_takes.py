@@ -40,7 +40,11 @@ def validate_with_a_question(root):
 
 
 def test_an_exposed_port_outside_the_range_is_not_written(tmp_path):
-    project(tmp_path, {"Dockerfile": 'FROM python:3.12\nEXPOSE 99999\nCMD ["python", "serve.py"]\n'})
+    serve = 'from fastapi import FastAPI\napp = FastAPI()\n\n@app.post("/ask")\ndef ask(body: dict):\n    return {}\n'
+    project(
+        tmp_path,
+        {"Dockerfile": 'FROM python:3.12\nEXPOSE 99999\nCMD ["python", "serve.py"]\n', "serve.py": serve},
+    )
 
     done = init(tmp_path, "--yes")
 
@@ -52,7 +56,12 @@ def test_an_exposed_port_outside_the_range_is_not_written(tmp_path):
 
 @pytest.mark.parametrize("folder", ["1app", "my-app"])
 def test_an_app_in_a_folder_that_is_no_module_name_gets_no_start_command(tmp_path, folder):
-    project(tmp_path, {f"{folder}/main.py": "from fastapi import FastAPI\napp = FastAPI()\n"})
+    project(
+        tmp_path,
+        {
+            f"{folder}/main.py": "from fastapi import FastAPI\napp = FastAPI()\n\n@app.post('/ask')\ndef ask(body: dict):\n    return {}\n"
+        },
+    )
 
     done = init(tmp_path, "--yes")
 

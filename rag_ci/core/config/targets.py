@@ -273,7 +273,10 @@ class DockerTargetConfig(TargetBase, _ApiMapped):
     )
     port: int = Field(8000, ge=1, le=65535, description="The port the app listens on inside the container.")
     path: str = Field("/query", description="The path each question is POSTed to.")
-    health: str = Field("/health", description="The path that answers 2xx once the app is ready.")
+    health: str | None = Field(
+        "/health",
+        description="The path that answers 2xx once the app is ready; `null` when the app has none: it is ready once `path` answers (anything but a refused connection or a 5xx).",
+    )
     startup_timeout_s: float = Field(120.0, gt=0, description="Seconds the container has to become healthy.")
     resources: DockerResources = Field(
         default_factory=DockerResources, description="Limits of the container's CPUs and memory."

@@ -59,8 +59,9 @@ _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _UNRESOLVED_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]")
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]+\]:?")  # `[^1]`, and a footnote's own `[^1]:`
 # MkDocs attribute lists (`{ #install }`, `{: .md-button }`, `{ data-toc-label="Sync" }` after an id) and
-# snippet includes (`{* ../docs_src/app.py hl[3] *}`): markup a reader never sees.
-_ATTRIBUTES = re.compile(r"\{:?\s*[#.][^{}\n]*\}|\{:[^{}\n]*\}|\{\*.*?\*\}")
+# snippet includes (`{* ../docs_src/app.py hl[3] *}`), MDX comments (`{/* truncate */}`): markup a
+# reader never sees.
+_ATTRIBUTES = re.compile(r"\{:?\s*[#.][^{}\n]*\}|\{:[^{}\n]*\}|\{\*.*?\*\}|\{/\*.*?\*/\}")
 _LEFTOVER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>`]*)?/?>")
 # MkDocs admonitions and tabs, reST directives, MyST's colon fences (`:::{note}`) and targets (`(options)=`).
 _DIRECTIVE_LINE = re.compile(
@@ -68,6 +69,7 @@ _DIRECTIVE_LINE = re.compile(
     re.M,
 )
 _WORD = re.compile(r"\w[\w'’.-]*")
+_FILLER = re.compile(r"\blorem ipsum\b", re.I)  # "Lorem ipsum dolor sit amet…", a page's placeholder
 # A paragraph that only points to a link: "See the installation documentation for more information."
 _POINTER = re.compile(
     r"^(?:\(?\s*)(?:see|read|check out|refer to|learn more|visit|head over|take a look|for more|more info|"
@@ -102,11 +104,14 @@ def _outside_code(text: str, change: Callable[[str], str]) -> str:
 
 def prose(kind: str, text: str, linked: str = "") -> Block | None:
     """A paragraph or list item from its rendered text (`linked`: the text of its links), or
-    None when a reader would not read it as prose: empty, only a directive marker, only
+    None when a reader would not read it as prose: empty, only a directive marker, placeholder
+    text ("Lorem ipsum dolor sit amet…"), only
     links or URLs (a link list, a badge row, "Documentation: https://..."), or a short
     pointer to a link ("See the installation documentation for more information.")."""
     outside_code = re.sub(r"`[^`\n]+`", "", text)  # `{{ x }}` in a code span documents a template
     if TEMPLATE_EXPRESSION.search(without_template_tags(outside_code)):  # words only the site knows
+        return None
+    if _FILLER.search(outside_code):  # a template's placeholder text: nothing to ask about
         return None
     text = clean_inline(_DIRECTIVE_LINE.sub("", text))
     if not text:

@@ -28,6 +28,13 @@ from rag_ci.core.questionset.template_syntax import ANY_TEMPLATE_SYNTAX
 
 QUOTE_WORDS = 5  # this many words in a row of the writer's template is a quote of it
 
+# MDX: comments (`{/* truncate */}`), ESM lines (`import Tabs from '@theme/Tabs';`); Docusaurus and
+# MyST colon fences (`:::tip`, `:::{note}`); MyST roles ({func}`x`, as `code` outside code) and targets (`(label)=`).
+MDX_OR_MYST = re.compile(
+    r"\{/\*|\*/\}|^\s*(?:import|export)\s+(?:[\w{*]|default\b)|^\s*:::|\{[A-Za-z][\w:.+-]*\}`|"
+    r"^\s*\([\w.:-]+\)=\s*$",
+    re.M,
+)
 _MARKUP = (
     ("an HTML tag", re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|lt|gt|quot|#\d+);")),
     ("an image or badge", re.compile(r"!\[[^\]]*\]\(|\[!\[|shields\.io|badge\.svg")),
@@ -36,6 +43,7 @@ _MARKUP = (
     ("a table row", re.compile(r"^\s*\|.*\|\s*$|\|\s*:?-{3,}", re.M)),
     ("a heading", re.compile(r"^\s{0,3}#{1,6}\s", re.M)),
     ("a directive", re.compile(r"^\s*(?:!!!|\?\?\?|===\s+\")|^\s*\.\.\s+[\w-]+::", re.M)),
+    ("MDX or MyST syntax", MDX_OR_MYST),
     ("template syntax", ANY_TEMPLATE_SYNTAX),  # Hugo shortcodes, Jinja/Liquid tags and expressions
 )
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")

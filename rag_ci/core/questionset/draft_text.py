@@ -100,9 +100,11 @@ STOP_WORDS = frozenset(
 _NUMBER_UNIT = re.compile(
     r"(?<![\w.-])\d+(?:[.,]\d+)*(?:-[A-Za-z]{1,12}|\s?(?:%|°\s?[CF]|[A-Za-zΩµ]{1,12}(?:/[A-Za-z]{1,6})?))?(?![\w])"
 )
-# Codes: "E-07", "M8", "DU-3", "0x1A0", "IP54", "CAN-H"; all-capital words: "MODE", "USB".
+# Codes: "E-07", "M8", "DU-3", "0x1A0", "IP54", "CAN-H"; all-capital words: "MODE", "USB"; a
+# numbered standard: "PEP 681", "RFC 7231".
 _CODE = re.compile(
-    r"(?<![\w-])(?:0x[0-9A-Fa-f]+|[A-Z]{1,5}-?\d{1,5}[A-Za-z]?|[A-Z]{2,}(?:-[A-Z0-9]+)?)(?![\w-])"
+    r"(?<![\w-])(?:0x[0-9A-Fa-f]+|[A-Z]{1,5}-?\d{1,5}[A-Za-z]?|(?:PEP|RFC|ISO|IEC|IEEE)\s\d{1,5}|"
+    r"[A-Z]{2,}(?:-[A-Z0-9]+)?)(?![\w-])"
 )
 # Names: two or more capitalised words in a row, the last may be a number ("Lumen Service Tool",
 # "PowerPack 400", "Zero-Load Calibration").
@@ -136,7 +138,12 @@ def keyword_candidates(reference: str) -> tuple[list[str], list[str]]:
     "30" says less than "60 percent" or "PowerPack 400")."""
     tiers: list[list[str]] = [[], [], [], []]
     # Identifiers in code spans (`retention_hours`, `relay.yaml`, `gpt-4.1-mini`): what an answer must name.
-    tiers[1] += [m.group(1).strip() for m in _CODE_SPAN.finditer(reference) if len(m.group(1).split()) <= 2]
+    # A span of punctuation alone (MDX's `{/*` and `*/}`) names nothing.
+    tiers[1] += [
+        m.group(1).strip()
+        for m in _CODE_SPAN.finditer(reference)
+        if len(m.group(1).split()) <= 2 and re.search(r"[^\W_]", m.group(1))
+    ]
     for pattern in (_NUMBER_UNIT, _CODE, _NAME):
         for match in pattern.finditer(reference):
             term = _units_ok(match.group().strip())

@@ -8,7 +8,8 @@ lets through but no reviewer should see is dropped here, with its reason: a ques
 reference that echoes the writer's prompt, its instructions, a placeholder or its
 template (.draft_checks.echo_problem), an input that never passed DeepEval's own
 filtration (it keeps those after its retries), a reference that is no sentence of its
-passage (markup, a heading, a piece cut out of a sentence: .draft_checks.reference_problem),
+passage (markup, a heading, a piece cut out of a sentence: .draft_checks.reference_problem;
+one whose subject is its section's heading gets the heading in front: .heading_subject),
 a reference with no term of its passage, a "cross-corpus" reference that uses one corpus
 only, an "out-of-scope" question most of whose words one document holds.
 
@@ -30,6 +31,8 @@ from rag_ci.core.questionset.documents import CitationStyle
 from rag_ci.core.questionset.draft_checks import echo_problem, reference_problem
 from rag_ci.core.questionset.draft_plan import Job, Plan
 from rag_ci.core.questionset.draft_text import content_terms, keywords_from_each, misspell, pick_keywords
+from rag_ci.core.questionset.heading_subject import with_heading
+from rag_ci.core.questionset.reference_standalone import DANGLING_REASON
 from rag_ci.core.questionset.yaml_edit import flow_list, flow_map, open_question_set
 
 MAX_QUESTION_CHARS = (
@@ -201,6 +204,10 @@ def _draft(
     if problem is not None:
         return None, f"the reference {problem}"
     problem = reference_problem(item.reference or "", texts)
+    if problem == DANGLING_REASON:  # "If this variable is set, …" under `HTTPX_LOG_LEVEL`: say which
+        carried = with_heading(reference, [(p.heading, p.text) for p in job.passages])
+        if carried is not None:
+            reference, problem = carried, reference_problem(carried, texts)
     if problem is not None:
         return None, problem
     keywords = pick_keywords(reference, texts, shares=shares)

@@ -8,6 +8,8 @@ collapsible blocks (`???`) and content tabs (`=== "pip"`) indent their content b
 spaces, which CommonMark would read as code: their marker line is dropped and their content
 un-indented before parsing, so a fence inside a tab stays a fence and its prose stays prose;
 pymdownx blocks (`/// note | Title` ... `///`) and snippet lines (`--8<-- "file"`) lose their marker lines.
+Colon fences (Docusaurus' `:::tip`, MyST's `:::{note}`) keep their body as Markdown, MDX's
+`import`/`export` statements are no text.
 MyST (Sphinx's Markdown) is read too: a role ({func}`echo`, {ref}`text <target>`) keeps its
 text, a directive fence (```{note}) keeps its prose, ```{eval-rst} is read as reStructuredText,
 and ```{toctree}, ```{contents}, ```{image} and the like are no text.
@@ -37,6 +39,7 @@ _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 _ROLE_BEFORE = re.compile(r"\{([\w:.+-]+)\}$")  # MyST: the `{func}` right before `echo` in {func}`echo`
 # roles whose text is words, not code
 _TEXT_ROLES = frozenset(["ref", "doc", "numref", "term", "download", "any", "abbr", "external"])
+_NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}  # {pep}`649` is "PEP 649" on the page
 _PROSE_DIRECTIVES = ADMONITION_DIRECTIVES | {"margin", "dropdown", "card"}  # MyST / sphinx-design
 _CODE_DIRECTIVES = frozenset(["code-block", "code", "sourcecode", "code-cell"])
 
@@ -69,6 +72,40 @@ def unindent_containers(text: str) -> str:
     return "\n".join(out)
 
 
+_COLON_FENCE = re.compile(r"^\s*:{3,}")  # Docusaurus `:::tip[Title]` … `:::`, MyST `:::{note}` … `:::`
+_FENCE_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")  # MyST's `:class: dropdown` under the fence line
+# MDX's ES module lines (`import Tabs from '@theme/Tabs';`, `export const X = (…) => (` … `);`)
+_ESM = re.compile(
+    r"^(?:import\s+(?:[\w{*][^'\"]*\sfrom\s+)?['\"]|export\s+(?:const|let|var|function|default|\{))"
+)
+
+
+def open_colon_fences(text: str) -> str:
+    """Colon-fence admonitions opened (their marker lines blank, their body kept as Markdown) and
+    MDX's import/export statements gone (an `export` block up to its closing `;` or blank line);
+    code fences untouched."""
+    out: list[str] = []
+    fence: str | None = None
+    in_export = after_marker = False
+    for line in text.split("\n"):
+        fenced = _FENCE.match(line)
+        if fenced and not in_export and (fence is None or fenced.group(1).startswith(fence)):
+            fence = None if fence is not None else fenced.group(1)[:3]
+        elif fence is None:
+            if in_export or _ESM.match(line):
+                in_export = (
+                    bool(line.strip()) and not line.rstrip().endswith(";") and not line.startswith("import")
+                )
+                line = ""
+            elif _COLON_FENCE.match(line) or (after_marker and _FENCE_OPTION.match(line)):
+                after_marker, line = True, ""
+                out.append(line)
+                continue
+        after_marker = False
+        out.append(line)
+    return "\n".join(out)
+
+
 def inline_text(token: Token) -> tuple[str, str]:
     """(the text a reader sees, the text of its links) of an inline token: emphasis markers and
     link targets gone, images and HTML tags dropped (a `<br>` is a line break), code in backticks."""
@@ -83,10 +120,7 @@ def inline_text(token: Token) -> tuple[str, str]:
             role = _ROLE_BEFORE.search(parts[-1]) if parts else None
             if role:  # MyST: {ref}`positional arguments <arguments>` reads "positional arguments"
                 parts[-1] = parts[-1][: role.start()]
-            if role and role.group(1).split(":")[-1] in _TEXT_ROLES:
-                piece = re.sub(r"\s*<[^<>]*>$", "", child.content).strip()
-            else:
-                piece = f"`{child.content.lstrip('~!')}`"
+            piece = _role_text(role.group(1), child.content) if role else f"`{child.content}`"
         elif kind == "softbreak":
             piece = " "
         elif kind == "hardbreak":
@@ -105,6 +139,17 @@ def inline_text(token: Token) -> tuple[str, str]:
         if in_link:
             linked.append(piece)
     return "".join(parts), " ".join(linked)
+
+
+def _role_text(role: str, content: str) -> str:
+    """What a reader sees of a MyST role: the title of `title <target>` (a code role's in
+    backticks, {meth}`__getstate__ <object.__getstate__>` reads `__getstate__`), a PEP or RFC
+    by its name ({pep}`649` reads PEP 649), a text role's words without backticks."""
+    name = role.split(":")[-1]
+    text = re.sub(r"\s*<[^<>]*>$", "", content).strip() or content.strip()
+    if name in _NUMBERED_ROLES:
+        return f"{_NUMBERED_ROLES[name]} {text}"
+    return text if name in _TEXT_ROLES else f"`{text.lstrip('~!')}`"
 
 
 def _table(tokens: list[Token], start: int) -> tuple[list[Block], int]:
@@ -127,7 +172,7 @@ def markdown_blocks(text: str) -> list[Block]:
     """The blocks of a Markdown document, in order (see the module's docstring for what goes)."""
     # Jekyll/Hugo/MkDocs metadata
     text = _FRONT_MATTER.sub("", text.replace("\r\n", "\n").lstrip("\ufeff"), count=1)
-    tokens = _PARSER.parse(unindent_containers(text))
+    tokens = _PARSER.parse(unindent_containers(open_colon_fences(text)))
     blocks: list[Block | None] = []
     lists: list[list[int]] = []  # the open lists' next numbers (0: a bullet list), innermost last
     i = 0
