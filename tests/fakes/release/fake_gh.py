@@ -4,7 +4,7 @@
   gh release create TAG --repo R [--verify-tag] [--title T] [--notes-file F | --notes N]
   gh release upload TAG --repo R [--clobber] FILE...
   gh pr create --repo R --head B --base B --title T (--body B | --body-file F)
-  gh pr list --repo R [--head B] [--state open|all]     (number, title, head: tab-separated)
+  gh pr list --repo R [--head B] [--state open|all] [--json F,... [--jq .[].F]]
 
 It answers as GitHub does where it matters to a re-run: an existing release or asset is refused
 (422) unless the command says what to do; --verify-tag needs the tag on the remote; a second
@@ -83,11 +83,48 @@ def release(state: Path, args: list[str]) -> int:
     raise FakeError(f"gh release {verb} is not modelled")
 
 
+def _list(pulls: list[dict], options: dict[str, str]) -> int:
+    """gh's table (tab-separated when piped), or --json FIELDS with --jq `.[].FIELD` (the one
+    jq form modelled)."""
+    if "--json" not in options:
+        for pull in pulls:
+            print(f"{pull['number']}\t{pull['title']}\t{pull['head']}\t{pull['state']}")
+        return 0
+    fields = options["--json"].split(",")
+    rows = [
+        {f: pull.get({"headRefName": "head", "baseRefName": "base"}.get(f, f)) for f in fields}
+        for pull in pulls
+    ]
+    jq = options.get("--jq")
+    if jq is None:
+        print(json.dumps(rows))
+    elif (field := jq.removeprefix(".[].")) in fields and jq.startswith(".[]."):
+        for row in rows:
+            print(row[field])
+    else:
+        raise FakeError(f"--jq {jq!r} is not modelled (only .[].FIELD of the --json fields)")
+    return 0
+
+
 def pr(state: Path, args: list[str]) -> int:
     verb, rest = args[0], args[1:]
     options, _ = _options(
         rest,
-        {"--repo", "--head", "--base", "--title", "--body", "--body-file", "--state", "-H", "-B", "-t", "-b"},
+        {
+            "--repo",
+            "--head",
+            "--base",
+            "--title",
+            "--body",
+            "--body-file",
+            "--state",
+            "--json",
+            "--jq",
+            "-H",
+            "-B",
+            "-t",
+            "-b",
+        },
     )
     _repo(options)
     pulls = state / "github" / "pulls"
@@ -96,10 +133,8 @@ def pr(state: Path, args: list[str]) -> int:
     head = options.get("--head") or options.get("-H")
     if verb == "list":
         wanted = options.get("--state", "open")
-        for pull in existing:
-            if (not head or pull["head"] == head) and wanted in ("all", pull["state"]):
-                print(f"{pull['number']}\t{pull['title']}\t{pull['head']}\t{pull['state']}")
-        return 0
+        found = [p for p in existing if (not head or p["head"] == head) and wanted in ("all", p["state"])]
+        return _list(found, options)
     if verb != "create":
         raise FakeError(f"gh pr {verb} is not modelled")
     base = options.get("--base") or options.get("-B") or "main"

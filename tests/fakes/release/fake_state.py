@@ -5,7 +5,7 @@ public and what it refers to.
   github/token             the one token the fakes accept (the run's GITHUB_TOKEN)
   github/releases/TAG/     release.json and assets/
   github/attestations/HEX/ attestations stored through the API, by subject digest
-  github/pulls/N.json      pull requests
+  github/pulls/N.json      pull requests (their branches are in origin.git)
   registry/HOST/OWNER/NAME/ blobs/HEX, tags/TAG (a digest), private (GHCR: a new package is
                            private), referrers/HEX/ (attestations pushed beside the image)
   pypi/PROJECT/FILE        uploaded files (FILE.attestation.json: its PEP 740 attestation)
@@ -143,6 +143,10 @@ def public(state: Path) -> dict[str, list[str]]:
         found["pypi"] = files
     if releases := sorted(p.name for p in (state / "github" / "releases").glob("*")):
         found["github release"] = releases
+    if pulls := sorted(
+        json.loads(p.read_text())["head"] for p in (state / "github" / "pulls").glob("*.json")
+    ):
+        found["pin pull request"] = pulls
     return found
 
 
@@ -178,6 +182,13 @@ def dangling(state: Path) -> list[str]:
         if tags.get(version) != sha:
             found.append(
                 f"pypi -> tags ({wheel.name} pins {sha[:12]}, {version} names {tags.get(version, 'nothing')})"
+            )
+    for pull in sorted((state / "github" / "pulls").glob("*.json")):
+        head = json.loads(pull.read_text())["head"]
+        pin = git(origin(state), "show", f"refs/heads/{head}:{RELEASED_ACTION}").split()
+        if tags.get(pin[-1]) != pin[0].partition("@")[2]:
+            found.append(
+                f"pin pull request -> tags ({head} pins {pin[0]}, {pin[-1]} names {tags.get(pin[-1], 'nothing')})"
             )
     for release in sorted((state / "github" / "releases").glob("*")):
         version = release.name.removeprefix("v")

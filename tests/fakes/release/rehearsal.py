@@ -15,7 +15,7 @@ An attempt runs a copy of the workflow edited three ways, and only these: a last
 job records that the job succeeded and its outputs; a job that succeeded in an earlier attempt
 is replaced by one that only gives those outputs back (GitHub's re-run keeps the jobs that
 succeeded, their outputs and their artifacts, and runs the failed jobs and the ones they
-skipped); and a failure may be injected as a step of one job. Steps this machine cannot run
+skipped); and failures may be injected, each a step of a job. Steps this machine cannot run
 (NOT_REHEARSED) are replaced by a warning, named in the log.
 """
 
@@ -60,7 +60,7 @@ INJECTED = "Rehearsal: injected failure"
 
 @dataclass
 class Attempt:
-    injected: str | None
+    injected: dict[str, int | None]  # job -> where its failure was injected
     returncode: int
     done: set[str]
     left: set[str]
@@ -99,9 +99,9 @@ def _record_step(name: str, job: dict) -> dict:
     }
 
 
-def edited_jobs(jobs: dict, done: dict[str, dict], inject: tuple[str, int | None] | None) -> dict:
-    """The attempt's copy of the jobs (see the module's docstring); inject: (job, step index or
-    None for the job's end)."""
+def edited_jobs(jobs: dict, done: dict[str, dict], inject: dict[str, int | None]) -> dict:
+    """The attempt's copy of the jobs (see the module's docstring); inject: job -> the index of
+    the step the failure comes before, or None for the job's end."""
     edited = {}
     for name, job in jobs.items():
         if name in done:  # kept from an earlier attempt: only its outputs, given back
@@ -130,8 +130,8 @@ def edited_jobs(jobs: dict, done: dict[str, dict], inject: tuple[str, int | None
                         "NOT_REHEARSED": f"{step.get('name', marker)}: {why}",
                     }
                     step["run"] = 'echo "::warning::not rehearsed: $NOT_REHEARSED"'
-        if inject and inject[0] == name:
-            at = len(steps) if inject[1] is None else inject[1]
+        if name in inject:
+            at = len(steps) if inject[name] is None else inject[name]
             steps.insert(at, {"name": INJECTED, "run": "echo '::error::injected failure'; exit 1"})
         steps.append({k: v for k, v in _record_step(name, job).items() if v is not None})
         edited[name] = job
@@ -243,12 +243,18 @@ class Rehearsal:
         for marker in (self.state / "registry").glob("*/*/*/private"):
             marker.unlink()
 
-    def attempt(self, inject: tuple[str, int | None] | None = None, timeout: float = 600) -> Attempt:
+    def attempt(self, inject: dict[str, int | None] | None = None, timeout: float = 600) -> Attempt:
         """One attempt of the run: the first, or "Re-run failed jobs" after the previous one."""
+        inject = inject or {}
         edited = edited_jobs(self.jobs, self.done, inject)
         path = self.root / "act" / f"attempt-{len(self.attempts) + 1}.yml"
+        document = {**{k: v for k, v in self.workflow.items() if k != "jobs"}, "jobs": edited}
+        writer = YAML()
+        writer.width = 1 << 20  # no folding: ruamel folds a double-quoted `\`` into `\ ``
         with path.open("w") as stream:
-            YAML().dump({**{k: v for k, v in self.workflow.items() if k != "jobs"}, "jobs": edited}, stream)
+            writer.dump(document, stream)
+        if YAML(typ="safe").load(path.read_text(encoding="utf-8")) != document:
+            raise RuntimeError(f"{path} does not read back as the workflow it was written from")
         shutil.rmtree(self.home / ".cache" / "act", ignore_errors=True)  # a fresh runner for every job
         shutil.rmtree(self.state / "rehearsal" / "jobs", ignore_errors=True)
         files = self.root / "act"
@@ -289,7 +295,7 @@ class Rehearsal:
         seconds = time.monotonic() - started
         self._collect()
         record = Attempt(
-            injected=inject[0] if inject else None,
+            injected=inject,
             returncode=done.returncode,
             done=set(self.done),
             left=set(self.jobs) - set(self.done),
@@ -321,23 +327,30 @@ def pulls_anonymously(job: dict) -> bool:
     return any("pull_anonymously.py" in str(step.get("run", "")) for step in job.get("steps", []))
 
 
-def failure_plan(jobs: dict) -> list[tuple[str, tuple[str, int | None] | None]]:
-    """(the job meant to fail, the injection) for each job in the order they run: a job that
-    uploads artifacts fails before its first upload (a re-run of an upload is another matter:
-    tests/e2e/test_release_act.py), every other job after its last step, after what it made
-    public; the pull check is not injected: it fails by itself while the package is private."""
-    order: list[str] = []
-    while len(order) < len(jobs):
-        order += [n for n, j in jobs.items() if n not in order and all(x in order for x in needs(j))]
-    plan: list[tuple[str, tuple[str, int | None] | None]] = []
-    for name in order:
-        uses = [str(s.get("uses", "")) for s in jobs[name]["steps"]]
-        if pulls_anonymously(jobs[name]):
-            plan.append((name, None))
-        elif any(u.startswith("actions/upload-artifact@") for u in uses):
-            plan.append((name, (name, step_index(jobs[name], "actions/upload-artifact"))))
-        else:
-            plan.append((name, (name, None)))
+def failure_plan(jobs: dict) -> list[dict[str, int | None] | None]:
+    """The failures of each attempt, level by level of the job graph (the jobs whose needs the
+    levels before hold: they run in the same attempt, so they fail in the same attempt). A job
+    that uploads artifacts fails before its first upload (a re-run of an upload is another
+    matter: tests/e2e/test_release_act.py), every other job after its last step, after what it
+    made public. The pull check's level (None) is not injected: it fails by itself while the
+    package is private."""
+    levels: list[list[str]] = []
+    placed: set[str] = set()
+    while len(placed) < len(jobs):
+        level = [n for n, j in jobs.items() if n not in placed and all(x in placed for x in needs(j))]
+        levels.append(level)
+        placed.update(level)
+    plan: list[dict[str, int | None] | None] = []
+    for level in levels:
+        if any(pulls_anonymously(jobs[name]) for name in level):
+            plan.append(None)
+            continue
+        plan.append({})
+        for name in level:
+            uploads = any(
+                str(s.get("uses", "")).startswith("actions/upload-artifact@") for s in jobs[name]["steps"]
+            )
+            plan[-1][name] = step_index(jobs[name], "actions/upload-artifact") if uploads else None
     return plan
 
 
@@ -345,7 +358,7 @@ def every_job_fails_once(rehearsal: Rehearsal) -> list[Attempt]:
     """One run where each job fails once (failure_plan), each failure resumed with "Re-run
     failed jobs"; the package is made public after the pull check failed. The last attempt
     fails nowhere."""
-    for _, inject in failure_plan(rehearsal.jobs):
+    for inject in failure_plan(rehearsal.jobs):
         rehearsal.attempt(inject)
         if inject is None:
             rehearsal.make_package_public()
