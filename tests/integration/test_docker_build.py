@@ -243,6 +243,8 @@ def test_build_args_expand_names_from_the_environment_and_a_missing_one_stops_be
 def test_validate_warns_about_a_build_arg_naming_an_unset_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("RAG_CI_TEST_UNSET_BASE", raising=False)
     write(tmp_path / "questions.yml", "version: 1\nquestions:\n  - {id: Q1, question: q?, doc_id: a}\n")
+    # validate refuses a docker target without its Dockerfile (issue 55): this one has it
+    write(tmp_path / "Dockerfile", "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n")
     config = write(
         tmp_path / "rag-ci.yml",
         "questions: questions.yml\ncorpora: {a: {}}\ntarget:\n  kind: docker\n"
