@@ -257,9 +257,10 @@ class OutputTail:
             line = await stream.readline()
             if not line:
                 return
-            self.add(line.decode("utf-8", "replace"))
+            text = line.decode("utf-8", "replace")
+            self.add(text)
             if also is not None:
-                also.add(line.decode("utf-8", "replace"))
+                also.add(text)
 
 
 async def finish_reader(task: asyncio.Task[None] | None, grace_s: float = 2.0) -> None:
